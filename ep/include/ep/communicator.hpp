@@ -1,0 +1,130 @@
+// Endpoint communicators: every OpenMP thread is a rank of its own.
+//
+// An endpoint communicator is created collectively from a parent MPI
+// communicator; each process contributes its own number of endpoints
+// (1..256, processes may differ). EP ranks are numbered process-major: all
+// endpoints of parent rank 0, then parent rank 1, and so on.
+//
+//   std::vector<ep::Communicator> eps;
+//   #pragma omp parallel
+//   {
+//   #pragma omp single
+//     eps = ep::create_endpoints(MPI_COMM_WORLD, omp_get_num_threads());
+//     ep::Communicator& comm = eps[omp_get_thread_num()];
+//     comm.send(&x, 1, MPI_DOUBLE, (comm.rank() + 1) % comm.size(), 0);
+//   }
+//
+// Thread safety: each Communicator handle is used by one thread at a time
+// (its endpoint). Handles of one communicator are used concurrently by their
+// threads; that is the point of the design.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "ep/rank_map.hpp"
+#include "ep/request.hpp"
+
+namespace ep {
+
+inline constexpr int kAnySource = MPI_ANY_SOURCE;
+inline constexpr int kAnyTag = MPI_ANY_TAG;
+inline constexpr int kProcNull = MPI_PROC_NULL;
+
+/// Messages up to this many bytes between threads of one process are copied
+/// eagerly into the receiver's queue when no receive is posted yet; larger
+/// ones wait for the receiver, which copies once from the sender's buffer.
+/// Override per communicator with EndpointOptions or for a whole run with the
+/// environment variable EP_EAGER_THRESHOLD (bytes).
+inline constexpr std::size_t kDefaultEagerThreshold = 16 * 1024;
+
+struct EndpointOptions {
+  /// Unset: EP_EAGER_THRESHOLD from the environment, else kDefaultEagerThreshold.
+  std::optional<std::size_t> eager_threshold;
+};
+
+namespace detail {
+class CommState;
+}
+
+/// One endpoint of an endpoint communicator (the analogue of MPI_Comm for a thread).
+class Communicator {
+ public:
+  Communicator() = default;  ///< a null handle; any call on it throws ep::Error
+  Communicator(std::shared_ptr<detail::CommState> state, int local_thread);
+
+  // ---- identity and rank map (local, O(1), thread-safe) ----
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const;
+  /// Effective eager threshold of this communicator, in bytes.
+  [[nodiscard]] std::size_t eager_threshold() const;
+  /// Index of this endpoint among its process's endpoints (0..local_size()-1).
+  [[nodiscard]] int local_thread() const noexcept { return thread_; }
+  /// Endpoints of this process.
+  [[nodiscard]] int local_size() const;
+  /// Rank of this endpoint's process in the parent communicator.
+  [[nodiscard]] int process_rank() const;
+  [[nodiscard]] const RankMap& rank_map() const;
+  /// The parent communicator the endpoints were created from.
+  [[nodiscard]] MPI_Comm parent() const;
+  [[nodiscard]] bool is_null() const noexcept { return state_ == nullptr; }
+
+  // ---- point-to-point (not collective; callable concurrently by all endpoints) ----
+  /// MPI_Send: returns when `buf` may be reused. Between threads of one process
+  /// a large message waits for the matching receive (rendezvous).
+  void send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag) const;
+  /// MPI_Ssend: returns once the matching receive has been matched. Between
+  /// processes this is when the destination process has matched it (see docs/ep.md).
+  void ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag) const;
+  [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                              int tag) const;
+  [[nodiscard]] Request issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                               int tag) const;
+  /// MPI_Recv; `source` may be kAnySource, `tag` kAnyTag.
+  Status recv(void* buf, int count, MPI_Datatype datatype, int source, int tag) const;
+  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype datatype, int source,
+                              int tag) const;
+  Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag) const;
+  Status sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag) const;
+
+  /// MPI_Probe / MPI_Iprobe: the message stays queued.
+  Status probe(int source, int tag) const;
+  [[nodiscard]] std::optional<Status> iprobe(int source, int tag) const;
+  /// MPI_Mprobe / MPI_Improbe: the message is removed from matching and only
+  /// the returned Message can receive it.
+  [[nodiscard]] Message mprobe(int source, int tag) const;
+  [[nodiscard]] std::optional<Message> improbe(int source, int tag) const;
+
+  // ---- lifetime ----
+  /// MPI_Comm_free. Collective over all endpoints: each endpoint frees its own
+  /// handle; the last endpoint of each process releases the MPI communicators
+  /// underneath (collective over the processes). Any later use of any handle
+  /// of this endpoint throws ep::Error(kFreedComm).
+  void free();
+
+  [[nodiscard]] const std::shared_ptr<detail::CommState>& state() const noexcept { return state_; }
+
+ private:
+  detail::CommState& checked_state(const char* call) const;
+
+  std::shared_ptr<detail::CommState> state_;
+  int thread_ = -1;
+  int rank_ = -1;
+};
+
+/// MPI_Comm_create_endpoints. Collective over `parent`; called by one thread
+/// of each process, which then hands element i to thread i. `n_local` is this
+/// process's endpoint count (1..kMaxEndpointsPerProcess).
+/// Throws ep::Error when MPI is not initialised with MPI_THREAD_MULTIPLE, when
+/// n_local is out of range, or when MPI_TAG_UB cannot hold the tag encoding.
+std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
+                                           const EndpointOptions& options = {});
+
+}  // namespace ep

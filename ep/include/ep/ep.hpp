@@ -1,0 +1,8 @@
+// Umbrella header of the endpoint layer.
+#pragma once
+
+#include "ep/communicator.hpp"
+#include "ep/error.hpp"
+#include "ep/rank_map.hpp"
+#include "ep/request.hpp"
+#include "ep/tag_encoding.hpp"

@@ -1,0 +1,54 @@
+// The one error convention of the project: every failure is an ep::Error
+// exception naming the call, the endpoint rank and the offending value.
+//
+// MPI return codes are never ignored: check_mpi() turns a non-success code
+// into an ep::Error carrying the MPI error string.
+#pragma once
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace ep {
+
+/// What kind of misuse or failure an Error reports (maps onto MPI error classes).
+enum class ErrorKind {
+  kRank,           ///< rank out of range (MPI_ERR_RANK)
+  kTag,            ///< tag out of range (MPI_ERR_TAG)
+  kCount,          ///< negative or overflowing count (MPI_ERR_COUNT)
+  kTruncate,       ///< message longer than the receive buffer (MPI_ERR_TRUNCATE)
+  kTooManyEndpoints,
+  kThreadLevel,    ///< MPI not initialised with MPI_THREAD_MULTIPLE
+  kFreedComm,      ///< use of a freed endpoint communicator (MPI_ERR_COMM)
+  kArgument,       ///< any other invalid argument (MPI_ERR_ARG)
+  kRequest,        ///< invalid request (MPI_ERR_REQUEST)
+  kMpi,            ///< an MPI call itself returned an error
+};
+
+/// Exception thrown by every ep call on bad input or MPI failure.
+/// what() reads like "ep::send: ep rank 3: tag 40000 out of range [0, 32767]".
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& call, int ep_rank, const std::string& detail,
+        int mpi_code = MPI_SUCCESS);
+
+  [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
+  [[nodiscard]] const std::string& call() const noexcept { return call_; }
+  /// EP rank of the caller, or -1 when the call has no endpoint yet (creation).
+  [[nodiscard]] int ep_rank() const noexcept { return ep_rank_; }
+  /// The MPI error code behind the failure (MPI_SUCCESS for argument errors).
+  [[nodiscard]] int mpi_code() const noexcept { return mpi_code_; }
+
+ private:
+  ErrorKind kind_;
+  std::string call_;
+  int ep_rank_;
+  int mpi_code_;
+};
+
+/// Throws ep::Error(kMpi) naming `call`, `ep_rank` and the MPI error string
+/// when `rc` is not MPI_SUCCESS. Thread-safe.
+void check_mpi(int rc, const char* call, int ep_rank);
+
+}  // namespace ep

@@ -1,0 +1,112 @@
+// Completion of endpoint operations: Status, Request, Message and the
+// MPI wait/test family.
+//
+// Thread safety: a Request belongs to the endpoint (thread) that started it;
+// only that thread may test, wait on or cancel it. Different threads may wait
+// on their own requests at the same time. Waiting spins briefly, then yields
+// and finally sleeps in short steps, so oversubscribed runs (more ranks and
+// threads than cores) keep making progress.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace ep {
+
+namespace detail {
+struct RequestState;
+struct Envelope;
+class CommState;
+}  // namespace detail
+
+/// Outcome of a receive or probe, in endpoint terms.
+struct Status {
+  int source = MPI_ANY_SOURCE;  ///< EP rank of the sender (MPI_PROC_NULL for a null peer)
+  int tag = MPI_ANY_TAG;        ///< user tag
+  int error = MPI_SUCCESS;
+  bool cancelled = false;
+  std::size_t bytes = 0;  ///< size of the received (or probed) message in bytes
+
+  /// MPI_Get_count: number of whole `datatype` elements in the message, or
+  /// MPI_UNDEFINED when `bytes` is not a multiple of the type size.
+  [[nodiscard]] int count(MPI_Datatype datatype) const;
+};
+
+/// Handle to a pending nonblocking operation; default-constructed = MPI_REQUEST_NULL.
+/// Cheap to copy; copies refer to the same operation.
+class Request {
+ public:
+  Request() = default;
+  explicit Request(std::shared_ptr<detail::RequestState> state) : state_(std::move(state)) {}
+
+  [[nodiscard]] bool is_null() const noexcept { return state_ == nullptr; }
+  [[nodiscard]] const std::shared_ptr<detail::RequestState>& state() const noexcept {
+    return state_;
+  }
+  void reset() noexcept { state_.reset(); }
+
+ private:
+  std::shared_ptr<detail::RequestState> state_;
+};
+
+/// A message removed from the matching queue by mprobe/improbe (MPI_Message).
+/// Receive it with ep::mrecv or ep::imrecv; move-only, received at most once.
+class Message {
+ public:
+  Message() = default;
+  Message(std::shared_ptr<detail::Envelope> envelope, std::shared_ptr<detail::CommState> comm,
+          int receiver_thread, Status status);
+  Message(Message&&) noexcept = default;
+  Message& operator=(Message&&) noexcept = default;
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+  ~Message();
+
+  /// True for MPI_MESSAGE_NO_PROC (probe on MPI_PROC_NULL) and after the message was received.
+  [[nodiscard]] bool is_null() const noexcept { return envelope_ == nullptr; }
+  [[nodiscard]] const Status& status() const noexcept { return status_; }
+
+ private:
+  friend Status mrecv(void*, int, MPI_Datatype, Message&);
+  friend Request imrecv(void*, int, MPI_Datatype, Message&);
+  std::shared_ptr<detail::Envelope> envelope_;
+  std::shared_ptr<detail::CommState> comm_;
+  int receiver_thread_ = -1;
+  Status status_;
+};
+
+/// MPI_Mrecv: receives a matched message; `message` becomes null. Not collective.
+Status mrecv(void* buf, int count, MPI_Datatype datatype, Message& message);
+/// MPI_Imrecv: nonblocking form of mrecv.
+Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message);
+
+/// MPI_Wait: blocks until `request` completes, then nulls it. A null request
+/// returns an empty status at once. Throws ep::Error if the operation failed
+/// (for example a truncated receive; the message then stays queued).
+Status wait(Request& request);
+/// MPI_Test: true (and `request` nulled, `*status` filled) when complete.
+bool test(Request& request, Status* status = nullptr);
+/// MPI_Waitall. `statuses` may be empty or the size of `requests`.
+void wait_all(std::span<Request> requests, std::span<Status> statuses = {});
+/// MPI_Testall: true only when all are complete (then all are nulled).
+bool test_all(std::span<Request> requests, std::span<Status> statuses = {});
+/// MPI_Waitany: index of a completed request, or MPI_UNDEFINED when all are null.
+int wait_any(std::span<Request> requests, Status* status = nullptr);
+/// MPI_Testany: index of a completed request, std::nullopt when none is complete
+/// yet, MPI_UNDEFINED when all are null.
+std::optional<int> test_any(std::span<Request> requests, Status* status = nullptr);
+/// MPI_Waitsome: indices of completed requests (at least one unless all are null).
+std::vector<int> wait_some(std::span<Request> requests, std::vector<Status>* statuses = nullptr);
+/// MPI_Testsome: indices of the requests complete now (possibly none).
+std::vector<int> test_some(std::span<Request> requests, std::vector<Status>* statuses = nullptr);
+/// MPI_Cancel: cancels a receive that has not matched yet; the request must
+/// still be waited on and its status reports cancelled. Cancelling a send or
+/// an already matched receive has no effect (status.cancelled stays false).
+void cancel(Request& request);
+
+}  // namespace ep

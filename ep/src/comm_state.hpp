@@ -1,0 +1,63 @@
+// Process-wide shared state of one endpoint communicator: the rank map, the
+// duplicated MPI communicators, one mailbox per local endpoint and the drain
+// lock. Shared by the Communicator handles of the process's threads.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+
+#include "ep/rank_map.hpp"
+#include "matching_engine.hpp"
+
+namespace ep::detail {
+
+class CommState {
+ public:
+  CommState(MPI_Comm parent, RankMap map, int process_rank, std::size_t eager_threshold);
+  CommState(const CommState&) = delete;
+  CommState& operator=(const CommState&) = delete;
+  ~CommState();
+
+  [[nodiscard]] const RankMap& rank_map() const noexcept { return map_; }
+  [[nodiscard]] int process_rank() const noexcept { return process_rank_; }
+  [[nodiscard]] int local_size() const noexcept { return local_size_; }
+  [[nodiscard]] bool single_process() const noexcept { return map_.num_processes() == 1; }
+  [[nodiscard]] MPI_Comm parent() const noexcept { return parent_; }
+  /// User point-to-point traffic only; internal traffic never uses it.
+  [[nodiscard]] MPI_Comm p2p_comm() const noexcept { return p2p_comm_; }
+  /// Internal traffic (collectives, control) on its own communicator.
+  [[nodiscard]] MPI_Comm internal_comm() const noexcept { return internal_comm_; }
+  [[nodiscard]] std::size_t eager_threshold() const noexcept { return eager_threshold_; }
+  [[nodiscard]] Mailbox& mailbox(int thread) { return mailboxes_[thread]; }
+
+  [[nodiscard]] bool is_freed(int thread) const {
+    return freed_[thread].load(std::memory_order_relaxed);
+  }
+  /// Marks `thread`'s endpoint freed; the last local endpoint releases the MPI
+  /// communicators (collective over the processes, as MPI_Comm_free).
+  void free_endpoint(int thread, int ep_rank);
+
+  /// Moves every message waiting in the MPI queue of p2p_comm() into the
+  /// mailbox of its destination thread. One drainer at a time: when another
+  /// thread is draining this returns at once (it will deliver our messages).
+  void drain(int ep_rank);
+
+ private:
+  MPI_Comm parent_;
+  RankMap map_;
+  int process_rank_;
+  int local_size_;
+  std::size_t eager_threshold_;
+  MPI_Comm p2p_comm_ = MPI_COMM_NULL;
+  MPI_Comm internal_comm_ = MPI_COMM_NULL;
+  std::unique_ptr<Mailbox[]> mailboxes_;
+  std::unique_ptr<std::atomic<bool>[]> freed_;
+  std::atomic<int> live_endpoints_;
+  std::mutex drain_mutex_;
+};
+
+}  // namespace ep::detail

@@ -1,0 +1,47 @@
+// Datatype layout and the typed copies of the intra-process path.
+//
+// Between threads of one process data moves without MPI. Contiguous data is
+// copied with memcpy; anything else goes through MPI_Pack/MPI_Unpack. Both
+// sides share one process, so MPI's native pack format of a contiguous
+// buffer is its bytes in memory; the copies rely on that (true of Open MPI
+// and MPICH for the native representation) to pack only the side that needs it.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+
+namespace ep::detail {
+
+struct TypeLayout {
+  int size = 0;              // MPI_Type_size: bytes of data per element
+  MPI_Aint true_lb = 0;      // offset of the first byte of data
+  bool contiguous = false;   // count elements are one dense run of bytes
+};
+
+/// Layout of `type`; throws ep::Error naming `call` and `ep_rank` for an invalid type.
+TypeLayout layout_of(MPI_Datatype type, const char* call, int ep_rank);
+
+/// A typed buffer: MPI's (buf, count, datatype) triple plus its layout.
+struct TypedBuffer {
+  const void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  TypeLayout layout;
+
+  [[nodiscard]] std::size_t bytes() const {
+    return static_cast<std::size_t>(count) * static_cast<std::size_t>(layout.size);
+  }
+};
+
+/// Writes the packed form of `src` (src.bytes() bytes) to `packed`.
+void pack_into(const TypedBuffer& src, std::byte* packed);
+
+/// Unpacks `bytes` packed bytes into `dst` (bytes <= dst.bytes()).
+void unpack_from(const std::byte* packed, std::size_t bytes, const TypedBuffer& dst);
+
+/// Copies the first `bytes` of `src` into `dst` with one copy when both are
+/// contiguous or one side is (otherwise through a packed scratch buffer).
+void copy_typed(const TypedBuffer& src, const TypedBuffer& dst, std::size_t bytes);
+
+}  // namespace ep::detail

@@ -1,0 +1,95 @@
+#include "matching_engine.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "comm_state.hpp"
+
+namespace ep::detail {
+
+Status status_of(const Envelope& message) {
+  Status status;
+  status.source = message.source;
+  status.tag = message.tag;
+  status.bytes = message.bytes;
+  return status;
+}
+
+bool reject_if_truncated(RequestState& request, const Envelope& message) {
+  const std::size_t capacity = request.recv_buffer.bytes();
+  if (message.bytes <= capacity) return false;
+  request.status = status_of(message);
+  request.status.error = MPI_ERR_TRUNCATE;
+  request.fail(ErrorKind::kTruncate,
+               "message of " + std::to_string(message.bytes) + " bytes from ep rank " +
+                   std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
+                   ") is longer than the receive buffer of " + std::to_string(capacity) +
+                   " bytes; the message stays queued");
+  return true;
+}
+
+void receive_matched(RequestState& request, Envelope& message) {
+  request.status = status_of(message);
+  switch (message.kind) {
+    case Envelope::Kind::kRemote: {
+      // MPI_Imrecv may be called by any thread (MPI_THREAD_MULTIPLE); the
+      // owner finishes the request with MPI_Test.
+      const TypedBuffer& dst = request.recv_buffer;
+      check_mpi(MPI_Imrecv(const_cast<void*>(dst.buf), dst.count, dst.type,
+                           &message.mpi_message, &request.mpi_request),
+                request.call, request.owner_rank);
+      request.phase.store(Phase::kMpiPending, std::memory_order_release);
+      return;
+    }
+    case Envelope::Kind::kEager:
+      unpack_from(message.payload.data(), message.bytes, request.recv_buffer);
+      break;
+    case Envelope::Kind::kRendezvous:
+      copy_typed(message.send_buffer, request.recv_buffer, message.bytes);
+      break;
+  }
+  if (message.sender) message.sender->complete();
+  request.complete();
+}
+
+void deliver(Mailbox& box, std::shared_ptr<Envelope> message) {
+  std::shared_ptr<RequestState> receiver;
+  {
+    std::lock_guard lock(box.mutex);
+    // A matching receive too small for the message fails (truncation) and the
+    // message goes on to the next matching receive, or waits as unexpected.
+    while (true) {
+      auto it = std::find_if(box.posted.begin(), box.posted.end(), [&](const auto& r) {
+        return matches(r->want_source, r->want_tag, *message);
+      });
+      if (it == box.posted.end()) {
+        box.unexpected.push_back(std::move(message));
+        return;
+      }
+      receiver = *it;
+      box.posted.erase(it);
+      if (!reject_if_truncated(*receiver, *message)) break;
+    }
+  }
+  receive_matched(*receiver, *message);
+}
+
+void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request) {
+  std::shared_ptr<Envelope> message;
+  {
+    std::lock_guard lock(box.mutex);
+    auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(), [&](const auto& m) {
+      return matches(request->want_source, request->want_tag, *m);
+    });
+    if (it == box.unexpected.end()) {
+      box.posted.push_back(request);
+      return;
+    }
+    if (reject_if_truncated(*request, **it)) return;
+    message = std::move(*it);
+    box.unexpected.erase(it);
+  }
+  receive_matched(*request, *message);
+}
+
+}  // namespace ep::detail

@@ -1,0 +1,81 @@
+// The matching engine: per-endpoint queues of unexpected messages and posted
+// receives, fed by intra-process senders and by the drainer of the MPI queue.
+//
+// Ordering: MPI's non-overtaking rule holds per (sender, receiver,
+// communicator). Each sender endpoint appends to the receiver's mailbox in
+// send order (intra-process: directly; inter-process: MPI delivers one
+// sender's messages in order and a single drainer at a time appends them),
+// and both queues are searched front to back, so the first matching message
+// meets the first matching receive.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "datatype.hpp"
+#include "request_state.hpp"
+
+namespace ep::detail {
+
+/// One incoming message waiting in a mailbox.
+struct Envelope {
+  enum class Kind {
+    kRemote,      // from another process: a matched MPI_Message to MPI_Mrecv
+    kEager,       // intra-process, payload copied (packed) by the sender
+    kRendezvous,  // intra-process, still in the sender's buffer
+  };
+
+  Kind kind = Kind::kEager;
+  int source = MPI_PROC_NULL;  // EP rank of the sender
+  int tag = 0;                 // user tag
+  std::size_t bytes = 0;
+
+  MPI_Message mpi_message = MPI_MESSAGE_NULL;  // kRemote
+  std::vector<std::byte> payload;              // kEager, in packed form
+  TypedBuffer send_buffer;                     // kRendezvous
+  // Completed once the message is matched (synchronous send) or copied
+  // (rendezvous); null for a plain eager or remote message.
+  std::shared_ptr<RequestState> sender;
+};
+
+[[nodiscard]] inline bool matches(int want_source, int want_tag, const Envelope& e) {
+  return (want_source == MPI_ANY_SOURCE || want_source == e.source) &&
+         (want_tag == MPI_ANY_TAG || want_tag == e.tag);
+}
+
+/// The two queues of one endpoint. Every access holds `mutex`; data is moved
+/// after the lock is released (the matched entries are already out of the
+/// queues, so nobody else can touch them).
+struct alignas(64) Mailbox {
+  std::mutex mutex;
+  std::deque<std::shared_ptr<Envelope>> unexpected;  // arrival order
+  std::deque<std::shared_ptr<RequestState>> posted;  // posting order
+};
+
+/// Hands `message` to `box`: to the first matching posted receive (moving the
+/// data now, in the calling thread) or to the end of the unexpected queue.
+/// Called by intra-process senders and by the drainer.
+void deliver(Mailbox& box, std::shared_ptr<Envelope> message);
+
+/// Posts `request` in `box`: takes the first matching unexpected message
+/// (moving the data in the calling thread, the receiver) or queues the request.
+void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
+
+/// Moves a matched message into its receive. Remote messages start an
+/// MPI_Imrecv (the request then finishes through MPI); intra-process ones are
+/// copied now. Completes the sender of a rendezvous or synchronous message.
+void receive_matched(RequestState& request, Envelope& message);
+
+/// True when `message` does not fit the receive; fails the request with a
+/// truncation error naming both sizes (the message itself is kept).
+bool reject_if_truncated(RequestState& request, const Envelope& message);
+
+/// Status of a received or probed message.
+[[nodiscard]] Status status_of(const Envelope& message);
+
+}  // namespace ep::detail

@@ -1,0 +1,85 @@
+// Status, matched messages (mprobe/mrecv) and completed requests.
+#include <mutex>
+#include <string>
+
+#include "comm_state.hpp"
+#include "ep/communicator.hpp"
+#include "ep/error.hpp"
+#include "ep/request.hpp"
+#include "matching_engine.hpp"
+#include "request_state.hpp"
+
+namespace ep {
+
+int Status::count(MPI_Datatype datatype) const {
+  int size = 0;
+  check_mpi(MPI_Type_size(datatype, &size), "ep::Status::count", -1);
+  if (size == 0) return bytes == 0 ? 0 : MPI_UNDEFINED;
+  if (bytes % static_cast<std::size_t>(size) != 0) return MPI_UNDEFINED;
+  return static_cast<int>(bytes / static_cast<std::size_t>(size));
+}
+
+namespace detail {
+
+std::shared_ptr<RequestState> completed_request(RequestState::Kind kind,
+                                                std::shared_ptr<CommState> comm, int thread,
+                                                int rank, Status status) {
+  auto request = std::make_shared<RequestState>(kind, std::move(comm), thread, rank);
+  request->status = status;
+  request->complete();
+  return request;
+}
+
+}  // namespace detail
+
+Message::Message(std::shared_ptr<detail::Envelope> envelope,
+                 std::shared_ptr<detail::CommState> comm, int receiver_thread, Status status)
+    : envelope_(std::move(envelope)),
+      comm_(std::move(comm)),
+      receiver_thread_(receiver_thread),
+      status_(status) {}
+
+Message::~Message() {
+  // A matched message that is never received goes back to the front of its
+  // endpoint's queue rather than being lost.
+  if (envelope_ && comm_) {
+    detail::Mailbox& box = comm_->mailbox(receiver_thread_);
+    std::lock_guard lock(box.mutex);
+    box.unexpected.push_front(std::move(envelope_));
+  }
+}
+
+Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message) {
+  constexpr const char* kCall = "ep::imrecv";
+  if (!message.envelope_) {
+    if (message.status_.source == MPI_PROC_NULL) {
+      return Request(detail::completed_request(detail::RequestState::Kind::kRecv, message.comm_,
+                                               message.receiver_thread_, -1, message.status_));
+    }
+    throw Error(ErrorKind::kRequest, kCall, -1, "message is null or was received already");
+  }
+  detail::CommState& comm = *message.comm_;
+  const int rank = comm.rank_map().ep_rank(comm.process_rank(), message.receiver_thread_);
+  if (count < 0) {
+    throw Error(ErrorKind::kCount, kCall, rank, "count " + std::to_string(count) + " is negative");
+  }
+  auto request = std::make_shared<detail::RequestState>(
+      detail::RequestState::Kind::kRecv, message.comm_, message.receiver_thread_, rank);
+  request->call = kCall;
+  request->recv_buffer = {buf, count, datatype, detail::layout_of(datatype, kCall, rank)};
+  if (detail::reject_if_truncated(*request, *message.envelope_)) {
+    // The Message keeps its envelope: it can still be received with a larger buffer.
+    throw Error(ErrorKind::kTruncate, kCall, rank, request->error_detail);
+  }
+  detail::receive_matched(*request, *message.envelope_);
+  message.envelope_.reset();
+  message.status_ = Status{};
+  return Request(std::move(request));
+}
+
+Status mrecv(void* buf, int count, MPI_Datatype datatype, Message& message) {
+  Request request = imrecv(buf, count, datatype, message);
+  return wait(request);
+}
+
+}  // namespace ep

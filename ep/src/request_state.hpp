@@ -1,0 +1,71 @@
+// Shared state of one nonblocking operation.
+//
+// A request is owned by the endpoint (thread) that started it, but it can be
+// matched and completed by another thread: the thread that drains the
+// process's MPI queue, or a sender of the same process that finds the receive
+// already posted. Those writers fill the fields and then publish with a
+// release store to `phase`; the owner reads `phase` with acquire before it
+// looks at anything else.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "datatype.hpp"
+#include "ep/error.hpp"
+#include "ep/request.hpp"
+
+namespace ep::detail {
+
+class CommState;
+
+enum class Phase : int {
+  kPosted,      // receive waiting in its mailbox for a match; intra send waiting for its receiver
+  kMpiPending,  // an MPI request (isend, or imrecv after a match) carries the rest
+  kComplete,
+};
+
+struct RequestState {
+  enum class Kind { kSend, kRecv };
+
+  RequestState(Kind k, std::shared_ptr<CommState> c, int thread, int rank)
+      : kind(k), comm(std::move(c)), owner_thread(thread), owner_rank(rank) {}
+
+  Kind kind;
+  std::shared_ptr<CommState> comm;  // keeps the communicator alive while pending
+  int owner_thread;
+  int owner_rank;
+  const char* call = "";  // the API call that created it, for error messages
+
+  // Receive arguments (kRecv): the match criteria and the destination buffer.
+  TypedBuffer recv_buffer;
+  int want_source = MPI_ANY_SOURCE;
+  int want_tag = MPI_ANY_TAG;
+
+  std::atomic<Phase> phase{Phase::kPosted};
+  MPI_Request mpi_request = MPI_REQUEST_NULL;
+  Status status;
+
+  // Set (before phase becomes kComplete) when the operation failed.
+  bool failed = false;
+  ErrorKind error_kind = ErrorKind::kArgument;
+  std::string error_detail;
+
+  void complete() { phase.store(Phase::kComplete, std::memory_order_release); }
+  void fail(ErrorKind kind_of_error, std::string detail) {
+    failed = true;
+    error_kind = kind_of_error;
+    error_detail = std::move(detail);
+    complete();
+  }
+};
+
+/// A request that is complete from the start (null peer, eager send).
+std::shared_ptr<RequestState> completed_request(RequestState::Kind kind,
+                                                std::shared_ptr<CommState> comm, int thread,
+                                                int rank, Status status = {});
+
+}  // namespace ep::detail

@@ -1,0 +1,213 @@
+// The wait/test family. Only the owner thread polls its requests; while it
+// waits it drains the communicator's MPI queue, which is what moves
+// inter-process messages to their endpoints (there is no progress thread).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "backoff.hpp"
+#include "comm_state.hpp"
+#include "ep/error.hpp"
+#include "ep/request.hpp"
+#include "request_state.hpp"
+
+namespace ep {
+
+namespace {
+
+using detail::Phase;
+using detail::RequestState;
+
+// True once the operation is complete. Owner thread only.
+bool poll(RequestState& request) {
+  Phase phase = request.phase.load(std::memory_order_acquire);
+  if (phase == Phase::kComplete) return true;
+  // Drain even while an MPI request is pending: a large MPI send completes
+  // only when the peer receives it, and the peer's receive may be waiting in
+  // our queue for a thread of ours to drain it (two single-threaded
+  // processes exchanging large messages, say).
+  if (!request.comm->single_process()) {
+    request.comm->drain(request.owner_rank);
+    phase = request.phase.load(std::memory_order_acquire);
+  }
+  if (phase == Phase::kMpiPending) {
+    int done = 0;
+    check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
+              request.owner_rank);
+    if (done == 0) return false;
+    request.complete();
+    return true;
+  }
+  return phase == Phase::kComplete;
+}
+
+// Hands out the result of a completed request and nulls the handle; throws
+// the operation's error, if any.
+Status finish(Request& handle) {
+  const std::shared_ptr<RequestState> request = handle.state();
+  handle.reset();
+  if (request->failed) {
+    throw Error(request->error_kind, request->call, request->owner_rank, request->error_detail,
+                request->status.error);
+  }
+  return request->status;
+}
+
+// A wait that lasts suspiciously long says so once on stderr (a wrong peer
+// or tag otherwise looks like a silent hang). EP_WAIT_WARN_SECONDS sets the
+// delay (default 60, 0 disables).
+class StallWatch {
+ public:
+  void check(const std::shared_ptr<RequestState>& request, long polls) {
+    if (warned_ || (polls & 1023) != 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!started_) {
+      started_ = true;
+      start_ = now;
+      return;
+    }
+    const double limit = limit_seconds();
+    if (limit <= 0 || std::chrono::duration<double>(now - start_).count() < limit) return;
+    warned_ = true;
+    std::string what = request->kind == RequestState::Kind::kRecv
+                           ? "a receive (source " + std::to_string(request->want_source) +
+                                 ", tag " + std::to_string(request->want_tag) + ")"
+                           : std::string("a send");
+    std::fprintf(stderr,
+                 "ep: warning: ep rank %d has waited %.0f s in %s for %s; check the peer's "
+                 "rank and tag\n",
+                 request->owner_rank, limit, request->call, what.c_str());
+  }
+
+ private:
+  static double limit_seconds() {
+    static const double limit = [] {
+      const char* env = std::getenv("EP_WAIT_WARN_SECONDS");
+      return env != nullptr ? std::atof(env) : 60.0;
+    }();
+    return limit;
+  }
+  bool started_ = false;
+  bool warned_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void fill_status(std::span<Status> statuses, std::size_t i, const Status& value) {
+  if (!statuses.empty()) statuses[i] = value;
+}
+
+}  // namespace
+
+Status wait(Request& request) {
+  if (request.is_null()) return Status{};
+  detail::Backoff backoff;
+  StallWatch watch;
+  while (!poll(*request.state())) {
+    backoff.pause();
+    watch.check(request.state(), backoff.polls());
+  }
+  return finish(request);
+}
+
+bool test(Request& request, Status* status) {
+  if (request.is_null()) {
+    if (status != nullptr) *status = Status{};
+    return true;
+  }
+  if (!poll(*request.state())) return false;
+  const Status result = finish(request);
+  if (status != nullptr) *status = result;
+  return true;
+}
+
+void wait_all(std::span<Request> requests, std::span<Status> statuses) {
+  // Wait in turn: each wait also drains, so the others progress meanwhile.
+  // Every request is finished even when one fails; the first error is rethrown.
+  std::exception_ptr first_error;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    try {
+      fill_status(statuses, i, wait(requests[i]));
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+bool test_all(std::span<Request> requests, std::span<Status> statuses) {
+  for (Request& r : requests) {
+    if (!r.is_null() && !poll(*r.state())) return false;
+  }
+  wait_all(requests, statuses);  // all complete: this only collects
+  return true;
+}
+
+std::optional<int> test_any(std::span<Request> requests, Status* status) {
+  bool any_active = false;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].is_null()) continue;
+    any_active = true;
+    if (poll(*requests[i].state())) {
+      const Status result = finish(requests[i]);
+      if (status != nullptr) *status = result;
+      return static_cast<int>(i);
+    }
+  }
+  if (!any_active) return MPI_UNDEFINED;
+  return std::nullopt;
+}
+
+int wait_any(std::span<Request> requests, Status* status) {
+  detail::Backoff backoff;
+  while (true) {
+    if (auto index = test_any(requests, status)) return *index;
+    backoff.pause();
+  }
+}
+
+std::vector<int> test_some(std::span<Request> requests, std::vector<Status>* statuses) {
+  std::vector<int> done;
+  if (statuses != nullptr) statuses->clear();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].is_null() || !poll(*requests[i].state())) continue;
+    const Status result = finish(requests[i]);
+    done.push_back(static_cast<int>(i));
+    if (statuses != nullptr) statuses->push_back(result);
+  }
+  return done;
+}
+
+std::vector<int> wait_some(std::span<Request> requests, std::vector<Status>* statuses) {
+  detail::Backoff backoff;
+  while (true) {
+    bool any_active = false;
+    for (const Request& r : requests) any_active = any_active || !r.is_null();
+    if (!any_active) {
+      if (statuses != nullptr) statuses->clear();
+      return {};
+    }
+    std::vector<int> done = test_some(requests, statuses);
+    if (!done.empty()) return done;
+    backoff.pause();
+  }
+}
+
+void cancel(Request& request) {
+  if (request.is_null()) return;
+  RequestState& state = *request.state();
+  if (state.kind != RequestState::Kind::kRecv) return;  // sends are never cancelled
+  detail::Mailbox& box = state.comm->mailbox(state.owner_thread);
+  std::lock_guard lock(box.mutex);
+  for (auto it = box.posted.begin(); it != box.posted.end(); ++it) {
+    if (it->get() != &state) continue;
+    box.posted.erase(it);  // still unmatched, so no message is involved
+    state.status = Status{};
+    state.status.cancelled = true;
+    state.complete();
+    return;
+  }
+}
+
+}  // namespace ep
