@@ -114,10 +114,12 @@ void require_thread_multiple() {
   }
 }
 
-void require_tag_room(MPI_Comm parent) {
+void require_tag_room() {
+  // MPI caches MPI_TAG_UB on MPI_COMM_WORLD (MPI-4.0 section 9.1.1); other
+  // communicators such as MPI_COMM_SELF need not carry it.
   void* value = nullptr;
   int flag = 0;
-  check_mpi(MPI_Comm_get_attr(parent, MPI_TAG_UB, &value, &flag), kCreateCall, -1);
+  check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &flag), kCreateCall, -1);
   const long long tag_ub = flag != 0 ? *static_cast<int*>(value) : 32767;
   if (tag_ub < kRequiredTagUb) {
     throw Error(ErrorKind::kTag, kCreateCall, -1,
@@ -140,7 +142,7 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
   int processes = 0;
   check_mpi(MPI_Comm_rank(parent, &process_rank), kCreateCall, -1);
   check_mpi(MPI_Comm_size(parent, &processes), kCreateCall, -1);
-  require_tag_room(parent);
+  require_tag_room();
   const std::size_t eager_threshold = resolve_eager_threshold(options);
 
   // Every process learns every count first, so a bad count anywhere makes

@@ -32,11 +32,19 @@ void receive_matched(RequestState& request, Envelope& message) {
   request.status = status_of(message);
   switch (message.kind) {
     case Envelope::Kind::kRemote: {
-      // MPI_Imrecv may be called by any thread (MPI_THREAD_MULTIPLE); the
-      // owner finishes the request with MPI_Test.
+      // Any thread may receive for the owner (MPI_THREAD_MULTIPLE). A small
+      // message arrived whole with its match (MPI's eager protocol), so
+      // MPI_Mrecv returns at once and spares the owner an MPI_Test; a larger
+      // one may still be streaming in, so the owner finishes it with MPI_Test
+      // and nobody blocks here.
       const TypedBuffer& dst = request.recv_buffer;
-      check_mpi(MPI_Imrecv(const_cast<void*>(dst.buf), dst.count, dst.type,
-                           &message.mpi_message, &request.mpi_request),
+      void* buf = const_cast<void*>(dst.buf);
+      if (message.bytes <= kMrecvInlineBytes) {
+        check_mpi(MPI_Mrecv(buf, dst.count, dst.type, &message.mpi_message, MPI_STATUS_IGNORE),
+                  request.call, request.owner_rank);
+        break;
+      }
+      check_mpi(MPI_Imrecv(buf, dst.count, dst.type, &message.mpi_message, &request.mpi_request),
                 request.call, request.owner_rank);
       request.phase.store(Phase::kMpiPending, std::memory_order_release);
       return;

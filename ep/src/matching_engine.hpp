@@ -22,6 +22,11 @@
 
 namespace ep::detail {
 
+/// Remote messages up to this size are received with a blocking MPI_Mrecv at
+/// match time: they travel in one eager fragment (Open MPI's shared-memory and
+/// TCP eager limits are 4 KiB and 64 KiB), so the call does not wait.
+inline constexpr std::size_t kMrecvInlineBytes = 1024;
+
 /// One incoming message waiting in a mailbox.
 struct Envelope {
   enum class Kind {

@@ -20,26 +20,29 @@ namespace {
 using detail::Phase;
 using detail::RequestState;
 
+// Tests the MPI request that carries the rest of `request`.
+bool test_mpi(RequestState& request) {
+  int done = 0;
+  check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
+            request.owner_rank);
+  if (done == 0) return false;
+  request.complete();
+  return true;
+}
+
 // True once the operation is complete. Owner thread only.
 bool poll(RequestState& request) {
   Phase phase = request.phase.load(std::memory_order_acquire);
   if (phase == Phase::kComplete) return true;
+  if (phase == Phase::kMpiPending && test_mpi(request)) return true;
   // Drain even while an MPI request is pending: a large MPI send completes
   // only when the peer receives it, and the peer's receive may be waiting in
   // our queue for a thread of ours to drain it (two single-threaded
   // processes exchanging large messages, say).
-  if (!request.comm->single_process()) {
-    request.comm->drain(request.owner_rank);
-    phase = request.phase.load(std::memory_order_acquire);
-  }
-  if (phase == Phase::kMpiPending) {
-    int done = 0;
-    check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
-              request.owner_rank);
-    if (done == 0) return false;
-    request.complete();
-    return true;
-  }
+  if (request.comm->single_process()) return false;
+  request.comm->drain(request.owner_rank);
+  phase = request.phase.load(std::memory_order_acquire);
+  if (phase == Phase::kMpiPending) return test_mpi(request);
   return phase == Phase::kComplete;
 }
 
