@@ -17,34 +17,44 @@ struct Location {
   friend bool operator==(const Location&, const Location&) = default;
 };
 
+/// Both directions are table look-ups. A communicator made by create_endpoints
+/// numbers its endpoints process-major; one made by split may order them in
+/// any way (by key), so the map stores the full permutation.
 class RankMap {
  public:
   RankMap() = default;
-  /// `endpoints_per_process[p]` is the endpoint count of parent rank p.
+  /// Process-major numbering: `endpoints_per_process[p]` endpoints of process p.
   explicit RankMap(std::span<const int> endpoints_per_process);
+  /// Arbitrary numbering: `locations[r]` is where EP rank r lives. The threads
+  /// of each of the `num_processes` processes must be 0..k-1 without gaps.
+  RankMap(std::span<const Location> locations, int num_processes);
 
-  [[nodiscard]] int size() const noexcept { return static_cast<int>(process_of_.size()); }
+  [[nodiscard]] int size() const noexcept { return static_cast<int>(locations_.size()); }
   [[nodiscard]] int num_processes() const noexcept {
     return static_cast<int>(offsets_.size()) - 1;
   }
   [[nodiscard]] int endpoints_of(int process) const {
     return offsets_[process + 1] - offsets_[process];
   }
-  /// EP rank of the first endpoint of `process`.
-  [[nodiscard]] int first_rank_of(int process) const { return offsets_[process]; }
-  [[nodiscard]] Location locate(int ep_rank) const {
-    const int p = process_of_[ep_rank];
-    return {p, ep_rank - offsets_[p]};
+  /// EP rank of thread 0 of `process` (its first endpoint when process_major()).
+  [[nodiscard]] int first_rank_of(int process) const { return ep_rank(process, 0); }
+  [[nodiscard]] Location locate(int ep_rank) const { return locations_[ep_rank]; }
+  [[nodiscard]] int ep_rank(int process, int thread) const {
+    return rank_of_[offsets_[process] + thread];
   }
-  [[nodiscard]] int ep_rank(int process, int thread) const { return offsets_[process] + thread; }
+  /// True when EP ranks run process-major (all of process 0, then 1, ...)
+  /// with threads in order, as create_endpoints numbers them.
+  [[nodiscard]] bool process_major() const noexcept { return process_major_; }
   [[nodiscard]] int ep_rank(Location where) const { return ep_rank(where.process, where.thread); }
   /// Largest endpoint count of any process.
   [[nodiscard]] int max_endpoints_per_process() const noexcept { return max_per_process_; }
 
  private:
-  std::vector<int> offsets_{0};  // prefix sums: offsets_[p] = first EP rank of process p
-  std::vector<int> process_of_;  // EP rank -> process (O(1) reverse lookup)
+  std::vector<int> offsets_{0};       // offsets_[p]: start of process p's threads in rank_of_
+  std::vector<int> rank_of_;          // (process, thread) -> EP rank, process-major
+  std::vector<Location> locations_;   // EP rank -> (process, thread)
   int max_per_process_ = 0;
+  bool process_major_ = true;
 };
 
 }  // namespace ep
