@@ -44,6 +44,14 @@ void CommState::free_endpoint(int thread, int ep_rank) {
                 "communicator already freed");
   }
   if (live_endpoints_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Whatever is still queued belongs to an erroneous program (unreceived
+    // messages, receives never completed); dropping it here also breaks the
+    // request -> communicator -> mailbox -> request ownership cycle.
+    for (int t = 0; t < local_size_; ++t) {
+      std::lock_guard lock(mailboxes_[t].mutex);
+      mailboxes_[t].posted.clear();
+      mailboxes_[t].unexpected.clear();
+    }
     check_mpi(MPI_Comm_free(&p2p_comm_), "ep::Communicator::free", ep_rank);
     check_mpi(MPI_Comm_free(&internal_comm_), "ep::Communicator::free", ep_rank);
   }

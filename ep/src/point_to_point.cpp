@@ -206,8 +206,16 @@ Status Communicator::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype s
   // on each other's send.
   Request receive(
       detail::start_recv(*this, "ep::sendrecv", recvbuf, recvcount, recvtype, source, recvtag));
-  Request send(detail::start_send(*this, "ep::sendrecv", sendbuf, sendcount, sendtype, dest,
-                                  sendtag, SendMode::kStandard));
+  Request send;
+  try {
+    send = Request(detail::start_send(*this, "ep::sendrecv", sendbuf, sendcount, sendtype, dest,
+                                      sendtag, SendMode::kStandard));
+  } catch (...) {
+    // Bad send arguments: withdraw the receive so nothing is left posted.
+    cancel(receive);
+    wait(receive);
+    throw;
+  }
   wait(send);
   return wait(receive);
 }

@@ -30,8 +30,8 @@ struct WireTag {
 }
 
 [[nodiscard]] constexpr WireTag decode_tag(int wire) noexcept {
-  constexpr int mask = (1 << kThreadBits) - 1;
-  return {wire >> (2 * kThreadBits), (wire >> kThreadBits) & mask, wire & mask};
+  constexpr int kMask = (1 << kThreadBits) - 1;
+  return {wire >> (2 * kThreadBits), (wire >> kThreadBits) & kMask, wire & kMask};
 }
 
 static_assert(decode_tag(encode_tag({kMaxUserTag, 255, 7})) == WireTag{kMaxUserTag, 255, 7});

@@ -1,0 +1,84 @@
+# Entry points for developers and CI (.ci/run). CMake does the real work; see
+# CMakePresets.json and docs/building.md.
+#
+#   make deps     install missing Debian packages (cheap when nothing is missing)
+#   make build    release preset, warnings as errors
+#   make test     build + every test (unit, loopback, mpi, tcp, ...)
+#   make tsan     TSan build (Clang + libomp) + the loopback tier
+#   make asan     ASan/UBSan build + every test (not part of CI)
+#   make demo     build + quick ping-pong demo, 2 processes x 2 threads
+#   make bench    build + full benchmarks, JSON/CSV into bench-results/
+#   make format   clang-format -i on every project source
+#   make tidy     clang-tidy on the release build's compile_commands.json
+#   make clean    remove build/
+#
+# Knobs: JOBS (build parallelism, 2), CTEST_JOBS (2), CMAKE_ARGS (extra
+# -D options at configure), CTEST_ARGS (e.g. CTEST_ARGS='-L loopback').
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+JOBS ?= 2
+CTEST_JOBS ?= 2
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+
+# mpiexec runs as root in containers and CI.
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+SOURCE_DIRS := $(wildcard ep collectives xios_lite demos tests)
+SOURCES = $(shell find $(SOURCE_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) 2>/dev/null)
+
+.PHONY: all deps build test tsan asan demo bench format format-check tidy clean
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	cmake --preset release -DEP_WARNINGS_AS_ERRORS=ON $(CMAKE_ARGS)
+	cmake --build --preset release -j $(JOBS)
+
+# Oversubscribed MPI tests are slow when many run at once: -j2 with each
+# test's PROCESSORS property (ranks x threads, capped) keeps the load near the
+# core count.
+test: deps build
+	ctest --test-dir build/release --output-on-failure -j $(CTEST_JOBS) $(CTEST_ARGS)
+
+# TSan tier: one process, many threads (label loopback), where every race is
+# ours to see. Multi-process tests are left out: the MPI library is not
+# instrumented, so TSan cannot see the ordering that MPI messages provide.
+# Builds the test executables only (target ep_tests), not demos or benchmarks.
+tsan: deps
+	cmake --preset tsan $(CMAKE_ARGS)
+	cmake --build --preset tsan -j $(JOBS) --target ep_tests
+	ctest --test-dir build/tsan -L loopback --output-on-failure -j $(CTEST_JOBS) $(CTEST_ARGS)
+
+asan: deps
+	cmake --preset asan $(CMAKE_ARGS)
+	cmake --build --preset asan -j $(JOBS)
+	ctest --test-dir build/asan --output-on-failure -j $(CTEST_JOBS) $(CTEST_ARGS)
+
+demo: deps build
+	bash scripts/run-demo.sh
+
+bench: deps build
+	bash scripts/run-bench.sh
+
+format:
+	@test -n "$(strip $(SOURCES))" || { echo "no sources to format"; exit 0; }
+	clang-format -i $(SOURCES)
+
+# Does not modify anything; non-zero when a file is not formatted.
+format-check:
+	@test -n "$(strip $(SOURCES))" || exit 0
+	clang-format --dry-run -Werror $(SOURCES)
+
+tidy: build
+	@command -v run-clang-tidy >/dev/null 2>&1 || { echo "run-clang-tidy not found (package clang-tidy)"; exit 1; }
+	run-clang-tidy -quiet -p build/release -j $(JOBS) '^$(CURDIR)/(ep|collectives|xios_lite|demos|tests)/'
+
+clean:
+	rm -rf build

@@ -1,0 +1,201 @@
+# Test registration for the endpoint runtime.
+#
+# ep_add_mpi_test(NAME <name>
+#                 SOURCES <file>...
+#                 SHAPES r<R>t<T>...          e.g. r1t1 r1t4 r2t1 r2t3 r3t2
+#                 [LABELS <label>...]          e.g. unit io demo
+#                 [TIMEOUT <seconds>]          default 120 (times EP_TEST_TIMEOUT_MULTIPLIER)
+#                 [LIBRARIES <target>...]      extra link libraries (collectives, xios_lite...)
+#                 [ARGS <arg>...]              extra arguments for the executable
+#                 [TCP])
+#
+#   Builds ONE executable <name> (linked to ep::ep, GTest::gtest and the shared
+#   MPI test main ep_test_main) and registers one ctest per shape, named
+#   <name>.r<R>t<T>, that runs
+#     mpiexec <EP_MPIEXEC_FLAGS> -n R <name> [ARGS]
+#   with OMP_NUM_THREADS=T. Labels: the given ones, plus `loopback` when R == 1
+#   (one process, every message on the intra-process path) or `mpi` when R > 1.
+#   With TCP, every shape with R > 1 also gets <name>.r<R>t<T>.tcp, run with
+#   `--mca btl tcp,self` (inter-process traffic over TCP on the loopback device,
+#   a stand-in for several nodes), labelled `mpi` and `tcp`.
+#
+# ep_add_unit_test(NAME <name> SOURCES <file>... [LABELS ...] [TIMEOUT s]
+#                  [LIBRARIES ...] [ARGS ...])
+#
+#   A plain GoogleTest executable with GoogleTest's own main (no MPI_Init, no
+#   mpiexec) for pure functions: tag encoding, rank map arithmetic, parsers.
+#   Label `unit`. Anything that calls MPI belongs in ep_add_mpi_test (a unit
+#   test that needs MPI: SHAPES r1t1 LABELS unit).
+#
+# Both functions do nothing when BUILD_TESTING is OFF. Every executable they
+# create is a dependency of the `ep_tests` target (all test binaries).
+#
+# Cache knobs:
+#   EP_TEST_MAX_PROCESSORS       cap on a test's PROCESSORS property (default:
+#                                this machine's logical cores, at least 2)
+#   EP_TEST_TIMEOUT_MULTIPLIER   scales every TIMEOUT (the tsan preset sets 4)
+#   EP_MPIEXEC_EXTRA_FLAGS       appended to the mpiexec flags of every test
+include_guard(GLOBAL)
+
+# GoogleTest is found here, at the top level, so that GTest::gtest is visible to
+# tests registered from any folder (imported targets are directory-scoped).
+# `ep_tests` builds every test executable and nothing else (the tsan tier
+# builds only that).
+if(BUILD_TESTING)
+  find_package(GTest REQUIRED)
+  add_custom_target(ep_tests)
+endif()
+
+cmake_host_system_information(RESULT _ep_cores QUERY NUMBER_OF_LOGICAL_CORES)
+if(_ep_cores LESS 2)
+  set(_ep_cores 2)
+endif()
+set(EP_TEST_MAX_PROCESSORS ${_ep_cores} CACHE STRING
+  "Largest PROCESSORS value given to one test (ctest -j budget)")
+set(EP_TEST_TIMEOUT_MULTIPLIER 1 CACHE STRING "Multiplier applied to every test TIMEOUT")
+set(EP_MPIEXEC_EXTRA_FLAGS "" CACHE STRING "Extra mpiexec flags for every MPI test")
+
+# Flags for every mpiexec launch (also used by scripts/run-demo.sh; keep in sync):
+#   --allow-run-as-root       containers and CI run as root
+#   --oversubscribe           more ranks than cores is the normal case here
+#   --bind-to none            a process's OpenMP threads must not share the one
+#                             core Open MPI would otherwise bind it to
+#   btl_vader_single_copy_mechanism none
+#                             CMA is not permitted in most containers (and
+#                             copy-in/copy-out is faster on this machine)
+#   mpi_yield_when_idle 1     Open MPI's progress loop yields: with oversubscription,
+#                             busy polling made a barrier 300x slower
+set(EP_MPIEXEC_FLAGS
+  --allow-run-as-root
+  --oversubscribe
+  --bind-to none
+  --mca btl_vader_single_copy_mechanism none
+  --mca mpi_yield_when_idle 1)
+# Inter-process traffic over TCP. The loopback device is named explicitly
+# because Open MPI excludes it by default and a CI sandbox may have no other.
+set(EP_MPIEXEC_TCP_FLAGS --mca btl tcp,self --mca btl_tcp_if_include lo)
+
+# Environment of every MPI test. OMP_WAIT_POLICY=passive: idle OpenMP threads
+# sleep instead of spinning on an oversubscribed machine; OMP_DYNAMIC=false so
+# the team has exactly OMP_NUM_THREADS threads; the btl warning is noise from
+# unused InfiniBand components in containers.
+set(EP_TEST_BASE_ENV
+  "OMP_WAIT_POLICY=passive"
+  "OMP_DYNAMIC=false"
+  "OMPI_MCA_rmaps_base_oversubscribe=1"
+  "OMPI_MCA_btl_base_warn_component_unused=0"
+  "OMPI_ALLOW_RUN_AS_ROOT=1"
+  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+
+function(_ep_test_timeout out seconds)
+  # EP_TEST_TIMEOUT_MULTIPLIER must be an integer (math(EXPR) is integer-only).
+  math(EXPR _t "${seconds} * ${EP_TEST_TIMEOUT_MULTIPLIER}")
+  set(${out} ${_t} PARENT_SCOPE)
+endfunction()
+
+function(ep_add_mpi_test)
+  if(NOT BUILD_TESTING)
+    return()
+  endif()
+  cmake_parse_arguments(PARSE_ARGV 0 arg "TCP" "NAME;TIMEOUT"
+    "SOURCES;SHAPES;LABELS;LIBRARIES;ARGS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "ep_add_mpi_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_NAME OR NOT arg_SOURCES OR NOT arg_SHAPES)
+    message(FATAL_ERROR "ep_add_mpi_test: NAME, SOURCES and SHAPES are required")
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 120)
+  endif()
+  _ep_test_timeout(_timeout ${arg_TIMEOUT})
+
+  add_executable(${arg_NAME} ${arg_SOURCES})
+  target_link_libraries(${arg_NAME} PRIVATE ep_test_main ep::ep GTest::gtest ${arg_LIBRARIES})
+  ep_target_warnings(${arg_NAME})
+  add_dependencies(ep_tests ${arg_NAME})
+
+  set(_seen "")
+  foreach(_shape IN LISTS arg_SHAPES)
+    if(NOT _shape MATCHES "^r([0-9]+)t([0-9]+)$")
+      message(FATAL_ERROR "ep_add_mpi_test(${arg_NAME}): bad shape '${_shape}', expected r<ranks>t<threads>")
+    endif()
+    set(_r ${CMAKE_MATCH_1})
+    set(_t ${CMAKE_MATCH_2})
+    if(_r LESS 1 OR _t LESS 1)
+      message(FATAL_ERROR "ep_add_mpi_test(${arg_NAME}): shape '${_shape}' needs at least 1 rank and 1 thread")
+    endif()
+    if(_shape IN_LIST _seen)
+      message(FATAL_ERROR "ep_add_mpi_test(${arg_NAME}): shape '${_shape}' given twice")
+    endif()
+    list(APPEND _seen ${_shape})
+
+    math(EXPR _procs "${_r} * ${_t}")
+    if(_procs GREATER EP_TEST_MAX_PROCESSORS)
+      set(_procs ${EP_TEST_MAX_PROCESSORS})
+    endif()
+
+    set(_labels ${arg_LABELS})
+    if(_r EQUAL 1)
+      list(APPEND _labels loopback)
+    else()
+      list(APPEND _labels mpi)
+    endif()
+
+    set(_variants "plain")
+    if(arg_TCP AND _r GREATER 1)
+      list(APPEND _variants "tcp")
+    endif()
+    foreach(_variant IN LISTS _variants)
+      set(_test "${arg_NAME}.${_shape}")
+      set(_extra "")
+      set(_vlabels ${_labels})
+      if(_variant STREQUAL "tcp")
+        string(APPEND _test ".tcp")
+        set(_extra ${EP_MPIEXEC_TCP_FLAGS})
+        list(APPEND _vlabels tcp)
+      endif()
+      add_test(NAME ${_test}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${EP_MPIEXEC_FLAGS} ${_extra} ${EP_MPIEXEC_EXTRA_FLAGS}
+                ${MPIEXEC_NUMPROC_FLAG} ${_r} ${MPIEXEC_PREFLAGS}
+                $<TARGET_FILE:${arg_NAME}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+      list(REMOVE_DUPLICATES _vlabels)
+      set(_env "OMP_NUM_THREADS=${_t}" ${EP_TEST_BASE_ENV} ${EP_SANITIZER_ENV})
+      set_tests_properties(${_test} PROPERTIES
+        ENVIRONMENT "${_env}"
+        PROCESSORS ${_procs}
+        TIMEOUT ${_timeout}
+        LABELS "${_vlabels}")
+    endforeach()
+  endforeach()
+endfunction()
+
+function(ep_add_unit_test)
+  if(NOT BUILD_TESTING)
+    return()
+  endif()
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT" "SOURCES;LABELS;LIBRARIES;ARGS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "ep_add_unit_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_NAME OR NOT arg_SOURCES)
+    message(FATAL_ERROR "ep_add_unit_test: NAME and SOURCES are required")
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 60)
+  endif()
+  _ep_test_timeout(_timeout ${arg_TIMEOUT})
+
+  add_executable(${arg_NAME} ${arg_SOURCES})
+  target_link_libraries(${arg_NAME} PRIVATE ep::ep GTest::gtest_main ${arg_LIBRARIES})
+  ep_target_warnings(${arg_NAME})
+  add_dependencies(ep_tests ${arg_NAME})
+  add_test(NAME ${arg_NAME} COMMAND ${arg_NAME} ${arg_ARGS})
+  set(_labels unit ${arg_LABELS})
+  list(REMOVE_DUPLICATES _labels)
+  set_tests_properties(${arg_NAME} PROPERTIES
+    ENVIRONMENT "${EP_SANITIZER_ENV}"
+    PROCESSORS 1
+    TIMEOUT ${_timeout}
+    LABELS "${_labels}")
+endfunction()

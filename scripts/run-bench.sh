@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# `make bench`: runs the benchmarks at full size and writes their JSON (and
+# CSV) to bench-results/, one file per benchmark, plus the machine and build
+# they ran on (bench-results/environment.json).
+#
+#   BUILD_DIR=build/release bash scripts/run-bench.sh [ep_pingpong options]
+#   BENCH_THREADS=4 ...      threads per process (default 2)
+#
+# New benchmarks: add a run_bench line below.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/mpi-env.sh
+
+build_dir="${BUILD_DIR:-build/release}"
+out="${BENCH_RESULTS:-bench-results}"
+threads="${BENCH_THREADS:-2}"
+mkdir -p "$out"
+
+# run_bench <name> <processes> <executable relative to the build dir> [args...]
+run_bench() {
+  local name="$1" procs="$2" exe="$build_dir/$3"
+  shift 3
+  if [[ ! -x "$exe" ]]; then
+    echo "run-bench: $exe is not built (run 'make build')" >&2
+    return 1
+  fi
+  echo "=== $name: $procs processes x $threads threads ==="
+  OMP_NUM_THREADS="$threads" ep_mpiexec -n "$procs" -x OMP_NUM_THREADS \
+    "$exe" --json "$out/$name.json" --csv "$out/$name.csv" "$@"
+}
+
+python3 - "$out/environment.json" "$build_dir" "$threads" <<'PY'
+import json, os, platform, subprocess, sys, datetime
+path, build_dir, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def cmd(*a):
+    try:
+        return subprocess.run(a, capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return ""
+cache = {}
+try:
+    for line in open(os.path.join(build_dir, "CMakeCache.txt")):
+        for key in ("CMAKE_BUILD_TYPE", "CMAKE_CXX_COMPILER", "EP_SANITIZER"):
+            if line.startswith(key + ":"):
+                cache[key] = line.split("=", 1)[1].strip()
+except OSError:
+    pass
+json.dump({
+    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+    "host": platform.node(), "cpus": os.cpu_count(), "kernel": platform.release(),
+    "threads_per_process": threads,
+    "mpi": (cmd("mpiexec", "--version").splitlines() or [""])[0],
+    "git": cmd("git", "rev-parse", "--short", "HEAD"),
+    "build": cache,
+}, open(path, "w"), indent=2)
+PY
+
+run_bench ep_pingpong 2 demos/bench/ep_pingpong "$@"
+echo "run-bench: results in $out/"

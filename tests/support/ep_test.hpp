@@ -1,0 +1,29 @@
+// Helpers shared by all MPI tests: run a body on every endpoint and report
+// failures with the endpoint that saw them.
+#pragma once
+
+#include <functional>
+
+#include "ep/communicator.hpp"
+
+namespace ep_test {
+
+/// Rank and size of MPI_COMM_WORLD.
+int world_rank();
+int world_size();
+
+/// Runs `body` on `threads` OpenMP threads of every process (0: the
+/// OMP_NUM_THREADS default), each with its own endpoint of a fresh endpoint
+/// communicator created over MPI_COMM_WORLD; frees the communicator afterwards.
+/// Collective over MPI_COMM_WORLD. GoogleTest failures raised inside `body`
+/// are reported as "[rank r, ep e]"; an exception escaping `body` is recorded
+/// as a failure of that endpoint (and the endpoint still takes part in the
+/// closing free, so no other endpoint hangs).
+void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threads = 0,
+                   const ep::EndpointOptions& options = {});
+
+/// The endpoint whose failures the calling thread reports (-1: none).
+void set_current_endpoint(int ep_rank);
+int current_endpoint();
+
+}  // namespace ep_test
