@@ -20,7 +20,8 @@ CommState::CommState(MPI_Comm parent, RankMap map, int process_rank, std::size_t
       eager_threshold_(eager_threshold),
       mailboxes_(new Mailbox[static_cast<std::size_t>(local_size_)]),
       freed_(new std::atomic<bool>[static_cast<std::size_t>(local_size_)]),
-      live_endpoints_(local_size_) {
+      live_endpoints_(local_size_),
+      team_(local_size_) {
   for (int t = 0; t < local_size_; ++t) freed_[t].store(false);
   constexpr const char* kCall = "ep::create_endpoints";
   // Two private duplicates: user messages and internal messages can never

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "collective/local_team.hpp"
 #include "ep/rank_map.hpp"
 #include "matching_engine.hpp"
 
@@ -33,6 +34,8 @@ class CommState {
   [[nodiscard]] MPI_Comm internal_comm() const noexcept { return internal_comm_; }
   [[nodiscard]] std::size_t eager_threshold() const noexcept { return eager_threshold_; }
   [[nodiscard]] Mailbox& mailbox(int thread) { return mailboxes_[thread]; }
+  /// The local endpoints as a team, for the shared-memory stage of collectives.
+  [[nodiscard]] LocalTeam& team() noexcept { return team_; }
 
   [[nodiscard]] bool is_freed(int thread) const {
     return freed_[thread].load(std::memory_order_relaxed);
@@ -58,6 +61,7 @@ class CommState {
   std::unique_ptr<std::atomic<bool>[]> freed_;
   std::atomic<int> live_endpoints_;
   std::mutex drain_mutex_;
+  LocalTeam team_;
 };
 
 }  // namespace ep::detail

@@ -5,4 +5,5 @@
 #include "ep/error.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/request.hpp"
+#include "ep/collectives.hpp"
 #include "ep/tag_encoding.hpp"

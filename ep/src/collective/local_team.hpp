@@ -35,6 +35,14 @@ class LocalTeam {
     return slots_[thread].pointer.load(std::memory_order_relaxed);
   }
 
+  /// A second pointer per thread (a scratch buffer, say), same rules as publish().
+  void publish_aux(int thread, void* pointer) {
+    slots_[thread].aux.store(pointer, std::memory_order_relaxed);
+  }
+  [[nodiscard]] void* published_aux(int thread) const {
+    return slots_[thread].aux.load(std::memory_order_relaxed);
+  }
+
   /// A value per thread (counts, flags), same visibility rules as publish().
   void set_value(int thread, std::int64_t value) {
     slots_[thread].value.store(value, std::memory_order_relaxed);
@@ -46,6 +54,7 @@ class LocalTeam {
  private:
   struct alignas(64) Slot {
     std::atomic<const void*> pointer{nullptr};
+    std::atomic<void*> aux{nullptr};
     std::atomic<std::int64_t> value{0};
   };
 

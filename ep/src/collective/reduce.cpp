@@ -1,0 +1,251 @@
+// MPI_Reduce and MPI_Allreduce.
+//
+// Hierarchical path: the threads of a process fold their contributions in
+// thread order, each thread taking one slice of the vector (so a large
+// reduction uses every core), into a process buffer; the leaders combine the
+// process buffers with MPI (in process order, which MPI keeps for
+// non-commutative ops); the threads copy the result out. With process-major
+// numbering, thread order then process order is EP rank order, so
+// non-commutative ops are honoured.
+//
+// Rank-order path (ReduceOptions::layout_independent, or a non-commutative op
+// on a communicator whose ranks are not process-major): every process
+// gathers all contributions and folds them in EP rank order, the same
+// evaluation whatever the layout, hence the same bits.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collective/collective_support.hpp"
+#include "ep/collectives.hpp"
+
+namespace ep {
+
+namespace {
+
+using detail::CollectiveCall;
+using detail::TypedBuffer;
+using detail::TypedScratch;
+
+struct ReduceArgs {
+  const void* contribution;  // this endpoint's input (recvbuf for MPI_IN_PLACE)
+  int count;
+  MPI_Datatype type;
+  MPI_Op op;
+  detail::TypeLayout layout;
+  MPI_Aint extent;
+};
+
+ReduceArgs make_args(const CollectiveCall& call, const void* sendbuf, const void* recvbuf,
+                     int count, MPI_Datatype type, MPI_Op op) {
+  detail::check_count(count, call.name, call.rank);
+  if (op == MPI_OP_NULL) {
+    throw Error(ErrorKind::kArgument, call.name, call.rank, "op is MPI_OP_NULL");
+  }
+  ReduceArgs args{sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type, op,
+                  detail::layout_of(type, call.name, call.rank), 0};
+  args.extent = detail::element_offset(type, 1, call.name, call.rank);
+  return args;
+}
+
+bool commutative(const CollectiveCall& call, MPI_Op op) {
+  int commute = 0;
+  check_mpi(MPI_Op_commutative(op, &commute), call.name, call.rank);
+  return commute != 0;
+}
+
+const std::byte* at(const void* base, MPI_Aint offset) {
+  return static_cast<const std::byte*>(base) + offset;
+}
+
+// This thread's slice [first, last) of `count` elements.
+std::pair<int, int> slice_of(const CollectiveCall& call, int count) {
+  const auto threads = static_cast<long long>(call.local_size());
+  const auto first = static_cast<int>(count * static_cast<long long>(call.thread) / threads);
+  const auto last = static_cast<int>(count * static_cast<long long>(call.thread + 1) / threads);
+  return {first, last};
+}
+
+// result[slice] = c[0] op (c[1] op (... op c[n-1])) over `inputs` in order.
+void fold_slice(const CollectiveCall& call, const ReduceArgs& args,
+                const std::vector<const void*>& inputs, void* result, int first, int last) {
+  const int n = last - first;
+  if (n <= 0 || inputs.empty()) return;
+  const MPI_Aint offset = first * args.extent;
+  void* target = static_cast<std::byte*>(result) + offset;
+  const TypedBuffer source{at(inputs.back(), offset), n, args.type, args.layout};
+  detail::copy_typed(source, {target, n, args.type, args.layout}, source.bytes());
+  for (auto i = static_cast<std::ptrdiff_t>(inputs.size()) - 2; i >= 0; --i) {
+    check_mpi(MPI_Reduce_local(at(inputs[static_cast<std::size_t>(i)], offset), target, n,
+                               args.type, args.op),
+              call.name, call.rank);
+  }
+}
+
+void copy_out(const ReduceArgs& args, const void* result, void* recvbuf) {
+  if (result == recvbuf) return;
+  const TypedBuffer source{result, args.count, args.type, args.layout};
+  detail::copy_typed(source, {recvbuf, args.count, args.type, args.layout}, source.bytes());
+}
+
+// Folds the local contributions into the leader's scratch (published as aux
+// of thread 0). Returns with the fold complete and visible to all threads.
+void fold_locally(CollectiveCall& call, const ReduceArgs& args, TypedScratch& leader_scratch) {
+  if (call.leader()) {
+    leader_scratch = TypedScratch(args.count, args.type, call.name, call.rank);
+    call.team.publish_aux(0, leader_scratch.data());
+  }
+  call.team.publish(call.thread, args.contribution);
+  call.team.barrier();
+  std::vector<const void*> inputs(static_cast<std::size_t>(call.local_size()));
+  for (int t = 0; t < call.local_size(); ++t) inputs[static_cast<std::size_t>(t)] = call.team.published(t);
+  const auto [first, last] = slice_of(call, args.count);
+  fold_slice(call, args, inputs, call.team.published_aux(0), first, last);
+  call.team.barrier();
+}
+
+// Rank-order reduction: every endpoint ends with the full result in the
+// buffer published as aux of thread 0.
+void reduce_in_rank_order(CollectiveCall& call, const ReduceArgs& args, TypedScratch& all,
+                          TypedScratch& result) {
+  const RankMap& map = call.comm.rank_map();
+  const int processes = map.num_processes();
+  // Contributions are stored process-major: process p's threads from slot
+  // first_slot[p] on.
+  std::vector<int> first_slot(static_cast<std::size_t>(processes) + 1, 0);
+  for (int p = 0; p < processes; ++p) first_slot[p + 1] = first_slot[p] + map.endpoints_of(p);
+  const int me = call.comm.process_rank();
+
+  if (call.leader()) {
+    all = TypedScratch(args.count * map.size(), args.type, call.name, call.rank);
+    result = TypedScratch(args.count, args.type, call.name, call.rank);
+    call.team.publish_aux(0, all.data());
+    call.team.set_value(0, reinterpret_cast<std::intptr_t>(result.data()));
+  }
+  call.team.barrier();
+  auto* all_base = static_cast<std::byte*>(call.team.published_aux(0));
+  auto* result_base = reinterpret_cast<void*>(call.team.value(0));
+  // Each thread places its contribution in its slot.
+  const MPI_Aint slot_bytes = args.count * args.extent;
+  {
+    const TypedBuffer source{args.contribution, args.count, args.type, args.layout};
+    void* slot = all_base + (first_slot[me] + call.thread) * slot_bytes;
+    detail::copy_typed(source, {slot, args.count, args.type, args.layout}, source.bytes());
+  }
+  call.team.barrier();
+  if (call.leader() && processes > 1) {
+    std::vector<int> counts(static_cast<std::size_t>(processes));
+    std::vector<int> displs(static_cast<std::size_t>(processes));
+    for (int p = 0; p < processes; ++p) {
+      counts[p] = map.endpoints_of(p) * args.count;
+      displs[p] = first_slot[p] * args.count;
+    }
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all_base, counts.data(),
+                              displs.data(), args.type, call.mpi(), &request),
+              call.name, call.rank);
+    detail::wait_mpi(request, call.name, call.rank);
+  }
+  call.team.barrier();
+  std::vector<const void*> inputs(static_cast<std::size_t>(map.size()));
+  for (int r = 0; r < map.size(); ++r) {
+    const Location where = map.locate(r);
+    inputs[r] = all_base + (first_slot[where.process] + where.thread) * slot_bytes;
+  }
+  const auto [first, last] = slice_of(call, args.count);
+  fold_slice(call, args, inputs, result_base, first, last);
+  call.team.barrier();
+}
+
+bool use_rank_order(const CollectiveCall& call, const ReduceArgs& args,
+                    const ReduceOptions& options) {
+  return options.layout_independent ||
+         (!call.comm.rank_map().process_major() && !commutative(call, args.op));
+}
+
+}  // namespace
+
+void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
+  CollectiveCall call = detail::begin_collective(comm, "ep::allreduce");
+  const ReduceArgs args = make_args(call, sendbuf, recvbuf, count, datatype, op);
+
+  if (use_rank_order(call, args, options)) {
+    TypedScratch all;
+    TypedScratch result;
+    reduce_in_rank_order(call, args, all, result);
+    copy_out(args, reinterpret_cast<void*>(call.team.value(0)), recvbuf);
+    call.team.barrier();
+    return;
+  }
+  // One endpoint in every process: straight to MPI (MPI_IN_PLACE must then be
+  // used by all processes or none, as it is by all endpoints or none).
+  if (call.comm.rank_map().max_endpoints_per_process() == 1) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, call.mpi(), &request),
+              call.name, call.rank);
+    detail::wait_mpi(request, call.name, call.rank);
+    return;
+  }
+  TypedScratch scratch;
+  fold_locally(call, args, scratch);
+  void* process_result = call.team.published_aux(0);
+  if (call.leader() && call.processes() > 1) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, process_result, count, datatype, op, call.mpi(),
+                             &request),
+              call.name, call.rank);
+    detail::wait_mpi(request, call.name, call.rank);
+  }
+  call.team.barrier();
+  copy_out(args, process_result, recvbuf);
+  call.team.barrier();  // the leader's scratch is read until here
+}
+
+void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
+            MPI_Datatype datatype, MPI_Op op, int root, const ReduceOptions& options) {
+  CollectiveCall call = detail::begin_collective(comm, "ep::reduce");
+  detail::check_root(root, call.size(), call.name, call.rank);
+  const bool is_root = call.rank == root;
+  if (sendbuf == MPI_IN_PLACE && !is_root) {
+    throw Error(ErrorKind::kArgument, call.name, call.rank,
+                "MPI_IN_PLACE is only allowed at the root (" + std::to_string(root) + ")");
+  }
+  const ReduceArgs args = make_args(call, sendbuf, recvbuf, count, datatype, op);
+
+  if (use_rank_order(call, args, options)) {
+    TypedScratch all;
+    TypedScratch result;
+    reduce_in_rank_order(call, args, all, result);
+    if (is_root) copy_out(args, reinterpret_cast<void*>(call.team.value(0)), recvbuf);
+    call.team.barrier();
+    return;
+  }
+  const Location root_at = call.comm.rank_map().locate(root);
+  const bool root_process = root_at.process == call.comm.process_rank();
+  if (call.comm.rank_map().max_endpoints_per_process() == 1) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root_at.process, call.mpi(),
+                          &request),
+              call.name, call.rank);
+    detail::wait_mpi(request, call.name, call.rank);
+    return;
+  }
+  TypedScratch scratch;
+  fold_locally(call, args, scratch);
+  void* process_result = call.team.published_aux(0);
+  if (call.leader() && call.processes() > 1) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const void* send = root_process ? MPI_IN_PLACE : process_result;
+    check_mpi(MPI_Ireduce(send, process_result, count, datatype, op, root_at.process, call.mpi(),
+                          &request),
+              call.name, call.rank);
+    detail::wait_mpi(request, call.name, call.rank);
+  }
+  call.team.barrier();
+  if (is_root) copy_out(args, process_result, recvbuf);
+  call.team.barrier();
+}
+
+}  // namespace ep
