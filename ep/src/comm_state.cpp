@@ -12,7 +12,8 @@
 namespace ep {
 namespace detail {
 
-CommState::CommState(MPI_Comm parent, RankMap map, int process_rank, std::size_t eager_threshold)
+CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int process_rank,
+                     std::size_t eager_threshold)
     : parent_(parent),
       map_(std::move(map)),
       process_rank_(process_rank),
@@ -26,8 +27,8 @@ CommState::CommState(MPI_Comm parent, RankMap map, int process_rank, std::size_t
   constexpr const char* kCall = "ep::create_endpoints";
   // Two private duplicates: user messages and internal messages can never
   // match each other, whatever tags they use.
-  check_mpi(MPI_Comm_dup(parent, &p2p_comm_), kCall, -1);
-  check_mpi(MPI_Comm_dup(parent, &internal_comm_), kCall, -1);
+  check_mpi(MPI_Comm_dup(process_comm, &p2p_comm_), kCall, -1);
+  check_mpi(MPI_Comm_dup(process_comm, &internal_comm_), kCall, -1);
   // Errors come back as codes that check_mpi turns into ep::Error.
   check_mpi(MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN), kCall, -1);
   check_mpi(MPI_Comm_set_errhandler(internal_comm_, MPI_ERRORS_RETURN), kCall, -1);
@@ -174,7 +175,7 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
     }
   }
 
-  auto state = std::make_shared<detail::CommState>(parent, RankMap(counts), process_rank,
+  auto state = std::make_shared<detail::CommState>(parent, parent, RankMap(counts), process_rank,
                                                    eager_threshold);
   std::vector<Communicator> handles;
   handles.reserve(static_cast<std::size_t>(n_local));

@@ -18,7 +18,11 @@ namespace ep::detail {
 
 class CommState {
  public:
-  CommState(MPI_Comm parent, RankMap map, int process_rank, std::size_t eager_threshold);
+  /// Duplicates `process_comm` (collective over its processes, called by one
+  /// thread per process); `map` numbers the endpoints over its ranks.
+  /// `parent` is what Communicator::parent() reports.
+  CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int process_rank,
+            std::size_t eager_threshold);
   CommState(const CommState&) = delete;
   CommState& operator=(const CommState&) = delete;
   ~CommState();

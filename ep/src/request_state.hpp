@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,9 @@ struct RequestState {
   int want_tag = MPI_ANY_TAG;
 
   std::atomic<Phase> phase{Phase::kPosted};
+  // Operations that advance in steps (nonblocking collectives): polled by the
+  // owner's test/wait; returns true once the operation is complete.
+  std::function<bool()> progress;
   MPI_Request mpi_request = MPI_REQUEST_NULL;
   Status status;
 

@@ -34,6 +34,11 @@ bool test_mpi(RequestState& request) {
 bool poll(RequestState& request) {
   Phase phase = request.phase.load(std::memory_order_acquire);
   if (phase == Phase::kComplete) return true;
+  if (request.progress) {
+    if (!request.progress()) return false;
+    request.complete();
+    return true;
+  }
   if (phase == Phase::kMpiPending && test_mpi(request)) return true;
   // Drain even while an MPI request is pending: a large MPI send completes
   // only when the peer receives it, and the peer's receive may be waiting in

@@ -6,4 +6,5 @@
 #include "ep/rank_map.hpp"
 #include "ep/request.hpp"
 #include "ep/collectives.hpp"
+#include "ep/comm_management.hpp"
 #include "ep/tag_encoding.hpp"
