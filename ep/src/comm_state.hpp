@@ -16,6 +16,8 @@
 
 namespace ep::detail {
 
+class Topology;  // topology/topology.hpp
+
 class CommState {
  public:
   /// Duplicates `process_comm` (collective over its processes, called by one
@@ -52,6 +54,10 @@ class CommState {
   /// mailbox of its destination thread. One drainer at a time: when another
   /// thread is draining this returns at once (it will deliver our messages).
   void drain(int ep_rank);
+
+  /// Cartesian or graph topology (null: none). Set by the creating call
+  /// before any handle is handed out, immutable afterwards.
+  std::shared_ptr<const Topology> topology;
 
  private:
   MPI_Comm parent_;

@@ -70,6 +70,16 @@ enum class SendMode { kStandard, kSynchronous };
 
 namespace detail {
 
+// Throws for bad send arguments; returns the datatype's layout.
+TypeLayout check_send_args(const Communicator& self, const char* call, int count,
+                           MPI_Datatype datatype, int dest, int tag) {
+  const int rank = self.rank();
+  check_count(count, call, rank);
+  check_dest(dest, self.state()->rank_map().size(), call, rank);
+  check_send_tag(tag, call, rank);
+  return layout_of(datatype, call, rank);
+}
+
 // Starts a send; nullptr means it is already complete.
 std::shared_ptr<RequestState> start_send(const Communicator& self, const char* call,
                                          const void* buf, int count, MPI_Datatype datatype,
@@ -82,10 +92,8 @@ std::shared_ptr<RequestState> start_send(const Communicator& self, const char* c
                                          int dest, int tag, SendMode mode) {
   const int rank = self.rank();
   CommState& comm = *self.state();
-  check_count(count, call, rank);
-  check_dest(dest, comm.rank_map().size(), call, rank);
-  check_send_tag(tag, call, rank);
-  const TypedBuffer data{buf, count, datatype, layout_of(datatype, call, rank)};
+  const TypedBuffer data{buf, count, datatype,
+                         check_send_args(self, call, count, datatype, dest, tag)};
   if (dest == MPI_PROC_NULL) return nullptr;
 
   const Location to = comm.rank_map().locate(dest);
@@ -202,20 +210,15 @@ Status Communicator::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype s
                               int dest, int sendtag, void* recvbuf, int recvcount,
                               MPI_Datatype recvtype, int source, int recvtag) const {
   checked_state("ep::sendrecv");
+  // The send arguments are checked before the receive is posted: a posted
+  // receive may match at once, and a failed call must consume nothing.
+  detail::check_send_args(*this, "ep::sendrecv", sendcount, sendtype, dest, sendtag);
   // Receive first so that two endpoints exchanging large messages never wait
   // on each other's send.
   Request receive(
       detail::start_recv(*this, "ep::sendrecv", recvbuf, recvcount, recvtype, source, recvtag));
-  Request send;
-  try {
-    send = Request(detail::start_send(*this, "ep::sendrecv", sendbuf, sendcount, sendtype, dest,
-                                      sendtag, SendMode::kStandard));
-  } catch (...) {
-    // Bad send arguments: withdraw the receive so nothing is left posted.
-    cancel(receive);
-    wait(receive);
-    throw;
-  }
+  Request send(detail::start_send(*this, "ep::sendrecv", sendbuf, sendcount, sendtype, dest,
+                                  sendtag, SendMode::kStandard));
   wait(send);
   return wait(receive);
 }

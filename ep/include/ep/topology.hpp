@@ -1,0 +1,174 @@
+// Process topologies on endpoint communicators (Cartesian and distributed
+// graph) and the neighbourhood collectives that use them, with MPI's semantics.
+//
+//   // 2-D periodic grid over all endpoints, then a halo exchange.
+//   std::array<int, 2> dims{0, 0};
+//   ep::dims_create(comm.size(), dims);
+//   const std::array<int, 2> periods{1, 1};
+//   ep::Communicator grid = ep::cart_create(comm, dims, periods, false);
+//   ep::neighbor_alltoall(grid, halo_out, n, MPI_DOUBLE, halo_in, n, MPI_DOUBLE);
+//
+// Creation calls are collective over every endpoint of the old communicator
+// (each thread calls with its own handle) and return that thread's handle of
+// the new one. The new communicator is a duplicate (fresh matching, its own
+// internal MPI communicators) that carries the topology. Ranks are never
+// reordered: `reorder` is accepted for MPI compatibility and ignored, which
+// MPI allows.
+//
+// Neighbour lists follow MPI. On a Cartesian communicator the neighbours are,
+// for each dimension d in order, the -1 then the +1 neighbour (slots 2d and
+// 2d+1); off the edge of a non-periodic dimension the neighbour is
+// MPI_PROC_NULL and its buffer slots are neither sent nor written. A periodic
+// dimension of size 1 or 2 makes a rank its own neighbour or the same
+// neighbour twice; both slots are kept, and as MPI-4 states, the block sent
+// in the -1 direction lands in the receiver's +1 slot and vice versa. On a
+// distributed graph the k-th edge from a source to a destination matches the
+// k-th occurrence of that source in the destination's source list.
+//
+// Neighbour collectives: threads of one process copy straight between each
+// other's buffers; everything the threads of a process send to the threads of
+// another process travels as one aggregated MPI message per process pair.
+//
+// Errors throw ep::Error naming the call, the EP rank and the bad value.
+#pragma once
+
+#include <mpi.h>
+
+#include <span>
+#include <vector>
+
+#include "ep/communicator.hpp"
+
+namespace ep {
+
+/// MPI_Topo_test's answer.
+enum class TopologyKind {
+  kNone,       ///< MPI_UNDEFINED: no topology attached
+  kCartesian,  ///< MPI_CART
+  kDistGraph,  ///< MPI_DIST_GRAPH
+};
+
+/// MPI_Topo_test. Local.
+[[nodiscard]] TopologyKind topo_test(const Communicator& comm);
+
+// ---------------------------------------------------------------------------
+// Cartesian topologies
+
+/// MPI_Dims_create: fills the zero entries of `dims` so that the product of
+/// all entries is `nnodes`, the filled entries as close to each other as
+/// possible and in non-increasing order. Positive entries are kept. Throws
+/// ep::Error(kArgument) when nnodes is not a multiple of the fixed entries'
+/// product or an entry is negative. Local.
+void dims_create(int nnodes, std::span<int> dims);
+
+/// MPI_Cart_create with reorder ignored (ranks stay as in `comm`). Collective
+/// over every endpoint of `comm`, all passing the same dims and periods
+/// (non-zero: periodic). The grid may be smaller than `comm`: endpoints of
+/// rank >= product(dims) get a null handle (MPI_COMM_NULL). A zero-dimensional
+/// grid has one rank.
+[[nodiscard]] Communicator cart_create(const Communicator& comm, std::span<const int> dims,
+                                       std::span<const int> periods, bool reorder = false);
+
+/// MPI_Cartdim_get: number of dimensions.
+[[nodiscard]] int cartdim_get(const Communicator& comm);
+
+/// MPI_Cart_get: the grid and the calling endpoint's coordinates.
+struct CartInfo {
+  std::vector<int> dims;
+  std::vector<int> periods;  ///< 1: periodic, 0: not
+  std::vector<int> coords;   ///< of the calling endpoint
+};
+[[nodiscard]] CartInfo cart_get(const Communicator& comm);
+
+/// MPI_Cart_coords: coordinates of `rank` (row-major: the last dimension varies fastest).
+[[nodiscard]] std::vector<int> cart_coords(const Communicator& comm, int rank);
+
+/// MPI_Cart_rank: rank at `coords`. Coordinates of periodic dimensions wrap;
+/// out of range in a non-periodic dimension throws ep::Error(kRank).
+[[nodiscard]] int cart_rank(const Communicator& comm, std::span<const int> coords);
+
+/// MPI_Cart_shift's two ranks (MPI_PROC_NULL off the edge of a non-periodic dimension).
+struct ShiftRanks {
+  int source = MPI_PROC_NULL;  ///< rank at coords - disp along `direction`
+  int dest = MPI_PROC_NULL;    ///< rank at coords + disp along `direction`
+};
+/// MPI_Cart_shift of the calling endpoint: `disp` steps along dimension `direction`.
+[[nodiscard]] ShiftRanks cart_shift(const Communicator& comm, int direction, int disp);
+
+// ---------------------------------------------------------------------------
+// Distributed graph topologies
+
+/// MPI_Dist_graph_create_adjacent without weights (MPI_UNWEIGHTED). Collective
+/// over every endpoint of `comm`; each endpoint names its own in-neighbours
+/// (`sources`) and out-neighbours (`destinations`), EP ranks of `comm`,
+/// repeats allowed. Every edge must be named at both ends: the process pair
+/// counts are checked at creation (a mismatch throws ep::Error on every
+/// endpoint instead of hanging the first neighbour collective).
+[[nodiscard]] Communicator dist_graph_create_adjacent(const Communicator& comm,
+                                                      std::span<const int> sources,
+                                                      std::span<const int> destinations,
+                                                      bool reorder = false);
+
+/// MPI_Dist_graph_create_adjacent with weights (one per source and per destination).
+[[nodiscard]] Communicator dist_graph_create_adjacent(
+    const Communicator& comm, std::span<const int> sources, std::span<const int> sourceweights,
+    std::span<const int> destinations, std::span<const int> destweights, bool reorder = false);
+
+/// MPI_Dist_graph_neighbors_count.
+struct NeighborCounts {
+  int indegree = 0;
+  int outdegree = 0;
+  bool weighted = false;
+};
+[[nodiscard]] NeighborCounts dist_graph_neighbors_count(const Communicator& comm);
+
+/// MPI_Dist_graph_neighbors (weights empty when the graph is unweighted).
+struct Neighbors {
+  std::vector<int> sources;
+  std::vector<int> sourceweights;
+  std::vector<int> destinations;
+  std::vector<int> destweights;
+};
+[[nodiscard]] Neighbors dist_graph_neighbors(const Communicator& comm);
+
+/// The calling endpoint's neighbour lists on any topology, in the order the
+/// neighbour collectives use for their buffer slots. For a Cartesian
+/// communicator sources == destinations == {-1, +1 neighbour of dimension 0,
+/// ...}, with MPI_PROC_NULL off the edge.
+[[nodiscard]] Neighbors topology_neighbors(const Communicator& comm);
+
+// ---------------------------------------------------------------------------
+// Neighbourhood collectives (collective over every endpoint of `comm`, which
+// must carry a topology). MPI_IN_PLACE is not allowed (as in MPI). Blocks are
+// indexed by neighbour slot: send block i goes to destination i, receive
+// block j comes from source j. Count and displacement spans must hold at
+// least outdegree (send side) / indegree (receive side) entries.
+
+/// MPI_Neighbor_allgather.
+void neighbor_allgather(const Communicator& comm, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                        MPI_Datatype recvtype);
+
+/// MPI_Neighbor_allgatherv: block j lands at recvbuf + displs[j] * extent(recvtype).
+void neighbor_allgatherv(const Communicator& comm, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
+                         std::span<const int> displs, MPI_Datatype recvtype);
+
+/// MPI_Neighbor_alltoall.
+void neighbor_alltoall(const Communicator& comm, const void* sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype);
+
+/// MPI_Neighbor_alltoallv: displacements in elements of the respective type's extent.
+void neighbor_alltoallv(const Communicator& comm, const void* sendbuf,
+                        std::span<const int> sendcounts, std::span<const int> sdispls,
+                        MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
+                        std::span<const int> rdispls, MPI_Datatype recvtype);
+
+/// MPI_Neighbor_alltoallw: one datatype per block, displacements in bytes.
+void neighbor_alltoallw(const Communicator& comm, const void* sendbuf,
+                        std::span<const int> sendcounts, std::span<const MPI_Aint> sdispls,
+                        std::span<const MPI_Datatype> sendtypes, void* recvbuf,
+                        std::span<const int> recvcounts, std::span<const MPI_Aint> rdispls,
+                        std::span<const MPI_Datatype> recvtypes);
+
+}  // namespace ep

@@ -1,0 +1,425 @@
+// Error cases: every misuse throws ep::Error with the right kind() and a
+// what() naming the call and the offending value, and leaves the
+// communicator usable.
+//
+// Not tested here: "MPI initialised below MPI_THREAD_MULTIPLE" (ErrorKind::
+// kThreadLevel). MPI can be initialised only once per process and the test
+// main initialises it with MPI_THREAD_MULTIPLE, so create_endpoints can never
+// see a lower level in this process; that check needs a separate program
+// that calls MPI_Init_thread with MPI_THREAD_FUNNELED.
+//
+// Not tested either: an invalid datatype (MPI_DATATYPE_NULL). Whether it is
+// caught before MPI sees it depends on MPI's error handler, and under the
+// default MPI_ERRORS_ARE_FATAL a miss would abort the whole test program.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ep/ep.hpp"
+#include "ep_test.hpp"
+#include "p2p_helpers.hpp"
+
+namespace {
+
+using ep::ErrorKind;
+using ep_p2p::expect_ep_error;
+using std::to_string;
+
+constexpr int kEagerInts = static_cast<int>(ep::kDefaultEagerThreshold / sizeof(int));
+
+/// The error names the caller's EP rank; an argument error carries no MPI
+/// code (a truncation may carry MPI_ERR_TRUNCATE: `argument_error` false).
+void expect_caller(const std::optional<ep::Error>& e, const ep::Communicator& c,
+                   bool argument_error = true) {
+  if (!e) return;
+  EXPECT_EQ(e->ep_rank(), c.rank()) << e->what();
+  if (argument_error) {
+    EXPECT_EQ(e->mpi_code(), MPI_SUCCESS) << e->what();
+  }
+  EXPECT_NE(std::string(e->what()).find("ep rank " + to_string(c.rank())), std::string::npos)
+      << e->what();
+}
+
+/// A ring exchange that must still work after the errors.
+void expect_ring_still_works(const ep::Communicator& c) {
+  const int n = c.size();
+  const int r = c.rank();
+  const int right = (r + 1) % n;
+  const int left = (r - 1 + n) % n;
+  int out = ep_p2p::pattern(r, right, 0, 77);
+  int in = -1;
+  const ep::Status st = c.sendrecv(&out, 1, MPI_INT, right, 1, &in, 1, MPI_INT, left, 1);
+  EXPECT_EQ(st.source, left);
+  EXPECT_EQ(in, ep_p2p::pattern(left, r, 0, 77));
+}
+
+TEST(P2PErrors, RankOutOfRange) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int n = c.size();
+    int x = 0;
+    const std::string size = to_string(n);
+    for (int bad : {n, 12345, -7}) {
+      const std::string v = to_string(bad);
+      expect_caller(expect_ep_error([&] { c.send(&x, 1, MPI_INT, bad, 0); }, ErrorKind::kRank,
+                                    {"send", v}, "send to " + v),
+                    c);
+      expect_ep_error([&] { c.ssend(&x, 1, MPI_INT, bad, 0); }, ErrorKind::kRank, {"ssend", v},
+                      "ssend to " + v);
+      expect_ep_error([&] { static_cast<void>(c.isend(&x, 1, MPI_INT, bad, 0)); }, ErrorKind::kRank,
+                      {"isend", v}, "isend to " + v);
+      expect_ep_error([&] { static_cast<void>(c.issend(&x, 1, MPI_INT, bad, 0)); },
+                      ErrorKind::kRank, {"issend", v}, "issend to " + v);
+      expect_caller(expect_ep_error([&] { c.recv(&x, 1, MPI_INT, bad, 0); }, ErrorKind::kRank,
+                                    {"recv", v}, "recv from " + v),
+                    c);
+      expect_ep_error([&] { static_cast<void>(c.irecv(&x, 1, MPI_INT, bad, 0)); }, ErrorKind::kRank,
+                      {"irecv", v}, "irecv from " + v);
+      expect_ep_error([&] { c.probe(bad, 0); }, ErrorKind::kRank, {"probe", v}, "probe " + v);
+      expect_ep_error([&] { static_cast<void>(c.iprobe(bad, 0)); }, ErrorKind::kRank, {"iprobe", v},
+                      "iprobe " + v);
+      expect_ep_error([&] { static_cast<void>(c.mprobe(bad, 0)); }, ErrorKind::kRank, {"mprobe", v},
+                      "mprobe " + v);
+      expect_ep_error([&] { static_cast<void>(c.improbe(bad, 0)); }, ErrorKind::kRank,
+                      {"improbe", v}, "improbe " + v);
+      int y = 0;
+      expect_ep_error([&] { c.sendrecv(&x, 1, MPI_INT, bad, 0, &y, 1, MPI_INT, c.rank(), 0); },
+                      ErrorKind::kRank, {"sendrecv", v}, "sendrecv to " + v);
+      expect_ep_error([&] { c.sendrecv(&x, 1, MPI_INT, c.rank(), 0, &y, 1, MPI_INT, bad, 0); },
+                      ErrorKind::kRank, {"sendrecv", v}, "sendrecv from " + v);
+    }
+    // MPI_ANY_SOURCE is a receive-side wildcard only.
+    expect_ep_error([&] { c.send(&x, 1, MPI_INT, ep::kAnySource, 0); }, ErrorKind::kRank, {"send"},
+                    "send to MPI_ANY_SOURCE");
+    expect_ring_still_works(c);
+  });
+}
+
+TEST(P2PErrors, TagOutOfRange) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int right = (c.rank() + 1) % c.size();
+    int x = 0;
+    for (int bad : {ep::kMaxUserTag + 1, -5, 40000}) {
+      const std::string v = to_string(bad);
+      expect_caller(expect_ep_error([&] { c.send(&x, 1, MPI_INT, right, bad); }, ErrorKind::kTag,
+                                    {"send", v}, "send with tag " + v),
+                    c);
+      expect_ep_error([&] { c.ssend(&x, 1, MPI_INT, right, bad); }, ErrorKind::kTag, {"ssend", v},
+                      "ssend with tag " + v);
+      expect_ep_error([&] { static_cast<void>(c.isend(&x, 1, MPI_INT, right, bad)); },
+                      ErrorKind::kTag, {"isend", v}, "isend with tag " + v);
+      expect_ep_error([&] { static_cast<void>(c.issend(&x, 1, MPI_INT, right, bad)); },
+                      ErrorKind::kTag, {"issend", v}, "issend with tag " + v);
+      expect_caller(expect_ep_error([&] { c.recv(&x, 1, MPI_INT, right, bad); }, ErrorKind::kTag,
+                                    {"recv", v}, "recv with tag " + v),
+                    c);
+      expect_ep_error([&] { static_cast<void>(c.irecv(&x, 1, MPI_INT, right, bad)); },
+                      ErrorKind::kTag, {"irecv", v}, "irecv with tag " + v);
+      expect_ep_error([&] { c.probe(right, bad); }, ErrorKind::kTag, {"probe", v},
+                      "probe with tag " + v);
+      expect_ep_error([&] { static_cast<void>(c.iprobe(right, bad)); }, ErrorKind::kTag,
+                      {"iprobe", v}, "iprobe with tag " + v);
+    }
+    // MPI_ANY_TAG is a receive-side wildcard only.
+    expect_ep_error([&] { c.send(&x, 1, MPI_INT, right, ep::kAnyTag); }, ErrorKind::kTag, {"send"},
+                    "send with MPI_ANY_TAG");
+    // The largest user tag works.
+    int in = -1;
+    const int left = (c.rank() - 1 + c.size()) % c.size();
+    const ep::Status st = c.sendrecv(&x, 1, MPI_INT, right, ep::kMaxUserTag - 1, &in, 1, MPI_INT,
+                                     left, ep::kMaxUserTag - 1);
+    EXPECT_EQ(st.tag, ep::kMaxUserTag - 1);
+    expect_ring_still_works(c);
+  });
+}
+
+TEST(P2PErrors, NegativeCount) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int right = (c.rank() + 1) % c.size();
+    int x = 0;
+    const std::string v = "-7";
+    expect_caller(expect_ep_error([&] { c.send(&x, -7, MPI_INT, right, 0); }, ErrorKind::kCount,
+                                  {"send", v}, "send of -7 elements"),
+                  c);
+    expect_ep_error([&] { static_cast<void>(c.isend(&x, -7, MPI_INT, right, 0)); },
+                    ErrorKind::kCount, {"isend", v}, "isend of -7 elements");
+    expect_ep_error([&] { c.recv(&x, -7, MPI_INT, right, 0); }, ErrorKind::kCount, {"recv", v},
+                    "recv of -7 elements");
+    expect_ep_error([&] { static_cast<void>(c.irecv(&x, -7, MPI_INT, right, 0)); },
+                    ErrorKind::kCount, {"irecv", v}, "irecv of -7 elements");
+    expect_ring_still_works(c);
+  });
+}
+
+// A sendrecv whose send half is invalid must throw without leaving its
+// receive half posted: a stale receive would later swallow a matching message
+// into a buffer the caller no longer expects to be written (and it keeps the
+// communicator alive). Deterministic: an eager send to oneself is delivered
+// inside send(), so iprobe right after it must see the message unless a stale
+// receive took it.
+TEST(P2PErrors, FailedSendrecvLeavesNoReceivePosted) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int me = c.rank();
+    int x = 1;
+    struct Bad {
+      int dest, tag, count;
+      ErrorKind kind;
+      const char* what;
+    };
+    const Bad cases[] = {{c.size(), 40, 1, ErrorKind::kRank, "bad dest"},
+                         {me, ep::kMaxUserTag + 1, 1, ErrorKind::kTag, "bad send tag"},
+                         {me, 40, -2, ErrorKind::kCount, "bad send count"}};
+    int tag = 40;
+    for (const Bad& bad : cases) {
+      SCOPED_TRACE(bad.what);
+      int stale = -1;
+      expect_ep_error(
+          [&] {
+            c.sendrecv(&x, bad.count, MPI_INT, bad.dest, bad.tag == 40 ? tag : bad.tag, &stale, 1,
+                       MPI_INT, me, tag);
+          },
+          bad.kind, {"sendrecv"}, std::string("sendrecv with ") + bad.what);
+      const int z = 4242;
+      c.send(&z, 1, MPI_INT, me, tag);
+      const std::optional<ep::Status> p = c.iprobe(me, tag);
+      EXPECT_TRUE(p.has_value()) << "the receive half of the failed sendrecv is still posted "
+                                    "and took the next matching message";
+      EXPECT_EQ(stale, -1) << "the failed sendrecv's receive buffer was written";
+      if (p) {
+        int in = -1;
+        c.recv(&in, 1, MPI_INT, me, tag);
+        EXPECT_EQ(in, z);
+      }
+      ++tag;
+    }
+  });
+}
+
+// The same when the message the receive half would match is already queued:
+// a sendrecv that throws for its send arguments must not have consumed it.
+TEST(P2PErrors, FailedSendrecvConsumesNothing) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int me = c.rank();
+    int x = 1;
+    for (int big : {0, 1}) {
+      SCOPED_TRACE(testing::Message() << "large " << big);
+      const int elems = big != 0 ? 3 * kEagerInts : 2;
+      const int tag = 50 + big;
+      const std::vector<int> out = ep_p2p::make_pattern(me, me, elems, tag);
+      ep::Request queued = c.isend(out.data(), elems, MPI_INT, me, tag);  // to myself, queued
+      std::vector<int> stale(static_cast<std::size_t>(elems), -1);
+      expect_ep_error(
+          [&] { c.sendrecv(&x, 1, MPI_INT, c.size(), tag, stale.data(), elems, MPI_INT, me, tag); },
+          ErrorKind::kRank, {"sendrecv"}, "sendrecv to a bad dest");
+      EXPECT_EQ(stale.front(), -1) << "the failed sendrecv received the queued message";
+      const std::optional<ep::Status> p = c.iprobe(me, tag);
+      EXPECT_TRUE(p.has_value()) << "the failed sendrecv consumed the queued message";
+      if (p) {
+        std::vector<int> in(static_cast<std::size_t>(elems), -1);
+        c.recv(in.data(), elems, MPI_INT, me, tag);
+        EXPECT_EQ(ep_p2p::count_mismatches(in, me, me, tag), 0);
+      }
+      ep::wait(queued);
+    }
+  });
+}
+
+bool mentions_size(const std::optional<ep::Error>& e, int elems) {
+  if (!e) return true;  // already reported
+  const std::string what = e->what();
+  return what.find(to_string(elems * static_cast<int>(sizeof(int)))) != std::string::npos ||
+         what.find(to_string(elems)) != std::string::npos;
+}
+
+// A receive buffer too small for the message: the receive throws
+// ErrorKind::kTruncate and the message stays queued (ep's documented
+// behaviour, unlike MPI where it would be consumed), so a second receive
+// with a big enough buffer gets all of it: nothing is lost.
+TEST(P2PErrors, TruncationKeepsTheMessage) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int r = c.rank();
+    struct Ring {
+      int to, from, tag;
+    };
+    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), 600},
+                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c), 610}};
+    for (const Ring& ring : rings) {
+      for (int elems : {10, 3 * kEagerInts}) {
+        SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
+        const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
+        std::vector<int> small(static_cast<std::size_t>(elems / 2), -1);
+        std::vector<int> big(static_cast<std::size_t>(elems), -1);
+
+        // Blocking recv.
+        ep::Request s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag);
+        auto e =
+            expect_ep_error([&] { c.recv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag); },
+                            ErrorKind::kTruncate, {"recv"}, "recv into a short buffer");
+        expect_caller(e, c, /*argument_error=*/false);
+        EXPECT_TRUE(mentions_size(e, elems))
+            << (e ? e->what() : "") << " does not give the message size";
+        const ep::Status p = c.probe(ring.from, ring.tag);
+        EXPECT_EQ(p.count(MPI_INT), elems) << "the message is still queued after the truncation";
+        ep::Status st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag);
+        EXPECT_EQ(st.count(MPI_INT), elems);
+        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+        ep::wait(s);
+
+        // Nonblocking: wait throws, then a fresh receive gets the message.
+        s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 1);
+        ep::Request q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 1);
+        expect_ep_error([&] { ep::wait(q); }, ErrorKind::kTruncate, {"recv"},
+                        "wait on an irecv into a short buffer");
+        q.reset();
+        std::fill(big.begin(), big.end(), -1);
+        st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 1);
+        EXPECT_EQ(st.count(MPI_INT), elems);
+        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+        ep::wait(s);
+
+        // Polling with test: test throws the truncation too.
+        s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 3);
+        q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 3);
+        expect_ep_error(
+            [&] {
+              while (!ep::test(q)) ep_p2p::relax();
+            },
+            ErrorKind::kTruncate, {"recv"}, "test on an irecv into a short buffer");
+        q.reset();
+        std::fill(big.begin(), big.end(), -1);
+        st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 3);
+        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+        ep::wait(s);
+
+        // Wildcards: the truncated message is still the first match.
+        s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 2);
+        expect_ep_error(
+            [&] { c.recv(small.data(), elems / 2, MPI_INT, ep::kAnySource, ring.tag + 2); },
+            ErrorKind::kTruncate, {"recv"}, "recv(MPI_ANY_SOURCE) into a short buffer");
+        std::fill(big.begin(), big.end(), -1);
+        st = c.recv(big.data(), elems, MPI_INT, ring.from, ep::kAnyTag);
+        EXPECT_EQ(st.tag, ring.tag + 2);
+        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+        ep::wait(s);
+      }
+    }
+    expect_ring_still_works(c);
+  });
+}
+
+// mrecv into a too small buffer throws and leaves the Message intact
+// (docs/ep.md), so a second mrecv with a big enough buffer receives it.
+TEST(P2PErrors, MrecvTruncationKeepsTheMessage) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int r = c.rank();
+    struct Ring {
+      int to, from, tag;
+    };
+    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), 620},
+                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c), 630}};
+    for (const Ring& ring : rings) {
+      for (int elems : {10, 3 * kEagerInts}) {
+        SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
+        const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
+        std::vector<int> small(static_cast<std::size_t>(elems / 2), -1);
+        std::vector<int> big(static_cast<std::size_t>(elems), -1);
+        ep::Request s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag);
+        ep::Message m = c.mprobe(ring.from, ring.tag);
+        expect_caller(expect_ep_error([&] { ep::mrecv(small.data(), elems / 2, MPI_INT, m); },
+                                      ErrorKind::kTruncate, {"mrecv"}, "mrecv into a short buffer"),
+                      c, /*argument_error=*/false);
+        EXPECT_FALSE(m.is_null()) << "a failed mrecv must leave the message intact";
+        if (!m.is_null()) {
+          const ep::Status st = ep::mrecv(big.data(), elems, MPI_INT, m);
+          EXPECT_EQ(st.count(MPI_INT), elems);
+          EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+          ep::wait(s);
+        } else {
+          s.reset();  // the message is lost: its send might never complete
+        }
+      }
+    }
+    expect_ring_still_works(c);
+  });
+}
+
+// More than 256 endpoints in one process. create_endpoints is collective over
+// the parent: one thread of every process calls it (here the main thread,
+// outside any endpoint region), all with the same bad count.
+TEST(P2PErrors, TooManyEndpoints) {
+  const int too_many = ep::kMaxEndpointsPerProcess + 1;
+  const auto e = expect_ep_error(
+      [&] { static_cast<void>(ep::create_endpoints(MPI_COMM_WORLD, too_many)); },
+      ErrorKind::kTooManyEndpoints, {"create_endpoints", "257"}, "create_endpoints(257)");
+  if (e) {
+    EXPECT_EQ(e->ep_rank(), -1) << "no endpoint exists yet: " << e->what();
+  }
+  // Zero or negative counts are out of range as well.
+  EXPECT_THROW(static_cast<void>(ep::create_endpoints(MPI_COMM_WORLD, 0)), ep::Error);
+  EXPECT_THROW(static_cast<void>(ep::create_endpoints(MPI_COMM_WORLD, -3)), ep::Error);
+  // The failed calls left no collective half done.
+  ep_test::run_endpoints([](ep::Communicator& c) { expect_ring_still_works(c); });
+}
+
+// Use of a freed communicator. The test creates its own endpoints (as the
+// header's example does), keeps a copy of each handle, and frees them all;
+// free is collective over every endpoint, so every thread takes part.
+TEST(P2PErrors, UseAfterFree) {
+  const int threads = omp_get_max_threads();
+  omp_set_dynamic(0);  // the region must have exactly `threads` threads: free is collective
+  std::vector<ep::Communicator> eps;
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp single
+    {
+      try {
+        eps = ep::create_endpoints(MPI_COMM_WORLD, omp_get_num_threads());
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "create_endpoints: " << e.what();
+      }
+    }  // implicit barrier
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    if (t < eps.size()) {
+      ep::Communicator copy = eps[t];
+      ep_test::set_current_endpoint(copy.rank());
+      const int right = (copy.rank() + 1) % copy.size();
+      try {
+        eps[t].free();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "free: " << e.what();
+      }
+      int x = 0;
+      expect_ep_error([&] { copy.send(&x, 1, MPI_INT, right, 0); }, ErrorKind::kFreedComm, {"send"},
+                      "send on a freed communicator (copy of the handle)");
+      expect_ep_error([&] { copy.recv(&x, 1, MPI_INT, right, 0); }, ErrorKind::kFreedComm, {"recv"},
+                      "recv on a freed communicator");
+      expect_ep_error([&] { static_cast<void>(copy.isend(&x, 1, MPI_INT, right, 0)); },
+                      ErrorKind::kFreedComm, {"isend"}, "isend on a freed communicator");
+      expect_ep_error([&] { static_cast<void>(copy.irecv(&x, 1, MPI_INT, right, 0)); },
+                      ErrorKind::kFreedComm, {"irecv"}, "irecv on a freed communicator");
+      expect_ep_error([&] { static_cast<void>(copy.iprobe(ep::kAnySource, 0)); },
+                      ErrorKind::kFreedComm, {"iprobe"}, "iprobe on a freed communicator");
+      expect_ep_error([&] { copy.free(); }, ErrorKind::kFreedComm, {"free"},
+                      "second free through a copy of the handle");
+      // The freed handle itself.
+      EXPECT_THROW(eps[t].send(&x, 1, MPI_INT, right, 0), ep::Error);
+      EXPECT_THROW(eps[t].free(), ep::Error);
+      ep_test::set_current_endpoint(-1);
+    }
+  }
+  // A null handle throws on any call.
+  const ep::Communicator null;
+  EXPECT_TRUE(null.is_null());
+  int x = 0;
+  EXPECT_THROW(null.send(&x, 1, MPI_INT, 0, 0), ep::Error);
+  EXPECT_THROW(static_cast<void>(null.size()), ep::Error);
+  EXPECT_THROW(static_cast<void>(null.rank_map()), ep::Error);
+  // Communication still works on a fresh communicator.
+  ep_test::run_endpoints([](ep::Communicator& c) { expect_ring_still_works(c); });
+}
+
+}  // namespace
