@@ -56,6 +56,7 @@ void CommState::free_endpoint(int thread, int ep_rank) {
     }
     check_mpi(MPI_Comm_free(&p2p_comm_), "ep::Communicator::free", ep_rank);
     check_mpi(MPI_Comm_free(&internal_comm_), "ep::Communicator::free", ep_rank);
+    if (owns_parent_) check_mpi(MPI_Comm_free(&parent_), "ep::Communicator::free", ep_rank);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "collective/local_team.hpp"
 #include "ep/rank_map.hpp"
@@ -50,6 +51,20 @@ class CommState {
   /// communicators (collective over the processes, as MPI_Comm_free).
   void free_endpoint(int thread, int ep_rank);
 
+  /// Hands `parent()` to this state: a process communicator made just for it
+  /// (split, merge), which nobody else would free. The last local endpoint's
+  /// free then releases it with the duplicates. Call before handing out handles.
+  void adopt_parent() noexcept { owns_parent_ = true; }
+  [[nodiscard]] bool owns_parent() const noexcept { return owns_parent_; }
+
+  /// Who each EP rank is, whatever communicators it came through: the
+  /// MPI_COMM_WORLD rank of its process and its thread index in the
+  /// create_endpoints call that made it (compare() matches endpoints by it).
+  /// Empty when the rank map itself says so (a create_endpoints communicator
+  /// or a copy with its numbering). Set before handing out handles.
+  [[nodiscard]] const std::vector<Location>& origins() const noexcept { return origins_; }
+  void set_origins(std::vector<Location> origins) { origins_ = std::move(origins); }
+
   /// Moves every message waiting in the MPI queue of p2p_comm() into the
   /// mailbox of its destination thread. One drainer at a time: when another
   /// thread is draining this returns at once (it will deliver our messages).
@@ -72,6 +87,8 @@ class CommState {
   std::atomic<int> live_endpoints_;
   std::mutex drain_mutex_;
   LocalTeam team_;
+  bool owns_parent_ = false;
+  std::vector<Location> origins_;
 };
 
 }  // namespace ep::detail

@@ -1,26 +1,29 @@
+// MPI_Comm_dup: the leader duplicates the MPI communicators (collective over
+// the processes) and the other threads pick up their handles from it.
 #include <memory>
 
-#include "collective/collective_support.hpp"
+#include "communicator/creation.hpp"
 #include "ep/comm_management.hpp"
 
 namespace ep {
 
 Communicator dup(const Communicator& comm) {
   detail::CollectiveCall call = detail::begin_collective(comm, "ep::dup");
-  // The leader duplicates the MPI communicators (collective over the
-  // processes) and the other threads pick up their handles from it.
-  std::shared_ptr<detail::CommState> created;
-  if (call.leader()) {
-    created = std::make_shared<detail::CommState>(call.comm.internal_comm(), call.comm.parent(),
-                                                  call.comm.rank_map(), call.comm.process_rank(),
-                                                  call.comm.eager_threshold());
-    call.team.publish_aux(0, &created);
-  }
-  call.team.barrier();
-  Communicator result(*static_cast<std::shared_ptr<detail::CommState>*>(call.team.published_aux(0)),
-                      call.thread);
-  call.team.barrier();  // `created` lives on the leader's stack until everyone has copied it
-  return result;
+  auto state = detail::on_leader<std::shared_ptr<detail::CommState>>(call, [&] {
+    detail::CommState& old = call.comm;
+    MPI_Comm parent = old.parent();
+    if (old.owns_parent()) {
+      // The original releases its parent when it is freed; the copy may live
+      // longer, so it gets a parent of its own.
+      check_mpi(MPI_Comm_dup(old.parent(), &parent), call.name, call.rank);
+    }
+    auto created = std::make_shared<detail::CommState>(old.internal_comm(), parent, old.rank_map(),
+                                                       old.process_rank(), old.eager_threshold());
+    if (old.owns_parent()) created->adopt_parent();
+    created->set_origins(old.origins());
+    return created;
+  });
+  return Communicator(std::move(state), call.thread);
 }
 
 }  // namespace ep

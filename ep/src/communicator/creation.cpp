@@ -1,0 +1,77 @@
+#include "communicator/creation.hpp"
+
+#include <numeric>
+#include <string>
+#include <string_view>
+
+namespace ep::detail {
+
+LeaderFailure failure_of(const std::exception& error) {
+  const auto* ep_error = dynamic_cast<const Error*>(&error);
+  if (ep_error == nullptr) return {ErrorKind::kArgument, error.what(), MPI_SUCCESS};
+  // ep::Error formats "call[: ep rank N]: detail" (error.cpp); the other
+  // endpoints rethrow the detail under their own rank.
+  std::string prefix = ep_error->call();
+  if (ep_error->ep_rank() >= 0) prefix += ": ep rank " + std::to_string(ep_error->ep_rank());
+  prefix += ": ";
+  std::string_view text = ep_error->what();
+  if (text.starts_with(prefix)) text.remove_prefix(prefix.size());
+  return {ep_error->kind(), std::string(text), ep_error->mpi_code()};
+}
+
+CommState& usable_state(const Communicator& comm, const char* call) {
+  if (comm.is_null()) throw Error(ErrorKind::kFreedComm, call, -1, "null endpoint communicator");
+  CommState& state = *comm.state();
+  if (state.is_freed(comm.local_thread())) {
+    throw Error(ErrorKind::kFreedComm, call, comm.rank(), "use of a freed endpoint communicator");
+  }
+  return state;
+}
+
+std::vector<int> translate_all(MPI_Group from, MPI_Group to, const char* call, int rank) {
+  int size = 0;
+  check_mpi(MPI_Group_size(from, &size), call, rank);
+  std::vector<int> ranks(static_cast<std::size_t>(size));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  std::vector<int> translated(ranks.size());
+  check_mpi(MPI_Group_translate_ranks(from, size, ranks.data(), to, translated.data()), call, rank);
+  return translated;
+}
+
+std::vector<Location> origins_of(const CommState& comm, const char* call, int rank) {
+  if (!comm.origins().empty()) return comm.origins();
+  // A create_endpoints numbering: the thread is the creation thread, and the
+  // process index is a rank of the MPI communicators underneath.
+  ScopedGroup mine;
+  ScopedGroup world;
+  check_mpi(MPI_Comm_group(comm.p2p_comm(), mine.out()), call, rank);
+  check_mpi(MPI_Comm_group(MPI_COMM_WORLD, world.out()), call, rank);
+  const std::vector<int> world_rank = translate_all(mine.get(), world.get(), call, rank);
+  const RankMap& map = comm.rank_map();
+  std::vector<Location> origins(static_cast<std::size_t>(map.size()));
+  for (int r = 0; r < map.size(); ++r) {
+    const Location where = map.locate(r);
+    origins[static_cast<std::size_t>(r)] = {world_rank[static_cast<std::size_t>(where.process)],
+                                            where.thread};
+  }
+  return origins;
+}
+
+void inherit_errhandler(MPI_Comm from, MPI_Comm to, const char* call, int rank) {
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  check_mpi(MPI_Comm_get_errhandler(from, &handler), call, rank);
+  const int rc = MPI_Comm_set_errhandler(to, handler);
+  MPI_Errhandler_free(&handler);
+  check_mpi(rc, call, rank);
+}
+
+const Communicator& usable_bridge(const InterCommunicator& inter, const char* call) {
+  const Communicator& bridge = InterAccess::bridge(inter);
+  if (bridge.is_null()) throw Error(ErrorKind::kFreedComm, call, -1, "null intercommunicator");
+  if (bridge.state()->is_freed(bridge.local_thread())) {
+    throw Error(ErrorKind::kFreedComm, call, inter.rank(), "use of a freed intercommunicator");
+  }
+  return bridge;
+}
+
+}  // namespace ep::detail
