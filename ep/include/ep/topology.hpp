@@ -10,10 +10,12 @@
 //
 // Creation calls are collective over every endpoint of the old communicator
 // (each thread calls with its own handle) and return that thread's handle of
-// the new one. The new communicator is a duplicate (fresh matching, its own
-// internal MPI communicators) that carries the topology. Ranks are never
-// reordered: `reorder` is accepted for MPI compatibility and ignored, which
-// MPI allows.
+// the new one. The new communicator is made by ep::dup (or, for a Cartesian
+// grid smaller than the communicator, by ep::split keeping the lowest ranks)
+// and follows their rules (fresh matching, parent, free, compare); it carries
+// the topology. Ranks are never reordered: `reorder` is accepted for MPI
+// compatibility and ignored, which MPI allows. A dup of a topology
+// communicator keeps its topology, as MPI_Comm_dup does.
 //
 // Neighbour lists follow MPI. On a Cartesian communicator the neighbours are,
 // for each dimension d in order, the -1 then the +1 neighbour (slots 2d and
@@ -146,8 +148,7 @@ struct Neighbors {
 
 /// MPI_Neighbor_allgather.
 void neighbor_allgather(const Communicator& comm, const void* sendbuf, int sendcount,
-                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                        MPI_Datatype recvtype);
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype);
 
 /// MPI_Neighbor_allgatherv: block j lands at recvbuf + displs[j] * extent(recvtype).
 void neighbor_allgatherv(const Communicator& comm, const void* sendbuf, int sendcount,

@@ -2,6 +2,7 @@
 // the processes) and the other threads pick up their handles from it.
 #include <memory>
 
+#include "comm_state.hpp"
 #include "communicator/creation.hpp"
 #include "ep/comm_management.hpp"
 
@@ -21,6 +22,7 @@ Communicator dup(const Communicator& comm) {
                                                        old.process_rank(), old.eager_threshold());
     if (old.owns_parent()) created->adopt_parent();
     created->set_origins(old.origins());
+    created->topology = old.topology;  // MPI_Comm_dup keeps the topology
     return created;
   });
   return Communicator(std::move(state), call.thread);

@@ -33,12 +33,12 @@ namespace ep::detail {
 
 /// One endpoint's neighbours, in slot order.
 struct EndpointNeighbors {
-  int rank = -1;                    // EP rank of the endpoint
-  std::vector<int> sources;         // receive slots: EP ranks or MPI_PROC_NULL
-  std::vector<int> destinations;    // send slots: EP ranks or MPI_PROC_NULL
+  int rank = -1;                     // EP rank of the endpoint
+  std::vector<int> sources;          // receive slots: EP ranks or MPI_PROC_NULL
+  std::vector<int> destinations;     // send slots: EP ranks or MPI_PROC_NULL
   std::vector<int> source_ordinals;  // pairing keys, see the file comment
   std::vector<int> dest_ordinals;
-  std::vector<int> sourceweights;   // empty when unweighted
+  std::vector<int> sourceweights;  // empty when unweighted
   std::vector<int> destweights;
   bool weighted = false;
 };
@@ -78,9 +78,9 @@ class Topology {
   std::vector<int> periods;  // 0 or 1
   // Indexed by local thread.
   std::vector<EndpointNeighbors> endpoints;
-  std::vector<std::vector<LocalEdge>> local_in;   // intra-process edges into each thread
-  std::vector<std::vector<BlockRef>> send_refs;   // blocks each thread packs
-  std::vector<std::vector<BlockRef>> recv_refs;   // blocks each thread unpacks
+  std::vector<std::vector<LocalEdge>> local_in;  // intra-process edges into each thread
+  std::vector<std::vector<BlockRef>> send_refs;  // blocks each thread packs
+  std::vector<std::vector<BlockRef>> recv_refs;  // blocks each thread unpacks
   // One route per peer process, ascending process rank.
   std::vector<PeerRoute> send_routes;
   std::vector<PeerRoute> recv_routes;

@@ -1,0 +1,332 @@
+// Topology routing tables, the shared creation skeleton and the queries that
+// apply to every topology kind.
+#include "topology/topology.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "collective/collective_support.hpp"
+#include "comm_state.hpp"
+#include "ep/comm_management.hpp"
+#include "ep/communicator.hpp"
+#include "ep/error.hpp"
+#include "topology/creation.hpp"
+
+namespace ep {
+namespace detail {
+
+namespace {
+
+// (receiver EP rank, sender EP rank, ordinal): names an edge at both ends.
+using EdgeKey = std::tuple<int, int, int>;
+
+struct KeyedBlock {
+  EdgeKey key;
+  SlotRef ref;
+};
+
+// Turns the per-process block lists into routes (ascending process, blocks
+// in key order) and tells each thread where its blocks are.
+void make_routes(std::map<int, std::vector<KeyedBlock>>& by_process, std::vector<PeerRoute>& routes,
+                 std::vector<std::vector<BlockRef>>& refs) {
+  routes.clear();
+  for (auto& [process, blocks] : by_process) {
+    std::sort(blocks.begin(), blocks.end(),
+              [](const KeyedBlock& a, const KeyedBlock& b) { return a.key < b.key; });
+    const int route = static_cast<int>(routes.size());
+    PeerRoute& out = routes.emplace_back();
+    out.process = process;
+    out.blocks.reserve(blocks.size());
+    for (const KeyedBlock& block : blocks) {
+      const int index = static_cast<int>(out.blocks.size());
+      out.blocks.push_back(block.ref);
+      refs[static_cast<std::size_t>(block.ref.thread)].push_back({route, index, block.ref.slot});
+    }
+  }
+}
+
+std::vector<int> counts_per_process(const std::vector<PeerRoute>& routes, int processes) {
+  std::vector<int> counts(static_cast<std::size_t>(processes), 0);
+  for (const PeerRoute& route : routes) {
+    counts[static_cast<std::size_t>(route.process)] = static_cast<int>(route.blocks.size());
+  }
+  return counts;
+}
+
+}  // namespace
+
+std::string Topology::build_routes(const RankMap& map, int process_rank) {
+  const std::size_t threads = endpoints.size();
+  local_in.assign(threads, {});
+  send_refs.assign(threads, {});
+  recv_refs.assign(threads, {});
+  std::map<int, std::vector<KeyedBlock>> outgoing;
+  std::map<int, std::vector<KeyedBlock>> incoming;
+  // Sends between local threads wait here for the receive slot naming them.
+  std::map<EdgeKey, SlotRef> local_out;
+
+  for (std::size_t t = 0; t < threads; ++t) {
+    const EndpointNeighbors& me = endpoints[t];
+    for (std::size_t i = 0; i < me.destinations.size(); ++i) {
+      const int peer = me.destinations[i];
+      if (peer == MPI_PROC_NULL) continue;
+      const EdgeKey key{peer, me.rank, me.dest_ordinals[i]};
+      const SlotRef ref{static_cast<int>(t), static_cast<int>(i)};
+      const int process = map.locate(peer).process;
+      if (process == process_rank) {
+        local_out.emplace(key, ref);
+      } else {
+        outgoing[process].push_back({key, ref});
+      }
+    }
+  }
+  for (std::size_t t = 0; t < threads; ++t) {
+    const EndpointNeighbors& me = endpoints[t];
+    for (std::size_t j = 0; j < me.sources.size(); ++j) {
+      const int peer = me.sources[j];
+      if (peer == MPI_PROC_NULL) continue;
+      const EdgeKey key{me.rank, peer, me.source_ordinals[j]};
+      const int process = map.locate(peer).process;
+      if (process != process_rank) {
+        incoming[process].push_back({key, {static_cast<int>(t), static_cast<int>(j)}});
+        continue;
+      }
+      const auto sender = local_out.find(key);
+      if (sender == local_out.end()) {
+        return "ep rank " + std::to_string(me.rank) + " lists ep rank " + std::to_string(peer) +
+               " as a source " + std::to_string(std::get<2>(key) + 1) + " time(s), but ep rank " +
+               std::to_string(peer) + " lists it as a destination" + " fewer times";
+      }
+      local_in[t].push_back({static_cast<int>(j), sender->second.thread, sender->second.slot});
+      local_out.erase(sender);
+    }
+  }
+  if (!local_out.empty()) {
+    const auto& [receiver, sender, ordinal] = local_out.begin()->first;
+    return "ep rank " + std::to_string(sender) + " lists ep rank " + std::to_string(receiver) +
+           " as a destination " + std::to_string(ordinal + 1) + " time(s), but ep rank " +
+           std::to_string(receiver) + " lists it as a source fewer times";
+  }
+  make_routes(outgoing, send_routes, send_refs);
+  make_routes(incoming, recv_routes, recv_refs);
+  return {};
+}
+
+std::vector<int> Topology::edges_to(int processes) const {
+  return counts_per_process(send_routes, processes);
+}
+
+std::vector<int> Topology::edges_from(int processes) const {
+  return counts_per_process(recv_routes, processes);
+}
+
+const Topology& topology_of(const Communicator& comm, const char* call) {
+  const CollectiveCall context = begin_collective(comm, call);  // null and freed checks
+  const Topology* topology = context.comm.topology.get();
+  if (topology == nullptr) {
+    throw Error(ErrorKind::kArgument, call, comm.rank(),
+                "the communicator has no topology (MPI_ERR_TOPOLOGY)");
+  }
+  return *topology;
+}
+
+std::vector<int> coords_of(const std::vector<int>& dims, int rank) {
+  std::vector<int> coords(dims.size());
+  for (std::size_t d = dims.size(); d-- > 0;) {
+    coords[d] = rank % dims[d];
+    rank /= dims[d];
+  }
+  return coords;
+}
+
+std::uint64_t fingerprint(std::initializer_list<std::span<const int>> values) {
+  std::uint64_t hash = 1469598103934665603ULL;
+  const auto mix = [&hash](std::uint64_t word) {
+    for (int byte = 0; byte < 8; ++byte) {
+      hash ^= (word >> (8 * byte)) & 0xffU;
+      hash *= 1099511628211ULL;
+    }
+  };
+  for (std::span<const int> list : values) {
+    mix(list.size());
+    for (int v : list) mix(static_cast<std::uint32_t>(v));
+  }
+  return hash;
+}
+
+namespace {
+
+// The leader's verdict on the arguments, read by every local endpoint.
+struct Verdict {
+  std::string error;
+  ErrorKind error_kind = ErrorKind::kArgument;
+  int error_rank = -1;  // EP rank whose arguments were bad (-1: elsewhere or none)
+};
+
+void record(Verdict& verdict, ErrorKind kind, int rank, std::string detail) {
+  if (!verdict.error.empty()) return;  // the first problem is the one reported
+  verdict.error = std::move(detail);
+  verdict.error_kind = kind;
+  verdict.error_rank = rank;
+}
+
+// MPI_Ialltoall + wait with backoff on the internal communicator.
+std::vector<int> exchange_counts(const CollectiveCall& call, std::vector<int> mine) {
+  std::vector<int> theirs(mine.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ialltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, call.mpi(), &request),
+            call.name, call.rank);
+  wait_mpi(request, call.name, call.rank);
+  return theirs;
+}
+
+// Every process's leader learns whether any process failed and whether all
+// passed the same fingerprint. The fingerprint is cut to 62 bits so that its
+// negation fits: max(f) == f and max(-f) == -f everywhere iff all are equal.
+void agree(const CollectiveCall& call, std::uint64_t fingerprint, Verdict& verdict) {
+  const auto f = static_cast<long long>(fingerprint >> 2);
+  long long values[3] = {verdict.error.empty() ? 0 : 1, f, -f};
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values, 3, MPI_LONG_LONG, MPI_MAX, call.mpi(), &request),
+            call.name, call.rank);
+  wait_mpi(request, call.name, call.rank);
+  if (values[0] != 0) {
+    record(verdict, ErrorKind::kArgument, -1, "bad arguments on another process");
+  } else if (values[1] != f || values[2] != -f) {
+    record(verdict, ErrorKind::kArgument, -1,
+           "endpoints of different processes passed different arguments");
+  }
+}
+
+// Compares the edges this process's endpoints name towards every process
+// with those the other processes' endpoints name towards this one.
+void check_edge_counts(const CollectiveCall& call, const Topology* prepared, Verdict& verdict) {
+  const int processes = call.processes();
+  const std::vector<int> none(static_cast<std::size_t>(processes), 0);
+  const std::vector<int> from = prepared != nullptr ? prepared->edges_from(processes) : none;
+  const std::vector<int> sent =
+      exchange_counts(call, prepared != nullptr ? prepared->edges_to(processes) : none);
+  for (int p = 0; p < processes; ++p) {
+    if (sent[p] == from[p]) continue;
+    record(verdict, ErrorKind::kArgument, -1,
+           "the endpoints of process " + std::to_string(p) + " name " + std::to_string(sent[p]) +
+               " edge(s) to those of process " + std::to_string(call.comm.process_rank()) +
+               ", which name " + std::to_string(from[p]) + " from them");
+    return;
+  }
+}
+
+// The leader's checks: each endpoint's own, the process's as a whole, then
+// the agreement of all processes (every process takes part in the same MPI
+// calls, failed or not).
+void judge(const CollectiveCall& call, const TopologyBuilder& builder,
+           const CreationOptions& options, std::shared_ptr<Topology>& prepared, Verdict& verdict) {
+  const auto& leader_args = *static_cast<const CreationArgs*>(call.team.published(0));
+  for (int t = 0; t < call.local_size(); ++t) {
+    const auto& args = *static_cast<const CreationArgs*>(call.team.published(t));
+    const int rank = call.comm.rank_map().ep_rank(call.comm.process_rank(), t);
+    if (!args.error.empty()) {
+      record(verdict, args.error_kind, rank, args.error);
+    } else if (args.fingerprint != leader_args.fingerprint) {
+      record(verdict, ErrorKind::kArgument, rank,
+             "arguments differ from those of ep rank " + std::to_string(call.rank));
+    }
+  }
+  if (verdict.error.empty()) {
+    std::string problem = builder.check(prepared);
+    if (!problem.empty()) record(verdict, ErrorKind::kArgument, -1, std::move(problem));
+  }
+  if (call.processes() == 1) return;
+  if (options.check_edge_counts) check_edge_counts(call, prepared.get(), verdict);
+  agree(call, leader_args.fingerprint, verdict);
+}
+
+[[noreturn]] void throw_verdict(CollectiveCall& call, const Verdict& verdict) {
+  std::string detail = verdict.error;
+  if (verdict.error_rank >= 0 && verdict.error_rank != call.rank) {
+    detail = "ep rank " + std::to_string(verdict.error_rank) + " failed: " + detail;
+  }
+  const ErrorKind kind = verdict.error_kind;
+  call.team.barrier();  // the leader's verdict is read until here
+  throw Error(kind, call.name, call.rank, detail);
+}
+
+}  // namespace
+
+Communicator create_with_topology(const Communicator& comm, CollectiveCall& call,
+                                  const CreationArgs& mine, const TopologyBuilder& builder,
+                                  const CreationOptions& options) {
+  call.team.publish(call.thread, &mine);
+  call.team.barrier();
+  Verdict verdict;
+  std::shared_ptr<Topology> prepared;
+  if (call.leader()) {
+    try {
+      judge(call, builder, options, prepared, verdict);
+    } catch (const std::exception& e) {
+      // Keep the local endpoints together: they all throw below.
+      record(verdict, ErrorKind::kMpi, -1, e.what());
+    }
+    call.team.publish_aux(0, &verdict);
+  }
+  call.team.barrier();
+  if (const auto& shared = *static_cast<const Verdict*>(call.team.published_aux(0));
+      !shared.error.empty()) {
+    throw_verdict(call, shared);
+  }
+  call.team.barrier();  // dup and split below reuse the team's slots
+
+  Communicator created =
+      options.keep_below < 0
+          ? dup(comm)
+          : split(comm, call.rank < options.keep_below ? 0 : MPI_UNDEFINED, call.rank);
+  // Attach the topology before the handles leave this call. The local
+  // endpoints of the new communicator share one state; the old leader (which
+  // may itself be left out) builds the topology for it.
+  call.team.publish_aux(call.thread, created.is_null() ? nullptr : created.state().get());
+  call.team.barrier();
+  Verdict built;
+  if (call.leader()) {
+    CommState* state = nullptr;
+    for (int t = 0; t < call.local_size() && state == nullptr; ++t) {
+      state = static_cast<CommState*>(call.team.published_aux(t));
+    }
+    try {
+      if (state != nullptr) state->topology = builder.build(*state, std::move(prepared));
+    } catch (const std::exception& e) {
+      // Out of memory, in practice. The new communicator is not freed (that
+      // is collective over processes that may have succeeded).
+      record(built, ErrorKind::kArgument, -1, e.what());
+    }
+    call.team.publish_aux(0, &built);
+  }
+  call.team.barrier();
+  if (const auto& shared = *static_cast<const Verdict*>(call.team.published_aux(0));
+      !shared.error.empty()) {
+    throw_verdict(call, shared);
+  }
+  call.team.barrier();  // the leader's verdict is read until here
+  return created;
+}
+
+}  // namespace detail
+
+TopologyKind topo_test(const Communicator& comm) {
+  const detail::CollectiveCall call = detail::begin_collective(comm, "ep::topo_test");
+  const detail::Topology* topology = call.comm.topology.get();
+  return topology == nullptr ? TopologyKind::kNone : topology->kind;
+}
+
+Neighbors topology_neighbors(const Communicator& comm) {
+  const detail::Topology& topology = detail::topology_of(comm, "ep::topology_neighbors");
+  const detail::EndpointNeighbors& me =
+      topology.endpoints[static_cast<std::size_t>(comm.local_thread())];
+  return {me.sources, me.sourceweights, me.destinations, me.destweights};
+}
+
+}  // namespace ep
