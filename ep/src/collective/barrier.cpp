@@ -7,12 +7,12 @@ namespace ep {
 void barrier(const Communicator& comm) {
   detail::CollectiveCall call = detail::begin_collective(comm, "ep::barrier");
   call.team.barrier();
-  if (call.leader() && call.processes() > 1) {
+  detail::mpi_stage(call, 0, detail::StageEnd::kLast, [&] {
+    if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ibarrier(call.mpi(), &request), call.name, call.rank);
     detail::wait_mpi(request, call.name, call.rank);
-  }
-  call.team.barrier();
+  });
 }
 
 }  // namespace ep

@@ -18,13 +18,13 @@ void bcast(const Communicator& comm, void* buffer, int count, MPI_Datatype datat
 
   call.team.publish(call.thread, buffer);
   call.team.barrier();
-  if (call.thread == representative && call.processes() > 1) {
+  detail::mpi_stage(call, representative, detail::StageEnd::kTeamContinues, [&] {
+    if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ibcast(buffer, count, datatype, root_at.process, call.mpi(), &request),
               call.name, call.rank);
     detail::wait_mpi(request, call.name, call.rank);
-  }
-  call.team.barrier();
+  });
   if (call.thread != representative) {
     const detail::TypedBuffer source{call.team.published(representative), count, datatype, layout};
     const detail::TypedBuffer target{buffer, count, datatype, layout};

@@ -6,12 +6,15 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm_state.hpp"
 #include "datatype.hpp"
 #include "ep/communicator.hpp"
+#include "ep/error.hpp"
 
 namespace ep::detail {
 
@@ -47,7 +50,10 @@ class TypedScratch {
  public:
   TypedScratch() = default;
   TypedScratch(int count, MPI_Datatype type, const char* call, int rank);
-  [[nodiscard]] void* data() noexcept { return storage_.data() - true_lb_; }
+  [[nodiscard]] void* data() noexcept {
+    // Empty for zero elements: MPI and the copies never touch the pointer then.
+    return storage_.empty() ? nullptr : storage_.data() - true_lb_;
+  }
   [[nodiscard]] TypedBuffer view(int count, MPI_Datatype type, const TypeLayout& layout) {
     return {data(), count, type, layout};
   }
@@ -56,6 +62,48 @@ class TypedScratch {
   std::vector<std::byte> storage_;
   MPI_Aint true_lb_ = 0;
 };
+
+/// Whether the team works on after the MPI stage of a collective.
+enum class StageEnd {
+  kTeamContinues,  ///< the threads use the stage's result (and meet again before returning)
+  kLast,           ///< the stage is the collective's last step; nothing is read after it
+};
+
+/// Runs `stage` (the process's MPI part) on local thread `representative`,
+/// then meets the team.
+///
+/// kTeamContinues: when the stage throws, every local endpoint throws after
+/// the meeting (the representative its own error) instead of working on with
+/// a result that never came, or waiting forever for a thread that left. The
+/// outcome travels in the team's value slot of `representative`, so the
+/// caller must meet the team once more before returning: other collectives
+/// may write that slot before their first barrier.
+///
+/// kLast: the other endpoints' part is done at the meeting, so only the
+/// representative raises the failure; no slot is used.
+template <typename Stage>
+void mpi_stage(CollectiveCall& call, int representative, StageEnd end, Stage&& stage) {
+  std::exception_ptr failure;
+  if (call.thread == representative) {
+    try {
+      std::forward<Stage>(stage)();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (end == StageEnd::kTeamContinues) call.team.set_value(representative, failure ? 1 : 0);
+  }
+  call.team.barrier();
+  if (end == StageEnd::kLast) {
+    if (failure) std::rethrow_exception(failure);
+    return;
+  }
+  if (call.team.value(representative) == 0) return;
+  call.team.barrier();  // everybody has read the outcome before anyone reuses the slot
+  if (failure) std::rethrow_exception(failure);
+  throw Error(ErrorKind::kMpi, call.name, call.rank,
+              "the process-level MPI stage failed on local thread " +
+                  std::to_string(representative) + " (see its error)");
+}
 
 /// Byte offset of element `index` of `type` (its extent times the index).
 MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int rank);

@@ -9,6 +9,10 @@
 //
 // Thread safety: every local endpoint of the communicator takes part in each
 // call, in the same order (MPI's rule for collectives, applied to threads).
+//
+// The slot rule: a collective may write slots before its first barrier, so
+// every collective ends with a barrier after its last slot read; otherwise
+// the next collective could overwrite a slot that is still being read.
 #pragma once
 
 #include <atomic>

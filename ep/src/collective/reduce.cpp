@@ -13,6 +13,7 @@
 // gathers all contributions and folds them in EP rank order, the same
 // evaluation whatever the layout, hence the same bits.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,36 +106,47 @@ void fold_locally(CollectiveCall& call, const ReduceArgs& args, TypedScratch& le
   call.team.barrier();
 }
 
-// Rank-order reduction: every endpoint ends with the full result in the
-// buffer published as aux of thread 0.
-void reduce_in_rank_order(CollectiveCall& call, const ReduceArgs& args, TypedScratch& all,
-                          TypedScratch& result) {
+// Elements in `count` blocks of `per_block` elements, or kCount when that
+// exceeds what an MPI count can hold.
+int checked_product(const CollectiveCall& call, long long count, long long per_block) {
+  const long long total = count * per_block;
+  if (total > std::numeric_limits<int>::max()) {
+    throw Error(ErrorKind::kCount, call.name, call.rank,
+                std::to_string(count) + " x " + std::to_string(per_block) +
+                    " elements exceed the largest MPI count");
+  }
+  return static_cast<int>(total);
+}
+
+// Rank-order reduction. The leader's scratch (aux of thread 0) holds every
+// contribution, process-major, followed by the result; returns the result.
+void* reduce_in_rank_order(CollectiveCall& call, const ReduceArgs& args, TypedScratch& storage) {
   const RankMap& map = call.comm.rank_map();
   const int processes = map.num_processes();
   // Contributions are stored process-major: process p's threads from slot
-  // first_slot[p] on.
+  // first_slot[p] on; the result takes the slot after the last.
   std::vector<int> first_slot(static_cast<std::size_t>(processes) + 1, 0);
   for (int p = 0; p < processes; ++p) first_slot[p + 1] = first_slot[p] + map.endpoints_of(p);
   const int me = call.comm.process_rank();
+  const int slots = map.size() + 1;
+  checked_product(call, args.count, slots);
 
   if (call.leader()) {
-    all = TypedScratch(args.count * map.size(), args.type, call.name, call.rank);
-    result = TypedScratch(args.count, args.type, call.name, call.rank);
-    call.team.publish_aux(0, all.data());
-    call.team.set_value(0, reinterpret_cast<std::intptr_t>(result.data()));
+    storage = TypedScratch(args.count * slots, args.type, call.name, call.rank);
+    call.team.publish_aux(0, storage.data());
   }
   call.team.barrier();
-  auto* all_base = static_cast<std::byte*>(call.team.published_aux(0));
-  auto* result_base = reinterpret_cast<void*>(call.team.value(0));
-  // Each thread places its contribution in its slot.
+  auto* base = static_cast<std::byte*>(call.team.published_aux(0));
   const MPI_Aint slot_bytes = args.count * args.extent;
+  void* result = base + map.size() * slot_bytes;
   {
     const TypedBuffer source{args.contribution, args.count, args.type, args.layout};
-    void* slot = all_base + (first_slot[me] + call.thread) * slot_bytes;
+    void* slot = base + (first_slot[me] + call.thread) * slot_bytes;
     detail::copy_typed(source, {slot, args.count, args.type, args.layout}, source.bytes());
   }
   call.team.barrier();
-  if (call.leader() && processes > 1) {
+  detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
+    if (processes == 1) return;
     std::vector<int> counts(static_cast<std::size_t>(processes));
     std::vector<int> displs(static_cast<std::size_t>(processes));
     for (int p = 0; p < processes; ++p) {
@@ -142,20 +154,20 @@ void reduce_in_rank_order(CollectiveCall& call, const ReduceArgs& args, TypedScr
       displs[p] = first_slot[p] * args.count;
     }
     MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all_base, counts.data(),
+    check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, counts.data(),
                               displs.data(), args.type, call.mpi(), &request),
               call.name, call.rank);
     detail::wait_mpi(request, call.name, call.rank);
-  }
-  call.team.barrier();
+  });
   std::vector<const void*> inputs(static_cast<std::size_t>(map.size()));
   for (int r = 0; r < map.size(); ++r) {
     const Location where = map.locate(r);
-    inputs[r] = all_base + (first_slot[where.process] + where.thread) * slot_bytes;
+    inputs[r] = base + (first_slot[where.process] + where.thread) * slot_bytes;
   }
   const auto [first, last] = slice_of(call, args.count);
-  fold_slice(call, args, inputs, result_base, first, last);
+  fold_slice(call, args, inputs, result, first, last);
   call.team.barrier();
+  return result;
 }
 
 bool use_rank_order(const CollectiveCall& call, const ReduceArgs& args,
@@ -172,10 +184,8 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
   const ReduceArgs args = make_args(call, sendbuf, recvbuf, count, datatype, op);
 
   if (use_rank_order(call, args, options)) {
-    TypedScratch all;
-    TypedScratch result;
-    reduce_in_rank_order(call, args, all, result);
-    copy_out(args, reinterpret_cast<void*>(call.team.value(0)), recvbuf);
+    TypedScratch storage;
+    copy_out(args, reduce_in_rank_order(call, args, storage), recvbuf);
     call.team.barrier();
     return;
   }
@@ -191,14 +201,14 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
   TypedScratch scratch;
   fold_locally(call, args, scratch);
   void* process_result = call.team.published_aux(0);
-  if (call.leader() && call.processes() > 1) {
+  detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
+    if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Iallreduce(MPI_IN_PLACE, process_result, count, datatype, op, call.mpi(),
                              &request),
               call.name, call.rank);
     detail::wait_mpi(request, call.name, call.rank);
-  }
-  call.team.barrier();
+  });
   copy_out(args, process_result, recvbuf);
   call.team.barrier();  // the leader's scratch is read until here
 }
@@ -215,10 +225,9 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
   const ReduceArgs args = make_args(call, sendbuf, recvbuf, count, datatype, op);
 
   if (use_rank_order(call, args, options)) {
-    TypedScratch all;
-    TypedScratch result;
-    reduce_in_rank_order(call, args, all, result);
-    if (is_root) copy_out(args, reinterpret_cast<void*>(call.team.value(0)), recvbuf);
+    TypedScratch storage;
+    void* result = reduce_in_rank_order(call, args, storage);
+    if (is_root) copy_out(args, result, recvbuf);
     call.team.barrier();
     return;
   }
@@ -235,15 +244,15 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
   TypedScratch scratch;
   fold_locally(call, args, scratch);
   void* process_result = call.team.published_aux(0);
-  if (call.leader() && call.processes() > 1) {
+  detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
+    if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     const void* send = root_process ? MPI_IN_PLACE : process_result;
     check_mpi(MPI_Ireduce(send, process_result, count, datatype, op, root_at.process, call.mpi(),
                           &request),
               call.name, call.rank);
     detail::wait_mpi(request, call.name, call.rank);
-  }
-  call.team.barrier();
+  });
   if (is_root) copy_out(args, process_result, recvbuf);
   call.team.barrier();
 }

@@ -1,0 +1,167 @@
+// MPI_Allgather and MPI_Allgatherv.
+//
+// Each process gathers its threads' contributions into one buffer, in slot
+// order (or straight into the leader's receive buffer when its type is
+// contiguous and each process's blocks lie there back to back in thread
+// order), the leaders exchange them with one MPI_Iallgatherv in place, and
+// every thread fills its own receive buffer: the blocks of its own process
+// straight from the other threads' contributions, the others from the
+// leader's buffer, each placed by EP rank (so any rank order works).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collective/block_support.hpp"
+#include "ep/collectives.hpp"
+
+namespace ep {
+
+namespace {
+
+using detail::Block;
+using detail::BlockTable;
+using detail::CollectiveCall;
+using detail::ProcessPlan;
+
+// What every endpoint publishes.
+struct EndpointSide {
+  Block contribution;
+  BlockTable table;  // its receive buffer
+};
+
+// What the leader publishes besides: the buffer of the MPI call.
+struct LeaderSide {
+  ProcessPlan plan;
+  std::vector<std::byte> staging;
+  std::byte* mpi_buffer = nullptr;
+  BlockTable table;  // whose block sizes the plan follows
+};
+
+const EndpointSide& side_of(const CollectiveCall& call, int thread) {
+  return *static_cast<const EndpointSide*>(call.team.published(thread));
+}
+
+// Copies local thread `t`'s contribution into the leader's MPI buffer.
+void pack_contribution(const CollectiveCall& call, const LeaderSide& leader, int t,
+                       std::optional<Error>& deferred) {
+  const int rank = call.comm.rank_map().ep_rank(call.comm.process_rank(), t);
+  const Block& source = side_of(call, t).contribution;
+  const Block target = leader.table.block(rank);
+  std::byte* packed = leader.mpi_buffer + leader.plan.offset[static_cast<std::size_t>(rank)];
+  if (leader.plan.direct && source.buf == target.buf) return;  // the leader's, in place
+  auto error = detail::copy_checked(source.typed(), target.packed_at(packed), call, rank);
+  if (error && !deferred) deferred = std::move(error);
+}
+
+void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
+                      MPI_Datatype sendtype, const BlockTable& table) {
+  const RankMap& map = call.comm.rank_map();
+  const int me = call.comm.process_rank();
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const EndpointSide mine{
+      in_place ? table.block(call.rank) : detail::make_block(sendbuf, sendcount, sendtype, call),
+      table};
+  const bool multi = call.processes() > 1;
+
+  LeaderSide lead;
+  if (call.leader() && multi) {
+    lead.table = table;
+    lead.plan = detail::plan_processes(call, table, -1, /*allow_direct=*/true);
+    lead.staging.resize(lead.plan.staging_bytes);
+    lead.mpi_buffer =
+        lead.plan.direct ? const_cast<std::byte*>(table.data_start()) : lead.staging.data();
+    call.team.publish_aux(0, &lead);
+  }
+  call.team.publish(call.thread, &mine);
+  call.team.barrier();
+
+  std::optional<Error> deferred;
+  // With one process every block is local and the (empty) own side is never read.
+  const LeaderSide& leader =
+      multi ? *static_cast<const LeaderSide*>(call.team.published_aux(0)) : lead;
+  if (multi) {
+    std::size_t local_bytes = 0;
+    for (int t = 0; t < call.local_size(); ++t)
+      local_bytes += side_of(call, t).contribution.bytes();
+    const bool parallel = local_bytes >= detail::kParallelCopyBytes && call.local_size() > 1;
+    if (parallel) {
+      if (!leader.plan.overflow) pack_contribution(call, leader, call.thread, deferred);
+      call.team.barrier();
+    }
+    detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
+      leader.plan.check(call);
+      if (!parallel) {
+        for (int t = 0; t < call.local_size(); ++t) pack_contribution(call, leader, t, deferred);
+      }
+      MPI_Request request = MPI_REQUEST_NULL;
+      check_mpi(
+          MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, leader.mpi_buffer, leader.plan.counts.data(),
+                          leader.plan.displs.data(), MPI_BYTE, call.mpi(), &request),
+          call.name, call.rank);
+      detail::wait_mpi(request, call.name, call.rank);
+    });
+  }
+
+  // Fill this thread's receive buffer (the leader's is complete already
+  // when MPI worked in it).
+  const bool done = multi && call.leader() && leader.plan.direct;
+  for (int r = 0; r < map.size() && !done; ++r) {
+    if (r == call.rank && in_place) continue;
+    const Block target = table.block(r);
+    const Location from = map.locate(r);
+    std::optional<Error> error;
+    if (from.process == me) {
+      error = detail::copy_checked(side_of(call, from.thread).contribution.typed(), target.typed(),
+                                   call, r);
+    } else {
+      const std::byte* packed = leader.mpi_buffer + leader.plan.offset[static_cast<std::size_t>(r)];
+      error =
+          detail::copy_checked(leader.table.block(r).packed_at(packed), target.typed(), call, r);
+    }
+    if (error && !deferred) deferred = std::move(error);
+  }
+  call.team.barrier();  // contributions and the leader's buffer are read until here
+  detail::raise(deferred);
+}
+
+bool one_endpoint_per_process(const CollectiveCall& call) {
+  const RankMap& map = call.comm.rank_map();
+  return map.max_endpoints_per_process() == 1 && map.process_major();
+}
+
+}  // namespace
+
+void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  CollectiveCall call = detail::begin_collective(comm, "ep::allgather");
+  if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
+  const BlockTable table(recvbuf, recvcount, recvtype, call);
+  if (one_endpoint_per_process(call)) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
+                             &request),
+              call.name, call.rank);
+    detail::wait_mpi(request, call.name, call.rank);
+    return;
+  }
+  allgather_blocks(call, sendbuf, sendcount, sendtype, table);
+}
+
+void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, std::span<const int> recvcounts, std::span<const int> displs,
+                MPI_Datatype recvtype) {
+  CollectiveCall call = detail::begin_collective(comm, "ep::allgatherv");
+  if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
+  const BlockTable table(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
+  if (one_endpoint_per_process(call)) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(),
+                              displs.data(), recvtype, call.mpi(), &request),
+              call.name, call.rank);
+    detail::wait_mpi(request, call.name, call.rank);
+    return;
+  }
+  allgather_blocks(call, sendbuf, sendcount, sendtype, table);
+}
+
+}  // namespace ep
