@@ -32,6 +32,7 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
   // Errors come back as codes that check_mpi turns into ep::Error.
   check_mpi(MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN), kCall, -1);
   check_mpi(MPI_Comm_set_errhandler(internal_comm_, MPI_ERRORS_RETURN), kCall, -1);
+  if (!single_process()) team_.set_idle([this] { drain(-1); });
 }
 
 CommState::~CommState() {

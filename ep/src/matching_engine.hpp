@@ -19,6 +19,7 @@
 
 #include "datatype.hpp"
 #include "request_state.hpp"
+#include "spin_lock.hpp"
 
 namespace ep::detail {
 
@@ -57,7 +58,7 @@ struct Envelope {
 /// after the lock is released (the matched entries are already out of the
 /// queues, so nobody else can touch them).
 struct alignas(64) Mailbox {
-  std::mutex mutex;
+  SpinLock mutex;  // short sections only: see spin_lock.hpp
   std::deque<std::shared_ptr<Envelope>> unexpected;  // arrival order
   std::deque<std::shared_ptr<RequestState>> posted;  // posting order
 };

@@ -82,7 +82,8 @@ class StallWatch {
     std::string what = request->kind == RequestState::Kind::kRecv
                            ? "a receive (source " + std::to_string(request->want_source) +
                                  ", tag " + std::to_string(request->want_tag) + ")"
-                           : std::string("a send");
+                           : std::string(request->progress ? "the other endpoints of the collective"
+                                                           : "a send to complete");
     std::fprintf(stderr,
                  "ep: warning: ep rank %d has waited %.0f s in %s for %s; check the peer's "
                  "rank and tag\n",

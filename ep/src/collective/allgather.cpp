@@ -98,7 +98,7 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
           MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, leader.mpi_buffer, leader.plan.counts.data(),
                           leader.plan.displs.data(), MPI_BYTE, call.mpi(), &request),
           call.name, call.rank);
-      detail::wait_mpi(request, call.name, call.rank);
+      detail::wait_mpi(request, call);
     });
   }
 
@@ -141,7 +141,7 @@ void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI
     check_mpi(MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
                              &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);
@@ -158,7 +158,7 @@ void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MP
     check_mpi(MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(),
                               displs.data(), recvtype, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);

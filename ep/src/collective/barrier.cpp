@@ -11,7 +11,7 @@ void barrier(const Communicator& comm) {
     if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ibarrier(call.mpi(), &request), call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
 }
 

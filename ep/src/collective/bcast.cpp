@@ -23,7 +23,7 @@ void bcast(const Communicator& comm, void* buffer, int count, MPI_Datatype datat
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ibcast(buffer, count, datatype, root_at.process, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
   if (call.thread != representative) {
     const detail::TypedBuffer source{call.team.published(representative), count, datatype, layout};

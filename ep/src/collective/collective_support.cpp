@@ -24,6 +24,17 @@ void wait_mpi(MPI_Request& request, const char* call, int rank) {
   }
 }
 
+void wait_mpi(MPI_Request& request, const CollectiveCall& call) {
+  Backoff backoff;
+  while (true) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call.name, call.rank);
+    if (done != 0) return;
+    call.team.idle();
+    backoff.pause();
+  }
+}
+
 void check_root(int root, int size, const char* call, int rank) {
   if (root < 0 || root >= size) {
     throw Error(ErrorKind::kRank, call, rank,

@@ -40,6 +40,9 @@ CollectiveCall begin_collective(const Communicator& comm, const char* name);
 /// Waits for an MPI request with the project's backoff (Open MPI's blocking
 /// collectives busy-poll, which starves oversubscribed cores).
 void wait_mpi(MPI_Request& request, const char* call, int rank);
+/// The same for a collective's MPI stage; while waiting it routes incoming
+/// point-to-point messages of the communicator (the team's idle work).
+void wait_mpi(MPI_Request& request, const CollectiveCall& call);
 
 void check_root(int root, int size, const char* call, int rank);
 void check_count(int count, const char* call, int rank);

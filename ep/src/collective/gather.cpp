@@ -73,7 +73,7 @@ void gather_at_root_process(CollectiveCall& call, const Block& mine, bool in_pla
         MPI_Igatherv(MPI_IN_PLACE, 0, MPI_BYTE, side.mpi_buffer, side.plan.counts.data(),
                      side.plan.displs.data(), MPI_BYTE, root_at.process, call.mpi(), &request),
         call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     if (!side.plan.direct && !parallel) unpack_remote(call, side, 0, 1, deferred);
   });
   if (parallel) {
@@ -122,7 +122,7 @@ void gather_at_other_process(CollectiveCall& call, const Block& mine, int root_p
     check_mpi(MPI_Igatherv(data, count, MPI_BYTE, nullptr, nullptr, nullptr, MPI_BYTE, root_process,
                            call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
 }
 
@@ -188,7 +188,7 @@ void gather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Da
     check_mpi(MPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                           call.comm.rank_map().locate(root).process, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   gather_blocks(call, sendbuf, sendcount, sendtype, table, root);
@@ -211,7 +211,7 @@ void gatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
         MPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(), displs.data(),
                      recvtype, call.comm.rank_map().locate(root).process, call.mpi(), &request),
         call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   gather_blocks(call, sendbuf, sendcount, sendtype, table, root);

@@ -19,7 +19,10 @@ void LocalTeam::barrier() {
     return;
   }
   Backoff backoff;
-  while (generation_.load(std::memory_order_acquire) == generation) backoff.pause();
+  while (generation_.load(std::memory_order_acquire) == generation) {
+    idle();
+    backoff.pause();
+  }
 }
 
 }  // namespace ep::detail

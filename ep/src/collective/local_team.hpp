@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace ep::detail {
@@ -27,8 +28,17 @@ class LocalTeam {
 
   [[nodiscard]] int size() const noexcept { return size_; }
 
-  /// Returns when all `size()` threads have arrived. Waits with backoff.
+  /// Returns when all `size()` threads have arrived. Waits with backoff,
+  /// running the idle hook between polls.
   void barrier();
+
+  /// Work for waiting threads: routing incoming point-to-point messages, so
+  /// that a receive posted before a collective still lets its sender finish
+  /// (MPI requires that progress). Set once, before the team is used.
+  void set_idle(std::function<void()> idle) { idle_ = std::move(idle); }
+  void idle() const {
+    if (idle_) idle_();
+  }
 
   /// Publishes `pointer` for thread `thread`; readable by all after the next barrier.
   void publish(int thread, const void* pointer) {
@@ -64,6 +74,7 @@ class LocalTeam {
 
   int size_;
   std::unique_ptr<Slot[]> slots_;
+  std::function<void()> idle_;
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<std::uint64_t> generation_{0};
 };

@@ -157,7 +157,7 @@ void* reduce_in_rank_order(CollectiveCall& call, const ReduceArgs& args, TypedSc
     check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, counts.data(),
                               displs.data(), args.type, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
   std::vector<const void*> inputs(static_cast<std::size_t>(map.size()));
   for (int r = 0; r < map.size(); ++r) {
@@ -195,7 +195,7 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   TypedScratch scratch;
@@ -207,7 +207,7 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     check_mpi(MPI_Iallreduce(MPI_IN_PLACE, process_result, count, datatype, op, call.mpi(),
                              &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
   copy_out(args, process_result, recvbuf);
   call.team.barrier();  // the leader's scratch is read until here
@@ -238,7 +238,7 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     check_mpi(MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root_at.process, call.mpi(),
                           &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   TypedScratch scratch;
@@ -251,7 +251,7 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     check_mpi(MPI_Ireduce(send, process_result, count, datatype, op, root_at.process, call.mpi(),
                           &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
   if (is_root) copy_out(args, process_result, recvbuf);
   call.team.barrier();

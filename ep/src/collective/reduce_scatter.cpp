@@ -118,7 +118,7 @@ void reduce_scatter_hierarchical(CollectiveCall& call, const Elements& e, const 
       check_mpi(MPI_Ireduce_scatter(MPI_IN_PLACE, process_buffer, totals.data(), e.type, e.op,
                                     call.mpi(), &request),
                 call.name, call.rank);
-      detail::wait_mpi(request, call.name, call.rank);
+      detail::wait_mpi(request, call);
     });
   }
   detail::copy_elements(e, e.at(process_buffer, my_share_offset), recvbuf, cut.count(call.rank));
@@ -194,7 +194,7 @@ void reduce_scatter_in_rank_order(CollectiveCall& call, const Elements& e, const
           MPI_Ialltoallv(send, send_counts.data(), send_displs.data(), e.type, shared.received,
                          recv_counts.data(), recv_displs.data(), e.type, call.mpi(), &request),
           call.name, call.rank);
-      detail::wait_mpi(request, call.name, call.rank);
+      detail::wait_mpi(request, call);
     });
   }
 
@@ -261,7 +261,7 @@ void reduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf
     check_mpi(MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts.data(), datatype, op, call.mpi(),
                                   &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   reduce_scatter_cut(call, sendbuf, recvbuf, Cut{-1, recvcounts}, e, options);
@@ -277,7 +277,7 @@ void reduce_scatter_block(const Communicator& comm, const void* sendbuf, void* r
     check_mpi(
         MPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, call.mpi(), &request),
         call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   reduce_scatter_cut(call, sendbuf, recvbuf, Cut{recvcount, {}}, e, options);

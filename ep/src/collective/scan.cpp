@@ -110,7 +110,7 @@ void scan_hierarchical(CollectiveCall& call, const Elements& e, const void* cont
       MPI_Request request = MPI_REQUEST_NULL;
       check_mpi(MPI_Iexscan(total, shared.before.data(), count, e.type, e.op, call.mpi(), &request),
                 call.name, call.rank);
-      detail::wait_mpi(request, call.name, call.rank);
+      detail::wait_mpi(request, call);
     });
     if (call.comm.process_rank() > 0) {
       if (exclusive && call.thread == 0) {
@@ -159,7 +159,7 @@ void scan_in_rank_order(CollectiveCall& call, const Elements& e, const void* con
       check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, counts.data(),
                                 displs.data(), e.type, call.mpi(), &request),
                 call.name, call.rank);
-      detail::wait_mpi(request, call.name, call.rank);
+      detail::wait_mpi(request, call);
     });
   }
   const int ranks = exclusive ? call.rank : call.rank + 1;  // the ranks this result combines
@@ -184,7 +184,7 @@ void scan_any(const Communicator& comm, const char* name, const void* sendbuf, v
     check_mpi(exclusive ? MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, call.mpi(), &request)
                         : MPI_Iscan(sendbuf, recvbuf, count, datatype, op, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   const void* contribution = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;

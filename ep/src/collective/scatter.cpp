@@ -72,7 +72,7 @@ void scatter_at_root_process(CollectiveCall& call, const Block& mine, bool in_pl
         MPI_Iscatterv(side.mpi_buffer, side.plan.counts.data(), side.plan.displs.data(), MPI_BYTE,
                       MPI_IN_PLACE, 0, MPI_BYTE, root_at.process, call.mpi(), &request),
         call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
 }
 
@@ -102,7 +102,7 @@ void scatter_at_other_process(CollectiveCall& call, const Block& mine, int root_
     check_mpi(MPI_Iscatterv(nullptr, nullptr, nullptr, MPI_BYTE, data, count, MPI_BYTE,
                             root_process, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   });
   if (direct) return;
   detail::unpack_from(static_cast<const std::byte*>(call.team.published_aux(0)) + offset,
@@ -170,7 +170,7 @@ void scatter(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
     check_mpi(MPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                            call.comm.rank_map().locate(root).process, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   scatter_blocks(call, table, recvbuf, recvcount, recvtype, root);
@@ -193,7 +193,7 @@ void scatterv(const Communicator& comm, const void* sendbuf, std::span<const int
         MPI_Iscatterv(sendbuf, sendcounts.data(), displs.data(), sendtype, recvbuf, recvcount,
                       recvtype, call.comm.rank_map().locate(root).process, call.mpi(), &request),
         call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
     return;
   }
   scatter_blocks(call, table, recvbuf, recvcount, recvtype, root);

@@ -149,7 +149,7 @@ Agreed agree_on_arguments(const CollectiveCall& call) {
     check_mpi(
         MPI_Iallreduce(MPI_IN_PLACE, slots, kSlots, MPI_LONG_LONG, MPI_MAX, call.mpi(), &request),
         call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   }
   lowest = -slots[kMinusLowest];
   highest = slots[kHighest];
@@ -206,7 +206,7 @@ int find_shared_process(const CollectiveCall& call, const Agreed& agreed) {
     std::vector<int> theirs(static_cast<std::size_t>(count));
     check_mpi(MPI_Mrecv(theirs.data(), count, MPI_INT, &message, MPI_STATUS_IGNORE), call.name,
               call.rank);
-    detail::wait_mpi(send, call.name, call.rank);
+    detail::wait_mpi(send, call);
     std::sort(theirs.begin(), theirs.end());
     for (int process : ours) {
       if (std::binary_search(theirs.begin(), theirs.end(), process)) {
@@ -219,7 +219,7 @@ int find_shared_process(const CollectiveCall& call, const Agreed& agreed) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ibcast(&shared, 1, MPI_INT, agreed.leader_process, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   }
   return shared;
 }
@@ -251,7 +251,7 @@ RemoteLayout exchange_layouts(const CollectiveCall& call, MPI_Comm inter,
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallgather(&our_count, 1, MPI_INT, counts.data(), 1, MPI_INT, inter, &request),
             call.name, call.rank);
-  detail::wait_mpi(request, call.name, call.rank);
+  detail::wait_mpi(request, call);
   std::vector<int> displs(counts.size());
   int total = 0;
   for (std::size_t p = 0; p < counts.size(); ++p) {
@@ -262,7 +262,7 @@ RemoteLayout exchange_layouts(const CollectiveCall& call, MPI_Comm inter,
   check_mpi(MPI_Iallgatherv(ours.data(), our_count, MPI_INT, theirs.data(), counts.data(),
                             displs.data(), MPI_INT, inter, &request),
             call.name, call.rank);
-  detail::wait_mpi(request, call.name, call.rank);
+  detail::wait_mpi(request, call);
 
   const int remote_size = total / 3;
   RemoteLayout layout;

@@ -67,7 +67,7 @@ std::vector<Choice> gather_choices(CollectiveCall& call) {
     check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), counts.data(),
                               displs.data(), MPI_INT, call.mpi(), &request),
               call.name, call.rank);
-    detail::wait_mpi(request, call.name, call.rank);
+    detail::wait_mpi(request, call);
   }
   std::vector<Choice> choices(static_cast<std::size_t>(map.size()));
   for (int r = 0; r < map.size(); ++r) {

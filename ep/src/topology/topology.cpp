@@ -181,7 +181,7 @@ std::vector<int> exchange_counts(const CollectiveCall& call, std::vector<int> mi
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Ialltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, call.mpi(), &request),
             call.name, call.rank);
-  wait_mpi(request, call.name, call.rank);
+  wait_mpi(request, call);
   return theirs;
 }
 
@@ -194,7 +194,7 @@ void agree(const CollectiveCall& call, std::uint64_t fingerprint, Verdict& verdi
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values, 3, MPI_LONG_LONG, MPI_MAX, call.mpi(), &request),
             call.name, call.rank);
-  wait_mpi(request, call.name, call.rank);
+  wait_mpi(request, call);
   if (values[0] != 0) {
     record(verdict, ErrorKind::kArgument, -1, "bad arguments on another process");
   } else if (values[1] != f || values[2] != -f) {

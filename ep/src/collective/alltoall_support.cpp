@@ -1,0 +1,352 @@
+#include "collective/alltoall_support.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "request_state.hpp"
+
+namespace ep::detail {
+
+namespace {
+
+constexpr std::size_t kRowEntryBytes = sizeof(std::uint64_t);
+
+const char* counts_name(const BlockArgs& a) { return a.is_send ? "sendcounts" : "recvcounts"; }
+const char* displs_name(const BlockArgs& a) { return a.is_send ? "sdispls" : "rdispls"; }
+const char* types_name(const BlockArgs& a) { return a.is_send ? "sendtypes" : "recvtypes"; }
+
+void check_length(const CollectiveCall& call, std::size_t length, const char* what) {
+  if (length < static_cast<std::size_t>(call.size())) {
+    throw Error(ErrorKind::kArgument, call.name, call.rank,
+                std::string(what) + " has " + std::to_string(length) +
+                    " entries; the communicator has " + std::to_string(call.size()) + " ranks");
+  }
+}
+
+int count_of(const BlockArgs& a, int peer) {
+  return a.per_peer ? a.counts[static_cast<std::size_t>(peer)] : a.count;
+}
+
+// A run of packed bytes seen as a typed buffer (the in-place copy).
+TypedBuffer byte_buffer(const CollectiveCall& call, const std::byte* data, std::size_t bytes) {
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw Error(ErrorKind::kCount, call.name, call.rank,
+                "an MPI_IN_PLACE block of " + std::to_string(bytes) +
+                    " bytes exceeds the int count limit (" + std::to_string(INT_MAX) + ")");
+  }
+  return {data, static_cast<int>(bytes), MPI_BYTE, TypeLayout{1, 0, true}};
+}
+
+// Every block of one side, by peer EP rank.
+std::vector<TypedBuffer> describe_blocks(const CollectiveCall& call, const BlockArgs& a) {
+  const int n = call.size();
+  std::vector<TypedBuffer> blocks(static_cast<std::size_t>(n));
+  const auto* base = static_cast<const std::byte*>(a.buf);
+  // Layout and extent of the current type, looked up again only when the type
+  // changes (alltoallw usually repeats a few types).
+  MPI_Datatype cached = MPI_DATATYPE_NULL;
+  TypeLayout layout;
+  MPI_Aint extent = 0;
+  for (int j = 0; j < n; ++j) {
+    const auto index = static_cast<std::size_t>(j);
+    const int count = count_of(a, j);
+    const MPI_Datatype type = a.per_peer_types ? a.types[index] : a.type;
+    if (count == 0) {
+      // Nothing moves: any type (even MPI_DATATYPE_NULL in alltoallw) will do.
+      blocks[index] = {base, 0, type, TypeLayout{}};
+      continue;
+    }
+    if (type != cached || cached == MPI_DATATYPE_NULL) {
+      layout = layout_of(type, call.name, call.rank);
+      extent = element_offset(type, 1, call.name, call.rank);
+      cached = type;
+    }
+    MPI_Aint offset = 0;
+    if (a.byte_displs) {
+      offset = a.displs[index];
+    } else if (a.per_peer) {
+      offset = static_cast<MPI_Aint>(a.displs[index]) * extent;
+    } else {
+      offset = static_cast<MPI_Aint>(j) * a.count * extent;
+    }
+    blocks[index] = {base + offset, count, type, layout};
+  }
+  return blocks;
+}
+
+}  // namespace
+
+void check_block_args(const CollectiveCall& call, const BlockArgs& a) {
+  if (a.per_peer) {
+    check_length(call, a.counts.size(), counts_name(a));
+    check_length(call, a.displs.size(), displs_name(a));
+    for (int j = 0; j < call.size(); ++j) {
+      const int count = a.counts[static_cast<std::size_t>(j)];
+      if (count < 0) {
+        throw Error(ErrorKind::kCount, call.name, call.rank,
+                    std::string(counts_name(a)) + "[" + std::to_string(j) +
+                        "] = " + std::to_string(count) + " is negative");
+      }
+    }
+  } else if (a.count < 0) {
+    throw Error(ErrorKind::kCount, call.name, call.rank,
+                std::string(a.is_send ? "sendcount " : "recvcount ") + std::to_string(a.count) +
+                    " is negative");
+  }
+  if (a.per_peer_types) {
+    check_length(call, a.types.size(), types_name(a));
+    for (int j = 0; j < call.size(); ++j) {
+      const auto index = static_cast<std::size_t>(j);
+      if (a.types[index] == MPI_DATATYPE_NULL && a.counts[index] > 0) {
+        throw Error(ErrorKind::kArgument, call.name, call.rank,
+                    std::string(types_name(a)) + "[" + std::to_string(j) +
+                        "] is MPI_DATATYPE_NULL for a non-empty block");
+      }
+    }
+  } else if (a.type == MPI_DATATYPE_NULL) {
+    throw Error(ErrorKind::kArgument, call.name, call.rank,
+                std::string(a.is_send ? "sendtype" : "recvtype") + " is MPI_DATATYPE_NULL");
+  }
+}
+
+ExchangeSpec make_exchange_spec(const CollectiveCall& call, const BlockArgs& send,
+                                const BlockArgs& recv, bool in_place) {
+  check_block_args(call, recv);
+  if (!in_place) check_block_args(call, send);
+  const RankMap& map = call.comm.rank_map();
+  const int n = call.size();
+  ExchangeSpec spec;
+  spec.recv = describe_blocks(call, recv);
+  if (in_place) {
+    std::size_t total = 0;
+    for (const TypedBuffer& b : spec.recv) total += b.bytes();
+    spec.in_place_copy =
+        std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(total, 1));
+    spec.send.resize(static_cast<std::size_t>(n));
+    std::byte* out = spec.in_place_copy.get();
+    for (int j = 0; j < n; ++j) {
+      const TypedBuffer& block = spec.recv[static_cast<std::size_t>(j)];
+      pack_into(block, out);
+      spec.send[static_cast<std::size_t>(j)] = byte_buffer(call, out, block.bytes());
+      out += block.bytes();
+    }
+  } else {
+    spec.send = describe_blocks(call, send);
+  }
+  const int processes = map.num_processes();
+  spec.region_bytes.assign(static_cast<std::size_t>(processes), 0);
+  spec.expected_bytes.assign(static_cast<std::size_t>(processes), 0);
+  for (int q = 0; q < processes; ++q) {
+    spec.region_bytes[static_cast<std::size_t>(q)] = region_size(spec, map, q);
+    std::size_t expected = 0;
+    for (int s = 0; s < map.endpoints_of(q); ++s) {
+      expected += spec.recv[static_cast<std::size_t>(map.ep_rank(q, s))].bytes();
+    }
+    spec.expected_bytes[static_cast<std::size_t>(q)] = expected;
+  }
+  return spec;
+}
+
+std::size_t region_size(const ExchangeSpec& spec, const RankMap& map, int q) {
+  const int threads = map.endpoints_of(q);
+  std::size_t bytes = kRowEntryBytes * static_cast<std::size_t>(threads);
+  for (int d = 0; d < threads; ++d) {
+    bytes += spec.send[static_cast<std::size_t>(map.ep_rank(q, d))].bytes();
+  }
+  return bytes;
+}
+
+void pack_region(const ExchangeSpec& spec, const RankMap& map, int q, std::byte* out) {
+  const int threads = map.endpoints_of(q);
+  std::byte* data = out + kRowEntryBytes * static_cast<std::size_t>(threads);
+  for (int d = 0; d < threads; ++d) {
+    const TypedBuffer& block = spec.send[static_cast<std::size_t>(map.ep_rank(q, d))];
+    const std::uint64_t bytes = block.bytes();
+    std::memcpy(out + kRowEntryBytes * static_cast<std::size_t>(d), &bytes, sizeof bytes);
+    pack_into(block, data);
+    data += bytes;
+  }
+}
+
+std::size_t expected_segment_size(const RankMap& map, int q,
+                                  std::span<const ExchangeSpec* const> specs) {
+  std::size_t bytes = kRowEntryBytes * static_cast<std::size_t>(map.endpoints_of(q)) * specs.size();
+  for (const ExchangeSpec* spec : specs) bytes += spec->expected_bytes[static_cast<std::size_t>(q)];
+  return bytes;
+}
+
+namespace {
+
+// Reports a block whose two sides disagree on its size (MPI requires equal
+// type signatures; we can see the byte counts).
+void record_mismatch(const CollectiveCall& call, FailureSlot& failure, int from_rank, int to_rank,
+                     std::size_t sent, std::size_t expected) {
+  failure.record(Error(
+      sent > expected ? ErrorKind::kTruncate : ErrorKind::kCount, call.name, call.rank,
+      "block from ep rank " + std::to_string(from_rank) + " to ep rank " + std::to_string(to_rank) +
+          " carries " + std::to_string(sent) + " bytes but the receiver expects " +
+          std::to_string(expected) + " (send and receive type signatures must match)"));
+}
+
+}  // namespace
+
+void copy_local_block(const CollectiveCall& call, const ExchangeSpec& from, int from_rank,
+                      const ExchangeSpec& to, int to_rank, FailureSlot& failure) {
+  const TypedBuffer& source = from.send[static_cast<std::size_t>(to_rank)];
+  const TypedBuffer& target = to.recv[static_cast<std::size_t>(from_rank)];
+  if (source.bytes() != target.bytes()) {
+    record_mismatch(call, failure, from_rank, to_rank, source.bytes(), target.bytes());
+  }
+  copy_typed(source, target, std::min(source.bytes(), target.bytes()));
+}
+
+void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
+                    const std::byte* segment, std::size_t bytes, FailureSlot& failure) {
+  const RankMap& map = call.comm.rank_map();
+  const auto mine = static_cast<std::size_t>(call.thread);
+  const auto threads = static_cast<std::size_t>(call.local_size());
+  const std::size_t row_bytes = kRowEntryBytes * threads;
+  const auto malformed = [&](const std::string& why) {
+    failure.record(Error(ErrorKind::kTruncate, call.name, call.rank,
+                         "message from process " + std::to_string(q) + " is malformed (" + why +
+                             "): the processes disagree on the exchange's sizes"));
+  };
+  std::size_t position = 0;
+  for (int s = 0; s < map.endpoints_of(q); ++s) {
+    if (bytes - position < row_bytes) return malformed("size row beyond its end");
+    const std::byte* row = segment + position;
+    std::size_t data = position + row_bytes;
+    std::size_t offset = data;
+    std::size_t region = 0;
+    std::uint64_t my_bytes = 0;
+    for (std::size_t d = 0; d < threads; ++d) {
+      std::uint64_t entry = 0;
+      std::memcpy(&entry, row + kRowEntryBytes * d, sizeof entry);
+      if (entry > bytes) return malformed("block larger than the message");
+      if (d < mine) offset += entry;
+      if (d == mine) my_bytes = entry;
+      region += entry;
+    }
+    if (region > bytes - data) return malformed("blocks beyond its end");
+    const int source_rank = map.ep_rank(q, s);
+    const TypedBuffer& target = spec.recv[static_cast<std::size_t>(source_rank)];
+    if (my_bytes != target.bytes()) {
+      record_mismatch(call, failure, source_rank, call.rank, my_bytes, target.bytes());
+    }
+    unpack_from(segment + offset, std::min<std::size_t>(my_bytes, target.bytes()), target);
+    position = data + region;
+  }
+}
+
+// ---- FailureSlot ----------------------------------------------------------
+
+void FailureSlot::record(const Error& error) {
+  std::lock_guard lock(mutex_);
+  if (record_) return;
+  // Keep the detail without the "call: ep rank r: " prefix so the error can be
+  // rethrown under another endpoint's name without repeating it; an error of
+  // another call (MPI_Pack, say) keeps that call's name.
+  std::string what = error.what();
+  std::string prefix = error.call();
+  if (error.ep_rank() >= 0) prefix += ": ep rank " + std::to_string(error.ep_rank());
+  prefix += ": ";
+  if (what.starts_with(prefix)) {
+    what.erase(0, prefix.size());
+    if (error.ep_rank() < 0 || error.call().rfind("ep::", 0) != 0) {
+      what = error.call() + ": " + what;
+    }
+  }
+  record_ = Record{error.kind(), std::move(what), error.mpi_code(), error.ep_rank()};
+}
+
+bool FailureSlot::failed() const {
+  std::lock_guard lock(mutex_);
+  return record_.has_value();
+}
+
+std::optional<FailureSlot::Record> FailureSlot::get() const {
+  std::lock_guard lock(mutex_);
+  return record_;
+}
+
+std::string FailureSlot::detail_for(const Record& record, int rank) {
+  if (record.origin < 0 || record.origin == rank) return record.detail;
+  return record.detail + " (seen by ep rank " + std::to_string(record.origin) + ")";
+}
+
+void FailureSlot::rethrow(const char* call, int rank) const {
+  const std::optional<Record> record = get();
+  if (!record) return;
+  throw Error(record->kind, call, rank, detail_for(*record, rank), record->mpi_code);
+}
+
+bool FailureSlot::report(RequestState& request) const {
+  const std::optional<Record> record = get();
+  if (!record) return false;
+  request.failed = true;
+  request.error_kind = record->kind;
+  request.error_detail = detail_for(*record, request.owner_rank);
+  request.status.error = record->mpi_code;
+  return true;
+}
+
+// ---- ByteRuns -------------------------------------------------------------
+
+ByteRuns::ByteRuns(int peers, const std::byte* base)
+    : base_(base),
+      runs_(static_cast<std::size_t>(peers)),
+      counts_(static_cast<std::size_t>(peers), 0),
+      displs_(static_cast<std::size_t>(peers), 0),
+      types_(static_cast<std::size_t>(peers), MPI_BYTE) {}
+
+ByteRuns::~ByteRuns() {
+  for (MPI_Datatype& type : owned_) MPI_Type_free(&type);
+}
+
+void ByteRuns::add(int peer, const std::byte* start, std::size_t bytes) {
+  if (bytes > 0) runs_[static_cast<std::size_t>(peer)].push_back({start, bytes});
+}
+
+const void* ByteRuns::buffer() const {
+  return base_ != nullptr ? static_cast<const void*>(base_) : MPI_BOTTOM;
+}
+
+void ByteRuns::build(const char* call, int rank) {
+  // hindexed block lengths are ints: longer runs are cut into pieces of 1 GiB.
+  constexpr std::size_t kPiece = std::size_t{1} << 30;
+  MPI_Aint base_address = 0;
+  if (base_ != nullptr) check_mpi(MPI_Get_address(base_, &base_address), call, rank);
+  for (std::size_t peer = 0; peer < runs_.size(); ++peer) {
+    const std::vector<Run>& runs = runs_[peer];
+    if (runs.empty()) continue;  // count 0 of MPI_BYTE
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> offsets;
+    for (const Run& run : runs) {
+      MPI_Aint address = 0;
+      check_mpi(MPI_Get_address(run.start, &address), call, rank);
+      const MPI_Aint offset = MPI_Aint_diff(address, base_address);
+      for (std::size_t done = 0; done < run.bytes; done += kPiece) {
+        lengths.push_back(static_cast<int>(std::min(kPiece, run.bytes - done)));
+        offsets.push_back(offset + static_cast<MPI_Aint>(done));
+      }
+    }
+    if (base_ != nullptr && lengths.size() == 1 && offsets[0] >= 0 && offsets[0] <= INT_MAX) {
+      counts_[peer] = lengths[0];
+      displs_[peer] = static_cast<int>(offsets[0]);
+      continue;
+    }
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    check_mpi(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
+                                       offsets.data(), MPI_BYTE, &type),
+              call, rank);
+    owned_.push_back(type);
+    check_mpi(MPI_Type_commit(&owned_.back()), call, rank);
+    types_[peer] = owned_.back();
+    counts_[peer] = 1;
+  }
+}
+
+}  // namespace ep::detail

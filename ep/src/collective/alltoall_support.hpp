@@ -1,0 +1,179 @@
+// Shared machinery of the all-to-all family (alltoall, alltoallv, alltoallw
+// and the nonblocking ialltoallv): one endpoint's blocks to and from every EP
+// rank, the per-process staging format, and the byte exchange between
+// processes.
+//
+// Between processes there is ONE message per process pair. The message that
+// process A sends to process B is a sequence of regions, one per thread s of
+// A in thread order:
+//
+//   region(s) = [ T_B x uint64: bytes of the block s -> (B, d) for d = 0..T_B-1 ]
+//               [ packed block s -> (B, 0) ][ packed block s -> (B, 1) ] ...
+//
+// The size row lets the receiver find every block without a separate count
+// exchange (it knows what to expect from its own receive arguments) and check
+// that the sender agreed (MPI requires matching type signatures; a mismatch
+// is reported, never silently misplaced). Rows are in native byte order: the
+// processes of one job share the architecture.
+//
+// Thread safety: an ExchangeSpec is written by its endpoint before it is
+// shared and only read afterwards; FailureSlot is thread-safe.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collective/collective_support.hpp"
+#include "datatype.hpp"
+#include "ep/error.hpp"
+
+namespace ep::detail {
+
+struct RequestState;
+
+/// One endpoint's side of an all-to-all: what it sends to and receives from
+/// every EP rank.
+struct ExchangeSpec {
+  std::vector<TypedBuffer> send;  // by destination EP rank
+  std::vector<TypedBuffer> recv;  // by source EP rank
+  // MPI_IN_PLACE: the outgoing data, packed before anything is overwritten;
+  // `send` then points into it (as bytes).
+  std::unique_ptr<std::byte[]> in_place_copy;
+  // Per process q: bytes of this endpoint's region in the message to q, and
+  // bytes of data it expects from the endpoints of q.
+  std::vector<std::size_t> region_bytes;
+  std::vector<std::size_t> expected_bytes;
+};
+
+/// One side (send or receive) of an all-to-all call, as the user gave it.
+struct BlockArgs {
+  bool is_send = true;  // names the arguments in messages: sendcounts / recvcounts...
+  const void* buf = nullptr;
+  int count = 0;                          // alltoall: the count of every block
+  std::span<const int> counts;            // alltoallv/w: one count per EP rank
+  std::span<const int> displs;            // alltoallv/w: one displacement per EP rank
+  bool per_peer = false;                  // counts and displs are per EP rank
+  bool byte_displs = false;               // alltoallw: displacements are in bytes
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // alltoall/alltoallv: one type
+  std::span<const MPI_Datatype> types;    // alltoallw: one type per EP rank
+  bool per_peer_types = false;
+};
+
+/// Checks one side's arguments (array lengths, counts, types); throws ep::Error.
+void check_block_args(const CollectiveCall& call, const BlockArgs& args);
+
+/// Checks the arguments and describes the endpoint's blocks. `send` is
+/// ignored when `in_place`: the outgoing data is then `recv`'s blocks, packed
+/// into in_place_copy before anything can overwrite them. Throws ep::Error.
+ExchangeSpec make_exchange_spec(const CollectiveCall& call, const BlockArgs& send,
+                                const BlockArgs& recv, bool in_place);
+
+/// Bytes of the endpoint's region (size row and blocks) in the message to process `q`.
+std::size_t region_size(const ExchangeSpec& spec, const RankMap& map, int q);
+
+/// Writes the region of `spec` for process `q` (size row, then blocks) at `out`.
+void pack_region(const ExchangeSpec& spec, const RankMap& map, int q, std::byte* out);
+
+/// Records the first failure of a collective so that every local endpoint
+/// can report it after the last shared step: a thread that left the protocol
+/// early would leave the others waiting forever.
+class FailureSlot {
+ public:
+  /// Keeps the first error recorded; later ones are dropped.
+  void record(const Error& error);
+  /// Runs `step`, recording instead of throwing whatever it throws.
+  template <class Step>
+  void guard(const char* call, int rank, Step&& step) {
+    try {
+      step();
+    } catch (const Error& e) {
+      record(e);
+    } catch (const std::exception& e) {
+      record(Error(ErrorKind::kArgument, call, rank, e.what()));
+    }
+  }
+  [[nodiscard]] bool failed() const;
+  /// Throws the recorded error, if any, as an error of `call` at `rank`
+  /// (naming the endpoint that saw it when that was another one).
+  void rethrow(const char* call, int rank) const;
+  /// Copies the recorded error, if any, into a request's failure fields
+  /// (the request then throws it from wait/test). False when none.
+  bool report(RequestState& request) const;
+
+ private:
+  struct Record {
+    ErrorKind kind;
+    std::string detail;  // what() without the "call: ep rank r: " prefix of our call
+    int mpi_code;
+    int origin;  // EP rank that saw it
+  };
+  [[nodiscard]] std::optional<Record> get() const;
+  [[nodiscard]] static std::string detail_for(const Record& record, int rank);
+
+  mutable std::mutex mutex_;
+  std::optional<Record> record_;
+};
+
+/// Copies block `from_rank -> to_rank` between two endpoints of this process
+/// (from's send block for to_rank into to's receive block for from_rank).
+void copy_local_block(const CollectiveCall& call, const ExchangeSpec& from, int from_rank,
+                      const ExchangeSpec& to, int to_rank, FailureSlot& failure);
+
+/// Unpacks the blocks of `call`'s endpoint from the message received from
+/// process `q` (`segment`, `bytes` long) into its receive blocks; size
+/// mismatches and a malformed message are recorded in `failure`.
+void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
+                    const std::byte* segment, std::size_t bytes, FailureSlot& failure);
+
+/// Bytes of the message from process `q` as the receiving process expects it,
+/// from the expected_bytes of its endpoints' specs.
+std::size_t expected_segment_size(const RankMap& map, int q,
+                                  std::span<const ExchangeSpec* const> specs);
+
+/// Arguments of MPI_Ialltoallw for messages made of byte runs: per peer
+/// process, one or more runs of bytes anywhere in memory. A peer whose message
+/// is one run whose size and offset from the buffer argument fit an int gets
+/// (bytes, offset, MPI_BYTE); anything else gets an hindexed type of byte runs
+/// (relative to the buffer argument, MPI_BOTTOM when there is none), so
+/// neither the 2 GiB limit of int counts nor scattered buffers need a copy.
+/// Signatures are plain bytes either way, so each side may choose its own form.
+class ByteRuns {
+ public:
+  /// `base`: the buffer argument the runs are relative to (nullptr: MPI_BOTTOM).
+  ByteRuns(int peers, const std::byte* base);
+  ByteRuns(const ByteRuns&) = delete;
+  ByteRuns& operator=(const ByteRuns&) = delete;
+  ~ByteRuns();
+
+  void add(int peer, const std::byte* start, std::size_t bytes);
+  /// Builds counts, displacements and types; call once, after every add().
+  void build(const char* call, int rank);
+
+  [[nodiscard]] const void* buffer() const;
+  [[nodiscard]] void* mutable_buffer() const { return const_cast<void*>(buffer()); }
+  [[nodiscard]] const int* counts() const { return counts_.data(); }
+  [[nodiscard]] const int* displs() const { return displs_.data(); }
+  [[nodiscard]] const MPI_Datatype* types() const { return types_.data(); }
+
+ private:
+  struct Run {
+    const std::byte* start;
+    std::size_t bytes;
+  };
+  const std::byte* base_;
+  std::vector<std::vector<Run>> runs_;
+  std::vector<int> counts_;
+  std::vector<int> displs_;
+  std::vector<MPI_Datatype> types_;
+  std::vector<MPI_Datatype> owned_;  // derived types to free
+};
+
+}  // namespace ep::detail

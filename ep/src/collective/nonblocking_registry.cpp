@@ -1,0 +1,147 @@
+#include "collective/nonblocking_registry.hpp"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "request_state.hpp"
+
+namespace ep::detail {
+
+// ---- NbcInstance ----------------------------------------------------------
+
+NbcInstance::NbcInstance(const CollectiveCall& creator, std::shared_ptr<CommState> comm)
+    : name_(creator.name), comm_(std::move(comm)) {}
+
+CollectiveCall NbcInstance::call_of(int thread) const {
+  return {*comm_, comm_->team(), thread, comm_->rank_map().ep_rank(comm_->process_rank(), thread),
+          name_};
+}
+
+bool NbcInstance::mpi_complete(int rank) {
+  if (!started_.load(std::memory_order_acquire)) return false;
+  if (mpi_done_.load(std::memory_order_acquire)) return true;
+  // One tester at a time; the others come back on their next poll.
+  std::unique_lock lock(mpi_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  if (mpi_done_.load(std::memory_order_relaxed)) return true;
+  int done = 0;
+  const int rc = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    failure_.guard(name_, rank, [&] { check_mpi(rc, name_, rank); });
+    done = 1;
+  }
+  if (done == 0) return false;
+  mpi_done_.store(true, std::memory_order_release);
+  return true;
+}
+
+bool NbcInstance::poll(int thread, RequestState& request) {
+  if (!mpi_complete(request.owner_rank)) {
+    // While it waits here, the endpoint still routes the process's incoming
+    // point-to-point messages, as a point-to-point wait does: a peer's send
+    // to a receive posted here may complete only once a thread of this
+    // process drains it, and every thread of the process may be waiting on
+    // collectives.
+    if (!comm_->single_process()) comm_->drain(request.owner_rank);
+    return false;
+  }
+  FailureSlot mine;
+  if (!failure_.failed()) {
+    mine.guard(name_, request.owner_rank, [&] { finish(thread, mine); });
+  }
+  if (!failure_.report(request)) mine.report(request);
+  return true;
+}
+
+// ---- NbcRegistry ----------------------------------------------------------
+
+NbcRegistry::NbcRegistry(int local_size)
+    : local_size_(local_size), next_sequence_(static_cast<std::size_t>(local_size), 0) {}
+
+std::shared_ptr<NbcRegistry> NbcRegistry::of(const std::shared_ptr<CommState>& comm) {
+  struct Entry {
+    std::weak_ptr<CommState> comm;
+    std::shared_ptr<NbcRegistry> registry;
+  };
+  // Never destroyed: requests may outlive static destruction order at exit.
+  static auto* const table = new std::vector<Entry>();
+  static auto* const table_mutex = new std::mutex();
+  std::lock_guard lock(*table_mutex);
+  // Entries of destroyed communicators go first. Ownership, not the address,
+  // identifies a communicator: a new one may reuse a freed one's address, but
+  // never its control block while a weak_ptr to that block exists.
+  std::erase_if(*table, [](const Entry& e) { return e.comm.expired(); });
+  for (const Entry& e : *table) {
+    if (!e.comm.owner_before(comm) && !comm.owner_before(e.comm)) return e.registry;
+  }
+  auto registry = std::make_shared<NbcRegistry>(comm->local_size());
+  table->push_back({comm, registry});
+  return registry;
+}
+
+std::shared_ptr<NbcInstance> NbcRegistry::join(
+    const CollectiveCall& call, const std::function<std::shared_ptr<NbcInstance>()>& make) {
+  std::lock_guard lock(mutex_);
+  const std::uint64_t sequence = next_sequence_[static_cast<std::size_t>(call.thread)];
+  std::shared_ptr<NbcInstance> instance;
+  if (auto it = joining_.find(sequence); it != joining_.end()) {
+    instance = it->second;
+    if (std::strcmp(instance->name(), call.name) != 0) {
+      throw Error(ErrorKind::kArgument, call.name, call.rank,
+                  "nonblocking collective #" + std::to_string(sequence) +
+                      " of this communicator: other endpoints of the process called " +
+                      instance->name() +
+                      " (all endpoints must call the same collectives "
+                      "in the same order)");
+    }
+  } else {
+    instance = make();
+    instance->sequence_ = sequence;
+    joining_.emplace(sequence, instance);
+  }
+  ++next_sequence_[static_cast<std::size_t>(call.thread)];
+  if (++instance->joined_ == local_size_) joining_.erase(sequence);
+  return instance;
+}
+
+void NbcRegistry::contributed(const std::shared_ptr<NbcInstance>& instance) {
+  std::lock_guard lock(mutex_);
+  if (++instance->contributed_ < local_size_) return;
+  ready_.emplace(instance->sequence_, instance);
+  // Start in sequence order: this instance, if its predecessor has started,
+  // and then every successor that was only waiting for it.
+  for (auto it = ready_.find(next_start_); it != ready_.end(); it = ready_.find(next_start_)) {
+    const std::shared_ptr<NbcInstance> next = std::move(it->second);
+    ready_.erase(it);
+    ++next_start_;
+    start(*next);
+  }
+}
+
+void NbcRegistry::start(NbcInstance& instance) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const CollectiveCall call = instance.call_of(0);
+  instance.failure_.guard(call.name, call.rank, [&] { request = instance.start(); });
+  instance.request_ = request;
+  if (request == MPI_REQUEST_NULL) instance.mpi_done_.store(true, std::memory_order_release);
+  instance.started_.store(true, std::memory_order_release);
+}
+
+// ---- requests -------------------------------------------------------------
+
+Request make_collective_request(const CollectiveCall& call, std::shared_ptr<CommState> comm,
+                                std::shared_ptr<NbcInstance> instance) {
+  // Kind kSend: a collective cannot be cancelled, and ep::cancel leaves sends alone.
+  auto state = std::make_shared<RequestState>(RequestState::Kind::kSend, std::move(comm),
+                                              call.thread, call.rank);
+  state->call = call.name;
+  // The closure lives in the state it points to: a raw pointer, no cycle.
+  RequestState* raw = state.get();
+  state->progress = [instance = std::move(instance), thread = call.thread, raw] {
+    return instance->poll(thread, *raw);
+  };
+  return Request(std::move(state));
+}
+
+}  // namespace ep::detail

@@ -1,0 +1,136 @@
+// Nonblocking collectives on endpoint communicators: the per-communicator
+// sequence of collective instances and the state machine each instance runs.
+//
+// Every endpoint calls the collectives of a communicator in the same order
+// (MPI's rule), so the k-th nonblocking collective of every local thread is
+// the same instance k. The first local thread to reach instance k creates it;
+// each thread contributes (records its buffers and does its share of the
+// local work, all bounded) and returns at once, never waiting for another
+// endpoint. The contribution that completes instance k starts the
+// process-level MPI operation.
+//
+// Order of MPI calls. MPI requires every process to start the collectives of
+// a communicator in the same order, so instances start strictly in sequence:
+// k only after k-1 (an instance ready before its predecessor waits in the
+// registry and is started right after it). In a correct program that never
+// waits: the last contribution to k comes after every local thread has left
+// its call k-1, so k-1 has started by then. Hence every instance has started
+// before the last local thread returns from its call, and a blocking
+// collective issued afterwards (whose MPI call comes after a barrier of the
+// local threads) can never overtake it.
+//
+// Completion. The owner's test/wait polls its request: a poll MPI_Tests the
+// instance's request (one poller at a time, the others just report "not yet"),
+// and once the MPI part is complete the polling thread copies its own result
+// out. The instance lives as long as a request of it does.
+//
+// Thread safety: join/contributed are called concurrently by the local
+// threads; a registry lock orders them. Instances guard their own state.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "collective/alltoall_support.hpp"
+#include "collective/collective_support.hpp"
+#include "ep/request.hpp"
+
+namespace ep::detail {
+
+struct RequestState;
+
+/// One nonblocking collective in flight on one communicator, shared by the
+/// process's endpoints.
+class NbcInstance {
+ public:
+  NbcInstance(const CollectiveCall& creator, std::shared_ptr<CommState> comm);
+  NbcInstance(const NbcInstance&) = delete;
+  NbcInstance& operator=(const NbcInstance&) = delete;
+  virtual ~NbcInstance() = default;
+
+  [[nodiscard]] const char* name() const noexcept { return name_; }
+
+  /// Owner poll for local thread `thread`: true once its part is complete
+  /// (any failure is then recorded in `request`). Never waits.
+  bool poll(int thread, RequestState& request);
+
+  /// Failures seen by any local endpoint; every request of the instance reports them.
+  [[nodiscard]] FailureSlot& failure() noexcept { return failure_; }
+
+ protected:
+  /// Starts the process-level part once every local endpoint has
+  /// contributed; called once, in sequence order, under the registry lock.
+  /// Returns the MPI request to wait for, MPI_REQUEST_NULL when none.
+  virtual MPI_Request start() = 0;
+  /// The owner's part after the MPI part completed (copying its result out).
+  /// Failures that concern only this endpoint go to `mine`.
+  virtual void finish(int thread, FailureSlot& mine) = 0;
+
+  /// The call context of local thread `thread`, for helpers and errors.
+  [[nodiscard]] CollectiveCall call_of(int thread) const;
+  [[nodiscard]] CommState& comm() const noexcept { return *comm_; }
+
+ private:
+  friend class NbcRegistry;
+
+  /// True once the MPI part has completed (tests it, one tester at a time).
+  bool mpi_complete(int rank);
+
+  const char* name_;
+  std::shared_ptr<CommState> comm_;
+  FailureSlot failure_;
+  // Registry bookkeeping, under the registry lock.
+  std::uint64_t sequence_ = 0;
+  int joined_ = 0;
+  int contributed_ = 0;
+  // Written by the starter before `started_` is released; afterwards only
+  // under `mpi_mutex_`.
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  std::atomic<bool> started_{false};
+  std::atomic<bool> mpi_done_{false};
+  std::mutex mpi_mutex_;
+};
+
+/// The nonblocking collectives of one endpoint communicator, in this process.
+class NbcRegistry {
+ public:
+  explicit NbcRegistry(int local_size);
+
+  /// The registry of `comm`, created on first use. Kept in a process-wide
+  /// table keyed by the communicator state (CommState has no slot for it).
+  static std::shared_ptr<NbcRegistry> of(const std::shared_ptr<CommState>& comm);
+
+  /// The instance of `call`'s endpoint's next nonblocking collective; `make`
+  /// creates it when this endpoint is the first local one to reach it.
+  /// Throws ep::Error(kArgument) when the local threads called different
+  /// collectives at this position (an erroneous program).
+  std::shared_ptr<NbcInstance> join(const CollectiveCall& call,
+                                    const std::function<std::shared_ptr<NbcInstance>()>& make);
+
+  /// Records that one endpoint finished contributing to `instance`; the last
+  /// contribution starts it (and any later instance that was only waiting for it).
+  void contributed(const std::shared_ptr<NbcInstance>& instance);
+
+ private:
+  void start(NbcInstance& instance);
+
+  std::mutex mutex_;
+  int local_size_;
+  std::vector<std::uint64_t> next_sequence_;                       // per local thread
+  std::map<std::uint64_t, std::shared_ptr<NbcInstance>> joining_;  // not yet joined by all
+  std::map<std::uint64_t, std::shared_ptr<NbcInstance>> ready_;    // waiting for a predecessor
+  std::uint64_t next_start_ = 0;
+};
+
+/// A Request of `call`'s endpoint completed by polling `instance`.
+Request make_collective_request(const CollectiveCall& call, std::shared_ptr<CommState> comm,
+                                std::shared_ptr<NbcInstance> instance);
+
+}  // namespace ep::detail

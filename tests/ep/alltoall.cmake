@@ -1,0 +1,18 @@
+# All-to-all collectives (alltoall, alltoallv, alltoallw) and the nonblocking
+# collectives (ibarrier, ibcast, iallreduce, ialltoallv). Each test also runs
+# an uneven layout (1 + world rank threads per process) and a split with
+# reversed keys, so every shape covers different endpoint counts and EP
+# ranks out of process order.
+ep_add_mpi_test(NAME test_alltoall
+  SOURCES test_alltoall.cpp
+  SHAPES r1t1 r1t4 r2t2 r3t2 r2t3
+  LABELS coll
+  TIMEOUT 180
+  TCP)
+
+ep_add_mpi_test(NAME test_nonblocking_collectives
+  SOURCES test_nonblocking_collectives.cpp
+  SHAPES r1t1 r1t4 r2t2 r3t2 r2t3
+  LABELS coll
+  TIMEOUT 180
+  TCP)

@@ -1,0 +1,103 @@
+// Helpers of the all-to-all and nonblocking collective tests: the layouts
+// every test runs on, datatypes freed at scope exit, and closed-form values.
+//
+// Thread safety: the functions are called by one endpoint on its own handle;
+// Type objects are built on the main thread and only read by the endpoints.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ep/ep.hpp"
+#include "ep_test.hpp"
+
+namespace ep_a2a {
+
+/// A committed MPI datatype freed at the end of the scope.
+class Type {
+ public:
+  explicit Type(MPI_Datatype t) : t_(t) { MPI_Type_commit(&t_); }
+  Type(const Type&) = delete;
+  Type& operator=(const Type&) = delete;
+  ~Type() { MPI_Type_free(&t_); }
+  operator MPI_Datatype() const { return t_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  MPI_Datatype t_;
+};
+
+/// `count` blocks of `blocklen` ints, `stride` ints apart.
+inline MPI_Datatype int_vector(int count, int blocklen, int stride) {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPI_Type_vector(count, blocklen, stride, MPI_INT, &t);
+  return t;
+}
+
+/// Runs `body` on five layouts, each a fresh endpoint communicator over
+/// MPI_COMM_WORLD:
+///   "shape":    the test's shape (OMP_NUM_THREADS threads in every process);
+///   "uneven":   1 + world rank threads, so processes differ in endpoint count;
+///   "single":   one thread per process (collectives go straight to MPI);
+///   "interleaved", "uneven interleaved": those split with keys that order
+///               the endpoints thread-major and backwards (the last process's
+///               last thread first), so EP ranks are not in process order.
+/// Failures are traced with the layout's name (on the thread that saw them).
+inline void on_every_layout(const std::function<void(const ep::Communicator&)>& body) {
+  const int uneven = 1 + ep_test::world_rank();
+  ep_test::run_endpoints([&](ep::Communicator& c) {
+    SCOPED_TRACE("layout: shape");
+    body(c);
+  });
+  ep_test::run_endpoints(
+      [&](ep::Communicator& c) {
+        SCOPED_TRACE("layout: uneven");
+        body(c);
+      },
+      uneven);
+  ep_test::run_endpoints(
+      [&](ep::Communicator& c) {
+        SCOPED_TRACE("layout: single");
+        body(c);
+      },
+      1);
+  const auto interleaved = [&](ep::Communicator& c) {
+    ep::Communicator split = ep::split(c, 0, -(c.local_thread() * 1000 + c.process_rank()));
+    const bool same_threads =
+        c.rank_map().max_endpoints_per_process() * c.rank_map().num_processes() == c.size();
+    if (same_threads && c.local_size() > 1 && c.rank_map().num_processes() > 1) {
+      // Thread-major order cannot be process-major here: the test means it.
+      EXPECT_FALSE(split.rank_map().process_major());
+    }
+    body(split);
+    split.free();
+  };
+  ep_test::run_endpoints([&](ep::Communicator& c) {
+    SCOPED_TRACE("layout: interleaved");
+    interleaved(c);
+  });
+  ep_test::run_endpoints(
+      [&](ep::Communicator& c) {
+        SCOPED_TRACE("layout: uneven interleaved");
+        interleaved(c);
+      },
+      uneven);
+}
+
+/// Element `i` of the block EP rank `src` sends to EP rank `dst` (exact in
+/// int and in double for the sizes used here).
+inline int value(int src, int dst, int i, int salt = 0) {
+  return ((salt * 16 + src) * 16 + dst) * 100000 + i;
+}
+
+/// True when the communicator hands its calls straight to MPI (one endpoint
+/// per process, ranks in process order): MPI itself then sees every block.
+inline bool direct_to_mpi(const ep::Communicator& c) {
+  return c.rank_map().max_endpoints_per_process() == 1 && c.rank_map().process_major();
+}
+
+}  // namespace ep_a2a

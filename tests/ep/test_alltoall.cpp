@@ -1,0 +1,435 @@
+// ep::alltoall, ep::alltoallv and ep::alltoallw against closed forms: every
+// block carries value(src, dst, i), so each receiver knows what each of its
+// blocks must hold. Every test runs on the shape's layout, on an uneven one
+// (processes with different endpoint counts) and on a communicator split
+// with reversed keys (EP ranks not in process order); sizes span empty
+// blocks, small blocks and blocks far above the eager threshold; MPI_IN_PLACE
+// and derived (vector) types on either side; mismatched sizes and bad
+// arguments raise ep::Error.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstddef>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "alltoall_test_helpers.hpp"
+#include "ep/ep.hpp"
+#include "ep_test.hpp"
+
+namespace {
+
+using ep_a2a::on_every_layout;
+using ep_a2a::Type;
+using ep_a2a::value;
+
+constexpr int kUntouched = -7;
+
+// Elements of the block from `src` to `dst` in the alltoallv tests: some
+// empty, all different, not symmetric.
+int v_count(int src, int dst, int scale) { return ((src * 3 + dst * 5) % 4) * scale; }
+
+// Symmetric counts for in-place alltoallv (what a sends to b is what b
+// receives from a, and both read it from the same recvcounts entry).
+int sym_count(int a, int b, int scale) { return ((a + b) % 3) * scale; }
+
+// ---- alltoall ---------------------------------------------------------------
+
+void check_alltoall(const ep::Communicator& c, int count, bool in_place) {
+  const int n = c.size();
+  const int me = c.rank();
+  const auto total = static_cast<std::size_t>(n) * static_cast<std::size_t>(count);
+  std::vector<int> send(total);
+  std::vector<int> recv(total + 1, kUntouched);
+  for (int j = 0; j < n; ++j) {
+    for (int i = 0; i < count; ++i) {
+      send[static_cast<std::size_t>(j * count + i)] = value(me, j, i);
+    }
+  }
+  if (in_place) {
+    std::copy(send.begin(), send.end(), recv.begin());
+    ep::alltoall(c, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), count, MPI_INT);
+  } else {
+    ep::alltoall(c, send.data(), count, MPI_INT, recv.data(), count, MPI_INT);
+  }
+  int bad = 0;
+  for (int s = 0; s < n; ++s) {
+    for (int i = 0; i < count; ++i) {
+      const int got = recv[static_cast<std::size_t>(s * count + i)];
+      if (got != value(s, me, i) && bad++ == 0) {
+        ADD_FAILURE() << "count " << count << (in_place ? " in place" : "") << ": element " << i
+                      << " from ep " << s << " is " << got << ", expected " << value(s, me, i);
+      }
+    }
+  }
+  EXPECT_EQ(recv[total], kUntouched) << "alltoall wrote past the end of recvbuf";
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(Alltoall, ClosedFormForEverySize) {
+  on_every_layout([](const ep::Communicator& c) {
+    for (const int count : {0, 1, 3, 700, 9000}) check_alltoall(c, count, false);
+  });
+}
+
+TEST(Alltoall, InPlace) {
+  on_every_layout([](const ep::Communicator& c) {
+    for (const int count : {0, 2, 9000}) check_alltoall(c, count, true);
+  });
+}
+
+TEST(Alltoall, VectorSendTypeContiguousReceive) {
+  // One element of the send type is 3 ints spaced 2 apart (extent 5 ints);
+  // the receiver takes them as 3 contiguous ints.
+  const Type strided(ep_a2a::int_vector(3, 1, 2));
+  on_every_layout([&](const ep::Communicator& c) {
+    const int n = c.size();
+    const int me = c.rank();
+    constexpr int kExtent = 5;
+    std::vector<int> send(static_cast<std::size_t>(n * kExtent), kUntouched);
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < 3; ++i)
+        send[static_cast<std::size_t>(j * kExtent + 2 * i)] = value(me, j, i);
+    }
+    std::vector<int> recv(static_cast<std::size_t>(n * 3), kUntouched);
+    ep::alltoall(c, send.data(), 1, strided, recv.data(), 3, MPI_INT);
+    for (int s = 0; s < n; ++s) {
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(recv[static_cast<std::size_t>(s * 3 + i)], value(s, me, i))
+            << "element " << i << " from ep " << s;
+      }
+    }
+  });
+}
+
+// ---- alltoallv --------------------------------------------------------------
+
+// Buffers of an alltoallv with v_count(): send blocks packed in reverse rank
+// order, receive blocks spaced with a gap of `gap` untouched ints.
+struct VLayout {
+  std::vector<int> scounts, sdispls, rcounts, rdispls;
+  int send_total = 0;
+  int recv_total = 0;
+};
+
+VLayout v_layout(const ep::Communicator& c, int scale, int gap) {
+  const int n = c.size();
+  const int me = c.rank();
+  VLayout l;
+  l.scounts.resize(static_cast<std::size_t>(n));
+  l.sdispls.resize(static_cast<std::size_t>(n));
+  l.rcounts.resize(static_cast<std::size_t>(n));
+  l.rdispls.resize(static_cast<std::size_t>(n));
+  for (int j = n - 1; j >= 0; --j) {
+    l.scounts[static_cast<std::size_t>(j)] = v_count(me, j, scale);
+    l.sdispls[static_cast<std::size_t>(j)] = l.send_total;
+    l.send_total += v_count(me, j, scale);
+  }
+  for (int s = 0; s < n; ++s) {
+    l.rcounts[static_cast<std::size_t>(s)] = v_count(s, me, scale);
+    l.rdispls[static_cast<std::size_t>(s)] = l.recv_total + gap;
+    l.recv_total += gap + v_count(s, me, scale);
+  }
+  l.recv_total += gap;
+  return l;
+}
+
+TEST(Alltoallv, ClosedFormWithGapsAndEmptyBlocks) {
+  on_every_layout([](const ep::Communicator& c) {
+    const int n = c.size();
+    const int me = c.rank();
+    for (const int scale : {1, 3000}) {
+      const VLayout l = v_layout(c, scale, 2);
+      std::vector<int> send(static_cast<std::size_t>(l.send_total));
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < l.scounts[static_cast<std::size_t>(j)]; ++i) {
+          send[static_cast<std::size_t>(l.sdispls[static_cast<std::size_t>(j)] + i)] =
+              value(me, j, i, 1);
+        }
+      }
+      std::vector<int> recv(static_cast<std::size_t>(l.recv_total), kUntouched);
+      ep::alltoallv(c, send.data(), l.scounts, l.sdispls, MPI_INT, recv.data(), l.rcounts,
+                    l.rdispls, MPI_INT);
+      std::vector<int> expected(recv.size(), kUntouched);
+      for (int s = 0; s < n; ++s) {
+        for (int i = 0; i < l.rcounts[static_cast<std::size_t>(s)]; ++i) {
+          expected[static_cast<std::size_t>(l.rdispls[static_cast<std::size_t>(s)] + i)] =
+              value(s, me, i, 1);
+        }
+      }
+      EXPECT_EQ(recv, expected) << "scale " << scale;
+    }
+  });
+}
+
+TEST(Alltoallv, AllCountsZero) {
+  on_every_layout([](const ep::Communicator& c) {
+    const std::vector<int> zeros(static_cast<std::size_t>(c.size()), 0);
+    int sentinel = kUntouched;
+    ep::alltoallv(c, nullptr, zeros, zeros, MPI_INT, &sentinel, zeros, zeros, MPI_INT);
+    EXPECT_EQ(sentinel, kUntouched);
+  });
+}
+
+TEST(Alltoallv, InPlaceSymmetricCounts) {
+  on_every_layout([](const ep::Communicator& c) {
+    const int n = c.size();
+    const int me = c.rank();
+    for (const int scale : {1, 4000}) {
+      std::vector<int> counts(static_cast<std::size_t>(n));
+      std::vector<int> displs(static_cast<std::size_t>(n));
+      int total = 1;                      // one untouched int first
+      for (int j = n - 1; j >= 0; --j) {  // blocks in reverse order
+        counts[static_cast<std::size_t>(j)] = sym_count(me, j, scale);
+        displs[static_cast<std::size_t>(j)] = total;
+        total += counts[static_cast<std::size_t>(j)] + 1;
+      }
+      std::vector<int> buf(static_cast<std::size_t>(total), kUntouched);
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < counts[static_cast<std::size_t>(j)]; ++i) {
+          buf[static_cast<std::size_t>(displs[static_cast<std::size_t>(j)] + i)] =
+              value(me, j, i, 2);
+        }
+      }
+      ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, buf.data(), counts, displs,
+                    MPI_INT);
+      std::vector<int> expected(buf.size(), kUntouched);
+      for (int s = 0; s < n; ++s) {
+        for (int i = 0; i < counts[static_cast<std::size_t>(s)]; ++i) {
+          expected[static_cast<std::size_t>(displs[static_cast<std::size_t>(s)] + i)] =
+              value(s, me, i, 2);
+        }
+      }
+      EXPECT_EQ(buf, expected) << "scale " << scale;
+    }
+  });
+}
+
+TEST(Alltoallv, VectorTypesOnBothSides) {
+  // Both types carry 2 ints per element (same signature, so counts match):
+  // sent from ints 0 and 3 of a 4-int extent, received into ints 0 and 2 of
+  // a 3-int extent.
+  const Type send_type(ep_a2a::int_vector(2, 1, 3));  // ints at 0 and 3, extent 4
+  const Type recv_type(ep_a2a::int_vector(2, 1, 2));  // ints at 0 and 2, extent 3
+  on_every_layout([&](const ep::Communicator& c) {
+    const int n = c.size();
+    const int me = c.rank();
+    constexpr int kSendExtent = 4;
+    constexpr int kRecvExtent = 3;
+    for (const int scale : {1, 1500}) {
+      // Counts in elements of the types (2 ints each).
+      std::vector<int> scounts(static_cast<std::size_t>(n));
+      std::vector<int> sdispls(static_cast<std::size_t>(n));
+      std::vector<int> rcounts(static_cast<std::size_t>(n));
+      std::vector<int> rdispls(static_cast<std::size_t>(n));
+      int send_elems = 0;
+      int recv_elems = 0;
+      for (int j = 0; j < n; ++j) {
+        scounts[static_cast<std::size_t>(j)] = v_count(me, j, scale);
+        sdispls[static_cast<std::size_t>(j)] = send_elems;
+        send_elems += scounts[static_cast<std::size_t>(j)];
+        rcounts[static_cast<std::size_t>(j)] = v_count(j, me, scale);
+        rdispls[static_cast<std::size_t>(j)] = recv_elems + 1;  // one element gap
+        recv_elems += rcounts[static_cast<std::size_t>(j)] + 1;
+      }
+      std::vector<int> send(static_cast<std::size_t>(send_elems * kSendExtent + 1), kUntouched);
+      for (int j = 0; j < n; ++j) {
+        for (int e = 0; e < scounts[static_cast<std::size_t>(j)]; ++e) {
+          const int at = (sdispls[static_cast<std::size_t>(j)] + e) * kSendExtent;
+          send[static_cast<std::size_t>(at)] = value(me, j, 2 * e, 3);
+          send[static_cast<std::size_t>(at + 3)] = value(me, j, 2 * e + 1, 3);
+        }
+      }
+      std::vector<int> recv(static_cast<std::size_t>(recv_elems * kRecvExtent + 1), kUntouched);
+      ep::alltoallv(c, send.data(), scounts, sdispls, send_type, recv.data(), rcounts, rdispls,
+                    recv_type);
+      std::vector<int> expected(recv.size(), kUntouched);
+      for (int s = 0; s < n; ++s) {
+        for (int e = 0; e < rcounts[static_cast<std::size_t>(s)]; ++e) {
+          const int at = (rdispls[static_cast<std::size_t>(s)] + e) * kRecvExtent;
+          expected[static_cast<std::size_t>(at)] = value(s, me, 2 * e, 3);
+          expected[static_cast<std::size_t>(at + 2)] = value(s, me, 2 * e + 1, 3);
+        }
+      }
+      EXPECT_EQ(recv, expected) << "scale " << scale;
+    }
+  });
+}
+
+// ---- alltoallw --------------------------------------------------------------
+
+TEST(Alltoallw, PerPeerTypesByteDisplacementsAndNullTypesForEmptyBlocks) {
+  // To even EP ranks: contiguous ints. To odd EP ranks: elements of 2 ints
+  // spaced 3 apart. Received as contiguous ints from even ranks and as
+  // elements of 2 ints spaced 2 apart from odd ones. Blocks of count 0 name
+  // MPI_DATATYPE_NULL.
+  const Type spaced3(ep_a2a::int_vector(2, 1, 3));  // extent 4 ints
+  const Type spaced2(ep_a2a::int_vector(2, 1, 2));  // extent 3 ints
+  on_every_layout([&](const ep::Communicator& c) {
+    const int n = c.size();
+    const int me = c.rank();
+    for (const int scale : {1, 2000}) {
+      const auto un = static_cast<std::size_t>(n);
+      std::vector<int> scounts(un), sdispls(un), rcounts(un), rdispls(un);
+      std::vector<MPI_Datatype> stypes(un), rtypes(un);
+      // Element counts: ints for MPI_INT, pairs for the vectors.
+      std::size_t send_ints = 0;
+      std::size_t recv_ints = 1;
+      for (int j = 0; j < n; ++j) {
+        const auto ju = static_cast<std::size_t>(j);
+        const int pairs_out = v_count(me, j, scale);
+        const int pairs_in = v_count(j, me, scale);
+        const bool odd_dest = j % 2 == 1;
+        scounts[ju] = odd_dest ? pairs_out : 2 * pairs_out;
+        stypes[ju] =
+            pairs_out == 0 ? MPI_DATATYPE_NULL : (odd_dest ? MPI_Datatype(spaced3) : MPI_INT);
+        sdispls[ju] = static_cast<int>(send_ints * sizeof(int));
+        send_ints += static_cast<std::size_t>(odd_dest ? 4 * pairs_out : 2 * pairs_out);
+        const bool odd_source = j % 2 == 1;
+        rcounts[ju] = odd_source ? pairs_in : 2 * pairs_in;
+        rtypes[ju] =
+            pairs_in == 0 ? MPI_DATATYPE_NULL : (odd_source ? MPI_Datatype(spaced2) : MPI_INT);
+        rdispls[ju] = static_cast<int>(recv_ints * sizeof(int));
+        recv_ints += static_cast<std::size_t>(odd_source ? 3 * pairs_in : 2 * pairs_in) + 1;
+      }
+      std::vector<int> send(send_ints + 1, kUntouched);
+      for (int j = 0; j < n; ++j) {
+        const auto ju = static_cast<std::size_t>(j);
+        const std::size_t base = static_cast<std::size_t>(sdispls[ju]) / sizeof(int);
+        for (int k = 0; k < 2 * v_count(me, j, scale); ++k) {
+          const std::size_t at = j % 2 == 1
+                                     ? base + static_cast<std::size_t>((k / 2) * 4 + (k % 2) * 3)
+                                     : base + static_cast<std::size_t>(k);
+          send[at] = value(me, j, k, 4);
+        }
+      }
+      std::vector<int> recv(recv_ints, kUntouched);
+      ep::alltoallw(c, send.data(), scounts, sdispls, stypes, recv.data(), rcounts, rdispls,
+                    rtypes);
+      std::vector<int> expected(recv_ints, kUntouched);
+      for (int s = 0; s < n; ++s) {
+        const auto su = static_cast<std::size_t>(s);
+        const std::size_t base = static_cast<std::size_t>(rdispls[su]) / sizeof(int);
+        for (int k = 0; k < 2 * v_count(s, me, scale); ++k) {
+          const std::size_t at = s % 2 == 1
+                                     ? base + static_cast<std::size_t>((k / 2) * 3 + (k % 2) * 2)
+                                     : base + static_cast<std::size_t>(k);
+          expected[at] = value(s, me, k, 4);
+        }
+      }
+      EXPECT_EQ(recv, expected) << "scale " << scale;
+    }
+  });
+}
+
+TEST(Alltoallw, InPlace) {
+  on_every_layout([](const ep::Communicator& c) {
+    const int n = c.size();
+    const int me = c.rank();
+    const auto un = static_cast<std::size_t>(n);
+    std::vector<int> counts(un), displs(un);
+    const std::vector<MPI_Datatype> types(un, MPI_INT);
+    int total = 0;
+    for (int j = 0; j < n; ++j) {
+      counts[static_cast<std::size_t>(j)] = sym_count(me, j, 5);
+      displs[static_cast<std::size_t>(j)] = total * static_cast<int>(sizeof(int));
+      total += counts[static_cast<std::size_t>(j)];
+    }
+    std::vector<int> buf(static_cast<std::size_t>(total));
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < counts[static_cast<std::size_t>(j)]; ++i) {
+        buf[static_cast<std::size_t>(displs[static_cast<std::size_t>(j)]) / sizeof(int) +
+            static_cast<std::size_t>(i)] = value(me, j, i, 5);
+      }
+    }
+    ep::alltoallw(c, MPI_IN_PLACE, {}, {}, {}, buf.data(), counts, displs, types);
+    for (int s = 0; s < n; ++s) {
+      for (int i = 0; i < counts[static_cast<std::size_t>(s)]; ++i) {
+        EXPECT_EQ(buf[static_cast<std::size_t>(displs[static_cast<std::size_t>(s)]) / sizeof(int) +
+                      static_cast<std::size_t>(i)],
+                  value(s, me, i, 5))
+            << "element " << i << " from ep " << s;
+      }
+    }
+  });
+}
+
+// ---- repeated calls and errors ------------------------------------------
+
+TEST(Alltoall, BackToBackCallsStayApart) {
+  // Successive calls reuse nothing stale: each round carries its own salt.
+  on_every_layout([](const ep::Communicator& c) {
+    const int n = c.size();
+    const int me = c.rank();
+    for (int round = 0; round < 20; ++round) {
+      const int count = 1 + round % 4;
+      std::vector<int> send(static_cast<std::size_t>(n * count));
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < count; ++i)
+          send[static_cast<std::size_t>(j * count + i)] = value(me, j, i, round);
+      }
+      std::vector<int> recv(send.size(), kUntouched);
+      ep::alltoall(c, send.data(), count, MPI_INT, recv.data(), count, MPI_INT);
+      for (int s = 0; s < n; ++s) {
+        for (int i = 0; i < count; ++i) {
+          ASSERT_EQ(recv[static_cast<std::size_t>(s * count + i)], value(s, me, i, round))
+              << "round " << round;
+        }
+      }
+    }
+  });
+}
+
+TEST(AlltoallErrors, BadArgumentsOnEveryEndpoint) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int n = c.size();
+    std::vector<int> buf(static_cast<std::size_t>(n) * 4);
+    try {
+      ep::alltoall(c, buf.data(), -1, MPI_INT, buf.data(), 1, MPI_INT);
+      ADD_FAILURE() << "negative sendcount accepted";
+    } catch (const ep::Error& e) {
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kCount) << e.what();
+      EXPECT_NE(std::string(e.what()).find("ep::alltoall"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("-1"), std::string::npos) << e.what();
+    }
+    const std::vector<int> short_counts(static_cast<std::size_t>(n - 1 > 0 ? n - 1 : 0), 1);
+    const std::vector<int> counts(static_cast<std::size_t>(n), 1);
+    try {
+      ep::alltoallv(c, buf.data(), short_counts, counts, MPI_INT, buf.data(), counts, counts,
+                    MPI_INT);
+      ADD_FAILURE() << "sendcounts shorter than the communicator accepted";
+    } catch (const ep::Error& e) {
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("sendcounts"), std::string::npos) << e.what();
+    }
+    try {
+      ep::alltoall(c, buf.data(), 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT);
+      ADD_FAILURE() << "recvbuf MPI_IN_PLACE accepted";
+    } catch (const ep::Error& e) {
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kArgument) << e.what();
+    }
+  });
+}
+
+TEST(AlltoallErrors, ReceiverExpectingMoreThanSentIsReported) {
+  // Every endpoint sends 1 int per peer and expects 2: every receiver sees
+  // the mismatch (between threads directly, between processes through the
+  // size rows of the aggregated message), so every endpoint throws. MPI alone
+  // does not see a short message, so one endpoint per process is skipped.
+  on_every_layout([](const ep::Communicator& c) {
+    if (ep_a2a::direct_to_mpi(c)) return;
+    const int n = c.size();
+    std::vector<int> send(static_cast<std::size_t>(n), 1);
+    std::vector<int> recv(static_cast<std::size_t>(n) * 2, 0);
+    try {
+      ep::alltoall(c, send.data(), 1, MPI_INT, recv.data(), 2, MPI_INT);
+      ADD_FAILURE() << "size mismatch not reported";
+    } catch (const ep::Error& e) {
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kCount) << e.what();
+      EXPECT_NE(std::string(e.what()).find("4 bytes"), std::string::npos) << e.what();
+    }
+  });
+}
+
+}  // namespace
