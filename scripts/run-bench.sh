@@ -4,7 +4,9 @@
 # they ran on (bench-results/environment.json).
 #
 #   BUILD_DIR=build/release bash scripts/run-bench.sh [ep_pingpong options]
-#   BENCH_THREADS=4 ...      threads per process (default 2)
+#   BENCH_THREADS=4 ...      threads per process (default 2); ep_collectives
+#                            runs 2 processes x BENCH_THREADS threads against
+#                            2 * BENCH_THREADS MPI processes
 #
 # New benchmarks: add a run_bench line below.
 set -euo pipefail
@@ -24,7 +26,7 @@ run_bench() {
     echo "run-bench: $exe is not built (run 'make build')" >&2
     return 1
   fi
-  echo "=== $name: $procs processes x $threads threads ==="
+  echo "=== $name: $procs processes, OMP_NUM_THREADS=$threads ==="
   OMP_NUM_THREADS="$threads" ep_mpiexec -n "$procs" -x OMP_NUM_THREADS \
     "$exe" --json "$out/$name.json" --csv "$out/$name.csv" "$@"
 }
@@ -56,4 +58,5 @@ json.dump({
 PY
 
 run_bench ep_pingpong 2 demos/bench/ep_pingpong "$@"
+run_bench ep_collectives $((2 * threads)) demos/bench/ep_collectives --threads "$threads"
 echo "run-bench: results in $out/"

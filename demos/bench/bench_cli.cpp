@@ -1,0 +1,51 @@
+#include "bench_cli.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <stdexcept>
+
+namespace bench {
+
+long long parse_count(std::string_view flag, const std::string& text) {
+  constexpr long long kKiB = 1024;
+  std::size_t end = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &end);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(std::string(flag) + ": not a number: '" + text + "'");
+  }
+  const std::string suffix = text.substr(end);
+  if (suffix == "K" || suffix == "k") {
+    value *= kKiB;
+  } else if (suffix == "M" || suffix == "m") {
+    value *= kKiB * kKiB;
+  } else if (!suffix.empty()) {
+    throw std::invalid_argument(std::string(flag) + ": bad suffix in '" + text + "'");
+  }
+  if (value <= 0) throw std::invalid_argument(std::string(flag) + ": must be positive");
+  return value;
+}
+
+std::vector<std::string> parse_list(std::string_view flag, const std::string& text,
+                                    std::span<const std::string_view> known) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    if (std::find(known.begin(), known.end(), item) == known.end()) {
+      throw std::invalid_argument(std::string(flag) + ": unknown name '" + item + "'");
+    }
+    items.push_back(item);
+    begin = end + 1;
+  }
+  return items;
+}
+
+bool selected(const std::vector<std::string>& list, std::string_view name) {
+  return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
+}
+
+}  // namespace bench

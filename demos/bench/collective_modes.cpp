@@ -1,0 +1,394 @@
+#include "collective_modes.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#include "bench_mpi.hpp"
+
+namespace bench::collectives {
+
+namespace {
+
+constexpr unsigned char kPoison = 0xA5;  // what a receive area holds before the check call
+constexpr int kRoot = 0;
+
+// Data bytes that differ per position, per block and per size; mod a prime so
+// that no block repeats with a power-of-two period a wrong offset could hit.
+unsigned char pattern_byte(std::size_t seed, std::size_t k) {
+  return static_cast<unsigned char>((seed + 7 * k + (k >> 8)) % 251);
+}
+
+std::size_t bcast_seed(std::size_t bytes) { return bytes; }
+
+std::size_t block_seed(int source, int dest, std::size_t bytes) {
+  return static_cast<std::size_t>(source) * 1009 + static_cast<std::size_t>(dest) * 31 + bytes;
+}
+
+void fill(std::byte* data, std::size_t n, std::size_t seed) {
+  auto* bytes = reinterpret_cast<unsigned char*>(data);
+  for (std::size_t k = 0; k < n; ++k) bytes[k] = pattern_byte(seed, k);
+}
+
+// The first byte of `data` that differs from the pattern, or n.
+std::size_t first_mismatch(const std::byte* data, std::size_t n, std::size_t seed) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (bytes[k] != pattern_byte(seed, k)) return k;
+  }
+  return n;
+}
+
+// Allreduce inputs: small integers, so every order of summation gives the
+// exact value and the check needs no tolerance.
+double allreduce_input(int rank, std::size_t i) {
+  return static_cast<double>(rank + 1) + static_cast<double>(i % 13);
+}
+
+double allreduce_sum(int size, std::size_t i) {
+  return static_cast<double>(size) * (size + 1) / 2 +
+         static_cast<double>(size) * static_cast<double>(i % 13);
+}
+
+[[noreturn]] void wrong_data(const char* mode, const CallShape& shape, int rank,
+                             const std::string& what) {
+  throw std::runtime_error(std::string(mode) + " " + collective_name(shape.collective) + " of " +
+                           std::to_string(shape.bytes) + " B: rank " + std::to_string(rank) +
+                           " received wrong data: " + what);
+}
+
+int to_int(std::size_t n) { return static_cast<int>(n); }  // sizes are checked against INT_MAX
+
+// Runs the blocking MPI call, or starts the nonblocking one and waits with
+// yielding backoff; both report errors naming the call.
+template <class Blocking, class Start>
+void complete(bool blocking, const char* blocking_name, Blocking&& blocking_call,
+              const char* start_name, Start&& start_call) {
+  if (blocking) {
+    check_mpi(blocking_call(), blocking_name);
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(start_call(&request), start_name);
+  wait_yielding(request, start_name);
+}
+
+}  // namespace
+
+const char* collective_name(Collective collective) {
+  switch (collective) {
+    case Collective::kBarrier:
+      return "barrier";
+    case Collective::kBcast:
+      return "bcast";
+    case Collective::kAllreduce:
+      return "allreduce";
+    case Collective::kAlltoall:
+      return "alltoall";
+    case Collective::kAlltoallv:
+      return "alltoallv";
+  }
+  return "?";
+}
+
+std::size_t buffer_bytes(const CallShape& shape) {
+  switch (shape.collective) {
+    case Collective::kBarrier:
+      return 0;
+    case Collective::kBcast:
+    case Collective::kAllreduce:
+      return shape.bytes;
+    case Collective::kAlltoall:
+    case Collective::kAlltoallv:
+      return static_cast<std::size_t>(shape.size) * shape.bytes;
+  }
+  return 0;
+}
+
+std::size_t traffic_bytes(const CallShape& shape) { return buffer_bytes(shape); }
+
+void prepare_rank_data(const CallShape& shape, int rank, Buffers& buffers) {
+  const std::size_t n = buffer_bytes(shape);
+  if (n == 0) return;  // barrier
+  buffers.reserve(n);
+  std::memset(buffers.recv(), kPoison, n);
+  switch (shape.collective) {
+    case Collective::kBarrier:
+      return;
+    case Collective::kBcast:
+      // One buffer, as MPI_Bcast has: the root's holds the data.
+      if (rank == kRoot) fill(buffers.recv(), n, bcast_seed(shape.bytes));
+      return;
+    case Collective::kAllreduce: {
+      auto* send = reinterpret_cast<double*>(buffers.send());
+      for (std::size_t i = 0; i < n / sizeof(double); ++i) send[i] = allreduce_input(rank, i);
+      return;
+    }
+    case Collective::kAlltoall:
+    case Collective::kAlltoallv:
+      for (int dest = 0; dest < shape.size; ++dest) {
+        fill(buffers.send(static_cast<std::size_t>(dest) * shape.bytes), shape.bytes,
+             block_seed(rank, dest, shape.bytes));
+      }
+      return;
+  }
+}
+
+void verify_rank_data(const CallShape& shape, int rank, Buffers& buffers, const char* mode) {
+  switch (shape.collective) {
+    case Collective::kBarrier:
+      // Nothing to read back; the tests of ep check that no endpoint leaves early.
+      return;
+    case Collective::kBcast: {
+      const std::size_t k = first_mismatch(buffers.recv(), shape.bytes, bcast_seed(shape.bytes));
+      if (k != shape.bytes) wrong_data(mode, shape, rank, "byte " + std::to_string(k));
+      return;
+    }
+    case Collective::kAllreduce: {
+      const auto* recv = reinterpret_cast<const double*>(buffers.recv());
+      for (std::size_t i = 0; i < shape.bytes / sizeof(double); ++i) {
+        if (recv[i] != allreduce_sum(shape.size, i)) {
+          wrong_data(mode, shape, rank,
+                     "element " + std::to_string(i) + " is " + std::to_string(recv[i]) +
+                         ", expected " + std::to_string(allreduce_sum(shape.size, i)));
+        }
+      }
+      return;
+    }
+    case Collective::kAlltoall:
+    case Collective::kAlltoallv:
+      for (int source = 0; source < shape.size; ++source) {
+        const std::size_t k =
+            first_mismatch(buffers.recv(static_cast<std::size_t>(source) * shape.bytes),
+                           shape.bytes, block_seed(source, rank, shape.bytes));
+        if (k != shape.bytes) {
+          wrong_data(
+              mode, shape, rank,
+              "byte " + std::to_string(k) + " of the block from rank " + std::to_string(source));
+        }
+      }
+      return;
+  }
+}
+
+// ---------------------------------------------------------------- MPI side ----
+
+void MpiCollectives::barrier() const {
+  complete(
+      blocking_, "MPI_Barrier", [&] { return MPI_Barrier(comm_); }, "MPI_Ibarrier",
+      [&](MPI_Request* r) { return MPI_Ibarrier(comm_, r); });
+}
+
+void MpiCollectives::bcast(void* buffer, int count, MPI_Datatype type, int root) const {
+  complete(
+      blocking_, "MPI_Bcast", [&] { return MPI_Bcast(buffer, count, type, root, comm_); },
+      "MPI_Ibcast",
+      [&](MPI_Request* r) { return MPI_Ibcast(buffer, count, type, root, comm_, r); });
+}
+
+void MpiCollectives::allreduce(const void* send, void* recv, int count, MPI_Datatype type,
+                               MPI_Op op) const {
+  complete(
+      blocking_, "MPI_Allreduce", [&] { return MPI_Allreduce(send, recv, count, type, op, comm_); },
+      "MPI_Iallreduce",
+      [&](MPI_Request* r) { return MPI_Iallreduce(send, recv, count, type, op, comm_, r); });
+}
+
+void MpiCollectives::alltoall(const void* send, void* recv, int count, MPI_Datatype type) const {
+  complete(
+      blocking_, "MPI_Alltoall",
+      [&] { return MPI_Alltoall(send, count, type, recv, count, type, comm_); }, "MPI_Ialltoall",
+      [&](MPI_Request* r) {
+        return MPI_Ialltoall(send, count, type, recv, count, type, comm_, r);
+      });
+}
+
+void MpiCollectives::alltoallv(const void* send, std::span<const int> counts,
+                               std::span<const int> displs, void* recv, MPI_Datatype type) const {
+  complete(
+      blocking_, "MPI_Alltoallv",
+      [&] {
+        return MPI_Alltoallv(send, counts.data(), displs.data(), type, recv, counts.data(),
+                             displs.data(), type, comm_);
+      },
+      "MPI_Ialltoallv",
+      [&](MPI_Request* r) {
+        return MPI_Ialltoallv(send, counts.data(), displs.data(), type, recv, counts.data(),
+                              displs.data(), type, comm_, r);
+      });
+}
+
+UniformBlocks::UniformBlocks(int size, int count)
+    : counts(static_cast<std::size_t>(size), count), displs(static_cast<std::size_t>(size)) {
+  for (int j = 0; j < size; ++j) displs[static_cast<std::size_t>(j)] = j * count;
+}
+
+// -------------------------------------------------------------------- mpi ----
+
+MpiCaller::MpiCaller(const MpiCollectives& mpi, const CallShape& shape, int rank, Buffers& buffers)
+    : mpi_(mpi),
+      shape_(shape),
+      rank_(rank),
+      buffers_(buffers),
+      blocks_(shape.size, to_int(shape.bytes)) {}
+
+void MpiCaller::call() {
+  const int bytes = to_int(shape_.bytes);
+  switch (shape_.collective) {
+    case Collective::kBarrier:
+      mpi_.barrier();
+      return;
+    case Collective::kBcast:
+      mpi_.bcast(buffers_.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kAllreduce:
+      mpi_.allreduce(buffers_.send(), buffers_.recv(), bytes / to_int(sizeof(double)), MPI_DOUBLE,
+                     MPI_SUM);
+      return;
+    case Collective::kAlltoall:
+      mpi_.alltoall(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE);
+      return;
+    case Collective::kAlltoallv:
+      mpi_.alltoallv(buffers_.send(), blocks_.counts, blocks_.displs, buffers_.recv(), MPI_BYTE);
+      return;
+  }
+}
+
+// --------------------------------------------------------------------- ep ----
+
+EpCaller::EpCaller(const ep::Communicator& comm, const CallShape& shape, Buffers& buffers)
+    : comm_(comm), shape_(shape), buffers_(buffers), blocks_(shape.size, to_int(shape.bytes)) {}
+
+void EpCaller::call() {
+  const int bytes = to_int(shape_.bytes);
+  switch (shape_.collective) {
+    case Collective::kBarrier:
+      ep::barrier(comm_);
+      return;
+    case Collective::kBcast:
+      ep::bcast(comm_, buffers_.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kAllreduce:
+      ep::allreduce(comm_, buffers_.send(), buffers_.recv(), bytes / to_int(sizeof(double)),
+                    MPI_DOUBLE, MPI_SUM);
+      return;
+    case Collective::kAlltoall:
+      ep::alltoall(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE);
+      return;
+    case Collective::kAlltoallv:
+      ep::alltoallv(comm_, buffers_.send(), blocks_.counts, blocks_.displs, MPI_BYTE,
+                    buffers_.recv(), blocks_.counts, blocks_.displs, MPI_BYTE);
+      return;
+  }
+}
+
+// --------------------------------------------------------------- funneled ----
+
+FunneledCaller::FunneledCaller(FunneledProcess& process, const CallShape& shape, int thread)
+    : process_(process),
+      shape_(shape),
+      thread_(thread),
+      rank_(process.process * process.threads + thread),
+      process_blocks_(process.processes, to_int(shape.bytes) * process.threads * process.threads) {}
+
+void FunneledCaller::prepare() {
+  prepare_rank_data(shape_, rank_, own());
+  // allreduce combines every thread's input: all must be in place first.
+#pragma omp barrier
+}
+
+void FunneledCaller::call() {
+  switch (shape_.collective) {
+    case Collective::kBarrier:
+      barrier();
+      return;
+    case Collective::kBcast:
+      bcast();
+      return;
+    case Collective::kAllreduce:
+      allreduce();
+      return;
+    case Collective::kAlltoall:
+      alltoall(false);
+      return;
+    case Collective::kAlltoallv:
+      alltoall(true);
+      return;
+  }
+}
+
+void FunneledCaller::barrier() {
+  // All threads here, then the processes meet, then the threads go on.
+#pragma omp barrier
+  if (master()) process_.mpi.barrier();
+#pragma omp barrier
+}
+
+void FunneledCaller::bcast() {
+  // The master receives straight into its own buffer (on process 0 it is the
+  // root's data), the other threads copy from there.
+  std::byte* master_area = process_.thread_areas.front().recv();
+  if (master()) process_.mpi.bcast(master_area, to_int(shape_.bytes), MPI_BYTE, kRoot);
+#pragma omp barrier
+  if (!master()) std::memcpy(own().recv(), master_area, shape_.bytes);
+    // The next call's MPI_Bcast overwrites the master's buffer.
+#pragma omp barrier
+}
+
+void FunneledCaller::allreduce() {
+  // Threads combine in parallel, each summing one slice of the vector over
+  // every thread's input (not one thread summing everything).
+  const std::size_t count = shape_.bytes / sizeof(double);
+  const auto threads = static_cast<std::size_t>(process_.threads);
+  const auto thread = static_cast<std::size_t>(thread_);
+  auto* combined = reinterpret_cast<double*>(process_.staging.send());
+  for (std::size_t i = count * thread / threads; i < count * (thread + 1) / threads; ++i) {
+    double sum = 0.0;
+    for (Buffers& area : process_.thread_areas)
+      sum += reinterpret_cast<const double*>(area.send())[i];
+    combined[i] = sum;
+  }
+#pragma omp barrier
+  if (master()) {
+    process_.mpi.allreduce(process_.staging.send(), process_.staging.recv(), to_int(count),
+                           MPI_DOUBLE, MPI_SUM);
+  }
+#pragma omp barrier
+  // No barrier after the copy: the next call writes the staging send area
+  // first, and MPI writes the receive area only after the next barrier.
+  std::memcpy(own().recv(), process_.staging.recv(), shape_.bytes);
+}
+
+void FunneledCaller::alltoall(bool v) {
+  const std::size_t block = shape_.bytes;
+  const auto threads = static_cast<std::size_t>(process_.threads);
+  const auto thread = static_cast<std::size_t>(thread_);
+  // Pack: the block for global rank d goes to slot [d][thread], so that each
+  // destination process gets one message, and in it each destination
+  // thread's blocks from all our threads sit together in rank order.
+  for (std::size_t d = 0; d < static_cast<std::size_t>(shape_.size); ++d) {
+    std::memcpy(process_.staging.send((d * threads + thread) * block), own().send(d * block),
+                block);
+  }
+#pragma omp barrier
+  if (master()) {
+    Buffers& staging = process_.staging;
+    if (v) {
+      process_.mpi.alltoallv(staging.send(), process_blocks_.counts, process_blocks_.displs,
+                             staging.recv(), MPI_BYTE);
+    } else {
+      process_.mpi.alltoall(staging.send(), staging.recv(), process_blocks_.counts.front(),
+                            MPI_BYTE);
+    }
+  }
+#pragma omp barrier
+  // Unpack: from process p, this thread's T blocks (one per source thread)
+  // are contiguous and belong at ranks p*T .. p*T+T-1.
+  for (std::size_t p = 0; p < static_cast<std::size_t>(process_.processes); ++p) {
+    std::memcpy(own().recv(p * threads * block),
+                process_.staging.recv(((p * threads) + thread) * threads * block), threads * block);
+  }
+}
+
+}  // namespace bench::collectives

@@ -1,0 +1,699 @@
+// ep_collectives: collectives of endpoint communicators against plain MPI and
+// against the funneled hybrid pattern, side by side in one run.
+//
+// Launched with N = P*T processes and --threads T (default 2). Every mode has
+// N ranks in all:
+//   ep        the first P processes x T OpenMP threads, each thread an EP rank
+//             of one endpoint communicator: ep::barrier, ep::bcast, ...
+//   mpi       all N processes, single-threaded, on (a dup of) MPI_COMM_WORLD
+//   funneled  the same P processes x T threads as models do it today: the
+//             threads combine in shared memory, the master thread alone calls
+//             MPI on the P-process communicator, the threads read the result
+// While ep and funneled run, the other N - P processes wait in a sleeping
+// barrier, so they take no core from the ranks being measured.
+// Collectives: barrier, bcast (root 0), allreduce (MPI_DOUBLE, MPI_SUM),
+// alltoall and alltoallv (uniform counts); how each mode calls them and what
+// `bytes` means: collective_modes.hpp.
+//
+// Every point is measured for all modes before the next size, so machine noise
+// hits all modes alike. Only world rank 0 (EP rank 0, thread 0 in the thread
+// modes) prints and writes JSON/CSV.
+//
+//   mpiexec -n 4 ep_collectives --threads 2 [--quick] [--max-bytes N] ...
+// (options: --help, or kUsage below; method and results: docs/ep_collectives.md)
+#include <mpi.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bench_buffers.hpp"
+#include "bench_cli.hpp"
+#include "bench_mpi.hpp"
+#include "bench_report.hpp"
+#include "collective_modes.hpp"
+#include "ep/ep.hpp"
+#include "machine.hpp"
+
+namespace {
+
+using bench::Buffers;
+using bench::collectives::CallShape;
+using bench::collectives::Collective;
+using bench::collectives::collective_name;
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * kKiB;
+constexpr std::size_t kMinBytes = 8;  // one double: the smallest allreduce
+constexpr const char* kBenchName = "ep_collectives";
+// Set in the environment when ensure_passive_wait_policy chose the policy.
+constexpr const char* kPolicyMarker = "EP_COLLECTIVES_SET_WAIT_POLICY";
+
+// ---------------------------------------------------------------- options ----
+
+struct Options {
+  bool quick = false;
+  int threads = 2;
+  std::size_t max_bytes = kMiB;
+  long iterations = 0;  // 0: the default of the chosen preset
+  int repetitions = 0;  // likewise
+  bool blocking_mpi = false;
+  bool keep_binding = false;
+  std::vector<std::string> modes;        // empty: all
+  std::vector<std::string> collectives;  // empty: all
+  std::string json = "bench-results/ep_collectives.json";
+  std::string csv = "bench-results/ep_collectives.csv";
+};
+
+constexpr const char* kUsage =
+    "usage: mpiexec -n N ep_collectives [options]   (N = P processes x T threads)\n"
+    "  --threads T        threads per process of the ep and funneled modes (default 2;\n"
+    "                     N must be a multiple of T)\n"
+    "  --quick            few sizes and iterations (seconds)\n"
+    "  --max-bytes N      largest message per rank (per block for alltoall/v), a multiple\n"
+    "                     of 8, suffix K or M allowed (default 1M)\n"
+    "  --iters N          calls per repetition for small messages (default 400, quick 20);\n"
+    "                     above 16 KiB sent per rank per call proportionally fewer\n"
+    "  --reps N           timed repetitions per point (default 20, quick 3)\n"
+    "  --mpi-wait MODE    how mpi and the funneled master wait for MPI: 'yield' (default:\n"
+    "                     MPI_I* + MPI_Test + sched_yield, as ep waits) or 'block'\n"
+    "                     (the blocking calls; Open MPI busy-polls in them)\n"
+    "  --modes LIST       comma-separated subset of ep,mpi,funneled\n"
+    "  --collectives LIST comma-separated subset of barrier,bcast,allreduce,alltoall,alltoallv\n"
+    "  --json PATH        JSON results (default bench-results/ep_collectives.json)\n"
+    "  --csv PATH         CSV results (default bench-results/ep_collectives.csv)\n"
+    "  --keep-binding     keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
+
+constexpr std::string_view kModeNames[] = {"ep", "mpi", "funneled"};
+constexpr std::string_view kCollectiveNames[] = {"barrier", "bcast", "allreduce", "alltoall",
+                                                 "alltoallv"};
+constexpr Collective kCollectives[] = {Collective::kBarrier, Collective::kBcast,
+                                       Collective::kAllreduce, Collective::kAlltoall,
+                                       Collective::kAlltoallv};
+
+Options parse_options(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
+      return argv[++i];
+    };
+    if (arg == "--quick") {
+      opt.quick = true;
+    } else if (arg == "--keep-binding") {
+      opt.keep_binding = true;
+    } else if (arg == "--threads") {
+      opt.threads = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--max-bytes") {
+      opt.max_bytes = static_cast<std::size_t>(bench::parse_count(arg, value()));
+    } else if (arg == "--iters") {
+      opt.iterations = static_cast<long>(bench::parse_count(arg, value()));
+    } else if (arg == "--reps") {
+      opt.repetitions = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--mpi-wait") {
+      const std::string wait = value();
+      if (wait != "yield" && wait != "block") {
+        throw std::invalid_argument("--mpi-wait: 'yield' or 'block', not '" + wait + "'");
+      }
+      opt.blocking_mpi = wait == "block";
+    } else if (arg == "--modes") {
+      opt.modes = bench::parse_list(arg, value(), kModeNames);
+    } else if (arg == "--collectives") {
+      opt.collectives = bench::parse_list(arg, value(), kCollectiveNames);
+    } else if (arg == "--json") {
+      opt.json = value();
+    } else if (arg == "--csv") {
+      opt.csv = value();
+    } else if (arg == "--help" || arg == "-h") {
+      throw std::invalid_argument("");
+    } else {
+      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  if (opt.max_bytes < kMinBytes || opt.max_bytes % sizeof(double) != 0) {
+    throw std::invalid_argument("--max-bytes: a multiple of 8 (allreduce sends doubles)");
+  }
+  if (opt.threads > ep::kMaxEndpointsPerProcess) {
+    throw std::invalid_argument("--threads: at most " +
+                                std::to_string(ep::kMaxEndpointsPerProcess));
+  }
+  return opt;
+}
+
+// Checks what depends on the process count. Throws std::invalid_argument.
+void check_layout(const Options& opt, int world_size) {
+  if (world_size % opt.threads != 0) {
+    throw std::invalid_argument("the number of processes (" + std::to_string(world_size) +
+                                ") must be a multiple of --threads (" +
+                                std::to_string(opt.threads) + ")");
+  }
+  // Largest displacement: the funneled alltoallv stages N*T blocks per process.
+  const auto blocks = static_cast<std::size_t>(world_size) * static_cast<std::size_t>(opt.threads);
+  if (opt.max_bytes > static_cast<std::size_t>(INT_MAX) / blocks) {
+    throw std::invalid_argument("--max-bytes: N * T * bytes must fit an MPI int count");
+  }
+}
+
+// Powers of two from 8 B to max_bytes (quick: a few of them), max_bytes last.
+std::vector<std::size_t> message_sizes(const Options& opt) {
+  std::vector<std::size_t> sizes;
+  if (opt.quick) {
+    for (const std::size_t s : {kMinBytes, kKiB, 64 * kKiB, kMiB}) {
+      if (s <= opt.max_bytes) sizes.push_back(s);
+    }
+  } else {
+    for (std::size_t s = kMinBytes; s <= opt.max_bytes; s *= 2) sizes.push_back(s);
+  }
+  if (sizes.back() != opt.max_bytes) sizes.push_back(opt.max_bytes);
+  return sizes;
+}
+
+// How much work each point gets. Iterations fall with the bytes a rank sends
+// per call, so that large points move about as much data as small ones and
+// the full sweep stays within its time budget.
+struct Sizing {
+  // 4 processes on the 2-core VM: the full sweep takes about a minute at load
+  // 5 (other jobs), leaving room within its 2-minute budget for busier times.
+  long base_iterations = 400;
+  int repetitions = 20;
+  std::size_t flat_bytes = 16 * kKiB;  // sent per rank per call; above, iterations fall
+  long min_iterations = 8;
+
+  [[nodiscard]] long iterations(std::size_t traffic) const {
+    if (traffic <= flat_bytes) return base_iterations;
+    const double scaled = static_cast<double>(base_iterations) * static_cast<double>(flat_bytes) /
+                          static_cast<double>(traffic);
+    return std::max(min_iterations, static_cast<long>(scaled));
+  }
+  [[nodiscard]] static long warmup(long iterations) { return std::max(2L, iterations / 10); }
+};
+
+Sizing sizing_for(const Options& opt) {
+  Sizing sizing;
+  if (opt.quick) {
+    sizing.base_iterations = 20;
+    sizing.repetitions = 3;
+  }
+  if (opt.iterations > 0) sizing.base_iterations = opt.iterations;
+  if (opt.repetitions > 0) sizing.repetitions = opt.repetitions;
+  sizing.min_iterations = std::min(sizing.min_iterations, sizing.base_iterations);
+  return sizing;
+}
+
+// ---------------------------------------------------------------- timing ----
+
+struct Plan {
+  long iterations = 1;
+  long warmup = 2;
+  int repetitions = 1;
+};
+
+// The OSU/IMB loop, run by every participant of a mode: one call whose result
+// is checked, a warm-up, then `repetitions` timed batches, each after a
+// barrier of the mode. Returns this participant's time per call of each batch.
+template <class Caller>
+std::vector<double> time_point(Caller& caller, const Plan& plan) {
+  caller.prepare();
+  caller.call();
+  caller.verify();
+  for (long i = 0; i < plan.warmup; ++i) caller.call();
+  std::vector<double> per_call(static_cast<std::size_t>(plan.repetitions));
+  for (double& seconds : per_call) {
+    caller.barrier();
+    const double start = MPI_Wtime();
+    for (long i = 0; i < plan.iterations; ++i) caller.call();
+    seconds = (MPI_Wtime() - start) / static_cast<double>(plan.iterations);
+  }
+  return per_call;
+}
+
+// Element-wise maximum of `times` over `comm`, into rank 0's `times`: a
+// repetition lasts as long as its slowest rank (IMB's t_max; rank 0 alone
+// would flatter bcast, where the root may run ahead). Collective.
+void slowest_to_root(std::vector<double>& times, MPI_Comm comm) {
+  int rank = 0;
+  bench::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const int n = static_cast<int>(times.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  bench::check_mpi(
+      rank == 0 ? MPI_Ireduce(MPI_IN_PLACE, times.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm, &request)
+                : MPI_Ireduce(times.data(), nullptr, n, MPI_DOUBLE, MPI_MAX, 0, comm, &request),
+      "MPI_Ireduce");
+  bench::wait_yielding(request, "MPI_Ireduce");
+}
+
+template <class Body>
+void run_or_abort(Body&& body) noexcept {
+  bench::run_or_abort(kBenchName, std::forward<Body>(body));
+}
+
+// Runs body(thread) on `threads` OpenMP threads; any error ends the job.
+template <class Body>
+void on_threads(int threads, const Body& body) {
+#pragma omp parallel num_threads(threads) default(none) shared(body, threads)
+  run_or_abort([&] {
+    if (omp_get_num_threads() != threads) {
+      throw std::runtime_error("asked OpenMP for " + std::to_string(threads) + " threads, got " +
+                               std::to_string(omp_get_num_threads()) +
+                               " (check OMP_THREAD_LIMIT / OMP_DYNAMIC)");
+    }
+    body(omp_get_thread_num());
+  });
+}
+
+// ------------------------------------------------------------------ modes ----
+
+enum class Mode { kEp, kMpi, kFunneled };
+
+const char* mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::kEp:
+      return "ep";
+    case Mode::kMpi:
+      return "mpi";
+    case Mode::kFunneled:
+      return "funneled";
+  }
+  return "?";
+}
+
+constexpr Mode kModes[] = {Mode::kEp, Mode::kMpi, Mode::kFunneled};
+
+class CollectivesBench {
+ public:
+  CollectivesBench(const Options& options, MPI_Comm world)
+      : options_(options),
+        sizing_(sizing_for(options)),
+        sizes_(message_sizes(options)),
+        world_(world),
+        world_mpi_(world, options.blocking_mpi) {
+    bench::check_mpi(MPI_Comm_rank(world_, &rank_), "MPI_Comm_rank");
+    bench::check_mpi(MPI_Comm_size(world_, &size_), "MPI_Comm_size");
+    threads_ = options_.threads;
+    processes_ = size_ / threads_;
+    group_ = bench::first_ranks(world_, processes_);
+    group_mpi_.emplace(group_, options_.blocking_mpi);
+
+    // Everything a participant will need, allocated and first touched now by
+    // the thread that uses it, outside every timing.
+    const std::size_t largest =
+        bench::collectives::buffer_bytes({Collective::kAlltoall, sizes_.back(), size_});
+    mpi_buffers_.reserve(largest);
+    if (group_ == MPI_COMM_NULL) return;
+    int process = 0;
+    bench::check_mpi(MPI_Comm_rank(group_, &process), "MPI_Comm_rank");
+    endpoints_ = ep::create_endpoints(group_, threads_);
+    thread_buffers_.resize(static_cast<std::size_t>(threads_));
+    staging_.reserve(largest * static_cast<std::size_t>(threads_));
+    funneled_.emplace(bench::collectives::FunneledProcess{*group_mpi_, process, processes_,
+                                                          threads_, staging_, thread_buffers_});
+    on_threads(threads_, [&](int thread) {
+      thread_buffers_[static_cast<std::size_t>(thread)].reserve(largest);
+    });
+  }
+
+  CollectivesBench(const CollectivesBench&) = delete;
+  CollectivesBench& operator=(const CollectivesBench&) = delete;
+
+  ~CollectivesBench() {
+    run_or_abort([&] {
+      // Freeing is collective over the endpoints: each thread frees its own.
+      if (!endpoints_.empty()) {
+        on_threads(threads_,
+                   [&](int thread) { endpoints_[static_cast<std::size_t>(thread)].free(); });
+      }
+      if (group_ != MPI_COMM_NULL) bench::check_mpi(MPI_Comm_free(&group_), "MPI_Comm_free");
+    });
+  }
+
+  [[nodiscard]] int processes() const { return processes_; }
+
+  bench::Report run() {
+    bench::Report report(kBenchName);
+    // One unrecorded point per mode and collective first: the first calls of
+    // a run also pay for the OpenMP pool, Open MPI's lazy connection set-up
+    // and the endpoint layer's first use of its internal communicators.
+    for (const Collective collective : kCollectives) {
+      if (!selected_collective(collective)) continue;
+      for (const Mode mode : kModes) {
+        if (selected_mode(mode)) run_mode(mode, {collective, kMinBytes, size_}, Plan{});
+      }
+      bench::quiet_barrier(world_);
+    }
+    for (const Collective collective : kCollectives) {
+      if (!selected_collective(collective)) continue;
+      if (rank_ == 0) bench::print_comparison_header(stdout, title(collective), comparison());
+      const std::vector<std::size_t> sizes =
+          collective == Collective::kBarrier ? std::vector<std::size_t>{0} : sizes_;
+      for (const std::size_t bytes : sizes) {
+        for (const Mode mode : kModes) measure(mode, {collective, bytes, size_}, report);
+        if (rank_ == 0) {
+          bench::print_comparison_row(stdout, report, collective_name(collective), bytes,
+                                      comparison());
+        }
+      }
+    }
+    return report;
+  }
+
+  [[nodiscard]] bench::Comparison comparison() const {
+    bench::Comparison columns;
+    for (const Mode mode : kModes) {
+      if (selected_mode(mode)) columns.modes.emplace_back(mode_name(mode));
+    }
+    for (const Mode other : {Mode::kMpi, Mode::kFunneled}) {
+      if (selected_mode(Mode::kEp) && selected_mode(other)) {
+        columns.ratios.emplace_back(mode_name(Mode::kEp), mode_name(other));
+      }
+    }
+    return columns;
+  }
+
+ private:
+  [[nodiscard]] bool selected_mode(Mode mode) const {
+    return bench::selected(options_.modes, mode_name(mode));
+  }
+  [[nodiscard]] bool selected_collective(Collective collective) const {
+    return bench::selected(options_.collectives, collective_name(collective));
+  }
+
+  static std::string title(Collective collective) {
+    std::string head = std::string(collective_name(collective)) + ": ";
+    switch (collective) {
+      case Collective::kBarrier:
+        return head + "t = time per call";
+      case Collective::kBcast:
+        return head + "root 0; bytes = the message; t = time per call";
+      case Collective::kAllreduce:
+        return head + "MPI_DOUBLE, MPI_SUM; bytes = the vector per rank; t = time per call";
+      case Collective::kAlltoall:
+      case Collective::kAlltoallv:
+        return head + "bytes = one block (a rank sends one to every rank); t = time per call";
+    }
+    return head;
+  }
+
+  [[nodiscard]] Plan plan_for(const CallShape& shape) const {
+    Plan plan;
+    plan.iterations = sizing_.iterations(bench::collectives::traffic_bytes(shape));
+    plan.warmup = Sizing::warmup(plan.iterations);
+    plan.repetitions = sizing_.repetitions;
+    return plan;
+  }
+
+  // Runs `mode` at `shape` on every rank (those outside the mode go straight
+  // to the sleeping barrier) and records world rank 0's result.
+  void measure(Mode mode, const CallShape& shape, bench::Report& report) {
+    // The same decision on every rank, so all of them skip or join together.
+    if (!selected_mode(mode)) return;
+    const Plan plan = plan_for(shape);
+    const std::optional<std::vector<double>> per_call = run_mode(mode, shape, plan);
+    bench::quiet_barrier(world_);
+    if (rank_ != 0 || !per_call) return;
+
+    const bool threads = mode != Mode::kMpi;
+    bench::Record record;
+    record.test = collective_name(shape.collective);
+    record.mode = mode_name(mode);
+    record.ranks = threads ? processes_ : size_;
+    record.threads = threads ? threads_ : 1;
+    record.bytes = shape.bytes;
+    record.iterations = plan.iterations;
+    record.repetitions = plan.repetitions;
+    record.time = bench::TimeStats::from_seconds(*per_call);
+    record.mbps = static_cast<double>(shape.bytes) / record.time.avg_us;  // bytes/us = 10^6 B/s
+    report.add(std::move(record));
+  }
+
+  // Every rank calls this; world rank 0 gets the slowest rank's time per call
+  // of each repetition.
+  std::optional<std::vector<double>> run_mode(Mode mode, const CallShape& shape, const Plan& plan) {
+    std::vector<double> slowest;
+    if (mode == Mode::kMpi) {
+      run_or_abort([&] {
+        bench::collectives::MpiCaller caller(world_mpi_, shape, rank_, mpi_buffers_);
+        slowest = time_point(caller, plan);
+        slowest_to_root(slowest, world_);
+      });
+    } else {
+      if (group_ == MPI_COMM_NULL) return std::nullopt;
+      slowest.assign(static_cast<std::size_t>(plan.repetitions), 0.0);
+      on_threads(threads_, [&](int thread) {
+        const auto t = static_cast<std::size_t>(thread);
+        std::vector<double> mine;
+        if (mode == Mode::kEp) {
+          bench::collectives::EpCaller caller(endpoints_[t], shape, thread_buffers_[t]);
+          mine = time_point(caller, plan);
+        } else {
+          bench::collectives::FunneledCaller caller(*funneled_, shape, thread);
+          mine = time_point(caller, plan);
+        }
+#pragma omp critical(ep_collectives_slowest)
+        for (std::size_t i = 0; i < mine.size(); ++i) slowest[i] = std::max(slowest[i], mine[i]);
+      });
+      run_or_abort([&] { slowest_to_root(slowest, group_); });
+    }
+    if (rank_ != 0) return std::nullopt;
+    return slowest;
+  }
+
+  Options options_;
+  Sizing sizing_;
+  std::vector<std::size_t> sizes_;
+  MPI_Comm world_;
+  bench::collectives::MpiCollectives world_mpi_;
+  int rank_ = 0;
+  int size_ = 1;
+  int threads_ = 1;
+  int processes_ = 1;
+  MPI_Comm group_ = MPI_COMM_NULL;  // the first P processes: ep and funneled
+  std::optional<bench::collectives::MpiCollectives> group_mpi_;
+  std::vector<ep::Communicator> endpoints_;  // by OpenMP thread
+  Buffers mpi_buffers_;
+  std::vector<Buffers> thread_buffers_;  // by OpenMP thread
+  Buffers staging_;                      // the funneled master's combined data
+  std::optional<bench::collectives::FunneledProcess> funneled_;
+};
+
+// ---------------------------------------------------------------- summary ----
+
+// t_avg(a) / t_avg(b) of one collective over its sizes.
+struct RatioStats {
+  int sizes = 0;
+  int at_or_below = 0;  // sizes where a's t_avg <= b's
+  double median_avg = 0.0;
+  double median_min = 0.0;  // the same from t_min, less sensitive to other jobs
+  double worst = 0.0;
+  std::size_t worst_bytes = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::optional<RatioStats> ratio_stats(const bench::Report& report, const char* test, const char* a,
+                                      const char* b) {
+  RatioStats stats;
+  std::vector<double> avg;
+  std::vector<double> min;
+  for (const bench::Record& ra : report.records()) {
+    if (ra.test != test || ra.mode != a) continue;
+    const bench::Record* rb = report.find(test, b, ra.bytes);
+    if (rb == nullptr) continue;
+    const double r = ra.time.avg_us / rb->time.avg_us;
+    avg.push_back(r);
+    min.push_back(ra.time.min_us / rb->time.min_us);
+    ++stats.sizes;
+    if (r <= 1.0) ++stats.at_or_below;
+    if (r > stats.worst) {
+      stats.worst = r;
+      stats.worst_bytes = ra.bytes;
+    }
+  }
+  if (avg.empty()) return std::nullopt;
+  stats.median_avg = median(avg);
+  stats.median_min = median(min);
+  return stats;
+}
+
+// One block of the summary: a/b per collective and, when `target`, whether a
+// <= b at every size; nothing when the run measured a or b nowhere.
+void print_target(const bench::Report& report, const char* a, const char* b, const char* heading,
+                  bool target) {
+  bool headed = false;
+  for (const std::string_view name : kCollectiveNames) {
+    const std::string test(name);
+    const std::optional<RatioStats> s = ratio_stats(report, test.c_str(), a, b);
+    if (!s) continue;
+    if (!headed) std::printf("# %s\n", heading);
+    headed = true;
+    std::printf("  %-10s %s/%s <= 1 at %2d of %2d sizes; median %6.3f (t_min %6.3f); worst %6.3f",
+                test.c_str(), a, b, s->at_or_below, s->sizes, s->median_avg, s->median_min,
+                s->worst);
+    if (name != "barrier") std::printf(" at %s", bench::format_bytes(s->worst_bytes).c_str());
+    if (target) std::printf("  %s", s->at_or_below == s->sizes ? "met" : "NOT met");
+    std::printf("\n");
+  }
+}
+
+void print_summary(const bench::Report& report, int processes, int threads, int world) {
+  std::printf(
+      "\n# summary: measured ratios of t_avg (t_min for reference) against the targets of "
+      "issue 3\n");
+  const std::string shape = std::to_string(processes) + "x" + std::to_string(threads);
+  const bool issue_shape = threads == 2 && (processes == 1 || processes == 2);
+  const std::string vs_mpi = "EP " + shape + " vs MPI with " + std::to_string(world) +
+                             " processes: " +
+                             (issue_shape ? "target EP at or below MPI at every size"
+                                          : "no target for this shape, for reference");
+  print_target(report, "ep", "mpi", vs_mpi.c_str(), issue_shape);
+  const std::string vs_funneled =
+      "EP " + shape + " vs funneled " + shape + ": target EP at or below funneled at every size";
+  print_target(report, "ep", "funneled", vs_funneled.c_str(), true);
+}
+
+void print_preamble(const Options& opt, int world, int processes, int cpus_before, int cpus_after) {
+  const std::vector<std::size_t> sizes = message_sizes(opt);
+  const Sizing sizing = sizing_for(opt);
+  const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("# %s: endpoint collectives vs plain MPI vs funneled%s\n", kBenchName,
+              opt.quick ? " (quick)" : "");
+  std::printf("# %s; %d processes: mpi = %d x 1 thread; ep and funneled = %d x %d threads",
+              bench::mpi_library_version().c_str(), world, world, processes, opt.threads);
+  if (processes + 1 == world) {
+    std::printf(" (rank %d waits asleep)", processes);
+  } else if (processes < world) {
+    std::printf(" (ranks %d..%d wait asleep)", processes, world - 1);
+  }
+  std::printf("\n");
+  std::printf(
+      "# MPI waits (mpi, funneled master): %s; ep waits as its library does (spin, yield, "
+      "then short sleeps); funneled threads meet in omp barriers\n",
+      opt.blocking_mpi ? "blocking calls (Open MPI busy-polls)"
+                       : "MPI_I* + MPI_Test + sched_yield (after 64 spins)");
+  std::printf(
+      "# t = time per call of the slowest rank in each repetition; t_min/avg/max over "
+      "repetitions; ratios from t_avg\n");
+  std::printf(
+      "# sizes %s .. %s; %d repetitions; %ld calls per repetition up to %s sent per rank per "
+      "call, proportionally fewer above (min %ld)\n",
+      bench::format_bytes(sizes.front()).c_str(), bench::format_bytes(sizes.back()).c_str(),
+      sizing.repetitions, sizing.base_iterations, bench::format_bytes(sizing.flat_bytes).c_str(),
+      sizing.min_iterations);
+  if (opt.keep_binding || cpus_before == cpus_after) {
+    std::printf("# CPUs per process: %d of %d online", cpus_after, bench::online_cpus());
+  } else {
+    std::printf("# CPUs per process: launcher bound it to %d, widened to %d", cpus_before,
+                cpus_after);
+  }
+  std::printf(
+      "; OMP_WAIT_POLICY=%s%s\n", wait_policy != nullptr ? wait_policy : "(unset)",
+      std::getenv(kPolicyMarker) != nullptr ? " (set by ep_collectives: it was unset)" : "");
+  if (wait_policy == nullptr || std::string_view(wait_policy) != "passive") {
+    std::printf(
+        "# warning: OpenMP threads spin while they wait unless OMP_WAIT_POLICY=passive; on\n"
+        "#   oversubscribed cores they take the cores of the ranks being measured\n");
+  }
+  bench::print_load(stdout, "start");
+  std::printf("# the machine may be shared: with load above 0 the numbers are noisy\n");
+  std::fflush(stdout);
+}
+
+// libgomp reads OMP_WAIT_POLICY once, when it loads (before main). Unset, its
+// threads spin for a while in every `omp barrier` and after every parallel
+// region, and on oversubscribed cores the spinners take the cores of the ranks
+// being measured. Measured at load ~2: with the policy unset, mpi's barrier at
+// -n 2 took 121 us instead of 0.8 (rank 0's idle pool spinning after the ep
+// point) and funneled's at -n 4 10 ms instead of 60 us, which would also stretch
+// the full sweep to hours. So when the launcher set neither OMP_WAIT_POLICY nor
+// GOMP_SPINCOUNT, restart this process (before MPI_Init, same pid and
+// environment) with passive; an explicit setting is honoured.
+void ensure_passive_wait_policy(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) {
+    return;
+  }
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  setenv(kPolicyMarker, "1", 1);
+  execv("/proc/self/exe", argv);
+  // Only reached when exec failed: go on as launched; the header warns.
+  unsetenv("OMP_WAIT_POLICY");
+  unsetenv(kPolicyMarker);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ensure_passive_wait_policy(argv);
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
+  int rank = 0;
+  int world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+
+  Options options;
+  try {
+    options = parse_options(argc, argv);
+    check_layout(options, world_size);
+  } catch (const std::invalid_argument& e) {
+    if (rank == 0) {
+      // --help (an empty message) prints to stdout; a bad option to stderr.
+      const bool help = *e.what() == '\0';
+      if (!help) std::fprintf(stderr, "%s: %s\n", kBenchName, e.what());
+      std::fputs(kUsage, help ? stdout : stderr);
+    }
+    MPI_Finalize();
+    return *e.what() != '\0' ? 2 : 0;
+  }
+
+  if (provided < MPI_THREAD_MULTIPLE) {
+    if (rank == 0) {
+      std::fprintf(stderr, "%s: MPI provides thread level %d, MPI_THREAD_MULTIPLE needed\n",
+                   kBenchName, provided);
+    }
+    MPI_Finalize();
+    return 1;
+  }
+
+  // Before any OpenMP region: threads inherit the mask of the thread that
+  // creates them, so widening later would leave the pool on one core.
+  const int cpus_before = bench::allowed_cpus();
+  const int cpus_after = options.keep_binding ? cpus_before : bench::widen_affinity_to_all_cpus();
+
+  // Errors come back as codes, which every call checks (bench::check_mpi).
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+  run_or_abort([&] {
+    MPI_Comm world = MPI_COMM_NULL;
+    bench::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &world), "MPI_Comm_dup");
+    {
+      CollectivesBench collectives(options, world);
+      if (rank == 0) {
+        print_preamble(options, world_size, collectives.processes(), cpus_before, cpus_after);
+      }
+      const bench::Report report = collectives.run();
+      if (rank == 0) {
+        print_summary(report, collectives.processes(), options.threads, world_size);
+        bench::print_load(stdout, "end");
+        report.write_json(options.json);
+        report.write_csv(options.csv);
+        std::printf("\n# wrote %s and %s\n", options.json.c_str(), options.csv.c_str());
+      }
+    }
+    bench::check_mpi(MPI_Comm_free(&world), "MPI_Comm_free");
+  });
+  MPI_Finalize();
+  return 0;
+}
