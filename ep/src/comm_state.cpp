@@ -121,8 +121,8 @@ void require_thread_multiple() {
   if (provided < MPI_THREAD_MULTIPLE) {
     throw Error(ErrorKind::kThreadLevel, kCreateCall, -1,
                 "MPI thread level is " + std::to_string(provided) +
-                    "; endpoints need MPI_THREAD_MULTIPLE (" +
-                    std::to_string(MPI_THREAD_MULTIPLE) + ") from MPI_Init_thread");
+                    "; endpoints need MPI_THREAD_MULTIPLE (" + std::to_string(MPI_THREAD_MULTIPLE) +
+                    ") from MPI_Init_thread");
   }
 }
 
@@ -218,12 +218,8 @@ const RankMap& Communicator::rank_map() const {
   return checked_state("ep::Communicator::rank_map").rank_map();
 }
 
-MPI_Comm Communicator::parent() const {
-  return checked_state("ep::Communicator::parent").parent();
-}
+MPI_Comm Communicator::parent() const { return checked_state("ep::Communicator::parent").parent(); }
 
-void Communicator::free() {
-  checked_state("ep::Communicator::free").free_endpoint(thread_, rank_);
-}
+void Communicator::free() { checked_state("ep::Communicator::free").free_endpoint(thread_, rank_); }
 
 }  // namespace ep

@@ -31,9 +31,7 @@ const std::byte* data_start(const TypedBuffer& b) {
   return static_cast<const std::byte*>(b.buf) + b.layout.true_lb;
 }
 
-std::byte* data_start_mut(const TypedBuffer& b) {
-  return const_cast<std::byte*>(data_start(b));
-}
+std::byte* data_start_mut(const TypedBuffer& b) { return const_cast<std::byte*>(data_start(b)); }
 
 int whole_elements(const TypedBuffer& b, std::size_t bytes) {
   return b.layout.size == 0 ? 0 : static_cast<int>(bytes / static_cast<std::size_t>(b.layout.size));

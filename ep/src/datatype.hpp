@@ -14,9 +14,9 @@
 namespace ep::detail {
 
 struct TypeLayout {
-  int size = 0;              // MPI_Type_size: bytes of data per element
-  MPI_Aint true_lb = 0;      // offset of the first byte of data
-  bool contiguous = false;   // count elements are one dense run of bytes
+  int size = 0;             // MPI_Type_size: bytes of data per element
+  MPI_Aint true_lb = 0;     // offset of the first byte of data
+  bool contiguous = false;  // count elements are one dense run of bytes
 };
 
 /// Layout of `type`; throws ep::Error naming `call` and `ep_rank` for an invalid type.

@@ -58,7 +58,7 @@ struct Envelope {
 /// after the lock is released (the matched entries are already out of the
 /// queues, so nobody else can touch them).
 struct alignas(64) Mailbox {
-  SpinLock mutex;  // short sections only: see spin_lock.hpp
+  SpinLock mutex;                                    // short sections only: see spin_lock.hpp
   std::deque<std::shared_ptr<Envelope>> unexpected;  // arrival order
   std::deque<std::shared_ptr<RequestState>> posted;  // posting order
 };

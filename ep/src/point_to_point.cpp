@@ -33,22 +33,24 @@ std::string range_text(int size) { return " out of range [0, " + std::to_string(
 void check_dest(int dest, int size, const char* call, int rank) {
   if (dest == MPI_PROC_NULL) return;
   if (dest < 0 || dest >= size) {
-    throw Error(ErrorKind::kRank, call, rank, "destination " + std::to_string(dest) + range_text(size));
+    throw Error(ErrorKind::kRank, call, rank,
+                "destination " + std::to_string(dest) + range_text(size));
   }
 }
 
 void check_source(int source, int size, const char* call, int rank) {
   if (source == MPI_PROC_NULL || source == MPI_ANY_SOURCE) return;
   if (source < 0 || source >= size) {
-    throw Error(ErrorKind::kRank, call, rank, "source " + std::to_string(source) + range_text(size));
+    throw Error(ErrorKind::kRank, call, rank,
+                "source " + std::to_string(source) + range_text(size));
   }
 }
 
 void check_send_tag(int tag, const char* call, int rank) {
   if (tag < 0 || tag > kMaxUserTag) {
-    throw Error(ErrorKind::kTag, call, rank,
-                "tag " + std::to_string(tag) + " out of range [0, " + std::to_string(kMaxUserTag) +
-                    "]");
+    throw Error(
+        ErrorKind::kTag, call, rank,
+        "tag " + std::to_string(tag) + " out of range [0, " + std::to_string(kMaxUserTag) + "]");
   }
 }
 
@@ -108,10 +110,10 @@ std::shared_ptr<RequestState> start_send(const Communicator& self, const char* c
   const int wire = encode_tag({tag, self.local_thread(), to.thread});
   // Always nonblocking underneath: a blocking MPI_Send of a large message
   // could wait for a peer process whose threads need this one to drain.
-  const int rc = synchronous ? MPI_Issend(buf, count, datatype, to.process, wire,
-                                          comm.p2p_comm(), &request->mpi_request)
-                             : MPI_Isend(buf, count, datatype, to.process, wire,
-                                         comm.p2p_comm(), &request->mpi_request);
+  const int rc = synchronous ? MPI_Issend(buf, count, datatype, to.process, wire, comm.p2p_comm(),
+                                          &request->mpi_request)
+                             : MPI_Isend(buf, count, datatype, to.process, wire, comm.p2p_comm(),
+                                         &request->mpi_request);
   check_mpi(rc, call, rank);
   request->phase.store(Phase::kMpiPending, std::memory_order_relaxed);
   return request;
@@ -162,8 +164,8 @@ std::shared_ptr<Envelope> find_unexpected(CommState& comm, int thread, int rank,
 void Communicator::send(const void* buf, int count, MPI_Datatype datatype, int dest,
                         int tag) const {
   checked_state("ep::send");
-  Request request(detail::start_send(*this, "ep::send", buf, count, datatype, dest, tag,
-                                     SendMode::kStandard));
+  Request request(
+      detail::start_send(*this, "ep::send", buf, count, datatype, dest, tag, SendMode::kStandard));
   wait(request);
 }
 
@@ -178,8 +180,8 @@ void Communicator::ssend(const void* buf, int count, MPI_Datatype datatype, int 
 Request Communicator::isend(const void* buf, int count, MPI_Datatype datatype, int dest,
                             int tag) const {
   checked_state("ep::isend");
-  auto state = detail::start_send(*this, "ep::isend", buf, count, datatype, dest, tag,
-                                  SendMode::kStandard);
+  auto state =
+      detail::start_send(*this, "ep::isend", buf, count, datatype, dest, tag, SendMode::kStandard);
   if (!state) state = detail::completed_request(RequestState::Kind::kSend, state_, thread_, rank_);
   return Request(std::move(state));
 }
@@ -193,8 +195,7 @@ Request Communicator::issend(const void* buf, int count, MPI_Datatype datatype, 
   return Request(std::move(state));
 }
 
-Status Communicator::recv(void* buf, int count, MPI_Datatype datatype, int source,
-                          int tag) const {
+Status Communicator::recv(void* buf, int count, MPI_Datatype datatype, int source, int tag) const {
   checked_state("ep::recv");
   Request request(detail::start_recv(*this, "ep::recv", buf, count, datatype, source, tag));
   return wait(request);
@@ -206,9 +207,9 @@ Request Communicator::irecv(void* buf, int count, MPI_Datatype datatype, int sou
   return Request(detail::start_recv(*this, "ep::irecv", buf, count, datatype, source, tag));
 }
 
-Status Communicator::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                              int dest, int sendtag, void* recvbuf, int recvcount,
-                              MPI_Datatype recvtype, int source, int recvtag) const {
+Status Communicator::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                              int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                              int source, int recvtag) const {
   checked_state("ep::sendrecv");
   // The send arguments are checked before the receive is posted: a posted
   // receive may match at once, and a failed call must consume nothing.

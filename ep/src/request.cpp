@@ -1,11 +1,12 @@
 // Status, matched messages (mprobe/mrecv) and completed requests.
+#include "ep/request.hpp"
+
 #include <mutex>
 #include <string>
 
 #include "comm_state.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
-#include "ep/request.hpp"
 #include "matching_engine.hpp"
 #include "request_state.hpp"
 

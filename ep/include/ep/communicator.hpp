@@ -88,8 +88,8 @@ class Communicator {
   Status recv(void* buf, int count, MPI_Datatype datatype, int source, int tag) const;
   [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype datatype, int source,
                               int tag) const;
-  Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+  Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                   int recvtag) const;
   Status sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag) const;

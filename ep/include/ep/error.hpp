@@ -14,16 +14,16 @@ namespace ep {
 
 /// What kind of misuse or failure an Error reports (maps onto MPI error classes).
 enum class ErrorKind {
-  kRank,           ///< rank out of range (MPI_ERR_RANK)
-  kTag,            ///< tag out of range (MPI_ERR_TAG)
-  kCount,          ///< negative or overflowing count (MPI_ERR_COUNT)
-  kTruncate,       ///< message longer than the receive buffer (MPI_ERR_TRUNCATE)
+  kRank,      ///< rank out of range (MPI_ERR_RANK)
+  kTag,       ///< tag out of range (MPI_ERR_TAG)
+  kCount,     ///< negative or overflowing count (MPI_ERR_COUNT)
+  kTruncate,  ///< message longer than the receive buffer (MPI_ERR_TRUNCATE)
   kTooManyEndpoints,
-  kThreadLevel,    ///< MPI not initialised with MPI_THREAD_MULTIPLE
-  kFreedComm,      ///< use of a freed endpoint communicator (MPI_ERR_COMM)
-  kArgument,       ///< any other invalid argument (MPI_ERR_ARG)
-  kRequest,        ///< invalid request (MPI_ERR_REQUEST)
-  kMpi,            ///< an MPI call itself returned an error
+  kThreadLevel,  ///< MPI not initialised with MPI_THREAD_MULTIPLE
+  kFreedComm,    ///< use of a freed endpoint communicator (MPI_ERR_COMM)
+  kArgument,     ///< any other invalid argument (MPI_ERR_ARG)
+  kRequest,      ///< invalid request (MPI_ERR_REQUEST)
+  kMpi,          ///< an MPI call itself returned an error
 };
 
 /// Exception thrown by every ep call on bad input or MPI failure.

@@ -30,9 +30,7 @@ class RankMap {
   RankMap(std::span<const Location> locations, int num_processes);
 
   [[nodiscard]] int size() const noexcept { return static_cast<int>(locations_.size()); }
-  [[nodiscard]] int num_processes() const noexcept {
-    return static_cast<int>(offsets_.size()) - 1;
-  }
+  [[nodiscard]] int num_processes() const noexcept { return static_cast<int>(offsets_.size()) - 1; }
   [[nodiscard]] int endpoints_of(int process) const {
     return offsets_[process + 1] - offsets_[process];
   }
@@ -50,9 +48,9 @@ class RankMap {
   [[nodiscard]] int max_endpoints_per_process() const noexcept { return max_per_process_; }
 
  private:
-  std::vector<int> offsets_{0};       // offsets_[p]: start of process p's threads in rank_of_
-  std::vector<int> rank_of_;          // (process, thread) -> EP rank, process-major
-  std::vector<Location> locations_;   // EP rank -> (process, thread)
+  std::vector<int> offsets_{0};      // offsets_[p]: start of process p's threads in rank_of_
+  std::vector<int> rank_of_;         // (process, thread) -> EP rank, process-major
+  std::vector<Location> locations_;  // EP rank -> (process, thread)
   int max_per_process_ = 0;
   bool process_major_ = true;
 };

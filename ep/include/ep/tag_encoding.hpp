@@ -14,8 +14,8 @@ namespace ep {
 
 inline constexpr int kUserTagBits = 15;
 inline constexpr int kThreadBits = 8;
-inline constexpr int kMaxUserTag = (1 << kUserTagBits) - 1;             // 32767
-inline constexpr int kMaxEndpointsPerProcess = 1 << kThreadBits;        // 256
+inline constexpr int kMaxUserTag = (1 << kUserTagBits) - 1;       // 32767
+inline constexpr int kMaxEndpointsPerProcess = 1 << kThreadBits;  // 256
 inline constexpr long long kRequiredTagUb = (1LL << (kUserTagBits + 2 * kThreadBits)) - 1;
 
 struct WireTag {

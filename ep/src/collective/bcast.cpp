@@ -21,8 +21,8 @@ void bcast(const Communicator& comm, void* buffer, int count, MPI_Datatype datat
   detail::mpi_stage(call, representative, detail::StageEnd::kTeamContinues, [&] {
     if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Ibcast(buffer, count, datatype, root_at.process, call.mpi(), &request),
-              call.name, call.rank);
+    check_mpi(MPI_Ibcast(buffer, count, datatype, root_at.process, call.mpi(), &request), call.name,
+              call.rank);
     detail::wait_mpi(request, call);
   });
   if (call.thread != representative) {

@@ -37,9 +37,9 @@ void wait_mpi(MPI_Request& request, const CollectiveCall& call) {
 
 void check_root(int root, int size, const char* call, int rank) {
   if (root < 0 || root >= size) {
-    throw Error(ErrorKind::kRank, call, rank,
-                "root " + std::to_string(root) + " out of range [0, " + std::to_string(size - 1) +
-                    "]");
+    throw Error(
+        ErrorKind::kRank, call, rank,
+        "root " + std::to_string(root) + " out of range [0, " + std::to_string(size - 1) + "]");
   }
 }
 

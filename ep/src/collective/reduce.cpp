@@ -44,7 +44,7 @@ ReduceArgs make_args(const CollectiveCall& call, const void* sendbuf, const void
   if (op == MPI_OP_NULL) {
     throw Error(ErrorKind::kArgument, call.name, call.rank, "op is MPI_OP_NULL");
   }
-  ReduceArgs args{sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type, op,
+  ReduceArgs args{sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,   count, type, op,
                   detail::layout_of(type, call.name, call.rank), 0};
   args.extent = detail::element_offset(type, 1, call.name, call.rank);
   return args;
@@ -100,7 +100,8 @@ void fold_locally(CollectiveCall& call, const ReduceArgs& args, TypedScratch& le
   call.team.publish(call.thread, args.contribution);
   call.team.barrier();
   std::vector<const void*> inputs(static_cast<std::size_t>(call.local_size()));
-  for (int t = 0; t < call.local_size(); ++t) inputs[static_cast<std::size_t>(t)] = call.team.published(t);
+  for (int t = 0; t < call.local_size(); ++t)
+    inputs[static_cast<std::size_t>(t)] = call.team.published(t);
   const auto [first, last] = slice_of(call, args.count);
   fold_slice(call, args, inputs, call.team.published_aux(0), first, last);
   call.team.barrier();
@@ -204,9 +205,9 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
   detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
     if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, process_result, count, datatype, op, call.mpi(),
-                             &request),
-              call.name, call.rank);
+    check_mpi(
+        MPI_Iallreduce(MPI_IN_PLACE, process_result, count, datatype, op, call.mpi(), &request),
+        call.name, call.rank);
     detail::wait_mpi(request, call);
   });
   copy_out(args, process_result, recvbuf);
@@ -235,9 +236,9 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
   const bool root_process = root_at.process == call.comm.process_rank();
   if (call.comm.rank_map().max_endpoints_per_process() == 1) {
     MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root_at.process, call.mpi(),
-                          &request),
-              call.name, call.rank);
+    check_mpi(
+        MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root_at.process, call.mpi(), &request),
+        call.name, call.rank);
     detail::wait_mpi(request, call);
     return;
   }
