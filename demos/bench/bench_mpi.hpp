@@ -18,6 +18,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace bench {
@@ -79,6 +81,41 @@ void run_or_abort(const char* bench, Body&& body) noexcept {
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+}
+
+/// The start every benchmark shares: MPI_Init_thread asking for
+/// MPI_THREAD_MULTIPLE, then `parse()` on every rank (it throws
+/// std::invalid_argument for a bad option, with an empty message for --help).
+/// Returns the exit code when the program must stop now (help, bad option,
+/// thread level below MULTIPLE; MPI is finalised then), std::nullopt to go on.
+/// Only rank 0 prints.
+template <class Parse>
+std::optional<int> start(int& argc, char**& argv, const char* bench, const char* usage,
+                         Parse&& parse) {
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::optional<int> stop;
+  try {
+    parse();
+  } catch (const std::invalid_argument& e) {
+    const bool help = *e.what() == '\0';
+    if (rank == 0) {
+      if (!help) std::fprintf(stderr, "%s: %s\n", bench, e.what());
+      std::fputs(usage, help ? stdout : stderr);
+    }
+    stop = help ? 0 : 2;
+  }
+  if (!stop && provided < MPI_THREAD_MULTIPLE) {
+    if (rank == 0) {
+      std::fprintf(stderr, "%s: MPI provides thread level %d, MPI_THREAD_MULTIPLE needed\n", bench,
+                   provided);
+    }
+    stop = 1;
+  }
+  if (stop) MPI_Finalize();
+  return stop;
 }
 
 }  // namespace bench

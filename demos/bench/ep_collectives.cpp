@@ -636,36 +636,17 @@ void ensure_passive_wait_policy(char** argv) {
 
 int main(int argc, char** argv) {
   ensure_passive_wait_policy(argv);
-  int provided = 0;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
-  int rank = 0;
   int world_size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-
   Options options;
-  try {
-    options = parse_options(argc, argv);
-    check_layout(options, world_size);
-  } catch (const std::invalid_argument& e) {
-    if (rank == 0) {
-      // --help (an empty message) prints to stdout; a bad option to stderr.
-      const bool help = *e.what() == '\0';
-      if (!help) std::fprintf(stderr, "%s: %s\n", kBenchName, e.what());
-      std::fputs(kUsage, help ? stdout : stderr);
-    }
-    MPI_Finalize();
-    return *e.what() != '\0' ? 2 : 0;
+  if (auto stop = bench::start(argc, argv, kBenchName, kUsage, [&] {
+        MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+        options = parse_options(argc, argv);
+        check_layout(options, world_size);
+      })) {
+    return *stop;
   }
-
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) {
-      std::fprintf(stderr, "%s: MPI provides thread level %d, MPI_THREAD_MULTIPLE needed\n",
-                   kBenchName, provided);
-    }
-    MPI_Finalize();
-    return 1;
-  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
   // Before any OpenMP region: threads inherit the mask of the thread that
   // creates them, so widening later would leave the pool on one core.

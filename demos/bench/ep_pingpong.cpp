@@ -598,35 +598,15 @@ void print_preamble(const Options& opt, int processes, int cpus_before, int cpus
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return 1;
+  Options options;
+  if (auto stop = bench::start(argc, argv, kBenchName, kUsage,
+                               [&] { options = parse_options(argc, argv); })) {
+    return *stop;
+  }
   int rank = 0;
   int processes = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
-
-  Options options;
-  try {
-    options = parse_options(argc, argv);
-  } catch (const std::invalid_argument& e) {
-    if (rank == 0) {
-      // --help (an empty message) prints to stdout; a bad option to stderr.
-      const bool help = *e.what() == '\0';
-      if (!help) std::fprintf(stderr, "%s: %s\n", kBenchName, e.what());
-      std::fputs(kUsage, help ? stdout : stderr);
-    }
-    MPI_Finalize();
-    return *e.what() != '\0' ? 2 : 0;
-  }
-
-  if (provided < MPI_THREAD_MULTIPLE) {
-    if (rank == 0) {
-      std::fprintf(stderr, "%s: MPI provides thread level %d, MPI_THREAD_MULTIPLE needed\n",
-                   kBenchName, provided);
-    }
-    MPI_Finalize();
-    return 1;
-  }
 
   // Before any OpenMP region: threads inherit the mask of the thread that
   // creates them, so widening later would leave the pool on one core.
