@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/nonblocking_registry.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
@@ -22,7 +23,8 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
       mailboxes_(new Mailbox[static_cast<std::size_t>(local_size_)]),
       freed_(new std::atomic<bool>[static_cast<std::size_t>(local_size_)]),
       live_endpoints_(local_size_),
-      team_(local_size_) {
+      team_(local_size_),
+      nbc_registry_(std::make_shared<NbcRegistry>(local_size_)) {
   for (int t = 0; t < local_size_; ++t) freed_[t].store(false);
   constexpr const char* kCall = "ep::create_endpoints";
   // Two private duplicates: user messages and internal messages can never

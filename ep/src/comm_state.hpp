@@ -17,7 +17,8 @@
 
 namespace ep::detail {
 
-class Topology;  // topology/topology.hpp
+class Topology;     // topology/topology.hpp
+class NbcRegistry;  // collective/nonblocking_registry.hpp
 
 class CommState {
  public:
@@ -43,6 +44,10 @@ class CommState {
   [[nodiscard]] Mailbox& mailbox(int thread) { return mailboxes_[thread]; }
   /// The local endpoints as a team, for the shared-memory stage of collectives.
   [[nodiscard]] LocalTeam& team() noexcept { return team_; }
+  /// The sequence of this communicator's nonblocking collectives.
+  [[nodiscard]] const std::shared_ptr<NbcRegistry>& nbc_registry() const noexcept {
+    return nbc_registry_;
+  }
 
   [[nodiscard]] bool is_freed(int thread) const {
     return freed_[thread].load(std::memory_order_relaxed);
@@ -87,6 +92,7 @@ class CommState {
   std::atomic<int> live_endpoints_;
   std::mutex drain_mutex_;
   LocalTeam team_;
+  std::shared_ptr<NbcRegistry> nbc_registry_;
   bool owns_parent_ = false;
   std::vector<Location> origins_;
 };

@@ -60,24 +60,7 @@ NbcRegistry::NbcRegistry(int local_size)
     : local_size_(local_size), next_sequence_(static_cast<std::size_t>(local_size), 0) {}
 
 std::shared_ptr<NbcRegistry> NbcRegistry::of(const std::shared_ptr<CommState>& comm) {
-  struct Entry {
-    std::weak_ptr<CommState> comm;
-    std::shared_ptr<NbcRegistry> registry;
-  };
-  // Never destroyed: requests may outlive static destruction order at exit.
-  static auto* const table = new std::vector<Entry>();
-  static auto* const table_mutex = new std::mutex();
-  std::lock_guard lock(*table_mutex);
-  // Entries of destroyed communicators go first. Ownership, not the address,
-  // identifies a communicator: a new one may reuse a freed one's address, but
-  // never its control block while a weak_ptr to that block exists.
-  std::erase_if(*table, [](const Entry& e) { return e.comm.expired(); });
-  for (const Entry& e : *table) {
-    if (!e.comm.owner_before(comm) && !comm.owner_before(e.comm)) return e.registry;
-  }
-  auto registry = std::make_shared<NbcRegistry>(comm->local_size());
-  table->push_back({comm, registry});
-  return registry;
+  return comm->nbc_registry();
 }
 
 std::shared_ptr<NbcInstance> NbcRegistry::join(

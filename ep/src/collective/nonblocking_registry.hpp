@@ -103,8 +103,7 @@ class NbcRegistry {
  public:
   explicit NbcRegistry(int local_size);
 
-  /// The registry of `comm`, created on first use. Kept in a process-wide
-  /// table keyed by the communicator state (CommState has no slot for it).
+  /// The registry of `comm` (each communicator state owns one).
   static std::shared_ptr<NbcRegistry> of(const std::shared_ptr<CommState>& comm);
 
   /// The instance of `call`'s endpoint's next nonblocking collective; `make`
