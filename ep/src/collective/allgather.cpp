@@ -124,11 +124,6 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
   detail::raise(deferred);
 }
 
-bool one_endpoint_per_process(const CollectiveCall& call) {
-  const RankMap& map = call.comm.rank_map();
-  return map.max_endpoints_per_process() == 1 && map.process_major();
-}
-
 }  // namespace
 
 void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -136,7 +131,7 @@ void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI
   CollectiveCall call = detail::begin_collective(comm, "ep::allgather");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcount, recvtype, call);
-  if (one_endpoint_per_process(call)) {
+  if (call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
                              &request),
@@ -153,7 +148,7 @@ void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MP
   CollectiveCall call = detail::begin_collective(comm, "ep::allgatherv");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
-  if (one_endpoint_per_process(call)) {
+  if (call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(),
                               displs.data(), recvtype, call.mpi(), &request),

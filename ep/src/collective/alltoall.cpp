@@ -87,13 +87,6 @@ struct ProcessExchange {
   FailureSlot failure;
 };
 
-// Whether MPI itself can run the call: one endpoint per process, numbered in
-// process order, so EP ranks are process ranks.
-bool direct(const CollectiveCall& call) {
-  const RankMap& map = call.comm.rank_map();
-  return map.max_endpoints_per_process() == 1 && map.process_major();
-}
-
 void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs,
           ProcessExchange& px) {
   const RankMap& map = call.comm.rank_map();
@@ -262,7 +255,7 @@ void alltoall(const Communicator& comm, const void* sendbuf, int sendcount, MPI_
   recv.buf = recvbuf;
   recv.count = recvcount;
   recv.type = recvtype;
-  if (direct(call)) {
+  if (call.one_endpoint_per_process()) {
     detail::check_block_args(call, recv);
     if (!in_place) detail::check_block_args(call, send);
     MPI_Request request = MPI_REQUEST_NULL;
@@ -296,7 +289,7 @@ void alltoallv(const Communicator& comm, const void* sendbuf, std::span<const in
   recv.displs = rdispls;
   recv.per_peer = true;
   recv.type = recvtype;
-  if (direct(call)) {
+  if (call.one_endpoint_per_process()) {
     detail::check_block_args(call, recv);
     if (!in_place) detail::check_block_args(call, send);
     MPI_Request request = MPI_REQUEST_NULL;
@@ -332,7 +325,7 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
   recv.counts = recvcounts;
   recv.displs = rdispls;
   recv.types = recvtypes;
-  if (direct(call)) {
+  if (call.one_endpoint_per_process()) {
     detail::check_block_args(call, recv);
     if (!in_place) detail::check_block_args(call, send);
     const std::vector<MPI_Datatype> send_types =

@@ -43,6 +43,13 @@ void check_root(int root, int size, const char* call, int rank) {
   }
 }
 
+void check_in_place_only_at_root(const CollectiveCall& call, const void* buffer, int root) {
+  if (buffer == MPI_IN_PLACE && call.rank != root) {
+    throw Error(ErrorKind::kArgument, call.name, call.rank,
+                "MPI_IN_PLACE is only allowed at the root (" + std::to_string(root) + ")");
+  }
+}
+
 void check_count(int count, const char* call, int rank) {
   if (count < 0) {
     throw Error(ErrorKind::kCount, call, rank, "count " + std::to_string(count) + " is negative");

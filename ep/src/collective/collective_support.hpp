@@ -32,6 +32,12 @@ struct CollectiveCall {
   [[nodiscard]] int local_size() const noexcept { return comm.local_size(); }
   [[nodiscard]] int processes() const noexcept { return comm.rank_map().num_processes(); }
   [[nodiscard]] MPI_Comm mpi() const noexcept { return comm.internal_comm(); }
+  /// One endpoint per process, numbered in process order: EP ranks are
+  /// process ranks, so MPI's own collective can run with the user's arguments.
+  [[nodiscard]] bool one_endpoint_per_process() const {
+    const RankMap& map = comm.rank_map();
+    return map.max_endpoints_per_process() == 1 && map.process_major();
+  }
 };
 
 /// Checks the handle and returns the call context. Throws kFreedComm.
@@ -45,6 +51,8 @@ void wait_mpi(MPI_Request& request, const char* call, int rank);
 void wait_mpi(MPI_Request& request, const CollectiveCall& call);
 
 void check_root(int root, int size, const char* call, int rank);
+/// Throws when `buffer` is MPI_IN_PLACE at an endpoint other than `root`.
+void check_in_place_only_at_root(const CollectiveCall& call, const void* buffer, int root);
 void check_count(int count, const char* call, int rank);
 
 /// Storage for `count` elements of `type`, laid out as MPI expects (data()

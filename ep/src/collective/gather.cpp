@@ -159,31 +159,18 @@ void gather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount, MPI
   detail::raise(deferred);
 }
 
-void check_in_place(const CollectiveCall& call, const void* sendbuf, int root) {
-  if (sendbuf == MPI_IN_PLACE && call.rank != root) {
-    throw Error(ErrorKind::kArgument, call.name, call.rank,
-                "MPI_IN_PLACE is only allowed at the root (" + std::to_string(root) + ")");
-  }
-}
-
-// One endpoint per process, numbered in process order: MPI's own call fits.
-bool one_endpoint_per_process(const CollectiveCall& call) {
-  const RankMap& map = call.comm.rank_map();
-  return map.max_endpoints_per_process() == 1 && map.process_major();
-}
-
 }  // namespace
 
 void gather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::gather");
   detail::check_root(root, call.size(), call.name, call.rank);
-  check_in_place(call, sendbuf, root);
+  detail::check_in_place_only_at_root(call, sendbuf, root);
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root) table = BlockTable(recvbuf, recvcount, recvtype, call);
 
-  if (one_endpoint_per_process(call)) {
+  if (call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                           call.comm.rank_map().locate(root).process, call.mpi(), &request),
@@ -199,13 +186,13 @@ void gatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
              MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::gatherv");
   detail::check_root(root, call.size(), call.name, call.rank);
-  check_in_place(call, sendbuf, root);
+  detail::check_in_place_only_at_root(call, sendbuf, root);
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root)
     table = BlockTable(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
 
-  if (one_endpoint_per_process(call)) {
+  if (call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(
         MPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(), displs.data(),

@@ -219,10 +219,7 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce");
   detail::check_root(root, call.size(), call.name, call.rank);
   const bool is_root = call.rank == root;
-  if (sendbuf == MPI_IN_PLACE && !is_root) {
-    throw Error(ErrorKind::kArgument, call.name, call.rank,
-                "MPI_IN_PLACE is only allowed at the root (" + std::to_string(root) + ")");
-  }
+  detail::check_in_place_only_at_root(call, sendbuf, root);
   const ReduceArgs args = make_args(call, sendbuf, recvbuf, count, datatype, op);
 
   if (use_rank_order(call, args, options)) {

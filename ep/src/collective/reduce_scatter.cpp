@@ -217,11 +217,6 @@ bool use_rank_order(const CollectiveCall& call, MPI_Op op, const ReduceOptions& 
          (!call.comm.rank_map().process_major() && !detail::is_commutative(call, op));
 }
 
-bool one_endpoint_per_process(const CollectiveCall& call) {
-  const RankMap& map = call.comm.rank_map();
-  return map.max_endpoints_per_process() == 1 && map.process_major();
-}
-
 void reduce_scatter_cut(CollectiveCall& call, const void* sendbuf, void* recvbuf, const Cut& cut,
                         const Elements& e, const ReduceOptions& options) {
   const MPI_Aint length = rank_offsets(call, cut).back();
@@ -256,7 +251,7 @@ void reduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf
                       " is negative");
     }
   }
-  if (!options.layout_independent && one_endpoint_per_process(call)) {
+  if (!options.layout_independent && call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts.data(), datatype, op, call.mpi(),
                                   &request),
@@ -272,7 +267,7 @@ void reduce_scatter_block(const Communicator& comm, const void* sendbuf, void* r
                           const ReduceOptions& options) {
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce_scatter_block");
   const Elements e = detail::make_elements(call, recvcount, datatype, op);
-  if (!options.layout_independent && one_endpoint_per_process(call)) {
+  if (!options.layout_independent && call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(
         MPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, call.mpi(), &request),

@@ -142,30 +142,18 @@ void scatter_blocks(CollectiveCall& call, const BlockTable& table, void* recvbuf
   detail::raise(deferred);
 }
 
-void check_in_place(const CollectiveCall& call, const void* recvbuf, int root) {
-  if (recvbuf == MPI_IN_PLACE && call.rank != root) {
-    throw Error(ErrorKind::kArgument, call.name, call.rank,
-                "MPI_IN_PLACE is only allowed at the root (" + std::to_string(root) + ")");
-  }
-}
-
-bool one_endpoint_per_process(const CollectiveCall& call) {
-  const RankMap& map = call.comm.rank_map();
-  return map.max_endpoints_per_process() == 1 && map.process_major();
-}
-
 }  // namespace
 
 void scatter(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::scatter");
   detail::check_root(root, call.size(), call.name, call.rank);
-  check_in_place(call, recvbuf, root);
+  detail::check_in_place_only_at_root(call, recvbuf, root);
   if (recvbuf != MPI_IN_PLACE) detail::check_count(recvcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root) table = BlockTable(sendbuf, sendcount, sendtype, call);
 
-  if (one_endpoint_per_process(call)) {
+  if (call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                            call.comm.rank_map().locate(root).process, call.mpi(), &request),
@@ -181,13 +169,13 @@ void scatterv(const Communicator& comm, const void* sendbuf, std::span<const int
               MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::scatterv");
   detail::check_root(root, call.size(), call.name, call.rank);
-  check_in_place(call, recvbuf, root);
+  detail::check_in_place_only_at_root(call, recvbuf, root);
   if (recvbuf != MPI_IN_PLACE) detail::check_count(recvcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root)
     table = BlockTable(sendbuf, sendcounts, displs, sendtype, call, "sendcounts");
 
-  if (one_endpoint_per_process(call)) {
+  if (call.one_endpoint_per_process()) {
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(
         MPI_Iscatterv(sendbuf, sendcounts.data(), displs.data(), sendtype, recvbuf, recvcount,
