@@ -90,21 +90,39 @@ void copy_out(const ReduceArgs& args, const void* result, void* recvbuf) {
   detail::copy_typed(source, {recvbuf, args.count, args.type, args.layout}, source.bytes());
 }
 
-// Folds the local contributions into the leader's scratch (published as aux
-// of thread 0). Returns with the fold complete and visible to all threads.
-void fold_locally(CollectiveCall& call, const ReduceArgs& args, TypedScratch& leader_scratch) {
+// Below this vector size one thread folds everything: sharing the work out
+// would cost one more team barrier than the fold itself takes.
+constexpr std::size_t kSharedFoldBytes = 16 * 1024;
+
+std::vector<const void*> published_inputs(const CollectiveCall& call) {
+  std::vector<const void*> inputs(static_cast<std::size_t>(call.local_size()));
+  for (int t = 0; t < call.local_size(); ++t) {
+    inputs[static_cast<std::size_t>(t)] = call.team.published(t);
+  }
+  return inputs;
+}
+
+// Publishes the contributions and the leader's scratch (aux of thread 0). A
+// large vector is folded now, each thread taking a slice; returns false when
+// the vector is small and the leader must still fold it (fold_all_on_leader,
+// inside its MPI stage, so that a failure reaches the whole team).
+bool fold_locally(CollectiveCall& call, const ReduceArgs& args, TypedScratch& leader_scratch) {
   if (call.leader()) {
     leader_scratch = TypedScratch(args.count, args.type, call.name, call.rank);
     call.team.publish_aux(0, leader_scratch.data());
   }
   call.team.publish(call.thread, args.contribution);
   call.team.barrier();
-  std::vector<const void*> inputs(static_cast<std::size_t>(call.local_size()));
-  for (int t = 0; t < call.local_size(); ++t)
-    inputs[static_cast<std::size_t>(t)] = call.team.published(t);
+  const std::size_t bytes = static_cast<std::size_t>(args.count) * args.layout.size;
+  if (bytes <= kSharedFoldBytes) return false;
   const auto [first, last] = slice_of(call, args.count);
-  fold_slice(call, args, inputs, call.team.published_aux(0), first, last);
+  fold_slice(call, args, published_inputs(call), call.team.published_aux(0), first, last);
   call.team.barrier();
+  return true;
+}
+
+void fold_all_on_leader(const CollectiveCall& call, const ReduceArgs& args) {
+  fold_slice(call, args, published_inputs(call), call.team.published_aux(0), 0, args.count);
 }
 
 // Elements in `count` blocks of `per_block` elements, or kCount when that
@@ -200,9 +218,10 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     return;
   }
   TypedScratch scratch;
-  fold_locally(call, args, scratch);
+  const bool folded = fold_locally(call, args, scratch);
   void* process_result = call.team.published_aux(0);
   detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
+    if (!folded) fold_all_on_leader(call, args);
     if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(
@@ -240,9 +259,10 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     return;
   }
   TypedScratch scratch;
-  fold_locally(call, args, scratch);
+  const bool folded = fold_locally(call, args, scratch);
   void* process_result = call.team.published_aux(0);
   detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
+    if (!folded) fold_all_on_leader(call, args);
     if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     const void* send = root_process ? MPI_IN_PLACE : process_result;
