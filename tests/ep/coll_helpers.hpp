@@ -26,7 +26,6 @@
 #include <string>
 #include <vector>
 
-#include "comm_state.hpp"  // white box: communicators with any EP rank order
 #include "ep/ep.hpp"
 #include "ep_test.hpp"
 
@@ -36,40 +35,24 @@ using Body = std::function<void(ep::Communicator&)>;
 
 /// Runs `body` on an endpoint communicator with `threads` endpoints on this
 /// process whose EP ranks are numbered thread-major and then reversed (so
-/// neither processes nor threads are in order). Collective over MPI_COMM_WORLD.
+/// neither processes nor threads are in order), made with ep::split.
+/// Collective over MPI_COMM_WORLD.
 inline void run_permuted(const Body& body, int threads) {
-  const int rank = ep_test::world_rank();
-  const int processes = ep_test::world_size();
-  std::vector<int> per_process(static_cast<std::size_t>(processes));
-  MPI_Allgather(&threads, 1, MPI_INT, per_process.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  const int most = *std::max_element(per_process.begin(), per_process.end());
-  std::vector<ep::Location> locations;
-  for (int t = 0; t < most; ++t) {
-    for (int p = 0; p < processes; ++p) {
-      if (t < per_process[static_cast<std::size_t>(p)]) locations.push_back({p, t});
-    }
-  }
-  std::reverse(locations.begin(), locations.end());
-  auto state = std::make_shared<ep::detail::CommState>(MPI_COMM_WORLD, MPI_COMM_WORLD,
-                                                       ep::RankMap(locations, processes), rank,
-                                                       ep::kDefaultEagerThreshold);
-#pragma omp parallel num_threads(threads) default(none) shared(body, state, rank)
-  {
-    ep::Communicator comm(state, omp_get_thread_num());
-    ep_test::set_current_endpoint(comm.rank());
-    try {
-      body(comm);
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "[rank " << rank << ", ep " << comm.rank()
-                    << "] uncaught exception: " << e.what();
-    }
-    try {
-      comm.free();
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "free threw: " << e.what();
-    }
-    ep_test::set_current_endpoint(-1);
-  }
+  ep_test::run_endpoints(
+      [&](ep::Communicator& c) {
+        const int processes = c.rank_map().num_processes();
+        ep::Communicator permuted =
+            ep::split(c, 0, -(c.local_thread() * processes + c.process_rank()));
+        ep_test::set_current_endpoint(permuted.rank());
+        try {
+          body(permuted);
+        } catch (...) {
+          permuted.free();  // the others still free theirs; then report
+          throw;
+        }
+        permuted.free();
+      },
+      threads);
 }
 
 /// Runs `body` in every layout (see the file comment), one after the other.

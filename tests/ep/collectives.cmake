@@ -1,9 +1,7 @@
 # Collective tests of the endpoint layer (ep/src/collective): every
 # collective of ep/collectives.hpp, in the shapes below and, inside each
-# test, in several endpoint layouts (see coll_helpers.hpp). Label `coll`.
-#
-# The helpers build communicators with permuted EP ranks from the internal
-# CommState (white box), hence the private include directory.
+# test, in several endpoint layouts, permuted rank orders made with ep::split
+# among them (see coll_helpers.hpp). Label `coll`.
 foreach(_coll_test IN ITEMS test_collectives test_collectives_reduce)
   ep_add_mpi_test(NAME ${_coll_test}
     SOURCES ${_coll_test}.cpp
@@ -11,7 +9,4 @@ foreach(_coll_test IN ITEMS test_collectives test_collectives_reduce)
     LABELS coll
     TIMEOUT 180
     TCP)
-  if(TARGET ${_coll_test})
-    target_include_directories(${_coll_test} PRIVATE "${PROJECT_SOURCE_DIR}/ep/src")
-  endif()
 endforeach()
