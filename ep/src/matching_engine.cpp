@@ -60,7 +60,7 @@ void receive_matched(RequestState& request, Envelope& message) {
   request.complete();
 }
 
-void deliver(Mailbox& box, std::shared_ptr<Envelope> message) {
+void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
   std::shared_ptr<RequestState> receiver;
   {
     std::lock_guard lock(box.mutex);
@@ -71,7 +71,11 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message) {
         return matches(r->want_source, r->want_tag, *message);
       });
       if (it == box.posted.end()) {
-        box.unexpected.push_back(std::move(message));
+        if (arrival == Arrival::kReturned) {
+          box.unexpected.push_front(std::move(message));
+        } else {
+          box.unexpected.push_back(std::move(message));
+        }
         return;
       }
       receiver = *it;

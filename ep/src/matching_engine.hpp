@@ -63,10 +63,16 @@ struct alignas(64) Mailbox {
   std::deque<std::shared_ptr<RequestState>> posted;  // posting order
 };
 
+enum class Arrival {
+  kNew,       // a message arriving now: it queues behind everything unexpected
+  kReturned,  // a message taken out by mprobe and handed back: it was first in line
+};
+
 /// Hands `message` to `box`: to the first matching posted receive (moving the
-/// data now, in the calling thread) or to the end of the unexpected queue.
-/// Called by intra-process senders and by the drainer.
-void deliver(Mailbox& box, std::shared_ptr<Envelope> message);
+/// data now, in the calling thread) or to the unexpected queue (at the end,
+/// or at the front for a returned message). Called by intra-process senders,
+/// by the drainer and by a Message dropped unreceived.
+void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = Arrival::kNew);
 
 /// Posts `request` in `box`: takes the first matching unexpected message
 /// (moving the data in the calling thread, the receiver) or queues the request.

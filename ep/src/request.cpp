@@ -1,7 +1,6 @@
 // Status, matched messages (mprobe/mrecv) and completed requests.
 #include "ep/request.hpp"
 
-#include <mutex>
 #include <string>
 
 #include "comm_state.hpp"
@@ -41,12 +40,17 @@ Message::Message(std::shared_ptr<detail::Envelope> envelope,
       status_(status) {}
 
 Message::~Message() {
-  // A matched message that is never received goes back to the front of its
-  // endpoint's queue rather than being lost.
+  // A matched message that is never received goes back to its endpoint
+  // rather than being lost: to a receive posted since, or to the front of
+  // the queue it was taken from.
   if (envelope_ && comm_) {
-    detail::Mailbox& box = comm_->mailbox(receiver_thread_);
-    std::lock_guard lock(box.mutex);
-    box.unexpected.push_front(std::move(envelope_));
+    try {
+      detail::deliver(comm_->mailbox(receiver_thread_), std::move(envelope_),
+                      detail::Arrival::kReturned);
+    } catch (...) {
+      // Only an MPI failure inside MPI_Mrecv/MPI_Imrecv lands here, and a
+      // destructor has no way to report it.
+    }
   }
 }
 

@@ -330,6 +330,31 @@ TEST(P2PMprobe, DroppedMessageReturnsToTheFront) {
   });
 }
 
+// A Message dropped while a matching receive is already posted goes to that
+// receive (it must not wait in the queue behind a receive that wants it).
+TEST(P2PMprobe, DroppedMessageCompletesAPostedReceive) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int r = c.rank();
+    for (const int to : {ep_p2p::intra_next(c), ep_p2p::inter_next(c)}) {
+      const int from = to == ep_p2p::intra_next(c) ? ep_p2p::intra_prev(c) : ep_p2p::inter_prev(c);
+      SCOPED_TRACE(testing::Message() << "from " << from);
+      const std::vector<int> out = make_pattern(r, to, 5, 21);
+      ep::Request send = c.isend(out.data(), 5, MPI_INT, to, 79);
+      std::vector<int> in(5, -1);
+      ep::Request receive;
+      {
+        ep::Message dropped = c.mprobe(from, 79);
+        receive = c.irecv(in.data(), 5, MPI_INT, from, 79);
+        EXPECT_FALSE(ep::test(receive)) << "the only message is held by the Message";
+      }
+      const ep::Status st = ep::wait(receive);
+      EXPECT_EQ(st.source, from);
+      EXPECT_EQ(count_mismatches(in.data(), 5, from, r, 21), 0);
+      ep::wait(send);
+    }
+  });
+}
+
 // improbe polled with wildcards, then imrecv with the probed size; every
 // endpoint receives one message from each endpoint, itself included.
 TEST(P2PMprobe, ImprobeThenImrecvFromEveryone) {
