@@ -189,6 +189,25 @@ void* reduce_in_rank_order(CollectiveCall& call, const ReduceArgs& args, TypedSc
   return result;
 }
 
+// Hierarchical reduction: the local fold into the leader's scratch, then, with
+// several processes, the leader's `combine(process_result, &request)` (an MPI
+// nonblocking reduction over the process results) and its wait. Returns the
+// process result; the caller copies out and meets the team before returning.
+template <class Combine>
+void* reduce_hierarchically(CollectiveCall& call, const ReduceArgs& args, TypedScratch& scratch,
+                            Combine&& combine) {
+  const bool folded = fold_locally(call, args, scratch);
+  void* process_result = call.team.published_aux(0);
+  detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
+    if (!folded) fold_all_on_leader(call, args);
+    if (call.processes() == 1) return;
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(combine(process_result, &request), call.name, call.rank);
+    detail::wait_mpi(request, call);
+  });
+  return process_result;
+}
+
 bool use_rank_order(const CollectiveCall& call, const ReduceArgs& args,
                     const ReduceOptions& options) {
   return options.layout_independent ||
@@ -218,17 +237,10 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     return;
   }
   TypedScratch scratch;
-  const bool folded = fold_locally(call, args, scratch);
-  void* process_result = call.team.published_aux(0);
-  detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
-    if (!folded) fold_all_on_leader(call, args);
-    if (call.processes() == 1) return;
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Iallreduce(MPI_IN_PLACE, process_result, count, datatype, op, call.mpi(), &request),
-        call.name, call.rank);
-    detail::wait_mpi(request, call);
-  });
+  void* process_result =
+      reduce_hierarchically(call, args, scratch, [&](void* result, MPI_Request* request) {
+        return MPI_Iallreduce(MPI_IN_PLACE, result, count, datatype, op, call.mpi(), request);
+      });
   copy_out(args, process_result, recvbuf);
   call.team.barrier();  // the leader's scratch is read until here
 }
@@ -259,18 +271,11 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     return;
   }
   TypedScratch scratch;
-  const bool folded = fold_locally(call, args, scratch);
-  void* process_result = call.team.published_aux(0);
-  detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
-    if (!folded) fold_all_on_leader(call, args);
-    if (call.processes() == 1) return;
-    MPI_Request request = MPI_REQUEST_NULL;
-    const void* send = root_process ? MPI_IN_PLACE : process_result;
-    check_mpi(MPI_Ireduce(send, process_result, count, datatype, op, root_at.process, call.mpi(),
-                          &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
-  });
+  void* process_result =
+      reduce_hierarchically(call, args, scratch, [&](void* result, MPI_Request* request) {
+        const void* send = root_process ? MPI_IN_PLACE : result;
+        return MPI_Ireduce(send, result, count, datatype, op, root_at.process, call.mpi(), request);
+      });
   if (is_root) copy_out(args, process_result, recvbuf);
   call.team.barrier();
 }
