@@ -239,6 +239,23 @@ std::vector<MPI_Datatype> usable_types(const CollectiveCall& call,
   return usable;
 }
 
+// Runs the exchange described by `send` and `recv`: through MPI's own call
+// (`start_direct(&request)`) when EP ranks are process ranks, otherwise
+// aggregated per process pair.
+template <class StartDirect>
+void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv, bool in_place,
+              StartDirect&& start_direct) {
+  if (call.one_endpoint_per_process()) {
+    detail::check_block_args(call, recv);
+    if (!in_place) detail::check_block_args(call, send);
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(start_direct(&request), call.name, call.rank);
+    detail::wait_mpi(request, call);
+    return;
+  }
+  run_exchange(call, detail::make_exchange_spec(call, send, recv, in_place));
+}
+
 }  // namespace
 
 void alltoall(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -255,18 +272,10 @@ void alltoall(const Communicator& comm, const void* sendbuf, int sendcount, MPI_
   recv.buf = recvbuf;
   recv.count = recvcount;
   recv.type = recvtype;
-  if (call.one_endpoint_per_process()) {
-    detail::check_block_args(call, recv);
-    if (!in_place) detail::check_block_args(call, send);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
-                            &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
-    return;
-  }
-  const ExchangeSpec spec = detail::make_exchange_spec(call, send, recv, in_place);
-  run_exchange(call, spec);
+  exchange(call, send, recv, in_place, [&](MPI_Request* request) {
+    return MPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
+                         request);
+  });
 }
 
 void alltoallv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
@@ -289,19 +298,11 @@ void alltoallv(const Communicator& comm, const void* sendbuf, std::span<const in
   recv.displs = rdispls;
   recv.per_peer = true;
   recv.type = recvtype;
-  if (call.one_endpoint_per_process()) {
-    detail::check_block_args(call, recv);
-    if (!in_place) detail::check_block_args(call, send);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Ialltoallv(sendbuf, in_place ? nullptr : sendcounts.data(),
-                             in_place ? nullptr : sdispls.data(), sendtype, recvbuf,
-                             recvcounts.data(), rdispls.data(), recvtype, call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
-    return;
-  }
-  const ExchangeSpec spec = detail::make_exchange_spec(call, send, recv, in_place);
-  run_exchange(call, spec);
+  exchange(call, send, recv, in_place, [&](MPI_Request* request) {
+    return MPI_Ialltoallv(sendbuf, in_place ? nullptr : sendcounts.data(),
+                          in_place ? nullptr : sdispls.data(), sendtype, recvbuf, recvcounts.data(),
+                          rdispls.data(), recvtype, call.mpi(), request);
+  });
 }
 
 void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
@@ -325,23 +326,18 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
   recv.counts = recvcounts;
   recv.displs = rdispls;
   recv.types = recvtypes;
-  if (call.one_endpoint_per_process()) {
-    detail::check_block_args(call, recv);
-    if (!in_place) detail::check_block_args(call, send);
-    const std::vector<MPI_Datatype> send_types =
-        in_place ? std::vector<MPI_Datatype>() : usable_types(call, sendtypes, sendcounts);
-    const std::vector<MPI_Datatype> recv_types = usable_types(call, recvtypes, recvcounts);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Ialltoallw(sendbuf, in_place ? nullptr : sendcounts.data(),
-                             in_place ? nullptr : sdispls.data(),
-                             in_place ? nullptr : send_types.data(), recvbuf, recvcounts.data(),
-                             rdispls.data(), recv_types.data(), call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
-    return;
-  }
-  const ExchangeSpec spec = detail::make_exchange_spec(call, send, recv, in_place);
-  run_exchange(call, spec);
+  // MPI reads the type arrays until the nonblocking call completes, so they
+  // live here, outside the starter (which runs after the arguments are checked).
+  std::vector<MPI_Datatype> send_types;
+  std::vector<MPI_Datatype> recv_types;
+  exchange(call, send, recv, in_place, [&](MPI_Request* request) {
+    if (!in_place) send_types = usable_types(call, sendtypes, sendcounts);
+    recv_types = usable_types(call, recvtypes, recvcounts);
+    return MPI_Ialltoallw(sendbuf, in_place ? nullptr : sendcounts.data(),
+                          in_place ? nullptr : sdispls.data(),
+                          in_place ? nullptr : send_types.data(), recvbuf, recvcounts.data(),
+                          rdispls.data(), recv_types.data(), call.mpi(), request);
+  });
 }
 
 }  // namespace ep
