@@ -9,3 +9,4 @@
 #include "ep/request.hpp"
 #include "ep/tag_encoding.hpp"
 #include "ep/topology.hpp"
+#include "ep/typed.hpp"

@@ -1,0 +1,219 @@
+// A thin typed layer over the endpoint API: the MPI datatype comes from the
+// element type, counts come from spans, results are returned as values.
+//
+//   std::vector<double> halo(n);
+//   ep::send(comm, std::span<const double>(field), right, /*tag=*/7);
+//   ep::Status st = ep::recv(comm, std::span<double>(halo), left, 7);
+//   double total = ep::allreduce(comm, local_sum, MPI_SUM);
+//   std::vector<int> all = ep::allgather(comm, comm.rank());
+//
+// Every call here is a one-line forward to the void* / count / MPI_Datatype
+// form (communicator.hpp, collectives.hpp): there is one implementation, and
+// collectivity, thread safety and errors are those of the call forwarded to.
+// A span longer than INT_MAX elements throws ep::Error(kCount) naming the call.
+//
+// A user struct gets a datatype by specialising ep::datatype_traits:
+//
+//   template <> struct ep::datatype_traits<Particle> {
+//     static MPI_Datatype get() { return particle_type(); }  // committed once
+//   };
+#pragma once
+
+#include <mpi.h>
+
+#include <climits>
+#include <complex>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ep/collectives.hpp"
+#include "ep/communicator.hpp"
+#include "ep/error.hpp"
+
+namespace ep {
+
+/// Maps an element type to its MPI datatype. Specialise get() for user
+/// types; the primary template has none, so an unsupported type is a compile error.
+template <class T>
+struct datatype_traits;
+
+#define EP_TYPED_BUILTIN(type, mpi_type)                      \
+  template <>                                                 \
+  struct datatype_traits<type> {                              \
+    static MPI_Datatype get() noexcept { return (mpi_type); } \
+  }
+EP_TYPED_BUILTIN(char, MPI_CHAR);
+EP_TYPED_BUILTIN(signed char, MPI_SIGNED_CHAR);
+EP_TYPED_BUILTIN(unsigned char, MPI_UNSIGNED_CHAR);
+EP_TYPED_BUILTIN(short, MPI_SHORT);
+EP_TYPED_BUILTIN(unsigned short, MPI_UNSIGNED_SHORT);
+EP_TYPED_BUILTIN(int, MPI_INT);
+EP_TYPED_BUILTIN(unsigned, MPI_UNSIGNED);
+EP_TYPED_BUILTIN(long, MPI_LONG);
+EP_TYPED_BUILTIN(unsigned long, MPI_UNSIGNED_LONG);
+EP_TYPED_BUILTIN(long long, MPI_LONG_LONG);
+EP_TYPED_BUILTIN(unsigned long long, MPI_UNSIGNED_LONG_LONG);
+EP_TYPED_BUILTIN(float, MPI_FLOAT);
+EP_TYPED_BUILTIN(double, MPI_DOUBLE);
+EP_TYPED_BUILTIN(long double, MPI_LONG_DOUBLE);
+EP_TYPED_BUILTIN(bool, MPI_CXX_BOOL);
+EP_TYPED_BUILTIN(std::complex<float>, MPI_CXX_FLOAT_COMPLEX);
+EP_TYPED_BUILTIN(std::complex<double>, MPI_CXX_DOUBLE_COMPLEX);
+EP_TYPED_BUILTIN(std::complex<long double>, MPI_CXX_LONG_DOUBLE_COMPLEX);
+#undef EP_TYPED_BUILTIN
+
+/// The MPI datatype of T (cv-qualifiers ignored).
+template <class T>
+[[nodiscard]] MPI_Datatype datatype_of() {
+  return datatype_traits<std::remove_cv_t<T>>::get();
+}
+
+/// Whether T has a datatype (a builtin or a registered user type).
+template <class T>
+concept HasDatatype = requires { datatype_traits<std::remove_cv_t<T>>::get(); };
+
+namespace detail {
+/// A span's length as an MPI count; throws ep::Error(kCount) naming `call`.
+inline int count_of(std::size_t n, const char* call, int ep_rank) {
+  if (n > static_cast<std::size_t>(INT_MAX)) {
+    throw Error(ErrorKind::kCount, call, ep_rank,
+                "span of " + std::to_string(n) + " elements exceeds INT_MAX");
+  }
+  return static_cast<int>(n);
+}
+}  // namespace detail
+
+// ---- point-to-point ----
+
+template <HasDatatype T>
+void send(const Communicator& comm, std::span<const T> data, int dest, int tag) {
+  comm.send(data.data(), detail::count_of(data.size(), "ep::send", comm.rank()), datatype_of<T>(),
+            dest, tag);
+}
+
+/// Receives into `data`; the Status tells the actual source, tag and size.
+template <HasDatatype T>
+Status recv(const Communicator& comm, std::span<T> data, int source, int tag) {
+  return comm.recv(data.data(), detail::count_of(data.size(), "ep::recv", comm.rank()),
+                   datatype_of<T>(), source, tag);
+}
+
+template <HasDatatype T>
+[[nodiscard]] Request isend(const Communicator& comm, std::span<const T> data, int dest, int tag) {
+  return comm.isend(data.data(), detail::count_of(data.size(), "ep::isend", comm.rank()),
+                    datatype_of<T>(), dest, tag);
+}
+
+template <HasDatatype T>
+[[nodiscard]] Request irecv(const Communicator& comm, std::span<T> data, int source, int tag) {
+  return comm.irecv(data.data(), detail::count_of(data.size(), "ep::irecv", comm.rank()),
+                    datatype_of<T>(), source, tag);
+}
+
+template <HasDatatype S, HasDatatype R>
+Status sendrecv(const Communicator& comm, std::span<const S> send_data, int dest, int send_tag,
+                std::span<R> recv_data, int source, int recv_tag) {
+  return comm.sendrecv(send_data.data(),
+                       detail::count_of(send_data.size(), "ep::sendrecv", comm.rank()),
+                       datatype_of<S>(), dest, send_tag, recv_data.data(),
+                       detail::count_of(recv_data.size(), "ep::sendrecv", comm.rank()),
+                       datatype_of<R>(), source, recv_tag);
+}
+
+// ---- collectives (collective over every endpoint of `comm`) ----
+
+template <HasDatatype T>
+void bcast(const Communicator& comm, std::span<T> data, int root) {
+  bcast(comm, data.data(), detail::count_of(data.size(), "ep::bcast", comm.rank()),
+        datatype_of<T>(), root);
+}
+
+/// In-place allreduce of `data`.
+template <HasDatatype T>
+void allreduce(const Communicator& comm, std::span<T> data, MPI_Op op,
+               const ReduceOptions& options = {}) {
+  allreduce(comm, MPI_IN_PLACE, data.data(),
+            detail::count_of(data.size(), "ep::allreduce", comm.rank()), datatype_of<T>(), op,
+            options);
+}
+
+template <HasDatatype T>
+void allreduce(const Communicator& comm, std::span<const T> send, std::span<T> recv, MPI_Op op,
+               const ReduceOptions& options = {}) {
+  allreduce(comm, send.data(), recv.data(),
+            detail::count_of(send.size(), "ep::allreduce", comm.rank()), datatype_of<T>(), op,
+            options);
+}
+
+/// The reduction of one value over all endpoints.
+template <HasDatatype T>
+[[nodiscard]] T allreduce(const Communicator& comm, T value, MPI_Op op,
+                          const ReduceOptions& options = {}) {
+  T result{};
+  allreduce(comm, &value, &result, 1, datatype_of<T>(), op, options);
+  return result;
+}
+
+/// Reduce to `root`; `recv` is significant at the root only (may be empty elsewhere).
+template <HasDatatype T>
+void reduce(const Communicator& comm, std::span<const T> send, std::span<T> recv, MPI_Op op,
+            int root, const ReduceOptions& options = {}) {
+  reduce(comm, send.data(), recv.data(), detail::count_of(send.size(), "ep::reduce", comm.rank()),
+         datatype_of<T>(), op, root, options);
+}
+
+/// Every endpoint's `send` block, in EP rank order; recv.size() is size() * send.size().
+template <HasDatatype T>
+void allgather(const Communicator& comm, std::span<const T> send, std::span<T> recv) {
+  const int n = detail::count_of(send.size(), "ep::allgather", comm.rank());
+  allgather(comm, send.data(), n, datatype_of<T>(), recv.data(), n, datatype_of<T>());
+}
+
+/// One value from every endpoint, in EP rank order.
+template <HasDatatype T>
+[[nodiscard]] std::vector<T> allgather(const Communicator& comm, const T& value) {
+  std::vector<T> all(static_cast<std::size_t>(comm.size()));
+  allgather(comm, &value, 1, datatype_of<T>(), all.data(), 1, datatype_of<T>());
+  return all;
+}
+
+/// Gather to `root`; `recv` (size() * send.size()) is significant at the root only.
+template <HasDatatype T>
+void gather(const Communicator& comm, std::span<const T> send, std::span<T> recv, int root) {
+  const int n = detail::count_of(send.size(), "ep::gather", comm.rank());
+  gather(comm, send.data(), n, datatype_of<T>(), recv.data(), n, datatype_of<T>(), root);
+}
+
+/// Scatter from `root`: block r of `send` (size() * recv.size()) goes to EP rank r.
+template <HasDatatype T>
+void scatter(const Communicator& comm, std::span<const T> send, std::span<T> recv, int root) {
+  const int n = detail::count_of(recv.size(), "ep::scatter", comm.rank());
+  scatter(comm, send.data(), n, datatype_of<T>(), recv.data(), n, datatype_of<T>(), root);
+}
+
+/// Alltoall with blocks of send.size() / size() elements.
+template <HasDatatype T>
+void alltoall(const Communicator& comm, std::span<const T> send, std::span<T> recv) {
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  if (send.size() % ranks != 0 || recv.size() != send.size()) {
+    throw Error(ErrorKind::kCount, "ep::alltoall", comm.rank(),
+                "send span of " + std::to_string(send.size()) + " and recv span of " +
+                    std::to_string(recv.size()) + " elements are not size() equal blocks");
+  }
+  const int block = detail::count_of(send.size() / ranks, "ep::alltoall", comm.rank());
+  alltoall(comm, send.data(), block, datatype_of<T>(), recv.data(), block, datatype_of<T>());
+}
+
+/// Alltoallv with counts and displacements in elements of T.
+template <HasDatatype T>
+void alltoallv(const Communicator& comm, std::span<const T> send, std::span<const int> sendcounts,
+               std::span<const int> sdispls, std::span<T> recv, std::span<const int> recvcounts,
+               std::span<const int> rdispls) {
+  alltoallv(comm, send.data(), sendcounts, sdispls, datatype_of<T>(), recv.data(), recvcounts,
+            rdispls, datatype_of<T>());
+}
+
+}  // namespace ep
