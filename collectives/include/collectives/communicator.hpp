@@ -1,0 +1,243 @@
+// The communicator interface every kernel of collectives/ is written against,
+// and its three backends.
+//
+// A kernel is a function template over `collectives::Communicator C`: the same
+// code runs with MPI processes (MpiComm), with endpoint threads (EpComm, any
+// layout, including processes with different thread counts) and with the
+// funneled form of today's hybrid models (FunneledComm: one MPI rank per
+// process, its OpenMP threads pack and unpack, only the calling thread calls
+// MPI). Calls are resolved at compile time: no virtual call per message.
+//
+//   template <collectives::Communicator C>
+//   void shift(const C& comm, std::span<const double> out, std::span<double> in) {
+//     std::array<typename C::Request, 2> reqs{
+//         collectives::irecv(comm, in, (comm.rank() + comm.size() - 1) % comm.size(), 0),
+//         collectives::isend(comm, out, (comm.rank() + 1) % comm.size(), 0)};
+//     comm.wait_all(reqs);
+//   }
+//
+// What a backend provides (checked by the concept below):
+//   rank(), size()                  this rank and the rank count (local)
+//   isend / irecv (void*, count, MPI_Datatype, peer, tag) -> Request
+//   wait_all(span<Request>)         completes and nulls every request
+//   split(color, key) -> C          collective; MPI_UNDEFINED gives a null handle
+//   library_alltoallv, library_allreduce
+//                                   the underlying library's own collective
+//   dist_graph(sources, destinations) -> C, and neighbor_alltoallv on it
+//                                   the library's neighbourhood collective
+//   parallel_for(n, f)              f(i) for i in [0, n): serial for EP and MPI
+//                                   ranks (a rank is one thread), shared by the
+//                                   OpenMP team for FunneledComm
+//   backend()                       "ep", "mpi" or "funneled" (benchmark modes)
+//
+// Handles are cheap to copy; copies share one communicator. A communicator
+// made by split() or dist_graph() is released when the last copy is destroyed
+// (MPI_Comm_free or ep::Communicator::free, which are collective: every rank
+// destroys its copies, in the same order as the other communicators it frees).
+//
+// Thread safety: as for the wrapped communicator. An EpComm is used by its own
+// thread; an MpiComm by one thread at a time; a FunneledComm by the master
+// thread outside any OpenMP parallel region (its parallel_for opens one).
+#pragma once
+
+#include <mpi.h>
+
+#include <concepts>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "ep/communicator.hpp"
+#include "ep/typed.hpp"
+
+namespace collectives {
+
+template <class C>
+concept Communicator = std::copyable<C> &&
+    requires(const C& c, std::span<typename C::Request> requests, const void* sendbuf,
+             void* recvbuf, int n, MPI_Datatype type, MPI_Op op, std::span<const int> ints,
+             void (*body)(int)) {
+  typename C::Request;
+  { c.rank() } -> std::same_as<int>;
+  { c.size() } -> std::same_as<int>;
+  { c.isend(sendbuf, n, type, n, n) } -> std::same_as<typename C::Request>;
+  { c.irecv(recvbuf, n, type, n, n) } -> std::same_as<typename C::Request>;
+  c.wait_all(requests);
+  { c.split(n, n) } -> std::same_as<C>;
+  { c.is_null() } -> std::same_as<bool>;
+  c.library_alltoallv(sendbuf, ints, ints, recvbuf, ints, ints, type);
+  c.library_allreduce(sendbuf, recvbuf, n, type, op);
+  { c.dist_graph(ints, ints) } -> std::same_as<C>;
+  c.neighbor_alltoallv(sendbuf, ints, ints, recvbuf, ints, ints, type);
+  c.parallel_for(n, body);
+  { c.backend() } -> std::convertible_to<std::string_view>;
+};
+
+// ---- typed forms: the datatype comes from T (ep::datatype_of) ----
+
+template <Communicator C, ep::HasDatatype T>
+[[nodiscard]] typename C::Request isend(const C& comm, std::span<const T> data, int dest, int tag) {
+  return comm.isend(data.data(),
+                    ep::detail::count_of(data.size(), "collectives::isend", comm.rank()),
+                    ep::datatype_of<T>(), dest, tag);
+}
+
+template <Communicator C, ep::HasDatatype T>
+[[nodiscard]] typename C::Request irecv(const C& comm, std::span<T> data, int source, int tag) {
+  return comm.irecv(data.data(),
+                    ep::detail::count_of(data.size(), "collectives::irecv", comm.rank()),
+                    ep::datatype_of<T>(), source, tag);
+}
+
+// ---------------------------------------------------------------------------
+/// A plain MPI communicator. Wrapping an existing MPI_Comm does not take
+/// ownership; communicators made by split() and dist_graph() are owned.
+class MpiComm {
+ public:
+  using Request = MPI_Request;
+
+  MpiComm() = default;  ///< null handle
+  /// Wraps `comm` (not owned). Local.
+  explicit MpiComm(MPI_Comm comm);
+
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+  [[nodiscard]] bool is_null() const noexcept { return comm_ == nullptr; }
+  [[nodiscard]] MPI_Comm get() const noexcept { return comm_ ? *comm_ : MPI_COMM_NULL; }
+  [[nodiscard]] static constexpr std::string_view backend() noexcept { return "mpi"; }
+
+  [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype type, int dest,
+                              int tag) const;
+  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag) const;
+  void wait_all(std::span<Request> requests) const;
+
+  /// MPI_Comm_split. Collective.
+  [[nodiscard]] MpiComm split(int color, int key) const;
+  /// MPI_Dist_graph_create_adjacent (unweighted, no reorder). Collective.
+  [[nodiscard]] MpiComm dist_graph(std::span<const int> sources,
+                                   std::span<const int> destinations) const;
+
+  /// MPI_Alltoallv. Collective.
+  void library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                         std::span<const int> sdispls, void* recvbuf,
+                         std::span<const int> recvcounts, std::span<const int> rdispls,
+                         MPI_Datatype type) const;
+  /// MPI_Allreduce (sendbuf may be MPI_IN_PLACE). Collective.
+  void library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                         MPI_Op op) const;
+  /// MPI_Neighbor_alltoallv on a communicator made by dist_graph(). Collective.
+  void neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                          std::span<const int> sdispls, void* recvbuf,
+                          std::span<const int> recvcounts, std::span<const int> rdispls,
+                          MPI_Datatype type) const;
+
+  /// f(i) for i in [0, n), on the calling thread.
+  template <class F>
+  void parallel_for(int n, F&& f) const {
+    for (int i = 0; i < n; ++i) f(i);
+  }
+
+ protected:
+  /// Takes ownership of `comm` (freed with the last copy).
+  static MpiComm adopt(MPI_Comm comm);
+
+ private:
+  std::shared_ptr<MPI_Comm> comm_;
+  int rank_ = -1;
+  int size_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+/// Funneled hybrid form: one MPI rank per process, `threads` OpenMP threads
+/// share every pack/unpack loop (parallel_for), only the calling (master)
+/// thread calls MPI. Call the kernels from outside a parallel region.
+class FunneledComm : public MpiComm {
+ public:
+  FunneledComm() = default;
+  /// Wraps `comm` (not owned); `threads` >= 1 share the loops.
+  FunneledComm(MPI_Comm comm, int threads);
+
+  [[nodiscard]] static constexpr std::string_view backend() noexcept { return "funneled"; }
+  [[nodiscard]] int threads() const noexcept { return threads_; }
+
+  [[nodiscard]] FunneledComm split(int color, int key) const;
+  [[nodiscard]] FunneledComm dist_graph(std::span<const int> sources,
+                                        std::span<const int> destinations) const;
+
+  /// f(i) for i in [0, n), shared statically by the team of threads().
+  template <class F>
+  void parallel_for(int n, F&& f) const {
+#pragma omp parallel for num_threads(threads_) schedule(static) default(none) shared(f, n)
+    for (int i = 0; i < n; ++i) f(i);
+  }
+
+ private:
+  FunneledComm(MpiComm base, int threads) : MpiComm(std::move(base)), threads_(threads) {}
+  int threads_ = 1;
+};
+
+// ---------------------------------------------------------------------------
+/// One endpoint of an endpoint communicator: each thread is a rank.
+class EpComm {
+ public:
+  using Request = ep::Request;
+
+  EpComm() = default;  ///< null handle
+  /// Wraps this thread's endpoint (not owned: the caller frees it).
+  explicit EpComm(const ep::Communicator& comm);
+
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+  [[nodiscard]] bool is_null() const noexcept { return comm_ == nullptr || comm_->is_null(); }
+  [[nodiscard]] const ep::Communicator& get() const noexcept { return *comm_; }
+  [[nodiscard]] static constexpr std::string_view backend() noexcept { return "ep"; }
+
+  [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype type, int dest,
+                              int tag) const {
+    return comm_->isend(buf, count, type, dest, tag);
+  }
+  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag) const {
+    return comm_->irecv(buf, count, type, source, tag);
+  }
+  void wait_all(std::span<Request> requests) const;
+
+  /// ep::split. Collective over every endpoint.
+  [[nodiscard]] EpComm split(int color, int key) const;
+  /// ep::dist_graph_create_adjacent. Collective over every endpoint.
+  [[nodiscard]] EpComm dist_graph(std::span<const int> sources,
+                                  std::span<const int> destinations) const;
+
+  /// ep::alltoallv (hierarchical, aggregated per process pair). Collective.
+  void library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                         std::span<const int> sdispls, void* recvbuf,
+                         std::span<const int> recvcounts, std::span<const int> rdispls,
+                         MPI_Datatype type) const;
+  /// ep::allreduce (sendbuf may be MPI_IN_PLACE). Collective.
+  void library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                         MPI_Op op) const;
+  /// ep::neighbor_alltoallv on a communicator made by dist_graph(). Collective.
+  void neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                          std::span<const int> sdispls, void* recvbuf,
+                          std::span<const int> recvcounts, std::span<const int> rdispls,
+                          MPI_Datatype type) const;
+
+  /// f(i) for i in [0, n), on the calling thread (the endpoint is one thread).
+  template <class F>
+  void parallel_for(int n, F&& f) const {
+    for (int i = 0; i < n; ++i) f(i);
+  }
+
+ private:
+  static EpComm adopt(ep::Communicator comm);
+
+  std::shared_ptr<ep::Communicator> comm_;
+  int rank_ = -1;
+  int size_ = 0;
+};
+
+static_assert(Communicator<MpiComm>);
+static_assert(Communicator<FunneledComm>);
+static_assert(Communicator<EpComm>);
+
+}  // namespace collectives
