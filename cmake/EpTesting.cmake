@@ -55,25 +55,51 @@ set(EP_TEST_MAX_PROCESSORS ${_ep_cores} CACHE STRING
 set(EP_TEST_TIMEOUT_MULTIPLIER 1 CACHE STRING "Multiplier applied to every test TIMEOUT")
 set(EP_MPIEXEC_EXTRA_FLAGS "" CACHE STRING "Extra mpiexec flags for every MPI test")
 
-# Flags for every mpiexec launch (also used by scripts/run-demo.sh; keep in sync):
-#   --allow-run-as-root       containers and CI run as root
-#   --oversubscribe           more ranks than cores is the normal case here
-#   --bind-to none            a process's OpenMP threads must not share the one
-#                             core Open MPI would otherwise bind it to
-#   btl_vader_single_copy_mechanism none
-#                             CMA is not permitted in most containers (and
-#                             copy-in/copy-out is faster on this machine)
-#   mpi_yield_when_idle 1     Open MPI's progress loop yields: with oversubscription,
-#                             busy polling made a barrier 300x slower
-set(EP_MPIEXEC_FLAGS
-  --allow-run-as-root
-  --oversubscribe
-  --bind-to none
-  --mca btl_vader_single_copy_mechanism none
-  --mca mpi_yield_when_idle 1)
-# Inter-process traffic over TCP. The loopback device is named explicitly
-# because Open MPI excludes it by default and a CI sandbox may have no other.
-set(EP_MPIEXEC_TCP_FLAGS --mca btl tcp,self --mca btl_tcp_if_include lo)
+# Which MPI the tests launch: its mpiexec takes different flags. Detected
+# from the MPI library FindMPI chose (the mpich preset points FindMPI at
+# MPICH's wrappers); override with -DEP_MPI_FLAVOR=openmpi|mpich.
+if(NOT DEFINED EP_MPI_FLAVOR)
+  include(CheckSymbolExists)
+  set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+  check_symbol_exists(MPICH_VERSION "mpi.h" EP_MPI_IS_MPICH)
+  unset(CMAKE_REQUIRED_INCLUDES)
+  if(EP_MPI_IS_MPICH)
+    set(_flavor mpich)
+  else()
+    set(_flavor openmpi)
+  endif()
+  set(EP_MPI_FLAVOR ${_flavor} CACHE STRING "MPI implementation the tests launch: openmpi or mpich")
+endif()
+set_property(CACHE EP_MPI_FLAVOR PROPERTY STRINGS openmpi mpich)
+
+if(EP_MPI_FLAVOR STREQUAL "openmpi")
+  # Flags for every mpiexec launch (also used by scripts/mpi-env.sh; keep in sync):
+  #   --allow-run-as-root       containers and CI run as root
+  #   --oversubscribe           more ranks than cores is the normal case here
+  #   --bind-to none            a process's OpenMP threads must not share the one
+  #                             core Open MPI would otherwise bind it to
+  #   btl_vader_single_copy_mechanism none
+  #                             CMA is not permitted in most containers (and
+  #                             copy-in/copy-out is faster on this machine)
+  #   mpi_yield_when_idle 1     Open MPI's progress loop yields: with oversubscription,
+  #                             busy polling made a barrier 300x slower
+  set(EP_MPIEXEC_FLAGS
+    --allow-run-as-root
+    --oversubscribe
+    --bind-to none
+    --mca btl_vader_single_copy_mechanism none
+    --mca mpi_yield_when_idle 1)
+  # Inter-process traffic over TCP. The loopback device is named explicitly
+  # because Open MPI excludes it by default and a CI sandbox may have no other.
+  set(EP_MPIEXEC_TCP_FLAGS --mca btl tcp,self --mca btl_tcp_if_include lo)
+elseif(EP_MPI_FLAVOR STREQUAL "mpich")
+  # MPICH's Hydra runs as root, oversubscribes and leaves threads unbound by
+  # default. It has no per-launch switch to TCP, so MPICH runs no tcp variants.
+  set(EP_MPIEXEC_FLAGS -bind-to none)
+  set(EP_MPIEXEC_TCP_FLAGS "")
+else()
+  message(FATAL_ERROR "EP_MPI_FLAVOR must be openmpi or mpich, not '${EP_MPI_FLAVOR}'")
+endif()
 
 # Environment of every MPI test. OMP_WAIT_POLICY=passive: idle OpenMP threads
 # sleep instead of spinning on an oversubscribed machine; OMP_DYNAMIC=false so
@@ -143,7 +169,7 @@ function(ep_add_mpi_test)
     endif()
 
     set(_variants "plain")
-    if(arg_TCP AND _r GREATER 1)
+    if(arg_TCP AND _r GREATER 1 AND EP_MPIEXEC_TCP_FLAGS)
       list(APPEND _variants "tcp")
     endif()
     foreach(_variant IN LISTS _variants)

@@ -10,7 +10,8 @@ set -euo pipefail
 packages=(
   build-essential cmake make ninja-build g++
   clang libomp-dev                       # tsan preset: Clang + LLVM libomp (archer)
-  libopenmpi-dev openmpi-bin             # Open MPI 4.1, MPI_THREAD_MULTIPLE
+  libopenmpi-dev openmpi-bin             # Open MPI 4.1, MPI_THREAD_MULTIPLE (the default MPI)
+  mpich libmpich-dev                     # MPICH 4.0: the second tested MPI (preset mpich)
   libnetcdf-mpi-dev libhdf5-mpi-dev netcdf-bin libpugixml-dev   # xios_lite
   libgtest-dev libgmock-dev libbenchmark-dev                    # tests, benchmarks
   clang-format clang-tidy
@@ -38,8 +39,31 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Both MPIs register the mpicc/mpirun alternatives; the default build and
+# every script use Open MPI, whatever order the packages were installed in.
+# The mpich preset names MPICH's wrappers by full path instead.
+pin_open_mpi() {
+  local link target
+  for link in mpi mpirun; do
+    case "$link" in
+      mpi) target=/usr/bin/mpicc.openmpi ;;      # mpicc, mpicxx, mpif90, ...
+      mpirun) target=/usr/bin/mpirun.openmpi ;;  # mpirun, mpiexec
+    esac
+    if [[ -e "$target" ]] && command -v update-alternatives >/dev/null 2>&1; then
+      local current
+      current="$(update-alternatives --query "$link" 2>/dev/null | awk '/^Value:/ { print $2 }')"
+      if [[ "$current" != "$target" ]]; then
+        "${sudo_cmd[@]}" update-alternatives --set "$link" "$target" >/dev/null
+        echo "install-deps: alternative $link pinned to $target"
+      fi
+    fi
+  done
+}
+
+sudo_cmd=()
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  if [[ "$(id -u)" -eq 0 ]]; then pin_open_mpi; fi
   exit 0
 fi
 
@@ -58,3 +82,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+pin_open_mpi
