@@ -19,6 +19,14 @@
 #   `--mca btl tcp,self` (inter-process traffic over TCP on the loopback device,
 #   a stand-in for several nodes), labelled `mpi` and `tcp`.
 #
+# ep_add_mpi_test_variant(NAME <name> SUFFIX <suffix> SHAPES r<R>t<T>...
+#                         ENV <VAR=value>... [LABELS <label>...])
+#
+#   Runs the executable of an earlier ep_add_mpi_test(NAME <name>) once more
+#   per shape, as <name>.r<R>t<T>.<suffix>, with extra environment variables
+#   (for example EP_TAG_UB=524287: the narrow tag layout of Intel MPI). Same
+#   arguments, timeout and labels as the original, plus <suffix> and LABELS.
+#
 # ep_add_unit_test(NAME <name> SOURCES <file>... [LABELS ...] [TIMEOUT s]
 #                  [LIBRARIES ...] [ARGS ...])
 #
@@ -137,6 +145,8 @@ function(ep_add_mpi_test)
   _ep_test_timeout(_timeout ${arg_TIMEOUT})
 
   add_executable(${arg_NAME} ${arg_SOURCES})
+  set_target_properties(${arg_NAME} PROPERTIES
+    EP_TEST_ARGS "${arg_ARGS}" EP_TEST_TIMEOUT "${_timeout}" EP_TEST_LABELS "${arg_LABELS}")
   target_link_libraries(${arg_NAME} PRIVATE ep_test_main ep::ep GTest::gtest ${arg_LIBRARIES})
   ep_target_warnings(${arg_NAME})
   add_dependencies(ep_tests ${arg_NAME})
@@ -193,6 +203,58 @@ function(ep_add_mpi_test)
         TIMEOUT ${_timeout}
         LABELS "${_vlabels}")
     endforeach()
+  endforeach()
+endfunction()
+
+function(ep_add_mpi_test_variant)
+  if(NOT BUILD_TESTING)
+    return()
+  endif()
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SUFFIX" "SHAPES;ENV;LABELS")
+  if(arg_UNPARSED_ARGUMENTS OR NOT arg_NAME OR NOT arg_SUFFIX OR NOT arg_SHAPES OR NOT arg_ENV)
+    message(FATAL_ERROR "ep_add_mpi_test_variant: NAME, SUFFIX, SHAPES and ENV are required "
+                        "(unknown: ${arg_UNPARSED_ARGUMENTS})")
+  endif()
+  if(NOT TARGET ${arg_NAME})
+    message(FATAL_ERROR "ep_add_mpi_test_variant: no test executable ${arg_NAME}")
+  endif()
+  get_target_property(_args ${arg_NAME} EP_TEST_ARGS)
+  get_target_property(_timeout ${arg_NAME} EP_TEST_TIMEOUT)
+  get_target_property(_base_labels ${arg_NAME} EP_TEST_LABELS)
+  if(NOT _args)
+    set(_args "")
+  endif()
+  if(NOT _base_labels)
+    set(_base_labels "")
+  endif()
+  foreach(_shape IN LISTS arg_SHAPES)
+    if(NOT _shape MATCHES "^r([0-9]+)t([0-9]+)$")
+      message(FATAL_ERROR "ep_add_mpi_test_variant(${arg_NAME}): bad shape '${_shape}'")
+    endif()
+    set(_r ${CMAKE_MATCH_1})
+    set(_t ${CMAKE_MATCH_2})
+    math(EXPR _procs "${_r} * ${_t}")
+    if(_procs GREATER EP_TEST_MAX_PROCESSORS)
+      set(_procs ${EP_TEST_MAX_PROCESSORS})
+    endif()
+    set(_labels ${_base_labels} ${arg_LABELS} ${arg_SUFFIX})
+    if(_r EQUAL 1)
+      list(APPEND _labels loopback)
+    else()
+      list(APPEND _labels mpi)
+    endif()
+    list(REMOVE_DUPLICATES _labels)
+    set(_test "${arg_NAME}.${_shape}.${arg_SUFFIX}")
+    set(_env "OMP_NUM_THREADS=${_t}" ${EP_TEST_BASE_ENV} ${arg_ENV} ${EP_SANITIZER_ENV})
+    add_test(NAME ${_test}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${EP_MPIEXEC_FLAGS} ${EP_MPIEXEC_EXTRA_FLAGS}
+              ${MPIEXEC_NUMPROC_FLAG} ${_r} ${MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:${arg_NAME}> ${MPIEXEC_POSTFLAGS} ${_args})
+    set_tests_properties(${_test} PROPERTIES
+      ENVIRONMENT "${_env}"
+      PROCESSORS ${_procs}
+      TIMEOUT ${_timeout}
+      LABELS "${_labels}")
   endforeach()
 endfunction()
 

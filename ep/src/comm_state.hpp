@@ -13,9 +13,19 @@
 
 #include "collective/local_team.hpp"
 #include "ep/rank_map.hpp"
+#include "ep/tag_encoding.hpp"
 #include "matching_engine.hpp"
 
 namespace ep::detail {
+
+/// Settings a communicator passes on to every communicator made from it
+/// (dup, split, intercommunicators), agreed by all processes at creation.
+struct CommSettings {
+  std::size_t eager_threshold = 0;
+  /// MPI_TAG_UB as the wire encoding sees it (EndpointOptions::tag_ub can
+  /// lower it, to test the narrow layouts on an MPI with a large bound).
+  long long tag_ub = kRequiredTagUb;
+};
 
 class Topology;     // topology/topology.hpp
 class NbcRegistry;  // collective/nonblocking_registry.hpp
@@ -24,9 +34,11 @@ class CommState {
  public:
   /// Duplicates `process_comm` (collective over its processes, called by one
   /// thread per process); `map` numbers the endpoints over its ranks.
-  /// `parent` is what Communicator::parent() reports.
+  /// `parent` is what Communicator::parent() reports. Throws ep::Error(kTag)
+  /// when settings.tag_ub cannot address the endpoints of `map` (see
+  /// tag_encoding.hpp), the same on every process since `map` is.
   CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int process_rank,
-            std::size_t eager_threshold);
+            const CommSettings& settings);
   CommState(const CommState&) = delete;
   CommState& operator=(const CommState&) = delete;
   ~CommState();
@@ -36,11 +48,17 @@ class CommState {
   [[nodiscard]] int local_size() const noexcept { return local_size_; }
   [[nodiscard]] bool single_process() const noexcept { return map_.num_processes() == 1; }
   [[nodiscard]] MPI_Comm parent() const noexcept { return parent_; }
-  /// User point-to-point traffic only; internal traffic never uses it.
-  [[nodiscard]] MPI_Comm p2p_comm() const noexcept { return p2p_comm_; }
+  /// User point-to-point traffic only, on the given channel of the tag
+  /// layout (0 .. tag_layout().channels - 1); internal traffic never uses it.
+  [[nodiscard]] MPI_Comm p2p_comm(int channel = 0) const noexcept {
+    return p2p_comms_[static_cast<std::size_t>(channel)];
+  }
+  /// How wire tags and channels carry the thread indices (tag_encoding.hpp).
+  [[nodiscard]] const TagLayout& tag_layout() const noexcept { return tag_layout_; }
+  [[nodiscard]] const CommSettings& settings() const noexcept { return settings_; }
   /// Internal traffic (collectives, control) on its own communicator.
   [[nodiscard]] MPI_Comm internal_comm() const noexcept { return internal_comm_; }
-  [[nodiscard]] std::size_t eager_threshold() const noexcept { return eager_threshold_; }
+  [[nodiscard]] std::size_t eager_threshold() const noexcept { return settings_.eager_threshold; }
   [[nodiscard]] Mailbox& mailbox(int thread) { return mailboxes_[thread]; }
   /// The local endpoints as a team, for the shared-memory stage of collectives.
   [[nodiscard]] LocalTeam& team() noexcept { return team_; }
@@ -70,7 +88,7 @@ class CommState {
   [[nodiscard]] const std::vector<Location>& origins() const noexcept { return origins_; }
   void set_origins(std::vector<Location> origins) { origins_ = std::move(origins); }
 
-  /// Moves every message waiting in the MPI queue of p2p_comm() into the
+  /// Moves every message waiting in the MPI queues of the p2p channels into the
   /// mailbox of its destination thread. One drainer at a time: when another
   /// thread is draining this returns at once (it will deliver our messages).
   void drain(int ep_rank);
@@ -84,8 +102,9 @@ class CommState {
   RankMap map_;
   int process_rank_;
   int local_size_;
-  std::size_t eager_threshold_;
-  MPI_Comm p2p_comm_ = MPI_COMM_NULL;
+  CommSettings settings_;
+  TagLayout tag_layout_;
+  std::vector<MPI_Comm> p2p_comms_;
   MPI_Comm internal_comm_ = MPI_COMM_NULL;
   std::unique_ptr<Mailbox[]> mailboxes_;
   std::unique_ptr<std::atomic<bool>[]> freed_;

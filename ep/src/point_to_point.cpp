@@ -107,12 +107,13 @@ std::shared_ptr<RequestState> start_send(const Communicator& self, const char* c
   auto request = std::make_shared<RequestState>(RequestState::Kind::kSend, self.state(),
                                                 self.local_thread(), rank);
   request->call = call;
-  const int wire = encode_tag({tag, self.local_thread(), to.thread});
+  const WireAddress wire = encode(comm.tag_layout(), {tag, self.local_thread(), to.thread});
+  const MPI_Comm channel = comm.p2p_comm(wire.channel);
   // Always nonblocking underneath: a blocking MPI_Send of a large message
   // could wait for a peer process whose threads need this one to drain.
-  const int rc = synchronous ? MPI_Issend(buf, count, datatype, to.process, wire, comm.p2p_comm(),
+  const int rc = synchronous ? MPI_Issend(buf, count, datatype, to.process, wire.tag, channel,
                                           &request->mpi_request)
-                             : MPI_Isend(buf, count, datatype, to.process, wire, comm.p2p_comm(),
+                             : MPI_Isend(buf, count, datatype, to.process, wire.tag, channel,
                                          &request->mpi_request);
   check_mpi(rc, call, rank);
   request->phase.store(Phase::kMpiPending, std::memory_order_relaxed);

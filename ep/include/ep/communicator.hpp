@@ -45,6 +45,12 @@ inline constexpr std::size_t kDefaultEagerThreshold = 16 * 1024;
 struct EndpointOptions {
   /// Unset: EP_EAGER_THRESHOLD from the environment, else kDefaultEagerThreshold.
   std::optional<std::size_t> eager_threshold;
+  /// Behave as if MPI_TAG_UB were at most this (>= 32767): runs the narrow
+  /// tag layouts of other MPIs (tag_encoding.hpp) on this one. Unset:
+  /// EP_TAG_UB from the environment, else the library's MPI_TAG_UB. Passed
+  /// on to communicators made from this one; the smallest over the
+  /// processes applies.
+  std::optional<long long> tag_ub;
 };
 
 namespace detail {
@@ -123,7 +129,9 @@ class Communicator {
 /// of each process, which then hands element i to thread i. `n_local` is this
 /// process's endpoint count (1..kMaxEndpointsPerProcess).
 /// Throws ep::Error when MPI is not initialised with MPI_THREAD_MULTIPLE, when
-/// n_local is out of range, or when MPI_TAG_UB cannot hold the tag encoding.
+/// n_local is out of range, or when MPI_TAG_UB is too small to address the
+/// endpoints (below 32767, or more endpoints per process than the narrow tag
+/// layout of tag_encoding.hpp can address with this bound).
 std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
                                            const EndpointOptions& options = {});
 

@@ -19,7 +19,7 @@ Communicator dup(const Communicator& comm) {
       check_mpi(MPI_Comm_dup(old.parent(), &parent), call.name, call.rank);
     }
     auto created = std::make_shared<detail::CommState>(old.internal_comm(), parent, old.rank_map(),
-                                                       old.process_rank(), old.eager_threshold());
+                                                       old.process_rank(), old.settings());
     if (old.owns_parent()) created->adopt_parent();
     created->set_origins(old.origins());
     created->topology = old.topology;  // MPI_Comm_dup keeps the topology

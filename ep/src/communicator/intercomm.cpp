@@ -341,7 +341,7 @@ Bridge build_bridge(const CollectiveCall& call) {
   Bridge bridge;
   bridge.state =
       std::make_shared<CommState>(bridge_comm, bridge_comm, RankMap(locations, bridge_processes),
-                                  bridge_rank, call.comm.eager_threshold());
+                                  bridge_rank, call.comm.settings());
   // The bridge's parent carries the leaders' messages of the intercommunicator
   // collectives and nothing else; it goes with the bridge.
   bridge.state->adopt_parent();

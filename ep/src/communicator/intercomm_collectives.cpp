@@ -166,7 +166,7 @@ Communicator merge(const InterCommunicator& inter, bool high) {
     check_mpi(MPI_Comm_dup(across.parent(), &parent), kCall, call.rank);
     auto merged =
         std::make_shared<detail::CommState>(parent, parent, RankMap(locations, map.num_processes()),
-                                            across.process_rank(), across.eager_threshold());
+                                            across.process_rank(), across.settings());
     merged->adopt_parent();
     detail::inherit_errhandler(group.parent(), parent, kCall, call.rank);
     merged->set_origins(std::move(origins));

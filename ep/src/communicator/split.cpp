@@ -159,7 +159,7 @@ Placements make_communicators(CollectiveCall& call, const std::vector<Choice>& c
     const auto new_process = static_cast<int>(mine - plan.processes.begin());
     auto state = std::make_shared<CommState>(process_comm, process_comm,
                                              RankMap(plan.locations, process_count), new_process,
-                                             call.comm.eager_threshold());
+                                             call.comm.settings());
     state->adopt_parent();
     detail::inherit_errhandler(call.comm.parent(), process_comm, call.name, call.rank);
     std::vector<Location> origins;
