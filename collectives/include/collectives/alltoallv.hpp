@@ -28,8 +28,9 @@
 // rounded to a power of 4 (agreed with the checks above, or from
 // options.agreed_block_bytes, or by one extra allreduce). The first call of
 // a class times every candidate (library, burst, pairwise, bruck, ring-k for
-// k = 2, 4, 8, ... < n-1) on the caller's own data, takes each candidate's
-// slowest rank (allreduce MPI_MAX) and keeps the fastest: all ranks see the
+// k = 2, 4, 8, ... < n-1) on the caller's own data (3 rounds of 2 calls,
+// interleaved; a candidate's best round), takes each candidate's slowest
+// rank (allreduce MPI_MAX) and keeps the fastest: all ranks see the
 // same times, so all choose the same. The environment variable
 // COLLECTIVES_ALLTOALLV=ring4 (or any algorithm name) or tuner.force()
 // overrides the measurement; tuner.reset() forgets what was measured.
@@ -240,14 +241,19 @@ void run_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
 template <Communicator C, ep::HasDatatype T>
 AlltoallvChoice measure_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
                                   alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
-  constexpr int kTimedCalls = 3;
+  // Rounds over all candidates, each candidate's best round: noise from
+  // other jobs hits every candidate alike and inflates no minimum for long.
+  constexpr int kRounds = 3;
+  constexpr int kCallsPerRound = 2;
   const std::vector<AlltoallvChoice> candidates = AlltoallvTuner::candidates(comm.size());
-  std::vector<double> seconds(candidates.size());
-  for (std::size_t c = 0; c < candidates.size(); ++c) {
-    run_alltoallv(comm, x, candidates[c], scratch);  // warm-up
-    const double start = MPI_Wtime();
-    for (int i = 0; i < kTimedCalls; ++i) run_alltoallv(comm, x, candidates[c], scratch);
-    seconds[c] = MPI_Wtime() - start;
+  std::vector<double> seconds(candidates.size(), 1e300);
+  for (const AlltoallvChoice& c : candidates) run_alltoallv(comm, x, c, scratch);  // warm-up
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      const double start = MPI_Wtime();
+      for (int i = 0; i < kCallsPerRound; ++i) run_alltoallv(comm, x, candidates[c], scratch);
+      seconds[c] = std::min(seconds[c], MPI_Wtime() - start);
+    }
   }
   comm.library_allreduce(MPI_IN_PLACE, seconds.data(), static_cast<int>(seconds.size()), MPI_DOUBLE,
                          MPI_MAX);

@@ -301,12 +301,19 @@ void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
 template <Communicator C, ep::HasDatatype T>
 void TransposePlan<C, T>::copy_lines(std::span<const Line> lines, bool reversed, const T* source,
                                      T* target) {
-  comm_.parallel_for(static_cast<int>(lines.size()), [&](int i) {
+  auto copy = [&](int i) {
     const Line& l = lines[static_cast<std::size_t>(i)];
     const std::size_t from = reversed ? l.to : l.from;
     const std::size_t to = reversed ? l.from : l.to;
     std::memcpy(target + to, source + from, l.count * sizeof(T));
-  });
+  };
+  // Below 64 KiB in all, waking a team costs more than the copy.
+  const std::size_t total = lines.empty() ? 0 : lines.back().count * lines.size();
+  if (total * sizeof(T) < 65536) {
+    for (int i = 0; i < static_cast<int>(lines.size()); ++i) copy(i);
+  } else {
+    comm_.parallel_for(static_cast<int>(lines.size()), copy);
+  }
 }
 
 template <Communicator C, ep::HasDatatype T>

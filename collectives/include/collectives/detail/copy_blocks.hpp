@@ -37,6 +37,10 @@ void copy_blocks(const C& comm, std::span<const BlockCopy<T>> blocks,
   }
   const int chunks = static_cast<int>(first_chunk.back());
   if (chunks == 0) return;
+  if (chunks == 1) {  // one chunk: not worth waking a team
+    std::memcpy(blocks[0].target, blocks[0].source, blocks[0].count * sizeof(T));
+    return;
+  }
   const std::size_t* starts = first_chunk.data();
   const std::size_t nblocks = blocks.size();
   comm.parallel_for(chunks, [&](int c) {

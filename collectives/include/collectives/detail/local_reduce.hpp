@@ -29,6 +29,10 @@ template <class T, class F>
 void combine_chunked(const auto& comm, std::span<const T> in, std::span<T> inout, F op) {
   const std::size_t n = inout.size();
   const int chunks = static_cast<int>((n + kReduceChunk - 1) / kReduceChunk);
+  if (chunks <= 1) {  // one chunk: not worth waking a team
+    for (std::size_t i = 0; i < n; ++i) inout[i] = op(inout[i], in[i]);
+    return;
+  }
   comm.parallel_for(chunks, [&](int c) {
     const std::size_t begin = static_cast<std::size_t>(c) * kReduceChunk;
     const std::size_t end = std::min(n, begin + kReduceChunk);
