@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
                                            "bruck",   "ring1", "auto"};
     std::erase_if(algorithms, [&](const std::string& a) { return !harness.selected_algorithm(a); });
     const std::vector<int> edges =
-        options.quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128, 256};
+        options.quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128};
     std::vector<std::size_t> sizes;
     for (const int e : edges) {
       sizes.push_back(static_cast<std::size_t>(e) * static_cast<std::size_t>(e) * kLevels *
