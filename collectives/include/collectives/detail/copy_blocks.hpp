@@ -37,8 +37,10 @@ void copy_blocks(const C& comm, std::span<const BlockCopy<T>> blocks,
   }
   const int chunks = static_cast<int>(first_chunk.back());
   if (chunks == 0) return;
-  if (chunks == 1) {  // one chunk: not worth waking a team
-    std::memcpy(blocks[0].target, blocks[0].source, blocks[0].count * sizeof(T));
+  if (chunks == 1) {  // one chunk (the other blocks are empty): not worth waking a team
+    for (const BlockCopy<T>& b : blocks) {
+      if (b.count > 0) std::memcpy(b.target, b.source, b.count * sizeof(T));
+    }
     return;
   }
   const std::size_t* starts = first_chunk.data();
