@@ -135,14 +135,20 @@ TEST(Allreduce, IntegersEqualTheLibraryForEveryRadix) {
   });
 }
 
-TEST(Allreduce, OneMebibyteOfInts) {
-  run_on_backends([](const auto& comm) { check_ints(comm, 262144, MPI_SUM); });
+TEST(Allreduce, OneMebibyteOfIntsAndOfDoubles) {
+  run_on_backends([](const auto& comm) {
+    check_ints(comm, 262144, MPI_SUM);
+    check_doubles(comm, 131072, MPI_SUM);
+  });
 }
 
 TEST(Allreduce, DoublesFollowTheDocumentedCombinationOrder) {
   run_on_backends([](const auto& comm) {
     on_whole_and_on_all_but_one(comm, [](const auto& c) {
-      for (const MPI_Op op : {MPI_SUM, MPI_MIN, MPI_MAX}) check_doubles(c, 33, op);
+      for (const MPI_Op op : {MPI_SUM, MPI_MIN, MPI_MAX}) {
+        check_doubles(c, 1, op);
+        check_doubles(c, 33, op);
+      }
       check_doubles(c, 20000, MPI_SUM);
     });
   });
