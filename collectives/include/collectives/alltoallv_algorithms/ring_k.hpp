@@ -1,0 +1,54 @@
+// Ring-k alltoallv (seed 000): k partners per stage, ceil((n-1)/k) stages.
+//
+//   stage s = 1 .. ceil((n-1)/k), rank i:
+//     send to      i + (s-1)k + 1, ..., i + sk      (mod n, offsets < n)
+//     receive from i - (s-1)k - 1, ..., i - sk      (the mirrored ranks)
+//
+//   n = 7, k = 2, rank 0:   stage 1: -> 1,2  <- 6,5
+//                           stage 2: -> 3,4  <- 4,3
+//                           stage 3: -> 5,6  <- 2,1
+//
+// k = 1 is the shifted ring, k >= n-1 is burst. Between the two, k bounds the
+// messages in flight per rank, which is what keeps it ahead of a library's
+// alltoallv at 10^4 ranks in seed 000's measurements.
+#pragma once
+
+#include <algorithm>
+
+#include "collectives/alltoallv_algorithms/exchange.hpp"
+#include "collectives/detail/tags.hpp"
+#include "ep/typed.hpp"
+
+namespace collectives::alltoallv_algorithms {
+
+/// Collective over `comm`; k >= 1 and the arguments already agreed (alltoallv.hpp).
+template <Communicator C, ep::HasDatatype T>
+void ring_k(const C& comm, const Exchange<T>& x, int k, Scratch<T, typename C::Request>& scratch) {
+  const int n = comm.size();
+  const int me = comm.rank();
+  const MPI_Datatype type = ep::datatype_of<T>();
+  auto& requests = scratch.requests;
+  requests.clear();
+  copy_self(comm, x, scratch);
+  for (int first = 1; first < n; first += k) {
+    const int last = std::min(first + k - 1, n - 1);
+    for (int o = first; o <= last; ++o) {
+      const int from = (me - o + n) % n;
+      if (x.recv_count(from) > 0) {
+        requests.push_back(comm.irecv(x.recv_block(from), x.recv_count(from), type, from,
+                                      detail::kAlltoallvDataTag));
+      }
+    }
+    for (int o = first; o <= last; ++o) {
+      const int to = (me + o) % n;
+      if (x.send_count(to) > 0) {
+        requests.push_back(
+            comm.isend(x.send_block(to), x.send_count(to), type, to, detail::kAlltoallvDataTag));
+      }
+    }
+    comm.wait_all(requests);
+    requests.clear();
+  }
+}
+
+}  // namespace collectives::alltoallv_algorithms

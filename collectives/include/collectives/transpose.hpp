@@ -1,0 +1,354 @@
+// Spectral transposition of a 3-D field (nx x ny x nz points) on a cx x cy
+// process grid, as spectral atmospheric models do every time step:
+//
+//   space      split over cx (grid column px)   split over cy (grid row py)   whole
+//   kGrid      x                                 y                             z
+//   kYZ        z                                 y                             x
+//   kXZ        z                                 x                             y
+//   kSpectral  y                                 x                             z
+//
+//   step               sub-communicator (cx*cy/size of them at once)    moves
+//   kGrid  <-> kYZ     row:    the cx ranks with my py                  x <-> z
+//   kYZ    <-> kXZ     column: the cy ranks with my px                  y <-> x
+//   kXZ    <-> kSpectral row:  the cx ranks with my py                  z <-> y
+//
+// Each step is cy (or cx) simultaneous slab transposes, one alltoallv per
+// sub-communicator, with any algorithm of alltoallv.hpp (seed 000's
+// "multiple simultaneous alltoallv"). Rank r of `comm` is grid point
+// (px, py) = (r mod cx, r / cx). A dimension of n points split over c ranks
+// gives rank p the points [p*(n/c) + min(p, n%c), ...) of n/c (+1 for the
+// first n%c): any sizes, also smaller than c (some ranks then hold nothing).
+// Local arrays are stored x fastest, then y, then z, over the local box.
+//
+//   collectives::TransposePlan<collectives::EpComm, double> plan(comm, {nx, ny, nz, cx, cy});
+//   std::vector<double> grid(plan.local_size(Space::kGrid)),
+//   spectral(plan.local_size(Space::kSpectral)); plan.forward(grid, spectral);
+//   plan.backward(spectral, grid);   // grid back bit for bit
+//
+// The plan holds everything a step needs (sub-communicators, counts,
+// displacements, the pack/unpack line lists, the buffers, the alltoallv
+// tuners): steps allocate nothing once the tuner has chosen, and rebuild()
+// for the same shape keeps every buffer (and the sub-communicators while the
+// grid is unchanged).
+//
+// Collective: construction, rebuild(), forward(), backward() and
+// transpose() over every rank of `comm`, with the same shape everywhere (the
+// shape is agreed at build: a difference throws ep::Error on every rank).
+// Thread safety: a plan belongs to one rank (one endpoint thread); with a
+// FunneledComm, packing and unpacking are shared by its team.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/alltoallv.hpp"
+#include "collectives/communicator.hpp"
+#include "collectives/detail/agreement.hpp"
+#include "ep/error.hpp"
+#include "ep/typed.hpp"
+
+namespace collectives {
+
+enum class Space { kGrid = 0, kYZ = 1, kXZ = 2, kSpectral = 3 };
+
+struct TransposeShape {
+  int nx = 1;
+  int ny = 1;
+  int nz = 1;
+  int cx = 1;  ///< ranks along the first grid dimension (row length)
+  int cy = 1;  ///< ranks along the second
+  friend bool operator==(const TransposeShape&, const TransposeShape&) = default;
+};
+
+/// A local box: first point and extent per dimension (x, y, z).
+struct Box {
+  std::array<int, 3> lo{0, 0, 0};
+  std::array<int, 3> n{0, 0, 0};
+  [[nodiscard]] std::size_t size() const {
+    return static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) *
+           static_cast<std::size_t>(n[2]);
+  }
+};
+
+/// The points [lo, lo + count) of `n` split over `c` parts that part `p` holds.
+constexpr std::array<int, 2> block_part(int n, int c, int p) {
+  return {p * (n / c) + (p < n % c ? p : n % c), n / c + (p < n % c ? 1 : 0)};
+}
+
+/// The box of grid point (px, py) in `space`. Local.
+Box transpose_box(const TransposeShape& shape, Space space, int px, int py);
+
+template <Communicator C, ep::HasDatatype T>
+class TransposePlan {
+ public:
+  TransposePlan() = default;
+  /// Builds the plan; collective over `comm` (cx * cy must equal its size).
+  TransposePlan(const C& comm, const TransposeShape& shape, const AlltoallvOptions& options = {})
+      : comm_(comm), options_(options) {
+    rebuild(shape);
+  }
+
+  /// Re-plans for `shape`, keeping buffers (and the sub-communicators when cx
+  /// and cy are unchanged). Collective.
+  void rebuild(const TransposeShape& shape);
+
+  [[nodiscard]] const TransposeShape& shape() const noexcept { return shape_; }
+  [[nodiscard]] Box box(Space space) const { return transpose_box(shape_, space, px_, py_); }
+  [[nodiscard]] std::size_t local_size(Space space) const { return box(space).size(); }
+  /// The tuners of the row and column alltoallvs (their `auto` choices).
+  [[nodiscard]] const AlltoallvTuner& row_tuner() const noexcept { return tuners_[0]; }
+  [[nodiscard]] const AlltoallvTuner& column_tuner() const noexcept { return tuners_[1]; }
+  /// Identity of the plan's storage, for tests that check reuse.
+  [[nodiscard]] std::array<const void*, 4> buffers() const noexcept {
+    return {send_.data(), recv_.data(), fields_[0].data(), fields_[1].data()};
+  }
+
+  /// One step between adjacent spaces (either direction); `in` has
+  /// local_size(from) elements, `out` local_size(to). Collective.
+  void transpose(Space from, Space to, std::span<const T> in, std::span<T> out);
+  /// kGrid -> kYZ -> kXZ -> kSpectral through the plan's own work fields.
+  void forward(std::span<const T> grid, std::span<T> spectral) {
+    transpose(Space::kGrid, Space::kYZ, grid, fields_[0]);
+    transpose(Space::kYZ, Space::kXZ, fields_[0], fields_[1]);
+    transpose(Space::kXZ, Space::kSpectral, fields_[1], spectral);
+  }
+  /// kSpectral -> kXZ -> kYZ -> kGrid.
+  void backward(std::span<const T> spectral, std::span<T> grid) {
+    transpose(Space::kSpectral, Space::kXZ, spectral, fields_[1]);
+    transpose(Space::kXZ, Space::kYZ, fields_[1], fields_[0]);
+    transpose(Space::kYZ, Space::kGrid, fields_[0], grid);
+  }
+
+ private:
+  /// One contiguous run along x: `count` elements from offset `from` of the
+  /// source array to offset `to` of the target.
+  struct Line {
+    std::size_t from = 0;
+    std::size_t to = 0;
+    std::size_t count = 0;
+  };
+  /// Step s (0: grid<->yz, 1: yz<->xz, 2: xz<->spectral) in its forward sense.
+  struct Step {
+    int sub = 0;  ///< 0: row communicator, 1: column
+    std::vector<int> sendcounts, sdispls, recvcounts, rdispls;
+    std::vector<Line> pack;               ///< from-space field -> send buffer
+    std::vector<Line> unpack;             ///< receive buffer -> to-space field
+    std::size_t largest_block_bytes = 0;  ///< over the whole sub-communicator
+  };
+
+  void plan_step(int s, Space from, Space to, int sub);
+  void copy_lines(std::span<const Line> lines, bool reversed, const T* source, T* target);
+  void check_shape(const TransposeShape& shape);
+
+  C comm_;
+  AlltoallvOptions options_;
+  TransposeShape shape_{};
+  bool built_ = false;
+  int px_ = 0;
+  int py_ = 0;
+  std::array<C, 2> subs_;  // row, column
+  std::array<AlltoallvTuner, 2> tuners_;
+  std::array<Step, 3> steps_;
+  std::vector<T> send_, recv_;
+  std::array<std::vector<T>, 2> fields_;  // kYZ and kXZ work fields of forward/backward
+  alltoallv_algorithms::Scratch<T, typename C::Request> scratch_;
+  std::vector<long long> check_slots_;
+  std::vector<detail::LocalCheck> checks_;
+};
+
+// ---------------------------------------------------------------------------
+
+template <Communicator C, ep::HasDatatype T>
+void TransposePlan<C, T>::check_shape(const TransposeShape& shape) {
+  detail::LocalCheck mine;
+  const int n = comm_.size();
+  if (shape.cx < 1 || shape.cy < 1 || static_cast<long long>(shape.cx) * shape.cy != n) {
+    mine = {1, shape.cx, shape.cy};
+  } else if (shape.nx < 1 || shape.ny < 1 || shape.nz < 1) {
+    mine = {2, shape.nx, static_cast<long long>(shape.ny) * 1000000 + shape.nz};
+  }
+  mine.agreed[0] = shape.nx;
+  mine.agreed[1] = static_cast<long long>(shape.ny) << 32 | static_cast<unsigned>(shape.nz);
+  mine.agreed[2] = static_cast<long long>(shape.cx) << 32 | static_cast<unsigned>(shape.cy);
+  detail::gather_checks(comm_, mine, check_slots_, checks_);
+  for (std::size_t r = 0; r < checks_.size() && checks_[r].code == 0; ++r) {
+    for (int i = 0; i < 3; ++i) {
+      if (checks_[r].agreed[i] != checks_[0].agreed[i]) checks_[r].code = 3;
+    }
+  }
+  detail::throw_if_any(
+      comm_, "collectives::TransposePlan", std::span<const detail::LocalCheck>(checks_),
+      [&](const detail::LocalCheck& c) -> std::pair<ep::ErrorKind, std::string> {
+        if (c.code == 1) {
+          return {ep::ErrorKind::kArgument,
+                  "grid " + std::to_string(c.index) + " x " + std::to_string(c.value) + " for " +
+                      std::to_string(n) + " ranks (cx * cy must equal the size)"};
+        }
+        if (c.code == 2) {
+          return {ep::ErrorKind::kArgument, "field of nx " + std::to_string(c.index) +
+                                                " (ny*10^6 + nz = " + std::to_string(c.value) +
+                                                "): every size must be >= 1"};
+        }
+        return {ep::ErrorKind::kArgument,
+                "a shape (nx " + std::to_string(c.agreed[0]) + ") different from rank 0's (nx " +
+                    std::to_string(checks_[0].agreed[0]) + ", ny, nz, cx, cy)"};
+      });
+}
+
+template <Communicator C, ep::HasDatatype T>
+void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
+  check_shape(shape);
+  const bool same_grid = built_ && shape.cx == shape_.cx && shape.cy == shape_.cy;
+  shape_ = shape;
+  px_ = comm_.rank() % shape.cx;
+  py_ = comm_.rank() / shape.cx;
+  if (!same_grid) {
+    subs_[0] = comm_.split(py_, px_);  // row: my py, ordered by px
+    subs_[1] = comm_.split(px_, py_);  // column: my px, ordered by py
+    for (AlltoallvTuner& t : tuners_) t.reset();
+  }
+  built_ = true;
+  plan_step(0, Space::kGrid, Space::kYZ, 0);
+  plan_step(1, Space::kYZ, Space::kXZ, 1);
+  plan_step(2, Space::kXZ, Space::kSpectral, 0);
+  std::size_t largest = 0;
+  for (const Step& s : steps_) {
+    const auto sent = static_cast<std::size_t>(s.sdispls.back() + s.sendcounts.back());
+    const auto received = static_cast<std::size_t>(s.rdispls.back() + s.recvcounts.back());
+    largest = std::max({largest, sent, received});
+  }
+  send_.resize(largest);
+  recv_.resize(largest);
+  fields_[0].resize(local_size(Space::kYZ));
+  fields_[1].resize(local_size(Space::kXZ));
+}
+
+template <Communicator C, ep::HasDatatype T>
+void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
+  Step& step = steps_[static_cast<std::size_t>(s)];
+  step.sub = sub;
+  const int members = sub == 0 ? shape_.cx : shape_.cy;
+  // Member m of my row is (m, py); of my column (px, m).
+  auto member_box = [&](Space space, int m) {
+    return sub == 0 ? transpose_box(shape_, space, m, py_) : transpose_box(shape_, space, px_, m);
+  };
+  auto intersect = [](const Box& a, const Box& b) {
+    Box r;
+    for (int d = 0; d < 3; ++d) {
+      const int lo = std::max(a.lo[d], b.lo[d]);
+      const int hi = std::min(a.lo[d] + a.n[d], b.lo[d] + b.n[d]);
+      r.lo[d] = lo;
+      r.n[d] = std::max(0, hi - lo);
+    }
+    return r;
+  };
+  // Lines of `part` (x fastest) between a field over `whole` and a block.
+  auto add_lines = [](std::vector<Line>& lines, const Box& whole, const Box& part,
+                      std::size_t block_offset, bool field_is_source) {
+    if (part.size() == 0) return;
+    std::size_t b = block_offset;
+    for (int z = 0; z < part.n[2]; ++z) {
+      for (int y = 0; y < part.n[1]; ++y) {
+        const std::size_t f = static_cast<std::size_t>(part.lo[0] - whole.lo[0]) +
+                              static_cast<std::size_t>(whole.n[0]) *
+                                  (static_cast<std::size_t>(part.lo[1] - whole.lo[1] + y) +
+                                   static_cast<std::size_t>(whole.n[1]) *
+                                       static_cast<std::size_t>(part.lo[2] - whole.lo[2] + z));
+        const auto len = static_cast<std::size_t>(part.n[0]);
+        lines.push_back(field_is_source ? Line{f, b, len} : Line{b, f, len});
+        b += len;
+      }
+    }
+  };
+  const Box mine_from = box(from);
+  const Box mine_to = box(to);
+  const auto um = static_cast<std::size_t>(members);
+  step.sendcounts.resize(um);
+  step.sdispls.resize(um);
+  step.recvcounts.resize(um);
+  step.rdispls.resize(um);
+  step.pack.clear();
+  step.unpack.clear();
+  step.largest_block_bytes = 0;
+  int sent = 0;
+  int received = 0;
+  for (int m = 0; m < members; ++m) {
+    const auto u = static_cast<std::size_t>(m);
+    const Box out = intersect(mine_from, member_box(to, m));
+    const Box in = intersect(member_box(from, m), mine_to);
+    step.sendcounts[u] = static_cast<int>(out.size());
+    step.sdispls[u] = sent;
+    step.recvcounts[u] = static_cast<int>(in.size());
+    step.rdispls[u] = received;
+    add_lines(step.pack, mine_from, out, static_cast<std::size_t>(sent), true);
+    add_lines(step.unpack, mine_to, in, static_cast<std::size_t>(received), false);
+    sent += step.sendcounts[u];
+    received += step.recvcounts[u];
+    // The largest block anywhere in the sub-communicator, known to all its
+    // members without asking (auto's size class).
+    for (int q = 0; q < members; ++q) {
+      const Box any = intersect(member_box(from, m), member_box(to, q));
+      step.largest_block_bytes = std::max(step.largest_block_bytes, any.size() * sizeof(T));
+    }
+  }
+}
+
+template <Communicator C, ep::HasDatatype T>
+void TransposePlan<C, T>::copy_lines(std::span<const Line> lines, bool reversed, const T* source,
+                                     T* target) {
+  auto copy = [&](int i) {
+    const Line& l = lines[static_cast<std::size_t>(i)];
+    const std::size_t from = reversed ? l.to : l.from;
+    const std::size_t to = reversed ? l.from : l.to;
+    std::memcpy(target + to, source + from, l.count * sizeof(T));
+  };
+  // Below 64 KiB in all, waking a team costs more than the copy.
+  const std::size_t total = lines.empty() ? 0 : lines.back().count * lines.size();
+  if (total * sizeof(T) < 65536) {
+    for (int i = 0; i < static_cast<int>(lines.size()); ++i) copy(i);
+  } else {
+    comm_.parallel_for(static_cast<int>(lines.size()), copy);
+  }
+}
+
+template <Communicator C, ep::HasDatatype T>
+void TransposePlan<C, T>::transpose(Space from, Space to, std::span<const T> in, std::span<T> out) {
+  const int a = static_cast<int>(from);
+  const int b = static_cast<int>(to);
+  if (a - b != 1 && b - a != 1) {
+    throw ep::Error(ep::ErrorKind::kArgument, "collectives::TransposePlan::transpose", comm_.rank(),
+                    "spaces " + std::to_string(a) + " and " + std::to_string(b) +
+                        " are not adjacent (grid 0, yz 1, xz 2, spectral 3)");
+  }
+  if (in.size() != local_size(from) || out.size() != local_size(to)) {
+    throw ep::Error(ep::ErrorKind::kCount, "collectives::TransposePlan::transpose", comm_.rank(),
+                    "field sizes " + std::to_string(in.size()) + " -> " +
+                        std::to_string(out.size()) + ", the plan expects " +
+                        std::to_string(local_size(from)) + " -> " + std::to_string(local_size(to)));
+  }
+  const bool forward = b > a;
+  Step& step = steps_[static_cast<std::size_t>(forward ? a : b)];
+  // Backward runs the forward step's exchange mirrored: the forward
+  // receive layout is the backward send layout, and vice versa.
+  copy_lines(forward ? step.pack : step.unpack, !forward, in.data(), send_.data());
+  AlltoallvOptions options = options_;
+  options.check = false;  // counts are consistent by construction (agreed shape)
+  options.tuner = &tuners_[static_cast<std::size_t>(step.sub)];
+  options.agreed_block_bytes = std::max<std::size_t>(1, step.largest_block_bytes);
+  const C& sub = subs_[static_cast<std::size_t>(step.sub)];
+  if (forward) {
+    alltoallv(sub, std::span<const T>(send_), step.sendcounts, step.sdispls, std::span<T>(recv_),
+              step.recvcounts, step.rdispls, options, scratch_);
+  } else {
+    alltoallv(sub, std::span<const T>(send_), step.recvcounts, step.rdispls, std::span<T>(recv_),
+              step.sendcounts, step.sdispls, options, scratch_);
+  }
+  copy_lines(forward ? step.unpack : step.pack, !forward, recv_.data(), out.data());
+}
+
+}  // namespace collectives

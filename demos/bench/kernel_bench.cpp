@@ -1,0 +1,229 @@
+// The shared half of the kernel benchmarks: options, the launch layout and
+// the tables and target lines (see kernel_bench.hpp).
+#include "kernel_bench.hpp"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "bench_cli.hpp"
+#include "machine.hpp"
+
+namespace bench::kernels {
+
+const char* backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::kEp:
+      return "ep";
+    case Backend::kMpi:
+      return "mpi";
+    case Backend::kFunneled:
+      return "funneled";
+  }
+  return "?";
+}
+
+const char* const kSharedUsage =
+    "  --threads T        threads per process of ep and funneled (default 2; the process\n"
+    "                     count N must be a multiple of T: ep and funneled use N/T processes)\n"
+    "  --quick            few sizes and repetitions (seconds)\n"
+    "  --reps N           timed repetitions per point (default 7, quick 3)\n"
+    "  --backends LIST    comma-separated subset of ep,mpi,funneled\n"
+    "  --algorithms LIST  comma-separated subset of the benchmark's algorithms\n"
+    "  --json PATH        JSON results (default bench-results/<bench>.json)\n"
+    "  --csv PATH         CSV results (default bench-results/<bench>.csv)\n";
+
+Options parse_options(int argc, char** argv, std::string_view bench) {
+  static constexpr std::string_view kBackendNames[] = {"ep", "mpi", "funneled"};
+  Options opt;
+  opt.json = "bench-results/" + std::string(bench) + ".json";
+  opt.csv = "bench-results/" + std::string(bench) + ".csv";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
+      return argv[++i];
+    };
+    if (arg == "--quick") {
+      opt.quick = true;
+    } else if (arg == "--threads") {
+      opt.threads = static_cast<int>(parse_count(arg, value()));
+    } else if (arg == "--reps") {
+      opt.repetitions = static_cast<int>(parse_count(arg, value()));
+    } else if (arg == "--backends") {
+      opt.backends = parse_list(arg, value(), kBackendNames);
+    } else if (arg == "--algorithms") {
+      const std::string list = value();
+      std::size_t start = 0;
+      while (start <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        opt.algorithms.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+      }
+    } else if (arg == "--json") {
+      opt.json = value();
+    } else if (arg == "--csv") {
+      opt.csv = value();
+    } else if (arg == "--help" || arg == "-h") {
+      throw std::invalid_argument("");
+    } else {
+      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  if (opt.threads < 1 || opt.threads > ep::kMaxEndpointsPerProcess) {
+    throw std::invalid_argument("--threads: 1 to " + std::to_string(ep::kMaxEndpointsPerProcess));
+  }
+  if (opt.repetitions == 0) opt.repetitions = opt.quick ? 3 : 7;
+  return opt;
+}
+
+Harness::Harness(const Options& options, MPI_Comm world)
+    : options_(options), world_(world), repetitions_(options.repetitions) {
+  check_mpi(MPI_Comm_rank(world_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(world_, &size_), "MPI_Comm_size");
+  threads_ = options.threads;
+  if (size_ % threads_ != 0) {
+    throw std::invalid_argument("the number of processes (" + std::to_string(size_) +
+                                ") must be a multiple of --threads (" + std::to_string(threads_) +
+                                ")");
+  }
+  processes_ = size_ / threads_;
+  widen_affinity_to_all_cpus();
+  group_ = first_ranks(world_, processes_);
+  if (group_ != MPI_COMM_NULL) endpoints_ = ep::create_endpoints(group_, threads_);
+}
+
+Harness::~Harness() {
+  run_or_abort("kernel bench", [&] {
+    if (!endpoints_.empty()) {
+#pragma omp parallel num_threads(threads_)
+      endpoints_[static_cast<std::size_t>(omp_get_thread_num())].free();
+    }
+    if (group_ != MPI_COMM_NULL) check_mpi(MPI_Comm_free(&group_), "MPI_Comm_free");
+  });
+}
+
+int Harness::kernel_ranks(Backend backend) const {
+  switch (backend) {
+    case Backend::kEp:
+      return processes_ * threads_;
+    case Backend::kMpi:
+      return size_;
+    case Backend::kFunneled:
+      return processes_;
+  }
+  return 0;
+}
+
+bool Harness::selected(Backend backend) const {
+  return bench::selected(options_.backends, backend_name(backend));
+}
+
+bool Harness::selected_algorithm(std::string_view name) const {
+  return bench::selected(options_.algorithms, name);
+}
+
+void Harness::slowest_to_root(std::vector<double>& seconds, MPI_Comm comm) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const int n = static_cast<int>(seconds.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(
+      rank == 0
+          ? MPI_Ireduce(MPI_IN_PLACE, seconds.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm, &request)
+          : MPI_Ireduce(seconds.data(), nullptr, n, MPI_DOUBLE, MPI_MAX, 0, comm, &request),
+      "MPI_Ireduce");
+  wait_yielding(request, "MPI_Ireduce");
+}
+
+void print_backend_tables(const Report& report, std::string_view test, std::string_view title,
+                          const std::vector<std::string>& algorithms,
+                          const std::vector<std::size_t>& sizes) {
+  for (const Backend backend : kBackends) {
+    Comparison columns;
+    const std::string prefix = std::string(backend_name(backend)) + ".";
+    for (const std::string& a : algorithms) {
+      if (report.find(test, prefix + a, sizes.front()) != nullptr) {
+        columns.modes.push_back(prefix + a);
+      }
+    }
+    if (columns.modes.empty()) continue;
+    const std::string library = prefix + "library";
+    for (const std::string& m : columns.modes) {
+      if (m != library && report.find(test, library, sizes.front()) != nullptr) {
+        columns.ratios.emplace_back(m, library);
+      }
+    }
+    const Record* any = report.find(test, columns.modes.front(), sizes.front());
+    print_comparison_header(stdout,
+                            std::string(title) + " -- " + backend_name(backend) + ", " +
+                                std::to_string(any->ranks) + " process(es) x " +
+                                std::to_string(any->threads) + " thread(s)",
+                            columns);
+    for (const std::size_t bytes : sizes)
+      print_comparison_row(stdout, report, test, bytes, columns);
+  }
+}
+
+bool print_best_target(const Report& report, std::string_view test,
+                       const std::vector<std::string>& candidates, std::string_view label,
+                       const std::string& b, double factor, const std::vector<std::size_t>& sizes) {
+  int points = 0;
+  int met = 0;
+  double worst = 0.0;
+  std::size_t worst_bytes = 0;
+  std::string worst_mode;
+  for (const std::size_t bytes : sizes) {
+    const std::string a = fastest_mode(report, test, candidates, bytes);
+    const Record* rb = report.find(test, b, bytes);
+    if (a.empty() || rb == nullptr) continue;
+    const double ratio = report.find(test, a, bytes)->time.avg_us / rb->time.avg_us;
+    ++points;
+    if (ratio <= factor) ++met;
+    if (ratio > worst) {
+      worst = ratio;
+      worst_bytes = bytes;
+      worst_mode = a;
+    }
+  }
+  if (points == 0) return false;
+  std::printf("  %-26s <= %.2f x %-20s at %2d of %2d sizes; worst %6.3f at %s (%s)  %s\n",
+              std::string(label).c_str(), factor, b.c_str(), met, points, worst,
+              format_bytes(worst_bytes).c_str(), worst_mode.c_str(),
+              met == points ? "met" : "NOT met");
+  return met == points;
+}
+
+bool print_target(const Report& report, std::string_view test, const std::string& a,
+                  const std::string& b, double factor, const std::vector<std::size_t>& sizes) {
+  return print_best_target(report, test, {a}, a, b, factor, sizes);
+}
+
+std::string fastest_mode(const Report& report, std::string_view test,
+                         const std::vector<std::string>& modes, std::size_t bytes) {
+  std::string best;
+  double best_us = 0.0;
+  for (const std::string& m : modes) {
+    const Record* r = report.find(test, m, bytes);
+    if (r != nullptr && (best.empty() || r->time.avg_us < best_us)) {
+      best = m;
+      best_us = r->time.avg_us;
+    }
+  }
+  return best;
+}
+
+void print_ep_vs_funneled(const Report& report, std::string_view test,
+                          const std::vector<std::string>& algorithms,
+                          const std::vector<std::size_t>& sizes) {
+  for (const std::string& a : algorithms) {
+    print_target(report, test, "ep." + a, "funneled." + a, 1.0, sizes);
+  }
+}
+
+void write_results(const Report& report, const Options& options) {
+  if (!options.json.empty()) report.write_json(options.json);
+  if (!options.csv.empty()) report.write_csv(options.csv);
+  std::printf("# results: %s %s\n", options.json.c_str(), options.csv.c_str());
+}
+
+}  // namespace bench::kernels

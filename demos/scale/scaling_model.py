@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""LogGP-style scaling model of the collectives/ kernels.
+
+Fits latency, overhead and bandwidth terms to this machine's measurements
+(ep_pingpong and alltoallv_bench JSON from bench-results/), then predicts each
+algorithm's time for 10^2 .. 10^6 ranks and prints the crossovers between
+algorithms and the best recursive-k radix per rank count.
+
+  python3 demos/scale/scaling_model.py [--results bench-results] [--backend mpi]
+      [--pingpong ep_pingpong.tcp.json]   (latency and bandwidth over TCP: a network)
+
+Cost of one stage in which a rank has q messages of m bytes in flight:
+    stage(q, m) = L + 2 q o + q m G + c q^2 / 2
+  L + 2o  one message's latency incl. send and receive overheads (fitted:
+          smallest ping-pong half round trip up to 64 B)
+  o       software cost per message at each end (fitted: time per message of
+          an 8-byte stream over shared memory, the same MPI stack)
+  G       seconds per byte (fitted: the ping-pong bandwidth at its largest size)
+  c       matching cost per posted-receive-queue entry (ASSUMED, not measured:
+          0.005 us, a linked-list scan of a few ns per entry; it is what makes
+          many simultaneous messages cost more than their sum at scale, the
+          congestion seed 000 sees in its simulator)
+Algorithms (n ranks, m bytes per block; s bytes per allreduce vector):
+    burst     stage(n-1, m)
+    library   as burst (Open MPI 4.1's alltoallv posts every request at once)
+    pairwise  (n-1) stage(1, m)
+    ring-k    ceil((n-1)/k) stage(k, m)
+    bruck     ceil(log2 n) [2 stage(1, .) + (n/2) m (G + 2 beta)]  (sizes, then
+              data; half the blocks move per stage; beta = copy cost per byte)
+    reck-k    p stage(k-1, s) + p (k-1) s gamma + [n > k^p] (2 stage(e, s) + e s gamma)
+              with e = ceil((n - k^p) / k^p) vectors folded per base rank,
+              p = floor(log_k n), gamma = combine cost per byte (ASSUMED 0.25 ns)
+    recdbl    reck-2
+Transposition scenario (strong scaling, like seed 000's): a field of W bytes
+(default 8 B x 4000 x 2000 x 100) on a sqrt(n) x sqrt(n) grid; one step is an
+alltoallv on sub-communicators of c = sqrt(n) ranks with blocks of
+m = W / (n c) bytes. Allreduce scenario: GCR's 3 doubles (s = 24 B).
+Nothing here is measured at scale: this is a plan, not a result.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError:
+        return None
+
+
+def fit(results, backend, pingpong):
+    """(L2o, o, G) in seconds from the JSON files, with what each came from."""
+    notes = []
+    pp = load(os.path.join(results, pingpong))
+    mode = {"mpi": "mpi_proc", "ep": "ep_inter"}.get(backend, backend)
+    if pp is None:
+        sys.exit(f"scaling_model: {results}/{pingpong} missing (run make bench)")
+    lat = sorted((r["bytes"], r["t_min_us"]) for r in pp
+                 if r["test"] == "latency" and r["mode"] == mode)
+    bw = sorted((r["bytes"], r["MBps"]) for r in pp
+                if r["test"] == "bandwidth" and r["mode"] == mode)
+    if not lat or not bw:
+        sys.exit(f"scaling_model: no latency/bandwidth records of mode {mode}")
+    small = [t for b, t in lat if b <= 64]
+    l2o = min(small) * 1e-6
+    notes.append(f"L+2o = {l2o*1e6:.3f} us  (min t_min of {mode} latency <= 64 B, {pingpong})")
+    g = 1.0 / (bw[-1][1] * 1e6)
+    notes.append(f"G    = {g*1e12:.1f} ps/B = 1/{bw[-1][1]:.0f} MB/s ({mode} bandwidth at "
+                 f"{bw[-1][0]} B)")
+    # o: the time per message of an 8-byte stream (a window of 64 isends)
+    # over shared memory, the same MPI stack's software cost per message,
+    # whatever carries the bytes.
+    shm = load(os.path.join(results, "ep_pingpong.json")) or pp
+    stream = [r["t_min_us"] for r in shm
+              if r["test"] == "bandwidth" and r["mode"] == mode and r["bytes"] == 8]
+    if not stream:
+        sys.exit("scaling_model: no 8-byte streaming record in ep_pingpong.json")
+    o = min(min(stream) * 1e-6, 0.45 * l2o)
+    notes.append(f"o    = {o*1e6:.3f} us  ({mode} 8-byte streaming, time per message, "
+                 "ep_pingpong.json)")
+    return l2o, o, g, notes
+
+
+class Model:
+    def __init__(self, l2o, o, g, c=0.005e-6, beta=0.05e-9, gamma=0.25e-9):
+        self.l2o, self.o, self.g, self.c, self.beta, self.gamma = l2o, o, g, c, beta, gamma
+
+    def stage(self, q, m):
+        latency = self.l2o - 2 * self.o
+        return latency + 2 * q * self.o + q * m * self.g + self.c * q * q / 2
+
+    # alltoallv on n ranks with m-byte blocks
+    def burst(self, n, m):
+        return self.stage(n - 1, m) if n > 1 else 0.0
+
+    def pairwise(self, n, m):
+        return (n - 1) * self.stage(1, m)
+
+    def ring(self, n, m, k):
+        return math.ceil((n - 1) / k) * self.stage(min(k, n - 1), m) if n > 1 else 0.0
+
+    def bruck(self, n, m):
+        stages = math.ceil(math.log2(n)) if n > 1 else 0
+        return stages * (2 * self.stage(1, 0) + (n / 2) * m * (self.g + 2 * self.beta))
+
+    # allreduce of s bytes
+    def reck(self, n, s, k):
+        p, m = 0, 1
+        while m * k <= n:
+            m, p = m * k, p + 1
+        t = p * (self.stage(k - 1, s) + (k - 1) * s * self.gamma)
+        if n > m:  # pre-stage folds up to `extras` vectors in, post-stage sends them back
+            extras = math.ceil((n - m) / m)
+            t += 2 * self.stage(extras, s) + extras * s * self.gamma
+        return t
+
+
+def crossovers(ns, series):
+    """[(n, winner before, winner after)] where the fastest algorithm changes."""
+    winners = [min(series, key=lambda name: series[name](n)) for n in ns]
+    out, prev = [], winners[0]
+    for i, best in enumerate(winners):
+        # A change counts once the new winner holds for 3 consecutive points
+        # (ceil() in the stage counts makes near-ties flip back and forth).
+        if best != prev and all(w == best for w in winners[i:i + 3]):
+            out.append((ns[i], prev, best))
+            prev = best
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--results", default="bench-results")
+    ap.add_argument("--backend", default="mpi", help="mpi (process pairs) or ep")
+    ap.add_argument("--pingpong", default="ep_pingpong.json",
+                    help="latency/bandwidth source in --results, e.g. ep_pingpong.tcp.json "
+                    "(ep_pingpong run with --mca btl tcp,self: a stand-in for a network)")
+    ap.add_argument("--match-us", type=float, default=0.005,
+                    help="c: cost per posted-receive-queue entry per message (ASSUMED)")
+    ap.add_argument("--field-bytes", type=float, default=8.0 * 4000 * 2000 * 100)
+    args = ap.parse_args()
+    l2o, o, g, notes = fit(args.results, args.backend, args.pingpong)
+    model = Model(l2o, o, g, c=args.match_us * 1e-6)
+    print("# fitted on this machine (" + args.backend + "):")
+    for line in notes:
+        print("#   " + line)
+    print(f"#   c    = {model.c*1e6:.3f} us per queue entry (ASSUMED)")
+    print(f"#   gamma = {model.gamma*1e9:.2f} ns/B combine, beta = {model.beta*1e9:.2f} ns/B copy "
+          "(ASSUMED)")
+
+    ranks = [10 ** e for e in (2, 3, 4, 5, 6)]
+    dense = sorted({int(round(10 ** (x / 20))) for x in range(40, 121)})
+    w = args.field_bytes
+
+    def block(n):
+        c = max(2, int(round(math.sqrt(n))))
+        return c, w / (n * c)
+
+    a2a = {
+        "library": lambda n: model.burst(*block(n)),
+        "burst": lambda n: model.burst(*block(n)),
+        "pairwise": lambda n: model.pairwise(*block(n)),
+        "bruck": lambda n: model.bruck(*block(n)),
+        "ring1": lambda n: model.ring(*block(n), 1),
+        "ring4": lambda n: model.ring(*block(n), 4),
+        "ring16": lambda n: model.ring(*block(n), 16),
+    }
+    print(f"\n# transposition step: alltoallv over c = sqrt(n) ranks, field {w/1e9:.1f} GB; "
+          "predicted ms per step")
+    print(f"{'ranks':>9} {'c':>6} {'block B':>10} " + " ".join(f"{k:>9}" for k in a2a))
+    for n in ranks:
+        c, m = block(n)
+        print(f"{n:>9} {c:>6} {m:>10.0f} " + " ".join(f"{a2a[k](n)*1e3:>9.3f}" for k in a2a))
+    print("# crossovers (fastest alltoallv changes):")
+    for n, a, b in crossovers(dense, {k: v for k, v in a2a.items() if k != "burst"}):
+        print(f"#   at ~{n} ranks: {a} -> {b}")
+
+    print("# sensitivity: where ring4 first beats library, by the assumed matching cost c")
+    for c_us in (0.0, 0.005, 0.05, 0.5):
+        m2 = Model(l2o, o, g, c=c_us * 1e-6)
+        first = next((n for n in dense if m2.ring(*block(n), 4) < m2.burst(*block(n))), None)
+        print(f"#   c = {c_us:5.3f} us: " + (f"from ~{first} ranks" if first else "never in 10^2..10^6"))
+
+    s = 24.0
+    radices = list(range(2, 65))
+    print("\n# allreduce of 3 doubles (GCR): predicted us per call; best radix k in 2..64")
+    print(f"{'ranks':>9} {'recdbl':>9} {'reck4':>9} {'reck8':>9} {'reck16':>9} {'reck32':>9} "
+          f"{'best k':>7} {'t_best':>9}")
+    best_ks = []
+    for n in dense:
+        best = min(radices, key=lambda k: model.reck(n, s, k))
+        best_ks.append(best)
+    for n in ranks:
+        best = min(radices, key=lambda k: model.reck(n, s, k))
+        cols = [model.reck(n, s, k) * 1e6 for k in (2, 4, 8, 16, 32)]
+        print(f"{n:>9} " + " ".join(f"{t:>9.2f}" for t in cols) +
+              f" {best:>7} {model.reck(n, s, best)*1e6:>9.2f}")
+    best_ks.sort()
+    print(f"# best radix over {len(dense)} rank counts 10^2..10^6: min {best_ks[0]}, "
+          f"median {best_ks[len(best_ks)//2]}, max {best_ks[-1]} "
+          "(seed 000, simulated: 5 .. 32, median ~21)")
+
+
+if __name__ == "__main__":
+    main()

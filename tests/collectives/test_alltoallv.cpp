@@ -1,0 +1,230 @@
+// Alltoallv: every algorithm (library, burst, pairwise, bruck, ring-k for
+// every k from 1 to n, auto) on every backend gives the serial reference's
+// result for random uneven counts with zeros; auto measures once per size
+// class, can be reset and forced; bad arguments throw on every rank.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+#include "collectives/alltoallv.hpp"
+#include "reference.hpp"
+
+namespace {
+
+using collectives::AlltoallvAlgorithm;
+using collectives::AlltoallvChoice;
+using collectives::AlltoallvOptions;
+using collectives_test::gather_all;
+using collectives_test::mix;
+using collectives_test::run_on_backends;
+
+/// The exchange of one rank: counts from a seeded hash of (sender,
+/// receiver) in [0, max_count], zeros included; data random.
+struct Case {
+  std::vector<long> send;
+  std::vector<int> sendcounts, sdispls, recvcounts, rdispls;
+  std::vector<long> recv;
+};
+
+int count_of(unsigned seed, int from, int to, int max_count) {
+  const auto h = mix(seed * 1000003ULL + static_cast<unsigned long long>(from) * 7919ULL +
+                     static_cast<unsigned long long>(to));
+  // About a quarter of the blocks are empty.
+  return h % 4 == 0 ? 0 : static_cast<int>(h / 4 % static_cast<unsigned long long>(max_count + 1));
+}
+
+Case make_case(int n, int me, unsigned seed, int max_count) {
+  Case c;
+  int total = 0;
+  for (int j = 0; j < n; ++j) {
+    c.sendcounts.push_back(count_of(seed, me, j, max_count));
+    c.sdispls.push_back(total + 1);  // a gap before each block
+    total += c.sendcounts.back() + 1;
+  }
+  c.send.resize(static_cast<std::size_t>(total));
+  for (std::size_t i = 0; i < c.send.size(); ++i) {
+    c.send[i] = static_cast<long>(mix(seed + static_cast<unsigned long long>(me) * 100003ULL + i) %
+                                  1000000007ULL);
+  }
+  total = 0;
+  for (int j = 0; j < n; ++j) {
+    c.recvcounts.push_back(count_of(seed, j, me, max_count));
+    c.rdispls.push_back(total);
+    total += c.recvcounts.back() + 2;
+  }
+  c.recv.assign(static_cast<std::size_t>(total), -1);
+  return c;
+}
+
+/// What rank `me` must receive, from every rank's gathered send buffer.
+template <class C>
+std::vector<long> reference(const C& comm, const Case& c, unsigned seed, int max_count) {
+  const int n = comm.size();
+  const int me = comm.rank();
+  const auto all = gather_all(comm, std::span<const long>(c.send));
+  std::vector<long> expected(c.recv.size(), -1);
+  for (int j = 0; j < n; ++j) {
+    // Rank j's block for me sits where make_case(n, j, ...) put it.
+    const Case theirs = make_case(n, j, seed, max_count);
+    const auto uj = static_cast<std::size_t>(j);
+    const auto um = static_cast<std::size_t>(me);
+    for (int i = 0; i < theirs.sendcounts[um]; ++i) {
+      expected[static_cast<std::size_t>(c.rdispls[uj] + i)] =
+          all[uj][static_cast<std::size_t>(theirs.sdispls[um] + i)];
+    }
+  }
+  return expected;
+}
+
+std::vector<AlltoallvOptions> every_algorithm(int n, collectives::AlltoallvTuner* tuner) {
+  std::vector<AlltoallvOptions> list = {{.algorithm = AlltoallvAlgorithm::kLibrary},
+                                        {.algorithm = AlltoallvAlgorithm::kBurst},
+                                        {.algorithm = AlltoallvAlgorithm::kPairwise},
+                                        {.algorithm = AlltoallvAlgorithm::kBruck}};
+  for (int k = 1; k <= n; ++k) list.push_back({.algorithm = AlltoallvAlgorithm::kRingK, .k = k});
+  list.push_back({.algorithm = AlltoallvAlgorithm::kAuto, .tuner = tuner});
+  return list;
+}
+
+template <class C>
+void check_every_algorithm(const C& comm, unsigned seed, int max_count, bool checked) {
+  Case c = make_case(comm.size(), comm.rank(), seed, max_count);
+  const std::vector<long> expected = reference(comm, c, seed, max_count);
+  collectives::AlltoallvTuner tuner;
+  for (AlltoallvOptions options : every_algorithm(comm.size(), &tuner)) {
+    options.check = checked;
+    std::fill(c.recv.begin(), c.recv.end(), -1);
+    collectives::alltoallv(comm, std::span<const long>(c.send), c.sendcounts, c.sdispls,
+                           std::span<long>(c.recv), c.recvcounts, c.rdispls, options);
+    EXPECT_EQ(c.recv, expected) << comm.backend() << " "
+                                << collectives::alltoallv_name({options.algorithm, options.k})
+                                << " on " << comm.size() << " ranks";
+  }
+}
+
+TEST(Alltoallv, EveryAlgorithmAndEveryKMatchesTheReference) {
+  run_on_backends([](const auto& comm) {
+    check_every_algorithm(comm, 1, 5, true);
+    check_every_algorithm(comm, 2, 3, false);
+  });
+}
+
+TEST(Alltoallv, LargeUnevenBlocks) {
+  run_on_backends([](const auto& comm) { check_every_algorithm(comm, 3, 40000, false); });
+}
+
+TEST(Alltoallv, AutoMeasuresOncePerSizeClassThenRemembers) {
+  run_on_backends([](const auto& comm) {
+    collectives::AlltoallvTuner tuner;
+    const AlltoallvOptions options{.algorithm = AlltoallvAlgorithm::kAuto, .tuner = &tuner};
+    const int n = comm.size();
+    auto call = [&](int block) {
+      std::vector<double> send(static_cast<std::size_t>(n * block), comm.rank());
+      std::vector<double> recv(send.size(), -1.0);
+      std::vector<int> counts(static_cast<std::size_t>(n), block), displs;
+      for (int j = 0; j < n; ++j) displs.push_back(j * block);
+      collectives::alltoallv(comm, std::span<const double>(send), counts, displs,
+                             std::span<double>(recv), counts, displs, options);
+      for (int j = 0; j < n; ++j) EXPECT_EQ(recv[static_cast<std::size_t>(j * block)], j);
+    };
+    call(4);
+    call(4);
+    EXPECT_EQ(tuner.measurements(), 1);
+    call(4000);
+    EXPECT_EQ(tuner.measurements(), 2);
+    EXPECT_TRUE(tuner.chosen(collectives::alltoallv_size_class(4 * sizeof(double))).has_value());
+    tuner.reset();
+    call(4);
+    EXPECT_EQ(tuner.measurements(), 1);
+    tuner.reset();
+    tuner.force({AlltoallvAlgorithm::kRingK, 2});
+    call(4);
+    EXPECT_EQ(tuner.measurements(), 0);
+  });
+}
+
+TEST(Alltoallv, AutoIsForcedByTheEnvironment) {
+  ::setenv("COLLECTIVES_ALLTOALLV", "ring3", 1);
+  run_on_backends([](const auto&) {
+    collectives::AlltoallvTuner tuner;
+    ASSERT_TRUE(tuner.forced().has_value());  // local: no collective follows
+    EXPECT_EQ(collectives::alltoallv_name(*tuner.forced()), "ring3");
+  });
+  ::setenv("COLLECTIVES_ALLTOALLV", "ring0", 1);
+  EXPECT_THROW(collectives::AlltoallvTuner{}, ep::Error);
+  ::unsetenv("COLLECTIVES_ALLTOALLV");
+  EXPECT_FALSE(collectives::AlltoallvTuner{}.forced().has_value());
+}
+
+TEST(Alltoallv, NamesRoundTrip) {
+  for (const char* name : {"library", "burst", "pairwise", "bruck", "ring1", "ring16", "auto"}) {
+    EXPECT_EQ(collectives::alltoallv_name(collectives::parse_alltoallv_choice(name)), name);
+  }
+  for (const char* bad : {"ring", "ring0", "ring-2", "ring4x", "fast"}) {
+    EXPECT_THROW((void)collectives::parse_alltoallv_choice(bad), ep::Error) << bad;
+  }
+}
+
+/// Runs one alltoallv with arguments spoilt by `spoil` and expects every
+/// rank to throw an ep::Error whose message contains `words`.
+template <class C, class Spoil>
+void expect_error_everywhere(const C& comm, const Spoil& spoil,
+                             const std::vector<std::string>& words) {
+  Case c = make_case(comm.size(), comm.rank(), 9, 3);
+  AlltoallvOptions options{.algorithm = AlltoallvAlgorithm::kRingK, .k = 2};
+  spoil(c, options);
+  try {
+    collectives::alltoallv(comm, std::span<const long>(c.send), c.sendcounts, c.sdispls,
+                           std::span<long>(c.recv), c.recvcounts, c.rdispls, options);
+    ADD_FAILURE() << comm.backend() << " rank " << comm.rank() << ": no error for "
+                  << words.front();
+  } catch (const ep::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("collectives::alltoallv"), std::string::npos) << what;
+    for (const std::string& w : words) EXPECT_NE(what.find(w), std::string::npos) << what;
+  }
+}
+
+TEST(Alltoallv, BadArgumentsThrowOnEveryRank) {
+  run_on_backends([](const auto& comm) {
+    const int last = comm.size() - 1;
+    expect_error_everywhere(comm, [](Case&, AlltoallvOptions& o) { o.k = 0; }, {"k = 0"});
+    expect_error_everywhere(comm,
+                            [&](Case& c, AlltoallvOptions&) {
+                              if (comm.rank() == last) c.sendcounts[0] = -1;
+                            },
+                            {"rank " + std::to_string(last), "sendcounts[0] = -1"});
+    expect_error_everywhere(comm,
+                            [&](Case& c, AlltoallvOptions&) {
+                              if (comm.rank() == 0)
+                                c.recvcounts[static_cast<std::size_t>(last)] += 1;
+                            },
+                            {"rank 0", "recvcounts[" + std::to_string(last) + "]"});
+    expect_error_everywhere(comm,
+                            [&](Case& c, AlltoallvOptions&) {
+                              if (comm.rank() == last) {
+                                c.sdispls[0] =
+                                    static_cast<int>(c.send.size()) - c.sendcounts[0] + 1;
+                              }
+                            },
+                            {"outside its buffer"});
+    expect_error_everywhere(comm,
+                            [](Case&, AlltoallvOptions& o) {
+                              o.algorithm = AlltoallvAlgorithm::kAuto;
+                              o.tuner = nullptr;
+                            },
+                            {"tuner"});
+    if (comm.size() > 1) {
+      expect_error_everywhere(comm,
+                              [&](Case&, AlltoallvOptions& o) {
+                                if (comm.rank() == last) o.k = 3;
+                              },
+                              {"k = 3", "rank 0 passed 2"});
+    }
+  });
+}
+
+}  // namespace
