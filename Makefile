@@ -4,6 +4,8 @@
 #   make deps     install missing Debian packages (cheap when nothing is missing)
 #   make build    release preset, warnings as errors
 #   make test     build + every test (unit, loopback, mpi, tcp, ...)
+#   make test-mpich  the same build and tests against MPICH (preset mpich;
+#                 xios_lite is left out: Debian's parallel NetCDF is built for Open MPI)
 #   make tsan     TSan build (Clang + libomp) + the loopback tier
 #   make asan     ASan/UBSan build + every test (not part of CI)
 #   make demo     build + quick ping-pong demo, 2 processes x 2 threads
@@ -30,7 +32,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 SOURCE_DIRS := $(wildcard ep collectives xios_lite demos tests)
 SOURCES = $(shell find $(SOURCE_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) 2>/dev/null)
 
-.PHONY: all deps build test tsan asan demo bench format format-check tidy clean
+.PHONY: all deps build test test-mpich tsan asan demo bench format format-check tidy clean
 
 all: build
 
@@ -46,6 +48,11 @@ build: deps
 # core count.
 test: deps build
 	ctest --test-dir build/release --output-on-failure -j $(CTEST_JOBS) $(CTEST_ARGS)
+
+test-mpich: deps
+	cmake --preset mpich -DEP_WARNINGS_AS_ERRORS=ON $(CMAKE_ARGS)
+	cmake --build --preset mpich -j $(JOBS)
+	ctest --test-dir build/mpich --output-on-failure -j $(CTEST_JOBS) $(CTEST_ARGS)
 
 # TSan tier: one process, many threads (label loopback), where every race is
 # ours to see. Multi-process tests are left out: the MPI library is not
