@@ -235,4 +235,172 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Several servers split the domain: the shared file holds it whole, each
+// multiple_file part holds its server's rows.
+TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
+  if (!have_servers()) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  const std::string dir = xios_test::scratch_dir("servers");
+  const std::string cfg = dir + "/iodef.xml";
+  const int servers = servers_or_zero(2);
+  xios_test::write_file(
+      cfg, config(dir, {{"name=\"" + dir + "/shared\" output_freq=\"1ts\" type=\"one_file\"",
+                         R"(<field field_ref="t2"/><field field_ref="t3"/>)"},
+                        {"name=\"" + dir + "/parts\" output_freq=\"1ts\" type=\"multiple_file\"",
+                         R"(<field field_ref="t3"/>)"}}));
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers;
+  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+    simple_model(c, comm, 2, false);
+  };
+  const auto outcome = xios_test::run(spec);
+  expect_no_errors(outcome);
+  if (is_reader()) {
+    const std::string shared = dir + "/shared.nc";
+    EXPECT_EQ(xios_test::read_var(shared, "t2"), expected_instant(0, 2, 1, 0, kNj));
+    EXPECT_EQ(xios_test::read_var(shared, "t3"), expected_instant(1, 2, kLevels, 0, kNj));
+    int j0 = 0;
+    for (int s = 0; s < servers; ++s) {
+      std::string part = dir + "/parts";
+      if (servers > 1) {
+        part.append(1, '_').append(std::to_string(s));  // not "_" + ...: GCC 12 -Wrestrict
+      }
+      part.append(".nc");
+      const long nj = xios_test::dim_len(part, "lat");
+      EXPECT_GT(nj, 0) << part;
+      EXPECT_EQ(xios_test::read_var(part, "t3"),
+                expected_instant(1, 2, kLevels, j0, static_cast<int>(nj)))
+          << part;
+      j0 += static_cast<int>(nj);
+    }
+    EXPECT_EQ(j0, kNj);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The same model in the ep, funneled and synchronous modes writes the same numbers.
+TEST(XiosOutput, ModesWriteIdenticalData) {
+  const std::string dir = xios_test::scratch_dir("modes");
+  std::vector<std::pair<Mode, std::string>> modes{{Mode::kSynchronous, "sync"}};
+  if (have_servers()) {
+    modes.insert(modes.begin(), {{Mode::kEndpoints, "ep"}, {Mode::kFunneled, "funneled"}});
+  }
+  for (const auto& [mode, name] : modes) {
+    const std::string cfg = dir + "/" + name + ".xml";
+    xios_test::write_file(
+        cfg,
+        config(dir, {{"name=\"" + dir + "/" + name + "\" output_freq=\"2ts\" type=\"one_file\"",
+                      R"(<field field_ref="t3" operation="average"/><field field_ref="t2"/>)"}}));
+    xios_test::RunSpec spec;
+    spec.config = cfg;
+    spec.mode = mode;
+    spec.servers = mode == Mode::kSynchronous ? 0 : 1;
+    spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+      simple_model(c, comm, 4, false);
+    };
+    const auto outcome = xios_test::run(spec);
+    expect_no_errors(outcome);
+  }
+  if (is_reader()) {
+    const auto ref_t3 = xios_test::read_var(dir + "/" + modes[0].second + ".nc", "t3");
+    const auto ref_t2 = xios_test::read_var(dir + "/" + modes[0].second + ".nc", "t2");
+    EXPECT_EQ(ref_t3.size(), static_cast<std::size_t>(2 * kLevels * kNj * kNi));
+    EXPECT_EQ(ref_t2, [] {
+      auto all = expected_instant(0, 4, 1, 0, kNj);
+      std::vector<double> even;  // instant at steps 2 and 4
+      even.insert(even.end(), all.begin() + kNj * kNi, all.begin() + 2 * kNj * kNi);
+      even.insert(even.end(), all.begin() + 3 * kNj * kNi, all.end());
+      return even;
+    }());
+    for (std::size_t m = 1; m < modes.size(); ++m) {
+      EXPECT_EQ(xios_test::read_var(dir + "/" + modes[m].second + ".nc", "t3"), ref_t3)
+          << modes[m].second;
+      EXPECT_EQ(xios_test::read_var(dir + "/" + modes[m].second + ".nc", "t2"), ref_t2)
+          << modes[m].second;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Client processes with different thread counts (one with a single
+// endpoint), in ep and funneled modes, with uneven blocks.
+TEST(XiosOutput, MixedThreadCountsUnevenBlocks) {
+  const std::string dir = xios_test::scratch_dir("mixed");
+  const int servers = servers_or_zero(1);
+  const std::vector<Mode> modes = servers > 0 ? std::vector<Mode>{Mode::kEndpoints, Mode::kFunneled}
+                                              : std::vector<Mode>{Mode::kSynchronous};
+  for (const Mode mode : modes) {
+    const std::string name = xios_lite::to_string(mode);
+    const std::string cfg = dir + "/" + name + ".xml";
+    xios_test::write_file(
+        cfg,
+        config(dir, {{"name=\"" + dir + "/" + name + "\" output_freq=\"1ts\" type=\"one_file\"",
+                      R"(<field field_ref="t3"/>)"}}));
+    xios_test::RunSpec spec;
+    spec.config = cfg;
+    spec.servers = servers;
+    spec.mode = mode;
+    spec.threads = [](int p) { return p % 2 == 0 ? 0 : 1; };  // OMP_NUM_THREADS, then 1
+    spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+      simple_model(c, comm, 2, false);
+    };
+    const auto outcome = xios_test::run(spec);
+    expect_no_errors(outcome);
+    if (is_reader()) {
+      EXPECT_EQ(xios_test::read_var(dir + "/" + name + ".nc", "t3"),
+                expected_instant(1, 2, kLevels, 0, kNj))
+          << name;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// split_freq: 6-hourly records, a new file every day, named by its period.
+TEST(XiosOutput, SplitFreqFileNamesAndRecords) {
+  const std::string dir = xios_test::scratch_dir("split");
+  const std::string cfg = dir + "/iodef.xml";
+  const int servers = servers_or_zero(1);
+  xios_test::write_file(
+      cfg,
+      config(dir,
+             {{"name=\"" + dir + "/daily\" output_freq=\"6h\" split_freq=\"1d\" sync_freq=\"12h\"",
+               R"(<field field_ref="t2"/>)"}},
+             R"(type="noleap" start_date="2000-02-27 00:00:00" timestep="6h")"));
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers;
+  spec.mode = mode_for(servers);
+  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+    simple_model(c, comm, 10, false);
+  };
+  const auto outcome = xios_test::run(spec);
+  expect_no_errors(outcome);
+  if (is_reader()) {
+    const std::vector<std::string> names{"daily_20000227-20000228.nc", "daily_20000228-20000301.nc",
+                                         "daily_20000301-20000302.nc"};
+    const std::vector<long> records{4, 4, 2};
+    auto all = expected_instant(0, 10, 1, 0, kNj);
+    std::size_t at = 0;
+    for (std::size_t f = 0; f < names.size(); ++f) {
+      const std::string path = dir + "/" + names[f];
+      EXPECT_TRUE(xios_test::file_exists(path)) << path;
+      EXPECT_EQ(xios_test::dim_len(path, "time"), records[f]) << path;
+      const std::size_t n = static_cast<std::size_t>(records[f]) * kNj * kNi;
+      if (at + n <= all.size()) {
+        EXPECT_EQ(xios_test::read_var(path, "t2"),
+                  std::vector<double>(all.begin() + static_cast<long>(at),
+                                      all.begin() + static_cast<long>(at + n)))
+            << path;
+      }
+      at += n;
+      const auto time = xios_test::read_var(path, "time");
+      if (!time.empty()) {
+        EXPECT_EQ(time.front(), 21600.0 * (static_cast<double>(f) * 4 + 1)) << path;
+      }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 }  // namespace
