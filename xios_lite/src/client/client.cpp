@@ -35,6 +35,30 @@ namespace detail {
 namespace {
 constexpr int kIntercommTag = 7407;  // MPI tag of the leaders' handshake on the world communicator
 constexpr int kFunnelTag = 1;        // on the client's private dup: the funnel's address
+
+// An error raised inside the library, re-raised under the public call's
+// name: its own "call: ep rank r: " prefix is dropped so the message names
+// the public call once.
+struct Failure {
+  ep::ErrorKind kind = ep::ErrorKind::kArgument;
+  std::string detail;
+};
+Failure failure_of(const std::exception& e) {
+  const auto* err = dynamic_cast<const ep::Error*>(&e);
+  std::string text = e.what();
+  if (err == nullptr) {
+    return {ep::ErrorKind::kArgument, text};
+  }
+  std::string prefix = err->call();
+  if (err->ep_rank() >= 0) {
+    prefix.append(": ep rank ").append(std::to_string(err->ep_rank()));
+  }
+  prefix.append(": ");
+  if (err->call().rfind("xios_lite::Client", 0) == 0 && text.rfind(prefix, 0) == 0) {
+    text.erase(0, prefix.size());
+  }
+  return {err->kind(), text};
+}
 }  // namespace
 
 class ClientImpl {
@@ -135,7 +159,12 @@ class ClientImpl {
       if (!my_error.empty()) {
         fail(call, comm_.rank(), my_error);
       }
-      work();
+      try {
+        work();
+      } catch (const std::exception& e) {
+        const Failure f = failure_of(e);
+        throw ep::Error(f.kind, call, comm_.rank(), f.detail);
+      }
       return;
     }
     client::Funnel& f = *funnel_;
@@ -153,7 +182,7 @@ class ClientImpl {
         try {
           work();
         } catch (const std::exception& e) {
-          f.error = e.what();
+          f.error = failure_of(e).detail;
         }
       }
     }
@@ -415,13 +444,13 @@ Report ClientImpl::finalise() {
     try {
       engine_->end_step();  // records finished in the last step
     } catch (const std::exception& e) {
-      error = e.what();
+      error = failure_of(e).detail;
     }
     try {
       servers = sink_->finish("");
     } catch (const std::exception& e) {
       if (error.empty()) {
-        error = e.what();
+        error = failure_of(e).detail;
       }
     }
     stats = sink_->stats();
