@@ -21,7 +21,7 @@
 // NetCDF (server modes), bytes / time in NetCDF (sync, raw_write).
 //
 //   mpiexec -n 3 output_bench --threads 2 [--steps 20] [--fields 4] [--size 256K]
-//           [--compute-us 3000] [--reps 3] [--dir /tmp] [--json F] [--csv F]
+//           [--compute-us 20000] [--reps 3] [--dir /tmp] [--json F] [--csv F]
 #include <mpi.h>
 #include <netcdf.h>
 #include <netcdf_par.h>
@@ -58,7 +58,7 @@ struct Options {
   int steps = 20;
   int fields = 4;
   std::size_t size = 256 * 1024;  // bytes per field per client
-  int compute_us = 3000;
+  int compute_us = 20000;
   int reps = 3;
   std::vector<std::string> modes;
   std::string dir = "/tmp";
@@ -130,15 +130,17 @@ Geometry geometry(const Options& o, int client_processes) {
   return g;
 }
 
-std::string config_text(const Options& o, const Geometry& g, const std::string& file, bool one_file) {
-  std::string xml = "<xios_lite><context id=\"bench\">\n"
-                    "  <calendar type=\"gregorian\" start_date=\"2000-01-01\" timestep=\"1h\"/>\n"
-                    "  <options finalise_timeout=\"120\"/>\n"
-                    "  <domain_definition><domain id=\"d\" ni_glo=\"" +
-                    std::to_string(g.nx) + "\" nj_glo=\"" + std::to_string(g.ny()) +
-                    "\"/></domain_definition>\n"
-                    "  <grid_definition><grid id=\"g\" domain_ref=\"d\"/></grid_definition>\n"
-                    "  <field_definition>\n";
+std::string config_text(const Options& o, const Geometry& g, const std::string& file,
+                        bool one_file) {
+  std::string xml =
+      "<xios_lite><context id=\"bench\">\n"
+      "  <calendar type=\"gregorian\" start_date=\"2000-01-01\" timestep=\"1h\"/>\n"
+      "  <options finalise_timeout=\"120\"/>\n"
+      "  <domain_definition><domain id=\"d\" ni_glo=\"" +
+      std::to_string(g.nx) + "\" nj_glo=\"" + std::to_string(g.ny()) +
+      "\"/></domain_definition>\n"
+      "  <grid_definition><grid id=\"g\" domain_ref=\"d\"/></grid_definition>\n"
+      "  <field_definition>\n";
   for (int f = 0; f < o.fields; ++f) {
     xml += "    <field id=\"" + field_name(f) + "\" grid_ref=\"g\" units=\"1\"/>\n";
   }
@@ -206,8 +208,9 @@ RunResult run_library(const Options& o, const Geometry& g, MPI_Comm world, MPI_C
       xios_lite::Client client(comm, w, cfg, opt);
       client.set_domain_block("d", {0, g.nx, comm.rank() * g.rows, g.rows});
       client.close_definition();
-      std::vector<std::vector<double>> data(static_cast<std::size_t>(o.fields),
-                                            std::vector<double>(static_cast<std::size_t>(g.nx) * g.rows));
+      std::vector<std::vector<double>> data(
+          static_cast<std::size_t>(o.fields),
+          std::vector<double>(static_cast<std::size_t>(g.nx) * g.rows));
       double sink = 0;
       for (int s = 1; s <= o.steps; ++s) {
         sink += compute(o.compute_us);
@@ -230,7 +233,8 @@ RunResult run_library(const Options& o, const Geometry& g, MPI_Comm world, MPI_C
   }
   res.total_s = MPI_Wtime() - t0;
   double sum = 0;
-  bench::check_mpi(MPI_Allreduce(&output_s, &sum, 1, MPI_DOUBLE, MPI_SUM, w.local), "MPI_Allreduce");
+  bench::check_mpi(MPI_Allreduce(&output_s, &sum, 1, MPI_DOUBLE, MPI_SUM, w.local),
+                   "MPI_Allreduce");
   res.output_us_per_step = sum / g.clients / o.steps * 1e6;
   if (server_mode) {
     for (const auto& s : report.servers) {
@@ -263,23 +267,27 @@ RunResult run_raw(const Options& o, const Geometry& g, MPI_Comm clients, const s
   MPI_Comm_rank(clients, &rank);
   int ncid = -1;
   std::vector<int> vars(static_cast<std::size_t>(o.fields));
-  check_nc(nc_create_par(path.c_str(), NC_NETCDF4 | NC_CLOBBER, clients, MPI_INFO_NULL, &ncid), "nc_create_par");
+  check_nc(nc_create_par(path.c_str(), NC_NETCDF4 | NC_CLOBBER, clients, MPI_INFO_NULL, &ncid),
+           "nc_create_par");
   int dims[3];
   check_nc(nc_def_dim(ncid, "time", NC_UNLIMITED, &dims[0]), "nc_def_dim");
   check_nc(nc_def_dim(ncid, "lat", static_cast<size_t>(g.ny()), &dims[1]), "nc_def_dim");
   check_nc(nc_def_dim(ncid, "lon", static_cast<size_t>(g.nx), &dims[2]), "nc_def_dim");
   for (int f = 0; f < o.fields; ++f) {
     const std::string name = field_name(f);
-    check_nc(nc_def_var(ncid, name.c_str(), NC_DOUBLE, 3, dims, &vars[static_cast<std::size_t>(f)]), "nc_def_var");
+    check_nc(nc_def_var(ncid, name.c_str(), NC_DOUBLE, 3, dims, &vars[static_cast<std::size_t>(f)]),
+             "nc_def_var");
     const size_t chunk[3] = {1, static_cast<size_t>(g.ny()), static_cast<size_t>(g.nx)};
-    check_nc(nc_def_var_chunking(ncid, vars[static_cast<std::size_t>(f)], NC_CHUNKED, chunk), "nc_def_var_chunking");
+    check_nc(nc_def_var_chunking(ncid, vars[static_cast<std::size_t>(f)], NC_CHUNKED, chunk),
+             "nc_def_var_chunking");
   }
   check_nc(nc_enddef(ncid), "nc_enddef");
   for (int v : vars) {
     check_nc(nc_var_par_access(ncid, v, NC_COLLECTIVE), "nc_var_par_access");
   }
-  std::vector<std::vector<double>> blocks(static_cast<std::size_t>(o.threads),
-                                          std::vector<double>(static_cast<std::size_t>(g.nx) * g.rows));
+  std::vector<std::vector<double>> blocks(
+      static_cast<std::size_t>(o.threads),
+      std::vector<double>(static_cast<std::size_t>(g.nx) * g.rows));
   double output_s = 0;
   double write_s = 0;
   const double t0 = MPI_Wtime();
@@ -298,7 +306,8 @@ RunResult run_raw(const Options& o, const Geometry& g, MPI_Comm clients, const s
         for (int f = 0; f < o.fields; ++f) {
           for (int b = 0; b < o.threads; ++b) {
             const int client = rank * o.threads + b;
-            const size_t start[3] = {static_cast<size_t>(s - 1), static_cast<size_t>(client * g.rows), 0};
+            const size_t start[3] = {static_cast<size_t>(s - 1),
+                                     static_cast<size_t>(client * g.rows), 0};
             const size_t count[3] = {1, static_cast<size_t>(g.rows), static_cast<size_t>(g.nx)};
             bench::run_or_abort(kBenchName, [&] {
               check_nc(nc_put_vara_double(ncid, vars[static_cast<std::size_t>(f)], start, count,
@@ -319,8 +328,10 @@ RunResult run_raw(const Options& o, const Geometry& g, MPI_Comm clients, const s
   res.total_s = MPI_Wtime() - t0;
   double sum = 0;
   double max_write = 0;
-  bench::check_mpi(MPI_Allreduce(&output_s, &sum, 1, MPI_DOUBLE, MPI_SUM, clients), "MPI_Allreduce");
-  bench::check_mpi(MPI_Allreduce(&write_s, &max_write, 1, MPI_DOUBLE, MPI_MAX, clients), "MPI_Allreduce");
+  bench::check_mpi(MPI_Allreduce(&output_s, &sum, 1, MPI_DOUBLE, MPI_SUM, clients),
+                   "MPI_Allreduce");
+  bench::check_mpi(MPI_Allreduce(&write_s, &max_write, 1, MPI_DOUBLE, MPI_MAX, clients),
+                   "MPI_Allreduce");
   res.output_us_per_step = sum / g.clients / o.steps * 1e6;
   res.bytes = static_cast<double>(o.steps) * o.fields * g.nx * g.ny() * sizeof(double);
   res.mbps = res.bytes / max_write / 1e6;
@@ -339,10 +350,12 @@ struct ModeRuns {
   double bytes = 0;
 };
 
-void print_target(const char* what, double ratio, double limit, bool at_most, const std::string& why) {
+void print_target(const char* what, double ratio, double limit, bool at_most,
+                  const std::string& why) {
   const bool met = at_most ? ratio <= limit : ratio >= limit;
-  std::printf("# target %-52s ratio %.3f (%s %.2f): %s%s%s\n", what, ratio, at_most ? "<=" : ">=", limit,
-              met ? "met" : "NOT MET", met ? "" : "; ", met ? "" : why.c_str());
+  std::printf("# target %-52s ratio %.3f (%s %.2f): %s%s%s\n", what, ratio,
+              at_most ? "<=" : ">=", limit, met ? "met" : "NOT MET", met ? "" : "; ",
+              met ? "" : why.c_str());
 }
 
 }  // namespace
@@ -364,9 +377,9 @@ int main(int argc, char** argv) {
   bench::widen_affinity_to_all_cpus();
   const int client_processes = world_size - 1;
   const Geometry g = geometry(o, client_processes);
-  const std::vector<std::string> modes = o.modes.empty()
-                                             ? std::vector<std::string>(std::begin(kModeNames), std::end(kModeNames))
-                                             : o.modes;
+  const std::vector<std::string> modes =
+      o.modes.empty() ? std::vector<std::string>(std::begin(kModeNames), std::end(kModeNames))
+                      : o.modes;
   MPI_Comm clients = bench::first_ranks(MPI_COMM_WORLD, client_processes);
   const bool is_client = clients != MPI_COMM_NULL;
 
@@ -379,10 +392,14 @@ int main(int argc, char** argv) {
   MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
   const std::size_t field_bytes = static_cast<std::size_t>(g.nx) * g.rows * sizeof(double);
   if (rank == 0) {
-    std::printf("# output_bench: %d client processes x %d threads (%d EP clients) + 1 server process\n",
-                client_processes, o.threads, g.clients);
-    std::printf("# %d steps x %d fields x %s per client and field (domain %d x %d), compute %d us/step, %d reps\n",
-                o.steps, o.fields, bench::format_bytes(field_bytes).c_str(), g.nx, g.ny(), o.compute_us, o.reps);
+    std::printf(
+        "# output_bench: %d client processes x %d threads (%d EP clients) + 1 server process\n",
+        client_processes, o.threads, g.clients);
+    std::printf(
+        "# %d steps x %d fields x %s per client and field (domain %d x %d), compute %d us/step, %d "
+        "reps\n",
+        o.steps, o.fields, bench::format_bytes(field_bytes).c_str(), g.nx, g.ny(), o.compute_us,
+        o.reps);
     bench::print_load(stdout, "start");
   }
 
@@ -405,9 +422,10 @@ int main(int argc, char** argv) {
             r = run_raw(o, g, clients, base + ".nc");
           }
         } else {
-          const xios_lite::Mode mode = mr.name == "ep_server"         ? xios_lite::Mode::kEndpoints
-                                       : mr.name == "funneled_server" ? xios_lite::Mode::kFunneled
-                                                                      : xios_lite::Mode::kSynchronous;
+          const xios_lite::Mode mode = mr.name == "ep_server" ? xios_lite::Mode::kEndpoints
+                                       : mr.name == "funneled_server"
+                                           ? xios_lite::Mode::kFunneled
+                                           : xios_lite::Mode::kSynchronous;
           r = run_library(o, g, MPI_COMM_WORLD, clients, mode, cfg);
         }
         MPI_Barrier(MPI_COMM_WORLD);
@@ -431,7 +449,8 @@ int main(int argc, char** argv) {
 
   if (rank == 0) {
     bench::Report report(kBenchName);
-    bench::print_header(stdout, "output: client-visible output time per step; MB/s = writer throughput", {});
+    bench::print_header(
+        stdout, "output: client-visible output time per step; MB/s = writer throughput", {});
     for (const auto& mr : runs) {
       bench::Record rec;
       rec.test = "output";
@@ -465,24 +484,29 @@ int main(int argc, char** argv) {
       bench::print_row(stdout, rec, {});
       report.add(rec);
     }
-    auto avg = [&](const char* m) -> const bench::Record* { return report.find("output", m, field_bytes); };
+    auto avg = [&](const char* m) -> const bench::Record* {
+      return report.find("output", m, field_bytes);
+    };
     std::printf("\n");
     const auto* ep = avg("ep_server");
     const auto* fun = avg("funneled_server");
     const auto* sync = avg("sync");
     const auto* raw = avg("raw_write");
     if (ep != nullptr && sync != nullptr) {
-      print_target("ep_server output time <= 0.10 x sync", ep->time.avg_us / sync->time.avg_us, 0.10, true,
-                   "the clients still copy and send every record inside the calls");
+      print_target("ep_server output time <= 0.10 x sync", ep->time.avg_us / sync->time.avg_us,
+                   0.10, true, "the clients still copy and send every record inside the calls");
     }
     if (ep != nullptr && fun != nullptr) {
-      print_target(("ep_server output time <= 0.67 x funneled (" + std::to_string(o.threads) + " threads)").c_str(),
-                   ep->time.avg_us / fun->time.avg_us, 0.67, true,
-                   "with few threads per process the master's serial work is small");
+      print_target(
+          ("ep_server output time <= 0.67 x funneled (" + std::to_string(o.threads) + " threads)")
+              .c_str(),
+          ep->time.avg_us / fun->time.avg_us, 0.67, true,
+          "with few threads per process the master's serial work is small");
     }
     if (ep != nullptr && raw != nullptr && raw->mbps > 0) {
       print_target("server write throughput >= 0.8 x raw_write", ep->mbps / raw->mbps, 0.8, false,
-                   "the server's NetCDF writes (with coordinates, fill, time axis) are slower than raw puts");
+                   "the server's NetCDF writes (with coordinates, fill, time axis) are slower than "
+                   "raw puts");
     }
     bench::print_load(stdout, "end");
     report.write_json(o.json);

@@ -215,3 +215,22 @@ TEST(XiosTemporal, OperationsFoldSamples) {
 }
 
 }  // namespace
+
+namespace {
+
+// The shipped examples parse (they are documentation; they must stay valid).
+TEST(XiosConfig, ExamplesParse) {
+  for (const char* name : {"iodef_atmosphere.xml", "iodef_minimal.xml"}) {
+    const std::string path = std::string(XIOS_LITE_EXAMPLES_DIR) + "/" + name;
+    EXPECT_NO_THROW({
+      const xios_lite::Config cfg = xios_lite::parse_config(path);
+      EXPECT_FALSE(cfg.files.empty()) << path;
+    }) << path;
+  }
+  const xios_lite::Config atm =
+      xios_lite::parse_config(std::string(XIOS_LITE_EXAMPLES_DIR) + "/iodef_atmosphere.xml");
+  EXPECT_EQ(atm.files.size(), 2U);  // the disabled file is left out
+  EXPECT_EQ(atm.calendar.timestep_seconds(), 1800);
+}
+
+}  // namespace

@@ -7,6 +7,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <mutex>
 #include <string>
 
 #include "ep/collectives.hpp"
@@ -399,6 +402,78 @@ TEST(XiosOutput, SplitFreqFileNamesAndRecords) {
       if (!time.empty()) {
         EXPECT_EQ(time.front(), 21600.0 * (static_cast<double>(f) * 4 + 1)) << path;
       }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The finalise report: every client, every server, the bytes that went
+// through, and the same as JSON.
+TEST(XiosOutput, ReportsAtFinalise) {
+  const std::string dir = xios_test::scratch_dir("report");
+  const std::string cfg = dir + "/iodef.xml";
+  const int servers = servers_or_zero(2);
+  std::string xml =
+      config(dir, {{"name=\"" + dir + "/rep\" output_freq=\"1ts\"", R"(<field field_ref="t3"/>)"}});
+  const std::string from = R"(<options finalise_timeout="30"/>)";
+  xml.replace(xml.find(from), from.size(),
+              R"(<options finalise_timeout="30" report_json=")" + dir + R"(/report.json"/>)");
+  xios_test::write_file(cfg, xml);
+  std::mutex mutex;
+  xios_lite::Report report;
+  int endpoints = 0;
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers;
+  spec.mode = mode_for(servers);
+  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.close_definition();
+    for (int s = 1; s <= 3; ++s) {
+      c.update_calendar(s);
+      c.send_field("t3", xios_test::field_values(1, s, kLevels, b));
+    }
+    const xios_lite::Report r = c.finalise();
+    const std::lock_guard lock(mutex);
+    endpoints = comm.size();
+    if (comm.rank() == 0) {
+      report = r;
+    }
+  };
+  const auto outcome = xios_test::run(spec);
+  expect_no_errors(outcome);
+  if (is_reader()) {
+    const double data_bytes = 3.0 * kLevels * kNj * kNi * sizeof(double);
+    EXPECT_EQ(report.mode, servers > 0 ? "ep" : "synchronous");
+    EXPECT_EQ(static_cast<int>(report.clients.size()), endpoints);
+    EXPECT_EQ(static_cast<int>(report.servers.size()), servers);
+    double sent = 0;
+    for (const auto& c : report.clients) {
+      EXPECT_GE(c.total_s, c.in_calls_s);
+      EXPECT_GE(c.in_calls_s, c.blocked_s);
+      EXPECT_GE(c.blocked_ratio(), 0.0);
+      sent += c.bytes_sent;
+    }
+    EXPECT_GE(sent, data_bytes);  // data plus event headers
+    double written = 0;
+    for (const auto& s : report.servers) {
+      EXPECT_GT(s.bytes_received, 0.0);
+      EXPECT_GT(s.peak_record_bytes, 0.0);
+      EXPECT_GT(s.peak_rss_bytes, 0.0);
+      EXPECT_GE(s.busy_s + s.idle_s, 0.0);
+      written += s.bytes_written;
+    }
+    if (servers > 0) {
+      EXPECT_EQ(written, data_bytes);
+    }
+    std::ifstream in(dir + "/report.json");
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(json.find("\"clients\": ["), std::string::npos) << json;
+    EXPECT_NE(json.find("\"blocked_ratio\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"servers\": ["), std::string::npos) << json;
+    if (servers > 0) {
+      EXPECT_NE(json.find("\"MBps\""), std::string::npos) << json;
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);

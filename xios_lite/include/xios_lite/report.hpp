@@ -13,9 +13,10 @@
 namespace xios_lite {
 
 struct ClientReport {
-  int client = 0;         ///< EP rank among the clients
-  double total_s = 0;     ///< from construction to finalise
-  double in_calls_s = 0;  ///< inside update_calendar / send_field (client-visible output time)
+  int client = 0;      ///< EP rank among the clients
+  double total_s = 0;  ///< from construction to finalise
+  double in_calls_s =
+      0;  ///< inside update_calendar, send_field and finalise (client-visible output time)
   double blocked_s = 0;   ///< waiting for send-buffer space (back-pressure)
   double bytes_sent = 0;  ///< bytes handed to servers (or written, synchronous mode)
   double write_s = 0;     ///< synchronous mode: time inside NetCDF writes

@@ -437,6 +437,7 @@ Report ClientImpl::finalise() {
     fail(kCall, comm_.rank(), "called before close_definition");
   }
   finalised_ = true;
+  const double t_call = MPI_Wtime();
   std::string error;
   std::vector<ServerReport> servers;
   client::ClientStats stats;
@@ -466,6 +467,7 @@ Report ClientImpl::finalise() {
     servers = f.servers;
     f.sync.arrive_and_wait();
   }
+  in_calls_s_ += MPI_Wtime() - t_call;
   const double total = MPI_Wtime() - t_start_;
   const std::vector<double> mine{static_cast<double>(comm_.rank()),
                                  total,
