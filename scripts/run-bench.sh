@@ -59,4 +59,8 @@ PY
 
 run_bench ep_pingpong 2 demos/bench/ep_pingpong "$@"
 run_bench ep_collectives $((2 * threads)) demos/bench/ep_collectives --threads "$threads"
+# xios_lite output: 2 client processes x $threads threads + 1 server process.
+if [[ -x "$build_dir/demos/bench/output_bench" ]]; then
+  run_bench output_bench 3 demos/bench/output_bench --threads "$threads"
+fi
 echo "run-bench: results in $out/"

@@ -48,7 +48,8 @@ namespace {
 constexpr const char* kBenchName = "output_bench";
 constexpr const char* kUsage =
     "usage: mpiexec -n P output_bench [--threads T] [--steps N] [--fields F] [--size S]\n"
-    "         [--compute-us US] [--reps R] [--modes a,b] [--dir DIR] [--json FILE] [--csv FILE]\n"
+    "         [--compute-us US] [--reps R] [--modes a,b] [--report] [--dir DIR] [--json FILE] "
+    "[--csv FILE]\n"
     "  P-1 client processes of T threads, 1 server process (P >= 2)\n"
     "  modes: ep_server, funneled_server, sync, raw_write\n";
 constexpr std::string_view kModeNames[] = {"ep_server", "funneled_server", "sync", "raw_write"};
@@ -60,6 +61,7 @@ struct Options {
   std::size_t size = 256 * 1024;  // bytes per field per client
   int compute_us = 20000;
   int reps = 3;
+  bool report = false;  // print xios_lite's own finalise report of every run
   std::vector<std::string> modes;
   std::string dir = "/tmp";
   std::string json = "bench-results/output_bench.json";
@@ -91,6 +93,8 @@ Options parse_options(int argc, char** argv) {
       o.reps = static_cast<int>(bench::parse_count(arg, value()));
     } else if (arg == "--modes") {
       o.modes = bench::parse_list(arg, value(), kModeNames);
+    } else if (arg == "--report") {
+      o.report = true;
     } else if (arg == "--dir") {
       o.dir = value();
     } else if (arg == "--json") {
@@ -204,7 +208,7 @@ RunResult run_library(const Options& o, const Geometry& g, MPI_Comm world, MPI_C
     bench::run_or_abort(kBenchName, [&] {
       xios_lite::ClientOptions opt;
       opt.mode = mode;
-      opt.print_report = false;
+      opt.print_report = o.report;
       xios_lite::Client client(comm, w, cfg, opt);
       client.set_domain_block("d", {0, g.nx, comm.rank() * g.rows, g.rows});
       client.close_definition();

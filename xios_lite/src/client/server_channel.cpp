@@ -39,10 +39,13 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
   if (r.is_null() || ep::test(r)) {
     return;
   }
-  // Back-pressure: the server has not taken this buffer yet. Wait with
-  // growing sleeps (oversubscribed nodes), polling for server errors.
+  // Back-pressure: the server has not taken this buffer yet. A large send
+  // moves only while this thread calls MPI (no progress thread), fragment by
+  // fragment, so test often: yield first, then short sleeps (oversubscribed
+  // nodes), polling for server errors.
   const double t0 = MPI_Wtime();
   auto sleep = std::chrono::microseconds(1);
+  int polls = 0;
   while (!ep::test(r)) {
     poll_();
     const double waited = MPI_Wtime() - t0;
@@ -52,8 +55,12 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
                       "timed out after " + std::to_string(timeout_s_) + " s waiting for server " +
                           std::to_string(server_) + " to receive a send buffer");
     }
+    if (++polls < 200) {
+      std::this_thread::yield();
+      continue;
+    }
     std::this_thread::sleep_for(sleep);
-    sleep = std::min(sleep * 2, std::chrono::microseconds(500));
+    sleep = std::min(sleep * 2, std::chrono::microseconds(50));
   }
   blocked_s += MPI_Wtime() - t0;
 }

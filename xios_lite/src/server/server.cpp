@@ -148,7 +148,7 @@ ServerReport run_server(const World& world, const std::string& config_path,
         break;
       }
       std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(200));
+      sleep = std::min(sleep * 2, std::chrono::microseconds(50));
       continue;
     }
     const double t0 = MPI_Wtime();
