@@ -155,6 +155,11 @@ TEST(XiosConfig, ValuesOutOfRange) {
       e.find("attribute split_freq: value '9h' out of range (not a multiple of output_freq 6h)"),
       std::string::npos)
       << e;
+  e = error_of(
+      replaced(R"(finalise_timeout="5")", R"(finalise_timeout="5" progress_thread="yes")"));
+  EXPECT_NE(e.find("attribute progress_thread: value 'yes' out of range (expected true or false)"),
+            std::string::npos)
+      << e;
   e = error_of(replaced(R"(value="1000 500")", R"(value="1000")"));
   EXPECT_NE(e.find("attribute value: has 1 values, expected 2"), std::string::npos) << e;
 }

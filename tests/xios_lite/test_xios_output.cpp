@@ -346,6 +346,8 @@ TEST(XiosOutput, MixedThreadCountsUnevenBlocks) {
     spec.servers = servers;
     spec.mode = mode;
     spec.threads = [](int p) { return p % 2 == 0 ? 0 : 1; };  // OMP_NUM_THREADS, then 1
+    spec.progress_thread =
+        mode != Mode::kFunneled;  // sends also complete without the progress thread
     spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
       simple_model(c, comm, 2, false);
     };

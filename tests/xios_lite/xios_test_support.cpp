@@ -72,6 +72,7 @@ Outcome run(const RunSpec& spec) {
       xios_lite::ClientOptions options;
       options.mode = spec.mode;
       options.print_report = false;
+      options.progress_thread = spec.progress_thread;
       try {
         xios_lite::Client client(comm, world, spec.config, options);
         spec.model(client, comm);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct RunSpec {
   std::string config;
   int servers = 1;  ///< 0: every process is a client (synchronous mode)
   xios_lite::Mode mode = xios_lite::Mode::kEndpoints;
+  std::optional<bool> progress_thread;  ///< unset: the configuration's (default on)
   /// Threads of client process `p` (its rank among the client processes).
   std::function<int(int p)> threads = [](int) { return 0; };  // 0: OMP_NUM_THREADS
   /// Runs the model on one endpoint, from the Client's construction on.

@@ -24,12 +24,14 @@
 //                 process's blocks itself through parallel NetCDF-4.
 // All endpoints of a Client must use the same mode.
 //
-// Progress: there is no progress thread. Every call (update_calendar,
-// send_field, finalise) tests the pending sends of the caller and its
-// error channel, so transfers advance whenever the model calls the library;
-// a model that computes for a long time between calls leaves its sends
-// queued in MPI (which progresses them in the background only as far as
-// its eager protocol goes).
+// Progress: the endpoint runtime has no progress thread. Every call
+// (update_calendar, send_field, finalise) tests the pending sends of the
+// caller and its error channel, so transfers advance whenever the model
+// calls the library. Between calls, a large message moves only while some
+// thread of the process is inside MPI: by default (config option
+// progress_thread="true") the library runs one process-wide thread that
+// enters MPI every few microseconds while a send is in flight and sleeps
+// otherwise; with it off, sends advance only inside the client's calls.
 //
 // Collectivity and threads: each thread owns its Client (one per endpoint).
 // The constructor, close_definition and finalise are collective over every
@@ -65,6 +67,7 @@ struct ClientOptions {
   Mode mode = Mode::kEndpoints;
   std::optional<double> finalise_timeout_s;  ///< overrides the configuration
   std::optional<std::string> report_json;    ///< overrides the configuration
+  std::optional<bool> progress_thread;       ///< overrides the configuration (see "Progress")
   bool print_report = true;                  ///< EP rank 0 prints the report at finalise
 };
 

@@ -110,7 +110,8 @@ struct Config {
   std::vector<FileDef> files;
   BufferSettings buffers;
   double finalise_timeout_s = 60.0;
-  std::string report_json;  ///< empty: no JSON report
+  bool progress_thread = true;  ///< clients: progress sends while the model computes
+  std::string report_json;      ///< empty: no JSON report
 
   /// Index of the field with this id, or -1.
   [[nodiscard]] int find_field(const std::string& id) const;

@@ -336,7 +336,8 @@ void ClientImpl::close_definition() {
         sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), max_threads);
       }
     } else {
-      sink_ = client::make_server_sink(cfg_, inter_, capacity, timeout_s_);
+      sink_ = client::make_server_sink(cfg_, inter_, capacity, timeout_s_,
+                                       options_.progress_thread.value_or(cfg_.progress_thread));
     }
   }
   if (!error.empty()) {

@@ -47,9 +47,11 @@ class RecordSink {
 };
 
 /// Sink to the servers over `inter` (this client's intercommunicator handle).
-/// `capacity`: bytes per buffer and server.
+/// `capacity`: bytes per buffer and server; `progress_thread`: keep the
+/// process's progress thread running while sends are in flight.
 std::unique_ptr<RecordSink> make_server_sink(const Config& cfg, ep::InterCommunicator inter,
-                                             std::size_t capacity, double timeout_s);
+                                             std::size_t capacity, double timeout_s,
+                                             bool progress_thread);
 
 /// Sink into parallel NetCDF-4 over `processes` (the client processes);
 /// `blocks_per_call`: every process passes this many blocks per write.

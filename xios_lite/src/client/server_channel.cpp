@@ -11,21 +11,35 @@
 namespace xios_lite::client {
 
 ServerChannel::ServerChannel(const ep::InterCommunicator& inter, int server, std::size_t capacity,
-                             double timeout_s, std::function<void()> poll)
+                             double timeout_s, std::function<void()> poll,
+                             std::shared_ptr<ProgressThread> progress)
     : inter_(inter),
       server_(server),
       capacity_(capacity),
       timeout_s_(timeout_s),
-      poll_(std::move(poll)) {
+      poll_(std::move(poll)),
+      progress_(std::move(progress)) {
   buffers_[0].resize(capacity);
   buffers_[1].resize(capacity);
 }
 
+// Tests a pending send; tells the progress thread when it completed.
+bool ServerChannel::test_one(ep::Request& r) {
+  if (r.is_null()) {
+    return true;
+  }
+  if (!ep::test(r)) {
+    return false;
+  }
+  if (progress_) {
+    progress_->completed();
+  }
+  return true;
+}
+
 void ServerChannel::progress() {
   for (auto& r : pending_) {
-    if (!r.is_null()) {
-      (void)ep::test(r);
-    }
+    (void)test_one(r);
   }
 }
 
@@ -36,7 +50,7 @@ bool ServerChannel::idle() {
 
 void ServerChannel::wait_free(int index, double& blocked_s) {
   ep::Request& r = pending_[static_cast<std::size_t>(index)];
-  if (r.is_null() || ep::test(r)) {
+  if (test_one(r)) {
     return;
   }
   // Back-pressure: the server has not taken this buffer yet. A large send
@@ -46,7 +60,7 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
   const double t0 = MPI_Wtime();
   auto sleep = std::chrono::microseconds(1);
   int polls = 0;
-  while (!ep::test(r)) {
+  while (!test_one(r)) {
     poll_();
     const double waited = MPI_Wtime() - t0;
     if (waited > timeout_s_) {
@@ -83,6 +97,9 @@ void ServerChannel::flush(double& blocked_s) {
   pending_[a] = inter_.isend(buffers_[a].data(), static_cast<int>(used_[a]), MPI_BYTE, server_,
                              transport::kEventsTag);
   bytes_sent_ += static_cast<double>(used_[a]);
+  if (progress_) {
+    progress_->sent();
+  }
   active_ = 1 - active_;
   wait_free(active_, blocked_s);
   used_[static_cast<std::size_t>(active_)] = 0;

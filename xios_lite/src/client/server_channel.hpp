@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ep/comm_management.hpp"
+#include "progress_thread.hpp"
 
 namespace xios_lite::client {
 
@@ -24,8 +25,10 @@ class ServerChannel {
  public:
   /// `poll` is called while waiting (it collects server errors; it must not throw,
   /// the error is raised by the next client call once the buffers are consistent).
+  /// `progress`: the process's progress thread, or null for none.
   ServerChannel(const ep::InterCommunicator& inter, int server, std::size_t capacity,
-                double timeout_s, std::function<void()> poll);
+                double timeout_s, std::function<void()> poll,
+                std::shared_ptr<ProgressThread> progress);
 
   /// Room for `bytes` contiguous bytes in the active buffer; may send the
   /// active buffer and wait for the other one. bytes <= capacity.
@@ -43,12 +46,14 @@ class ServerChannel {
 
  private:
   void wait_free(int index, double& blocked_s);
+  bool test_one(ep::Request& r);
 
   const ep::InterCommunicator& inter_;
   int server_;
   std::size_t capacity_;
   double timeout_s_;
   std::function<void()> poll_;
+  std::shared_ptr<ProgressThread> progress_;
   std::array<std::vector<std::byte>, 2> buffers_;
   std::array<std::size_t, 2> used_{0, 0};
   std::array<ep::Request, 2> pending_;

@@ -16,16 +16,19 @@ namespace {
 
 class ServerSink final : public RecordSink {
  public:
-  ServerSink(const Config& cfg, ep::InterCommunicator inter, std::size_t capacity, double timeout_s)
+  ServerSink(const Config& cfg, ep::InterCommunicator inter, std::size_t capacity, double timeout_s,
+             bool progress_thread)
       : cfg_(cfg),
         inter_(std::move(inter)),
         table_(netcdf::variable_table(cfg)),
         timeout_s_(timeout_s) {
     const int servers = inter_.remote_size();
+    std::shared_ptr<ProgressThread> progress =
+        progress_thread ? ProgressThread::acquire() : nullptr;
     channels_.reserve(static_cast<std::size_t>(servers));
     for (int s = 0; s < servers; ++s) {
-      channels_.push_back(std::make_unique<ServerChannel>(inter_, s, capacity, timeout_s,
-                                                          [this] { drain_error_messages(); }));
+      channels_.push_back(std::make_unique<ServerChannel>(
+          inter_, s, capacity, timeout_s, [this] { drain_error_messages(); }, progress));
     }
   }
 
@@ -220,8 +223,9 @@ class ServerSink final : public RecordSink {
 }  // namespace
 
 std::unique_ptr<RecordSink> make_server_sink(const Config& cfg, ep::InterCommunicator inter,
-                                             std::size_t capacity, double timeout_s) {
-  return std::make_unique<ServerSink>(cfg, std::move(inter), capacity, timeout_s);
+                                             std::size_t capacity, double timeout_s,
+                                             bool progress_thread) {
+  return std::make_unique<ServerSink>(cfg, std::move(inter), capacity, timeout_s, progress_thread);
 }
 
 }  // namespace xios_lite::client

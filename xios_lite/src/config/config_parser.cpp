@@ -286,7 +286,14 @@ class Parser {
 
   void parse_options(const pugi::xml_node& n) {
     src_.check_attributes(n, {"buffer_factor", "buffer_min_bytes", "buffer_max_bytes",
-                              "finalise_timeout", "report_json"});
+                              "finalise_timeout", "report_json", "progress_thread"});
+    if (n.attribute("progress_thread")) {
+      const std::string v = n.attribute("progress_thread").value();
+      if (v != "true" && v != "false") {
+        src_.fail(n, "progress_thread", "value '" + v + "' out of range (expected true or false)");
+      }
+      cfg_.progress_thread = v == "true";
+    }
     if (n.attribute("buffer_factor")) {
       cfg_.buffers.factor = src_.real(n, "buffer_factor");
       if (cfg_.buffers.factor < 1.0 || cfg_.buffers.factor > 1000.0) {
