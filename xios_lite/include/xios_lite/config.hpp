@@ -115,7 +115,7 @@ struct Config {
 
   /// Index of the field with this id, or -1.
   [[nodiscard]] int find_field(const std::string& id) const;
-  /// Points of one level of `grid` on the global domain times its levels.
+  /// Levels of `grid`: its axis's n_glo, or 1 for a 2-D grid.
   [[nodiscard]] int levels(int grid) const;
 };
 
