@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     // Step kSynced+1 pushes out step kSynced's record; give the server time
     // to write and sync it, then crash without finalising.
     client.update_calendar(kSynced + 2);
-    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::this_thread::sleep_for(std::chrono::seconds(3));
 #pragma omp barrier
     if (comm.rank() == 0) {
       std::printf("sync_kill_model: killing the model after %d synced steps\n", kSynced);
