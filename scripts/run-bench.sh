@@ -68,4 +68,8 @@ for kernel in alltoallv_bench transpose_bench allreduce_bench; do
       --threads "$threads"
   done
 done
+# xios_lite output: 2 client processes x $threads threads + 1 server process.
+if [[ -x "$build_dir/demos/bench/output_bench" ]]; then
+  run_bench output_bench 3 demos/bench/output_bench --threads "$threads"
+fi
 echo "run-bench: results in $out/"

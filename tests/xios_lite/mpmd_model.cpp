@@ -1,0 +1,96 @@
+// The model side of an MPMD launch, as XIOS users launch it:
+//
+//   mpiexec -n 1 mpmd_model iodef_minimal.xml : -n 1 xios_lite_server iodef_minimal.xml
+//
+// Every thread is a client; after finalise the model reads the file back
+// and checks every value. Exit status 0 when all is right, 1 otherwise.
+#include <mpi.h>
+#include <netcdf.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ep/communicator.hpp"
+#include "xios_lite/client.hpp"
+#include "xios_lite/server.hpp"
+
+namespace {
+double value(int step, int j, int i) { return step * 1000.0 + j * 10.0 + i; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  if (argc < 2 || provided < MPI_THREAD_MULTIPLE) {
+    std::fprintf(stderr, "usage: mpmd_model CONFIG.xml (needs MPI_THREAD_MULTIPLE)\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const std::string cfg = argv[1];
+  constexpr int kNi = 16;
+  constexpr int kNj = 8;
+  constexpr int kSteps = 3;
+  int failed = 0;
+  xios_lite::World world = xios_lite::split_world(MPI_COMM_WORLD, xios_lite::Role::kClient);
+  std::vector<ep::Communicator> eps;
+#pragma omp parallel reduction(+ : failed)
+  {
+#pragma omp single
+    eps = ep::create_endpoints(world.local, omp_get_num_threads());
+    ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
+    try {
+      xios_lite::ClientOptions options;
+      options.print_report = true;
+      xios_lite::Client client(comm, world, cfg, options);
+      const int j0 = kNj * comm.rank() / comm.size();
+      const int j1 = kNj * (comm.rank() + 1) / comm.size();
+      client.set_domain_block("d", {0, kNi, j0, j1 - j0});
+      client.close_definition();
+      for (int s = 1; s <= kSteps; ++s) {
+        client.update_calendar(s);
+        std::vector<double> v;
+        for (int j = j0; j < j1; ++j) {
+          for (int i = 0; i < kNi; ++i) {
+            v.push_back(value(s, j, i));
+          }
+        }
+        client.send_field("t", v);
+      }
+      (void)client.finalise();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mpmd_model: %s\n", e.what());
+      failed = 1;
+    }
+    comm.free();
+  }
+  if (world.local != MPI_COMM_NULL) {
+    int rank = 0;
+    MPI_Comm_rank(world.local, &rank);
+    if (rank == 0 && failed == 0) {
+      int nc = -1;
+      int var = -1;
+      std::vector<double> got(static_cast<std::size_t>(kSteps) * kNj * kNi);
+      if (nc_open("minimal_out.nc", NC_NOWRITE, &nc) != NC_NOERR ||
+          nc_inq_varid(nc, "t", &var) != NC_NOERR ||
+          nc_get_var_double(nc, var, got.data()) != NC_NOERR) {
+        std::fprintf(stderr, "mpmd_model: cannot read t from minimal_out.nc\n");
+        failed = 1;
+      } else {
+        std::size_t n = 0;
+        for (int s = 1; s <= kSteps; ++s) {
+          for (int j = 0; j < kNj; ++j) {
+            for (int i = 0; i < kNi; ++i) {
+              failed += got[n++] != value(s, j, i) ? 1 : 0;
+            }
+          }
+        }
+        nc_close(nc);
+        std::printf("mpmd_model: %s\n", failed == 0 ? "file read back exactly" : "values differ");
+      }
+    }
+  }
+  xios_lite::free_world(world);
+  MPI_Finalize();
+  return failed == 0 ? 0 : 1;
+}

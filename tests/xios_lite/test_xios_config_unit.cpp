@@ -1,0 +1,241 @@
+// xios_lite pure functions: configuration parsing and its errors, calendars
+// and frequencies, temporal accumulation. No MPI.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "client/temporal.hpp"
+#include "ep/error.hpp"
+#include "xios_lite/calendar.hpp"
+#include "xios_lite/config.hpp"
+
+namespace {
+
+using xios_lite::parse_config_string;
+
+// A valid configuration; tests replace one line to make it wrong.
+std::string base_config() {
+  return R"(<?xml version="1.0"?>
+<xios_lite>
+  <context id="atm">
+    <calendar type="noleap" start_date="2000-01-01 00:00:00" timestep="1h"/>
+    <options buffer_factor="3" finalise_timeout="5"/>
+    <domain_definition>
+      <domain id="dom" ni_glo="8" nj_glo="4"/>
+    </domain_definition>
+    <axis_definition>
+      <axis id="lev" n_glo="2" value="1000 500" units="hPa" positive="down"/>
+    </axis_definition>
+    <grid_definition>
+      <grid id="g2" domain_ref="dom"/>
+      <grid id="g3" domain_ref="dom" axis_ref="lev"/>
+    </grid_definition>
+    <field_definition>
+      <field_group id="phys" operation="average" grid_ref="g2" units="K">
+        <field id="tas" standard_name="air_temperature"/>
+        <field id="ta" grid_ref="g3"/>
+      </field_group>
+      <field id="ps" grid_ref="g2" operation="instant" units="Pa"/>
+    </field_definition>
+    <file_definition>
+      <file id="hist" name="hist" output_freq="6h" split_freq="1d" sync_freq="12h" compression_level="2">
+        <field field_ref="tas"/>
+        <field field_ref="ta" operation="maximum" name="ta_max"/>
+        <field field_ref="ps"/>
+      </file>
+    </file_definition>
+  </context>
+</xios_lite>
+)";
+}
+
+std::string replaced(const std::string& from, const std::string& to) {
+  std::string text = base_config();
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return pos == std::string::npos ? text : text.replace(pos, from.size(), to);
+}
+
+// "iodef.xml:<line>:" of the line holding `text` in the base configuration.
+std::string at(const std::string& text) {
+  const std::string cfg = base_config();
+  const auto pos = cfg.find(text);
+  EXPECT_NE(pos, std::string::npos) << text;
+  const auto line =
+      1 + std::count(cfg.begin(), cfg.begin() + static_cast<std::ptrdiff_t>(pos), '\n');
+  return "iodef.xml:" + std::to_string(line) + ":";
+}
+
+// The error message of parsing `xml`, or "" when it parses.
+std::string error_of(const std::string& xml) {
+  try {
+    (void)parse_config_string(xml, "iodef.xml");
+  } catch (const ep::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(XiosConfig, ParsesAndInherits) {
+  const xios_lite::Config cfg = parse_config_string(base_config(), "iodef.xml");
+  EXPECT_EQ(cfg.context, "atm");
+  EXPECT_EQ(cfg.calendar.timestep_seconds(), 3600);
+  EXPECT_EQ(cfg.calendar.type(), xios_lite::CalendarType::kNoLeap);
+  ASSERT_EQ(cfg.fields.size(), 3U);
+  EXPECT_EQ(cfg.fields[0].units, "K");  // inherited from the group
+  EXPECT_EQ(cfg.fields[0].operation, xios_lite::Operation::kAverage);
+  EXPECT_EQ(cfg.fields[1].grid, 1);  // own grid_ref overrides the group's
+  EXPECT_EQ(cfg.fields[2].operation, xios_lite::Operation::kInstant);
+  ASSERT_EQ(cfg.files.size(), 1U);
+  const auto& f = cfg.files[0];
+  EXPECT_EQ(f.output_freq, (xios_lite::Frequency{6, xios_lite::Frequency::Unit::kHour}));
+  EXPECT_EQ(f.compression_level, 2);
+  ASSERT_EQ(f.variables.size(), 3U);
+  EXPECT_EQ(f.variables[1].name, "ta_max");
+  EXPECT_EQ(f.variables[1].operation, xios_lite::Operation::kMaximum);
+  EXPECT_DOUBLE_EQ(cfg.buffers.factor, 3.0);
+  ASSERT_EQ(cfg.domains[0].lon.size(), 8U);
+  EXPECT_DOUBLE_EQ(cfg.domains[0].lon[0], 22.5);
+  EXPECT_DOUBLE_EQ(cfg.domains[0].lat[0], -67.5);
+  EXPECT_EQ(cfg.levels(1), 2);
+}
+
+TEST(XiosConfig, UnknownReferenceNamesFileLineElementAttribute) {
+  const std::string e =
+      error_of(replaced(R"(<field field_ref="ps"/>)", R"(<field field_ref="psx"/>)"));
+  EXPECT_NE(e.find(at(R"(<field field_ref="ps"/>)")), std::string::npos) << e;
+  EXPECT_NE(e.find("<field>"), std::string::npos) << e;
+  EXPECT_NE(e.find("attribute field_ref"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown field 'psx'"), std::string::npos) << e;
+}
+
+TEST(XiosConfig, BadFrequency) {
+  const std::string e = error_of(replaced(R"(output_freq="6h")", R"(output_freq="6hours")"));
+  EXPECT_NE(e.find(at("output_freq")), std::string::npos) << e;
+  EXPECT_NE(e.find("<file id=\"hist\">"), std::string::npos) << e;
+  EXPECT_NE(e.find("attribute output_freq: bad frequency '6hours'"), std::string::npos) << e;
+}
+
+TEST(XiosConfig, MissingGrid) {
+  const std::string e =
+      error_of(replaced(R"(<field id="ps" grid_ref="g2" )", R"(<field id="ps" )"));
+  EXPECT_NE(e.find(at(R"(<field id="ps")")), std::string::npos) << e;
+  EXPECT_NE(e.find("<field id=\"ps\"> attribute grid_ref: missing grid"), std::string::npos) << e;
+  const std::string unknown = error_of(replaced(R"(grid_ref="g3")", R"(grid_ref="g9")"));
+  EXPECT_NE(unknown.find("unknown grid 'g9'"), std::string::npos) << unknown;
+}
+
+TEST(XiosConfig, DuplicateId) {
+  const std::string e = error_of(replaced(R"(<field id="ps")", R"(<field id="tas")"));
+  EXPECT_NE(e.find(at(R"(<field id="ps")")), std::string::npos) << e;
+  EXPECT_NE(e.find("attribute id: duplicate id 'tas'"), std::string::npos) << e;
+}
+
+TEST(XiosConfig, UnknownAttribute) {
+  const std::string e = error_of(replaced(R"(<axis id="lev")", R"(<axis id="lev" colour="red")"));
+  EXPECT_NE(e.find(at("<axis id") + " <axis id=\"lev\"> attribute colour: unknown attribute"),
+            std::string::npos)
+      << e;
+}
+
+TEST(XiosConfig, ValuesOutOfRange) {
+  std::string e = error_of(replaced(R"(compression_level="2")", R"(compression_level="12")"));
+  EXPECT_NE(e.find("attribute compression_level: value 12 out of range [0, 9]"), std::string::npos)
+      << e;
+  e = error_of(replaced(R"(ni_glo="8")", R"(ni_glo="0")"));
+  EXPECT_NE(
+      e.find(at("<domain id") + " <domain id=\"dom\"> attribute ni_glo: value 0 out of range"),
+      std::string::npos)
+      << e;
+  e = error_of(replaced(R"(output_freq="6h")", R"(output_freq="90mi")"));
+  EXPECT_NE(e.find("not a multiple of the timestep"), std::string::npos) << e;
+  e = error_of(replaced(R"(split_freq="1d")", R"(split_freq="9h")"));
+  EXPECT_NE(
+      e.find("attribute split_freq: value '9h' out of range (not a multiple of output_freq 6h)"),
+      std::string::npos)
+      << e;
+  e = error_of(
+      replaced(R"(finalise_timeout="5")", R"(finalise_timeout="5" progress_thread="yes")"));
+  EXPECT_NE(e.find("attribute progress_thread: value 'yes' out of range (expected true or false)"),
+            std::string::npos)
+      << e;
+  e = error_of(replaced(R"(value="1000 500")", R"(value="1000")"));
+  EXPECT_NE(e.find("attribute value: has 1 values, expected 2"), std::string::npos) << e;
+}
+
+TEST(XiosConfig, XmlSyntaxErrorHasLine) {
+  const std::string e = error_of(replaced("</file>", "</fil>"));
+  EXPECT_NE(e.find("iodef.xml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("XML syntax error"), std::string::npos) << e;
+}
+
+TEST(XiosCalendar, Frequencies) {
+  xios_lite::Frequency f;
+  EXPECT_TRUE(xios_lite::parse_frequency("1ts", f));
+  EXPECT_EQ(f.unit, xios_lite::Frequency::Unit::kTimestep);
+  EXPECT_TRUE(xios_lite::parse_frequency("1mo", f));
+  EXPECT_EQ(f.unit, xios_lite::Frequency::Unit::kMonth);
+  EXPECT_TRUE(xios_lite::parse_frequency("30mi", f));
+  EXPECT_EQ(xios_lite::to_string(f), "30mi");
+  EXPECT_FALSE(xios_lite::parse_frequency("0d", f));
+  EXPECT_FALSE(xios_lite::parse_frequency("d", f));
+  EXPECT_FALSE(xios_lite::parse_frequency("3w", f));
+}
+
+TEST(XiosCalendar, MonthBoundariesFollowTheCalendar) {
+  using xios_lite::Calendar;
+  using xios_lite::CalendarType;
+  const xios_lite::Frequency month{1, xios_lite::Frequency::Unit::kMonth};
+  const Calendar greg(CalendarType::kGregorian, {2000, 1, 1, 0, 0, 0}, 3600);
+  EXPECT_EQ(greg.boundary(month, 2), (31 + 29) * 86400);  // 2000 is a leap year
+  const Calendar noleap(CalendarType::kNoLeap, {2000, 1, 1, 0, 0, 0}, 3600);
+  EXPECT_EQ(noleap.boundary(month, 2), (31 + 28) * 86400);
+  const Calendar d360(CalendarType::k360Day, {2000, 1, 1, 0, 0, 0}, 3600);
+  EXPECT_EQ(d360.boundary(month, 14), 14 * 30 * 86400);
+  EXPECT_EQ(d360.date_at(14 * 30 * 86400), (xios_lite::Date{2001, 3, 1, 0, 0, 0}));
+  EXPECT_EQ(greg.date_at(60 * 86400 + 3661), (xios_lite::Date{2000, 3, 1, 1, 1, 1}));
+  EXPECT_EQ(noleap.date_at(365 * 86400), (xios_lite::Date{2001, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(greg.seconds_since_start({2001, 1, 1, 0, 0, 0}), 366 * 86400);
+}
+
+TEST(XiosTemporal, OperationsFoldSamples) {
+  using xios_lite::Operation;
+  const double a[3] = {1, 5, -2};
+  const double b[3] = {3, 2, 4};
+  auto fold = [&](Operation op) {
+    xios_lite::client::Accumulator acc(op, 3);
+    acc.add_part(0, a);
+    acc.end_sample();
+    acc.add_part(0, b);
+    acc.end_sample();
+    const auto r = acc.result();
+    return std::vector<double>(r.begin(), r.end());
+  };
+  EXPECT_EQ(fold(Operation::kAverage), (std::vector<double>{2, 3.5, 1}));
+  EXPECT_EQ(fold(Operation::kAccumulate), (std::vector<double>{4, 7, 2}));
+  EXPECT_EQ(fold(Operation::kMinimum), (std::vector<double>{1, 2, -2}));
+  EXPECT_EQ(fold(Operation::kMaximum), (std::vector<double>{3, 5, 4}));
+  EXPECT_EQ(fold(Operation::kInstant), (std::vector<double>{3, 2, 4}));
+}
+
+}  // namespace
+
+namespace {
+
+// The shipped examples parse (they are documentation; they must stay valid).
+TEST(XiosConfig, ExamplesParse) {
+  for (const char* name : {"iodef_atmosphere.xml", "iodef_minimal.xml"}) {
+    const std::string path = std::string(XIOS_LITE_EXAMPLES_DIR) + "/" + name;
+    EXPECT_NO_THROW({
+      const xios_lite::Config cfg = xios_lite::parse_config(path);
+      EXPECT_FALSE(cfg.files.empty()) << path;
+    }) << path;
+  }
+  const xios_lite::Config atm =
+      xios_lite::parse_config(std::string(XIOS_LITE_EXAMPLES_DIR) + "/iodef_atmosphere.xml");
+  EXPECT_EQ(atm.files.size(), 2U);  // the disabled file is left out
+  EXPECT_EQ(atm.calendar.timestep_seconds(), 1800);
+}
+
+}  // namespace

@@ -1,0 +1,201 @@
+// xios_lite error cases: each is a clear ep::Error naming the call, the
+// rank and the value, raised on every endpoint concerned, and no run hangs.
+// Shapes with one process use the synchronous mode (no room for a server).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <mutex>
+#include <string>
+
+#include "ep/error.hpp"
+#include "ep_test.hpp"
+#include "xios_test_support.hpp"
+
+namespace {
+
+using xios_lite::Block;
+using xios_lite::Mode;
+
+constexpr int kNi = 8;
+constexpr int kNj = 4;
+
+std::string config(const std::string& file_name) {
+  return R"(<xios_lite><context id="err">
+  <calendar type="360_day" start_date="2000-01-01" timestep="30mi"/>
+  <options finalise_timeout="20"/>
+  <domain_definition><domain id="dom" ni_glo="8" nj_glo="4"/></domain_definition>
+  <grid_definition><grid id="g2" domain_ref="dom"/></grid_definition>
+  <field_definition><field id="t2" grid_ref="g2" units="K"/></field_definition>
+  <file_definition>
+    <file id="out" name=")" +
+         file_name + R"(" output_freq="1ts" type="one_file"><field field_ref="t2"/></file>
+  </file_definition>
+</context></xios_lite>
+)";
+}
+
+int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
+Mode mode() { return servers() > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
+
+// The message of `f`'s ep::Error ("" when nothing is thrown).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ep::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+TEST(XiosErrors, ApiMisuseIsAClearError) {
+  const std::string dir = xios_test::scratch_dir("misuse");
+  const std::string cfg = dir + "/iodef.xml";
+  xios_test::write_file(cfg, config(dir + "/out"));
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers();
+  spec.mode = mode();
+  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const auto good = xios_test::field_values(0, 1, 1, b);
+    const std::string rank = "ep rank " + std::to_string(comm.rank());
+    std::string e = error_of([&] { c.send_field("t2", good); });
+    EXPECT_HAS(e, "xios_lite::Client::send_field");
+    EXPECT_HAS(e, rank);
+    EXPECT_HAS(e, "send before close_definition (field 't2')");
+    EXPECT_HAS(error_of([&] { c.set_domain_block("ocean", b); }), "unknown domain 'ocean'");
+    EXPECT_HAS(error_of([&] {
+                 c.set_domain_block("dom", {0, kNi + 1, 0, 1});
+               }),
+               "outside domain 'dom'");
+    c.set_domain_block("dom", b);
+    c.close_definition();
+    EXPECT_HAS(error_of([&] { c.send_field("t2", good); }), "before the first update_calendar");
+    c.update_calendar(1);
+    e = error_of([&] { c.send_field("nope", good); });
+    EXPECT_HAS(e, "field 'nope' was never defined");
+    EXPECT_HAS(e, rank);
+    const std::vector<double> wrong(good.size() + 1, 0.0);
+    EXPECT_HAS(error_of([&] { c.send_field("t2", wrong); }),
+               std::to_string(wrong.size()) + " values, expected " + std::to_string(good.size()));
+    c.send_field("t2", good);
+    EXPECT_HAS(error_of([&] { c.send_field("t2", good); }), "field 't2' sent twice in step 1");
+    e = error_of([&] { c.update_calendar(1); });
+    EXPECT_HAS(e, "xios_lite::Client::update_calendar");
+    EXPECT_HAS(e, "step 1 goes backwards (the previous step was 1)");
+    c.update_calendar(2);
+    c.send_field("t2", xios_test::field_values(0, 2, 1, b));
+    (void)c.finalise();
+    EXPECT_HAS(error_of([&] { c.update_calendar(3); }), "called after finalise");
+  };
+  const auto outcome = xios_test::run(spec);
+  for (const auto& e : outcome.client_errors) {
+    ADD_FAILURE() << "unexpected: " << e;
+  }
+  EXPECT_EQ(outcome.server_error, "");
+  if (ep_test::world_rank() == 0) {
+    // The misuse changed nothing: two good records.
+    EXPECT_EQ(xios_test::dim_len(dir + "/out.nc", "time"), 2);
+    EXPECT_EQ(xios_test::read_var(dir + "/out.nc", "t2").size(),
+              static_cast<std::size_t>(2 * kNi * kNj));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A file in a missing directory: the writer fails, and every client hears
+// it at a later call or at finalise, with the path in the message.
+TEST(XiosErrors, WriteErrorReachesEveryClient) {
+  const std::string dir = xios_test::scratch_dir("unwritable");
+  const std::string cfg = dir + "/iodef.xml";
+  const std::string bad = dir + "/no_such_dir/out";
+  xios_test::write_file(cfg, config(bad));
+  std::mutex mutex;
+  int endpoints = 0;
+  int told = 0;
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers();
+  spec.mode = mode();
+  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.close_definition();
+    std::string seen;
+    for (int s = 1; s <= 4; ++s) {
+      const std::string e = error_of([&] {
+        c.update_calendar(s);
+        c.send_field("t2", xios_test::field_values(0, s, 1, b));
+      });
+      seen = seen.empty() ? e : seen;
+    }
+    const std::string at_finalise = error_of([&] { (void)c.finalise(); });
+    seen = seen.empty() ? at_finalise : seen;
+    EXPECT_HAS(seen, bad);
+    EXPECT_HAS(seen, "nc_create");
+    if (servers() > 0) {
+      EXPECT_HAS(at_finalise, "xios_lite::Client::finalise");  // and again at finalise
+      EXPECT_HAS(at_finalise, bad);
+    }
+    const std::lock_guard lock(mutex);
+    ++endpoints;
+    told += seen.find(bad) != std::string::npos ? 1 : 0;
+  };
+  const auto outcome = xios_test::run(spec);
+  EXPECT_EQ(told, endpoints);
+  if (outcome.is_server) {
+    EXPECT_HAS(outcome.server_error, bad);
+  }
+  if (ep_test::world_rank() == 0) {
+    EXPECT_FALSE(xios_test::file_exists(bad + ".nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Blocks that leave a gap, or overlap: close_definition fails on every
+// client with the same message, and the servers stop cleanly.
+TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
+  const std::string dir = xios_test::scratch_dir("blocks");
+  const std::string cfg = dir + "/iodef.xml";
+  xios_test::write_file(cfg, config(dir + "/out"));
+  for (const bool overlap : {false, true}) {
+    std::mutex mutex;
+    std::vector<std::string> messages;
+    xios_test::RunSpec spec;
+    spec.config = cfg;
+    spec.servers = servers();
+    spec.mode = mode();
+    spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+      Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+      if (overlap) {
+        b = Block{0, kNi, 0,
+                  comm.rank() < 2 ? kNj : 0};  // the first two clients both take everything
+      } else if (comm.rank() == comm.size() - 1) {
+        b.nj -= 1;  // the last client leaves a row out
+      }
+      c.set_domain_block("dom", b);
+      const std::string e = error_of([&] { c.close_definition(); });
+      EXPECT_HAS(e, "xios_lite::Client::close_definition");
+      const std::lock_guard lock(mutex);
+      messages.push_back(e);
+    };
+    int clients = 0;
+    const auto outcome = xios_test::run(spec);
+    clients = static_cast<int>(messages.size());
+    if (overlap && clients < 2) {
+      continue;  // one client cannot overlap itself
+    }
+    for (const auto& m : messages) {
+      EXPECT_HAS(m, overlap ? "blocks overlap: client 0 [i 0+8, j 0+4] and client 1 [i 0+8, j 0+4]"
+                            : "of its 32 points (every point needs exactly one client)");
+    }
+    if (outcome.is_server) {
+      EXPECT_HAS(outcome.server_error, "the clients' definition failed");
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace

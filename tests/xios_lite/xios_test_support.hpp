@@ -1,0 +1,64 @@
+// Helpers of the xios_lite MPI tests: a scratch directory, a run of a small
+// model (clients on endpoints, servers on the last ranks) and NetCDF reads.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ep/communicator.hpp"
+#include "xios_lite/client.hpp"
+#include "xios_lite/server.hpp"
+
+namespace xios_test {
+
+/// A fresh directory made by world rank 0, the same path on every rank. Collective.
+std::string scratch_dir(const std::string& tag);
+/// Rank 0 writes `text` to `path`; everybody waits for it. Collective.
+void write_file(const std::string& path, const std::string& text);
+
+/// What one run of the model saw.
+struct Outcome {
+  std::vector<std::string> client_errors;  ///< every exception text, any endpoint
+  std::string server_error;                ///< this process's run_server exception
+  xios_lite::Report report;                ///< from client EP rank 0 (when it finalised)
+  bool is_server = false;
+};
+
+struct RunSpec {
+  std::string config;
+  int servers = 1;  ///< 0: every process is a client (synchronous mode)
+  xios_lite::Mode mode = xios_lite::Mode::kEndpoints;
+  std::optional<bool> progress_thread;  ///< unset: the configuration's (default on)
+  /// Threads of client process `p` (its rank among the client processes).
+  std::function<int(int p)> threads = [](int) { return 0; };  // 0: OMP_NUM_THREADS
+  /// Runs the model on one endpoint, from the Client's construction on.
+  std::function<void(xios_lite::Client&, const ep::Communicator&)> model;
+};
+
+/// Runs the model with the clients and servers of `spec`. Collective over
+/// MPI_COMM_WORLD. Exceptions are collected, never propagated.
+Outcome run(const RunSpec& spec);
+
+/// The block of client `rank` of `size` in an ni x nj domain: rows split
+/// unevenly (weights 1, 2, 1, 2, ...), and a client with more than one row
+/// of every second one split along i too (it goes to the next rank).
+xios_lite::Block uneven_block(int rank, int size, int ni, int nj);
+
+/// The test's value of field `f` at a step and point.
+inline double value(int f, long step, int k, int j, int i) {
+  return f * 1e6 + static_cast<double>(step) * 1e4 + k * 1e3 + j * 10.0 + i * 0.25;
+}
+/// This client's values of field `f` at `step` (levels x block, ni fastest).
+std::vector<double> field_values(int f, long step, int nk, const xios_lite::Block& b);
+
+/// Reads a whole double variable (an empty vector and a test failure when absent).
+std::vector<double> read_var(const std::string& path, const std::string& var);
+/// A text attribute ("" when absent); var "" for a global one.
+std::string text_att(const std::string& path, const std::string& var, const std::string& name);
+/// Length of a dimension (-1 when absent).
+long dim_len(const std::string& path, const std::string& dim);
+bool file_exists(const std::string& path);
+
+}  // namespace xios_test

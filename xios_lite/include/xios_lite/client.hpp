@@ -1,0 +1,117 @@
+// The client API: every model thread is an output client.
+//
+//   xios_lite::World world = xios_lite::split_world(MPI_COMM_WORLD, role);
+//   #pragma omp parallel
+//   {
+//     ep::Communicator ep = my_endpoint;           // over world.local
+//     xios_lite::Client out(ep, world, "iodef.xml");
+//     out.set_domain_block("atm", {ibegin, ni, jbegin, nj});
+//     out.close_definition();
+//     for (int step = 1; step <= n; ++step) {
+//       ... compute ...
+//       out.update_calendar(step);
+//       out.send_field("tas", tas);                 // nk*nj*ni doubles, ni fastest
+//     }
+//     xios_lite::Report r = out.finalise();
+//   }
+//
+// Modes (ClientOptions::mode):
+//   kEndpoints    every endpoint is a client of the servers (the default);
+//   kFunneled     only the master thread (local thread 0) of each process is
+//                 a client; the other threads hand their blocks to it inside
+//                 each call (the situation before endpoints);
+//   kSynchronous  no server: each process's master thread writes the
+//                 process's blocks itself through parallel NetCDF-4.
+// All endpoints of a Client must use the same mode.
+//
+// Progress: the endpoint runtime has no progress thread. Every call
+// (update_calendar, send_field, finalise) tests the pending sends of the
+// caller and its error channel, so transfers advance whenever the model
+// calls the library. Between calls, a large message moves only while some
+// thread of the process is inside MPI: by default (config option
+// progress_thread="true") the library runs one process-wide thread that
+// enters MPI every few microseconds while a send is in flight and sleeps
+// otherwise; with it off, sends advance only inside the client's calls.
+//
+// Collectivity and threads: each thread owns its Client (one per endpoint).
+// The constructor, close_definition and finalise are collective over every
+// endpoint of `comm`. In kEndpoints mode update_calendar and send_field are
+// local; in kFunneled and kSynchronous modes they are collective over the
+// threads of the process (they meet the master thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "ep/communicator.hpp"
+#include "xios_lite/report.hpp"
+#include "xios_lite/server.hpp"
+
+namespace xios_lite {
+
+enum class Mode { kEndpoints, kFunneled, kSynchronous };
+[[nodiscard]] const char* to_string(Mode mode) noexcept;
+
+/// This client's part of a domain, in global indices.
+struct Block {
+  int ibegin = 0;
+  int ni = 0;
+  int jbegin = 0;
+  int nj = 0;
+};
+
+struct ClientOptions {
+  Mode mode = Mode::kEndpoints;
+  std::optional<double> finalise_timeout_s;  ///< overrides the configuration
+  std::optional<std::string> report_json;    ///< overrides the configuration
+  std::optional<bool> progress_thread;       ///< overrides the configuration (see "Progress")
+  bool print_report = true;                  ///< EP rank 0 prints the report at finalise
+};
+
+namespace detail {
+class ClientImpl;
+}
+
+class Client {
+ public:
+  /// Reads the configuration and connects to the servers (creates the
+  /// endpoint intercommunicator). Collective over all endpoints of `comm`
+  /// (which must span exactly the client processes of `world`) and over
+  /// the server processes (inside run_server).
+  Client(const ep::Communicator& comm, const World& world, const std::string& config_path,
+         const ClientOptions& options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Sets this client's block of a domain. Local. Throws for an unknown
+  /// domain, a block outside the domain or a call after close_definition.
+  void set_domain_block(const std::string& domain_id, const Block& block);
+
+  /// Checks the blocks of all clients (no overlap, full coverage of every
+  /// domain used by a file), sizes the buffers and tells the servers.
+  /// Collective. Throws the same ep::Error on every endpoint on failure.
+  void close_definition();
+
+  /// Starts timestep `step` (1, 2, ...). Throws when the step does not grow.
+  void update_calendar(std::int64_t step);
+
+  /// Hands this step's values of field `id`: levels x nj x ni of this
+  /// client's block, ni fastest. Throws for an unknown field, a wrong size,
+  /// the same field twice in a step, a call before close_definition, and
+  /// for an error reported by a server.
+  void send_field(const std::string& id, std::span<const double> data);
+
+  /// Flushes, waits for every server to finish (at most the finalise
+  /// timeout, then throws naming what it still waits for), gathers and
+  /// prints the report. Collective. Throws when a server reported an error.
+  Report finalise();
+
+ private:
+  std::unique_ptr<detail::ClientImpl> impl_;
+};
+
+}  // namespace xios_lite

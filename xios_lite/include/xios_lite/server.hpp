@@ -1,0 +1,68 @@
+// Roles and the server side.
+//
+// Every process of MPI_COMM_WORLD is either a client process (its threads are
+// output clients) or a server process. Two launches lead to the same World:
+//
+//   in-program split: the last N ranks serve
+//     World w = split_world(MPI_COMM_WORLD, role_of_last_ranks(MPI_COMM_WORLD, N));
+//     if (w.role == Role::kServer) { run_server(w, "iodef.xml"); }
+//     else { ... clients ... }
+//
+//   MPMD: mpiexec -n 2 model : -n 1 xios_lite_server iodef.xml
+//     the model calls split_world(MPI_COMM_WORLD, Role::kClient) and the
+//     xios_lite_server executable calls split_world(..., Role::kServer).
+//
+// A server process runs one endpoint (its receiving thread) and one writer
+// thread that makes every NetCDF call, so writing overlaps receiving.
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+
+#include "xios_lite/report.hpp"
+
+namespace xios_lite {
+
+enum class Role { kClient, kServer };
+
+struct World {
+  Role role = Role::kClient;
+  MPI_Comm world = MPI_COMM_NULL;  ///< the communicator split (usually MPI_COMM_WORLD)
+  MPI_Comm local = MPI_COMM_NULL;  ///< this role's processes
+  int client_leader = 0;           ///< world rank of the first client process
+  int server_leader = -1;          ///< world rank of the first server process (-1: no servers)
+  int client_processes = 0;
+  int server_processes = 0;
+};
+
+/// Role of the calling process when the last `n_servers` ranks of `world`
+/// serve. Local. Throws ep::Error(kArgument) when n_servers is negative or
+/// leaves no client.
+[[nodiscard]] Role role_of_last_ranks(MPI_Comm world, int n_servers);
+
+/// Splits `world` by role. Collective over `world`, called by one thread per
+/// process. Throws ep::Error on every process when there is no client
+/// process or when the server processes are not the last ranks of `world`.
+[[nodiscard]] World split_world(MPI_Comm world, Role role);
+
+/// Frees world.local. Collective over the processes of the role.
+void free_world(World& world);
+
+struct ServerOptions {
+  /// Overrides the configuration's finalise_timeout.
+  std::optional<double> finalise_timeout_s;
+};
+
+/// Serves the clients until every one of them has finalised: receives,
+/// reassembles and writes. Collective over the server processes (and part
+/// of the client/server intercommunicator creation, which the clients'
+/// Client constructor completes). Called by one thread per server process.
+/// Throws ep::Error for a configuration error, for a failed definition on
+/// the clients, for a write error (after every client was told) and when
+/// clients have not finalised within the timeout (naming them).
+ServerReport run_server(const World& world, const std::string& config_path,
+                        const ServerOptions& options = {});
+
+}  // namespace xios_lite

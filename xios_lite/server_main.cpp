@@ -1,0 +1,45 @@
+// xios_lite_server: the server executable of an MPMD launch
+//
+//   mpiexec -n 4 model : -n 1 xios_lite_server iodef.xml [--timeout SECONDS]
+//
+// The model's processes call xios_lite::split_world(MPI_COMM_WORLD,
+// Role::kClient); these processes take the server role and serve until every
+// client has finalised. Exit status 0 on success, 1 on any error (printed).
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "xios_lite/server.hpp"
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: xios_lite_server CONFIG.xml [--timeout SECONDS]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  xios_lite::ServerOptions options;
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--timeout") {
+      options.finalise_timeout_s = std::strtod(argv[i + 1], nullptr);
+    }
+  }
+  int status = 0;
+  try {
+    xios_lite::World world = xios_lite::split_world(MPI_COMM_WORLD, xios_lite::Role::kServer);
+    const xios_lite::ServerReport r = xios_lite::run_server(world, argv[1], options);
+    std::printf(
+        "xios_lite_server %d: received %.0f B, wrote %.0f B, %.1f MB/s, busy %.3f s, idle %.3f s\n",
+        r.server, r.bytes_received, r.bytes_written, r.write_mbps(), r.busy_s, r.idle_s);
+    xios_lite::free_world(world);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "xios_lite_server (world rank %d): %s\n", rank, e.what());
+    status = 1;
+  }
+  MPI_Finalize();
+  return status;
+}

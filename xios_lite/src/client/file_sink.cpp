@@ -1,0 +1,69 @@
+// The synchronous baseline: no server, the client processes write one
+// shared file through parallel NetCDF-4. Writes are collective, so every
+// process passes the same number of blocks per write (padding with empty ones).
+#include <mpi.h>
+
+#include "record_sink.hpp"
+
+namespace xios_lite::client {
+namespace {
+
+class FileSink final : public RecordSink {
+ public:
+  FileSink(const Config& cfg, MPI_Comm processes, int ep_rank, int blocks_per_call)
+      : cfg_(cfg),
+        files_(cfg, full_rows(cfg), "", processes, ep_rank),
+        blocks_per_call_(blocks_per_call) {}
+
+  void put(int gvar, const netcdf::RecordTime& t, std::span<const LocalBlock> blocks,
+           const double* values) override {
+    const double t0 = MPI_Wtime();
+    std::vector<netcdf::BlockView> views(static_cast<std::size_t>(blocks_per_call_));
+    std::size_t n = 0;
+    for (const LocalBlock& lb : blocks) {
+      if (lb.block.ni == 0 || lb.block.nj == 0) {
+        continue;
+      }
+      views[n++] = {lb.block.jbegin, lb.block.nj, lb.block.ibegin,
+                    lb.block.ni,     lb.nk,       values + lb.offset};
+      stats_.bytes_sent += static_cast<double>(lb.nk) * lb.block.nj * lb.block.ni * sizeof(double);
+    }
+    files_.write(gvar, t, views);
+    stats_.write_s += MPI_Wtime() - t0;
+  }
+
+  void step_done() override {}
+  void progress() override {}
+
+  std::vector<ServerReport> finish(const std::string& /*failure*/) override {
+    const double t0 = MPI_Wtime();
+    files_.close_all();
+    stats_.write_s += MPI_Wtime() - t0;
+    return {};
+  }
+
+  [[nodiscard]] ClientStats stats() const override { return stats_; }
+
+ private:
+  static std::vector<netcdf::RowRange> full_rows(const Config& cfg) {
+    std::vector<netcdf::RowRange> rows;
+    for (const auto& d : cfg.domains) {
+      rows.push_back({0, d.nj_glo});
+    }
+    return rows;
+  }
+
+  const Config& cfg_;
+  netcdf::OutputFiles files_;
+  int blocks_per_call_;
+  ClientStats stats_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordSink> make_file_sink(const Config& cfg, MPI_Comm processes, int ep_rank,
+                                           int blocks_per_call) {
+  return std::make_unique<FileSink>(cfg, processes, ep_rank, blocks_per_call);
+}
+
+}  // namespace xios_lite::client

@@ -1,0 +1,114 @@
+#include "server_channel.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <thread>
+
+#include "ep/error.hpp"
+#include "transport/event.hpp"
+
+namespace xios_lite::client {
+
+ServerChannel::ServerChannel(const ep::InterCommunicator& inter, int server, std::size_t capacity,
+                             double timeout_s, std::function<void()> poll,
+                             std::shared_ptr<ProgressThread> progress)
+    : inter_(inter),
+      server_(server),
+      capacity_(capacity),
+      timeout_s_(timeout_s),
+      poll_(std::move(poll)),
+      progress_(std::move(progress)) {
+  buffers_[0].resize(capacity);
+  buffers_[1].resize(capacity);
+}
+
+// Tests a pending send; tells the progress thread when it completed.
+bool ServerChannel::test_one(ep::Request& r) {
+  if (r.is_null()) {
+    return true;
+  }
+  if (!ep::test(r)) {
+    return false;
+  }
+  if (progress_) {
+    progress_->completed();
+  }
+  return true;
+}
+
+void ServerChannel::progress() {
+  for (auto& r : pending_) {
+    (void)test_one(r);
+  }
+}
+
+bool ServerChannel::idle() {
+  progress();
+  return pending_[0].is_null() && pending_[1].is_null();
+}
+
+void ServerChannel::wait_free(int index, double& blocked_s) {
+  ep::Request& r = pending_[static_cast<std::size_t>(index)];
+  if (test_one(r)) {
+    return;
+  }
+  // Back-pressure: the server has not taken this buffer yet. A large send
+  // moves only while this thread calls MPI (no progress thread), fragment by
+  // fragment, so test often: yield first, then short sleeps (oversubscribed
+  // nodes), polling for server errors.
+  const double t0 = MPI_Wtime();
+  auto sleep = std::chrono::microseconds(1);
+  int polls = 0;
+  while (!test_one(r)) {
+    poll_();
+    const double waited = MPI_Wtime() - t0;
+    if (waited > timeout_s_) {
+      blocked_s += waited;
+      throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client", inter_.rank(),
+                      "timed out after " + std::to_string(timeout_s_) + " s waiting for server " +
+                          std::to_string(server_) + " to receive a send buffer");
+    }
+    if (++polls < 200) {
+      std::this_thread::yield();
+      continue;
+    }
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, std::chrono::microseconds(50));
+  }
+  blocked_s += MPI_Wtime() - t0;
+}
+
+std::byte* ServerChannel::reserve(std::size_t bytes, double& blocked_s) {
+  if (used_[static_cast<std::size_t>(active_)] + bytes > capacity_) {
+    flush(blocked_s);
+  }
+  std::byte* p =
+      buffers_[static_cast<std::size_t>(active_)].data() + used_[static_cast<std::size_t>(active_)];
+  used_[static_cast<std::size_t>(active_)] += bytes;
+  return p;
+}
+
+void ServerChannel::flush(double& blocked_s) {
+  const auto a = static_cast<std::size_t>(active_);
+  if (used_[a] == 0) {
+    return;
+  }
+  pending_[a] = inter_.isend(buffers_[a].data(), static_cast<int>(used_[a]), MPI_BYTE, server_,
+                             transport::kEventsTag);
+  bytes_sent_ += static_cast<double>(used_[a]);
+  if (progress_) {
+    progress_->sent();
+  }
+  active_ = 1 - active_;
+  wait_free(active_, blocked_s);
+  used_[static_cast<std::size_t>(active_)] = 0;
+}
+
+void ServerChannel::drain(double& blocked_s) {
+  flush(blocked_s);
+  wait_free(0, blocked_s);
+  wait_free(1, blocked_s);
+}
+
+}  // namespace xios_lite::client

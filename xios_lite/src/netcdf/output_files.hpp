@@ -1,0 +1,103 @@
+// The files of a configuration as records arrive: opens a new file at each
+// split_freq period, writes the time axis once per record, syncs at
+// sync_freq and closes at the end.
+//
+// Records must come in the canonical order of each file: record by record,
+// and within a record the file's variables in configuration order (`once`
+// variables only in record 0). The server's writer thread restores that
+// order from whatever arrives; synchronous clients produce it directly.
+//
+// Thread safety and collectivity as NcFile: one thread per process; with a
+// parallel communicator every call is collective over it.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nc_file.hpp"
+#include "xios_lite/config.hpp"
+
+namespace xios_lite::netcdf {
+
+/// Where variable `gvar` of the global variable table lives.
+struct VariableSlot {
+  int file = 0;
+  int pos = 0;  ///< position in the file's variable list
+};
+
+/// Variables of all files, file by file (the `var` of the wire header).
+[[nodiscard]] std::vector<VariableSlot> variable_table(const Config& cfg);
+
+/// One piece of a record to write: global indices, nk x nj x ni values.
+struct BlockView {
+  int jbegin = 0;
+  int nj = 0;
+  int ibegin = 0;
+  int ni = 0;
+  int nk = 0;
+  const double* data = nullptr;
+};
+
+/// The header fields of one record.
+struct RecordTime {
+  int record = 0;
+  double time = 0;
+  double lo = 0;
+  double hi = 0;
+};
+
+/// The file-name suffix of server `server` of `servers` in multiple_file
+/// mode ("" with one server).
+[[nodiscard]] std::string server_suffix(int server, int servers);
+
+class OutputFiles {
+ public:
+  /// `rows`: per domain, the rows this process's files hold (see NcFile);
+  /// `suffix` goes before ".nc" (multiple_file server index); `comm`:
+  /// MPI_COMM_NULL for serial files, else the parallel communicator.
+  OutputFiles(const Config& cfg, std::vector<RowRange> rows, std::string suffix, MPI_Comm comm,
+              int ep_rank);
+  ~OutputFiles();
+
+  /// Writes one record of variable `gvar` from `blocks` (with a parallel
+  /// communicator every process passes the same number of blocks; empty
+  /// ones are fine).
+  void write(int gvar, const RecordTime& t, std::span<const BlockView> blocks);
+  /// Closes every open file (syncing it). Throws on a NetCDF error.
+  void close_all();
+
+  [[nodiscard]] double bytes_written() const noexcept { return bytes_written_; }
+  /// Paths of every file opened so far, in order.
+  [[nodiscard]] const std::vector<std::string>& paths() const noexcept { return paths_; }
+  /// The file name for split period `split` of file `file` (no split: -1).
+  [[nodiscard]] std::string file_name(int file, std::int64_t split) const;
+
+ private:
+  struct FileState {
+    std::unique_ptr<NcFile> nc;
+    std::int64_t split = -1;     // split period of the open file
+    int first_record = 0;        // global record number of local record 0
+    int time_record = -1;        // last record whose time is written
+    int timed_vars = 0;          // non-once variables of the file
+    int written_in_record = 0;   // of the current record
+    std::int64_t next_sync = 0;  // boundary index of sync_freq
+  };
+  void open(int file, std::int64_t split, int first_record);
+  void finish_file(FileState& st);
+
+  const Config& cfg_;
+  std::vector<RowRange> rows_;
+  std::string suffix_;
+  MPI_Comm comm_;
+  int ep_rank_;
+  std::vector<VariableSlot> table_;
+  std::vector<FileState> files_;
+  std::vector<std::string> paths_;
+  double bytes_written_ = 0;
+};
+
+}  // namespace xios_lite::netcdf

@@ -1,0 +1,192 @@
+#include "writer_thread.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "transport/bands.hpp"
+
+namespace xios_lite::server {
+namespace {
+
+std::vector<netcdf::RowRange> band_rows(const Config& cfg, int server, int servers) {
+  std::vector<netcdf::RowRange> rows;
+  for (const auto& d : cfg.domains) {
+    rows.push_back(transport::band_of(d.nj_glo, server, servers));
+  }
+  return rows;
+}
+
+std::vector<netcdf::RowRange> full_rows(const Config& cfg) {
+  std::vector<netcdf::RowRange> rows;
+  for (const auto& d : cfg.domains) {
+    rows.push_back({0, d.nj_glo});
+  }
+  return rows;
+}
+
+}  // namespace
+
+void RecordBuffer::place(const transport::EventHeader& h, const std::byte* payload) {
+  const std::size_t row = static_cast<std::size_t>(h.ni) * sizeof(double);
+  for (int k = 0; k < h.nk; ++k) {
+    for (int j = 0; j < h.nj; ++j) {
+      double* dst = data.data() +
+                    (static_cast<std::size_t>(k) * rows.nj +
+                     static_cast<std::size_t>(h.jbegin + j - rows.jbegin)) *
+                        static_cast<std::size_t>(ni) +
+                    static_cast<std::size_t>(h.ibegin);
+      std::memcpy(dst, payload, row);
+      payload += row;
+    }
+  }
+  filled += h.points();
+}
+
+WriterThread::WriterThread(const Config& cfg, int server, int servers, MPI_Comm servers_comm,
+                           std::atomic<std::size_t>& bytes_in_flight)
+    : cfg_(cfg),
+      table_(netcdf::variable_table(cfg)),
+      in_flight_(bytes_in_flight),
+      local_files_(cfg, band_rows(cfg, server, servers), netcdf::server_suffix(server, servers),
+                   MPI_COMM_NULL, server),
+      shared_files_(cfg, full_rows(cfg), "", servers_comm, server),
+      order_(cfg.files.size()) {
+  thread_ = std::thread([this] { run(); });
+}
+
+WriterThread::~WriterThread() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+}
+
+void WriterThread::push(std::unique_ptr<RecordBuffer> record) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(record));
+  }
+  wake_.notify_one();
+}
+
+std::string WriterThread::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+void WriterThread::set_error(const std::string& e) {
+  std::lock_guard lock(mutex_);
+  if (error_.empty()) {
+    error_ = e;
+  }
+}
+
+void WriterThread::run() {
+  for (;;) {
+    std::deque<std::unique_ptr<RecordBuffer>> batch;
+    bool done = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return done_ || !queue_.empty(); });
+      batch.swap(queue_);
+      done = done_;
+    }
+    for (auto& r : batch) {
+      accept(std::move(r));
+    }
+    if (done) {
+      break;
+    }
+  }
+  // Whatever is still pending (a record missing in between) is written in order.
+  for (std::size_t f = 0; f < order_.size(); ++f) {
+    write_ready(static_cast<int>(f), true);
+  }
+  try {
+    const double t0 = MPI_Wtime();
+    local_files_.close_all();
+    shared_files_.close_all();
+    stats_.write_s += MPI_Wtime() - t0;
+  } catch (const std::exception& e) {
+    set_error(e.what());
+  }
+}
+
+void WriterThread::accept(std::unique_ptr<RecordBuffer> record) {
+  const netcdf::VariableSlot slot = table_[static_cast<std::size_t>(record->gvar)];
+  order_[static_cast<std::size_t>(slot.file)].pending.emplace(
+      std::pair{record->time.record, slot.pos}, std::move(record));
+  write_ready(slot.file, false);
+}
+
+// Writes the file's records in canonical order as far as they are complete
+// (or all of them when flushing at the end).
+void WriterThread::write_ready(int file, bool flush_all) {
+  FileOrder& o = order_[static_cast<std::size_t>(file)];
+  const auto& vars = cfg_.files[static_cast<std::size_t>(file)].variables;
+  auto valid = [&](int record, int pos) {
+    return record == 0 || vars[static_cast<std::size_t>(pos)].operation != Operation::kOnce;
+  };
+  const bool timed = std::any_of(vars.begin(), vars.end(), [](const OutputVariable& v) {
+    return v.operation != Operation::kOnce;
+  });
+  for (;;) {
+    if (vars.empty() || (o.next_record > 0 && !timed)) {
+      return;
+    }
+    while (o.next_pos < static_cast<int>(vars.size()) && !valid(o.next_record, o.next_pos)) {
+      ++o.next_pos;
+    }
+    if (o.next_pos >= static_cast<int>(vars.size())) {
+      o.next_pos = 0;
+      ++o.next_record;
+      continue;
+    }
+    auto it = o.pending.find({o.next_record, o.next_pos});
+    if (it == o.pending.end()) {
+      if (!flush_all || o.pending.empty()) {
+        return;
+      }
+      it = o.pending.begin();  // a gap at the end: write what there is, in order
+      o.next_record = it->first.first;
+      o.next_pos = it->first.second;
+    }
+    std::unique_ptr<RecordBuffer> r = std::move(it->second);
+    o.pending.erase(it);
+    if (error().empty()) {
+      try {
+        write(*r);
+      } catch (const std::exception& e) {
+        set_error(e.what());
+      }
+    }
+    in_flight_.fetch_sub(r->bytes(), std::memory_order_relaxed);
+    ++o.next_pos;
+  }
+}
+
+void WriterThread::write(const RecordBuffer& r) {
+  const netcdf::VariableSlot slot = table_[static_cast<std::size_t>(r.gvar)];
+  const bool shared = cfg_.files[static_cast<std::size_t>(slot.file)].type == FileType::kOneFile;
+  const netcdf::BlockView view{r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data()};
+  const double t0 = MPI_Wtime();
+  (shared ? shared_files_ : local_files_).write(r.gvar, r.time, std::span(&view, 1));
+  stats_.write_s += MPI_Wtime() - t0;
+  stats_.bytes_written += static_cast<double>(r.bytes());
+}
+
+WriterStats WriterThread::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+  return stats_;
+}
+
+}  // namespace xios_lite::server

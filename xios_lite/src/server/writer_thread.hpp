@@ -1,0 +1,76 @@
+// The server's writer thread: the only thread of a server process that
+// calls NetCDF. Complete records arrive from the receiving thread through a
+// queue; the writer puts each file's records back in canonical order (record
+// by record, variables in configuration order) and writes them, so receiving
+// the next records overlaps writing these.
+//
+// multiple_file files hold this server's rows (serial NetCDF-4, one file per
+// server); one_file files are shared by all servers (parallel NetCDF-4 over
+// `servers_comm`, every write collective: all servers write the same records
+// in the same order, each its own rows).
+//
+// Thread safety: push(), error() and stats() may be called by the receiving
+// thread while the writer runs; finish() once, by the same thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "netcdf/output_files.hpp"
+#include "record_buffer.hpp"
+
+namespace xios_lite::server {
+
+struct WriterStats {
+  double write_s = 0;
+  double bytes_written = 0;
+};
+
+class WriterThread {
+ public:
+  WriterThread(const Config& cfg, int server, int servers, MPI_Comm servers_comm,
+               std::atomic<std::size_t>& bytes_in_flight);
+  ~WriterThread();
+
+  void push(std::unique_ptr<RecordBuffer> record);
+  /// The first write error ("" while none). Once set, records are dropped.
+  [[nodiscard]] std::string error() const;
+  /// Writes what remains, closes every file and joins. Returns the statistics.
+  WriterStats finish();
+
+ private:
+  struct FileOrder {
+    int next_record = 0;
+    int next_pos = 0;
+    std::map<std::pair<int, int>, std::unique_ptr<RecordBuffer>> pending;  // (record, pos)
+  };
+  void run();
+  void accept(std::unique_ptr<RecordBuffer> record);
+  void write_ready(int file, bool flush_all);
+  void write(const RecordBuffer& r);
+  void set_error(const std::string& e);
+
+  const Config& cfg_;
+  std::vector<netcdf::VariableSlot> table_;
+  std::atomic<std::size_t>& in_flight_;
+  netcdf::OutputFiles local_files_;
+  netcdf::OutputFiles shared_files_;
+  std::vector<FileOrder> order_;
+  WriterStats stats_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<RecordBuffer>> queue_;
+  bool done_ = false;
+  std::string error_;
+  std::thread thread_;
+};
+
+}  // namespace xios_lite::server

@@ -1,0 +1,20 @@
+// How several servers split a domain: server s of S holds the rows
+// [jbegin(s), jbegin(s) + nj(s)) of every domain, the first nj_glo % S
+// servers one row more. Clients use it to route sub-blocks, servers to size
+// their records and files. Needs nj_glo >= S (checked at close_definition).
+#pragma once
+
+#include "netcdf/nc_file.hpp"
+
+namespace xios_lite::transport {
+
+[[nodiscard]] constexpr netcdf::RowRange band_of(int nj_glo, int server, int servers) noexcept {
+  const int base = nj_glo / servers;
+  const int extra = nj_glo % servers;
+  return {server * base + (server < extra ? server : extra), base + (server < extra ? 1 : 0)};
+}
+
+static_assert(band_of(10, 0, 3).nj == 4 && band_of(10, 1, 3).jbegin == 4 &&
+              band_of(10, 2, 3).jbegin == 7 && band_of(10, 2, 3).nj == 3);
+
+}  // namespace xios_lite::transport

@@ -1,0 +1,110 @@
+// Wire format of the client -> server event stream.
+//
+// A client packs events back to back into a send buffer; one MPI message is
+// one buffer, so a message holds one or more events. Each event is a fixed
+// 56-byte header followed by `nk * nj * ni` doubles (data events only):
+//
+//   byte  0      4      6      8       12      16      20      24      28      32
+//         +------+------+------+-------+-------+-------+-------+-------+-------+
+//         | magic|kind  | var  |flags  |record |  nk   |ibegin |  ni   |jbegin | ...
+//         +------+------+------+-------+-------+-------+-------+-------+-------+
+//   byte 28      32             40             48             56
+//         | nj    |  time (f64)  | bound_lo f64 | bound_hi f64 | payload: nk*nj*ni f64 ...
+//
+//   magic_kind (u32): bits 31..8 the magic 0x584C49 ("XLI"), bits 7..0 the kind.
+//   var (u16):  index of the output variable in the server's variable table
+//               (Config order: file by file, variable by variable).
+//   flags (u16): reserved, 0.
+//   record (u32): output record of that variable (0, 1, ...).
+//   nk, ibegin, ni, jbegin, nj (i32): the sub-block carried, in global indices.
+//   time, bound_lo, bound_hi (f64): seconds since the calendar start.
+//
+// Events of one client reach one server in the order they were packed (MPI
+// non-overtaking on one communicator); the server does not depend on the
+// order between clients.
+//
+// Server -> client messages are separate tags: kErrorTag (a text) and
+// kAckTag (a FinaliseAck followed by a text, empty when all went well).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace xios_lite::transport {
+
+enum class EventKind : std::uint8_t {
+  kData = 1,        ///< a sub-block of one record of one variable
+  kFinalise = 2,    ///< the client sends nothing more
+  kDefinition = 3,  ///< definition closed; header.record = 0 ok, 1 failed (text payload follows)
+};
+
+inline constexpr std::uint32_t kMagic = 0x584C49;  // "XLI"
+
+struct EventHeader {
+  std::uint32_t magic_kind = 0;
+  std::uint16_t var = 0;
+  std::uint16_t flags = 0;
+  std::uint32_t record = 0;
+  std::int32_t nk = 0;
+  std::int32_t ibegin = 0;
+  std::int32_t ni = 0;
+  std::int32_t jbegin = 0;
+  std::int32_t nj = 0;
+  double time = 0.0;
+  double bound_lo = 0.0;
+  double bound_hi = 0.0;
+
+  [[nodiscard]] constexpr EventKind kind() const noexcept {
+    return static_cast<EventKind>(magic_kind & 0xFFu);
+  }
+  [[nodiscard]] constexpr bool valid() const noexcept { return (magic_kind >> 8) == kMagic; }
+  [[nodiscard]] constexpr std::size_t points() const noexcept {
+    return static_cast<std::size_t>(nk) * static_cast<std::size_t>(nj) *
+           static_cast<std::size_t>(ni);
+  }
+  /// Header plus payload in bytes (data events; other kinds carry `payload_bytes` in record).
+  [[nodiscard]] constexpr std::size_t wire_bytes() const noexcept {
+    return sizeof(EventHeader) + (kind() == EventKind::kData ? points() * sizeof(double) : 0);
+  }
+};
+
+[[nodiscard]] constexpr std::uint32_t make_magic_kind(EventKind kind) noexcept {
+  return (kMagic << 8) | static_cast<std::uint32_t>(kind);
+}
+
+static_assert(sizeof(EventHeader) == 56, "the wire header is 56 bytes");
+static_assert(offsetof(EventHeader, record) == 8 && offsetof(EventHeader, nk) == 12);
+static_assert(offsetof(EventHeader, nj) == 28 && offsetof(EventHeader, time) == 32);
+static_assert(offsetof(EventHeader, bound_hi) == 48);
+static_assert(EventHeader{make_magic_kind(EventKind::kData)}.kind() == EventKind::kData);
+static_assert(EventHeader{make_magic_kind(EventKind::kFinalise)}.valid());
+
+/// MPI tags on the client/server intercommunicator.
+inline constexpr int kEventsTag = 11;  ///< client -> server: a buffer of events
+inline constexpr int kErrorTag = 12;   ///< server -> client: an error text
+inline constexpr int kAckTag = 13;     ///< server -> client: finalise done
+
+/// Server statistics carried in the finalise acknowledgement.
+struct FinaliseAck {
+  double busy_s = 0;
+  double idle_s = 0;
+  double write_s = 0;
+  double bytes_received = 0;
+  double bytes_written = 0;
+  double peak_record_bytes = 0;  ///< records in flight, at their peak
+  double peak_rss_bytes = 0;     ///< the server process's peak resident memory
+  std::int32_t server = 0;
+  std::int32_t failed = 0;  ///< 1: the text that follows is the error
+};
+static_assert(sizeof(FinaliseAck) == 64);
+
+/// Reads a header at `offset` of a received buffer (memcpy: buffers carry no alignment).
+[[nodiscard]] inline EventHeader read_header(std::span<const std::byte> buf, std::size_t offset) {
+  EventHeader h;
+  std::memcpy(&h, buf.data() + offset, sizeof h);
+  return h;
+}
+
+}  // namespace xios_lite::transport
