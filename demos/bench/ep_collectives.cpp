@@ -102,44 +102,26 @@ constexpr Collective kCollectives[] = {Collective::kBarrier, Collective::kBcast,
 
 Options parse_options(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      opt.quick = true;
-    } else if (arg == "--keep-binding") {
-      opt.keep_binding = true;
-    } else if (arg == "--threads") {
-      opt.threads = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--max-bytes") {
-      opt.max_bytes = static_cast<std::size_t>(bench::parse_count(arg, value()));
-    } else if (arg == "--iters") {
-      opt.iterations = static_cast<long>(bench::parse_count(arg, value()));
-    } else if (arg == "--reps") {
-      opt.repetitions = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--mpi-wait") {
-      const std::string wait = value();
-      if (wait != "yield" && wait != "block") {
-        throw std::invalid_argument("--mpi-wait: 'yield' or 'block', not '" + wait + "'");
-      }
-      opt.blocking_mpi = wait == "block";
-    } else if (arg == "--modes") {
-      opt.modes = bench::parse_list(arg, value(), kModeNames);
-    } else if (arg == "--collectives") {
-      opt.collectives = bench::parse_list(arg, value(), kCollectiveNames);
-    } else if (arg == "--json") {
-      opt.json = value();
-    } else if (arg == "--csv") {
-      opt.csv = value();
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument("");
-    } else {
-      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
-    }
-  }
+  bench::OptionParser parser;
+  parser.flag("--quick", opt.quick)
+      .flag("--keep-binding", opt.keep_binding)
+      .count("--threads", opt.threads)
+      .count("--max-bytes", opt.max_bytes)
+      .count("--iters", opt.iterations)
+      .count("--reps", opt.repetitions)
+      .custom("--mpi-wait",
+              [&opt](std::string_view flag, const std::string& wait) {
+                if (wait != "yield" && wait != "block") {
+                  throw std::invalid_argument(std::string(flag) + ": 'yield' or 'block', not '" +
+                                              wait + "'");
+                }
+                opt.blocking_mpi = wait == "block";
+              })
+      .list("--modes", kModeNames, opt.modes)
+      .list("--collectives", kCollectiveNames, opt.collectives)
+      .text("--json", opt.json)
+      .text("--csv", opt.csv);
+  parser.parse(argc, argv);
   if (opt.max_bytes < kMinBytes || opt.max_bytes % sizeof(double) != 0) {
     throw std::invalid_argument("--max-bytes: a multiple of 8 (allreduce sends doubles)");
   }

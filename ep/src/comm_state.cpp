@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
 #include "collective/nonblocking_registry.hpp"
+#include "environment.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
@@ -100,16 +102,7 @@ constexpr const char* kCreateCall = "ep::create_endpoints";
 
 std::size_t resolve_eager_threshold(const EndpointOptions& options) {
   if (options.eager_threshold) return *options.eager_threshold;
-  if (const char* env = std::getenv("EP_EAGER_THRESHOLD")) {
-    char* end = nullptr;
-    const unsigned long long value = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0') {
-      throw Error(ErrorKind::kArgument, kCreateCall, -1,
-                  std::string("EP_EAGER_THRESHOLD='") + env + "' is not a byte count");
-    }
-    return static_cast<std::size_t>(value);
-  }
-  return kDefaultEagerThreshold;
+  return detail::eager_threshold_from_env(kCreateCall).value_or(kDefaultEagerThreshold);
 }
 
 void require_thread_multiple() {
@@ -129,12 +122,7 @@ void require_thread_multiple() {
 }
 
 void require_tag_room() {
-  // MPI caches MPI_TAG_UB on MPI_COMM_WORLD (MPI-4.0 section 9.1.1); other
-  // communicators such as MPI_COMM_SELF need not carry it.
-  void* value = nullptr;
-  int flag = 0;
-  check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &flag), kCreateCall, -1);
-  const long long tag_ub = flag != 0 ? *static_cast<int*>(value) : 32767;
+  const long long tag_ub = detail::mpi_tag_upper_bound(kCreateCall, -1);
   if (tag_ub < kRequiredTagUb) {
     throw Error(ErrorKind::kTag, kCreateCall, -1,
                 "MPI_TAG_UB is " + std::to_string(tag_ub) + "; the endpoint tag encoding (" +
@@ -158,6 +146,8 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
   check_mpi(MPI_Comm_size(parent, &processes), kCreateCall, -1);
   require_tag_room();
   const std::size_t eager_threshold = resolve_eager_threshold(options);
+  // Read now so that a bad value fails here, not in the middle of a wait.
+  detail::wait_warn_seconds(kCreateCall);
 
   // Every process learns every count first, so a bad count anywhere makes
   // every process throw the same error instead of leaving the others hanging.
@@ -193,13 +183,13 @@ Communicator::Communicator(std::shared_ptr<detail::CommState> state, int local_t
       rank_(state_->rank_map().ep_rank(state_->process_rank(), local_thread)) {}
 
 detail::CommState& Communicator::checked_state(const char* call) const {
-  if (state_ == nullptr) {
-    throw Error(ErrorKind::kFreedComm, call, -1, "null endpoint communicator");
-  }
-  if (state_->is_freed(thread_)) {
-    throw Error(ErrorKind::kFreedComm, call, rank_, "use of a freed endpoint communicator");
-  }
-  return *state_;
+  return detail::usable_state(*this, call);
+}
+
+const Communicator& Communicator::p2p_route(const char* call, PeerRole /*role*/, int /*peer*/,
+                                            int /*tag*/, int /*count*/) const {
+  checked_state(call);
+  return *this;
 }
 
 int Communicator::size() const { return checked_state("ep::Communicator::size").rank_map().size(); }

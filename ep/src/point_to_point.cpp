@@ -1,14 +1,18 @@
-// Point-to-point calls of ep::Communicator: argument checks, then either the
-// intra-process fast path or MPI on the communicator's private duplicate with
-// the 15/8/8 tag encoding.
+// Point-to-point calls (ep/point_to_point.hpp), once for Communicator and
+// InterCommunicator: argument checks, then either the intra-process fast path
+// or MPI on the communicator's private duplicate with the 15/8/8 tag encoding.
+#include "ep/point_to_point.hpp"
+
 #include <algorithm>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "backoff.hpp"
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "datatype.hpp"
+#include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
@@ -22,11 +26,7 @@ namespace {
 
 using detail::RequestState;
 
-void check_count(int count, const char* call, int rank) {
-  if (count < 0) {
-    throw Error(ErrorKind::kCount, call, rank, "count " + std::to_string(count) + " is negative");
-  }
-}
+using detail::check_count;
 
 std::string range_text(int size) { return " out of range [0, " + std::to_string(size - 1) + "]"; }
 
@@ -143,138 +143,181 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
   return request;
 }
 
-// Looks for the first matching unexpected message of `thread`; with `remove`
-// takes it out of the queue (mprobe).
-std::shared_ptr<Envelope> find_unexpected(CommState& comm, int thread, int rank, int source,
-                                          int tag, bool remove, Status* status) {
-  if (!comm.single_process()) comm.drain(rank);
-  Mailbox& box = comm.mailbox(thread);
+// Whether a probe leaves the message queued (iprobe) or takes it (improbe).
+enum class Removal { kKeep, kTake };
+
+// Looks for the first matching unexpected message of `self`'s endpoint.
+std::shared_ptr<Envelope> find_unexpected(const Communicator& self, int source, int tag,
+                                          Removal removal, Status* status) {
+  CommState& comm = *self.state();
+  if (!comm.single_process()) comm.drain(self.rank());
+  Mailbox& box = comm.mailbox(self.local_thread());
   std::lock_guard lock(box.mutex);
   auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(),
                          [&](const auto& m) { return matches(source, tag, *m); });
   if (it == box.unexpected.end()) return nullptr;
   std::shared_ptr<Envelope> found = *it;
   *status = status_of(*found);
-  if (remove) box.unexpected.erase(it);
+  if (removal == Removal::kTake) box.unexpected.erase(it);
   return found;
+}
+
+// Checks the arguments of a probe; true for MPI_PROC_NULL (nothing to probe).
+bool check_probe_args(const Communicator& self, const char* call, int source, int tag) {
+  check_source(source, self.state()->rank_map().size(), call, self.rank());
+  check_recv_tag(tag, call, self.rank());
+  return source == MPI_PROC_NULL;
+}
+
+// The request of a started send; a send that is already complete gets a
+// completed request.
+Request started_send(const Communicator& self, std::shared_ptr<RequestState> state) {
+  if (!state) {
+    state = completed_request(RequestState::Kind::kSend, self.state(), self.local_thread(),
+                              self.rank());
+  }
+  return Request(std::move(state));
 }
 
 }  // namespace detail
 
-void Communicator::send(const void* buf, int count, MPI_Datatype datatype, int dest,
-                        int tag) const {
-  checked_state("ep::send");
-  Request request(
-      detail::start_send(*this, "ep::send", buf, count, datatype, dest, tag, SendMode::kStandard));
+// ---- the calls, written once for both kinds of communicator ----------------
+
+namespace detail {
+
+template <class Self>
+void PointToPoint<Self>::send(const void* buf, int count, MPI_Datatype datatype, int dest,
+                              int tag) const {
+  constexpr const char* kCall = "ep::send";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  Request request(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
   wait(request);
 }
 
-void Communicator::ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                         int tag) const {
-  checked_state("ep::ssend");
-  Request request(detail::start_send(*this, "ep::ssend", buf, count, datatype, dest, tag,
-                                     SendMode::kSynchronous));
+template <class Self>
+void PointToPoint<Self>::ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                               int tag) const {
+  constexpr const char* kCall = "ep::ssend";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  Request request(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
   wait(request);
 }
 
-Request Communicator::isend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                            int tag) const {
-  checked_state("ep::isend");
-  auto state =
-      detail::start_send(*this, "ep::isend", buf, count, datatype, dest, tag, SendMode::kStandard);
-  if (!state) state = detail::completed_request(RequestState::Kind::kSend, state_, thread_, rank_);
-  return Request(std::move(state));
+template <class Self>
+Request PointToPoint<Self>::isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                                  int tag) const {
+  constexpr const char* kCall = "ep::isend";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  return started_send(via,
+                      start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
 }
 
-Request Communicator::issend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                             int tag) const {
-  checked_state("ep::issend");
-  auto state = detail::start_send(*this, "ep::issend", buf, count, datatype, dest, tag,
-                                  SendMode::kSynchronous);
-  if (!state) state = detail::completed_request(RequestState::Kind::kSend, state_, thread_, rank_);
-  return Request(std::move(state));
+template <class Self>
+Request PointToPoint<Self>::issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag) const {
+  constexpr const char* kCall = "ep::issend";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  return started_send(
+      via, start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
 }
 
-Status Communicator::recv(void* buf, int count, MPI_Datatype datatype, int source, int tag) const {
-  checked_state("ep::recv");
-  Request request(detail::start_recv(*this, "ep::recv", buf, count, datatype, source, tag));
+template <class Self>
+Status PointToPoint<Self>::recv(void* buf, int count, MPI_Datatype datatype, int source,
+                                int tag) const {
+  constexpr const char* kCall = "ep::recv";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, count);
+  Request request(start_recv(via, kCall, buf, count, datatype, source, tag));
   return wait(request);
 }
 
-Request Communicator::irecv(void* buf, int count, MPI_Datatype datatype, int source,
-                            int tag) const {
-  checked_state("ep::irecv");
-  return Request(detail::start_recv(*this, "ep::irecv", buf, count, datatype, source, tag));
+template <class Self>
+Request PointToPoint<Self>::irecv(void* buf, int count, MPI_Datatype datatype, int source,
+                                  int tag) const {
+  constexpr const char* kCall = "ep::irecv";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, count);
+  return Request(start_recv(via, kCall, buf, count, datatype, source, tag));
 }
 
-Status Communicator::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                              int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                              int source, int recvtag) const {
-  checked_state("ep::sendrecv");
+template <class Self>
+Status PointToPoint<Self>::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    int dest, int sendtag, void* recvbuf, int recvcount,
+                                    MPI_Datatype recvtype, int source, int recvtag) const {
+  constexpr const char* kCall = "ep::sendrecv";
+  self().p2p_route(kCall, PeerRole::kDestination, dest, sendtag, sendcount);
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, recvtag, recvcount);
   // The send arguments are checked before the receive is posted: a posted
   // receive may match at once, and a failed call must consume nothing.
-  detail::check_send_args(*this, "ep::sendrecv", sendcount, sendtype, dest, sendtag);
+  check_send_args(via, kCall, sendcount, sendtype, dest, sendtag);
   // Receive first so that two endpoints exchanging large messages never wait
   // on each other's send.
-  Request receive(
-      detail::start_recv(*this, "ep::sendrecv", recvbuf, recvcount, recvtype, source, recvtag));
-  Request send(detail::start_send(*this, "ep::sendrecv", sendbuf, sendcount, sendtype, dest,
-                                  sendtag, SendMode::kStandard));
+  Request receive(start_recv(via, kCall, recvbuf, recvcount, recvtype, source, recvtag));
+  Request send(
+      start_send(via, kCall, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::kStandard));
   wait(send);
   return wait(receive);
 }
 
-Status Communicator::sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
-                                      int sendtag, int source, int recvtag) const {
+template <class Self>
+Status PointToPoint<Self>::sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
+                                            int sendtag, int source, int recvtag) const {
   constexpr const char* kCall = "ep::sendrecv_replace";
-  checked_state(kCall);
-  check_count(count, kCall, rank_);
+  self().p2p_route(kCall, PeerRole::kDestination, dest, sendtag, count);
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, recvtag, count);
+  check_count(count, kCall, via.rank());
   // The outgoing data is packed aside first; MPI lets a packed message match
   // any receive whose type signature equals the packed items.
-  const detail::TypedBuffer data{buf, count, datatype, detail::layout_of(datatype, kCall, rank_)};
+  const TypedBuffer data{buf, count, datatype, layout_of(datatype, kCall, via.rank())};
   std::vector<std::byte> outgoing(data.bytes());
-  detail::pack_into(data, outgoing.data());
-  return sendrecv(outgoing.data(), static_cast<int>(outgoing.size()), MPI_PACKED, dest, sendtag,
-                  buf, count, datatype, source, recvtag);
+  pack_into(data, outgoing.data());
+  return via.sendrecv(outgoing.data(), static_cast<int>(outgoing.size()), MPI_PACKED, dest, sendtag,
+                      buf, count, datatype, source, recvtag);
 }
 
-std::optional<Status> Communicator::iprobe(int source, int tag) const {
+template <class Self>
+std::optional<Status> PointToPoint<Self>::iprobe(int source, int tag) const {
   constexpr const char* kCall = "ep::iprobe";
-  detail::CommState& comm = checked_state(kCall);
-  check_source(source, comm.rank_map().size(), kCall, rank_);
-  check_recv_tag(tag, kCall, rank_);
-  if (source == MPI_PROC_NULL) return proc_null_status();
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, 0);
+  if (check_probe_args(via, kCall, source, tag)) return proc_null_status();
   Status status;
-  if (detail::find_unexpected(comm, thread_, rank_, source, tag, false, &status)) return status;
+  if (find_unexpected(via, source, tag, Removal::kKeep, &status)) return status;
   return std::nullopt;
 }
 
-Status Communicator::probe(int source, int tag) const {
-  detail::Backoff backoff;
+template <class Self>
+Status PointToPoint<Self>::probe(int source, int tag) const {
+  Backoff backoff;
   while (true) {
     if (auto status = iprobe(source, tag)) return *status;
     backoff.pause();
   }
 }
 
-std::optional<Message> Communicator::improbe(int source, int tag) const {
+template <class Self>
+std::optional<Message> PointToPoint<Self>::improbe(int source, int tag) const {
   constexpr const char* kCall = "ep::improbe";
-  detail::CommState& comm = checked_state(kCall);
-  check_source(source, comm.rank_map().size(), kCall, rank_);
-  check_recv_tag(tag, kCall, rank_);
-  if (source == MPI_PROC_NULL) return Message(nullptr, state_, thread_, proc_null_status());
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, 0);
+  if (check_probe_args(via, kCall, source, tag)) {
+    return Message(nullptr, via.state(), via.local_thread(), proc_null_status());
+  }
   Status status;
-  auto found = detail::find_unexpected(comm, thread_, rank_, source, tag, true, &status);
+  auto found = find_unexpected(via, source, tag, Removal::kTake, &status);
   if (!found) return std::nullopt;
-  return Message(std::move(found), state_, thread_, status);
+  return Message(std::move(found), via.state(), via.local_thread(), status);
 }
 
-Message Communicator::mprobe(int source, int tag) const {
-  detail::Backoff backoff;
+template <class Self>
+Message PointToPoint<Self>::mprobe(int source, int tag) const {
+  Backoff backoff;
   while (true) {
     if (auto message = improbe(source, tag)) return std::move(*message);
     backoff.pause();
   }
 }
+
+// The two kinds of communicator; nothing else instantiates these.
+template class PointToPoint<Communicator>;
+template class PointToPoint<InterCommunicator>;
+
+}  // namespace detail
 
 }  // namespace ep

@@ -3,7 +3,6 @@
 # periodic dimensions of size 1 and 2, graphs with repeated and one-way edges.
 ep_add_mpi_test(NAME test_topology
   SOURCES test_topology.cpp
-  SHAPES r1t1 r1t4 r2t2 r3t2 r2t3
   LABELS topo
   TIMEOUT 180
   TCP)

@@ -73,7 +73,9 @@ template <class T>
 
 /// Whether T has a datatype (a builtin or a registered user type).
 template <class T>
-concept HasDatatype = requires { datatype_traits<std::remove_cv_t<T>>::get(); };
+concept HasDatatype = requires {
+  datatype_traits<std::remove_cv_t<T>>::get();
+};
 
 namespace detail {
 /// A span's length as an MPI count; throws ep::Error(kCount) naming `call`.

@@ -248,9 +248,8 @@ void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv
   if (call.one_endpoint_per_process()) {
     detail::check_block_args(call, recv);
     if (!in_place) detail::check_block_args(call, send);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(start_direct(&request), call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(
+        call, [&](MPI_Comm /*mpi*/, MPI_Request* request) { return start_direct(request); });
     return;
   }
   run_exchange(call, detail::make_exchange_spec(call, send, recv, in_place));

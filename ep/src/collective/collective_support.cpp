@@ -6,11 +6,7 @@
 namespace ep::detail {
 
 CollectiveCall begin_collective(const Communicator& comm, const char* name) {
-  if (comm.is_null()) throw Error(ErrorKind::kFreedComm, name, -1, "null endpoint communicator");
-  CommState& state = *comm.state();
-  if (state.is_freed(comm.local_thread())) {
-    throw Error(ErrorKind::kFreedComm, name, comm.rank(), "use of a freed endpoint communicator");
-  }
+  CommState& state = usable_state(comm, name);
   return {state, state.team(), comm.local_thread(), comm.rank(), name};
 }
 
@@ -47,12 +43,6 @@ void check_in_place_only_at_root(const CollectiveCall& call, const void* buffer,
   if (buffer == MPI_IN_PLACE && call.rank != root) {
     throw Error(ErrorKind::kArgument, call.name, call.rank,
                 "MPI_IN_PLACE is only allowed at the root (" + std::to_string(root) + ")");
-  }
-}
-
-void check_count(int count, const char* call, int rank) {
-  if (count < 0) {
-    throw Error(ErrorKind::kCount, call, rank, "count " + std::to_string(count) + " is negative");
   }
 }
 

@@ -11,12 +11,19 @@
 #include <utility>
 #include <vector>
 
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "datatype.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 
 namespace ep::detail {
+
+/// Whether MPI's own collective needs EP ranks to be process ranks.
+enum class RankOrder {
+  kProcess,  ///< ranks matter (roots, blocks, prefixes): EP rank r must be process r
+  kAny,      ///< a reduction whose order the caller has settled already
+};
 
 /// One endpoint's view of the collective it is in.
 struct CollectiveCall {
@@ -32,11 +39,13 @@ struct CollectiveCall {
   [[nodiscard]] int local_size() const noexcept { return comm.local_size(); }
   [[nodiscard]] int processes() const noexcept { return comm.rank_map().num_processes(); }
   [[nodiscard]] MPI_Comm mpi() const noexcept { return comm.internal_comm(); }
-  /// One endpoint per process, numbered in process order: EP ranks are
-  /// process ranks, so MPI's own collective can run with the user's arguments.
-  [[nodiscard]] bool one_endpoint_per_process() const {
+  /// One endpoint per process (numbered in process order, with
+  /// RankOrder::kProcess): EP ranks are process ranks, so MPI's own
+  /// collective can run with the user's arguments (see run_on_mpi).
+  [[nodiscard]] bool one_endpoint_per_process(RankOrder order = RankOrder::kProcess) const {
     const RankMap& map = comm.rank_map();
-    return map.max_endpoints_per_process() == 1 && map.process_major();
+    return map.max_endpoints_per_process() == 1 &&
+           (order == RankOrder::kAny || map.process_major());
   }
 };
 
@@ -50,10 +59,22 @@ void wait_mpi(MPI_Request& request, const char* call, int rank);
 /// point-to-point messages of the communicator (the team's idle work).
 void wait_mpi(MPI_Request& request, const CollectiveCall& call);
 
+/// Starts one of MPI's nonblocking collectives with `start(mpi_comm,
+/// &request)` (returning its MPI code) on the internal communicator and
+/// waits for it with the project's backoff, routing point-to-point messages
+/// meanwhile. The "one endpoint per process, straight to MPI" opening of
+/// every collective (when one_endpoint_per_process() holds) and the leaders'
+/// process-level stages both go through it.
+template <class Start>
+void run_on_mpi(const CollectiveCall& call, Start&& start) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(std::forward<Start>(start)(call.mpi(), &request), call.name, call.rank);
+  wait_mpi(request, call);
+}
+
 void check_root(int root, int size, const char* call, int rank);
 /// Throws when `buffer` is MPI_IN_PLACE at an endpoint other than `root`.
 void check_in_place_only_at_root(const CollectiveCall& call, const void* buffer, int root);
-void check_count(int count, const char* call, int rank);
 
 /// Storage for `count` elements of `type`, laid out as MPI expects (data()
 /// points where element 0 starts, honouring the type's lower bound).

@@ -47,4 +47,46 @@ void fold_right(const CollectiveCall& call, const Elements& e, std::span<const v
   }
 }
 
+void fold_right_slice(const CollectiveCall& call, const Elements& e,
+                      std::span<const void* const> inputs, void* target, int first, int last) {
+  if (last <= first || inputs.empty()) return;
+  std::vector<const void*> shifted(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) shifted[i] = e.at(inputs[i], first);
+  fold_right(call, e, shifted, e.at(target, first), last - first);
+}
+
+bool use_rank_order(const CollectiveCall& call, MPI_Op op, const ReduceOptions& options) {
+  return options.layout_independent ||
+         (!call.comm.rank_map().process_major() && !is_commutative(call, op));
+}
+
+SlotLayout::SlotLayout(const RankMap& map, int count)
+    : map_(&map),
+      count_(count),
+      first_slot_(static_cast<std::size_t>(map.num_processes()) + 1, 0),
+      counts_(static_cast<std::size_t>(map.num_processes())),
+      displs_(static_cast<std::size_t>(map.num_processes())) {
+  for (int p = 0; p < map.num_processes(); ++p) {
+    const auto pi = static_cast<std::size_t>(p);
+    first_slot_[pi + 1] = first_slot_[pi] + map.endpoints_of(p);
+    counts_[pi] = map.endpoints_of(p) * count;
+    displs_[pi] = first_slot_[pi] * count;
+  }
+}
+
+int SlotLayout::start_allgather(void* base, MPI_Datatype type, MPI_Comm comm,
+                                MPI_Request* request) const {
+  return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, counts_.data(), displs_.data(),
+                         type, comm, request);
+}
+
+std::vector<const void*> SlotLayout::in_rank_order(const Elements& e, const void* base,
+                                                   int ranks) const {
+  std::vector<const void*> inputs(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    inputs[static_cast<std::size_t>(r)] = e.at(base, first_element(map_->locate(r)));
+  }
+  return inputs;
+}
+
 }  // namespace ep::detail

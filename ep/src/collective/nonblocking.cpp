@@ -35,6 +35,7 @@
 
 #include "collective/alltoall_support.hpp"
 #include "collective/collective_support.hpp"
+#include "collective/fold_support.hpp"
 #include "collective/nonblocking_registry.hpp"
 #include "ep/collectives.hpp"
 
@@ -45,6 +46,7 @@ namespace {
 using detail::BlockArgs;
 using detail::CollectiveCall;
 using detail::CommState;
+using detail::Elements;
 using detail::ExchangeSpec;
 using detail::FailureSlot;
 using detail::NbcInstance;
@@ -178,11 +180,8 @@ class Iallreduce final : public NbcInstance {
   };
 
   struct Args {
+    Elements e;  // type and op
     int count;
-    MPI_Datatype type;
-    MPI_Op op;
-    TypeLayout layout;
-    MPI_Aint extent;
     Mode mode;
   };
 
@@ -195,19 +194,10 @@ class Iallreduce final : public NbcInstance {
         folded_from_(call.local_size()) {
     const RankMap& map = call.comm.rank_map();
     if (args.mode == Mode::kHierarchical) {
-      acc_ = TypedScratch(args.count, args.type, call.name, call.rank);
+      acc_ = TypedScratch(args.count, args.e.type, call.name, call.rank);
     } else if (args.mode == Mode::kRankOrder) {
-      // Slots are process-major: process p's threads from first_slot_[p] on.
-      first_slot_.assign(static_cast<std::size_t>(map.num_processes()) + 1, 0);
-      counts_.resize(static_cast<std::size_t>(map.num_processes()));
-      displs_.resize(static_cast<std::size_t>(map.num_processes()));
-      for (int p = 0; p < map.num_processes(); ++p) {
-        const auto pi = static_cast<std::size_t>(p);
-        first_slot_[pi + 1] = first_slot_[pi] + map.endpoints_of(p);
-        counts_[pi] = map.endpoints_of(p) * args.count;  // fits: checked by the caller
-        displs_[pi] = first_slot_[pi] * args.count;
-      }
-      all_ = TypedScratch(args.count * map.size(), args.type, call.name, call.rank);
+      slots_ = detail::SlotLayout(map, args.count);  // fits: checked by the caller
+      all_ = TypedScratch(args.count * map.size(), args.e.type, call.name, call.rank);
     }
   }
 
@@ -218,13 +208,14 @@ class Iallreduce final : public NbcInstance {
     const void* contribution = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (args_.mode == Mode::kRankOrder) {
       // Distinct slots: no lock.
-      const TypedBuffer source = typed(contribution);
-      copy_typed(source, typed(slot(comm().process_rank(), call.thread)), source.bytes());
+      detail::copy_elements(args_.e, contribution, slot({comm().process_rank(), call.thread}),
+                            args_.count);
       return;
     }
     if (args_.mode != Mode::kHierarchical) return;
     // Right fold in thread order, c0 op (c1 op (... op c_{T-1})), the order of
-    // the blocking allreduce (same bits): whoever completes a run of
+    // fold_right and so of the blocking allreduce (same bits), taken one
+    // input at a time as contributions arrive: whoever completes a run of
     // consecutive contributions from the top folds it.
     std::lock_guard lock(fold_mutex_);
     present_[t] = true;
@@ -233,11 +224,9 @@ class Iallreduce final : public NbcInstance {
       const auto ki = static_cast<std::size_t>(k);
       const void* input = sendbufs_[ki] == MPI_IN_PLACE ? recvbufs_[ki] : sendbufs_[ki];
       if (k == call.local_size() - 1) {
-        const TypedBuffer source = typed(input);
-        copy_typed(source, typed(acc_.data()), source.bytes());
+        detail::copy_elements(args_.e, input, acc_.data(), args_.count);
       } else {
-        check_mpi(MPI_Reduce_local(input, acc_.data(), args_.count, args_.type, args_.op),
-                  call.name, call.rank);
+        detail::reduce_local(call, args_.e, input, acc_.data(), args_.count);
       }
       folded_from_ = k;
     }
@@ -249,21 +238,21 @@ class Iallreduce final : public NbcInstance {
     const int rank = call_of(0).rank;
     switch (args_.mode) {
       case Mode::kDirect:
-        check_mpi(MPI_Iallreduce(sendbufs_[0], recvbufs_[0], args_.count, args_.type, args_.op,
+        check_mpi(MPI_Iallreduce(sendbufs_[0], recvbufs_[0], args_.count, args_.e.type, args_.e.op,
                                  comm().internal_comm(), &request),
                   name(), rank);
         break;
       case Mode::kHierarchical:
         if (comm().single_process()) break;
-        check_mpi(MPI_Iallreduce(MPI_IN_PLACE, acc_.data(), args_.count, args_.type, args_.op,
+        check_mpi(MPI_Iallreduce(MPI_IN_PLACE, acc_.data(), args_.count, args_.e.type, args_.e.op,
                                  comm().internal_comm(), &request),
                   name(), rank);
         break;
       case Mode::kRankOrder:
         if (comm().single_process()) break;
-        check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all_.data(), counts_.data(),
-                                  displs_.data(), args_.type, comm().internal_comm(), &request),
-                  name(), rank);
+        check_mpi(
+            slots_.start_allgather(all_.data(), args_.e.type, comm().internal_comm(), &request),
+            name(), rank);
         break;
     }
     return request;
@@ -272,32 +261,18 @@ class Iallreduce final : public NbcInstance {
   void finish(int thread, FailureSlot& /*mine*/) override {
     void* target = recvbufs_[static_cast<std::size_t>(thread)];
     if (args_.mode == Mode::kHierarchical) {
-      const TypedBuffer source = typed(acc_.data());
-      copy_typed(source, typed(target), source.bytes());
+      detail::copy_elements(args_.e, acc_.data(), target, args_.count);
     } else if (args_.mode == Mode::kRankOrder) {
       // Every thread folds every contribution itself: the same evaluation
       // order whatever the layout, and no thread waits for another.
-      const RankMap& map = comm().rank_map();
-      const int n = map.size();
-      const TypedBuffer last = typed(slot(map.locate(n - 1)));
-      copy_typed(last, typed(target), last.bytes());
-      for (int r = n - 2; r >= 0; --r) {
-        check_mpi(MPI_Reduce_local(slot(map.locate(r)), target, args_.count, args_.type, args_.op),
-                  name(), call_of(thread).rank);
-      }
+      const CollectiveCall call = call_of(thread);
+      detail::fold_right(call, args_.e, slots_.in_rank_order(args_.e, all_.data(), call.size()),
+                         target, args_.count);
     }
   }
 
  private:
-  [[nodiscard]] TypedBuffer typed(const void* buf) const {
-    return {buf, args_.count, args_.type, args_.layout};
-  }
-  void* slot(int process, int thread) {
-    const auto index =
-        static_cast<MPI_Aint>(first_slot_[static_cast<std::size_t>(process)] + thread);
-    return static_cast<std::byte*>(all_.data()) + index * args_.count * args_.extent;
-  }
-  void* slot(Location where) { return slot(where.process, where.thread); }
+  void* slot(Location where) { return args_.e.at(all_.data(), slots_.first_element(where)); }
 
   Args args_;
   std::vector<const void*> sendbufs_;  // per local thread (may be MPI_IN_PLACE)
@@ -307,11 +282,9 @@ class Iallreduce final : public NbcInstance {
   std::vector<bool> present_;
   int folded_from_;
   TypedScratch acc_;
-  // kRankOrder
+  // kRankOrder: every contribution, in the slots of fold.hpp
   TypedScratch all_;
-  std::vector<int> first_slot_;
-  std::vector<int> counts_;
-  std::vector<int> displs_;
+  detail::SlotLayout slots_;
 };
 
 // ---- ialltoallv -------------------------------------------------------------
@@ -459,12 +432,6 @@ class Ialltoallv final : public NbcInstance {
   std::unique_ptr<detail::ByteRuns> recvs_;
 };
 
-bool commutative(const CollectiveCall& call, MPI_Op op) {
-  int commute = 0;
-  check_mpi(MPI_Op_commutative(op, &commute), call.name, call.rank);
-  return commute != 0;
-}
-
 }  // namespace
 
 Request ibarrier(const Communicator& comm) {
@@ -488,30 +455,19 @@ Request ibcast(const Communicator& comm, void* buffer, int count, MPI_Datatype d
 Request iallreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
                    MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::iallreduce");
-  detail::check_count(count, call.name, call.rank);
-  if (op == MPI_OP_NULL) {
-    throw Error(ErrorKind::kArgument, call.name, call.rank, "op is MPI_OP_NULL");
-  }
+  const Elements e = detail::make_elements(call, count, datatype, op);
   if (recvbuf == MPI_IN_PLACE) {
     throw Error(ErrorKind::kArgument, call.name, call.rank,
                 "recvbuf is MPI_IN_PLACE (only sendbuf may be)");
   }
   const RankMap& map = call.comm.rank_map();
-  Iallreduce::Args args{count,
-                        datatype,
-                        op,
-                        detail::layout_of(datatype, call.name, call.rank),
-                        detail::element_offset(datatype, 1, call.name, call.rank),
-                        Iallreduce::Mode::kHierarchical};
-  if (options.layout_independent || (!map.process_major() && !commutative(call, op))) {
+  Iallreduce::Args args{e, count, Iallreduce::Mode::kHierarchical};
+  if (detail::use_rank_order(call, op, options)) {
     args.mode = Iallreduce::Mode::kRankOrder;
     // The allgather of every contribution counts elements in ints.
-    if (static_cast<long long>(count) * map.size() > INT_MAX) {
-      throw Error(ErrorKind::kCount, call.name, call.rank,
-                  "count " + std::to_string(count) + " x " + std::to_string(map.size()) +
-                      " ranks exceeds the int limit of the rank-order reduction");
-    }
-  } else if (map.max_endpoints_per_process() == 1) {
+    detail::checked_int_count(count, map.size(), "count x ranks of the rank-order reduction",
+                              call.name, call.rank);
+  } else if (call.one_endpoint_per_process(detail::RankOrder::kAny)) {
     args.mode = Iallreduce::Mode::kDirect;
   }
   return start_nonblocking<Iallreduce>(

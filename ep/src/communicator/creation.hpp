@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "checks.hpp"
 #include "collective/collective_support.hpp"
 #include "comm_state.hpp"
 #include "ep/comm_management.hpp"
@@ -71,10 +72,6 @@ Result on_leader(CollectiveCall& call, Work&& work) {
   if (!done) throw Error(failure.kind, call.name, call.rank, failure.detail, failure.mpi_code);
   return mine;
 }
-
-/// The state behind `comm` after checking that it is usable (not null, not
-/// freed by this endpoint). Throws kFreedComm naming `call`.
-CommState& usable_state(const Communicator& comm, const char* call);
 
 /// Who each EP rank of `comm` is (see CommState::origins()), computed from the
 /// rank map when the state does not carry the table.
