@@ -469,47 +469,6 @@ class CollectivesBench {
 
 // ---------------------------------------------------------------- summary ----
 
-// t_avg(a) / t_avg(b) of one collective over its sizes.
-struct RatioStats {
-  int sizes = 0;
-  int at_or_below = 0;  // sizes where a's t_avg <= b's
-  double median_avg = 0.0;
-  double median_min = 0.0;  // the same from t_min, less sensitive to other jobs
-  double worst = 0.0;
-  std::size_t worst_bytes = 0;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::optional<RatioStats> ratio_stats(const bench::Report& report, const char* test, const char* a,
-                                      const char* b) {
-  RatioStats stats;
-  std::vector<double> avg;
-  std::vector<double> min;
-  for (const bench::Record& ra : report.records()) {
-    if (ra.test != test || ra.mode != a) continue;
-    const bench::Record* rb = report.find(test, b, ra.bytes);
-    if (rb == nullptr) continue;
-    const double r = ra.time.avg_us / rb->time.avg_us;
-    avg.push_back(r);
-    min.push_back(ra.time.min_us / rb->time.min_us);
-    ++stats.sizes;
-    if (r <= 1.0) ++stats.at_or_below;
-    if (r > stats.worst) {
-      stats.worst = r;
-      stats.worst_bytes = ra.bytes;
-    }
-  }
-  if (avg.empty()) return std::nullopt;
-  stats.median_avg = median(avg);
-  stats.median_min = median(min);
-  return stats;
-}
-
 // One block of the summary: a/b per collective and, when `target`, whether a
 // <= b at every size; nothing when the run measured a or b nowhere.
 void print_target(const bench::Report& report, const char* a, const char* b, const char* heading,
@@ -517,7 +476,7 @@ void print_target(const bench::Report& report, const char* a, const char* b, con
   bool headed = false;
   for (const std::string_view name : kCollectiveNames) {
     const std::string test(name);
-    const std::optional<RatioStats> s = ratio_stats(report, test.c_str(), a, b);
+    const std::optional<bench::RatioStats> s = bench::ratio_stats(report, test, a, b);
     if (!s) continue;
     if (!headed) std::printf("# %s\n", heading);
     headed = true;

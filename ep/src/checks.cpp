@@ -61,4 +61,19 @@ long long mpi_tag_upper_bound(const char* call, int rank) {
   return flag != 0 ? *static_cast<int*>(value) : kMaxUserTag;
 }
 
+void check_root(int root, int size, const char* call, int rank) {
+  if (root < 0 || root >= size) {
+    throw Error(
+        ErrorKind::kRank, call, rank,
+        "root " + std::to_string(root) + " out of range [0, " + std::to_string(size - 1) + "]");
+  }
+}
+
+void check_in_place_only_at_root(const void* buffer, int root, const char* call, int rank) {
+  if (buffer == MPI_IN_PLACE && rank != root) {
+    throw Error(ErrorKind::kArgument, call, rank,
+                "MPI_IN_PLACE is only allowed at the root (" + std::to_string(root) + ")");
+  }
+}
+
 }  // namespace ep::detail

@@ -18,6 +18,11 @@ class CommState;
 /// handle (rank -1) or a handle whose endpoint was freed (its rank).
 CommState& usable_state(const Communicator& comm, const char* call);
 
+/// Throws ep::Error(kRank) when `root` is outside [0, size).
+void check_root(int root, int size, const char* call, int rank);
+/// Throws ep::Error(kArgument) when `buffer` is MPI_IN_PLACE at a rank other than `root`.
+void check_in_place_only_at_root(const void* buffer, int root, const char* call, int rank);
+
 /// Throws ep::Error(kCount) when `count` is negative.
 void check_count(int count, const char* call, int rank);
 

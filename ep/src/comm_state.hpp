@@ -11,14 +11,15 @@
 #include <mutex>
 #include <vector>
 
-#include "collective/local_team.hpp"
 #include "ep/rank_map.hpp"
-#include "matching_engine.hpp"
+#include "p2p/matching_engine.hpp"
+#include "team/local_team.hpp"
 
 namespace ep::detail {
 
 class Topology;     // topology/topology.hpp
-class NbcRegistry;  // collective/nonblocking_registry.hpp
+class NbcRegistry;  // collective/nonblocking_registry.hpp (the core includes nothing from
+                    // collective/)
 
 class CommState {
  public:
@@ -73,6 +74,7 @@ class CommState {
   /// Moves every message waiting in the MPI queue of p2p_comm() into the
   /// mailbox of its destination thread. One drainer at a time: when another
   /// thread is draining this returns at once (it will deliver our messages).
+  /// Part of the inter-process path: defined in p2p/inter_process.cpp.
   void drain(int ep_rank);
 
   /// Cartesian or graph topology (null: none). Set by the creating call

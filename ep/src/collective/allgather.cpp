@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {

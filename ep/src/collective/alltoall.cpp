@@ -1,6 +1,6 @@
 // MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw.
 //
-// One aggregated message per process pair (see alltoall_support.hpp for its
+// One aggregated message per process pair (see aggregated_exchange.hpp for its
 // format), never a gather to one root:
 //   1. every thread describes its blocks (packing its outgoing data first
 //      under MPI_IN_PLACE) and publishes them;
@@ -22,9 +22,9 @@
 #include <span>
 #include <vector>
 
-#include "collective/alltoall_support.hpp"
-#include "collective/collective_support.hpp"
+#include "collective/aggregated_exchange.hpp"
 #include "ep/collectives.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {
@@ -146,7 +146,7 @@ void gather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Da
             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::gather");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, sendbuf, root);
+  detail::check_in_place_only_at_root(sendbuf, root, call.name, call.rank);
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root) table = BlockTable(recvbuf, recvcount, recvtype, call);
@@ -166,7 +166,7 @@ void gatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
              MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::gatherv");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, sendbuf, root);
+  detail::check_in_place_only_at_root(sendbuf, root, call.name, call.rank);
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root)

@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "collective/collective_support.hpp"
-#include "collective/fold_support.hpp"
+#include "collective/fold.hpp"
 #include "ep/collectives.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep {
 
@@ -171,7 +171,7 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce");
   detail::check_root(root, call.size(), call.name, call.rank);
   const bool is_root = call.rank == root;
-  detail::check_in_place_only_at_root(call, sendbuf, root);
+  detail::check_in_place_only_at_root(sendbuf, root, call.name, call.rank);
   const Reduction red = make_reduction(call, sendbuf, recvbuf, count, datatype, op);
 
   if (detail::use_rank_order(call, op, options)) {

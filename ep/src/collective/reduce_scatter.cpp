@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
-#include "collective/fold_support.hpp"
+#include "collective/block_table.hpp"
+#include "collective/fold.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "collective/block_support.hpp"
-#include "collective/fold_support.hpp"
+#include "collective/block_table.hpp"
+#include "collective/fold.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {

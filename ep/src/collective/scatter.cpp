@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {
@@ -129,7 +129,7 @@ void scatter(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::scatter");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, recvbuf, root);
+  detail::check_in_place_only_at_root(recvbuf, root, call.name, call.rank);
   if (recvbuf != MPI_IN_PLACE) detail::check_count(recvcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root) table = BlockTable(sendbuf, sendcount, sendtype, call);
@@ -149,7 +149,7 @@ void scatterv(const Communicator& comm, const void* sendbuf, std::span<const int
               MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::scatterv");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, recvbuf, root);
+  detail::check_in_place_only_at_root(recvbuf, root, call.name, call.rank);
   if (recvbuf != MPI_IN_PLACE) detail::check_count(recvcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root)

@@ -24,11 +24,11 @@
 
 #include "backoff.hpp"
 #include "checks.hpp"
-#include "collective/collective_support.hpp"
 #include "comm_state.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
 #include "ep/topology.hpp"
+#include "team/collective_call.hpp"
 #include "topology/topology.hpp"
 
 namespace ep {

@@ -10,11 +10,11 @@
 #include <tuple>
 #include <utility>
 
-#include "collective/collective_support.hpp"
 #include "comm_state.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
+#include "team/collective_call.hpp"
 #include "topology/creation.hpp"
 
 namespace ep {

@@ -11,7 +11,8 @@
 #include "environment.hpp"
 #include "ep/error.hpp"
 #include "ep/request.hpp"
-#include "request_state.hpp"
+#include "p2p/inter_process.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep {
 
@@ -19,16 +20,7 @@ namespace {
 
 using detail::Phase;
 using detail::RequestState;
-
-// Tests the MPI request that carries the rest of `request`.
-bool test_mpi(RequestState& request) {
-  int done = 0;
-  check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
-            request.owner_rank);
-  if (done == 0) return false;
-  request.complete();
-  return true;
-}
+using detail::test_mpi;
 
 // True once the operation is complete. Owner thread only.
 bool poll(RequestState& request) {

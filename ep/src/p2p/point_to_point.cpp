@@ -16,9 +16,10 @@
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
-#include "intra_process.hpp"
-#include "matching_engine.hpp"
-#include "request_state.hpp"
+#include "p2p/inter_process.hpp"
+#include "p2p/intra_process.hpp"
+#include "p2p/matching_engine.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep {
 
@@ -104,19 +105,7 @@ std::shared_ptr<RequestState> start_send(const Communicator& self, const char* c
     return send_intra(self.state(), {call, self.local_thread(), rank, to.thread, tag, synchronous},
                       data);
   }
-  auto request = std::make_shared<RequestState>(RequestState::Kind::kSend, self.state(),
-                                                self.local_thread(), rank);
-  request->call = call;
-  const int wire = encode_tag({tag, self.local_thread(), to.thread});
-  // Always nonblocking underneath: a blocking MPI_Send of a large message
-  // could wait for a peer process whose threads need this one to drain.
-  const int rc = synchronous ? MPI_Issend(buf, count, datatype, to.process, wire, comm.p2p_comm(),
-                                          &request->mpi_request)
-                             : MPI_Isend(buf, count, datatype, to.process, wire, comm.p2p_comm(),
-                                         &request->mpi_request);
-  check_mpi(rc, call, rank);
-  request->phase.store(Phase::kMpiPending, std::memory_order_relaxed);
-  return request;
+  return send_inter(self, {call, self.local_thread(), rank, to.thread, tag, synchronous}, data, to);
 }
 
 std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* call, void* buf,

@@ -1,4 +1,4 @@
-#include "collective/fold_support.hpp"
+#include "collective/fold.hpp"
 
 #include "ep/error.hpp"
 

@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "collective/collective_support.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep::detail {
 

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "collective/collective_support.hpp"
 #include "datatype.hpp"
 #include "ep/collectives.hpp"
 #include "ep/rank_map.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep::detail {
 

@@ -1,4 +1,4 @@
-#include "collective/alltoall_support.hpp"
+#include "collective/aggregated_exchange.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "request_state.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep::detail {
 

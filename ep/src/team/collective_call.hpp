@@ -1,6 +1,9 @@
-// Shared machinery of the collective algorithms: entering a collective,
-// waiting on MPI without busy-polling, argument checks and typed scratch
-// buffers.
+// How the endpoints of one process act together in a collective call: the
+// call context (CollectiveCall), waiting on MPI without busy-polling
+// (wait_mpi, run_on_mpi) and the process-level MPI stage that one thread
+// runs for the team (mpi_stage). Used by collective/, communicator/ and
+// topology/; the team itself is local_team.hpp, the leader-runs-it pattern
+// of the constructors on_leader.hpp.
 #pragma once
 
 #include <mpi.h>
@@ -72,29 +75,6 @@ void run_on_mpi(const CollectiveCall& call, Start&& start) {
   wait_mpi(request, call);
 }
 
-void check_root(int root, int size, const char* call, int rank);
-/// Throws when `buffer` is MPI_IN_PLACE at an endpoint other than `root`.
-void check_in_place_only_at_root(const CollectiveCall& call, const void* buffer, int root);
-
-/// Storage for `count` elements of `type`, laid out as MPI expects (data()
-/// points where element 0 starts, honouring the type's lower bound).
-class TypedScratch {
- public:
-  TypedScratch() = default;
-  TypedScratch(int count, MPI_Datatype type, const char* call, int rank);
-  [[nodiscard]] void* data() noexcept {
-    // Empty for zero elements: MPI and the copies never touch the pointer then.
-    return storage_.empty() ? nullptr : storage_.data() - true_lb_;
-  }
-  [[nodiscard]] TypedBuffer view(int count, MPI_Datatype type, const TypeLayout& layout) {
-    return {data(), count, type, layout};
-  }
-
- private:
-  std::vector<std::byte> storage_;
-  MPI_Aint true_lb_ = 0;
-};
-
 /// Whether the team works on after the MPI stage of a collective.
 enum class StageEnd {
   kTeamContinues,  ///< the threads use the stage's result (and meet again before returning)
@@ -136,8 +116,5 @@ void mpi_stage(CollectiveCall& call, int representative, StageEnd end, Stage&& s
               "the process-level MPI stage failed on local thread " +
                   std::to_string(representative) + " (see its error)");
 }
-
-/// Byte offset of element `index` of `type` (its extent times the index).
-MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int rank);
 
 }  // namespace ep::detail

@@ -1,7 +1,8 @@
-// Shared machinery of the collectives that move one block per EP rank
-// (gather, scatter, allgather and their v-forms) and of the reductions that
-// cut or prefix a vector (reduce_scatter, scan): blocks indexed by EP rank,
-// the byte plan of the process-level MPI call, and the MPI stage of a team.
+// Block tables: the collectives that move one block per EP rank (gather,
+// scatter, allgather and their v-forms) and the reductions that cut or
+// prefix a vector (reduce_scatter, scan): blocks indexed by EP rank, the byte
+// plan of the process-level MPI call, and the pieces that gather and scatter
+// (mirror images of each other) share.
 //
 // EP ranks need not be process-major (split orders them by key), so the
 // process-level MPI calls never rely on EP rank order: their buffers hold the
@@ -25,9 +26,9 @@
 #include <utility>
 #include <vector>
 
-#include "collective/collective_support.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep::detail {
 

@@ -7,8 +7,8 @@
 #include "comm_state.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
-#include "matching_engine.hpp"
-#include "request_state.hpp"
+#include "p2p/matching_engine.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep {
 

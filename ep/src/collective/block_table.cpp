@@ -1,4 +1,4 @@
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
 
 #include <algorithm>
 #include <climits>
