@@ -12,6 +12,7 @@
 #   make bench    build + full benchmarks, JSON/CSV into bench-results/
 #   make format   clang-format -i on every project source
 #   make tidy     clang-tidy on the release build's compile_commands.json
+#   make tidy-check  clang-tidy over ep/src, a clean subset of checks as errors (CI)
 #   make clean    remove build/
 #
 # Knobs: JOBS (build parallelism, 2), CTEST_JOBS (2), CMAKE_ARGS (extra
@@ -32,7 +33,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 SOURCE_DIRS := $(wildcard ep collectives xios_lite demos tests)
 SOURCES = $(shell find $(SOURCE_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) 2>/dev/null)
 
-.PHONY: all deps build test test-mpich tsan asan demo bench format format-check tidy clean
+.PHONY: all deps build test test-mpich tsan asan demo bench format format-check tidy tidy-check clean
 
 all: build
 
@@ -86,6 +87,19 @@ format-check:
 tidy: build
 	@command -v run-clang-tidy >/dev/null 2>&1 || { echo "run-clang-tidy not found (package clang-tidy)"; exit 1; }
 	run-clang-tidy -quiet -p build/release -j $(JOBS) '^$(CURDIR)/(ep|collectives|xios_lite|demos|tests)/'
+
+# The checks of .clang-tidy that the endpoint layer is clean of today, as
+# errors (CI). Kept to the cheap ones, over ep/src only, so that the stage
+# stays a few minutes on 2 cores; add a check here once the tree is clean of it.
+TIDY_ERROR_CHECKS := -*,bugprone-*,-bugprone-easily-swappable-parameters,performance-*,mpi-*,readability-identifier-naming
+TIDY_CHECK_SOURCES = $(shell find ep/src -type f -name '*.cpp' | sort)
+
+tidy-check:
+	@command -v clang-tidy >/dev/null 2>&1 || { echo "clang-tidy not found (package clang-tidy)"; exit 1; }
+	@test -f build/release/compile_commands.json || { echo "run make build first"; exit 1; }
+	@echo "clang-tidy (errors: $(TIDY_ERROR_CHECKS)) over $(words $(TIDY_CHECK_SOURCES)) files"
+	@printf '%s\n' $(TIDY_CHECK_SOURCES) | xargs -P $(JOBS) -n 4 clang-tidy -quiet -p build/release \
+	  --checks='$(TIDY_ERROR_CHECKS)' --warnings-as-errors='*'
 
 clean:
 	rm -rf build

@@ -2,7 +2,7 @@
 #
 # ep_add_mpi_test(NAME <name>
 #                 SOURCES <file>...
-#                 SHAPES r<R>t<T>...          e.g. r1t1 r1t4 r2t1 r2t3 r3t2
+#                 [SHAPES r<R>t<T>...]        default EP_TEST_DEFAULT_SHAPES
 #                 [LABELS <label>...]          e.g. unit io demo
 #                 [TIMEOUT <seconds>]          default 120 (times EP_TEST_TIMEOUT_MULTIPLIER)
 #                 [LIBRARIES <target>...]      extra link libraries (collectives, xios_lite...)
@@ -44,6 +44,11 @@
 #   EP_TEST_TIMEOUT_MULTIPLIER   scales every TIMEOUT (the tsan preset sets 4)
 #   EP_MPIEXEC_EXTRA_FLAGS       appended to the mpiexec flags of every test
 include_guard(GLOBAL)
+
+# The shapes a suite runs in unless it names its own: one process with one
+# and four threads (the loopback tier), two processes of two threads, and
+# the odd mixed shapes r3t2 and r2t3 (uneven counts, both paths).
+set(EP_TEST_DEFAULT_SHAPES r1t1 r1t4 r2t2 r3t2 r2t3)
 
 # GoogleTest is found here, at the top level, so that GTest::gtest is visible to
 # tests registered from any folder (imported targets are directory-scoped).
@@ -136,8 +141,11 @@ function(ep_add_mpi_test)
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ep_add_mpi_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT arg_NAME OR NOT arg_SOURCES OR NOT arg_SHAPES)
-    message(FATAL_ERROR "ep_add_mpi_test: NAME, SOURCES and SHAPES are required")
+  if(NOT arg_NAME OR NOT arg_SOURCES)
+    message(FATAL_ERROR "ep_add_mpi_test: NAME and SOURCES are required")
+  endif()
+  if(NOT arg_SHAPES)
+    set(arg_SHAPES ${EP_TEST_DEFAULT_SHAPES})
   endif()
   if(NOT arg_TIMEOUT)
     set(arg_TIMEOUT 120)

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 namespace bench {
 
@@ -46,6 +47,46 @@ std::vector<std::string> parse_list(std::string_view flag, const std::string& te
 
 bool selected(const std::vector<std::string>& list, std::string_view name) {
   return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
+}
+
+OptionParser& OptionParser::flag(std::string_view name, bool& target) {
+  options_.push_back({std::string(name), false,
+                      [&target](std::string_view, const std::string&) { target = true; }});
+  return *this;
+}
+
+OptionParser& OptionParser::text(std::string_view name, std::string& target) {
+  return custom(name, [&target](std::string_view, const std::string& value) { target = value; });
+}
+
+OptionParser& OptionParser::list(std::string_view name, std::span<const std::string_view> known,
+                                 std::vector<std::string>& target) {
+  return custom(name, [known, &target](std::string_view flag, const std::string& value) {
+    target = parse_list(flag, value, known);
+  });
+}
+
+OptionParser& OptionParser::custom(std::string_view name, Handler handler) {
+  options_.push_back({std::string(name), true, std::move(handler)});
+  return *this;
+}
+
+void OptionParser::parse(int argc, char** argv) const {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") throw std::invalid_argument("");
+    const auto option = std::find_if(options_.begin(), options_.end(),
+                                     [&](const Option& o) { return o.name == arg; });
+    if (option == options_.end()) {
+      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
+    }
+    if (!option->takes_value) {
+      option->apply(arg, "");
+      continue;
+    }
+    if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
+    option->apply(arg, argv[++i]);
+  }
 }
 
 }  // namespace bench

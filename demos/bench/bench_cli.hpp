@@ -1,13 +1,17 @@
-// Command-line parsing shared by the benchmarks: counts with binary suffixes
-// and comma-separated name lists. Errors throw std::invalid_argument naming the
-// flag, which the benchmarks print with their usage text.
+// Command-line parsing shared by the benchmarks: the argv loop
+// (OptionParser), counts with binary suffixes and comma-separated name lists. Errors throw
+// std::invalid_argument naming the flag, which the benchmarks print with their usage text.
 //
 // Thread safety: pure functions. Nothing here calls MPI.
 #pragma once
 
+#include <functional>
+#include <limits>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -21,5 +25,53 @@ std::vector<std::string> parse_list(std::string_view flag, const std::string& te
 
 /// Whether `name` is in `list`; an empty list selects everything.
 bool selected(const std::vector<std::string>& list, std::string_view name);
+
+/// The argv loop every benchmark shares. Each option is registered with the
+/// variable it sets; parse() walks argv once. A value follows its option as
+/// the next argument ("--reps 5"). --help and -h throw std::invalid_argument
+/// with an empty message (bench::start prints the usage then); an unknown
+/// option, a missing value or a bad value throws naming the option.
+///
+///   bench::OptionParser parser;
+///   parser.flag("--quick", opt.quick).count("--reps", opt.repetitions)
+///       .list("--modes", kModeNames, opt.modes).text("--json", opt.json);
+///   parser.parse(argc, argv);
+class OptionParser {
+ public:
+  /// Called with the option's name and its value.
+  using Handler = std::function<void(std::string_view flag, const std::string& value)>;
+
+  /// An option without a value that sets `target` to true.
+  OptionParser& flag(std::string_view name, bool& target);
+  /// A positive count with an optional K/M suffix (parse_count) that must fit `Int`.
+  template <class Int>
+  OptionParser& count(std::string_view name, Int& target) {
+    return custom(name, [&target](std::string_view flag, const std::string& value) {
+      const long long parsed = parse_count(flag, value);
+      if (std::cmp_greater(parsed, std::numeric_limits<Int>::max())) {
+        throw std::invalid_argument(std::string(flag) + ": " + value + " is too large");
+      }
+      target = static_cast<Int>(parsed);
+    });
+  }
+  /// A free-form value (a path, say).
+  OptionParser& text(std::string_view name, std::string& target);
+  /// A comma-separated subset of `known` (parse_list).
+  OptionParser& list(std::string_view name, std::span<const std::string_view> known,
+                     std::vector<std::string>& target);
+  /// An option with a value that `handler` interprets (and may reject by throwing).
+  OptionParser& custom(std::string_view name, Handler handler);
+
+  /// Applies argv[1..argc) in order. Throws std::invalid_argument (see above).
+  void parse(int argc, char** argv) const;
+
+ private:
+  struct Option {
+    std::string name;
+    bool takes_value;
+    Handler apply;
+  };
+  std::vector<Option> options_;
+};
 
 }  // namespace bench

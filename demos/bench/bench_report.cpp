@@ -247,4 +247,39 @@ void Report::write_csv(const std::filesystem::path& path) const {
   finish(out, path);
 }
 
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+std::optional<RatioStats> ratio_stats(const Report& report, std::string_view test,
+                                      std::string_view a, std::string_view b) {
+  RatioStats stats;
+  std::vector<double> avg;
+  std::vector<double> min;
+  for (const Record& ra : report.records()) {
+    if (ra.test != test || ra.mode != a) continue;
+    const Record* rb = report.find(test, b, ra.bytes);
+    if (rb == nullptr) continue;
+    const double r = ra.time.avg_us / rb->time.avg_us;
+    avg.push_back(r);
+    min.push_back(ra.time.min_us / rb->time.min_us);
+    ++stats.sizes;
+    if (r <= 1.0) ++stats.at_or_below;
+    if (r > stats.worst) {
+      stats.worst = r;
+      stats.worst_bytes = ra.bytes;
+    }
+  }
+  if (avg.empty()) return std::nullopt;
+  stats.median_avg = median(avg);
+  stats.median_min = median(min);
+  return stats;
+}
+
 }  // namespace bench

@@ -118,4 +118,19 @@ class Report {
   std::vector<Record> records_;
 };
 
+/// t_avg(a) / t_avg(b) of one test over the sizes both modes measured: the
+/// figures behind a "met / not met" line of a summary.
+struct RatioStats {
+  int sizes = 0;
+  int at_or_below = 0;  ///< sizes where a's t_avg <= b's
+  double median_avg = 0.0;
+  double median_min = 0.0;  ///< the same from t_min, less sensitive to other jobs
+  double worst = 0.0;
+  std::size_t worst_bytes = 0;
+};
+
+/// Nothing when `test` has no size measured by both `a` and `b`.
+std::optional<RatioStats> ratio_stats(const Report& report, std::string_view test,
+                                      std::string_view a, std::string_view b);
+
 }  // namespace bench

@@ -102,44 +102,26 @@ constexpr Collective kCollectives[] = {Collective::kBarrier, Collective::kBcast,
 
 Options parse_options(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      opt.quick = true;
-    } else if (arg == "--keep-binding") {
-      opt.keep_binding = true;
-    } else if (arg == "--threads") {
-      opt.threads = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--max-bytes") {
-      opt.max_bytes = static_cast<std::size_t>(bench::parse_count(arg, value()));
-    } else if (arg == "--iters") {
-      opt.iterations = static_cast<long>(bench::parse_count(arg, value()));
-    } else if (arg == "--reps") {
-      opt.repetitions = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--mpi-wait") {
-      const std::string wait = value();
-      if (wait != "yield" && wait != "block") {
-        throw std::invalid_argument("--mpi-wait: 'yield' or 'block', not '" + wait + "'");
-      }
-      opt.blocking_mpi = wait == "block";
-    } else if (arg == "--modes") {
-      opt.modes = bench::parse_list(arg, value(), kModeNames);
-    } else if (arg == "--collectives") {
-      opt.collectives = bench::parse_list(arg, value(), kCollectiveNames);
-    } else if (arg == "--json") {
-      opt.json = value();
-    } else if (arg == "--csv") {
-      opt.csv = value();
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument("");
-    } else {
-      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
-    }
-  }
+  bench::OptionParser parser;
+  parser.flag("--quick", opt.quick)
+      .flag("--keep-binding", opt.keep_binding)
+      .count("--threads", opt.threads)
+      .count("--max-bytes", opt.max_bytes)
+      .count("--iters", opt.iterations)
+      .count("--reps", opt.repetitions)
+      .custom("--mpi-wait",
+              [&opt](std::string_view flag, const std::string& wait) {
+                if (wait != "yield" && wait != "block") {
+                  throw std::invalid_argument(std::string(flag) + ": 'yield' or 'block', not '" +
+                                              wait + "'");
+                }
+                opt.blocking_mpi = wait == "block";
+              })
+      .list("--modes", kModeNames, opt.modes)
+      .list("--collectives", kCollectiveNames, opt.collectives)
+      .text("--json", opt.json)
+      .text("--csv", opt.csv);
+  parser.parse(argc, argv);
   if (opt.max_bytes < kMinBytes || opt.max_bytes % sizeof(double) != 0) {
     throw std::invalid_argument("--max-bytes: a multiple of 8 (allreduce sends doubles)");
   }
@@ -487,47 +469,6 @@ class CollectivesBench {
 
 // ---------------------------------------------------------------- summary ----
 
-// t_avg(a) / t_avg(b) of one collective over its sizes.
-struct RatioStats {
-  int sizes = 0;
-  int at_or_below = 0;  // sizes where a's t_avg <= b's
-  double median_avg = 0.0;
-  double median_min = 0.0;  // the same from t_min, less sensitive to other jobs
-  double worst = 0.0;
-  std::size_t worst_bytes = 0;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::optional<RatioStats> ratio_stats(const bench::Report& report, const char* test, const char* a,
-                                      const char* b) {
-  RatioStats stats;
-  std::vector<double> avg;
-  std::vector<double> min;
-  for (const bench::Record& ra : report.records()) {
-    if (ra.test != test || ra.mode != a) continue;
-    const bench::Record* rb = report.find(test, b, ra.bytes);
-    if (rb == nullptr) continue;
-    const double r = ra.time.avg_us / rb->time.avg_us;
-    avg.push_back(r);
-    min.push_back(ra.time.min_us / rb->time.min_us);
-    ++stats.sizes;
-    if (r <= 1.0) ++stats.at_or_below;
-    if (r > stats.worst) {
-      stats.worst = r;
-      stats.worst_bytes = ra.bytes;
-    }
-  }
-  if (avg.empty()) return std::nullopt;
-  stats.median_avg = median(avg);
-  stats.median_min = median(min);
-  return stats;
-}
-
 // One block of the summary: a/b per collective and, when `target`, whether a
 // <= b at every size; nothing when the run measured a or b nowhere.
 void print_target(const bench::Report& report, const char* a, const char* b, const char* heading,
@@ -535,7 +476,7 @@ void print_target(const bench::Report& report, const char* a, const char* b, con
   bool headed = false;
   for (const std::string_view name : kCollectiveNames) {
     const std::string test(name);
-    const std::optional<RatioStats> s = ratio_stats(report, test.c_str(), a, b);
+    const std::optional<bench::RatioStats> s = bench::ratio_stats(report, test, a, b);
     if (!s) continue;
     if (!headed) std::printf("# %s\n", heading);
     headed = true;

@@ -96,40 +96,19 @@ constexpr std::string_view kTestNames[] = {"latency", "bandwidth", "msg_rate"};
 
 Options parse_options(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      opt.quick = true;
-    } else if (arg == "--keep-binding") {
-      opt.keep_binding = true;
-    } else if (arg == "--max-bytes") {
-      opt.max_bytes = static_cast<std::size_t>(parse_count(arg, value()));
-    } else if (arg == "--iters") {
-      opt.iterations = static_cast<long>(parse_count(arg, value()));
-    } else if (arg == "--reps") {
-      opt.repetitions = static_cast<int>(parse_count(arg, value()));
-    } else if (arg == "--window-bytes") {
-      opt.window_bytes = static_cast<std::size_t>(parse_count(arg, value()));
-    } else if (arg == "--max-pairs") {
-      opt.max_pairs = static_cast<int>(parse_count(arg, value()));
-    } else if (arg == "--modes") {
-      opt.modes = parse_list(arg, value(), kModeNames);
-    } else if (arg == "--tests") {
-      opt.tests = parse_list(arg, value(), kTestNames);
-    } else if (arg == "--json") {
-      opt.json = value();
-    } else if (arg == "--csv") {
-      opt.csv = value();
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument("");
-    } else {
-      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
-    }
-  }
+  bench::OptionParser parser;
+  parser.flag("--quick", opt.quick)
+      .flag("--keep-binding", opt.keep_binding)
+      .count("--max-bytes", opt.max_bytes)
+      .count("--iters", opt.iterations)
+      .count("--reps", opt.repetitions)
+      .count("--window-bytes", opt.window_bytes)
+      .count("--max-pairs", opt.max_pairs)
+      .list("--modes", kModeNames, opt.modes)
+      .list("--tests", kTestNames, opt.tests)
+      .text("--json", opt.json)
+      .text("--csv", opt.csv);
+  parser.parse(argc, argv);
   if (opt.max_bytes < kMinBytes) throw std::invalid_argument("--max-bytes: at least 8");
   if (opt.max_bytes > static_cast<std::size_t>(INT32_MAX)) {
     throw std::invalid_argument("--max-bytes: must fit an MPI int count");

@@ -11,10 +11,10 @@
 #include <mutex>
 #include <vector>
 
-#include "collective/local_team.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/tag_encoding.hpp"
-#include "matching_engine.hpp"
+#include "p2p/matching_engine.hpp"
+#include "team/local_team.hpp"
 
 namespace ep::detail {
 
@@ -28,7 +28,8 @@ struct CommSettings {
 };
 
 class Topology;     // topology/topology.hpp
-class NbcRegistry;  // collective/nonblocking_registry.hpp
+class NbcRegistry;  // collective/nonblocking_registry.hpp (the core includes nothing from
+                    // collective/)
 
 class CommState {
  public:
@@ -91,6 +92,7 @@ class CommState {
   /// Moves every message waiting in the MPI queues of the p2p channels into the
   /// mailbox of its destination thread. One drainer at a time: when another
   /// thread is draining this returns at once (it will deliver our messages).
+  /// Part of the inter-process path: defined in p2p/inter_process.cpp.
   void drain(int ep_rank);
 
   /// Cartesian or graph topology (null: none). Set by the creating call

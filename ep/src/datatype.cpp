@@ -82,4 +82,21 @@ void copy_typed(const TypedBuffer& src, const TypedBuffer& dst, std::size_t byte
   unpack_from(scratch.data(), bytes, dst);
 }
 
+TypedScratch::TypedScratch(int count, MPI_Datatype type, const char* call, int rank) {
+  MPI_Aint lb = 0;
+  MPI_Aint extent = 0;
+  MPI_Aint true_extent = 0;
+  check_mpi(MPI_Type_get_extent(type, &lb, &extent), call, rank);
+  check_mpi(MPI_Type_get_true_extent(type, &true_lb_, &true_extent), call, rank);
+  const MPI_Aint span = count == 0 ? 0 : (count - 1) * extent + true_extent;
+  storage_.resize(static_cast<std::size_t>(span));
+}
+
+MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int rank) {
+  MPI_Aint lb = 0;
+  MPI_Aint extent = 0;
+  check_mpi(MPI_Type_get_extent(type, &lb, &extent), call, rank);
+  return index * extent;
+}
+
 }  // namespace ep::detail

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <vector>
 
 namespace ep::detail {
 
@@ -43,5 +44,27 @@ void unpack_from(const std::byte* packed, std::size_t bytes, const TypedBuffer& 
 /// Copies the first `bytes` of `src` into `dst` with one copy when both are
 /// contiguous or one side is (otherwise through a packed scratch buffer).
 void copy_typed(const TypedBuffer& src, const TypedBuffer& dst, std::size_t bytes);
+
+/// Byte offset of element `index` of `type` (its extent times the index).
+MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int rank);
+
+/// Storage for `count` elements of `type`, laid out as MPI expects (data()
+/// points where element 0 starts, honouring the type's lower bound).
+class TypedScratch {
+ public:
+  TypedScratch() = default;
+  TypedScratch(int count, MPI_Datatype type, const char* call, int rank);
+  [[nodiscard]] void* data() noexcept {
+    // Empty for zero elements: MPI and the copies never touch the pointer then.
+    return storage_.empty() ? nullptr : storage_.data() - true_lb_;
+  }
+  [[nodiscard]] TypedBuffer view(int count, MPI_Datatype type, const TypeLayout& layout) {
+    return {data(), count, type, layout};
+  }
+
+ private:
+  std::vector<std::byte> storage_;
+  MPI_Aint true_lb_ = 0;
+};
 
 }  // namespace ep::detail

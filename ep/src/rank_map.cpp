@@ -1,9 +1,16 @@
 #include "ep/rank_map.hpp"
 
 #include <algorithm>
-#include <stdexcept>
+
+#include "ep/error.hpp"
 
 namespace ep {
+
+namespace {
+
+constexpr const char* kCall = "ep::RankMap";
+
+}  // namespace
 
 RankMap::RankMap(std::span<const int> endpoints_per_process) {
   offsets_.assign(endpoints_per_process.size() + 1, 0);
@@ -26,7 +33,7 @@ RankMap::RankMap(std::span<const Location> locations, int num_processes)
   std::vector<int> counts(static_cast<std::size_t>(num_processes), 0);
   for (const Location& where : locations) {
     if (where.process < 0 || where.process >= num_processes || where.thread < 0) {
-      throw std::invalid_argument("RankMap: location outside the process range");
+      throw Error(ErrorKind::kArgument, kCall, -1, "location outside the process range");
     }
     auto& count = counts[static_cast<std::size_t>(where.process)];
     count = std::max(count, where.thread + 1);
@@ -37,13 +44,14 @@ RankMap::RankMap(std::span<const Location> locations, int num_processes)
     max_per_process_ = std::max(max_per_process_, counts[static_cast<std::size_t>(p)]);
   }
   if (offsets_.back() != static_cast<int>(locations_.size())) {
-    throw std::invalid_argument("RankMap: thread indices of a process have gaps or repeats");
+    throw Error(ErrorKind::kArgument, kCall, -1,
+                "thread indices of a process have gaps or repeats");
   }
   rank_of_.assign(locations_.size(), -1);
   for (std::size_t r = 0; r < locations_.size(); ++r) {
     const Location& where = locations_[r];
     int& slot = rank_of_[static_cast<std::size_t>(offsets_[where.process] + where.thread)];
-    if (slot != -1) throw std::invalid_argument("RankMap: two ranks at one location");
+    if (slot != -1) throw Error(ErrorKind::kArgument, kCall, -1, "two ranks at one location");
     slot = static_cast<int>(r);
     process_major_ = process_major_ && slot == offsets_[where.process] + where.thread;
   }

@@ -5,14 +5,12 @@
 # ranks out of process order.
 ep_add_mpi_test(NAME test_alltoall
   SOURCES test_alltoall.cpp
-  SHAPES r1t1 r1t4 r2t2 r3t2 r2t3
   LABELS coll
   TIMEOUT 180
   TCP)
 
 ep_add_mpi_test(NAME test_nonblocking_collectives
   SOURCES test_nonblocking_collectives.cpp
-  SHAPES r1t1 r1t4 r2t2 r3t2 r2t3
   LABELS coll
   TIMEOUT 180
   TCP)

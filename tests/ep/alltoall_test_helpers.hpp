@@ -13,29 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "datatypes.hpp"
 #include "ep/ep.hpp"
 #include "ep_test.hpp"
 
 namespace ep_a2a {
 
-/// A committed MPI datatype freed at the end of the scope.
-class Type {
- public:
-  explicit Type(MPI_Datatype t) : t_(t) { MPI_Type_commit(&t_); }
-  Type(const Type&) = delete;
-  Type& operator=(const Type&) = delete;
-  ~Type() { MPI_Type_free(&t_); }
-  operator MPI_Datatype() const { return t_; }  // NOLINT(google-explicit-constructor)
-
- private:
-  MPI_Datatype t_;
-};
+using Type = ep_test::ScopedType;
 
 /// `count` blocks of `blocklen` ints, `stride` ints apart.
 inline MPI_Datatype int_vector(int count, int blocklen, int stride) {
-  MPI_Datatype t = MPI_DATATYPE_NULL;
-  MPI_Type_vector(count, blocklen, stride, MPI_INT, &t);
-  return t;
+  return ep_test::vector_of(count, blocklen, stride, MPI_INT);
 }
 
 /// Runs `body` on five layouts, each a fresh endpoint communicator over

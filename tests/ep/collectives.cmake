@@ -5,7 +5,6 @@
 foreach(_coll_test IN ITEMS test_collectives test_collectives_reduce)
   ep_add_mpi_test(NAME ${_coll_test}
     SOURCES ${_coll_test}.cpp
-    SHAPES r1t1 r1t4 r2t2 r3t2 r2t3
     LABELS coll
     TIMEOUT 180
     TCP)

@@ -2,18 +2,14 @@
 # split, compare and free, and intercommunicators between groups of
 # different sizes. The intercommunicator suites need two processes for
 # disjoint groups; in one-process shapes they check the argument errors only.
-set(EP_COMM_SHAPES r1t1 r1t4 r2t2 r3t2 r2t3)
-
 ep_add_mpi_test(NAME test_comm_management
   SOURCES test_comm_management.cpp
-  SHAPES ${EP_COMM_SHAPES}
   LABELS comm
   TIMEOUT 180
   TCP)
 
 ep_add_mpi_test(NAME test_intercomm
   SOURCES test_intercomm.cpp
-  SHAPES ${EP_COMM_SHAPES}
   LABELS comm
   TIMEOUT 180
   TCP)

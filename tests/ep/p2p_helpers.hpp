@@ -167,6 +167,8 @@ inline const char* kind_name(ep::ErrorKind k) {
       return "kRequest";
     case ep::ErrorKind::kMpi:
       return "kMpi";
+    case ep::ErrorKind::kNoMemory:
+      return "kNoMemory";
   }
   return "?";
 }

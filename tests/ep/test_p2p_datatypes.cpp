@@ -13,40 +13,16 @@
 #include <cstddef>
 #include <vector>
 
+#include "datatypes.hpp"
 #include "ep/ep.hpp"
 #include "ep_test.hpp"
 #include "p2p_helpers.hpp"
 
 namespace {
 
-/// A committed MPI datatype freed at the end of the test.
-class Type {
- public:
-  explicit Type(MPI_Datatype t) : t_(t) { MPI_Type_commit(&t_); }
-  Type(const Type&) = delete;
-  Type& operator=(const Type&) = delete;
-  ~Type() { MPI_Type_free(&t_); }
-  operator MPI_Datatype() const { return t_; }  // NOLINT(google-explicit-constructor)
-
- private:
-  MPI_Datatype t_;
-};
-
-MPI_Datatype vector_of(int count, int blocklen, int stride, MPI_Datatype old) {
-  MPI_Datatype t = MPI_DATATYPE_NULL;
-  MPI_Type_vector(count, blocklen, stride, old, &t);
-  return t;
-}
-
-MPI_Datatype subarray_2d(int rows, int cols, int sub_rows, int sub_cols, int r0, int c0,
-                         MPI_Datatype old) {
-  const int sizes[2] = {rows, cols};
-  const int subsizes[2] = {sub_rows, sub_cols};
-  const int starts[2] = {r0, c0};
-  MPI_Datatype t = MPI_DATATYPE_NULL;
-  MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, old, &t);
-  return t;
-}
+using Type = ep_test::ScopedType;
+using ep_test::subarray_2d;
+using ep_test::vector_of;
 
 double value(int src, int i, int j) { return src * 1.0e6 + i * 1000.0 + j + 0.25; }
 

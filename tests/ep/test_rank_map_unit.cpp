@@ -5,6 +5,7 @@
 #include <numeric>
 #include <vector>
 
+#include "ep/error.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/tag_encoding.hpp"
 
@@ -110,6 +111,25 @@ TEST(RankMap, DefaultConstructedIsEmpty) {
   EXPECT_EQ(map.size(), 0);
   EXPECT_EQ(map.num_processes(), 0);
   EXPECT_EQ(map.max_endpoints_per_process(), 0);
+}
+
+// An inconsistent location list is an ep::Error(kArgument) naming the class,
+// like every other misuse of the endpoint layer.
+TEST(RankMap, InconsistentLocationsThrowEpError) {
+  const auto expect_argument_error = [](std::vector<ep::Location> locations, int processes) {
+    try {
+      const ep::RankMap map(locations, processes);
+      ADD_FAILURE() << "no error for " << locations.size() << " locations";
+    } catch (const ep::Error& e) {
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kArgument);
+      EXPECT_EQ(e.call(), "ep::RankMap");
+    }
+  };
+  expect_argument_error({{0, 0}, {2, 0}}, 2);  // process 2 of 2
+  expect_argument_error({{0, 0}, {0, 2}}, 1);  // thread 1 missing
+  expect_argument_error({{0, 0}, {0, 0}}, 1);  // one place twice
+  const ep::RankMap fine(std::vector<ep::Location>{{0, 1}, {0, 0}}, 1);
+  EXPECT_EQ(fine.ep_rank(0, 0), 1);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 # Topologies (Cartesian, distributed graph) and neighbourhood collectives:
-# queries against coordinate arithmetic, neighbour collectives on grids with
-# periodic dimensions of size 1 and 2, graphs with repeated and one-way edges.
-ep_add_mpi_test(NAME test_topology
-  SOURCES test_topology.cpp
-  SHAPES r1t1 r1t4 r2t2 r3t2 r2t3
-  LABELS topo
-  TIMEOUT 180
-  TCP)
+# queries against coordinate arithmetic and graphs with repeated and one-way
+# edges (test_topology), Cartesian neighbour collectives on grids with
+# periodic dimensions of size 1 and 2 (test_topology_neighbors). The
+# reference arithmetic both use is in topology_helpers.hpp.
+foreach(_topo_test IN ITEMS test_topology test_topology_neighbors)
+  ep_add_mpi_test(NAME ${_topo_test}
+    SOURCES ${_topo_test}.cpp
+    LABELS topo
+    TIMEOUT 180
+    TCP)
+endforeach()

@@ -66,7 +66,7 @@ struct InterAccess;
 /// rank in the internal two-group communicator, remote_size() + rank().
 ///
 /// Thread safety: as Communicator (one handle per thread).
-class InterCommunicator {
+class InterCommunicator : public detail::PointToPoint<InterCommunicator> {
  public:
   InterCommunicator() = default;  ///< a null handle; any call on it throws ep::Error
 
@@ -80,31 +80,21 @@ class InterCommunicator {
   /// MPI_Comm_remote_size: size of the other group.
   [[nodiscard]] int remote_size() const;
 
-  // ---- point-to-point across the groups (ranks are remote ranks) ----
-  void send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag) const;
-  void ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag) const;
-  [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                              int tag) const;
-  [[nodiscard]] Request issend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                               int tag) const;
-  Status recv(void* buf, int count, MPI_Datatype datatype, int source, int tag) const;
-  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype datatype, int source,
-                              int tag) const;
-  Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag) const;
-  Status sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag) const;
-  Status probe(int source, int tag) const;
-  [[nodiscard]] std::optional<Status> iprobe(int source, int tag) const;
-  [[nodiscard]] Message mprobe(int source, int tag) const;
-  [[nodiscard]] std::optional<Message> improbe(int source, int tag) const;
+  // ---- point-to-point across the groups (ranks are remote ranks): the
+  // calls of detail::PointToPoint (ep/point_to_point.hpp), as on a Communicator ----
 
   /// MPI_Comm_free: collective over both groups. Later use throws kFreedComm.
   void free();
 
  private:
   friend struct detail::InterAccess;
+  friend class detail::PointToPoint<InterCommunicator>;
+
+  // PointToPoint's hook: checks what the bridge would accept but an
+  // intercommunicator must not (a peer outside the remote group) and returns
+  // the bridge, whose ranks 0..remote_size()-1 are the remote group.
+  const Communicator& p2p_route(const char* call, PeerRole role, int peer, int tag,
+                                int count) const;
 
   // Every endpoint of both groups in one communicator, numbered from this
   // group's side: ranks 0..remote_size()-1 are the remote group in its own

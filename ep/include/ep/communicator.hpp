@@ -26,6 +26,7 @@
 #include <optional>
 #include <vector>
 
+#include "ep/point_to_point.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/request.hpp"
 
@@ -58,7 +59,9 @@ class CommState;
 }
 
 /// One endpoint of an endpoint communicator (the analogue of MPI_Comm for a thread).
-class Communicator {
+/// The point-to-point calls (send, recv, isend, probe, ...) come from
+/// detail::PointToPoint (ep/point_to_point.hpp), shared with InterCommunicator.
+class Communicator : public detail::PointToPoint<Communicator> {
  public:
   Communicator() = default;  ///< a null handle; any call on it throws ep::Error
   Communicator(std::shared_ptr<detail::CommState> state, int local_thread);
@@ -79,34 +82,7 @@ class Communicator {
   [[nodiscard]] MPI_Comm parent() const;
   [[nodiscard]] bool is_null() const noexcept { return state_ == nullptr; }
 
-  // ---- point-to-point (not collective; callable concurrently by all endpoints) ----
-  /// MPI_Send: returns when `buf` may be reused. Between threads of one process
-  /// a large message waits for the matching receive (rendezvous).
-  void send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag) const;
-  /// MPI_Ssend: returns once the matching receive has been matched. Between
-  /// processes this is when the destination process has matched it (see docs/ep.md).
-  void ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag) const;
-  [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                              int tag) const;
-  [[nodiscard]] Request issend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                               int tag) const;
-  /// MPI_Recv; `source` may be kAnySource, `tag` kAnyTag.
-  Status recv(void* buf, int count, MPI_Datatype datatype, int source, int tag) const;
-  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype datatype, int source,
-                              int tag) const;
-  Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag) const;
-  Status sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag) const;
-
-  /// MPI_Probe / MPI_Iprobe: the message stays queued.
-  Status probe(int source, int tag) const;
-  [[nodiscard]] std::optional<Status> iprobe(int source, int tag) const;
-  /// MPI_Mprobe / MPI_Improbe: the message is removed from matching and only
-  /// the returned Message can receive it.
-  [[nodiscard]] Message mprobe(int source, int tag) const;
-  [[nodiscard]] std::optional<Message> improbe(int source, int tag) const;
+  // ---- point-to-point: see detail::PointToPoint (ep/point_to_point.hpp) ----
 
   // ---- lifetime ----
   /// MPI_Comm_free. Collective over all endpoints: each endpoint frees its own
@@ -118,7 +94,13 @@ class Communicator {
   [[nodiscard]] const std::shared_ptr<detail::CommState>& state() const noexcept { return state_; }
 
  private:
+  friend class detail::PointToPoint<Communicator>;
+
   detail::CommState& checked_state(const char* call) const;
+  // PointToPoint's hook: checks the handle; the arguments are checked by the
+  // call itself, in this communicator's numbering.
+  const Communicator& p2p_route(const char* call, PeerRole role, int peer, int tag,
+                                int count) const;
 
   std::shared_ptr<detail::CommState> state_;
   int thread_ = -1;

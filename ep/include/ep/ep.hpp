@@ -5,6 +5,7 @@
 #include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
+#include "ep/point_to_point.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/request.hpp"
 #include "ep/tag_encoding.hpp"

@@ -24,6 +24,7 @@ enum class ErrorKind {
   kArgument,     ///< any other invalid argument (MPI_ERR_ARG)
   kRequest,      ///< invalid request (MPI_ERR_REQUEST)
   kMpi,          ///< an MPI call itself returned an error
+  kNoMemory,     ///< memory could not be allocated (MPI_ERR_NO_MEM)
 };
 
 /// Exception thrown by every ep call on bad input or MPI failure.

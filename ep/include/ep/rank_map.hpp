@@ -26,7 +26,8 @@ class RankMap {
   /// Process-major numbering: `endpoints_per_process[p]` endpoints of process p.
   explicit RankMap(std::span<const int> endpoints_per_process);
   /// Arbitrary numbering: `locations[r]` is where EP rank r lives. The threads
-  /// of each of the `num_processes` processes must be 0..k-1 without gaps.
+  /// of each of the `num_processes` processes must be 0..k-1 without gaps;
+  /// otherwise throws ep::Error(kArgument).
   RankMap(std::span<const Location> locations, int num_processes);
 
   [[nodiscard]] int size() const noexcept { return static_cast<int>(locations_.size()); }

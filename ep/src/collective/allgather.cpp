@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
+#include "datatype.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {
@@ -93,12 +94,11 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
       if (!parallel) {
         for (int t = 0; t < call.local_size(); ++t) pack_contribution(call, leader, t, deferred);
       }
-      MPI_Request request = MPI_REQUEST_NULL;
-      check_mpi(
-          MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, leader.mpi_buffer, leader.plan.counts.data(),
-                          leader.plan.displs.data(), MPI_BYTE, call.mpi(), &request),
-          call.name, call.rank);
-      detail::wait_mpi(request, call);
+      detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+        return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, leader.mpi_buffer,
+                               leader.plan.counts.data(), leader.plan.displs.data(), MPI_BYTE, mpi,
+                               request);
+      });
     });
   }
 
@@ -132,11 +132,10 @@ void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcount, recvtype, call);
   if (call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
-                             &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, mpi,
+                            request);
+    });
     return;
   }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);
@@ -149,11 +148,22 @@ void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MP
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
   if (call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(),
-                              displs.data(), recvtype, call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+    if (call.processes() == 1) {
+      // A lone endpoint only moves its block into place. MPICH 4.0's
+      // (I)allgatherv on a one-process communicator ignores displs[0] and
+      // writes at the start of recvbuf, so the copy is done here instead.
+      if (sendbuf == MPI_IN_PLACE) return;
+      auto* dst = static_cast<char*>(recvbuf) +
+                  detail::element_offset(recvtype, displs[0], call.name, call.rank);
+      check_mpi(MPI_Sendrecv(sendbuf, sendcount, sendtype, 0, 0, dst, recvcounts[0], recvtype, 0, 0,
+                             MPI_COMM_SELF, MPI_STATUS_IGNORE),
+                call.name, call.rank);
+      return;
+    }
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(),
+                             displs.data(), recvtype, mpi, request);
+    });
     return;
   }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);

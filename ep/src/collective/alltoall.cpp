@@ -1,6 +1,6 @@
 // MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw.
 //
-// One aggregated message per process pair (see alltoall_support.hpp for its
+// One aggregated message per process pair (see aggregated_exchange.hpp for its
 // format), never a gather to one root:
 //   1. every thread describes its blocks (packing its outgoing data first
 //      under MPI_IN_PLACE) and publishes them;
@@ -22,9 +22,9 @@
 #include <span>
 #include <vector>
 
-#include "collective/alltoall_support.hpp"
-#include "collective/collective_support.hpp"
+#include "collective/aggregated_exchange.hpp"
 #include "ep/collectives.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep {
 
@@ -248,9 +248,8 @@ void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv
   if (call.one_endpoint_per_process()) {
     detail::check_block_args(call, recv);
     if (!in_place) detail::check_block_args(call, send);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(start_direct(&request), call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(
+        call, [&](MPI_Comm /*mpi*/, MPI_Request* request) { return start_direct(request); });
     return;
   }
   run_exchange(call, detail::make_exchange_spec(call, send, recv, in_place));

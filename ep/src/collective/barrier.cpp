@@ -1,6 +1,6 @@
 // MPI_Barrier: threads meet, the leaders meet over MPI, threads are released.
-#include "collective/collective_support.hpp"
 #include "ep/collectives.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep {
 

@@ -2,8 +2,8 @@
 // processes (it is its process's voice for this call), every other process
 // receives into its leader's buffer, then each thread copies from its
 // process's representative.
-#include "collective/collective_support.hpp"
 #include "ep/collectives.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep {
 

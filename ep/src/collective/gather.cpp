@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {
@@ -23,31 +23,19 @@ namespace {
 using detail::Block;
 using detail::BlockTable;
 using detail::CollectiveCall;
-using detail::ProcessPlan;
 
-// What the root publishes to the threads of its process.
-struct RootSide {
-  BlockTable table;
-  ProcessPlan plan;  // the other processes' blocks
-  std::vector<std::byte> staging;
-  std::byte* mpi_buffer = nullptr;
-};
+using RootSide = detail::RootSide<std::byte>;
 
 // Root's process: unpacks the staged blocks of other processes' ranks; this
 // thread takes every `stride`-th of them from `first` on.
 void unpack_remote(const CollectiveCall& call, const RootSide& side, int first, int stride,
                    std::optional<Error>& deferred) {
-  const RankMap& map = call.comm.rank_map();
-  const int me = call.comm.process_rank();
-  int index = 0;
-  for (int r = 0; r < map.size(); ++r) {
-    if (map.locate(r).process == me) continue;
-    if (index++ % stride != first) continue;
+  detail::for_each_remote_rank(call, first, stride, [&](int r) {
     const Block dst = side.table.block(r);
     const auto* packed = side.mpi_buffer + side.plan.offset[static_cast<std::size_t>(r)];
     auto error = detail::copy_checked(dst.packed_at(packed), dst.typed(), call, r);
     if (error && !deferred) deferred = std::move(error);
-  }
+  });
 }
 
 void gather_at_root_process(CollectiveCall& call, const Block& mine, bool in_place,
@@ -68,12 +56,10 @@ void gather_at_root_process(CollectiveCall& call, const Block& mine, bool in_pla
   const auto end = parallel ? detail::StageEnd::kTeamContinues : detail::StageEnd::kLast;
   detail::mpi_stage(call, root_at.thread, end, [&] {
     side.plan.check(call);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Igatherv(MPI_IN_PLACE, 0, MPI_BYTE, side.mpi_buffer, side.plan.counts.data(),
-                     side.plan.displs.data(), MPI_BYTE, root_at.process, call.mpi(), &request),
-        call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Igatherv(MPI_IN_PLACE, 0, MPI_BYTE, side.mpi_buffer, side.plan.counts.data(),
+                          side.plan.displs.data(), MPI_BYTE, root_at.process, mpi, request);
+    });
     if (!side.plan.direct && !parallel) unpack_remote(call, side, 0, 1, deferred);
   });
   if (parallel) {
@@ -84,13 +70,9 @@ void gather_at_root_process(CollectiveCall& call, const Block& mine, bool in_pla
 
 void gather_at_other_process(CollectiveCall& call, const Block& mine, int root_process) {
   // This process's blocks in thread order: where mine goes, and the total.
-  std::size_t offset = 0;
-  std::size_t total = 0;
-  for (int t = 0; t < call.local_size(); ++t) {
-    const std::size_t bytes = static_cast<const Block*>(call.team.published(t))->bytes();
-    if (t < call.thread) offset += bytes;
-    total += bytes;
-  }
+  const detail::LocalSegment segment = detail::local_segment(call);
+  const std::size_t offset = segment.offset;
+  const std::size_t total = segment.total;
   const bool direct = call.local_size() == 1 && mine.layout.contiguous;
   const bool parallel = !direct && total >= detail::kParallelCopyBytes && call.local_size() > 1;
   std::vector<std::byte> staging;  // the leader's
@@ -104,7 +86,7 @@ void gather_at_other_process(CollectiveCall& call, const Block& mine, int root_p
     call.team.barrier();
   }
   detail::mpi_stage(call, 0, detail::StageEnd::kLast, [&] {
-    const int count = detail::to_mpi_int(total, call);
+    const int count = detail::checked_int_count(total, "staged bytes", call.name, call.rank);
     const std::byte* data = staging.data();
     if (direct) {
       data = static_cast<const std::byte*>(mine.buf) + mine.layout.true_lb;
@@ -118,11 +100,10 @@ void gather_at_other_process(CollectiveCall& call, const Block& mine, int root_p
       }
       data = staging.data();
     }
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Igatherv(data, count, MPI_BYTE, nullptr, nullptr, nullptr, MPI_BYTE, root_process,
-                           call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Igatherv(data, count, MPI_BYTE, nullptr, nullptr, nullptr, MPI_BYTE, root_process,
+                          mpi, request);
+    });
   });
 }
 
@@ -165,17 +146,16 @@ void gather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Da
             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::gather");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, sendbuf, root);
+  detail::check_in_place_only_at_root(sendbuf, root, call.name, call.rank);
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root) table = BlockTable(recvbuf, recvcount, recvtype, call);
 
   if (call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                          call.comm.rank_map().locate(root).process, call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         call.comm.rank_map().locate(root).process, mpi, request);
+    });
     return;
   }
   gather_blocks(call, sendbuf, sendcount, sendtype, table, root);
@@ -186,19 +166,17 @@ void gatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
              MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::gatherv");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, sendbuf, root);
+  detail::check_in_place_only_at_root(sendbuf, root, call.name, call.rank);
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root)
     table = BlockTable(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
 
   if (call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(), displs.data(),
-                     recvtype, call.comm.rank_map().locate(root).process, call.mpi(), &request),
-        call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(), displs.data(),
+                          recvtype, call.comm.rank_map().locate(root).process, mpi, request);
+    });
     return;
   }
   gather_blocks(call, sendbuf, sendcount, sendtype, table, root);

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "request_state.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep::detail {
 

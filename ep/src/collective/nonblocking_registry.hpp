@@ -38,9 +38,10 @@
 #include <mutex>
 #include <vector>
 
-#include "collective/alltoall_support.hpp"
-#include "collective/collective_support.hpp"
+#include "collective/aggregated_exchange.hpp"
+#include "ep/communicator.hpp"
 #include "ep/request.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep::detail {
 
@@ -131,5 +132,22 @@ class NbcRegistry {
 /// A Request of `call`'s endpoint completed by polling `instance`.
 Request make_collective_request(const CollectiveCall& call, std::shared_ptr<CommState> comm,
                                 std::shared_ptr<NbcInstance> instance);
+
+// Joins the endpoint's next nonblocking collective (creating it with `make`
+// when first), contributes with `contribute` and returns the request. A
+// failed contribution is reported by the request: the instance must still
+// count it, or the other endpoints would never complete.
+template <class Instance, class Make, class Contribute>
+Request start_nonblocking(const Communicator& comm, const CollectiveCall& call, Make&& make,
+                          Contribute&& contribute) {
+  const std::shared_ptr<NbcRegistry> registry = NbcRegistry::of(comm.state());
+  std::shared_ptr<NbcInstance> instance =
+      registry->join(call, [&]() -> std::shared_ptr<NbcInstance> { return make(); });
+  // join() checked the name, and each name has one instance class.
+  auto& typed = static_cast<Instance&>(*instance);
+  instance->failure().guard(call.name, call.rank, [&] { contribute(typed); });
+  registry->contributed(instance);
+  return detail::make_collective_request(call, comm.state(), std::move(instance));
+}
 
 }  // namespace ep::detail

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
-#include "collective/fold_support.hpp"
+#include "collective/block_table.hpp"
+#include "collective/fold.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {
@@ -63,11 +63,7 @@ std::vector<int> process_totals(const CollectiveCall& call, const Cut& cut) {
 // must fit. Every endpoint evaluates the same bound, so all of them throw or
 // none does.
 void check_length(const CollectiveCall& call, MPI_Aint length, int copies) {
-  if (length > INT_MAX / copies) {
-    throw Error(ErrorKind::kCount, call.name, call.rank,
-                "vector of " + std::to_string(length) + " elements times " +
-                    std::to_string(copies) + " exceeds the int counts of MPI");
-  }
+  detail::checked_int_count(length, copies, "vector elements x copies", call.name, call.rank);
 }
 
 void reduce_scatter_hierarchical(CollectiveCall& call, const Elements& e, const void* contribution,
@@ -114,11 +110,10 @@ void reduce_scatter_hierarchical(CollectiveCall& call, const Elements& e, const 
   call.team.barrier();
   if (call.processes() > 1) {
     detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
-      MPI_Request request = MPI_REQUEST_NULL;
-      check_mpi(MPI_Ireduce_scatter(MPI_IN_PLACE, process_buffer, totals.data(), e.type, e.op,
-                                    call.mpi(), &request),
-                call.name, call.rank);
-      detail::wait_mpi(request, call);
+      detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+        return MPI_Ireduce_scatter(MPI_IN_PLACE, process_buffer, totals.data(), e.type, e.op, mpi,
+                                   request);
+      });
     });
   }
   detail::copy_elements(e, e.at(process_buffer, my_share_offset), recvbuf, cut.count(call.rank));
@@ -212,16 +207,11 @@ void reduce_scatter_in_rank_order(CollectiveCall& call, const Elements& e, const
   call.team.barrier();  // the leader's buffers are read until here
 }
 
-bool use_rank_order(const CollectiveCall& call, MPI_Op op, const ReduceOptions& options) {
-  return options.layout_independent ||
-         (!call.comm.rank_map().process_major() && !detail::is_commutative(call, op));
-}
-
 void reduce_scatter_cut(CollectiveCall& call, const void* sendbuf, void* recvbuf, const Cut& cut,
                         const Elements& e, const ReduceOptions& options) {
   const MPI_Aint length = rank_offsets(call, cut).back();
   const void* contribution = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  if (use_rank_order(call, e.op, options)) {
+  if (detail::use_rank_order(call, e.op, options)) {
     // The staging holds up to (endpoints) copies of the vector.
     check_length(call, length, call.size());
     reduce_scatter_in_rank_order(call, e, contribution, recvbuf, cut);
@@ -252,11 +242,9 @@ void reduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf
     }
   }
   if (!options.layout_independent && call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts.data(), datatype, op, call.mpi(),
-                                  &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts.data(), datatype, op, mpi, request);
+    });
     return;
   }
   reduce_scatter_cut(call, sendbuf, recvbuf, Cut{-1, recvcounts}, e, options);
@@ -268,11 +256,9 @@ void reduce_scatter_block(const Communicator& comm, const void* sendbuf, void* r
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce_scatter_block");
   const Elements e = detail::make_elements(call, recvcount, datatype, op);
   if (!options.layout_independent && call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, call.mpi(), &request),
-        call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, mpi, request);
+    });
     return;
   }
   reduce_scatter_cut(call, sendbuf, recvbuf, Cut{recvcount, {}}, e, options);

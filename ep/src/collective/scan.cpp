@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "collective/block_support.hpp"
-#include "collective/fold_support.hpp"
+#include "collective/block_table.hpp"
+#include "collective/fold.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {
@@ -126,17 +126,7 @@ void scan_hierarchical(CollectiveCall& call, const Elements& e, const void* cont
 void scan_in_rank_order(CollectiveCall& call, const Elements& e, const void* contribution,
                         void* recvbuf, int count, bool exclusive) {
   const RankMap& map = call.comm.rank_map();
-  const int processes = map.num_processes();
-  // All contributions in slot order: process p's threads from slot first_slot[p] on.
-  std::vector<int> first_slot(static_cast<std::size_t>(processes) + 1, 0);
-  for (int p = 0; p < processes; ++p) {
-    first_slot[static_cast<std::size_t>(p) + 1] =
-        first_slot[static_cast<std::size_t>(p)] + map.endpoints_of(p);
-  }
-  const auto slot_of = [&](Location where) {
-    return static_cast<MPI_Aint>(first_slot[static_cast<std::size_t>(where.process)]) +
-           where.thread;
-  };
+  const detail::SlotLayout slots(map, count);  // all contributions, in the slots of fold.hpp
 
   TypedScratch all;
   if (call.leader()) {
@@ -145,30 +135,19 @@ void scan_in_rank_order(CollectiveCall& call, const Elements& e, const void* con
   }
   call.team.barrier();
   void* base = call.team.published_aux(0);
-  detail::copy_elements(e, contribution, e.at(base, slot_of(map.locate(call.rank)) * count), count);
+  detail::copy_elements(e, contribution, e.at(base, slots.first_element(map.locate(call.rank))),
+                        count);
   call.team.barrier();
-  if (processes > 1) {
+  if (map.num_processes() > 1) {
     detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
-      std::vector<int> counts(static_cast<std::size_t>(processes));
-      std::vector<int> displs(static_cast<std::size_t>(processes));
-      for (int p = 0; p < processes; ++p) {
-        counts[static_cast<std::size_t>(p)] = map.endpoints_of(p) * count;
-        displs[static_cast<std::size_t>(p)] = first_slot[static_cast<std::size_t>(p)] * count;
-      }
-      MPI_Request request = MPI_REQUEST_NULL;
-      check_mpi(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, base, counts.data(),
-                                displs.data(), e.type, call.mpi(), &request),
-                call.name, call.rank);
-      detail::wait_mpi(request, call);
+      detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+        return slots.start_allgather(base, e.type, mpi, request);
+      });
     });
   }
   const int ranks = exclusive ? call.rank : call.rank + 1;  // the ranks this result combines
-  std::vector<const void*> inputs(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    inputs[static_cast<std::size_t>(r)] =
-        e.at(static_cast<const void*>(base), slot_of(map.locate(r)) * count);
-  }
-  detail::fold_right(call, e, inputs, recvbuf, count);  // nothing for exscan at rank 0
+  // Nothing for exscan at rank 0.
+  detail::fold_right(call, e, slots.in_rank_order(e, base, ranks), recvbuf, count);
   call.team.barrier();  // the gathered contributions are read until here
 }
 
@@ -178,22 +157,17 @@ void scan_any(const Communicator& comm, const char* name, const void* sendbuf, v
   CollectiveCall call = detail::begin_collective(comm, name);
   const Elements e = detail::make_elements(call, count, datatype, op);
   const RankMap& map = call.comm.rank_map();
-  if (!options.layout_independent && map.process_major() && map.max_endpoints_per_process() == 1) {
-    // One endpoint per process in process order: MPI's own call fits.
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(exclusive ? MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, call.mpi(), &request)
-                        : MPI_Iscan(sendbuf, recvbuf, count, datatype, op, call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+  if (!options.layout_independent && call.one_endpoint_per_process()) {
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return exclusive ? MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, mpi, request)
+                       : MPI_Iscan(sendbuf, recvbuf, count, datatype, op, mpi, request);
+    });
     return;
   }
   const void* contribution = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   if (options.layout_independent || !map.process_major()) {
-    if (count > INT_MAX / map.size()) {
-      throw Error(ErrorKind::kCount, call.name, call.rank,
-                  "count " + std::to_string(count) + " times " + std::to_string(map.size()) +
-                      " endpoints exceeds the int counts of MPI");
-    }
+    detail::checked_int_count(count, map.size(), "count x endpoints of the rank-order scan",
+                              call.name, call.rank);
     scan_in_rank_order(call, e, contribution, recvbuf, count, exclusive);
   } else {
     scan_hierarchical(call, e, contribution, recvbuf, count, exclusive);

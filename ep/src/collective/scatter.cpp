@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
 #include "ep/collectives.hpp"
 
 namespace ep {
@@ -21,28 +21,16 @@ namespace {
 using detail::Block;
 using detail::BlockTable;
 using detail::CollectiveCall;
-using detail::ProcessPlan;
 
-// What the root publishes to the threads of its process.
-struct RootSide {
-  BlockTable table;
-  ProcessPlan plan;  // the other processes' blocks
-  std::vector<std::byte> staging;
-  const std::byte* mpi_buffer = nullptr;
-};
+using RootSide = detail::RootSide<const std::byte>;
 
 // Root's process: packs the blocks of other processes' ranks into the
 // staging buffer; this thread takes every `stride`-th of them from `first` on.
 void pack_remote(const CollectiveCall& call, RootSide& side, int first, int stride) {
-  const RankMap& map = call.comm.rank_map();
-  const int me = call.comm.process_rank();
-  int index = 0;
-  for (int r = 0; r < map.size(); ++r) {
-    if (map.locate(r).process == me) continue;
-    if (index++ % stride != first) continue;
+  detail::for_each_remote_rank(call, first, stride, [&](int r) {
     detail::pack_into(side.table.block(r).typed(),
                       side.staging.data() + side.plan.offset[static_cast<std::size_t>(r)]);
-  }
+  });
 }
 
 void scatter_at_root_process(CollectiveCall& call, const Block& mine, bool in_place,
@@ -67,29 +55,23 @@ void scatter_at_root_process(CollectiveCall& call, const Block& mine, bool in_pl
   detail::mpi_stage(call, root_at.thread, detail::StageEnd::kLast, [&] {
     side.plan.check(call);
     if (!side.plan.direct && !parallel) pack_remote(call, side, 0, 1);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Iscatterv(side.mpi_buffer, side.plan.counts.data(), side.plan.displs.data(), MPI_BYTE,
-                      MPI_IN_PLACE, 0, MPI_BYTE, root_at.process, call.mpi(), &request),
-        call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Iscatterv(side.mpi_buffer, side.plan.counts.data(), side.plan.displs.data(),
+                           MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, root_at.process, mpi, request);
+    });
   });
 }
 
 void scatter_at_other_process(CollectiveCall& call, const Block& mine, int root_process) {
-  std::size_t offset = 0;
-  std::size_t total = 0;
-  for (int t = 0; t < call.local_size(); ++t) {
-    const std::size_t bytes = static_cast<const Block*>(call.team.published(t))->bytes();
-    if (t < call.thread) offset += bytes;
-    total += bytes;
-  }
+  const detail::LocalSegment segment = detail::local_segment(call);
+  const std::size_t offset = segment.offset;
+  const std::size_t total = segment.total;
   const bool direct = call.local_size() == 1 && mine.layout.contiguous;
   std::vector<std::byte> staging;  // the leader's
   // Alone (direct), the leader is the whole team: nothing follows the stage.
   const auto end = direct ? detail::StageEnd::kLast : detail::StageEnd::kTeamContinues;
   detail::mpi_stage(call, 0, end, [&] {
-    const int count = detail::to_mpi_int(total, call);
+    const int count = detail::checked_int_count(total, "staged bytes", call.name, call.rank);
     std::byte* data = nullptr;
     if (direct) {
       data = static_cast<std::byte*>(const_cast<void*>(mine.buf)) + mine.layout.true_lb;
@@ -98,11 +80,10 @@ void scatter_at_other_process(CollectiveCall& call, const Block& mine, int root_
       data = staging.data();
     }
     call.team.publish_aux(0, data);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Iscatterv(nullptr, nullptr, nullptr, MPI_BYTE, data, count, MPI_BYTE,
-                            root_process, call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Iscatterv(nullptr, nullptr, nullptr, MPI_BYTE, data, count, MPI_BYTE, root_process,
+                           mpi, request);
+    });
   });
   if (direct) return;
   detail::unpack_from(static_cast<const std::byte*>(call.team.published_aux(0)) + offset,
@@ -148,17 +129,16 @@ void scatter(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::scatter");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, recvbuf, root);
+  detail::check_in_place_only_at_root(recvbuf, root, call.name, call.rank);
   if (recvbuf != MPI_IN_PLACE) detail::check_count(recvcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root) table = BlockTable(sendbuf, sendcount, sendtype, call);
 
   if (call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                           call.comm.rank_map().locate(root).process, call.mpi(), &request),
-              call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          call.comm.rank_map().locate(root).process, mpi, request);
+    });
     return;
   }
   scatter_blocks(call, table, recvbuf, recvcount, recvtype, root);
@@ -169,19 +149,17 @@ void scatterv(const Communicator& comm, const void* sendbuf, std::span<const int
               MPI_Datatype recvtype, int root) {
   CollectiveCall call = detail::begin_collective(comm, "ep::scatterv");
   detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(call, recvbuf, root);
+  detail::check_in_place_only_at_root(recvbuf, root, call.name, call.rank);
   if (recvbuf != MPI_IN_PLACE) detail::check_count(recvcount, call.name, call.rank);
   BlockTable table;
   if (call.rank == root)
     table = BlockTable(sendbuf, sendcounts, displs, sendtype, call, "sendcounts");
 
   if (call.one_endpoint_per_process()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Iscatterv(sendbuf, sendcounts.data(), displs.data(), sendtype, recvbuf, recvcount,
-                      recvtype, call.comm.rank_map().locate(root).process, call.mpi(), &request),
-        call.name, call.rank);
-    detail::wait_mpi(request, call);
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Iscatterv(sendbuf, sendcounts.data(), displs.data(), sendtype, recvbuf, recvcount,
+                           recvtype, call.comm.rank_map().locate(root).process, mpi, request);
+    });
     return;
   }
   scatter_blocks(call, table, recvbuf, recvcount, recvtype, root);

@@ -6,28 +6,6 @@
 
 namespace ep::detail {
 
-LeaderFailure failure_of(const std::exception& error) {
-  const auto* ep_error = dynamic_cast<const Error*>(&error);
-  if (ep_error == nullptr) return {ErrorKind::kArgument, error.what(), MPI_SUCCESS};
-  // ep::Error formats "call[: ep rank N]: detail" (error.cpp); the other
-  // endpoints rethrow the detail under their own rank.
-  std::string prefix = ep_error->call();
-  if (ep_error->ep_rank() >= 0) prefix += ": ep rank " + std::to_string(ep_error->ep_rank());
-  prefix += ": ";
-  std::string_view text = ep_error->what();
-  if (text.starts_with(prefix)) text.remove_prefix(prefix.size());
-  return {ep_error->kind(), std::string(text), ep_error->mpi_code()};
-}
-
-CommState& usable_state(const Communicator& comm, const char* call) {
-  if (comm.is_null()) throw Error(ErrorKind::kFreedComm, call, -1, "null endpoint communicator");
-  CommState& state = *comm.state();
-  if (state.is_freed(comm.local_thread())) {
-    throw Error(ErrorKind::kFreedComm, call, comm.rank(), "use of a freed endpoint communicator");
-  }
-  return state;
-}
-
 std::vector<int> translate_all(MPI_Group from, MPI_Group to, const char* call, int rank) {
   int size = 0;
   check_mpi(MPI_Group_size(from, &size), call, rank);
@@ -60,9 +38,12 @@ std::vector<Location> origins_of(const CommState& comm, const char* call, int ra
 void inherit_errhandler(MPI_Comm from, MPI_Comm to, const char* call, int rank) {
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   check_mpi(MPI_Comm_get_errhandler(from, &handler), call, rank);
-  const int rc = MPI_Comm_set_errhandler(to, handler);
-  MPI_Errhandler_free(&handler);
-  check_mpi(rc, call, rank);
+  // The handle from MPI_Comm_get_errhandler is freed whether or not the set
+  // worked; the set's failure is the one reported first.
+  const int set = MPI_Comm_set_errhandler(to, handler);
+  const int freed = MPI_Errhandler_free(&handler);
+  check_mpi(set, call, rank);
+  check_mpi(freed, call, rank);
 }
 
 const Communicator& usable_bridge(const InterCommunicator& inter, const char* call) {

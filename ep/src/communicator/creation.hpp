@@ -15,66 +15,15 @@
 #include <utility>
 #include <vector>
 
-#include "collective/collective_support.hpp"
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
 #include "ep/rank_map.hpp"
+#include "team/collective_call.hpp"
+#include "team/on_leader.hpp"
 
 namespace ep::detail {
-
-/// What the leader's work failed with, for every local endpoint to rethrow.
-struct LeaderFailure {
-  ErrorKind kind = ErrorKind::kArgument;
-  std::string detail;
-  int mpi_code = MPI_SUCCESS;
-};
-
-/// The detail part of an ep::Error (its what() without "call: ep rank N: "),
-/// so that each endpoint can rethrow it under its own rank.
-LeaderFailure failure_of(const std::exception& error);
-
-/// Runs `work` on the process's leader while the other local endpoints wait,
-/// then hands its result to every local endpoint. When `work` throws, every
-/// local endpoint throws an ep::Error with the same kind and detail, naming
-/// its own rank. `work` must not use call.team (the others are waiting in it).
-template <typename Result, typename Work>
-Result on_leader(CollectiveCall& call, Work&& work) {
-  // A plain value and a flag rather than std::optional: GCC 12 reports a
-  // false "maybe uninitialized" on optionals of shared_ptr here.
-  struct Outcome {
-    Result result{};
-    bool done = false;
-    LeaderFailure failure;
-  };
-  Outcome outcome;
-  if (call.leader()) {
-    try {
-      outcome.result = std::forward<Work>(work)();
-      outcome.done = true;
-    } catch (const std::exception& e) {
-      outcome.failure = failure_of(e);
-    }
-    call.team.publish_aux(0, &outcome);
-  }
-  call.team.barrier();
-  const auto& shared = *static_cast<const Outcome*>(call.team.published_aux(0));
-  const bool done = shared.done;
-  Result mine{};
-  LeaderFailure failure;
-  if (done) {
-    mine = shared.result;
-  } else {
-    failure = shared.failure;
-  }
-  call.team.barrier();  // the leader's outcome lives on its stack until here
-  if (!done) throw Error(failure.kind, call.name, call.rank, failure.detail, failure.mpi_code);
-  return mine;
-}
-
-/// The state behind `comm` after checking that it is usable (not null, not
-/// freed by this endpoint). Throws kFreedComm naming `call`.
-CommState& usable_state(const Communicator& comm, const char* call);
 
 /// Who each EP rank of `comm` is (see CommState::origins()), computed from the
 /// rank map when the state does not carry the table.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backoff.hpp"
+#include "checks.hpp"
 #include "communicator/creation.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/tag_encoding.hpp"
@@ -63,13 +64,6 @@ struct Agreed {
   IntercommArgs args{};  // the local leader's arguments when hosts_leader
 };
 
-long long tag_upper_bound(const CollectiveCall& call) {
-  void* value = nullptr;
-  int flag = 0;
-  check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &flag), call.name, call.rank);
-  return flag != 0 ? *static_cast<int*>(value) : 32767;
-}
-
 // Checks the local leader's peer arguments; fills the problem slots.
 void check_leader_args(const CollectiveCall& call, const IntercommArgs& args, long long* slots) {
   const auto report = [&](LeaderProblem problem, long long value, long long peer_size) {
@@ -86,7 +80,7 @@ void check_leader_args(const CollectiveCall& call, const IntercommArgs& args, lo
   if (args.remote_leader < 0 || args.remote_leader >= peer_size) {
     return report(kRemoteOutOfRange, args.remote_leader, peer_size);
   }
-  if (args.tag < 0 || args.tag > tag_upper_bound(call)) {
+  if (args.tag < 0 || args.tag > detail::mpi_tag_upper_bound(call.name, call.rank)) {
     return report(kBadTag, args.tag, peer_size);
   }
   detail::ScopedGroup local;
@@ -359,10 +353,11 @@ std::string out_of_remote_range(const char* what, int peer, int remote_size) {
 // Checks what the bridge would accept but the intercommunicator must not (a
 // peer in the local group) and the arguments the bridge would report under
 // its own rank; returns the bridge.
-const Communicator& checked(const InterCommunicator& inter, const char* call, int peer,
-                            bool receive, int tag, int count = 0) {
+const Communicator& checked(const InterCommunicator& inter, const char* call, PeerRole role,
+                            int peer, int tag, int count) {
   const Communicator& bridge = detail::usable_bridge(inter, call);
   const int remote_size = bridge.size() - detail::InterAccess::group(inter).size();
+  const bool receive = role == PeerRole::kSource;
   const bool wildcard = receive && peer == MPI_ANY_SOURCE;
   if (peer != MPI_PROC_NULL && !wildcard && (peer < 0 || peer >= remote_size)) {
     throw Error(ErrorKind::kRank, call, inter.rank(),
@@ -373,10 +368,7 @@ const Communicator& checked(const InterCommunicator& inter, const char* call, in
         ErrorKind::kTag, call, inter.rank(),
         "tag " + std::to_string(tag) + " out of range [0, " + std::to_string(kMaxUserTag) + "]");
   }
-  if (count < 0) {
-    throw Error(ErrorKind::kCount, call, inter.rank(),
-                "count " + std::to_string(count) + " is negative");
-  }
+  detail::check_count(count, call, inter.rank());
   return bridge;
 }
 
@@ -405,72 +397,9 @@ int InterCommunicator::remote_size() const {
   return detail::usable_bridge(*this, "ep::InterCommunicator::remote_size").size() - group_.size();
 }
 
-void InterCommunicator::send(const void* buf, int count, MPI_Datatype datatype, int dest,
-                             int tag) const {
-  checked(*this, "ep::send", dest, false, tag, count).send(buf, count, datatype, dest, tag);
-}
-
-void InterCommunicator::ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                              int tag) const {
-  checked(*this, "ep::ssend", dest, false, tag, count).ssend(buf, count, datatype, dest, tag);
-}
-
-Request InterCommunicator::isend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                                 int tag) const {
-  return checked(*this, "ep::isend", dest, false, tag, count)
-      .isend(buf, count, datatype, dest, tag);
-}
-
-Request InterCommunicator::issend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                                  int tag) const {
-  return checked(*this, "ep::issend", dest, false, tag, count)
-      .issend(buf, count, datatype, dest, tag);
-}
-
-Status InterCommunicator::recv(void* buf, int count, MPI_Datatype datatype, int source,
-                               int tag) const {
-  return checked(*this, "ep::recv", source, true, tag, count)
-      .recv(buf, count, datatype, source, tag);
-}
-
-Request InterCommunicator::irecv(void* buf, int count, MPI_Datatype datatype, int source,
-                                 int tag) const {
-  return checked(*this, "ep::irecv", source, true, tag, count)
-      .irecv(buf, count, datatype, source, tag);
-}
-
-Status InterCommunicator::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   int dest, int sendtag, void* recvbuf, int recvcount,
-                                   MPI_Datatype recvtype, int source, int recvtag) const {
-  constexpr const char* kCall = "ep::sendrecv";
-  checked(*this, kCall, dest, false, sendtag, sendcount);
-  return checked(*this, kCall, source, true, recvtag, recvcount)
-      .sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                recvtag);
-}
-
-Status InterCommunicator::sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
-                                           int sendtag, int source, int recvtag) const {
-  constexpr const char* kCall = "ep::sendrecv_replace";
-  checked(*this, kCall, dest, false, sendtag, count);
-  return checked(*this, kCall, source, true, recvtag, count)
-      .sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag);
-}
-
-Status InterCommunicator::probe(int source, int tag) const {
-  return checked(*this, "ep::probe", source, true, tag).probe(source, tag);
-}
-
-std::optional<Status> InterCommunicator::iprobe(int source, int tag) const {
-  return checked(*this, "ep::iprobe", source, true, tag).iprobe(source, tag);
-}
-
-Message InterCommunicator::mprobe(int source, int tag) const {
-  return checked(*this, "ep::mprobe", source, true, tag).mprobe(source, tag);
-}
-
-std::optional<Message> InterCommunicator::improbe(int source, int tag) const {
-  return checked(*this, "ep::improbe", source, true, tag).improbe(source, tag);
+const Communicator& InterCommunicator::p2p_route(const char* call, PeerRole role, int peer, int tag,
+                                                 int count) const {
+  return checked(*this, call, role, peer, tag, count);
 }
 
 void InterCommunicator::free() {

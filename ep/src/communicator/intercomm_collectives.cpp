@@ -18,6 +18,7 @@ namespace ep {
 
 namespace {
 
+using detail::check_count;
 using detail::InterAccess;
 
 enum InterTag : int { kBcastTag = 1, kAllreduceTag = 2, kMergeTag = 3 };
@@ -38,12 +39,6 @@ void swap_with_remote_leader(const Communicator& bridge, const void* sendbuf, vo
   check_mpi(MPI_Isend(sendbuf, count, datatype, peer, tag, bridge.parent(), &send), call, rank);
   detail::wait_mpi(receive, call, rank);
   detail::wait_mpi(send, call, rank);
-}
-
-void check_count(int count, const char* call, int rank) {
-  if (count < 0) {
-    throw Error(ErrorKind::kCount, call, rank, "count " + std::to_string(count) + " is negative");
-  }
 }
 
 }  // namespace

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "collective/collective_support.hpp"
 #include "comm_state.hpp"
 #include "ep/error.hpp"
 #include "ep/topology.hpp"
+#include "team/collective_call.hpp"
 #include "topology/creation.hpp"
 #include "topology/topology.hpp"
 

@@ -16,9 +16,9 @@
 #include <span>
 #include <string>
 
-#include "collective/collective_support.hpp"
 #include "comm_state.hpp"
 #include "ep/error.hpp"
+#include "team/collective_call.hpp"
 #include "topology/topology.hpp"
 
 namespace ep::detail {

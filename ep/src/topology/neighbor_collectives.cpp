@@ -17,18 +17,18 @@
 // whatever the number of threads.
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backoff.hpp"
-#include "collective/collective_support.hpp"
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
 #include "ep/topology.hpp"
+#include "team/collective_call.hpp"
 #include "topology/topology.hpp"
 
 namespace ep {
@@ -173,7 +173,7 @@ void plan_exchange(const CollectiveCall& call, const Topology& topology, Exchang
       lay_out(call, topology.recv_routes, false, ex.recv_at, ex.recv_start);
   const auto too_large = [](const std::vector<std::size_t>& start) {
     for (std::size_t k = 0; k + 1 < start.size(); ++k) {
-      if (start[k + 1] - start[k] > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      if (!detail::fits_int_count(start[k + 1] - start[k])) {
         return true;
       }
     }
@@ -223,10 +223,12 @@ void finish_messages(const Topology& topology, Exchange& ex) {
           break;
         }
       }
+      // An error class that cannot be read leaves the failure a plain MPI one.
       int error_class = MPI_SUCCESS;
-      MPI_Error_class(code, &error_class);
+      const bool classified = MPI_Error_class(code, &error_class) == MPI_SUCCESS;
+      const bool truncated = classified && error_class == MPI_ERR_TRUNCATE;
       abandon(ex, "aggregated neighbour message: " + mpi_error_string(code),
-              error_class == MPI_ERR_TRUNCATE ? ErrorKind::kTruncate : ErrorKind::kMpi);
+              truncated ? ErrorKind::kTruncate : ErrorKind::kMpi);
       return;
     }
     if (done != 0) break;
@@ -234,7 +236,12 @@ void finish_messages(const Topology& topology, Exchange& ex) {
   }
   for (std::size_t k = 0; k < topology.recv_routes.size(); ++k) {
     int received = 0;
-    MPI_Get_count(&statuses[k], MPI_BYTE, &received);
+    if (const int rc = MPI_Get_count(&statuses[k], MPI_BYTE, &received); rc != MPI_SUCCESS) {
+      // Every request is complete: nothing to keep alive, unlike abandon().
+      ex.error = "MPI_Get_count of an aggregated neighbour message: " + mpi_error_string(rc);
+      ex.error_kind = ErrorKind::kMpi;
+      return;
+    }
     const std::size_t expected = ex.recv_start[k + 1] - ex.recv_start[k];
     if (static_cast<std::size_t>(received) != expected) {
       ex.error = "process " + std::to_string(topology.recv_routes[k].process) + " sent " +

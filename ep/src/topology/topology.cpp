@@ -10,11 +10,11 @@
 #include <tuple>
 #include <utility>
 
-#include "collective/collective_support.hpp"
 #include "comm_state.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
+#include "team/collective_call.hpp"
 #include "topology/creation.hpp"
 
 namespace ep {
@@ -270,7 +270,7 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
       judge(call, builder, options, prepared, verdict);
     } catch (const std::exception& e) {
       // Keep the local endpoints together: they all throw below.
-      record(verdict, ErrorKind::kMpi, -1, e.what());
+      record(verdict, kind_of(e, ErrorKind::kMpi), -1, e.what());
     }
     call.team.publish_aux(0, &verdict);
   }
@@ -301,7 +301,7 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
     } catch (const std::exception& e) {
       // Out of memory, in practice. The new communicator is not freed (that
       // is collective over processes that may have succeeded).
-      record(built, ErrorKind::kArgument, -1, e.what());
+      record(built, kind_of(e, ErrorKind::kArgument), -1, e.what());
     }
     call.team.publish_aux(0, &built);
   }

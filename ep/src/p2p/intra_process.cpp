@@ -1,4 +1,4 @@
-#include "intra_process.hpp"
+#include "p2p/intra_process.hpp"
 
 #include <algorithm>
 #include <mutex>

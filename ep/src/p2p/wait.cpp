@@ -3,15 +3,16 @@
 // inter-process messages to their endpoints (there is no progress thread).
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
 #include "backoff.hpp"
 #include "comm_state.hpp"
+#include "environment.hpp"
 #include "ep/error.hpp"
 #include "ep/request.hpp"
-#include "request_state.hpp"
+#include "p2p/inter_process.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep {
 
@@ -19,16 +20,7 @@ namespace {
 
 using detail::Phase;
 using detail::RequestState;
-
-// Tests the MPI request that carries the rest of `request`.
-bool test_mpi(RequestState& request) {
-  int done = 0;
-  check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
-            request.owner_rank);
-  if (done == 0) return false;
-  request.complete();
-  return true;
-}
+using detail::test_mpi;
 
 // True once the operation is complete. Owner thread only.
 bool poll(RequestState& request) {
@@ -69,14 +61,14 @@ Status finish(Request& handle) {
 class StallWatch {
  public:
   void check(const std::shared_ptr<RequestState>& request, long polls) {
-    if (warned_ || (polls & 1023) != 0) return;
+    if (warned_ || polls % kPollsPerClockRead != 0) return;
     const auto now = std::chrono::steady_clock::now();
     if (!started_) {
       started_ = true;
       start_ = now;
       return;
     }
-    const double limit = limit_seconds();
+    const double limit = detail::wait_warn_seconds(request->call);
     if (limit <= 0 || std::chrono::duration<double>(now - start_).count() < limit) return;
     warned_ = true;
     std::string what = request->kind == RequestState::Kind::kRecv
@@ -91,13 +83,8 @@ class StallWatch {
   }
 
  private:
-  static double limit_seconds() {
-    static const double limit = [] {
-      const char* env = std::getenv("EP_WAIT_WARN_SECONDS");
-      return env != nullptr ? std::atof(env) : 60.0;
-    }();
-    return limit;
-  }
+  // Reading the clock on every poll would cost more than the poll itself.
+  static constexpr long kPollsPerClockRead = 1024;
   bool started_ = false;
   bool warned_ = false;
   std::chrono::steady_clock::time_point start_;

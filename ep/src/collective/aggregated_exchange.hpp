@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "collective/collective_support.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
+#include "team/collective_call.hpp"
 
 namespace ep::detail {
 
@@ -97,7 +97,7 @@ class FailureSlot {
     } catch (const Error& e) {
       record(e);
     } catch (const std::exception& e) {
-      record(Error(ErrorKind::kArgument, call, rank, e.what()));
+      record(Error(kind_of(e, ErrorKind::kArgument), call, rank, e.what()));
     }
   }
   [[nodiscard]] bool failed() const;

@@ -14,7 +14,7 @@
 
 #include "comm_state.hpp"
 #include "datatype.hpp"
-#include "request_state.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep::detail {
 

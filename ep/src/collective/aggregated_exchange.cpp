@@ -1,4 +1,4 @@
-#include "collective/alltoall_support.hpp"
+#include "collective/aggregated_exchange.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "request_state.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep::detail {
 
@@ -32,12 +32,8 @@ int count_of(const BlockArgs& a, int peer) {
 
 // A run of packed bytes seen as a typed buffer (the in-place copy).
 TypedBuffer byte_buffer(const CollectiveCall& call, const std::byte* data, std::size_t bytes) {
-  if (bytes > static_cast<std::size_t>(INT_MAX)) {
-    throw Error(ErrorKind::kCount, call.name, call.rank,
-                "an MPI_IN_PLACE block of " + std::to_string(bytes) +
-                    " bytes exceeds the int count limit (" + std::to_string(INT_MAX) + ")");
-  }
-  return {data, static_cast<int>(bytes), MPI_BYTE, TypeLayout{1, 0, true}};
+  const int count = checked_int_count(bytes, "MPI_IN_PLACE block bytes", call.name, call.rank);
+  return {data, count, MPI_BYTE, TypeLayout{1, 0, true}};
 }
 
 // Every block of one side, by peer EP rank.

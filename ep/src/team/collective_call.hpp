@@ -1,6 +1,9 @@
-// Shared machinery of the collective algorithms: entering a collective,
-// waiting on MPI without busy-polling, argument checks and typed scratch
-// buffers.
+// How the endpoints of one process act together in a collective call: the
+// call context (CollectiveCall), waiting on MPI without busy-polling
+// (wait_mpi, run_on_mpi) and the process-level MPI stage that one thread
+// runs for the team (mpi_stage). Used by collective/, communicator/ and
+// topology/; the team itself is local_team.hpp, the leader-runs-it pattern
+// of the constructors on_leader.hpp.
 #pragma once
 
 #include <mpi.h>
@@ -11,12 +14,19 @@
 #include <utility>
 #include <vector>
 
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "datatype.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 
 namespace ep::detail {
+
+/// Whether MPI's own collective needs EP ranks to be process ranks.
+enum class RankOrder {
+  kProcess,  ///< ranks matter (roots, blocks, prefixes): EP rank r must be process r
+  kAny,      ///< a reduction whose order the caller has settled already
+};
 
 /// One endpoint's view of the collective it is in.
 struct CollectiveCall {
@@ -32,11 +42,13 @@ struct CollectiveCall {
   [[nodiscard]] int local_size() const noexcept { return comm.local_size(); }
   [[nodiscard]] int processes() const noexcept { return comm.rank_map().num_processes(); }
   [[nodiscard]] MPI_Comm mpi() const noexcept { return comm.internal_comm(); }
-  /// One endpoint per process, numbered in process order: EP ranks are
-  /// process ranks, so MPI's own collective can run with the user's arguments.
-  [[nodiscard]] bool one_endpoint_per_process() const {
+  /// One endpoint per process (numbered in process order, with
+  /// RankOrder::kProcess): EP ranks are process ranks, so MPI's own
+  /// collective can run with the user's arguments (see run_on_mpi).
+  [[nodiscard]] bool one_endpoint_per_process(RankOrder order = RankOrder::kProcess) const {
     const RankMap& map = comm.rank_map();
-    return map.max_endpoints_per_process() == 1 && map.process_major();
+    return map.max_endpoints_per_process() == 1 &&
+           (order == RankOrder::kAny || map.process_major());
   }
 };
 
@@ -50,29 +62,18 @@ void wait_mpi(MPI_Request& request, const char* call, int rank);
 /// point-to-point messages of the communicator (the team's idle work).
 void wait_mpi(MPI_Request& request, const CollectiveCall& call);
 
-void check_root(int root, int size, const char* call, int rank);
-/// Throws when `buffer` is MPI_IN_PLACE at an endpoint other than `root`.
-void check_in_place_only_at_root(const CollectiveCall& call, const void* buffer, int root);
-void check_count(int count, const char* call, int rank);
-
-/// Storage for `count` elements of `type`, laid out as MPI expects (data()
-/// points where element 0 starts, honouring the type's lower bound).
-class TypedScratch {
- public:
-  TypedScratch() = default;
-  TypedScratch(int count, MPI_Datatype type, const char* call, int rank);
-  [[nodiscard]] void* data() noexcept {
-    // Empty for zero elements: MPI and the copies never touch the pointer then.
-    return storage_.empty() ? nullptr : storage_.data() - true_lb_;
-  }
-  [[nodiscard]] TypedBuffer view(int count, MPI_Datatype type, const TypeLayout& layout) {
-    return {data(), count, type, layout};
-  }
-
- private:
-  std::vector<std::byte> storage_;
-  MPI_Aint true_lb_ = 0;
-};
+/// Starts one of MPI's nonblocking collectives with `start(mpi_comm,
+/// &request)` (returning its MPI code) on the internal communicator and
+/// waits for it with the project's backoff, routing point-to-point messages
+/// meanwhile. The "one endpoint per process, straight to MPI" opening of
+/// every collective (when one_endpoint_per_process() holds) and the leaders'
+/// process-level stages both go through it.
+template <class Start>
+void run_on_mpi(const CollectiveCall& call, Start&& start) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(std::forward<Start>(start)(call.mpi(), &request), call.name, call.rank);
+  wait_mpi(request, call);
+}
 
 /// Whether the team works on after the MPI stage of a collective.
 enum class StageEnd {
@@ -115,8 +116,5 @@ void mpi_stage(CollectiveCall& call, int representative, StageEnd end, Stage&& s
               "the process-level MPI stage failed on local thread " +
                   std::to_string(representative) + " (see its error)");
 }
-
-/// Byte offset of element `index` of `type` (its extent times the index).
-MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int rank);
 
 }  // namespace ep::detail

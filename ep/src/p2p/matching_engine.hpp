@@ -18,15 +18,10 @@
 #include <vector>
 
 #include "datatype.hpp"
-#include "request_state.hpp"
+#include "p2p/request_state.hpp"
 #include "spin_lock.hpp"
 
 namespace ep::detail {
-
-/// Remote messages up to this size are received with a blocking MPI_Mrecv at
-/// match time: they travel in one eager fragment (Open MPI's shared-memory and
-/// TCP eager limits are 4 KiB and 64 KiB), so the call does not wait.
-inline constexpr std::size_t kMrecvInlineBytes = 1024;
 
 /// One incoming message waiting in a mailbox.
 struct Envelope {
@@ -78,9 +73,9 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = 
 /// (moving the data in the calling thread, the receiver) or queues the request.
 void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
 
-/// Moves a matched message into its receive. Remote messages start an
-/// MPI_Imrecv (the request then finishes through MPI); intra-process ones are
-/// copied now. Completes the sender of a rendezvous or synchronous message.
+/// Moves a matched message into its receive. Remote messages go to
+/// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now. Completes the sender
+/// of a rendezvous or synchronous message.
 void receive_matched(RequestState& request, Envelope& message);
 
 /// True when `message` does not fit the receive; fails the request with a

@@ -1,9 +1,10 @@
-#include "matching_engine.hpp"
+#include "p2p/matching_engine.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include "comm_state.hpp"
+#include "p2p/inter_process.hpp"
 
 namespace ep::detail {
 
@@ -31,24 +32,10 @@ bool reject_if_truncated(RequestState& request, const Envelope& message) {
 void receive_matched(RequestState& request, Envelope& message) {
   request.status = status_of(message);
   switch (message.kind) {
-    case Envelope::Kind::kRemote: {
-      // Any thread may receive for the owner (MPI_THREAD_MULTIPLE). A small
-      // message arrived whole with its match (MPI's eager protocol), so
-      // MPI_Mrecv returns at once and spares the owner an MPI_Test; a larger
-      // one may still be streaming in, so the owner finishes it with MPI_Test
-      // and nobody blocks here.
-      const TypedBuffer& dst = request.recv_buffer;
-      void* buf = const_cast<void*>(dst.buf);
-      if (message.bytes <= kMrecvInlineBytes) {
-        check_mpi(MPI_Mrecv(buf, dst.count, dst.type, &message.mpi_message, MPI_STATUS_IGNORE),
-                  request.call, request.owner_rank);
-        break;
-      }
-      check_mpi(MPI_Imrecv(buf, dst.count, dst.type, &message.mpi_message, &request.mpi_request),
-                request.call, request.owner_rank);
-      request.phase.store(Phase::kMpiPending, std::memory_order_release);
-      return;
-    }
+    case Envelope::Kind::kRemote:
+      // Finishes through MPI when the message may still be streaming in.
+      if (!receive_remote(request, message)) return;
+      break;
     case Envelope::Kind::kEager:
       unpack_from(message.payload.data(), message.bytes, request.recv_buffer);
       break;

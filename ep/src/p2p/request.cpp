@@ -3,11 +3,12 @@
 
 #include <string>
 
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
-#include "matching_engine.hpp"
-#include "request_state.hpp"
+#include "p2p/matching_engine.hpp"
+#include "p2p/request_state.hpp"
 
 namespace ep {
 
@@ -65,9 +66,7 @@ Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message) {
   }
   detail::CommState& comm = *message.comm_;
   const int rank = comm.rank_map().ep_rank(comm.process_rank(), message.receiver_thread_);
-  if (count < 0) {
-    throw Error(ErrorKind::kCount, kCall, rank, "count " + std::to_string(count) + " is negative");
-  }
+  detail::check_count(count, kCall, rank);
   auto request = std::make_shared<detail::RequestState>(
       detail::RequestState::Kind::kRecv, message.comm_, message.receiver_thread_, rank);
   request->call = kCall;

@@ -1,4 +1,4 @@
-#include "collective/local_team.hpp"
+#include "team/local_team.hpp"
 
 #include "backoff.hpp"
 

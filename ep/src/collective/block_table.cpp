@@ -1,4 +1,4 @@
-#include "collective/block_support.hpp"
+#include "collective/block_table.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -6,8 +6,6 @@
 namespace ep::detail {
 
 namespace {
-
-constexpr auto kIntMax = static_cast<std::size_t>(INT_MAX);
 
 // Fills `plan` for blocks that stay in the table's buffer; false when some
 // process's blocks are not back to back in thread order there (or lie
@@ -34,8 +32,8 @@ bool plan_direct(const RankMap& map, const BlockTable& table, int skip, ProcessP
       plan.offset[static_cast<std::size_t>(rank)] = at;
     }
     if (!started) continue;
-    if (start < 0 || static_cast<std::size_t>(start) > kIntMax ||
-        static_cast<std::size_t>(end - start) > kIntMax) {
+    if (start < 0 || !fits_int_count(static_cast<std::size_t>(start)) ||
+        !fits_int_count(static_cast<std::size_t>(end - start))) {
       return false;
     }
     plan.counts[static_cast<std::size_t>(p)] = static_cast<int>(end - start);
@@ -120,7 +118,7 @@ ProcessPlan plan_processes(const CollectiveCall& call, const BlockTable& table, 
       plan.offset[static_cast<std::size_t>(rank)] = static_cast<MPI_Aint>(next);
       next += table.bytes(rank);
     }
-    if (start > kIntMax || next - start > kIntMax) plan.overflow = true;
+    if (!fits_int_count(start) || !fits_int_count(next - start)) plan.overflow = true;
     plan.counts[static_cast<std::size_t>(p)] = static_cast<int>(next - start);
     plan.displs[static_cast<std::size_t>(p)] = static_cast<int>(start);
   }
@@ -142,12 +140,14 @@ std::optional<Error> copy_checked(const TypedBuffer& src, const TypedBuffer& dst
                    " are expected (send and receive type signatures must match)");
 }
 
-int to_mpi_int(std::size_t value, const CollectiveCall& call) {
-  if (value > kIntMax) {
-    throw Error(ErrorKind::kCount, call.name, call.rank,
-                std::to_string(value) + " exceeds the int range of one MPI call");
+LocalSegment local_segment(const CollectiveCall& call) {
+  LocalSegment segment;
+  for (int t = 0; t < call.local_size(); ++t) {
+    const std::size_t bytes = static_cast<const Block*>(call.team.published(t))->bytes();
+    if (t < call.thread) segment.offset += bytes;
+    segment.total += bytes;
   }
-  return static_cast<int>(value);
+  return segment;
 }
 
 }  // namespace ep::detail

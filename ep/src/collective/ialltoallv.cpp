@@ -1,0 +1,231 @@
+// MPI_Ialltoallv on an endpoint communicator. Each thread packs its blocks
+// for the other processes into a private staging buffer, and copies the
+// blocks between itself and the local threads that arrived before it (so
+// each pair is copied once, by the later one, directly). One MPI_Ialltoallw
+// then sends, per process pair, a derived type over the local threads'
+// staging regions: one message per pair without a copy into a common
+// buffer. Each thread unpacks its own blocks. With one endpoint per process
+// in process order the user's buffers go to MPI directly.
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "collective/aggregated_exchange.hpp"
+#include "collective/nonblocking_registry.hpp"
+#include "ep/collectives.hpp"
+#include "team/collective_call.hpp"
+
+namespace ep {
+
+namespace {
+
+using detail::BlockArgs;
+using detail::CollectiveCall;
+using detail::CommState;
+using detail::ExchangeSpec;
+using detail::FailureSlot;
+using detail::NbcInstance;
+
+using detail::start_nonblocking;
+
+class Ialltoallv final : public NbcInstance {
+ public:
+  // The user's arguments, kept for MPI in direct mode (MPI reads the arrays
+  // until completion).
+  struct DirectArgs {
+    const void* sendbuf;
+    std::vector<int> sendcounts, sdispls;
+    MPI_Datatype sendtype;
+    void* recvbuf;
+    std::vector<int> recvcounts, rdispls;
+    MPI_Datatype recvtype;
+  };
+
+  Ialltoallv(const CollectiveCall& call, std::shared_ptr<CommState> comm, bool direct)
+      : NbcInstance(call, std::move(comm)),
+        direct_(direct),
+        specs_(static_cast<std::size_t>(call.local_size())),
+        staging_(static_cast<std::size_t>(call.local_size())),
+        region_offsets_(static_cast<std::size_t>(call.local_size())),
+        present_(static_cast<std::size_t>(call.local_size()), false) {}
+
+  void contribute_direct(DirectArgs args) { direct_args_ = std::move(args); }
+
+  void contribute(const CollectiveCall& call, ExchangeSpec spec) {
+    const RankMap& map = call.comm.rank_map();
+    const int me = call.comm.process_rank();
+    const auto t = static_cast<std::size_t>(call.thread);
+    // Blocks for other processes go to a private staging buffer now, in this
+    // thread: packing is spread over the threads as they arrive.
+    std::vector<std::size_t> offsets(static_cast<std::size_t>(map.num_processes()), 0);
+    std::size_t total = 0;
+    for (int q = 0; q < map.num_processes(); ++q) {
+      if (q == me) continue;
+      offsets[static_cast<std::size_t>(q)] = total;
+      total += spec.region_bytes[static_cast<std::size_t>(q)];
+    }
+    auto staging = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(total, 1));
+    for (int q = 0; q < map.num_processes(); ++q) {
+      if (q != me)
+        detail::pack_region(spec, map, q, staging.get() + offsets[static_cast<std::size_t>(q)]);
+    }
+    std::vector<int> earlier;
+    {
+      std::lock_guard lock(arrive_mutex_);
+      specs_[t] = std::make_unique<ExchangeSpec>(std::move(spec));
+      staging_[t] = std::move(staging);
+      region_offsets_[t] = std::move(offsets);
+      for (int y = 0; y < call.local_size(); ++y) {
+        if (present_[static_cast<std::size_t>(y)]) earlier.push_back(y);
+      }
+      present_[t] = true;
+    }
+    // Blocks within the process: copied once per pair, by the later of the
+    // two, straight from the sender's buffer into the receiver's (both stay
+    // valid: neither request can complete before every thread contributed).
+    const ExchangeSpec& own = *specs_[t];
+    detail::copy_local_block(call, own, call.rank, own, call.rank, failure());
+    for (const int y : earlier) {
+      const ExchangeSpec& other = *specs_[static_cast<std::size_t>(y)];
+      const int other_rank = map.ep_rank(me, y);
+      detail::copy_local_block(call, own, call.rank, other, other_rank, failure());
+      detail::copy_local_block(call, other, other_rank, own, call.rank, failure());
+    }
+  }
+
+ protected:
+  MPI_Request start() override {
+    const CollectiveCall call = call_of(0);
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (direct_) {
+      const DirectArgs& a = direct_args_;
+      const bool in_place = a.sendbuf == MPI_IN_PLACE;
+      check_mpi(MPI_Ialltoallv(a.sendbuf, in_place ? nullptr : a.sendcounts.data(),
+                               in_place ? nullptr : a.sdispls.data(), a.sendtype, a.recvbuf,
+                               a.recvcounts.data(), a.rdispls.data(), a.recvtype,
+                               comm().internal_comm(), &request),
+                call.name, call.rank);
+      return request;
+    }
+    if (comm().single_process()) return MPI_REQUEST_NULL;
+    const RankMap& map = comm().rank_map();
+    const int processes = map.num_processes();
+    const int me = comm().process_rank();
+    std::vector<const ExchangeSpec*> specs;
+    for (const auto& spec : specs_) specs.push_back(spec.get());
+    recv_offset_.assign(static_cast<std::size_t>(processes), 0);
+    recv_size_.assign(static_cast<std::size_t>(processes), 0);
+    std::size_t recv_total = 0;
+    for (int q = 0; q < processes; ++q) {
+      if (q == me) continue;
+      const auto qi = static_cast<std::size_t>(q);
+      recv_offset_[qi] = recv_total;
+      recv_size_[qi] = detail::expected_segment_size(map, q, specs);
+      recv_total += recv_size_[qi];
+    }
+    recv_ = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(recv_total, 1));
+    // The message to q gathers the local threads' regions for q where they
+    // lie (absolute addresses, MPI_BOTTOM).
+    sends_ = std::make_unique<detail::ByteRuns>(processes, nullptr);
+    recvs_ = std::make_unique<detail::ByteRuns>(processes, recv_.get());
+    for (int q = 0; q < processes; ++q) {
+      if (q == me) continue;
+      const auto qi = static_cast<std::size_t>(q);
+      for (std::size_t s = 0; s < specs_.size(); ++s) {
+        sends_->add(q, staging_[s].get() + region_offsets_[s][qi], specs_[s]->region_bytes[qi]);
+      }
+      recvs_->add(q, recv_.get() + recv_offset_[qi], recv_size_[qi]);
+    }
+    sends_->build(call.name, call.rank);
+    recvs_->build(call.name, call.rank);
+    check_mpi(MPI_Ialltoallw(sends_->buffer(), sends_->counts(), sends_->displs(), sends_->types(),
+                             recvs_->mutable_buffer(), recvs_->counts(), recvs_->displs(),
+                             recvs_->types(), comm().internal_comm(), &request),
+              call.name, call.rank);
+    return request;
+  }
+
+  void finish(int thread, FailureSlot& mine) override {
+    if (direct_ || comm().single_process()) return;
+    const CollectiveCall call = call_of(thread);
+    const ExchangeSpec& spec = *specs_[static_cast<std::size_t>(thread)];
+    for (int q = 0; q < call.processes(); ++q) {
+      if (q == comm().process_rank()) continue;
+      const auto qi = static_cast<std::size_t>(q);
+      detail::unpack_segment(call, spec, q, recv_.get() + recv_offset_[qi], recv_size_[qi], mine);
+    }
+  }
+
+ private:
+  bool direct_;
+  DirectArgs direct_args_{};
+  std::mutex arrive_mutex_;
+  std::vector<std::unique_ptr<ExchangeSpec>> specs_;      // per local thread
+  std::vector<std::unique_ptr<std::byte[]>> staging_;     // per local thread
+  std::vector<std::vector<std::size_t>> region_offsets_;  // [thread][process]
+  std::vector<bool> present_;
+  std::unique_ptr<std::byte[]> recv_;
+  std::vector<std::size_t> recv_offset_;
+  std::vector<std::size_t> recv_size_;
+  std::unique_ptr<detail::ByteRuns> sends_;
+  std::unique_ptr<detail::ByteRuns> recvs_;
+};
+
+}  // namespace
+
+Request ialltoallv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
+                   std::span<const int> sdispls, MPI_Datatype sendtype, void* recvbuf,
+                   std::span<const int> recvcounts, std::span<const int> rdispls,
+                   MPI_Datatype recvtype) {
+  const CollectiveCall call = detail::begin_collective(comm, "ep::ialltoallv");
+  if (recvbuf == MPI_IN_PLACE) {
+    throw Error(ErrorKind::kArgument, call.name, call.rank,
+                "recvbuf is MPI_IN_PLACE (only sendbuf may be)");
+  }
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  BlockArgs send;
+  send.buf = sendbuf;
+  send.counts = sendcounts;
+  send.displs = sdispls;
+  send.per_peer = true;
+  send.type = sendtype;
+  BlockArgs recv = send;
+  recv.is_send = false;
+  recv.buf = recvbuf;
+  recv.counts = recvcounts;
+  recv.displs = rdispls;
+  recv.type = recvtype;
+  const RankMap& map = call.comm.rank_map();
+  const bool direct = map.max_endpoints_per_process() == 1 && map.process_major();
+  auto make = [&] { return std::make_shared<Ialltoallv>(call, comm.state(), direct); };
+  if (direct) {
+    detail::check_block_args(call, recv);
+    if (!in_place) detail::check_block_args(call, send);
+    const auto n = static_cast<std::size_t>(call.size());
+    const auto first = [n](std::span<const int> s) {
+      return std::vector<int>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+    };
+    Ialltoallv::DirectArgs args{sendbuf,
+                                in_place ? std::vector<int>() : first(sendcounts),
+                                in_place ? std::vector<int>() : first(sdispls),
+                                sendtype,
+                                recvbuf,
+                                first(recvcounts),
+                                first(rdispls),
+                                recvtype};
+    return start_nonblocking<Ialltoallv>(comm, call, make, [&](Ialltoallv& instance) {
+      instance.contribute_direct(std::move(args));
+    });
+  }
+  // Described (and, in place, packed) before joining: argument errors throw
+  // here, before the instance counts on this endpoint, and the in-place data
+  // is safe before any other thread can write into recvbuf.
+  ExchangeSpec spec = detail::make_exchange_spec(call, send, recv, in_place);
+  return start_nonblocking<Ialltoallv>(
+      comm, call, make, [&](Ialltoallv& instance) { instance.contribute(call, std::move(spec)); });
+}
+
+}  // namespace ep

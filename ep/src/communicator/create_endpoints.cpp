@@ -1,0 +1,108 @@
+// MPI_Comm_create_endpoints: the arguments agreed over the processes, then
+// one shared communicator state per process and one handle per endpoint.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checks.hpp"
+#include "comm_state.hpp"
+#include "environment.hpp"
+#include "ep/communicator.hpp"
+#include "ep/error.hpp"
+#include "ep/tag_encoding.hpp"
+
+namespace ep {
+
+namespace {
+
+constexpr const char* kCreateCall = "ep::create_endpoints";
+
+std::size_t resolve_eager_threshold(const EndpointOptions& options) {
+  if (options.eager_threshold) return *options.eager_threshold;
+  return detail::eager_threshold_from_env(kCreateCall).value_or(kDefaultEagerThreshold);
+}
+
+void require_thread_multiple() {
+  int initialized = 0;
+  check_mpi(MPI_Initialized(&initialized), kCreateCall, -1);
+  if (initialized == 0) {
+    throw Error(ErrorKind::kThreadLevel, kCreateCall, -1, "MPI is not initialised");
+  }
+  int provided = MPI_THREAD_SINGLE;
+  check_mpi(MPI_Query_thread(&provided), kCreateCall, -1);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    throw Error(ErrorKind::kThreadLevel, kCreateCall, -1,
+                "MPI thread level is " + std::to_string(provided) +
+                    "; endpoints need MPI_THREAD_MULTIPLE (" + std::to_string(MPI_THREAD_MULTIPLE) +
+                    ") from MPI_Init_thread");
+  }
+}
+
+// MPI_TAG_UB as the wire encoding will see it: the library's bound, lowered
+// by EndpointOptions::tag_ub or EP_TAG_UB (to run the narrow layouts of other
+// MPIs on this one), and the smallest over the processes of `parent`, so that
+// every process picks the same layout (tag_encoding.hpp).
+long long resolve_tag_ub(const EndpointOptions& options, MPI_Comm parent) {
+  long long tag_ub = detail::mpi_tag_upper_bound(kCreateCall, -1);
+  const std::optional<long long> requested =
+      options.tag_ub ? options.tag_ub : detail::tag_ub_from_env(kCreateCall);
+  if (requested) {
+    if (*requested < kMaxUserTag) {
+      throw Error(ErrorKind::kTag, kCreateCall, -1,
+                  "tag bound override " + std::to_string(*requested) + " is below " +
+                      std::to_string(kMaxUserTag) + ", the MPI minimum");
+    }
+    tag_ub = std::min(tag_ub, *requested);
+  }
+  long long agreed = tag_ub;
+  check_mpi(MPI_Allreduce(&tag_ub, &agreed, 1, MPI_LONG_LONG, MPI_MIN, parent), kCreateCall, -1);
+  return agreed;
+}
+
+}  // namespace
+
+std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
+                                           const EndpointOptions& options) {
+  require_thread_multiple();
+  if (parent == MPI_COMM_NULL) {
+    throw Error(ErrorKind::kArgument, kCreateCall, -1, "parent communicator is MPI_COMM_NULL");
+  }
+  int process_rank = 0;
+  int processes = 0;
+  check_mpi(MPI_Comm_rank(parent, &process_rank), kCreateCall, -1);
+  check_mpi(MPI_Comm_size(parent, &processes), kCreateCall, -1);
+  const detail::CommSettings settings{resolve_eager_threshold(options),
+                                      resolve_tag_ub(options, parent)};
+  // Read now so that a bad value fails here, not in the middle of a wait.
+  detail::wait_warn_seconds(kCreateCall);
+
+  // Every process learns every count first, so a bad count anywhere makes
+  // every process throw the same error instead of leaving the others hanging.
+  std::vector<int> counts(static_cast<std::size_t>(processes));
+  check_mpi(MPI_Allgather(&n_local, 1, MPI_INT, counts.data(), 1, MPI_INT, parent), kCreateCall,
+            -1);
+  for (int p = 0; p < processes; ++p) {
+    const int n = counts[static_cast<std::size_t>(p)];
+    if (n > kMaxEndpointsPerProcess) {
+      throw Error(ErrorKind::kTooManyEndpoints, kCreateCall, -1,
+                  "process " + std::to_string(p) + " asks for " + std::to_string(n) +
+                      " endpoints; at most " + std::to_string(kMaxEndpointsPerProcess) +
+                      " per process fit the tag encoding");
+    }
+    if (n < 1) {
+      throw Error(ErrorKind::kArgument, kCreateCall, -1,
+                  "process " + std::to_string(p) + " asks for " + std::to_string(n) +
+                      " endpoints; at least 1 is needed");
+    }
+  }
+
+  auto state =
+      std::make_shared<detail::CommState>(parent, parent, RankMap(counts), process_rank, settings);
+  std::vector<Communicator> handles;
+  handles.reserve(static_cast<std::size_t>(n_local));
+  for (int t = 0; t < n_local; ++t) handles.emplace_back(state, t);
+  return handles;
+}
+
+}  // namespace ep

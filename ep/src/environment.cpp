@@ -1,0 +1,61 @@
+#include "environment.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "ep/error.hpp"
+
+namespace ep::detail {
+
+namespace {
+
+constexpr double kDefaultWaitWarnSeconds = 60.0;
+
+double parse_wait_warn_seconds(const char* call) {
+  const char* env = std::getenv("EP_WAIT_WARN_SECONDS");
+  if (env == nullptr) return kDefaultWaitWarnSeconds;
+  char* end = nullptr;
+  const double value = std::strtod(env, &end);
+  if (end == env || *end != '\0' || !std::isfinite(value) || value < 0) {
+    throw Error(ErrorKind::kArgument, call, -1,
+                std::string("EP_WAIT_WARN_SECONDS='") + env +
+                    "' is not a number of seconds (>= 0; 0 disables the warning)");
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<std::size_t> eager_threshold_from_env(const char* call) {
+  const char* env = std::getenv("EP_EAGER_THRESHOLD");
+  if (env == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(env, &end, 10);
+  if (end == env || *end != '\0') {
+    throw Error(ErrorKind::kArgument, call, -1,
+                std::string("EP_EAGER_THRESHOLD='") + env + "' is not a byte count");
+  }
+  return static_cast<std::size_t>(value);
+}
+
+std::optional<long long> tag_ub_from_env(const char* call) {
+  const char* env = std::getenv("EP_TAG_UB");
+  if (env == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const long long value = std::strtoll(env, &end, 10);
+  if (end == env || *end != '\0' || value < 0) {
+    throw Error(ErrorKind::kArgument, call, -1,
+                std::string("EP_TAG_UB='") + env + "' is not a tag bound (an integer >= 32767)");
+  }
+  return value;
+}
+
+double wait_warn_seconds(const char* call) {
+  // A throwing initialiser leaves the static uninitialised: the next call
+  // parses (and throws) again, so a bad value is never taken as a default.
+  static const double seconds = parse_wait_warn_seconds(call);
+  return seconds;
+}
+
+}  // namespace ep::detail

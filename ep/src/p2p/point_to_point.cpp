@@ -1,0 +1,312 @@
+// Point-to-point calls (ep/point_to_point.hpp), once for Communicator and
+// InterCommunicator: argument checks, then either the intra-process fast path
+// or MPI on the communicator's private duplicate with the 15/8/8 tag encoding.
+#include "ep/point_to_point.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backoff.hpp"
+#include "checks.hpp"
+#include "comm_state.hpp"
+#include "datatype.hpp"
+#include "ep/comm_management.hpp"
+#include "ep/communicator.hpp"
+#include "ep/error.hpp"
+#include "ep/tag_encoding.hpp"
+#include "p2p/inter_process.hpp"
+#include "p2p/intra_process.hpp"
+#include "p2p/matching_engine.hpp"
+#include "p2p/request_state.hpp"
+
+namespace ep {
+
+namespace {
+
+using detail::RequestState;
+
+using detail::check_count;
+
+std::string range_text(int size) { return " out of range [0, " + std::to_string(size - 1) + "]"; }
+
+void check_dest(int dest, int size, const char* call, int rank) {
+  if (dest == MPI_PROC_NULL) return;
+  if (dest < 0 || dest >= size) {
+    throw Error(ErrorKind::kRank, call, rank,
+                "destination " + std::to_string(dest) + range_text(size));
+  }
+}
+
+void check_source(int source, int size, const char* call, int rank) {
+  if (source == MPI_PROC_NULL || source == MPI_ANY_SOURCE) return;
+  if (source < 0 || source >= size) {
+    throw Error(ErrorKind::kRank, call, rank,
+                "source " + std::to_string(source) + range_text(size));
+  }
+}
+
+void check_send_tag(int tag, const char* call, int rank) {
+  if (tag < 0 || tag > kMaxUserTag) {
+    throw Error(
+        ErrorKind::kTag, call, rank,
+        "tag " + std::to_string(tag) + " out of range [0, " + std::to_string(kMaxUserTag) + "]");
+  }
+}
+
+void check_recv_tag(int tag, const char* call, int rank) {
+  if (tag == MPI_ANY_TAG) return;
+  check_send_tag(tag, call, rank);
+}
+
+Status proc_null_status() {
+  Status status;
+  status.source = MPI_PROC_NULL;
+  status.tag = MPI_ANY_TAG;
+  return status;
+}
+
+enum class SendMode { kStandard, kSynchronous };
+
+}  // namespace
+
+namespace detail {
+
+// Throws for bad send arguments; returns the datatype's layout.
+TypeLayout check_send_args(const Communicator& self, const char* call, int count,
+                           MPI_Datatype datatype, int dest, int tag) {
+  const int rank = self.rank();
+  check_count(count, call, rank);
+  check_dest(dest, self.state()->rank_map().size(), call, rank);
+  check_send_tag(tag, call, rank);
+  return layout_of(datatype, call, rank);
+}
+
+// Starts a send; nullptr means it is already complete.
+std::shared_ptr<RequestState> start_send(const Communicator& self, const char* call,
+                                         const void* buf, int count, MPI_Datatype datatype,
+                                         int dest, int tag, SendMode mode);
+std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* call, void* buf,
+                                         int count, MPI_Datatype datatype, int source, int tag);
+
+std::shared_ptr<RequestState> start_send(const Communicator& self, const char* call,
+                                         const void* buf, int count, MPI_Datatype datatype,
+                                         int dest, int tag, SendMode mode) {
+  const int rank = self.rank();
+  CommState& comm = *self.state();
+  const TypedBuffer data{buf, count, datatype,
+                         check_send_args(self, call, count, datatype, dest, tag)};
+  if (dest == MPI_PROC_NULL) return nullptr;
+
+  const Location to = comm.rank_map().locate(dest);
+  const bool synchronous = mode == SendMode::kSynchronous;
+  if (to.process == comm.process_rank()) {
+    return send_intra(self.state(), {call, self.local_thread(), rank, to.thread, tag, synchronous},
+                      data);
+  }
+  return send_inter(self, {call, self.local_thread(), rank, to.thread, tag, synchronous}, data, to);
+}
+
+std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* call, void* buf,
+                                         int count, MPI_Datatype datatype, int source, int tag) {
+  const int rank = self.rank();
+  CommState& comm = *self.state();
+  check_count(count, call, rank);
+  check_source(source, comm.rank_map().size(), call, rank);
+  check_recv_tag(tag, call, rank);
+  const TypeLayout layout = layout_of(datatype, call, rank);
+  if (source == MPI_PROC_NULL) {
+    return completed_request(RequestState::Kind::kRecv, self.state(), self.local_thread(), rank,
+                             proc_null_status());
+  }
+  auto request = std::make_shared<RequestState>(RequestState::Kind::kRecv, self.state(),
+                                                self.local_thread(), rank);
+  request->call = call;
+  request->recv_buffer = {buf, count, datatype, layout};
+  request->want_source = source;
+  request->want_tag = tag;
+  // Bring in what MPI already holds so the search below sees it in order.
+  if (!comm.single_process()) comm.drain(rank);
+  post_receive(comm.mailbox(self.local_thread()), request);
+  return request;
+}
+
+// Whether a probe leaves the message queued (iprobe) or takes it (improbe).
+enum class Removal { kKeep, kTake };
+
+// Looks for the first matching unexpected message of `self`'s endpoint.
+std::shared_ptr<Envelope> find_unexpected(const Communicator& self, int source, int tag,
+                                          Removal removal, Status* status) {
+  CommState& comm = *self.state();
+  if (!comm.single_process()) comm.drain(self.rank());
+  Mailbox& box = comm.mailbox(self.local_thread());
+  std::lock_guard lock(box.mutex);
+  auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(),
+                         [&](const auto& m) { return matches(source, tag, *m); });
+  if (it == box.unexpected.end()) return nullptr;
+  std::shared_ptr<Envelope> found = *it;
+  *status = status_of(*found);
+  if (removal == Removal::kTake) box.unexpected.erase(it);
+  return found;
+}
+
+// Checks the arguments of a probe; true for MPI_PROC_NULL (nothing to probe).
+bool check_probe_args(const Communicator& self, const char* call, int source, int tag) {
+  check_source(source, self.state()->rank_map().size(), call, self.rank());
+  check_recv_tag(tag, call, self.rank());
+  return source == MPI_PROC_NULL;
+}
+
+// The request of a started send; a send that is already complete gets a
+// completed request.
+Request started_send(const Communicator& self, std::shared_ptr<RequestState> state) {
+  if (!state) {
+    state = completed_request(RequestState::Kind::kSend, self.state(), self.local_thread(),
+                              self.rank());
+  }
+  return Request(std::move(state));
+}
+
+}  // namespace detail
+
+// ---- the calls, written once for both kinds of communicator ----------------
+
+namespace detail {
+
+template <class Self>
+void PointToPoint<Self>::send(const void* buf, int count, MPI_Datatype datatype, int dest,
+                              int tag) const {
+  constexpr const char* kCall = "ep::send";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  Request request(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
+  wait(request);
+}
+
+template <class Self>
+void PointToPoint<Self>::ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                               int tag) const {
+  constexpr const char* kCall = "ep::ssend";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  Request request(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
+  wait(request);
+}
+
+template <class Self>
+Request PointToPoint<Self>::isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                                  int tag) const {
+  constexpr const char* kCall = "ep::isend";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  return started_send(via,
+                      start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
+}
+
+template <class Self>
+Request PointToPoint<Self>::issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag) const {
+  constexpr const char* kCall = "ep::issend";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  return started_send(
+      via, start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
+}
+
+template <class Self>
+Status PointToPoint<Self>::recv(void* buf, int count, MPI_Datatype datatype, int source,
+                                int tag) const {
+  constexpr const char* kCall = "ep::recv";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, count);
+  Request request(start_recv(via, kCall, buf, count, datatype, source, tag));
+  return wait(request);
+}
+
+template <class Self>
+Request PointToPoint<Self>::irecv(void* buf, int count, MPI_Datatype datatype, int source,
+                                  int tag) const {
+  constexpr const char* kCall = "ep::irecv";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, count);
+  return Request(start_recv(via, kCall, buf, count, datatype, source, tag));
+}
+
+template <class Self>
+Status PointToPoint<Self>::sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    int dest, int sendtag, void* recvbuf, int recvcount,
+                                    MPI_Datatype recvtype, int source, int recvtag) const {
+  constexpr const char* kCall = "ep::sendrecv";
+  self().p2p_route(kCall, PeerRole::kDestination, dest, sendtag, sendcount);
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, recvtag, recvcount);
+  // The send arguments are checked before the receive is posted: a posted
+  // receive may match at once, and a failed call must consume nothing.
+  check_send_args(via, kCall, sendcount, sendtype, dest, sendtag);
+  // Receive first so that two endpoints exchanging large messages never wait
+  // on each other's send.
+  Request receive(start_recv(via, kCall, recvbuf, recvcount, recvtype, source, recvtag));
+  Request send(
+      start_send(via, kCall, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::kStandard));
+  wait(send);
+  return wait(receive);
+}
+
+template <class Self>
+Status PointToPoint<Self>::sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
+                                            int sendtag, int source, int recvtag) const {
+  constexpr const char* kCall = "ep::sendrecv_replace";
+  self().p2p_route(kCall, PeerRole::kDestination, dest, sendtag, count);
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, recvtag, count);
+  check_count(count, kCall, via.rank());
+  // The outgoing data is packed aside first; MPI lets a packed message match
+  // any receive whose type signature equals the packed items.
+  const TypedBuffer data{buf, count, datatype, layout_of(datatype, kCall, via.rank())};
+  std::vector<std::byte> outgoing(data.bytes());
+  pack_into(data, outgoing.data());
+  return via.sendrecv(outgoing.data(), static_cast<int>(outgoing.size()), MPI_PACKED, dest, sendtag,
+                      buf, count, datatype, source, recvtag);
+}
+
+template <class Self>
+std::optional<Status> PointToPoint<Self>::iprobe(int source, int tag) const {
+  constexpr const char* kCall = "ep::iprobe";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, 0);
+  if (check_probe_args(via, kCall, source, tag)) return proc_null_status();
+  Status status;
+  if (find_unexpected(via, source, tag, Removal::kKeep, &status)) return status;
+  return std::nullopt;
+}
+
+template <class Self>
+Status PointToPoint<Self>::probe(int source, int tag) const {
+  Backoff backoff;
+  while (true) {
+    if (auto status = iprobe(source, tag)) return *status;
+    backoff.pause();
+  }
+}
+
+template <class Self>
+std::optional<Message> PointToPoint<Self>::improbe(int source, int tag) const {
+  constexpr const char* kCall = "ep::improbe";
+  const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, 0);
+  if (check_probe_args(via, kCall, source, tag)) {
+    return Message(nullptr, via.state(), via.local_thread(), proc_null_status());
+  }
+  Status status;
+  auto found = find_unexpected(via, source, tag, Removal::kTake, &status);
+  if (!found) return std::nullopt;
+  return Message(std::move(found), via.state(), via.local_thread(), status);
+}
+
+template <class Self>
+Message PointToPoint<Self>::mprobe(int source, int tag) const {
+  Backoff backoff;
+  while (true) {
+    if (auto message = improbe(source, tag)) return std::move(*message);
+    backoff.pause();
+  }
+}
+
+// The two kinds of communicator; nothing else instantiates these.
+template class PointToPoint<Communicator>;
+template class PointToPoint<InterCommunicator>;
+
+}  // namespace detail
+
+}  // namespace ep

@@ -1,0 +1,34 @@
+#include "team/collective_call.hpp"
+
+#include "backoff.hpp"
+#include "ep/error.hpp"
+
+namespace ep::detail {
+
+CollectiveCall begin_collective(const Communicator& comm, const char* name) {
+  CommState& state = usable_state(comm, name);
+  return {state, state.team(), comm.local_thread(), comm.rank(), name};
+}
+
+void wait_mpi(MPI_Request& request, const char* call, int rank) {
+  Backoff backoff;
+  while (true) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call, rank);
+    if (done != 0) return;
+    backoff.pause();
+  }
+}
+
+void wait_mpi(MPI_Request& request, const CollectiveCall& call) {
+  Backoff backoff;
+  while (true) {
+    int done = 0;
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call.name, call.rank);
+    if (done != 0) return;
+    call.team.idle();
+    backoff.pause();
+  }
+}
+
+}  // namespace ep::detail

@@ -1,0 +1,32 @@
+# Point-to-point tests of the endpoint layer (ep/src/p2p).
+#
+# Every MPI test runs in the shapes below: one process with one and four
+# threads (the loopback tier: every message on the intra-process path), two
+# single-threaded processes (every message through MPI), and the mixed shapes
+# r2t3 and r3t2 (both paths, odd counts). Shapes with several processes also
+# run over TCP. Labels: `p2p` here, plus `loopback` / `mpi` / `tcp` added by
+# ep_add_mpi_test.
+set(EP_P2P_SHAPES r1t1 r1t4 r2t1 r2t3 r3t2)
+
+function(ep_add_p2p_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TIMEOUT" "")
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 120)
+  endif()
+  ep_add_mpi_test(NAME ${name}
+    SOURCES ${name}.cpp
+    SHAPES ${EP_P2P_SHAPES}
+    LABELS p2p
+    TIMEOUT ${arg_TIMEOUT}
+    TCP)
+endfunction()
+
+ep_add_p2p_test(test_rank_map)          # identity, rank map, process-major numbering
+ep_add_p2p_test(test_p2p_basic)         # rings, all-pairs, ssend, sendrecv_replace, PROC_NULL
+ep_add_p2p_test(test_p2p_ordering TIMEOUT 180)  # non-overtaking under 10^4-message streams
+ep_add_p2p_test(test_p2p_probe)         # wildcards, probe/iprobe, mprobe/improbe
+ep_add_p2p_test(test_p2p_nonblocking)   # storms with the wait/test family, cancel
+ep_add_p2p_test(test_p2p_datatypes)     # vector, subarray, struct types on both sides
+ep_add_p2p_test(test_p2p_paths)         # same results through self, thread and process
+ep_add_p2p_test(test_p2p_pingpong)      # 8 B .. 1 MiB nonblocking ping-pong
+ep_add_p2p_test(test_p2p_errors)        # ep::Error kinds and messages
