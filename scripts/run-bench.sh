@@ -6,7 +6,10 @@
 #   BUILD_DIR=build/release bash scripts/run-bench.sh [ep_pingpong options]
 #   BENCH_THREADS=4 ...      threads per process (default 2); ep_collectives
 #                            runs 2 processes x BENCH_THREADS threads against
-#                            2 * BENCH_THREADS MPI processes
+#                            2 * BENCH_THREADS MPI processes; halo_bench and
+#                            solver_bench run 1 and 2 processes x BENCH_THREADS
+#                            threads against BENCH_THREADS and 2 * BENCH_THREADS
+#                            MPI processes (files *_1x<T> and *_2x<T>)
 #
 # New benchmarks: add a run_bench line below.
 set -euo pipefail
@@ -59,4 +62,10 @@ PY
 
 run_bench ep_pingpong 2 demos/bench/ep_pingpong "$@"
 run_bench ep_collectives $((2 * threads)) demos/bench/ep_collectives --threads "$threads"
+for procs in 1 2; do
+  run_bench "halo_bench_${procs}x${threads}" $((procs * threads)) demos/bench/halo_bench \
+    --threads "$threads"
+  run_bench "solver_bench_${procs}x${threads}" $((procs * threads)) demos/bench/solver_bench \
+    --threads "$threads"
+done
 echo "run-bench: results in $out/"

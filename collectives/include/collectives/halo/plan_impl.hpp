@@ -19,6 +19,7 @@ namespace detail {
 template <Communicator C>
 void pack_rows(const C& comm, const std::vector<RowCopy>& rows, std::span<const HaloField> fields,
                std::byte* buffer) {
+  if (rows.empty()) return;  // a funneled team would still fork and join
   comm.parallel_for(static_cast<int>(rows.size()), [&](int n) {
     const RowCopy& row = rows[static_cast<std::size_t>(n)];
     std::memcpy(buffer + row.buffer_offset,
@@ -38,11 +39,14 @@ void unpack_rows(const C& comm, const std::vector<RowCopy>& rows, std::span<cons
 
 template <Communicator C>
 void copy_and_fill(const C& comm, const StageCopies& copies, std::span<const HaloField> fields) {
-  comm.parallel_for(static_cast<int>(copies.self.size()), [&](int n) {
-    const RowSelfCopy& row = copies.self[static_cast<std::size_t>(n)];
-    std::byte* data = fields[static_cast<std::size_t>(row.field)].data;
-    std::memcpy(data + row.to_offset, data + row.from_offset, row.bytes);
-  });
+  if (!copies.self.empty()) {
+    comm.parallel_for(static_cast<int>(copies.self.size()), [&](int n) {
+      const RowSelfCopy& row = copies.self[static_cast<std::size_t>(n)];
+      std::byte* data = fields[static_cast<std::size_t>(row.field)].data;
+      std::memcpy(data + row.to_offset, data + row.from_offset, row.bytes);
+    });
+  }
+  if (copies.fill.empty()) return;
   comm.parallel_for(static_cast<int>(copies.fill.size()), [&](int n) {
     const RowFill& row = copies.fill[static_cast<std::size_t>(n)];
     const HaloField& field = fields[static_cast<std::size_t>(row.field)];
