@@ -168,6 +168,13 @@ class HaloPlan {
   /// sea ranks, computes the schedule and, for kNeighbor, creates the graph.
   /// Collective over `comm`.
   HaloPlan(const C& comm, const HaloSpec& spec);
+  // One plan, one private communicator and one set of buffers: copies would
+  // share the communicator and collide on its tags.
+  HaloPlan(const HaloPlan&) = delete;
+  HaloPlan& operator=(const HaloPlan&) = delete;
+  HaloPlan(HaloPlan&&) noexcept = default;
+  HaloPlan& operator=(HaloPlan&&) noexcept = default;
+  ~HaloPlan() = default;
 
   /// Whether this rank owns a subdomain (false for land ranks).
   [[nodiscard]] bool takes_part() const noexcept { return block_ >= 0; }
