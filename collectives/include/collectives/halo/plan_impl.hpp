@@ -139,30 +139,32 @@ void HaloPlan<C>::start(std::span<const HaloField> fields) {
     throw ep::Error(ep::ErrorKind::kRequest, "collectives::HaloPlan::start", comm_.rank(),
                     "an exchange is already in flight (call finish() first)");
   }
-  if (!takes_part()) return;
-  prepare(fields);
-  fields_.assign(fields.begin(), fields.end());
-  if (spec_.algorithm == HaloAlgorithm::kNeighbor) {
-    neighbor_exchange();
-    return;
+  if (takes_part()) {
+    prepare(fields);
+    fields_.assign(fields.begin(), fields.end());
+    if (spec_.algorithm == HaloAlgorithm::kNeighbor) {
+      neighbor_exchange();
+    } else {
+      for (std::size_t s = 0; s + 1 < stages_.size(); ++s) {
+        post_stage(s);
+        complete_stage(s);
+      }
+      post_stage(stages_.size() - 1);
+    }
   }
-  for (std::size_t s = 0; s + 1 < stages_.size(); ++s) {
-    post_stage(s);
-    complete_stage(s);
-  }
-  post_stage(stages_.size() - 1);
   pending_ = true;
 }
 
 template <Communicator C>
 void HaloPlan<C>::finish() {
-  if (!takes_part() || spec_.algorithm == HaloAlgorithm::kNeighbor) return;
   if (!pending_) {
     throw ep::Error(ep::ErrorKind::kRequest, "collectives::HaloPlan::finish", comm_.rank(),
                     "no exchange in flight (call start() first)");
   }
   pending_ = false;
-  complete_stage(stages_.size() - 1);
+  if (takes_part() && spec_.algorithm != HaloAlgorithm::kNeighbor) {
+    complete_stage(stages_.size() - 1);
+  }
 }
 
 }  // namespace collectives
