@@ -230,7 +230,11 @@ class HaloPlan {
   int nx_ = 0, ny_ = 0, x0_ = 0, y0_ = 0;
   std::vector<detail::Stage> stages_;
   std::vector<detail::StageCopies> copies_;
-  std::vector<int> agreed_signature_;  // fields of the last agreed exchange
+  // Levels, type size and element count of each field of the last agreed
+  // exchange: an exchange with the same fields skips every check but this
+  // comparison (no allocation, no communication per step).
+  std::vector<detail::FieldShape> agreed_shapes_;
+  std::vector<std::size_t> agreed_elements_;
   std::vector<std::vector<std::byte>> send_buffers_, recv_buffers_;
   std::vector<HaloField> fields_;  // of the exchange in flight
   std::vector<typename C::Request> requests_;

@@ -114,23 +114,32 @@ std::size_t HaloPlan<C>::bytes_sent() const {
 
 template <Communicator C>
 void HaloPlan<C>::prepare(std::span<const HaloField> fields) {
-  const char* call = "collectives::HaloPlan::exchange";
-  std::string problem = detail::halo_fields_problem(fields, nx_, ny_, spec_.width);
-  std::vector<int> signature = detail::halo_fields_fingerprint(fields);
-  for (const HaloField& f : fields) signature.push_back(static_cast<int>(f.elements % (1 << 30)));
-  if (problem.empty() && signature == agreed_signature_) return;
+  bool same = fields.size() == agreed_shapes_.size();
+  for (std::size_t f = 0; same && f < fields.size(); ++f) {
+    same = fields[f].levels == agreed_shapes_[f].levels &&
+           fields[f].element_bytes == agreed_shapes_[f].element_bytes &&
+           fields[f].elements == agreed_elements_[f] && fields[f].data != nullptr;
+  }
+  if (same) return;
   // A new set of fields: check it on every rank (sizes may be right on one
   // rank and wrong on another with uneven subdomains), then rebuild the lists.
-  detail::agree_or_throw(comm_, call, problem, detail::halo_fields_fingerprint(fields));
+  detail::agree_or_throw(comm_, "collectives::HaloPlan::exchange",
+                         detail::halo_fields_problem(fields, nx_, ny_, spec_.width),
+                         detail::halo_fields_fingerprint(fields));
   std::vector<detail::FieldShape> shapes;
-  for (const HaloField& f : fields) shapes.push_back({f.levels, f.element_bytes});
+  std::vector<std::size_t> elements;
+  for (const HaloField& f : fields) {
+    shapes.push_back({f.levels, f.element_bytes});
+    elements.push_back(f.elements);
+  }
   copies_ = detail::build_copies(stages_, nx_, ny_, spec_.width, shapes, comm_.rank());
   for (std::size_t s = 0; s < copies_.size(); ++s) {
     // At least one byte, so that no buffer pointer handed to MPI is null.
     send_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].send_bytes));
     recv_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].recv_bytes));
   }
-  agreed_signature_ = std::move(signature);
+  agreed_shapes_ = std::move(shapes);
+  agreed_elements_ = std::move(elements);
 }
 
 template <Communicator C>
