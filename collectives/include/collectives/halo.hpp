@@ -40,9 +40,10 @@
 // travel in the one message to it, so no direction order can misplace them.
 //
 // Peers per rank (interior subdomain, all neighbours' sizes >= s in x and
-// >= t in y, kx = ceil(w / s), ky = ceil(w / t)):
+// >= t in y, kx = ceil(w / s), ky = ceil(w / t)), at most, messages sent
+// per exchange (as many received):
 //   9-point, one stage (kNeighbor, kDirect, kSplit): (2kx+1)(2ky+1) - 1
-//     messages in each direction (8 for w <= s, t; 24 for w up to 2s, 2t)
+//     (8 for w <= s, t; 24 for w up to 2s, 2t)
 //   5-point, one stage: 2kx + 2ky
 //   two stages (either stencil): 2kx in stage 1, then 2ky in stage 2
 // Fewer at non-periodic edges and next to land, and fewer distinct ranks on
