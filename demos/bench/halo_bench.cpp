@@ -10,6 +10,9 @@
 // Points: w = 1 and w = 3 on --block (default 128, the 128 x 128),
 // and a wide halo, w = --wide (default 20) on --wide-block (default 16)
 // subdomains, where neighbours of neighbours take part.
+// A fourth point, halo_w3_step, times an exchange plus a 9-point smoothing
+// step of the subdomain: the cells that need no halo are computed between
+// start() and finish(), the rest after, so kSplit and kDirect can overlap.
 // Each point: every mode in turn (interleaved), a checked exchange, warm-up,
 // then --reps timed batches of --iters exchanges after a barrier; the time of
 // a batch is its slowest rank's. `bytes` is what a rank of the N-rank grid
@@ -20,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -104,6 +108,7 @@ struct Point {
   std::string test;
   int block;
   int width;
+  bool with_step = false;  // exchange + a 9-point smoothing step, overlapped where possible
 };
 
 constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
@@ -122,7 +127,7 @@ double cell_value(int gi, int gj) { return gj * 65536.0 + gi; }
 /// this rank's bytes per exchange.
 template <class C>
 std::vector<double> time_halo(const C& comm, const collectives::HaloSpec& spec, const Options& opt,
-                              std::size_t& bytes) {
+                              bool point_step, std::size_t& bytes) {
   collectives::HaloPlan plan(comm, spec);
   const int w = spec.width;
   const int row = plan.nx() + 2 * w;
@@ -147,13 +152,49 @@ std::vector<double> time_halo(const C& comm, const collectives::HaloSpec& spec, 
     }
   }
   bytes = plan.bytes_sent();
-  for (long i = 0; i < std::max(2L, opt.iterations / 10); ++i) plan.exchange(fields);
+  // The step of the with_step points: v = 9-point mean of u. Cells at least
+  // w from the subdomain's edge need no halo and run between start() and
+  // finish(); the band next to the edge after finish(). Only kSplit and
+  // kDirect have messages in flight during the first part.
+  std::vector<double> v(u.size(), 0.0);
+  auto smooth_rows = [&](int j_lo, int j_hi, int i_lo, int i_hi) {
+    comm.parallel_for(j_hi - j_lo, [&](int jj) {
+      const int j = j_lo + jj;
+      for (int i = i_lo; i < i_hi; ++i) {
+        const auto c = static_cast<std::ptrdiff_t>((j + w) * row + i + w);
+        double sum = 0.0;
+        for (std::ptrdiff_t dj = -1; dj <= 1; ++dj) {
+          for (std::ptrdiff_t di = -1; di <= 1; ++di)
+            sum += u[static_cast<std::size_t>(c + dj * row + di)];
+        }
+        v[static_cast<std::size_t>(c)] = sum / 9.0;
+      }
+    });
+  };
+  auto one_op = [&] {
+    if (!point_step) {
+      plan.exchange(fields);
+      return;
+    }
+    plan.start(fields);
+    const int lo = std::min(w, plan.ny());
+    const int hi = std::max(lo, plan.ny() - w);
+    const int ilo = std::min(w, plan.nx());
+    const int ihi = std::max(ilo, plan.nx() - w);
+    smooth_rows(lo, hi, ilo, ihi);
+    plan.finish();
+    smooth_rows(0, lo, 0, plan.nx());
+    smooth_rows(hi, plan.ny(), 0, plan.nx());
+    smooth_rows(lo, hi, 0, ilo);
+    smooth_rows(lo, hi, ihi, plan.nx());
+  };
+  for (long i = 0; i < std::max(2L, opt.iterations / 10); ++i) one_op();
   std::vector<double> per_exchange;
   for (int r = 0; r < opt.repetitions; ++r) {
     int token = 0;  // barrier: the communicator interface has allreduce
     comm.library_allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_SUM);
     const double start = MPI_Wtime();
-    for (long i = 0; i < opt.iterations; ++i) plan.exchange(fields);
+    for (long i = 0; i < opt.iterations; ++i) one_op();
     per_exchange.push_back((MPI_Wtime() - start) / static_cast<double>(opt.iterations));
   }
   return per_exchange;
@@ -165,7 +206,8 @@ void run(const Options& opt) {
   const auto [gpx, gpy] = bench::kernels::grid_of(n);
   const std::vector<Point> points{{"halo_w1", opt.block, 1},
                                   {"halo_w3", opt.block, 3},
-                                  {"halo_w" + std::to_string(opt.wide), opt.wide_block, opt.wide}};
+                                  {"halo_w" + std::to_string(opt.wide), opt.wide_block, opt.wide},
+                                  {"halo_w3_step", opt.block, 3, true}};
   bench::Report report(kBenchName);
   bench::Comparison columns;
   for (const Backend b : kBackends) {
@@ -192,7 +234,7 @@ void run(const Options& opt) {
         std::size_t bytes = 0;
         const auto times = modes.run(b, [&](const auto& comm) {
           std::size_t mine = 0;
-          auto t = time_halo(comm, spec, opt, mine);
+          auto t = time_halo(comm, spec, opt, point.with_step, mine);
           if (comm.rank() == 0) bytes = mine;
           return t;
         });
