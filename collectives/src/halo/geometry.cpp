@@ -49,7 +49,8 @@ std::vector<std::uint8_t> all_land_subdomains(const Decomposition& decomposition
           }
         }
       }
-      land[static_cast<std::size_t>(by * decomposition.px() + bx)] = all_land ? 1 : 0;
+      const int block = by * decomposition.px() + bx;
+      land[static_cast<std::size_t>(block)] = all_land ? 1 : 0;
       x0 += nx;
     }
     y0 += ny;
