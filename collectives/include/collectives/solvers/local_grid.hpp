@@ -36,7 +36,9 @@ struct LocalGrid {
   [[nodiscard]] int rows() const noexcept { return nz * ny; }
   /// Index of interior cell (i, j, k); i or j may be -1 or n (the halo).
   [[nodiscard]] std::size_t at(int i, int j, int k) const noexcept {
-    return static_cast<std::size_t>(k * plane() + (j + 1) * row() + (i + 1));
+    // In size_t: k * plane() can exceed INT_MAX for a large column.
+    return static_cast<std::size_t>(k) * static_cast<std::size_t>(plane()) +
+           static_cast<std::size_t>((j + 1) * row() + (i + 1));
   }
 };
 
