@@ -7,7 +7,11 @@
 #   BENCH_THREADS=4 ...      threads per process (default 2); ep_collectives
 #                            runs 2 processes x BENCH_THREADS threads against
 #                            2 * BENCH_THREADS MPI processes; the kernel
-#                            benchmarks run 1 and 2 such processes
+#                            benchmarks (alltoallv, transpose, allreduce,
+#                            halo, solver) run 1 and 2 processes x
+#                            BENCH_THREADS threads against BENCH_THREADS and
+#                            2 * BENCH_THREADS MPI processes (files
+#                            <bench>.1x<T> and <bench>.2x<T>)
 #
 # New benchmarks: add a run_bench line below.
 set -euo pipefail
@@ -62,7 +66,7 @@ run_bench ep_pingpong 2 demos/bench/ep_pingpong "$@"
 run_bench ep_collectives $((2 * threads)) demos/bench/ep_collectives --threads "$threads"
 # Kernels of collectives/: one launch per layout, EP 1 x T against T MPI
 # processes and EP 2 x T against 2T (docs/collectives.md).
-for kernel in alltoallv_bench transpose_bench allreduce_bench; do
+for kernel in alltoallv_bench transpose_bench allreduce_bench halo_bench solver_bench; do
   for procs in 1 2; do
     run_bench "$kernel.${procs}x$threads" $((procs * threads)) demos/bench/$kernel \
       --threads "$threads"

@@ -1,0 +1,77 @@
+// Pack lists of a halo exchange: the byte-level row copies that turn the
+// rectangles of a schedule (geometry.hpp) into one packed message per peer
+// and stage, for a given set of fields. Built when a plan first sees a set of
+// fields (and again only when the set changes); every exchange after that is
+// a loop of memcpy over these lists.
+//
+// Field memory layout: level-major planes of (nx + 2w) x (ny + 2w) cells, i
+// fastest: cell (i, j, k) of a field is element
+//     (k * (ny + 2w) + (j + w)) * (nx + 2w) + (i + w).
+//
+// Message layout (one per peer and stage, MPI_BYTE):
+//     for each field f (in the order given)
+//       for each rectangle of the transfer (PeerTransfer order)
+//         for each level k, for each row j: the row's width * sizeof(T_f) bytes
+// Sender and receiver walk the same nesting, so nothing else travels.
+//
+// Thread safety: immutable after construction.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "collectives/halo/geometry.hpp"
+
+namespace collectives::detail {
+
+/// What the pack lists need to know about one field.
+struct FieldShape {
+  int levels = 1;
+  std::size_t element_bytes = 0;
+};
+
+/// `bytes` from field `field` at byte `field_offset` to (or from) byte
+/// `buffer_offset` of a stage buffer.
+struct RowCopy {
+  int field = 0;
+  std::size_t field_offset = 0;
+  std::size_t buffer_offset = 0;
+  std::size_t bytes = 0;
+};
+
+/// A row copied within one field (periodic wrap onto the rank itself).
+struct RowSelfCopy {
+  int field = 0;
+  std::size_t from_offset = 0;
+  std::size_t to_offset = 0;
+  std::size_t bytes = 0;
+};
+
+/// `cells` cells of field `field` from byte `field_offset` set to its fill value.
+struct RowFill {
+  int field = 0;
+  std::size_t field_offset = 0;
+  int cells = 0;
+};
+
+/// One stage's pack lists and message sizes (bytes, per peer in the order of
+/// Stage::peers; peers that exchange nothing in one direction have count 0).
+struct StageCopies {
+  std::vector<int> peers;
+  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+  std::size_t send_bytes = 0;
+  std::size_t recv_bytes = 0;
+  std::vector<RowCopy> pack;
+  std::vector<RowCopy> unpack;
+  std::vector<RowSelfCopy> self;
+  std::vector<RowFill> fill;
+};
+
+/// Pack lists of every stage of a subdomain of nx x ny cells, halo width
+/// `width`, for `fields`. Throws ep::Error (kCount, naming `rank`) when one
+/// message would exceed INT_MAX bytes.
+std::vector<StageCopies> build_copies(const std::vector<Stage>& stages, int nx, int ny, int width,
+                                      const std::vector<FieldShape>& fields, int rank);
+
+}  // namespace collectives::detail

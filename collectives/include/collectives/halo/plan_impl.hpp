@@ -1,0 +1,182 @@
+// HaloPlan: construction, field checks and the start()/finish() dispatch to
+// the algorithms (point_to_point.hpp: two-stage sweep, direct, split;
+// neighbor.hpp: neighbourhood collective). Included by halo.hpp only.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "collectives/halo.hpp"
+
+namespace collectives {
+
+namespace detail {
+
+/// The byte loops every algorithm shares; comm.parallel_for lets a funneled
+/// process's team share them.
+template <Communicator C>
+void pack_rows(const C& comm, const std::vector<RowCopy>& rows, std::span<const HaloField> fields,
+               std::byte* buffer) {
+  if (rows.empty()) return;  // a funneled team would still fork and join
+  comm.parallel_for(static_cast<int>(rows.size()), [&](int n) {
+    const RowCopy& row = rows[static_cast<std::size_t>(n)];
+    std::memcpy(buffer + row.buffer_offset,
+                fields[static_cast<std::size_t>(row.field)].data + row.field_offset, row.bytes);
+  });
+}
+
+template <Communicator C>
+void unpack_rows(const C& comm, const std::vector<RowCopy>& rows, std::span<const HaloField> fields,
+                 const std::byte* buffer) {
+  comm.parallel_for(static_cast<int>(rows.size()), [&](int n) {
+    const RowCopy& row = rows[static_cast<std::size_t>(n)];
+    std::memcpy(fields[static_cast<std::size_t>(row.field)].data + row.field_offset,
+                buffer + row.buffer_offset, row.bytes);
+  });
+}
+
+template <Communicator C>
+void copy_and_fill(const C& comm, const StageCopies& copies, std::span<const HaloField> fields) {
+  if (!copies.self.empty()) {
+    comm.parallel_for(static_cast<int>(copies.self.size()), [&](int n) {
+      const RowSelfCopy& row = copies.self[static_cast<std::size_t>(n)];
+      std::byte* data = fields[static_cast<std::size_t>(row.field)].data;
+      std::memcpy(data + row.to_offset, data + row.from_offset, row.bytes);
+    });
+  }
+  if (copies.fill.empty()) return;
+  comm.parallel_for(static_cast<int>(copies.fill.size()), [&](int n) {
+    const RowFill& row = copies.fill[static_cast<std::size_t>(n)];
+    const HaloField& field = fields[static_cast<std::size_t>(row.field)];
+    std::byte* cell = field.data + row.field_offset;
+    for (int c = 0; c < row.cells; ++c, cell += field.element_bytes) {
+      std::memcpy(cell, field.fill.data(), field.element_bytes);
+    }
+  });
+}
+
+inline StageLayout stage_layout(HaloAlgorithm algorithm) {
+  return algorithm == HaloAlgorithm::kTwoSweep ? StageLayout::kTwoStage : StageLayout::kOneStage;
+}
+
+}  // namespace detail
+
+template <Communicator C>
+HaloPlan<C>::HaloPlan(const C& comm, const HaloSpec& spec) : spec_(spec) {
+  detail::agree_or_throw(comm, "collectives::HaloPlan",
+                         detail::halo_spec_problem(spec, comm.size()),
+                         detail::halo_spec_fingerprint(spec));
+  const Decomposition& d = spec_.decomposition;
+  std::vector<std::uint8_t> land;
+  if (!spec_.land_cells.empty()) land = all_land_subdomains(d, spec_.land_cells);
+  const detail::SubdomainMap map(d, land);
+  block_ = map.block_of(comm.rank());
+  // Sea ranks keep their rank (they are the first ones, key = rank).
+  comm_ = comm.split(block_ >= 0 ? 0 : MPI_UNDEFINED, comm.rank());
+  if (block_ < 0) return;
+  const int bx = block_ % d.px();
+  const int by = block_ / d.px();
+  nx_ = d.x_sizes[static_cast<std::size_t>(bx)];
+  ny_ = d.y_sizes[static_cast<std::size_t>(by)];
+  x0_ = map.x_start(bx);
+  y0_ = map.y_start(by);
+  stages_ = detail::build_stages(map, comm_.rank(), spec_.width, spec_.stencil,
+                                 detail::stage_layout(spec_.algorithm));
+  if (spec_.algorithm == HaloAlgorithm::kNeighbor) {
+    // Sources and destinations are the same sorted peer list: a peer is one
+    // when cells go either way, which both ends see alike, so the graph is
+    // consistent; one block per peer leaves no direction order to get wrong.
+    std::vector<int> peers;
+    for (const auto& t : stages_.front().peers) peers.push_back(t.peer);
+    graph_ = comm_.dist_graph(peers, peers);
+  }
+  send_buffers_.resize(stages_.size());
+  recv_buffers_.resize(stages_.size());
+}
+
+template <Communicator C>
+int HaloPlan<C>::messages_sent() const {
+  int n = 0;
+  for (const auto& stage : stages_) {
+    for (const auto& t : stage.peers) n += t.sends.empty() ? 0 : 1;
+  }
+  return n;
+}
+
+template <Communicator C>
+std::size_t HaloPlan<C>::bytes_sent() const {
+  std::size_t n = 0;
+  for (const auto& c : copies_) n += c.send_bytes;
+  return n;
+}
+
+template <Communicator C>
+void HaloPlan<C>::prepare(std::span<const HaloField> fields) {
+  bool same = fields.size() == agreed_shapes_.size();
+  for (std::size_t f = 0; same && f < fields.size(); ++f) {
+    same = fields[f].levels == agreed_shapes_[f].levels &&
+           fields[f].element_bytes == agreed_shapes_[f].element_bytes &&
+           fields[f].elements == agreed_elements_[f] && fields[f].data != nullptr;
+  }
+  if (same) return;
+  // A new set of fields: check it on every rank (sizes may be right on one
+  // rank and wrong on another with uneven subdomains), then rebuild the lists.
+  detail::agree_or_throw(comm_, "collectives::HaloPlan::exchange",
+                         detail::halo_fields_problem(fields, nx_, ny_, spec_.width),
+                         detail::halo_fields_fingerprint(fields));
+  std::vector<detail::FieldShape> shapes;
+  std::vector<std::size_t> elements;
+  for (const HaloField& f : fields) {
+    shapes.push_back({f.levels, f.element_bytes});
+    elements.push_back(f.elements);
+  }
+  copies_ = detail::build_copies(stages_, nx_, ny_, spec_.width, shapes, comm_.rank());
+  for (std::size_t s = 0; s < copies_.size(); ++s) {
+    // At least one byte, so that no buffer pointer handed to MPI is null.
+    send_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].send_bytes));
+    recv_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].recv_bytes));
+  }
+  agreed_shapes_ = std::move(shapes);
+  agreed_elements_ = std::move(elements);
+}
+
+template <Communicator C>
+void HaloPlan<C>::start(std::span<const HaloField> fields) {
+  if (pending_) {
+    throw ep::Error(ep::ErrorKind::kRequest, "collectives::HaloPlan::start", comm_.rank(),
+                    "an exchange is already in flight (call finish() first)");
+  }
+  if (takes_part()) {
+    prepare(fields);
+    fields_.assign(fields.begin(), fields.end());
+    if (spec_.algorithm == HaloAlgorithm::kNeighbor) {
+      neighbor_exchange();
+    } else {
+      for (std::size_t s = 0; s + 1 < stages_.size(); ++s) {
+        post_stage(s);
+        complete_stage(s);
+      }
+      post_stage(stages_.size() - 1);
+    }
+  }
+  pending_ = true;
+}
+
+template <Communicator C>
+void HaloPlan<C>::finish() {
+  if (!pending_) {
+    throw ep::Error(ep::ErrorKind::kRequest, "collectives::HaloPlan::finish", comm_.rank(),
+                    "no exchange in flight (call start() first)");
+  }
+  pending_ = false;
+  if (takes_part() && spec_.algorithm != HaloAlgorithm::kNeighbor) {
+    complete_stage(stages_.size() - 1);
+  }
+}
+
+}  // namespace collectives
+
+#include "collectives/halo/neighbor.hpp"
+#include "collectives/halo/point_to_point.hpp"

@@ -1,0 +1,107 @@
+// Pack lists of a halo exchange (layouts: collectives/halo/copy_lists.hpp).
+#include "collectives/halo/copy_lists.hpp"
+
+#include <climits>
+#include <string>
+
+#include "ep/error.hpp"
+
+namespace collectives::detail {
+
+namespace {
+
+class FieldFrame {
+ public:
+  FieldFrame(int nx, int ny, int width)
+      : row_(static_cast<std::size_t>(nx + 2 * width)),
+        plane_(static_cast<std::size_t>(ny + 2 * width) * row_),
+        w_(width) {}
+
+  /// Byte offset of cell (i, j, k) in a field of `element_bytes` elements.
+  [[nodiscard]] std::size_t offset(int i, int j, int k, std::size_t element_bytes) const {
+    return (static_cast<std::size_t>(k) * plane_ + static_cast<std::size_t>(j + w_) * row_ +
+            static_cast<std::size_t>(i + w_)) *
+           element_bytes;
+  }
+
+ private:
+  std::size_t row_;
+  std::size_t plane_;
+  int w_;
+};
+
+/// Appends the rows of `rects` for every field to `rows`, advancing `cursor`
+/// through the message.
+void add_rows(const std::vector<Rect>& rects, const std::vector<FieldShape>& fields,
+              const FieldFrame& frame, std::size_t& cursor, std::vector<RowCopy>& rows) {
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const FieldShape& field = fields[f];
+    for (const Rect& r : rects) {
+      const std::size_t row_bytes = static_cast<std::size_t>(r.width) * field.element_bytes;
+      for (int k = 0; k < field.levels; ++k) {
+        for (int j = r.j0; j < r.j0 + r.height; ++j) {
+          rows.push_back({static_cast<int>(f), frame.offset(r.i0, j, k, field.element_bytes),
+                          cursor, row_bytes});
+          cursor += row_bytes;
+        }
+      }
+    }
+  }
+}
+
+int message_count(std::size_t bytes, int rank, int peer) {
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw ep::Error(ep::ErrorKind::kCount, "collectives::HaloPlan", rank,
+                    "halo message to rank " + std::to_string(peer) + " of " +
+                        std::to_string(bytes) + " bytes exceeds INT_MAX");
+  }
+  return static_cast<int>(bytes);
+}
+
+}  // namespace
+
+std::vector<StageCopies> build_copies(const std::vector<Stage>& stages, int nx, int ny, int width,
+                                      const std::vector<FieldShape>& fields, int rank) {
+  const FieldFrame frame(nx, ny, width);
+  std::vector<StageCopies> out(stages.size());
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const Stage& stage = stages[s];
+    StageCopies& copies = out[s];
+    for (const PeerTransfer& t : stage.peers) {
+      copies.peers.push_back(t.peer);
+      const std::size_t send_start = copies.send_bytes;
+      add_rows(t.sends, fields, frame, copies.send_bytes, copies.pack);
+      copies.send_displs.push_back(message_count(send_start, rank, t.peer));
+      copies.send_counts.push_back(message_count(copies.send_bytes - send_start, rank, t.peer));
+      const std::size_t recv_start = copies.recv_bytes;
+      add_rows(t.receives, fields, frame, copies.recv_bytes, copies.unpack);
+      copies.recv_displs.push_back(message_count(recv_start, rank, t.peer));
+      copies.recv_counts.push_back(message_count(copies.recv_bytes - recv_start, rank, t.peer));
+    }
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      const FieldShape& field = fields[f];
+      for (const RectCopy& c : stage.self) {
+        const std::size_t row_bytes = static_cast<std::size_t>(c.to.width) * field.element_bytes;
+        for (int k = 0; k < field.levels; ++k) {
+          for (int dj = 0; dj < c.to.height; ++dj) {
+            copies.self.push_back({static_cast<int>(f),
+                                   frame.offset(c.from.i0, c.from.j0 + dj, k, field.element_bytes),
+                                   frame.offset(c.to.i0, c.to.j0 + dj, k, field.element_bytes),
+                                   row_bytes});
+          }
+        }
+      }
+      for (const Rect& r : stage.fill) {
+        for (int k = 0; k < field.levels; ++k) {
+          for (int j = r.j0; j < r.j0 + r.height; ++j) {
+            copies.fill.push_back(
+                {static_cast<int>(f), frame.offset(r.i0, j, k, field.element_bytes), r.width});
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace collectives::detail

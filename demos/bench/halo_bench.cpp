@@ -1,0 +1,301 @@
+// halo_bench: the halo exchange of collectives/halo.hpp with each algorithm
+// (two_sweep, neighbor, direct, split) on each backend (ep, mpi, funneled),
+// side by side in one run. Modes are named <backend>.<algorithm>.
+//
+// Launched with N = P*T processes and --threads T (kernel_modes.hpp): ep and
+// mpi have N ranks on a px x py grid of --block x --block subdomains (one
+// level of doubles, 9-point halo, periodic in both directions); funneled has
+// P ranks, each owning T of those subdomains' worth of the same global
+// domain, its T threads sharing the pack loops.
+// Points: w = 1 and w = 3 on --block (default 128, the 128 x 128),
+// and a wide halo, w = --wide (default 20) on --wide-block (default 16)
+// subdomains, where neighbours of neighbours take part.
+// A fourth point, halo_w3_step, times an exchange plus a 9-point smoothing
+// step of the subdomain: the cells that need no halo are computed between
+// start() and finish(), the rest after, so kSplit and kDirect can overlap.
+// Each point: every mode in turn (interleaved), a checked exchange, warm-up,
+// then --reps timed batches of --iters exchanges after a barrier; the time of
+// a batch is its slowest rank's. `bytes` is what a rank of the N-rank grid
+// sends per exchange (the same key for all modes of a point).
+//
+//   mpiexec -n 2 halo_bench --threads 2 [--quick] [--json PATH] [--csv PATH]
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench_cli.hpp"
+#include "bench_mpi.hpp"
+#include "bench_report.hpp"
+#include "collectives/halo.hpp"
+#include "kernel_modes.hpp"
+#include "kernel_targets.hpp"
+
+namespace {
+
+using bench::kernels::Backend;
+using collectives::HaloAlgorithm;
+
+constexpr const char* kBenchName = "halo_bench";
+constexpr const char* kUsage =
+    "usage: mpiexec -n N halo_bench [options]   (N = P processes x T threads)\n"
+    "  --threads T      threads per process of the ep and funneled modes (default 2)\n"
+    "  --quick          few iterations (seconds)\n"
+    "  --block B        subdomain side of the w = 1 and w = 3 points (default 128)\n"
+    "  --wide W         halo width of the wide point (default 20)\n"
+    "  --wide-block B   subdomain side of the wide point (default 16)\n"
+    "  --iters N        exchanges per timed batch (default 200, quick 20)\n"
+    "  --reps N         timed batches per point (default 10, quick 3)\n"
+    "  --json PATH      (default bench-results/halo_bench.json)\n"
+    "  --csv PATH       (default bench-results/halo_bench.csv)\n";
+
+struct Options {
+  int threads = 2;
+  bool quick = false;
+  int block = 128;
+  int wide = 20;
+  int wide_block = 16;
+  long iterations = 0;
+  int repetitions = 0;
+  std::string json = "bench-results/halo_bench.json";
+  std::string csv = "bench-results/halo_bench.csv";
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
+      return argv[++i];
+    };
+    if (arg == "--threads") {
+      o.threads = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--quick") {
+      o.quick = true;
+    } else if (arg == "--block") {
+      o.block = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--wide") {
+      o.wide = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--wide-block") {
+      o.wide_block = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--iters") {
+      o.iterations = static_cast<long>(bench::parse_count(arg, value()));
+    } else if (arg == "--reps") {
+      o.repetitions = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--json") {
+      o.json = value();
+    } else if (arg == "--csv") {
+      o.csv = value();
+    } else if (arg == "--help" || arg == "-h") {
+      throw std::invalid_argument("");
+    } else {
+      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  if (o.iterations == 0) o.iterations = o.quick ? 20 : 200;
+  if (o.repetitions == 0) o.repetitions = o.quick ? 3 : 10;
+  return o;
+}
+
+struct Point {
+  std::string test;
+  int block;
+  int width;
+  bool with_step = false;  // exchange + a 9-point smoothing step, overlapped where possible
+};
+
+constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
+                                 HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
+constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
+
+std::string mode_of(Backend b, HaloAlgorithm a) {
+  return std::string(bench::kernels::backend_name(b)) + "." +
+         std::string(collectives::halo_algorithm_name(a));
+}
+
+double cell_value(int gi, int gj) { return gj * 65536.0 + gi; }
+
+/// One mode at one point on this participant: checked exchange, warm-up,
+/// timed batches. Returns seconds per exchange of each batch; `bytes` gets
+/// this rank's bytes per exchange.
+template <class C>
+std::vector<double> time_halo(const C& comm, const collectives::HaloSpec& spec, const Options& opt,
+                              bool point_step, std::size_t& bytes) {
+  collectives::HaloPlan plan(comm, spec);
+  const int w = spec.width;
+  const int row = plan.nx() + 2 * w;
+  std::vector<double> u(plan.field_elements(1), -1.0);
+  comm.parallel_for(plan.ny(), [&](int j) {
+    for (int i = 0; i < plan.nx(); ++i) {
+      u[static_cast<std::size_t>((j + w) * row + i + w)] = cell_value(plan.x0() + i, plan.y0() + j);
+    }
+  });
+  const collectives::HaloField fields[] = {collectives::halo_field<double>(u, 1)};
+  plan.exchange(fields);
+  // Periodic 9-point: every halo cell mirrors a wrapped global cell.
+  const auto& d = spec.decomposition;
+  for (int j = -w; j < plan.ny() + w; ++j) {
+    for (int i = -w; i < plan.nx() + w; ++i) {
+      const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
+      const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
+      if (u[static_cast<std::size_t>((j + w) * row + i + w)] != cell_value(gi, gj)) {
+        throw std::runtime_error("halo cell (" + std::to_string(i) + ", " + std::to_string(j) +
+                                 ") wrong on rank " + std::to_string(comm.rank()));
+      }
+    }
+  }
+  bytes = plan.bytes_sent();
+  // The step of the with_step points: v = 9-point mean of u. Cells at least
+  // w from the subdomain's edge need no halo and run between start() and
+  // finish(); the band next to the edge after finish(). Only kSplit and
+  // kDirect have messages in flight during the first part.
+  std::vector<double> v(u.size(), 0.0);
+  auto smooth_rows = [&](int j_lo, int j_hi, int i_lo, int i_hi) {
+    comm.parallel_for(j_hi - j_lo, [&](int jj) {
+      const int j = j_lo + jj;
+      for (int i = i_lo; i < i_hi; ++i) {
+        const auto c = static_cast<std::ptrdiff_t>((j + w) * row + i + w);
+        double sum = 0.0;
+        for (std::ptrdiff_t dj = -1; dj <= 1; ++dj) {
+          for (std::ptrdiff_t di = -1; di <= 1; ++di)
+            sum += u[static_cast<std::size_t>(c + dj * row + di)];
+        }
+        v[static_cast<std::size_t>(c)] = sum / 9.0;
+      }
+    });
+  };
+  auto one_op = [&] {
+    if (!point_step) {
+      plan.exchange(fields);
+      return;
+    }
+    plan.start(fields);
+    const int lo = std::min(w, plan.ny());
+    const int hi = std::max(lo, plan.ny() - w);
+    const int ilo = std::min(w, plan.nx());
+    const int ihi = std::max(ilo, plan.nx() - w);
+    smooth_rows(lo, hi, ilo, ihi);
+    plan.finish();
+    smooth_rows(0, lo, 0, plan.nx());
+    smooth_rows(hi, plan.ny(), 0, plan.nx());
+    smooth_rows(lo, hi, 0, ilo);
+    smooth_rows(lo, hi, ihi, plan.nx());
+  };
+  for (long i = 0; i < std::max(2L, opt.iterations / 10); ++i) one_op();
+  std::vector<double> per_exchange;
+  for (int r = 0; r < opt.repetitions; ++r) {
+    int token = 0;  // barrier: the communicator interface has allreduce
+    comm.library_allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_SUM);
+    const double start = MPI_Wtime();
+    for (long i = 0; i < opt.iterations; ++i) one_op();
+    per_exchange.push_back((MPI_Wtime() - start) / static_cast<double>(opt.iterations));
+  }
+  return per_exchange;
+}
+
+void run(const Options& opt) {
+  bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName);
+  const int n = modes.ranks(Backend::kEp);
+  const auto [gpx, gpy] = bench::kernels::grid_of(n);
+  const std::vector<Point> points{{"halo_w1", opt.block, 1},
+                                  {"halo_w3", opt.block, 3},
+                                  {"halo_w" + std::to_string(opt.wide), opt.wide_block, opt.wide},
+                                  {"halo_w3_step", opt.block, 3, true}};
+  bench::Report report(kBenchName);
+  bench::Comparison columns;
+  for (const Backend b : kBackends) {
+    for (const HaloAlgorithm a : kAlgorithms) columns.modes.push_back(mode_of(b, a));
+  }
+  const bool root = modes.world_rank() == 0;
+  if (root) {
+    std::printf(
+        "# halo_bench: ep %d x %d threads, mpi %d processes, funneled %d x %d threads;\n"
+        "# 9-point halo, one level of doubles, periodic; global grid %d x %d subdomains\n",
+        modes.processes(), modes.threads(), n, modes.processes(), modes.threads(), gpx, gpy);
+  }
+  for (const Point& point : points) {
+    std::size_t key_bytes = 0;
+    std::vector<bench::Record> records;
+    for (const HaloAlgorithm a : kAlgorithms) {
+      for (const Backend b : kBackends) {
+        const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
+        collectives::HaloSpec spec;
+        spec.decomposition = collectives::Decomposition::even(gpx * point.block, gpy * point.block,
+                                                              px, py, true, true);
+        spec.width = point.width;
+        spec.algorithm = a;
+        std::size_t bytes = 0;
+        const auto times = modes.run(b, [&](const auto& comm) {
+          std::size_t mine = 0;
+          auto t = time_halo(comm, spec, opt, point.with_step, mine);
+          if (comm.rank() == 0) bytes = mine;
+          return t;
+        });
+        if (!root) continue;
+        if (b != Backend::kFunneled) key_bytes = bytes;
+        bench::Record record;
+        record.test = point.test;
+        record.mode = mode_of(b, a);
+        record.ranks = modes.record_ranks(b);
+        record.threads = modes.record_threads(b);
+        record.iterations = opt.iterations;
+        record.repetitions = opt.repetitions;
+        record.time = bench::TimeStats::from_seconds(*times);
+        records.push_back(record);
+      }
+    }
+    if (!root) continue;
+    for (auto& record : records) {
+      record.bytes = key_bytes;
+      record.mbps = static_cast<double>(key_bytes) / record.time.avg_us;
+      report.add(record);
+    }
+    std::printf(
+        "\n# block %d, w %d; t = time per exchange, bytes = sent per rank of the %d-rank grid",
+        point.block, point.width, n);
+    report.print_table(stdout, point.test, {});
+  }
+  if (!root) return;
+  std::printf("\n# targets (ratios of t_avg in this run)\n");
+  for (const Point& point : points) {
+    std::size_t key = 0;
+    for (const auto& r : report.records()) {
+      if (r.test == point.test) key = r.bytes;
+    }
+    for (const Backend b : kBackends) {
+      bench::kernels::print_target(stdout, report, "neighbor <= two_sweep", point.test, key,
+                                   mode_of(b, HaloAlgorithm::kNeighbor),
+                                   mode_of(b, HaloAlgorithm::kTwoSweep), 1.0);
+    }
+    for (const HaloAlgorithm a : kAlgorithms) {
+      if (modes.processes() == 1) {
+        bench::kernels::print_target(stdout, report, "ep <= 0.8 mpi (1xT)", point.test, key,
+                                     mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a), 0.8);
+      }
+      bench::kernels::print_target(stdout, report, "ep <= funneled", point.test, key,
+                                   mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a), 1.0);
+    }
+  }
+  report.write_json(opt.json);
+  report.write_csv(opt.csv);
+  std::printf("# written: %s %s\n", opt.json.c_str(), opt.csv.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (auto stop = bench::start(argc, argv, kBenchName, kUsage, [&] { opt = parse(argc, argv); })) {
+    return *stop;
+  }
+  bench::run_or_abort(kBenchName, [&] { run(opt); });
+  MPI_Finalize();
+  return 0;
+}

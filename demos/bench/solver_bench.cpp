@@ -1,0 +1,235 @@
+// solver_bench: GCR(k) (collectives/solvers/gcr.hpp) and preconditioned CG
+// (collectives/solvers/cg.hpp) on each backend (ep, mpi, funneled) with each
+// halo algorithm, side by side in one run. Modes are <backend>.<algorithm>.
+//
+// Launched with N = P*T processes and --threads T (kernel_modes.hpp): ep and
+// mpi solve on N ranks (a px x py grid of --block x --block columns of
+// --levels levels), funneled on P ranks (the same global problem, T threads
+// sharing every loop). Every solve runs exactly --iters iterations (the
+// tolerance is 0), --reps times; a record's t is the time per iteration
+// (halo + allreduce + compute of the solve, plan set-up excluded) of the
+// slowest rank. Tests: gcr, cg (time per iteration), and gcr_halo,
+// gcr_allreduce, gcr_compute, cg_halo, ... (each part per iteration), so the
+// JSON keeps the split. `bytes` is the size of one rank's solution column.
+//
+//   mpiexec -n 2 solver_bench --threads 2 [--quick] [--json PATH] [--csv PATH]
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench_cli.hpp"
+#include "bench_mpi.hpp"
+#include "bench_report.hpp"
+#include "collectives/solvers/cg.hpp"
+#include "collectives/solvers/gcr.hpp"
+#include "kernel_modes.hpp"
+#include "kernel_targets.hpp"
+
+namespace {
+
+using bench::kernels::Backend;
+using collectives::HaloAlgorithm;
+using collectives::solvers::SolveResult;
+
+constexpr const char* kBenchName = "solver_bench";
+constexpr const char* kUsage =
+    "usage: mpiexec -n N solver_bench [options]   (N = P processes x T threads)\n"
+    "  --threads T   threads per process of the ep and funneled modes (default 2)\n"
+    "  --quick       fewer iterations and repetitions (seconds)\n"
+    "  --block B     horizontal side of one rank's column in the N-rank grid (default 32)\n"
+    "  --levels L    levels (default 16)\n"
+    "  --iters N     iterations per solve (default 40, quick 10)\n"
+    "  --reps N      solves per point (default 5, quick 2)\n"
+    "  --json PATH   (default bench-results/solver_bench.json)\n"
+    "  --csv PATH    (default bench-results/solver_bench.csv)\n";
+
+struct Options {
+  int threads = 2;
+  bool quick = false;
+  int block = 32;
+  int levels = 16;
+  int iterations = 0;
+  int repetitions = 0;
+  std::string json = "bench-results/solver_bench.json";
+  std::string csv = "bench-results/solver_bench.csv";
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
+      return argv[++i];
+    };
+    if (arg == "--threads") {
+      o.threads = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--quick") {
+      o.quick = true;
+    } else if (arg == "--block") {
+      o.block = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--levels") {
+      o.levels = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--iters") {
+      o.iterations = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--reps") {
+      o.repetitions = static_cast<int>(bench::parse_count(arg, value()));
+    } else if (arg == "--json") {
+      o.json = value();
+    } else if (arg == "--csv") {
+      o.csv = value();
+    } else if (arg == "--help" || arg == "-h") {
+      throw std::invalid_argument("");
+    } else {
+      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  if (o.iterations == 0) o.iterations = o.quick ? 10 : 40;
+  if (o.repetitions == 0) o.repetitions = o.quick ? 2 : 5;
+  return o;
+}
+
+constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
+                                 HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
+constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
+constexpr std::array kParts{"", "_halo", "_allreduce", "_compute"};
+
+std::string mode_of(Backend b, HaloAlgorithm a) {
+  return std::string(bench::kernels::backend_name(b)) + "." +
+         std::string(collectives::halo_algorithm_name(a));
+}
+
+/// Per repetition: total, halo, allreduce, compute seconds per iteration
+/// (four blocks of `reps` entries).
+std::vector<double> per_iteration(const std::vector<SolveResult>& solves) {
+  const std::size_t reps = solves.size();
+  std::vector<double> out(4 * reps);
+  for (std::size_t r = 0; r < reps; ++r) {
+    const SolveResult& s = solves[r];
+    const double it = std::max(1, s.iterations);
+    out[r] = (s.halo_seconds + s.allreduce_seconds + s.compute_seconds) / it;
+    out[reps + r] = s.halo_seconds / it;
+    out[2 * reps + r] = s.allreduce_seconds / it;
+    out[3 * reps + r] = s.compute_seconds / it;
+  }
+  return out;
+}
+
+template <class C>
+std::vector<double> time_solver(const C& comm, const std::string& solver,
+                                const collectives::Decomposition& d, HaloAlgorithm halo,
+                                const Options& opt) {
+  std::vector<SolveResult> solves;
+  for (int r = 0; r <= opt.repetitions; ++r) {  // the first solve is the warm-up
+    SolveResult s;
+    if (solver == "gcr") {
+      collectives::solvers::HelmholtzProblem problem{d, opt.levels};
+      collectives::solvers::GcrOptions options;
+      options.max_iterations = opt.iterations;
+      options.tolerance = -1.0;  // never met: exactly max_iterations
+      options.halo = halo;
+      s = collectives::solvers::gcr(comm, problem, options);
+    } else {
+      collectives::solvers::PoissonProblem problem{d, opt.levels};
+      collectives::solvers::CgOptions options;
+      options.max_iterations = opt.iterations;
+      options.tolerance = -1.0;  // never met: exactly max_iterations
+      options.halo = halo;
+      s = collectives::solvers::cg(comm, problem, options);
+    }
+    if (s.iterations != opt.iterations) {
+      throw std::runtime_error(solver + " ran " + std::to_string(s.iterations) + " iterations, " +
+                               std::to_string(opt.iterations) + " asked");
+    }
+    if (r > 0) solves.push_back(std::move(s));
+  }
+  return per_iteration(solves);
+}
+
+void run(const Options& opt) {
+  bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName);
+  const int n = modes.ranks(Backend::kEp);
+  const auto [gpx, gpy] = bench::kernels::grid_of(n);
+  const bool root = modes.world_rank() == 0;
+  const std::size_t bytes = static_cast<std::size_t>(opt.block) * opt.block * opt.levels * 8;
+  if (root) {
+    std::printf(
+        "# solver_bench: ep %d x %d threads, mpi %d processes, funneled %d x %d threads;\n"
+        "# %d x %d x %d global grid, %d iterations per solve\n",
+        modes.processes(), modes.threads(), n, modes.processes(), modes.threads(), gpx * opt.block,
+        gpy * opt.block, opt.levels, opt.iterations);
+  }
+  bench::Report report(kBenchName);
+  for (const std::string solver : {"gcr", "cg"}) {
+    for (const HaloAlgorithm a : kAlgorithms) {
+      for (const Backend b : kBackends) {
+        const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
+        const auto d = collectives::Decomposition::even(gpx * opt.block, gpy * opt.block, px, py);
+        const auto times =
+            modes.run(b, [&](const auto& comm) { return time_solver(comm, solver, d, a, opt); });
+        if (!root) continue;
+        const auto reps = static_cast<std::size_t>(opt.repetitions);
+        for (std::size_t part = 0; part < kParts.size(); ++part) {
+          bench::Record record;
+          record.test = solver + kParts[part];
+          record.mode = mode_of(b, a);
+          record.ranks = modes.record_ranks(b);
+          record.threads = modes.record_threads(b);
+          record.bytes = bytes;
+          record.iterations = opt.iterations;
+          record.repetitions = opt.repetitions;
+          record.time = bench::TimeStats::from_seconds(
+              std::span<const double>(times->data() + part * reps, reps));
+          report.add(record);
+        }
+      }
+    }
+    if (!root) continue;
+    std::printf("\n# %s: t = time per iteration; split per iteration (t_avg, us)\n",
+                solver.c_str());
+    std::printf("%-20s %10s %10s %10s %10s %10s %10s\n", "mode", "t_min_us", "t_avg_us", "t_max_us",
+                "halo", "allreduce", "compute");
+    for (const HaloAlgorithm a : kAlgorithms) {
+      for (const Backend b : kBackends) {
+        const std::string mode = mode_of(b, a);
+        const bench::Record* t = report.find(solver, mode, bytes);
+        std::printf("%-20s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", mode.c_str(),
+                    t->time.min_us, t->time.avg_us, t->time.max_us,
+                    report.find(solver + "_halo", mode, bytes)->time.avg_us,
+                    report.find(solver + "_allreduce", mode, bytes)->time.avg_us,
+                    report.find(solver + "_compute", mode, bytes)->time.avg_us);
+      }
+    }
+  }
+  if (!root) return;
+  std::printf("\n# targets (ratios of t_avg in this run)\n");
+  for (const std::string solver : {"gcr", "cg"}) {
+    for (const HaloAlgorithm a : kAlgorithms) {
+      bench::kernels::print_target(stdout, report, "ep <= mpi per iteration", solver, bytes,
+                                   mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a), 1.0);
+      bench::kernels::print_target(stdout, report, "ep <= funneled", solver, bytes,
+                                   mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a), 1.0);
+    }
+  }
+  report.write_json(opt.json);
+  report.write_csv(opt.csv);
+  std::printf("# written: %s %s\n", opt.json.c_str(), opt.csv.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (auto stop = bench::start(argc, argv, kBenchName, kUsage, [&] { opt = parse(argc, argv); })) {
+    return *stop;
+  }
+  bench::run_or_abort(kBenchName, [&] { run(opt); });
+  MPI_Finalize();
+  return 0;
+}

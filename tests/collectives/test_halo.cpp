@@ -1,0 +1,243 @@
+// Halo exchange against a serial reference on the gathered global field, cell
+// by cell: thin, wide (w larger than a neighbour's subdomain, several
+// wraps on small periodic grids), periodic or not, 5 and 9 points, with and
+// without land (an all-land subdomain in the middle, land ranks absent),
+// uneven subdomains, two fields of different types and levels in one
+// message; every algorithm, every backend; all algorithms give the same halo.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "backends.hpp"
+#include "collectives/halo.hpp"
+#include "halo_reference.hpp"
+
+namespace {
+
+using collectives::HaloAlgorithm;
+using collectives::HaloSpec;
+using collectives::Stencil;
+using collectives_test::run_on_backends;
+
+constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
+                                 HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
+constexpr double kUntouched = -1.0;
+constexpr double kFillDouble = -9.5;
+constexpr int kFillInt = -7;
+constexpr int kLevels = 2;  // of the double field; the int field has 1
+
+double cell_value(int gi, int gj, int k) { return 100000.0 * k + 1000.0 * gj + gi + 0.5; }
+
+std::string describe(const HaloSpec& spec) {
+  const auto& d = spec.decomposition;
+  return std::to_string(d.px()) + "x" + std::to_string(d.py()) + " of " + std::to_string(d.ni) +
+         "x" + std::to_string(d.nj) + (d.periodic_x ? " px" : "") + (d.periodic_y ? " py" : "") +
+         " w=" + std::to_string(spec.width) +
+         (spec.stencil == Stencil::kNinePoint ? " 9pt" : " 5pt") +
+         (spec.land_cells.empty() ? "" : " land") + " " +
+         std::string(collectives::halo_algorithm_name(spec.algorithm));
+}
+
+/// Runs one exchange of spec on comm and checks both fields cell by cell;
+/// returns this rank's fields after the exchange (for the cross-algorithm check).
+template <class C>
+std::pair<std::vector<double>, std::vector<int>> check_exchange(const C& comm,
+                                                                const HaloSpec& spec) {
+  collectives::HaloPlan plan(comm, spec);
+  const auto& d = spec.decomposition;
+  std::vector<double> u(plan.field_elements(kLevels), kUntouched);
+  std::vector<int> flag(plan.field_elements(1), static_cast<int>(kUntouched));
+  // Gather the global fields: each rank adds its interior, land ranks nothing.
+  const std::size_t global_cells = static_cast<std::size_t>(d.ni) * static_cast<std::size_t>(d.nj);
+  std::vector<double> global_u(global_cells * kLevels, 0.0);
+  std::vector<double> global_flag(global_cells, 0.0);
+  const int w = spec.width;
+  const int row = plan.nx() + 2 * w;
+  const int plane = row * (plan.ny() + 2 * w);
+  if (plan.takes_part()) {
+    for (int k = 0; k < kLevels; ++k) {
+      for (int j = 0; j < plan.ny(); ++j) {
+        for (int i = 0; i < plan.nx(); ++i) {
+          const int gi = plan.x0() + i;
+          const int gj = plan.y0() + j;
+          const double v = cell_value(gi, gj, k);
+          u[static_cast<std::size_t>(k * plane + (j + w) * row + i + w)] = v;
+          global_u[static_cast<std::size_t>((k * d.nj + gj) * d.ni + gi)] = v;
+          if (k == 0) {
+            flag[static_cast<std::size_t>((j + w) * row + i + w)] = gi * 31 + gj;
+            global_flag[static_cast<std::size_t>(gj * d.ni + gi)] = gi * 31 + gj;
+          }
+        }
+      }
+    }
+  }
+  comm.library_allreduce(MPI_IN_PLACE, global_u.data(), static_cast<int>(global_u.size()),
+                         MPI_DOUBLE, MPI_SUM);
+  comm.library_allreduce(MPI_IN_PLACE, global_flag.data(), static_cast<int>(global_flag.size()),
+                         MPI_DOUBLE, MPI_SUM);
+  if (!plan.takes_part()) return {};
+  const auto want_u = collectives_test::expected_field(spec, global_u, u, plan.nx(), plan.ny(),
+                                                       plan.x0(), plan.y0(), kLevels, kFillDouble);
+  const auto want_flag = collectives_test::expected_field(
+      spec, global_flag, flag, plan.nx(), plan.ny(), plan.x0(), plan.y0(), 1, kFillInt);
+  // Twice: the plan is reused, and the second exchange must give the same.
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    plan.exchange({collectives::halo_field<double>(u, kLevels, kFillDouble),
+                   collectives::halo_field<int>(flag, 1, kFillInt)});
+    int wrong = 0;
+    for (std::size_t c = 0; c < u.size(); ++c) {
+      if (u[c] != want_u[c] && ++wrong <= 3) {
+        ADD_FAILURE() << describe(spec) << " rank " << comm.rank() << " double cell " << c
+                      << ": got " << u[c] << ", want " << want_u[c];
+      }
+    }
+    for (std::size_t c = 0; c < flag.size(); ++c) {
+      if (flag[c] != want_flag[c] && ++wrong <= 3) {
+        ADD_FAILURE() << describe(spec) << " rank " << comm.rank() << " int cell " << c << ": got "
+                      << flag[c] << ", want " << want_flag[c];
+      }
+    }
+    EXPECT_EQ(wrong, 0) << describe(spec) << " rank " << comm.rank() << " repeat " << repeat;
+  }
+  return {u, flag};
+}
+
+/// Every algorithm on `spec`, all compared with the reference and with each other.
+template <class C>
+void check_all_algorithms(const C& comm, HaloSpec spec) {
+  std::pair<std::vector<double>, std::vector<int>> first;
+  for (std::size_t a = 0; a < kAlgorithms.size(); ++a) {
+    spec.algorithm = kAlgorithms[a];
+    auto result = check_exchange(comm, spec);
+    if (a == 0) {
+      first = std::move(result);
+    } else {
+      EXPECT_TRUE(result == first) << describe(spec) << " differs from two_sweep";
+    }
+  }
+}
+
+/// w = 1, w = 3, and wide: w larger than every neighbour's size where the
+/// domain allows it (non-periodic directions cap w at the domain extent).
+std::vector<int> widths(const collectives::Decomposition& d) {
+  int wide = 2 * 6 + 1;
+  if (!d.periodic_x) wide = std::min(wide, d.ni);
+  if (!d.periodic_y) wide = std::min(wide, d.nj);
+  return {1, 3, wide};
+}
+
+TEST(CollectivesHalo, MatchesSerialReference) {
+  run_on_backends([](const auto& comm) {
+    for (const auto& [px, py] :
+         std::array{std::pair{false, false}, std::pair{true, true}, std::pair{true, false}}) {
+      const auto d = collectives_test::uneven_decomposition(comm.size(), px, py);
+      for (const int w : widths(d)) {
+        for (const Stencil s : {Stencil::kFivePoint, Stencil::kNinePoint}) {
+          HaloSpec spec;
+          spec.decomposition = d;
+          spec.width = w;
+          spec.stencil = s;
+          check_all_algorithms(comm, spec);
+        }
+      }
+    }
+  });
+}
+
+TEST(CollectivesHalo, LandSubdomainsTakeNoPart) {
+  run_on_backends([](const auto& comm) {
+    // As many sea subdomains as ranks, and one fewer: then the last rank
+    // owns nothing and must still build the plan and return from exchange().
+    for (const int sea : {std::min(comm.size(), 8), std::min(comm.size(), 8) - 1}) {
+      if (sea < 1) continue;
+      for (const bool periodic : {false, true}) {
+        collectives::Decomposition d;
+        d.x_sizes = collectives_test::uneven_sizes(3, true);
+        d.y_sizes = collectives_test::uneven_sizes(3, false);
+        d.ni = 13;
+        d.nj = 12;
+        d.periodic_x = d.periodic_y = periodic;
+        for (const int w : {1, 3, 7}) {
+          for (const Stencil s : {Stencil::kFivePoint, Stencil::kNinePoint}) {
+            HaloSpec spec;
+            spec.decomposition = d;
+            spec.width = w;
+            spec.stencil = s;
+            spec.land_cells = collectives_test::land_with_middle_subdomain(d, sea);
+            check_all_algorithms(comm, spec);
+          }
+        }
+      }
+    }
+  });
+}
+
+TEST(CollectivesHalo, InteriorMayChangeBetweenStartAndFinish) {
+  // start() packs what it sends, so interior work between start() and
+  // finish() does not change what the neighbours receive.
+  run_on_backends([](const auto& comm) {
+    for (const auto algorithm : kAlgorithms) {
+      HaloSpec spec;
+      spec.decomposition = collectives_test::uneven_decomposition(comm.size(), true, true);
+      spec.width = 2;
+      spec.algorithm = algorithm;
+      collectives::HaloPlan plan(comm, spec);
+      const int w = spec.width;
+      const int row = plan.nx() + 2 * w;
+      const auto& d = spec.decomposition;
+      std::vector<double> u(plan.field_elements(1), kUntouched);
+      auto set_interior = [&](double offset) {
+        for (int j = 0; j < plan.ny(); ++j) {
+          for (int i = 0; i < plan.nx(); ++i) {
+            u[static_cast<std::size_t>((j + w) * row + i + w)] =
+                offset + cell_value(plan.x0() + i, plan.y0() + j, 0);
+          }
+        }
+      };
+      set_interior(0.0);
+      plan.start({collectives::halo_field<double>(u, 1)});
+      set_interior(0.25);  // the "interior computation"
+      plan.finish();
+      int wrong = 0;
+      for (int j = -w; j < plan.ny() + w; ++j) {
+        for (int i = -w; i < plan.nx() + w; ++i) {
+          if (i >= 0 && i < plan.nx() && j >= 0 && j < plan.ny()) continue;
+          const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
+          const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
+          // Two-stage sweeps forward corners in finish(), from the neighbour's
+          // x halo, which holds start-time values too.
+          if (u[static_cast<std::size_t>((j + w) * row + i + w)] != cell_value(gi, gj, 0)) ++wrong;
+        }
+      }
+      EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(algorithm) << " rank " << comm.rank();
+      // A second start() before finish() is an error; the plan stays usable.
+      plan.start({collectives::halo_field<double>(u, 1)});
+      EXPECT_THROW(plan.start({collectives::halo_field<double>(u, 1)}), ep::Error);
+      plan.finish();
+    }
+  });
+}
+
+TEST(CollectivesHalo, LandRanksNeedNotExist) {
+  // As many ranks as sea subdomains: the land subdomains have no rank at all;
+  // the graph of kNeighbor is built over the sea ranks alone.
+  run_on_backends([](const auto& comm) {
+    if (comm.size() > 8) return;
+    collectives::Decomposition d;
+    d.x_sizes = collectives_test::uneven_sizes(3, true);
+    d.y_sizes = collectives_test::uneven_sizes(3, false);
+    d.ni = 13;
+    d.nj = 12;
+    HaloSpec spec;
+    spec.decomposition = d;
+    spec.width = 2;
+    spec.land_cells = collectives_test::land_with_middle_subdomain(d, comm.size());
+    spec.algorithm = HaloAlgorithm::kNeighbor;
+    collectives::HaloPlan plan(comm, spec);
+    EXPECT_TRUE(plan.takes_part());
+  });
+}
+
+}  // namespace
