@@ -102,4 +102,28 @@ TEST(CollectivesSolvers, CgMatchesSerialAndIsReproducible) {
   });
 }
 
+TEST(CollectivesSolvers, GcrWithRecursiveKAllreduceMatchesSerial) {
+  run_on_backends([](const auto& comm) {
+    collectives::solvers::HelmholtzProblem problem;
+    problem.decomposition = collectives_test::uneven_decomposition(comm.size(), false, false);
+    problem.levels = 3;
+    collectives::solvers::GcrOptions options;
+    options.tolerance = 1e-10;
+    const auto serial_comm = comm.split(comm.rank(), 0);
+    auto serial_problem = problem;
+    serial_problem.decomposition =
+        collectives::Decomposition::even(problem.decomposition.ni, problem.decomposition.nj, 1, 1);
+    const SolveResult serial = collectives::solvers::gcr(serial_comm, serial_problem, options);
+    for (const int radix : {2, 3}) {
+      const collectives::solvers::AlgorithmGlobalSum sum{
+          {.algorithm = collectives::AllreduceAlgorithm::kRecursiveK, .radix = radix}};
+      const SolveResult first = collectives::solvers::gcr(comm, problem, options, sum);
+      const SolveResult second = collectives::solvers::gcr(comm, problem, options, sum);
+      EXPECT_TRUE(first.converged) << "radix " << radix;
+      EXPECT_EQ(first.residuals, second.residuals) << "radix " << radix;
+      EXPECT_LT(difference(first, serial), 1e-8) << "rank " << comm.rank() << " radix " << radix;
+    }
+  });
+}
+
 }  // namespace

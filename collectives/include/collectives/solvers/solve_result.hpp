@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "collectives/allreduce.hpp"
 #include "collectives/communicator.hpp"
 
 namespace collectives::solvers {
@@ -35,14 +36,26 @@ struct SolveResult {
 
 /// The solvers' global reductions: an in-place sum of a few doubles over
 /// every rank. This default calls the library's allreduce; any callable with
-/// the same signature (e.g. one of the allreduce algorithms of
-/// collectives/allreduce.hpp) can be passed to the solvers instead.
-/// Collective.
+/// the same signature (e.g. AlgorithmGlobalSum below) can be passed to the
+/// solvers instead. Collective.
 struct LibraryGlobalSum {
   template <Communicator C>
   void operator()(const C& comm, std::span<double> values) const {
     comm.library_allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
                            MPI_SUM);
+  }
+};
+
+/// The global sums through one of the allreduce algorithms of
+/// collectives/allreduce.hpp (recursive doubling, recursive-k with a radix,
+/// or the library's), e.g. gcr(..., AlgorithmGlobalSum{{.algorithm =
+/// AllreduceAlgorithm::kRecursiveK, .radix = 4}}). Collective.
+struct AlgorithmGlobalSum {
+  AllreduceOptions options;
+
+  template <Communicator C>
+  void operator()(const C& comm, std::span<double> values) const {
+    allreduce(comm, values, MPI_SUM, options);
   }
 };
 
