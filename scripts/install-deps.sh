@@ -15,7 +15,7 @@ packages=(
   libnetcdf-mpi-dev libhdf5-mpi-dev netcdf-bin libpugixml-dev   # xios_lite
   libgtest-dev libgmock-dev libbenchmark-dev                    # tests, benchmarks
   clang-format clang-tidy
-  python3
+  python3 python3-matplotlib          # bench plots (render_benchmarks.py), trace pictures
 )
 
 if [[ "${EP_SKIP_DEPS:-0}" == "1" ]]; then
