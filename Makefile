@@ -90,7 +90,8 @@ tidy: build
 
 # The checks of .clang-tidy that the endpoint layer is clean of today, as
 # errors (CI). Kept to the cheap ones, over ep/src only, so that the stage
-# stays a few minutes on 2 cores; add a check here once the tree is clean of it.
+# stays a few minutes on 2 cores; add a check here once the tree is clean of
+# it.
 TIDY_ERROR_CHECKS := -*,bugprone-*,-bugprone-easily-swappable-parameters,performance-*,mpi-*,readability-identifier-naming
 TIDY_CHECK_SOURCES = $(shell find ep/src -type f -name '*.cpp' | sort)
 

@@ -54,8 +54,8 @@ std::optional<long long> tag_ub_from_env(const char* call) {
 double wait_warn_seconds(const char* call) {
   // A throwing initialiser leaves the static uninitialised: the next call
   // parses (and throws) again, so a bad value is never taken as a default.
-  static const double seconds = parse_wait_warn_seconds(call);
-  return seconds;
+  static const double kSeconds = parse_wait_warn_seconds(call);
+  return kSeconds;
 }
 
 }  // namespace ep::detail

@@ -50,7 +50,8 @@ RankMap::RankMap(std::span<const Location> locations, int num_processes)
   rank_of_.assign(locations_.size(), -1);
   for (std::size_t r = 0; r < locations_.size(); ++r) {
     const Location& where = locations_[r];
-    int& slot = rank_of_[static_cast<std::size_t>(offsets_[where.process] + where.thread)];
+    int& slot = rank_of_[static_cast<std::size_t>(offsets_[where.process]) +
+                         static_cast<std::size_t>(where.thread)];
     if (slot != -1) throw Error(ErrorKind::kArgument, kCall, -1, "two ranks at one location");
     slot = static_cast<int>(r);
     process_major_ = process_major_ && slot == offsets_[where.process] + where.thread;

@@ -41,7 +41,7 @@ inline constexpr int kProcNull = MPI_PROC_NULL;
 /// ones wait for the receiver, which copies once from the sender's buffer.
 /// Override per communicator with EndpointOptions or for a whole run with the
 /// environment variable EP_EAGER_THRESHOLD (bytes).
-inline constexpr std::size_t kDefaultEagerThreshold = 16 * 1024;
+inline constexpr std::size_t kDefaultEagerThreshold = std::size_t{16} * 1024;
 
 struct EndpointOptions {
   /// Unset: EP_EAGER_THRESHOLD from the environment, else kDefaultEagerThreshold.

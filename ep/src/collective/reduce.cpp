@@ -50,7 +50,7 @@ void copy_out(const Reduction& red, const void* result, void* recvbuf) {
 
 // Below this vector size one thread folds everything: sharing the work out
 // would cost one more team barrier than the fold itself takes.
-constexpr std::size_t kSharedFoldBytes = 16 * 1024;
+constexpr std::size_t kSharedFoldBytes = std::size_t{16} * 1024;
 
 std::vector<const void*> published_inputs(const CollectiveCall& call) {
   std::vector<const void*> inputs(static_cast<std::size_t>(call.local_size()));

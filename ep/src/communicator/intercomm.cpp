@@ -232,7 +232,7 @@ RemoteLayout exchange_layouts(const CollectiveCall& call, MPI_Comm inter,
   const RankMap& map = call.comm.rank_map();
   const int me = call.comm.process_rank();
   std::vector<int> ours;
-  ours.reserve(static_cast<std::size_t>(3 * call.local_size()));
+  ours.reserve(3 * static_cast<std::size_t>(call.local_size()));
   for (int t = 0; t < call.local_size(); ++t) {
     const int rank = map.ep_rank(me, t);
     const Location origin = local_origins[static_cast<std::size_t>(rank)];
@@ -264,7 +264,7 @@ RemoteLayout exchange_layouts(const CollectiveCall& call, MPI_Comm inter,
   layout.origins.assign(static_cast<std::size_t>(remote_size), Location{});
   for (int p = 0; p < remote_processes; ++p) {
     for (int t = 0; t < counts[p] / 3; ++t) {
-      const int* entry = theirs.data() + displs[p] + 3 * t;
+      const int* entry = theirs.data() + displs[p] + 3 * static_cast<std::ptrdiff_t>(t);
       if (entry[0] < 0 || entry[0] >= remote_size) {
         throw Error(ErrorKind::kArgument, kCreate, -1,
                     "the remote group sent EP rank " + std::to_string(entry[0]) + " of " +

@@ -59,8 +59,9 @@ std::vector<Choice> gather_choices(CollectiveCall& call) {
   const int me = call.comm.process_rank();
   for (int t = 0; t < call.local_size(); ++t) {
     const auto& choice = *static_cast<const Choice*>(call.team.published(t));
-    all[static_cast<std::size_t>(displs[me] + 2 * t)] = choice.color;
-    all[static_cast<std::size_t>(displs[me] + 2 * t + 1)] = choice.key;
+    const std::size_t at = static_cast<std::size_t>(displs[me]) + 2 * static_cast<std::size_t>(t);
+    all[at] = choice.color;
+    all[at + 1] = choice.key;
   }
   if (processes > 1) {
     MPI_Request request = MPI_REQUEST_NULL;
@@ -72,7 +73,8 @@ std::vector<Choice> gather_choices(CollectiveCall& call) {
   std::vector<Choice> choices(static_cast<std::size_t>(map.size()));
   for (int r = 0; r < map.size(); ++r) {
     const Location where = map.locate(r);
-    const auto at = static_cast<std::size_t>(displs[where.process] + 2 * where.thread);
+    const std::size_t at = static_cast<std::size_t>(displs[where.process]) +
+                           2 * static_cast<std::size_t>(where.thread);
     choices[static_cast<std::size_t>(r)] = {all[at], all[at + 1]};
   }
   return choices;

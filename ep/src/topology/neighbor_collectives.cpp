@@ -91,7 +91,10 @@ std::pair<std::string, ErrorKind> first_local_error(const CollectiveCall& call) 
 }
 
 // Throws on every local endpoint together: the published state stays
-// readable until all have copied the message.
+// readable until all have copied the message. `error` is taken by value on
+// purpose: the copy is made before the barrier, after which the shared
+// original may be gone.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 void throw_together(CollectiveCall& call, std::pair<std::string, ErrorKind> error) {
   call.team.barrier();
   throw Error(error.second, call.name, call.rank, error.first);
