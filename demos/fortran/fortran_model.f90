@@ -1,10 +1,12 @@
 ! A Fortran model that writes its output through xios_lite, every OpenMP
 ! thread an endpoint and an output client:
 !
-!   OMP_NUM_THREADS=2 mpiexec -n 2 fortran_model iodef_fortran.xml
+!   OMP_NUM_THREADS=2 mpiexec -n 2 fortran_model iodef_fortran.xml [MODE]
 !
-! The last MPI rank is the output server; the threads of the other ranks
-! split the rows of a 12 x 6 domain with 3 levels. Each step every thread
+! MODE is endpoints (the default: every thread is a client of the server),
+! funneled (the master thread of each process is the client) or synchronous
+! (no server: the client processes write the file themselves). With a server,
+! the last MPI rank serves. The threads of the client ranks split the rows of a 12 x 6 domain with 3 levels. Each step every thread
 ! sends tas(ni, nj) and ta(ni, nj, nk); check_fortran_output then reads
 ! fortran_out.nc back. The value at global point (i, j), level k and step s
 ! is s*10000 + k*1000 + j*100 + i (0-based i, j; k = 0 for tas).
@@ -18,19 +20,37 @@ program fortran_model
 
   integer, parameter :: ni_glo = 12, nj_glo = 6, nk = 3, n_steps = 4
   character(len=512) :: config
+  character(len=32) :: mode_name
+  integer :: mode
   type(xios_lite_world) :: world
   type(ep_comm), allocatable :: comms(:)
   integer :: provided, ierr, failures
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
   if (provided < MPI_THREAD_MULTIPLE .or. command_argument_count() < 1) then
-    write (*, '(a)') 'usage: fortran_model CONFIG.xml (needs MPI_THREAD_MULTIPLE)'
+    write (*, '(a)') 'usage: fortran_model CONFIG.xml [endpoints|funneled|synchronous]' // &
+                     ' (needs MPI_THREAD_MULTIPLE)'
     call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
   end if
   call get_command_argument(1, config)
+  mode_name = 'endpoints'
+  if (command_argument_count() >= 2) call get_command_argument(2, mode_name)
+  select case (trim(mode_name))
+  case ('endpoints')
+    mode = XIOS_LITE_MODE_ENDPOINTS
+  case ('funneled')
+    mode = XIOS_LITE_MODE_FUNNELED
+  case ('synchronous')
+    mode = XIOS_LITE_MODE_SYNCHRONOUS
+  case default
+    write (*, '(a)') 'fortran_model: unknown mode ' // trim(mode_name)
+    call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
+  end select
 
   failures = 0
-  call xios_lite_split_last_ranks(MPI_COMM_WORLD, 1, world)
+  ! The synchronous mode has no server process.
+  call xios_lite_split_last_ranks(MPI_COMM_WORLD, merge(0, 1, mode == XIOS_LITE_MODE_SYNCHRONOUS), &
+                                  world)
   if (xios_lite_is_server(world)) then
     call xios_lite_run_server(world, config)
   else
@@ -69,7 +89,7 @@ contains
     nj = nj_glo * (rank + 1) / size - j0
     allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk), wrong(ni_glo, nj + 1))
 
-    call xios_lite_initialise(client, comm, world, config)
+    call xios_lite_initialise(client, comm, world, config, mode)
     call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
     call xios_lite_close_definition(client)
     do step = 1, n_steps
