@@ -26,6 +26,7 @@ struct xios_lite_client_s {
   xios_lite::Config config;  // for the shape checks of send_field
   std::map<std::string, xios_lite::Block> blocks;
   int ep_rank = -1;
+  xios_lite::Mode mode = xios_lite::Mode::kEndpoints;
 };
 
 namespace {
@@ -105,6 +106,34 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
         "(ni, nj, nk) of this client's block of domain '" + domain + "' and axis '" + axis.id + "'";
   }
   return shape;
+}
+
+// The number of values of a send with these extents; throws when they are
+// not those of the field's definition on this client.
+std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const double* data,
+                         int rank, const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_send_field";
+  if (rank < 1 || rank > 3 || extents == nullptr) {
+    argument_error(kCall, c.ep_rank,
+                   "field '" + field + "': array rank " + std::to_string(rank) +
+                       (extents == nullptr ? " with null extents" : " is not 2 or 3"));
+  }
+  const std::vector<std::int64_t> given(extents, extents + rank);
+  std::string meaning;
+  const std::vector<std::int64_t> expected = expected_shape(c, field, meaning);
+  if (given != expected) {
+    throw ep::Error(ep::ErrorKind::kCount, kCall, c.ep_rank,
+                    "field '" + field + "': array shape " + shape_string(given) +
+                        " does not match " + shape_string(expected) + " = " + meaning);
+  }
+  std::size_t n = 1;
+  for (const std::int64_t e : given) {
+    n *= static_cast<std::size_t>(e);
+  }
+  if (data == nullptr && n > 0) {
+    argument_error(kCall, c.ep_rank, "field '" + field + "': null data");
+  }
+  return n;
 }
 
 xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role) {
@@ -207,6 +236,7 @@ int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char*
     }
     auto c = std::make_unique<xios_lite_client_s>();
     c->ep_rank = rank;
+    c->mode = options.mode;
     // The client parses the same file (and fails collectively on a bad one)
     // before this copy is read for the shape checks.
     c->client = std::make_unique<xios_lite::Client>(ep_comm, w.world, path, options);
@@ -242,25 +272,21 @@ int xios_lite_send_field(xios_lite_client_t client, const char* id, const double
   return guarded([&] {
     xios_lite_client_s& c = checked(client, kCall);
     const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
-    if (rank < 1 || rank > 3 || extents == nullptr) {
-      argument_error(kCall, c.ep_rank,
-                     "field '" + field + "': array rank " + std::to_string(rank) +
-                         (extents == nullptr ? " with null extents" : " is not 2 or 3"));
-    }
-    const std::vector<std::int64_t> given(extents, extents + rank);
-    std::string meaning;
-    const std::vector<std::int64_t> expected = expected_shape(c, field, meaning);
-    if (given != expected) {
-      throw ep::Error(ep::ErrorKind::kCount, kCall, c.ep_rank,
-                      "field '" + field + "': array shape " + shape_string(given) +
-                          " does not match " + shape_string(expected) + " = " + meaning);
-    }
-    std::size_t n = 1;
-    for (const std::int64_t e : given) {
-      n *= static_cast<std::size_t>(e);
-    }
-    if (data == nullptr && n > 0) {
-      argument_error(kCall, c.ep_rank, "field '" + field + "': null data");
+    std::size_t n = 0;
+    try {
+      n = checked_size(c, field, data, rank, extents);
+    } catch (const ep::Error&) {
+      if (c.mode != xios_lite::Mode::kEndpoints) {
+        // In these modes send_field meets the process's other threads even
+        // when it fails, so that all of them fail together instead of the
+        // others waiting for this one: take part with no values (refused
+        // there too), then report this thread's own message.
+        try {
+          c.client->send_field(field, {});
+        } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+        }
+      }
+      throw;
     }
     c.client->send_field(field, std::span<const double>(data, n));
   });
