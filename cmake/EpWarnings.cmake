@@ -11,8 +11,12 @@
 include_guard(GLOBAL)
 
 set(EP_WARNING_FLAGS -Wall -Wextra -Wpedantic)
+# Fortran targets (fortran/, demos/fortran) get gfortran's -Wall -Wextra,
+# and -Werror under the same switch.
+set(EP_FORTRAN_WARNING_FLAGS -Wall -Wextra)
 if(EP_WARNINGS_AS_ERRORS)
   list(APPEND EP_WARNING_FLAGS -Werror)
+  list(APPEND EP_FORTRAN_WARNING_FLAGS -Werror)
 endif()
 
 function(ep_target_warnings target)
@@ -27,7 +31,8 @@ function(ep_target_warnings target)
     return()
   endif()
   target_compile_options(${target} PRIVATE
-    "$<$<COMPILE_LANGUAGE:CXX,C>:${EP_WARNING_FLAGS}>")
+    "$<$<COMPILE_LANGUAGE:CXX,C>:${EP_WARNING_FLAGS}>"
+    "$<$<COMPILE_LANGUAGE:Fortran>:${EP_FORTRAN_WARNING_FLAGS}>")
   set_target_properties(${target} PROPERTIES EP_WARNINGS_APPLIED TRUE)
 endfunction()
 

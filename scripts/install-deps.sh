@@ -9,6 +9,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake make ninja-build g++
+  gfortran                               # Fortran interface and demo (optional in the build)
   clang libomp-dev                       # tsan preset: Clang + LLVM libomp (archer)
   libopenmpi-dev openmpi-bin             # Open MPI 4.1, MPI_THREAD_MULTIPLE (the default MPI)
   mpich libmpich-dev                     # MPICH 4.0: the second tested MPI (preset mpich)

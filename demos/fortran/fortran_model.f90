@@ -1,0 +1,124 @@
+! A Fortran model that writes its output through xios_lite, every OpenMP
+! thread an endpoint and an output client:
+!
+!   OMP_NUM_THREADS=2 mpiexec -n 2 fortran_model iodef_fortran.xml [MODE]
+!
+! MODE is endpoints (the default: every thread is a client of the server),
+! funneled (the master thread of each process is the client) or synchronous
+! (no server: the client processes write the file themselves). With a server,
+! the last MPI rank serves. The threads of the client ranks split the rows of a 12 x 6 domain with 3 levels. Each step every thread
+! sends tas(ni, nj) and ta(ni, nj, nk); check_fortran_output then reads
+! fortran_out.nc back. The value at global point (i, j), level k and step s
+! is s*10000 + k*1000 + j*100 + i (0-based i, j; k = 0 for tas).
+! Exit status 0 when everything worked, 1 otherwise.
+program fortran_model
+  use mpi
+  use omp_lib
+  use ep_mod
+  use xios_lite_mod
+  implicit none
+
+  integer, parameter :: ni_glo = 12, nj_glo = 6, nk = 3, n_steps = 4
+  character(len=512) :: config
+  character(len=32) :: mode_name
+  integer :: mode
+  type(xios_lite_world) :: world
+  type(ep_comm), allocatable :: comms(:)
+  integer :: provided, ierr, failures
+
+  call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
+  if (provided < MPI_THREAD_MULTIPLE .or. command_argument_count() < 1) then
+    write (*, '(a)') 'usage: fortran_model CONFIG.xml [endpoints|funneled|synchronous]' // &
+                     ' (needs MPI_THREAD_MULTIPLE)'
+    call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
+  end if
+  call get_command_argument(1, config)
+  mode_name = 'endpoints'
+  if (command_argument_count() >= 2) call get_command_argument(2, mode_name)
+  select case (trim(mode_name))
+  case ('endpoints')
+    mode = XIOS_LITE_MODE_ENDPOINTS
+  case ('funneled')
+    mode = XIOS_LITE_MODE_FUNNELED
+  case ('synchronous')
+    mode = XIOS_LITE_MODE_SYNCHRONOUS
+  case default
+    write (*, '(a)') 'fortran_model: unknown mode ' // trim(mode_name)
+    call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
+  end select
+
+  failures = 0
+  ! The synchronous mode has no server process.
+  call xios_lite_split_last_ranks(MPI_COMM_WORLD, merge(0, 1, mode == XIOS_LITE_MODE_SYNCHRONOUS), &
+                                  world)
+  if (xios_lite_is_server(world)) then
+    call xios_lite_run_server(world, config)
+  else
+    allocate(comms(omp_get_max_threads()))
+    !$omp parallel reduction(+:failures)
+    !$omp single
+    call ep_create_endpoints(xios_lite_local_comm(world), omp_get_num_threads(), comms)
+    !$omp end single
+    call run_client(comms(omp_get_thread_num() + 1), failures)
+    !$omp end parallel
+  end if
+  call xios_lite_free_world(world)
+  call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Finalize(ierr)
+  if (failures /= 0) error stop 1
+
+contains
+
+  pure real(8) function value(step, k, j, i)
+    integer, intent(in) :: step, k, j, i
+    value = step * 10000d0 + k * 1000d0 + j * 100d0 + i
+  end function value
+
+  !> One thread: its block is rows [j0, j0 + nj) of the whole width.
+  subroutine run_client(comm, failures)
+    type(ep_comm), intent(inout) :: comm
+    integer, intent(inout) :: failures
+    type(xios_lite_client) :: client
+    real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
+    character(len=1024) :: message
+    integer :: rank, size, j0, nj, step, i, j, k, ierr
+
+    call ep_comm_rank(comm, rank)
+    call ep_comm_size(comm, size)
+    j0 = nj_glo * rank / size
+    nj = nj_glo * (rank + 1) / size - j0
+    allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk), wrong(ni_glo, nj + 1))
+
+    call xios_lite_initialise(client, comm, world, config, mode)
+    call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
+    call xios_lite_close_definition(client)
+    do step = 1, n_steps
+      call xios_lite_update_calendar(client, step)
+      do j = 1, nj
+        do i = 1, ni_glo
+          tas(i, j) = value(step, 0, j0 + j - 1, i - 1)
+          do k = 1, nk
+            ta(i, j, k) = value(step, k, j0 + j - 1, i - 1)
+          end do
+        end do
+      end do
+      if (step == 1) then
+        ! A wrong shape is refused with the field and both shapes named.
+        wrong = 0
+        call xios_lite_send_field(client, 'tas', wrong, ierr)
+        message = xios_lite_last_error()
+        if (ierr /= EP_ERR_COUNT .or. index(message, "'tas'") == 0) then
+          write (*, '(a, i0, a)') 'fortran_model: a wrong shape gave ierr ', ierr, ': ' // trim(message)
+          failures = failures + 1
+        else if (rank == 0) then
+          write (*, '(a)') 'fortran_model: refused as expected: ' // trim(message)
+        end if
+      end if
+      call xios_lite_send_field(client, 'tas', tas)
+      call xios_lite_send_field(client, 'ta', ta)
+    end do
+    call xios_lite_finalise(client)
+    call ep_comm_free(comm)
+  end subroutine run_client
+
+end program fortran_model

@@ -1,0 +1,73 @@
+/* The C interface of the endpoint layer, for C and (through ISO_C_BINDING,
+ * see fortran/ep_mod.f90) Fortran models.
+ *
+ *   ep_comm_t comms[4];
+ *   ep_create_endpoints(MPI_COMM_WORLD, 4, comms);   one thread per process
+ *   #pragma omp parallel num_threads(4)
+ *   {
+ *     ep_comm_t comm = comms[omp_get_thread_num()];
+ *     int rank, size;
+ *     ep_comm_rank(comm, &rank);
+ *     ep_comm_size(comm, &size);
+ *     ...
+ *     ep_comm_free(&comm);                            collective, every endpoint
+ *   }
+ *
+ * Errors: every function returns EP_OK (0) or an EP_ERR_* code and never lets
+ * a C++ exception out; ep_last_error() gives the message of the calling
+ * thread's last failure ("ep::create_endpoints: ep rank -1: ..."). Handles are
+ * opaque; a handle belongs to one thread at a time (its endpoint's thread). */
+#ifndef EP_EP_H
+#define EP_EP_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One endpoint of an endpoint communicator (ep::Communicator). */
+typedef struct ep_comm_s* ep_comm_t;
+
+/** Return codes: EP_ERR_* follow ep::ErrorKind (ep/error.hpp) plus one. */
+enum {
+  EP_OK = 0,
+  EP_ERR_RANK = 1,
+  EP_ERR_TAG = 2,
+  EP_ERR_COUNT = 3,
+  EP_ERR_TRUNCATE = 4,
+  EP_ERR_TOO_MANY_ENDPOINTS = 5,
+  EP_ERR_THREAD_LEVEL = 6,
+  EP_ERR_FREED_COMM = 7,
+  EP_ERR_ARGUMENT = 8,
+  EP_ERR_REQUEST = 9,
+  EP_ERR_MPI = 10,
+  EP_ERR_OTHER = 99 /**< any other failure (allocation, ...) */
+};
+
+/** MPI_Comm_create_endpoints: writes n_local handles to comms[0..n_local-1];
+ * thread i of the process then uses comms[i]. Collective over `parent`,
+ * called by one thread per process. On failure no handle is written. */
+int ep_create_endpoints(MPI_Comm parent, int n_local, ep_comm_t* comms);
+/** The same with a Fortran communicator handle (MPI_Comm_f2c). */
+int ep_create_endpoints_f(MPI_Fint parent, int n_local, ep_comm_t* comms);
+
+/** Rank and size of the endpoint communicator. Local, thread-safe. */
+int ep_comm_rank(ep_comm_t comm, int* rank);
+int ep_comm_size(ep_comm_t comm, int* size);
+/** Index of this endpoint among its process's endpoints. Local. */
+int ep_comm_local_thread(ep_comm_t comm, int* local_thread);
+
+/** MPI_Comm_free: collective over all endpoints (each frees its own handle).
+ * Releases the handle and sets *comm to NULL, also when freeing failed. */
+int ep_comm_free(ep_comm_t* comm);
+
+/** Message of the calling thread's last failure ("" when none). The pointer
+ * is valid until the thread's next failing call. */
+const char* ep_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EP_EP_H */

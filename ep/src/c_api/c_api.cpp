@@ -1,0 +1,122 @@
+// The C interface (ep/ep.h): thin wrappers that turn every exception into a
+// return code and a thread-local message.
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ep/c_handle.hpp"
+#include "ep/ep.h"
+#include "ep/error.hpp"
+
+namespace {
+
+thread_local std::string last_error;
+
+int fail(const std::string& message, int code) {
+  last_error = message;
+  return code;
+}
+
+// Runs `body`; an exception becomes its EP_ERR_* code and message.
+template <typename Body>
+int guarded(Body&& body) noexcept {
+  try {
+    body();
+    return EP_OK;
+  } catch (const ep::Error& e) {
+    return fail(e.what(), static_cast<int>(e.kind()) + 1);
+  } catch (const std::exception& e) {
+    return fail(e.what(), EP_ERR_OTHER);
+  } catch (...) {
+    return fail("ep: unknown exception", EP_ERR_OTHER);
+  }
+}
+
+const ep::Communicator& checked(ep_comm_t comm, const char* call) {
+  if (comm == nullptr) {
+    throw ep::Error(ep::ErrorKind::kArgument, call, -1, "null endpoint handle");
+  }
+  return comm->comm;
+}
+
+template <typename T>
+void check_out(T* out, const char* call, int ep_rank) {
+  if (out == nullptr) {
+    throw ep::Error(ep::ErrorKind::kArgument, call, ep_rank, "null output pointer");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int ep_create_endpoints(MPI_Comm parent, int n_local, ep_comm_t* comms) {
+  return guarded([&] {
+    check_out(comms, "ep_create_endpoints", -1);
+    std::vector<ep::Communicator> created = ep::create_endpoints(parent, n_local);
+    std::vector<ep_comm_t> handles;
+    handles.reserve(created.size());
+    try {
+      for (ep::Communicator& c : created) {
+        handles.push_back(new ep_comm_s{std::move(c)});
+      }
+    } catch (...) {
+      for (ep_comm_t h : handles) {
+        delete h;
+      }
+      throw;
+    }
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+      comms[i] = handles[i];
+    }
+  });
+}
+
+int ep_create_endpoints_f(MPI_Fint parent, int n_local, ep_comm_t* comms) {
+  return ep_create_endpoints(MPI_Comm_f2c(parent), n_local, comms);
+}
+
+int ep_comm_rank(ep_comm_t comm, int* rank) {
+  return guarded([&] {
+    const ep::Communicator& c = checked(comm, "ep_comm_rank");
+    check_out(rank, "ep_comm_rank", c.rank());
+    *rank = c.rank();
+  });
+}
+
+int ep_comm_size(ep_comm_t comm, int* size) {
+  return guarded([&] {
+    const ep::Communicator& c = checked(comm, "ep_comm_size");
+    check_out(size, "ep_comm_size", c.rank());
+    *size = c.size();
+  });
+}
+
+int ep_comm_local_thread(ep_comm_t comm, int* local_thread) {
+  return guarded([&] {
+    const ep::Communicator& c = checked(comm, "ep_comm_local_thread");
+    check_out(local_thread, "ep_comm_local_thread", c.rank());
+    *local_thread = c.local_thread();
+  });
+}
+
+int ep_comm_free(ep_comm_t* comm) {
+  return guarded([&] {
+    check_out(comm, "ep_comm_free", -1);
+    ep_comm_t handle = *comm;
+    if (handle == nullptr) {
+      throw ep::Error(ep::ErrorKind::kArgument, "ep_comm_free", -1, "null endpoint handle");
+    }
+    *comm = nullptr;
+    struct Release {
+      ep_comm_t h;
+      ~Release() { delete h; }
+    } release{handle};
+    handle->comm.free();
+  });
+}
+
+const char* ep_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"

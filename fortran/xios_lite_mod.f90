@@ -1,0 +1,277 @@
+! Fortran interface of xios_lite (over the C interface xios_lite/xios_lite.h):
+! the calls a model makes. See docs/xios_lite.md, "Fortran and C interface".
+!
+!   call xios_lite_split_last_ranks(MPI_COMM_WORLD, 1, world)   ! last rank serves
+!   if (xios_lite_is_server(world)) then
+!     call xios_lite_run_server(world, 'iodef.xml')
+!   else
+!     ... endpoints over xios_lite_local_comm(world), one per OpenMP thread ...
+!     !$omp parallel: each thread with its own comm and client
+!       call xios_lite_initialise(client, comm, world, 'iodef.xml')
+!       call xios_lite_set_domain_block(client, 'atm', ibegin, ni, jbegin, nj)
+!       call xios_lite_close_definition(client)
+!       do step = 1, n
+!         call xios_lite_update_calendar(client, step)
+!         call xios_lite_send_field(client, 'tas', tas)      ! tas(ni, nj)
+!         call xios_lite_send_field(client, 'ta', ta)        ! ta(ni, nj, nk)
+!       end do
+!       call xios_lite_finalise(client)
+!   end if
+!   call xios_lite_free_world(world)
+!
+! Layout: xios_lite stores a block ni fastest, then nj, then levels. A Fortran
+! array a(ni, nj) or a(ni, nj, nk) is column-major, so a(i, j, k) already lies
+! where xios_lite expects it: arrays are passed without any copy or transpose
+! (a non-contiguous section is copied into a contiguous temporary first).
+! Block indices (ibegin, jbegin) are 0-based global offsets, as in XIOS.
+!
+! Threads: each OpenMP thread owns its ep_comm and its xios_lite_client and
+! calls with them; initialise, close_definition and finalise are collective
+! over every endpoint. Errors: as in ep_mod (optional ierr, or stop with the
+! message); xios_lite_last_error() gives the calling thread's last message.
+module xios_lite_mod
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr, &
+                                         c_char, c_null_char, c_loc
+  use ep_mod, only: ep_comm, ep_c_string, ep_report_error
+  implicit none
+  private
+
+  public :: xios_lite_world, xios_lite_client, xios_lite_split_last_ranks, xios_lite_split_world, &
+            xios_lite_is_server, xios_lite_local_comm, xios_lite_free_world, xios_lite_run_server, &
+            xios_lite_initialise, xios_lite_set_domain_block, xios_lite_close_definition, &
+            xios_lite_update_calendar, xios_lite_send_field, xios_lite_finalise, &
+            xios_lite_last_error
+
+  integer, parameter, public :: XIOS_LITE_ROLE_CLIENT = 0, XIOS_LITE_ROLE_SERVER = 1
+  integer, parameter, public :: XIOS_LITE_MODE_ENDPOINTS = 0, XIOS_LITE_MODE_FUNNELED = 1, &
+                                XIOS_LITE_MODE_SYNCHRONOUS = 2
+
+  !> This process's role and the communicators of the roles. Opaque.
+  type :: xios_lite_world
+    type(c_ptr) :: handle = c_null_ptr
+  end type xios_lite_world
+
+  !> One thread's output client. Opaque.
+  type :: xios_lite_client
+    type(c_ptr) :: handle = c_null_ptr
+  end type xios_lite_client
+
+  !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array.
+  interface xios_lite_send_field
+    module procedure send_field_2d, send_field_3d
+  end interface xios_lite_send_field
+
+  interface
+    integer(c_int) function c_split(world, role, out) bind(C, name="xios_lite_world_split_f")
+      import :: c_int, c_ptr
+      integer(c_int), value :: world, role
+      type(c_ptr), intent(out) :: out
+    end function c_split
+    integer(c_int) function c_split_last(world, n, out) &
+        bind(C, name="xios_lite_world_split_last_ranks_f")
+      import :: c_int, c_ptr
+      integer(c_int), value :: world, n
+      type(c_ptr), intent(out) :: out
+    end function c_split_last
+    integer(c_int) function c_role(world, role) bind(C, name="xios_lite_world_role")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: world
+      integer(c_int), intent(out) :: role
+    end function c_role
+    integer(c_int) function c_local(world, local) bind(C, name="xios_lite_world_local_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: world
+      integer(c_int), intent(out) :: local
+    end function c_local
+    integer(c_int) function c_free_world(world) bind(C, name="xios_lite_world_free")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: world
+    end function c_free_world
+    integer(c_int) function c_run_server(world, path) bind(C, name="xios_lite_run_server")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: world
+      character(kind=c_char), intent(in) :: path(*)
+    end function c_run_server
+    integer(c_int) function c_create(comm, world, path, mode, out) &
+        bind(C, name="xios_lite_client_create")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: comm, world
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: mode
+      type(c_ptr), intent(out) :: out
+    end function c_create
+    integer(c_int) function c_set_block(client, domain, ibegin, ni, jbegin, nj) &
+        bind(C, name="xios_lite_set_domain_block")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*)
+      integer(c_int), value :: ibegin, ni, jbegin, nj
+    end function c_set_block
+    integer(c_int) function c_close(client) bind(C, name="xios_lite_close_definition")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: client
+    end function c_close
+    integer(c_int) function c_update(client, step) bind(C, name="xios_lite_update_calendar")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: client
+      integer(c_int64_t), value :: step
+    end function c_update
+    integer(c_int) function c_send(client, id, data, rank, extents) &
+        bind(C, name="xios_lite_send_field")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client, data
+      character(kind=c_char), intent(in) :: id(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_send
+    integer(c_int) function c_finalise(client) bind(C, name="xios_lite_finalise")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: client
+    end function c_finalise
+    type(c_ptr) function c_last_error() bind(C, name="xios_lite_last_error")
+      import :: c_ptr
+    end function c_last_error
+  end interface
+
+contains
+
+  !> split_world with the last `n_servers` ranks of `comm` serving. Collective
+  !> over `comm`, one thread per process.
+  subroutine xios_lite_split_last_ranks(comm, n_servers, world, ierr)
+    integer, intent(in) :: comm, n_servers
+    type(xios_lite_world), intent(out) :: world
+    integer, intent(out), optional :: ierr
+    call check(int(c_split_last(int(comm, c_int), int(n_servers, c_int), world%handle)), ierr)
+  end subroutine xios_lite_split_last_ranks
+
+  !> split_world with an explicit role (MPMD launches: XIOS_LITE_ROLE_CLIENT).
+  subroutine xios_lite_split_world(comm, role, world, ierr)
+    integer, intent(in) :: comm, role
+    type(xios_lite_world), intent(out) :: world
+    integer, intent(out), optional :: ierr
+    call check(int(c_split(int(comm, c_int), int(role, c_int), world%handle)), ierr)
+  end subroutine xios_lite_split_world
+
+  logical function xios_lite_is_server(world)
+    type(xios_lite_world), intent(in) :: world
+    integer(c_int) :: role
+    role = XIOS_LITE_ROLE_CLIENT
+    call check(int(c_role(world%handle, role)))
+    xios_lite_is_server = role == XIOS_LITE_ROLE_SERVER
+  end function xios_lite_is_server
+
+  !> The Fortran communicator of this role's processes (create endpoints over it).
+  integer function xios_lite_local_comm(world)
+    type(xios_lite_world), intent(in) :: world
+    integer(c_int) :: local
+    local = 0
+    call check(int(c_local(world%handle, local)))
+    xios_lite_local_comm = int(local)
+  end function xios_lite_local_comm
+
+  !> free_world: collective over the processes of the role.
+  subroutine xios_lite_free_world(world, ierr)
+    type(xios_lite_world), intent(inout) :: world
+    integer, intent(out), optional :: ierr
+    call check(int(c_free_world(world%handle)), ierr)
+  end subroutine xios_lite_free_world
+
+  !> Serves until every client has finalised (server processes).
+  subroutine xios_lite_run_server(world, config_path, ierr)
+    type(xios_lite_world), intent(in) :: world
+    character(len=*), intent(in) :: config_path
+    integer, intent(out), optional :: ierr
+    call check(int(c_run_server(world%handle, trim(config_path) // c_null_char)), ierr)
+  end subroutine xios_lite_run_server
+
+  !> Creates this thread's client. Collective over every endpoint of `comm`
+  !> (and the servers). `mode` defaults to XIOS_LITE_MODE_ENDPOINTS.
+  subroutine xios_lite_initialise(client, comm, world, config_path, mode, ierr)
+    type(xios_lite_client), intent(out) :: client
+    type(ep_comm), intent(in) :: comm
+    type(xios_lite_world), intent(in) :: world
+    character(len=*), intent(in) :: config_path
+    integer, intent(in), optional :: mode
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: m
+    m = XIOS_LITE_MODE_ENDPOINTS
+    if (present(mode)) m = int(mode, c_int)
+    call check(int(c_create(comm%handle, world%handle, trim(config_path) // c_null_char, m, &
+                            client%handle)), ierr)
+  end subroutine xios_lite_initialise
+
+  !> This client's block of `domain_id`: ni x nj points from the 0-based
+  !> global offsets (ibegin, jbegin). Local.
+  subroutine xios_lite_set_domain_block(client, domain_id, ibegin, ni, jbegin, nj, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: domain_id
+    integer, intent(in) :: ibegin, ni, jbegin, nj
+    integer, intent(out), optional :: ierr
+    call check(int(c_set_block(client%handle, trim(domain_id) // c_null_char, int(ibegin, c_int), &
+                               int(ni, c_int), int(jbegin, c_int), int(nj, c_int))), ierr)
+  end subroutine xios_lite_set_domain_block
+
+  !> Checks every block and tells the servers. Collective.
+  subroutine xios_lite_close_definition(client, ierr)
+    type(xios_lite_client), intent(in) :: client
+    integer, intent(out), optional :: ierr
+    call check(int(c_close(client%handle)), ierr)
+  end subroutine xios_lite_close_definition
+
+  !> Starts timestep `step` (1, 2, ...).
+  subroutine xios_lite_update_calendar(client, step, ierr)
+    type(xios_lite_client), intent(in) :: client
+    integer, intent(in) :: step
+    integer, intent(out), optional :: ierr
+    call check(int(c_update(client%handle, int(step, c_int64_t))), ierr)
+  end subroutine xios_lite_update_calendar
+
+  !> field(ni, nj): a field on a 2-D grid; the shape must be this client's block.
+  subroutine send_field_2d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(in), contiguous, target :: field(:, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(2)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 2_c_int, &
+                          extents)), ierr)
+  end subroutine send_field_2d
+
+  !> field(ni, nj, nk): a field on a grid with an axis of nk levels.
+  subroutine send_field_3d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(in), contiguous, target :: field(:, :, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(3)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
+                          extents)), ierr)
+  end subroutine send_field_3d
+
+  !> Flushes, waits for the servers, prints the report. Collective; the
+  !> client is released (also on failure).
+  subroutine xios_lite_finalise(client, ierr)
+    type(xios_lite_client), intent(inout) :: client
+    integer, intent(out), optional :: ierr
+    call check(int(c_finalise(client%handle)), ierr)
+  end subroutine xios_lite_finalise
+
+  !> The calling thread's last error message of the xios_lite C interface.
+  function xios_lite_last_error() result(message)
+    character(len=:), allocatable :: message
+    message = ep_c_string(c_last_error())
+  end function xios_lite_last_error
+
+  subroutine check(rc, ierr)
+    integer, intent(in) :: rc
+    integer, intent(out), optional :: ierr
+    if (rc /= 0) then
+      call ep_report_error(rc, xios_lite_last_error(), ierr)
+    else if (present(ierr)) then
+      ierr = 0
+    end if
+  end subroutine check
+
+end module xios_lite_mod

@@ -1,0 +1,288 @@
+// The C interfaces ep/ep.h and xios_lite/xios_lite.h as a C or Fortran model
+// uses them: endpoints from a communicator, a client per thread writing a
+// 2-D and a 3-D field through the server (last rank), the shape checks of
+// send_field, and error codes with thread-local messages instead of exceptions.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <omp.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ep/ep.h"
+#include "ep_test.hpp"
+#include "xios_lite/xios_lite.h"
+#include "xios_test_support.hpp"
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// "(a, b)", as the shape-check messages write a 2-D shape.
+std::string shape(int a, int b) {
+  char text[64];
+  std::snprintf(text, sizeof text, "(%d, %d)", a, b);
+  return text;
+}
+
+int total_threads(MPI_Comm comm) {
+  int threads = omp_get_max_threads();
+  MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT, MPI_SUM, comm);
+  return threads;
+}
+
+constexpr int kNi = 8;
+constexpr int kNj = 12;
+constexpr int kNk = 2;
+constexpr int kSteps = 3;
+
+double value(int step, int k, int j, int i) { return step * 1e4 + k * 1e3 + j * 10.0 + i; }
+
+std::string config_text(const std::string& dir) {
+  return R"(<?xml version="1.0"?>
+<xios_lite><context id="c_api">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <domain_definition><domain id="d" ni_glo="8" nj_glo="12"/></domain_definition>
+  <axis_definition><axis id="z" n_glo="2" value="1 2"/></axis_definition>
+  <grid_definition><grid id="g2" domain_ref="d"/><grid id="g3" domain_ref="d" axis_ref="z"/></grid_definition>
+  <field_definition>
+    <field id="flat" grid_ref="g2"/>
+    <field id="deep" grid_ref="g3"/>
+  </field_definition>
+  <file_definition>
+    <file id="out" name=")" +
+         dir + R"(/c_api_out" output_freq="1ts" type="one_file">
+      <field field_ref="flat"/><field field_ref="deep"/>
+    </file>
+  </file_definition>
+</context></xios_lite>
+)";
+}
+
+}  // namespace
+
+extern "C" int c_api_refuses_null_handles(void);  // c_api_from_c.c
+
+TEST(CApi, EndpointsReportRankSizeAndFree) {
+  const int expected_size = total_threads(MPI_COMM_WORLD);
+  std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
+  int create_rc = -1;
+#pragma omp parallel
+  {
+#pragma omp single
+    create_rc = ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms.data());
+    ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
+    int rank = -1;
+    int size = -1;
+    int thread = -1;
+    EXPECT_EQ(ep_comm_rank(comm, &rank), EP_OK) << ep_last_error();
+    EXPECT_EQ(ep_comm_size(comm, &size), EP_OK) << ep_last_error();
+    EXPECT_EQ(ep_comm_local_thread(comm, &thread), EP_OK) << ep_last_error();
+    EXPECT_EQ(size, expected_size);
+    EXPECT_GE(rank, 0);
+    EXPECT_LT(rank, size);
+    EXPECT_EQ(thread, omp_get_thread_num());
+    EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+    EXPECT_EQ(comm, nullptr);
+  }
+  EXPECT_EQ(create_rc, EP_OK) << ep_last_error();
+}
+
+TEST(CApi, ErrorsAreCodesWithThreadLocalMessages) {
+  int rank = 0;
+  EXPECT_EQ(ep_comm_rank(nullptr, &rank), EP_ERR_ARGUMENT);
+  EXPECT_TRUE(contains(ep_last_error(), "ep_comm_rank")) << ep_last_error();
+  ep_comm_t null_comm = nullptr;
+  EXPECT_EQ(ep_comm_free(&null_comm), EP_ERR_ARGUMENT);
+  EXPECT_EQ(xios_lite_close_definition(nullptr), EP_ERR_ARGUMENT);
+  EXPECT_TRUE(contains(xios_lite_last_error(), "xios_lite_close_definition"))
+      << xios_lite_last_error();
+  // Another thread's failure does not overwrite this thread's message.
+#pragma omp parallel num_threads(2)
+  if (omp_get_thread_num() == 1) {
+    EXPECT_EQ(xios_lite_update_calendar(nullptr, 1), EP_ERR_ARGUMENT);
+  }
+  EXPECT_TRUE(contains(xios_lite_last_error(), "xios_lite_close_definition"))
+      << xios_lite_last_error();
+  EXPECT_EQ(c_api_refuses_null_handles(), 0);
+  // A bad role is refused on every process alike (before any MPI call).
+  xios_lite_world_t world = nullptr;
+  EXPECT_EQ(xios_lite_world_split(MPI_COMM_WORLD, 7, &world), EP_ERR_ARGUMENT);
+  EXPECT_TRUE(contains(xios_lite_last_error(), "role 7")) << xios_lite_last_error();
+}
+
+// Needs a server process: the last rank serves, the others' threads write.
+TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs a client and a server process";
+  }
+  const std::string dir = xios_test::scratch_dir("c_api");
+  const std::string cfg = dir + "/iodef.xml";
+  xios_test::write_file(cfg, config_text(dir));
+
+  xios_lite_world_t world = nullptr;
+  ASSERT_EQ(xios_lite_world_split_last_ranks(MPI_COMM_WORLD, 1, &world), EP_OK)
+      << xios_lite_last_error();
+  int role = -1;
+  EXPECT_EQ(xios_lite_world_role(world, &role), EP_OK);
+  if (role == XIOS_LITE_ROLE_SERVER) {
+    EXPECT_EQ(xios_lite_run_server(world, cfg.c_str()), EP_OK) << xios_lite_last_error();
+  } else {
+    MPI_Comm local = MPI_COMM_NULL;
+    EXPECT_EQ(xios_lite_world_local(world, &local), EP_OK);
+    std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
+#pragma omp parallel
+    {
+#pragma omp single
+      EXPECT_EQ(ep_create_endpoints(local, omp_get_num_threads(), comms.data()), EP_OK);
+      ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
+      int rank = 0;
+      int size = 1;
+      ep_comm_rank(comm, &rank);
+      ep_comm_size(comm, &size);
+      const int j0 = kNj * rank / size;
+      const int nj = kNj * (rank + 1) / size - j0;
+      xios_lite_client_t client = nullptr;
+      EXPECT_EQ(
+          xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
+          EP_OK)
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK)
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+      std::vector<double> flat(static_cast<std::size_t>(kNi * nj));
+      std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj));
+      const std::int64_t flat_shape[] = {kNi, nj};
+      const std::int64_t deep_shape[] = {kNi, nj, kNk};
+      for (int s = 1; s <= kSteps; ++s) {
+        EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
+        std::size_t n = 0;
+        for (int k = 0; k < kNk; ++k) {
+          for (int j = 0; j < nj; ++j) {
+            for (int i = 0; i < kNi; ++i) {
+              deep[n] = value(s, k + 1, j0 + j, i);
+              if (k == 0) {
+                flat[n] = value(s, 0, j0 + j, i);
+              }
+              ++n;
+            }
+          }
+        }
+        if (s == 1) {
+          // Wrong shapes: refused, naming the field and both shapes; nothing is sent.
+          const std::int64_t swapped[] = {nj, kNi};
+          EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, swapped), EP_ERR_COUNT);
+          const std::string message = xios_lite_last_error();
+          EXPECT_TRUE(contains(message, "'flat'") && contains(message, shape(nj, kNi)) &&
+                      contains(message, shape(kNi, nj)))
+              << message;
+          EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 2, flat_shape), EP_ERR_COUNT);
+          EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z'")) << xios_lite_last_error();
+          EXPECT_EQ(xios_lite_send_field(client, "nope", flat.data(), 2, flat_shape),
+                    EP_ERR_ARGUMENT);
+          EXPECT_TRUE(contains(xios_lite_last_error(), "unknown field 'nope'"))
+              << xios_lite_last_error();
+        }
+        EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+            << xios_lite_last_error();
+        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+            << xios_lite_last_error();
+      }
+      EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+      EXPECT_EQ(client, nullptr);
+      EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+    }
+  }
+  EXPECT_EQ(xios_lite_world_free(&world), EP_OK) << xios_lite_last_error();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (ep_test::world_rank() == 0) {
+    const std::vector<double> flat = xios_test::read_var(dir + "/c_api_out.nc", "flat");
+    const std::vector<double> deep = xios_test::read_var(dir + "/c_api_out.nc", "deep");
+    ASSERT_EQ(flat.size(), static_cast<std::size_t>(kSteps * kNj * kNi));
+    ASSERT_EQ(deep.size(), static_cast<std::size_t>(kSteps * kNk * kNj * kNi));
+    std::size_t n2 = 0;
+    std::size_t n3 = 0;
+    for (int s = 1; s <= kSteps; ++s) {
+      for (int k = 0; k <= kNk; ++k) {
+        for (int j = 0; j < kNj; ++j) {
+          for (int i = 0; i < kNi; ++i) {
+            if (k == 0) {
+              EXPECT_EQ(flat[n2++], value(s, 0, j, i));
+            } else {
+              EXPECT_EQ(deep[n3++], value(s, k, j, i));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Funneled mode: send_field meets the process's threads, so one thread's
+// wrong shape must fail every thread of its process, not leave them waiting.
+TEST(CApi, FunneledShapeErrorFailsTheWholeProcess) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs a client and a server process";
+  }
+  const std::string dir = xios_test::scratch_dir("c_api_funneled");
+  const std::string cfg = dir + "/iodef.xml";
+  xios_test::write_file(cfg, config_text(dir));
+
+  xios_lite_world_t world = nullptr;
+  ASSERT_EQ(xios_lite_world_split_last_ranks(MPI_COMM_WORLD, 1, &world), EP_OK)
+      << xios_lite_last_error();
+  int role = -1;
+  EXPECT_EQ(xios_lite_world_role(world, &role), EP_OK);
+  if (role == XIOS_LITE_ROLE_SERVER) {
+    EXPECT_EQ(xios_lite_run_server(world, cfg.c_str()), EP_OK) << xios_lite_last_error();
+  } else {
+    MPI_Comm local = MPI_COMM_NULL;
+    EXPECT_EQ(xios_lite_world_local(world, &local), EP_OK);
+    std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
+#pragma omp parallel
+    {
+#pragma omp single
+      EXPECT_EQ(ep_create_endpoints(local, omp_get_num_threads(), comms.data()), EP_OK);
+      ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
+      int rank = 0;
+      int size = 1;
+      ep_comm_rank(comm, &rank);
+      ep_comm_size(comm, &size);
+      const int j0 = kNj * rank / size;
+      const int nj = kNj * (rank + 1) / size - j0;
+      xios_lite_client_t client = nullptr;
+      EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_FUNNELED, &client),
+                EP_OK)
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
+      EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+      std::vector<double> flat(static_cast<std::size_t>(kNi * nj), 1.0);
+      std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj), 2.0);
+      const std::int64_t flat_shape[] = {kNi, nj};
+      const std::int64_t wrong_shape[] = {kNi, nj + 1};
+      const std::int64_t deep_shape[] = {kNi, nj, kNk};
+      EXPECT_EQ(xios_lite_update_calendar(client, 1), EP_OK) << xios_lite_last_error();
+      const bool wrong = omp_get_thread_num() == 0;
+      const int rc =
+          xios_lite_send_field(client, "flat", flat.data(), 2, wrong ? wrong_shape : flat_shape);
+      EXPECT_NE(rc, EP_OK) << "every thread of the process fails with the one wrong shape";
+      if (wrong) {
+        EXPECT_EQ(rc, EP_ERR_COUNT);
+        EXPECT_TRUE(contains(xios_lite_last_error(), "array shape")) << xios_lite_last_error();
+      }
+      EXPECT_EQ(xios_lite_update_calendar(client, 2), EP_OK) << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+      EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+    }
+  }
+  EXPECT_EQ(xios_lite_world_free(&world), EP_OK) << xios_lite_last_error();
+  MPI_Barrier(MPI_COMM_WORLD);
+}

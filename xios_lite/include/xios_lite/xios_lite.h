@@ -1,0 +1,95 @@
+/* The C interface of xios_lite, for C and (through ISO_C_BINDING, see
+ * fortran/xios_lite_mod.f90) Fortran models. It mirrors client.hpp and
+ * server.hpp; docs/xios_lite.md "Fortran and C interface" shows a model.
+ *
+ *   xios_lite_world_t world;                         one thread per process
+ *   xios_lite_world_split_last_ranks(MPI_COMM_WORLD, 1, &world);
+ *   if (server) xios_lite_run_server(world, "iodef.xml");
+ *   else {
+ *     MPI_Comm local; xios_lite_world_local(world, &local);
+ *     ep_create_endpoints(local, nthreads, comms);
+ *     #pragma omp parallel: each thread with its own ep_comm_t comm
+ *       xios_lite_client_t out;
+ *       xios_lite_client_create(comm, world, "iodef.xml", XIOS_LITE_MODE_ENDPOINTS, &out);
+ *       xios_lite_set_domain_block(out, "atm", ibegin, ni, jbegin, nj);
+ *       xios_lite_close_definition(out);
+ *       for each step: xios_lite_update_calendar(out, step);
+ *                      xios_lite_send_field(out, "tas", data, 2, extents);
+ *       xios_lite_finalise(&out);
+ *   }
+ *   xios_lite_world_free(&world);
+ *
+ * Errors: every function returns 0 or an EP_ERR_* code (ep/ep.h) and never
+ * lets a C++ exception out; xios_lite_last_error() gives the message of the
+ * calling thread's last failure. Collectivity and threads are those of the
+ * C++ calls (client.hpp): create, close_definition and finalise are
+ * collective over the endpoints; each thread uses its own client handle. */
+#ifndef XIOS_LITE_XIOS_LITE_H
+#define XIOS_LITE_XIOS_LITE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "ep/ep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xios_lite_world_s* xios_lite_world_t;
+typedef struct xios_lite_client_s* xios_lite_client_t;
+
+enum { XIOS_LITE_ROLE_CLIENT = 0, XIOS_LITE_ROLE_SERVER = 1 };
+enum { XIOS_LITE_MODE_ENDPOINTS = 0, XIOS_LITE_MODE_FUNNELED = 1, XIOS_LITE_MODE_SYNCHRONOUS = 2 };
+
+/* ---- roles (one thread per process) ---- */
+/** split_world(world, role): collective over `world`. */
+int xios_lite_world_split(MPI_Comm world, int role, xios_lite_world_t* out);
+int xios_lite_world_split_f(MPI_Fint world, int role, xios_lite_world_t* out);
+/** split_world with the last `n_servers` ranks of `world` as servers. */
+int xios_lite_world_split_last_ranks(MPI_Comm world, int n_servers, xios_lite_world_t* out);
+int xios_lite_world_split_last_ranks_f(MPI_Fint world, int n_servers, xios_lite_world_t* out);
+/** This process's role (XIOS_LITE_ROLE_*). Local. */
+int xios_lite_world_role(xios_lite_world_t world, int* role);
+/** The communicator of this role's processes (create the endpoints over it). Local. */
+int xios_lite_world_local(xios_lite_world_t world, MPI_Comm* local);
+int xios_lite_world_local_f(xios_lite_world_t world, MPI_Fint* local);
+/** free_world: collective over the processes of the role; *world becomes NULL. */
+int xios_lite_world_free(xios_lite_world_t* world);
+
+/** run_server on a server process: serves until every client has finalised. */
+int xios_lite_run_server(xios_lite_world_t world, const char* config_path);
+
+/* ---- clients (each thread with its own handle) ---- */
+/** Client(comm, world, config_path, mode). Collective over the endpoints of
+ * `comm` and the servers. `comm` must outlive the client. */
+int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char* config_path,
+                            int mode, xios_lite_client_t* out);
+/** Sets this client's block of domain `domain_id` (global, 0-based indices). Local. */
+int xios_lite_set_domain_block(xios_lite_client_t client, const char* domain_id, int ibegin, int ni,
+                               int jbegin, int nj);
+/** Collective: checks every block, tells the servers. */
+int xios_lite_close_definition(xios_lite_client_t client);
+/** Starts timestep `step` (1, 2, ...). */
+int xios_lite_update_calendar(xios_lite_client_t client, int64_t step);
+/** Hands this step's values of field `id`: an array of `rank` extents,
+ * (ni, nj) for a field on a 2-D grid, (ni, nj, levels) for a grid with an
+ * axis, ni fastest (C: data[(k*nj + j)*ni + i]; Fortran: a(i, j, k)).
+ * The extents must equal this client's block of the field's domain and the
+ * axis size, otherwise EP_ERR_COUNT with both shapes in the message. */
+int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
+                         const int64_t* extents);
+/** Collective: flushes, waits for the servers, prints the report (EP rank 0).
+ * Releases the client and sets *client to NULL, also on failure. */
+int xios_lite_finalise(xios_lite_client_t* client);
+/** Releases a client without finalising (after an error). Local. */
+int xios_lite_client_free(xios_lite_client_t* client);
+
+/** Message of the calling thread's last failure ("" when none). */
+const char* xios_lite_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XIOS_LITE_XIOS_LITE_H */

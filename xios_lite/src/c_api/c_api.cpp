@@ -1,0 +1,313 @@
+// The C interface (xios_lite/xios_lite.h): exceptions become return codes and
+// a thread-local message; send_field checks the array's extents against the
+// configuration and this client's blocks, so that a Fortran model learns
+// which field has which wrong shape.
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ep/c_handle.hpp"
+#include "ep/error.hpp"
+#include "xios_lite/client.hpp"
+#include "xios_lite/config.hpp"
+#include "xios_lite/server.hpp"
+#include "xios_lite/xios_lite.h"
+
+struct xios_lite_world_s {
+  xios_lite::World world;
+};
+
+struct xios_lite_client_s {
+  std::unique_ptr<xios_lite::Client> client;
+  xios_lite::Config config;  // for the shape checks of send_field
+  std::map<std::string, xios_lite::Block> blocks;
+  int ep_rank = -1;
+  xios_lite::Mode mode = xios_lite::Mode::kEndpoints;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+template <typename Body>
+int guarded(Body&& body) noexcept {
+  try {
+    body();
+    return EP_OK;
+  } catch (const ep::Error& e) {
+    last_error = e.what();
+    return static_cast<int>(e.kind()) + 1;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return EP_ERR_OTHER;
+  } catch (...) {
+    last_error = "xios_lite: unknown exception";
+    return EP_ERR_OTHER;
+  }
+}
+
+[[noreturn]] void argument_error(const char* call, int ep_rank, const std::string& detail) {
+  throw ep::Error(ep::ErrorKind::kArgument, call, ep_rank, detail);
+}
+
+template <typename T>
+T& checked(T* handle, const char* call, int ep_rank = -1) {
+  if (handle == nullptr) {
+    argument_error(call, ep_rank, "null handle");
+  }
+  return *handle;
+}
+
+std::string checked_string(const char* s, const char* call, const char* what, int ep_rank) {
+  if (s == nullptr) {
+    argument_error(call, ep_rank, std::string("null ") + what);
+  }
+  return s;
+}
+
+std::string shape_string(const std::vector<std::int64_t>& extents) {
+  std::ostringstream out;
+  out << '(';
+  for (std::size_t d = 0; d < extents.size(); ++d) {
+    out << (d > 0 ? ", " : "") << extents[d];
+  }
+  out << ')';
+  return out.str();
+}
+
+// The extents a send of field `id` must have on this client, and what they mean.
+std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std::string& id,
+                                         std::string& meaning) {
+  constexpr const char* kCall = "xios_lite_send_field";
+  const int field = c.config.find_field(id);
+  if (field < 0) {
+    argument_error(kCall, c.ep_rank, "unknown field '" + id + "' in " + c.config.path);
+  }
+  const xios_lite::GridDef& grid =
+      c.config
+          .grids[static_cast<std::size_t>(c.config.fields[static_cast<std::size_t>(field)].grid)];
+  const std::string& domain = c.config.domains[static_cast<std::size_t>(grid.domain)].id;
+  const auto block = c.blocks.find(domain);
+  if (block == c.blocks.end()) {
+    argument_error(kCall, c.ep_rank,
+                   "field '" + id + "': this client has no block of domain '" + domain +
+                       "' (call set_domain_block first)");
+  }
+  std::vector<std::int64_t> shape{block->second.ni, block->second.nj};
+  meaning = "(ni, nj) of this client's block of domain '" + domain + "'";
+  if (grid.axis >= 0) {
+    const xios_lite::AxisDef& axis = c.config.axes[static_cast<std::size_t>(grid.axis)];
+    shape.push_back(axis.n_glo);
+    meaning =
+        "(ni, nj, nk) of this client's block of domain '" + domain + "' and axis '" + axis.id + "'";
+  }
+  return shape;
+}
+
+// The number of values of a send with these extents; throws when they are
+// not those of the field's definition on this client.
+std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const double* data,
+                         int rank, const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_send_field";
+  if (rank < 1 || rank > 3 || extents == nullptr) {
+    argument_error(kCall, c.ep_rank,
+                   "field '" + field + "': array rank " + std::to_string(rank) +
+                       (extents == nullptr ? " with null extents" : " is not 2 or 3"));
+  }
+  const std::vector<std::int64_t> given(extents, extents + rank);
+  std::string meaning;
+  const std::vector<std::int64_t> expected = expected_shape(c, field, meaning);
+  if (given != expected) {
+    throw ep::Error(ep::ErrorKind::kCount, kCall, c.ep_rank,
+                    "field '" + field + "': array shape " + shape_string(given) +
+                        " does not match " + shape_string(expected) + " = " + meaning);
+  }
+  std::size_t n = 1;
+  for (const std::int64_t e : given) {
+    n *= static_cast<std::size_t>(e);
+  }
+  if (data == nullptr && n > 0) {
+    argument_error(kCall, c.ep_rank, "field '" + field + "': null data");
+  }
+  return n;
+}
+
+xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role) {
+  auto world = std::make_unique<xios_lite_world_s>();
+  world->world = xios_lite::split_world(comm, role);
+  return world.release();
+}
+
+}  // namespace
+
+extern "C" {
+
+int xios_lite_world_split(MPI_Comm world, int role, xios_lite_world_t* out) {
+  return guarded([&] {
+    checked(out, "xios_lite_world_split");
+    if (role != XIOS_LITE_ROLE_CLIENT && role != XIOS_LITE_ROLE_SERVER) {
+      argument_error("xios_lite_world_split", -1,
+                     "role " + std::to_string(role) + " is neither client (0) nor server (1)");
+    }
+    *out = split(
+        world, role == XIOS_LITE_ROLE_SERVER ? xios_lite::Role::kServer : xios_lite::Role::kClient);
+  });
+}
+
+int xios_lite_world_split_f(MPI_Fint world, int role, xios_lite_world_t* out) {
+  return xios_lite_world_split(MPI_Comm_f2c(world), role, out);
+}
+
+int xios_lite_world_split_last_ranks(MPI_Comm world, int n_servers, xios_lite_world_t* out) {
+  return guarded([&] {
+    checked(out, "xios_lite_world_split_last_ranks");
+    *out = split(world, xios_lite::role_of_last_ranks(world, n_servers));
+  });
+}
+
+int xios_lite_world_split_last_ranks_f(MPI_Fint world, int n_servers, xios_lite_world_t* out) {
+  return xios_lite_world_split_last_ranks(MPI_Comm_f2c(world), n_servers, out);
+}
+
+int xios_lite_world_role(xios_lite_world_t world, int* role) {
+  return guarded([&] {
+    const xios_lite_world_s& w = checked(world, "xios_lite_world_role");
+    checked(role, "xios_lite_world_role") =
+        w.world.role == xios_lite::Role::kServer ? XIOS_LITE_ROLE_SERVER : XIOS_LITE_ROLE_CLIENT;
+  });
+}
+
+int xios_lite_world_local(xios_lite_world_t world, MPI_Comm* local) {
+  return guarded([&] {
+    checked(local, "xios_lite_world_local") = checked(world, "xios_lite_world_local").world.local;
+  });
+}
+
+int xios_lite_world_local_f(xios_lite_world_t world, MPI_Fint* local) {
+  return guarded([&] {
+    checked(local, "xios_lite_world_local_f") =
+        MPI_Comm_c2f(checked(world, "xios_lite_world_local_f").world.local);
+  });
+}
+
+int xios_lite_world_free(xios_lite_world_t* world) {
+  return guarded([&] {
+    std::unique_ptr<xios_lite_world_s> w(checked(world, "xios_lite_world_free"));
+    *world = nullptr;
+    xios_lite::free_world(checked(w.get(), "xios_lite_world_free").world);
+  });
+}
+
+int xios_lite_run_server(xios_lite_world_t world, const char* config_path) {
+  return guarded([&] {
+    const xios_lite_world_s& w = checked(world, "xios_lite_run_server");
+    (void)xios_lite::run_server(
+        w.world, checked_string(config_path, "xios_lite_run_server", "config path", -1));
+  });
+}
+
+int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char* config_path,
+                            int mode, xios_lite_client_t* out) {
+  constexpr const char* kCall = "xios_lite_client_create";
+  return guarded([&] {
+    const ep::Communicator& ep_comm = checked(comm, kCall).comm;
+    const int rank = ep_comm.rank();
+    checked(out, kCall, rank);
+    const xios_lite_world_s& w = checked(world, kCall, rank);
+    const std::string path = checked_string(config_path, kCall, "config path", rank);
+    xios_lite::ClientOptions options;
+    switch (mode) {
+      case XIOS_LITE_MODE_ENDPOINTS:
+        options.mode = xios_lite::Mode::kEndpoints;
+        break;
+      case XIOS_LITE_MODE_FUNNELED:
+        options.mode = xios_lite::Mode::kFunneled;
+        break;
+      case XIOS_LITE_MODE_SYNCHRONOUS:
+        options.mode = xios_lite::Mode::kSynchronous;
+        break;
+      default:
+        // Every endpoint passes the same mode, so every one fails here alike.
+        argument_error(kCall, rank, "mode " + std::to_string(mode) + " is not 0, 1 or 2");
+    }
+    auto c = std::make_unique<xios_lite_client_s>();
+    c->ep_rank = rank;
+    c->mode = options.mode;
+    // The client parses the same file (and fails collectively on a bad one)
+    // before this copy is read for the shape checks.
+    c->client = std::make_unique<xios_lite::Client>(ep_comm, w.world, path, options);
+    c->config = xios_lite::parse_config(path);
+    *out = c.release();
+  });
+}
+
+int xios_lite_set_domain_block(xios_lite_client_t client, const char* domain_id, int ibegin, int ni,
+                               int jbegin, int nj) {
+  constexpr const char* kCall = "xios_lite_set_domain_block";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
+    const xios_lite::Block block{ibegin, ni, jbegin, nj};
+    c.client->set_domain_block(domain, block);
+    c.blocks[domain] = block;
+  });
+}
+
+int xios_lite_close_definition(xios_lite_client_t client) {
+  return guarded([&] { checked(client, "xios_lite_close_definition").client->close_definition(); });
+}
+
+int xios_lite_update_calendar(xios_lite_client_t client, int64_t step) {
+  return guarded(
+      [&] { checked(client, "xios_lite_update_calendar").client->update_calendar(step); });
+}
+
+int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
+                         const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_send_field";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
+    std::size_t n = 0;
+    try {
+      n = checked_size(c, field, data, rank, extents);
+    } catch (const ep::Error&) {
+      if (c.mode != xios_lite::Mode::kEndpoints) {
+        // In these modes send_field meets the process's other threads even
+        // when it fails, so that all of them fail together instead of the
+        // others waiting for this one: take part with no values (refused
+        // there too), then report this thread's own message.
+        try {
+          c.client->send_field(field, {});
+        } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+        }
+      }
+      throw;
+    }
+    c.client->send_field(field, std::span<const double>(data, n));
+  });
+}
+
+int xios_lite_finalise(xios_lite_client_t* client) {
+  return guarded([&] {
+    std::unique_ptr<xios_lite_client_s> c(checked(client, "xios_lite_finalise"));
+    *client = nullptr;
+    (void)checked(c.get(), "xios_lite_finalise").client->finalise();
+  });
+}
+
+int xios_lite_client_free(xios_lite_client_t* client) {
+  return guarded([&] {
+    std::unique_ptr<xios_lite_client_s> c(checked(client, "xios_lite_client_free"));
+    *client = nullptr;
+    checked(c.get(), "xios_lite_client_free");
+  });
+}
+
+const char* xios_lite_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"
