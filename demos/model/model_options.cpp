@@ -53,7 +53,7 @@ configuration file.
   --courant-y C          the same in y (default 1.3); lower levels move slower
   --transpose-every N    spectral round trip every N steps, 0: never (default 4)
   --solver-restart K     GCR(k) restart length (default 8)
-  --solver-tol T         GCR relative residual tolerance (default 1e-8)
+  --solver-tol T         GCR relative residual tolerance (default 1e-6)
   --progress-every N     progress line every N steps, 0: none (default 8)
   --quiet                no progress lines and no output report
   -h, --help             this text

@@ -37,7 +37,7 @@ struct ModelOptions {
   double courant_y = 1.3;
   int transpose_every = 4;  ///< spectral round trip every N steps (0: never)
   int solver_restart = 8;
-  double solver_tolerance = 1e-8;
+  double solver_tolerance = 1e-6;
   int progress_every = 8;  ///< progress line every N steps (0: none)
   bool quiet = false;      ///< no progress lines, no xios_lite report
   bool help = false;
