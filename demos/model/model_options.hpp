@@ -46,8 +46,9 @@ struct ModelOptions {
 /// The --help text.
 std::string model_usage();
 
-/// Parses argv. Throws std::invalid_argument naming the option for a bad
-/// value (an empty message for --help is not used: help sets `help`).
+/// Parses argv. --help or -h sets `help` (and stops parsing). Throws
+/// std::invalid_argument naming the option for an unknown option or a bad
+/// value.
 ModelOptions parse_model_options(int argc, char** argv);
 
 /// Threads of client process `process` (threads cycled).

@@ -14,6 +14,8 @@
 // regions for MPI and funneled ranks).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,7 +28,6 @@
 #include "collectives/halo.hpp"
 #include "collectives/solvers/gcr.hpp"
 #include "collectives/transpose.hpp"
-#include "ep/error.hpp"
 #include "model_options.hpp"
 #include "phase_timer.hpp"
 #include "xios_lite/client.hpp"
@@ -177,7 +178,6 @@ class ModelRank {
                             "step " + std::to_string(step) + ": GCR did not converge in " +
                                 std::to_string(solve.iterations) + " iterations");
       }
-      last_iterations_ = solve.iterations;
 
       out.update_calendar(step);
       timer.mark(Phase::kOutput);
@@ -295,7 +295,6 @@ class ModelRank {
   collectives::HaloPlan<C> halo_;
   collectives::TransposePlan<C, double> transpose_;
   std::array<std::vector<double>, kTracers> tracers_;
-  int last_iterations_ = 0;
 };
 
 }  // namespace model
