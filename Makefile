@@ -8,7 +8,7 @@
 #                 xios_lite is left out: Debian's parallel NetCDF is built for Open MPI)
 #   make tsan     TSan build (Clang + libomp) + the loopback tier
 #   make asan     ASan/UBSan build + every test (not part of CI)
-#   make demo     build + quick ping-pong demo, 2 processes x 2 threads
+#   make demo     build + mini hybrid model (output/) + quick ping-pong, 2 processes x 2 threads
 #   make bench    build + full benchmarks, JSON/CSV into bench-results/
 #   make format   clang-format -i on every project source
 #   make tidy     clang-tidy on the release build's compile_commands.json

@@ -1,0 +1,197 @@
+// mini_model: a small hybrid atmospheric model that uses every layer of the
+// project (see model_run.hpp for one step, model_options.hpp for the options
+// and docs/model.md). The last --servers MPI ranks are xios_lite output
+// servers; the other processes run the model with the chosen backend.
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "ep/communicator.hpp"
+#include "ep/error.hpp"
+#include "model_options.hpp"
+#include "model_run.hpp"
+#include "xios_lite/client.hpp"
+#include "xios_lite/config.hpp"
+#include "xios_lite/server.hpp"
+
+namespace {
+
+[[noreturn]] void fail(const std::string& where, const std::exception& e) {
+  std::fprintf(stderr, "mini_model: %s: %s\n", where.c_str(), e.what());
+  std::fflush(stderr);
+  // A rank that fails leaves its peers inside collectives: abort them all
+  // rather than let them hang.
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+/// The grid the configuration defines: domain "atm", levels of field q1.
+model::Grid grid_from_config(const std::string& path) {
+  const xios_lite::Config cfg = xios_lite::parse_config(path);
+  model::Grid g;
+  const auto domain = std::find_if(cfg.domains.begin(), cfg.domains.end(),
+                                   [](const xios_lite::DomainDef& d) { return d.id == "atm"; });
+  const int q1 = cfg.find_field("q1");
+  if (domain == cfg.domains.end() || q1 < 0) {
+    throw ep::Error(ep::ErrorKind::kArgument, "mini_model", -1,
+                    path + ": needs a domain 'atm' and a 3-D field 'q1'");
+  }
+  g.ni = domain->ni_glo;
+  g.nj = domain->nj_glo;
+  g.levels = cfg.levels(cfg.fields[static_cast<std::size_t>(q1)].grid);
+  g.timestep_s = static_cast<double>(cfg.calendar.timestep_seconds());
+  return g;
+}
+
+struct RunContext {
+  model::ModelOptions options;
+  model::Grid grid;
+  xios_lite::World world;
+  std::string config;
+};
+
+/// One model rank from definition to finalise. Collective over all ranks of
+/// `comm` and all output clients.
+template <collectives::Communicator C>
+void run_rank(const C& comm, const ep::Communicator& endpoint, const RunContext& ctx) {
+  const bool lead = comm.rank() == 0;
+  xios_lite::ClientOptions client_options;
+  client_options.mode = ctx.options.output == model::OutputMode::kEndpoints
+                            ? xios_lite::Mode::kEndpoints
+                            : xios_lite::Mode::kFunneled;
+  client_options.print_report = !ctx.options.quiet;
+  xios_lite::Client out(endpoint, ctx.world, ctx.config, client_options);
+  model::ModelRank<C> model(comm, ctx.grid, ctx.options);
+  if (lead) {
+    const auto layout = model.layout();
+    std::printf(
+        "mini_model: %d x %d x %d grid, %d tracers, %d model ranks (%s backend, %d x %d "
+        "subdomains), halo width %d, xios_lite %s output, %d server process(es)\n",
+        ctx.grid.ni, ctx.grid.nj, ctx.grid.levels, model::kTracers, comm.size(),
+        model::backend_name(ctx.options.backend), layout[0], layout[1], model.halo_width(),
+        model::output_mode_name(ctx.options.output), ctx.world.server_processes);
+    std::fflush(stdout);
+  }
+  out.set_domain_block("atm", model.block());
+  out.close_definition();
+  const auto mass0 = model.total_mass();
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::PhaseTimer timer = model.run(out, lead && !ctx.options.quiet);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto mass1 = model.total_mass();
+  const model::PhaseSummary summary = model::summarise_phases(comm, timer, wall);
+  (void)out.finalise();  // EP rank 0 prints the servers' report
+  if (lead) {
+    std::printf("\n# tracer mass (sum over all cells)\n%-6s %22s %22s %12s\n", "tracer", "initial",
+                "final", "rel. change");
+    for (int t = 0; t < model::kTracers; ++t) {
+      const double a = mass0[static_cast<std::size_t>(t)];
+      const double b = mass1[static_cast<std::size_t>(t)];
+      std::printf("q%-5d %22.15e %22.15e %12.3e\n", t + 1, a, b, (b - a) / a);
+    }
+    model::print_phase_table(stdout, summary, ctx.options.steps);
+    std::printf("\nNetCDF output in %s:\n", std::filesystem::current_path().c_str());
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(".")) {
+      if (entry.path().extension() == ".nc") files.push_back(entry.path().filename().string());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) std::printf("  %s\n", f.c_str());
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  RunContext ctx;
+  try {
+    // Every rank parses the same argv, so every rank takes the same branch.
+    ctx.options = model::parse_model_options(argc, argv);
+  } catch (const std::exception& e) {
+    if (world_rank == 0) {
+      std::fprintf(stderr, "mini_model: %s\n\n%s", e.what(), model::model_usage().c_str());
+    }
+    MPI_Finalize();
+    return 2;
+  }
+  if (ctx.options.help) {
+    if (world_rank == 0) std::fputs(model::model_usage().c_str(), stdout);
+    MPI_Finalize();
+    return 0;
+  }
+  if (provided < MPI_THREAD_MULTIPLE) {
+    if (world_rank == 0) std::fprintf(stderr, "mini_model: MPI_THREAD_MULTIPLE is not available\n");
+    MPI_Finalize();
+    return 2;
+  }
+  try {
+    ctx.config = std::filesystem::absolute(ctx.options.config).string();
+    std::error_code ec;
+    std::filesystem::create_directories(ctx.options.output_dir, ec);  // every rank: no race
+    std::filesystem::current_path(ctx.options.output_dir);
+    ctx.grid = grid_from_config(ctx.config);
+    ctx.world = xios_lite::split_world(
+        MPI_COMM_WORLD, xios_lite::role_of_last_ranks(MPI_COMM_WORLD, ctx.options.servers));
+  } catch (const std::exception& e) {
+    fail("rank " + std::to_string(world_rank) + ": setup", e);
+  }
+
+  if (ctx.world.role == xios_lite::Role::kServer) {
+    try {
+      (void)xios_lite::run_server(ctx.world, ctx.config);
+    } catch (const std::exception& e) {
+      fail("server rank " + std::to_string(world_rank), e);
+    }
+  } else {
+    int process = 0;
+    MPI_Comm_rank(ctx.world.local, &process);
+    const int threads = model::threads_of_process(ctx.options, process);
+    try {
+      if (ctx.options.backend == model::Backend::kEp) {
+        std::vector<ep::Communicator> eps;
+#pragma omp parallel num_threads(threads) default(none) shared(eps, ctx, threads, world_rank)
+        {
+#pragma omp single
+          eps = ep::create_endpoints(ctx.world.local, threads);
+          ep::Communicator& endpoint = eps[static_cast<std::size_t>(omp_get_thread_num())];
+          try {
+            run_rank(collectives::EpComm(endpoint), endpoint, ctx);
+          } catch (const std::exception& e) {
+            fail("ep rank " + std::to_string(endpoint.rank()), e);
+          }
+          endpoint.free();
+        }
+      } else {
+        // One endpoint per process for the output: the master thread is the
+        // process's only MPI caller, as in a funneled model.
+        std::vector<ep::Communicator> eps = ep::create_endpoints(ctx.world.local, 1);
+        if (ctx.options.backend == model::Backend::kMpi) {
+          run_rank(collectives::MpiComm(ctx.world.local), eps[0], ctx);
+        } else {
+          run_rank(collectives::FunneledComm(ctx.world.local, threads), eps[0], ctx);
+        }
+        eps[0].free();
+      }
+    } catch (const std::exception& e) {
+      fail("process " + std::to_string(process), e);
+    }
+  }
+  xios_lite::free_world(ctx.world);
+  MPI_Finalize();
+  return 0;
+}
