@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev                    # tests, benchmarks
   clang-format clang-tidy
   python3
+  python3-matplotlib
 )
 
 if [[ "${EP_SKIP_DEPS:-0}" == "1" ]]; then
