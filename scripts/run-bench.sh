@@ -65,6 +65,8 @@ json.dump({
 PY
 
 run_bench ep_pingpong 2 demos/bench/ep_pingpong "$@"
+# Tracing off vs on (docs/ep.md, "Tracing"): one process, two EP threads.
+run_bench trace_overhead 1 demos/bench/trace_overhead
 run_bench ep_collectives $((2 * threads)) demos/bench/ep_collectives --threads "$threads"
 # Kernels of collectives/: one launch per layout, EP 1 x T against T MPI
 # processes and EP 2 x T against 2T (docs/collectives.md).

@@ -7,6 +7,7 @@
 
 #include "collective/nonblocking_registry.hpp"
 #include "ep/error.hpp"
+#include "trace/recorder.hpp"
 
 namespace ep::detail {
 
@@ -69,6 +70,7 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
   check_mpi(MPI_Comm_dup(process_comm, &internal_comm_), kCall, -1);
   check_mpi(MPI_Comm_set_errhandler(internal_comm_, MPI_ERRORS_RETURN), kCall, -1);
   if (!single_process()) team_.set_idle([this] { drain(-1); });
+  trace_comm_created(*this);
 }
 
 CommState::~CommState() {
@@ -96,6 +98,7 @@ void CommState::free_endpoint(int thread, int ep_rank) {
     }
     check_mpi(MPI_Comm_free(&internal_comm_), "ep::Communicator::free", ep_rank);
     if (owns_parent_) check_mpi(MPI_Comm_free(&parent_), "ep::Communicator::free", ep_rank);
+    trace_comm_released();
   }
 }
 

@@ -20,6 +20,7 @@
 #include "p2p/intra_process.hpp"
 #include "p2p/matching_engine.hpp"
 #include "p2p/request_state.hpp"
+#include "trace/recorder.hpp"
 
 namespace ep {
 
@@ -98,6 +99,8 @@ std::shared_ptr<RequestState> start_send(const Communicator& self, const char* c
   const TypedBuffer data{buf, count, datatype,
                          check_send_args(self, call, count, datatype, dest, tag)};
   if (dest == MPI_PROC_NULL) return nullptr;
+  if (trace_on()) [[unlikely]]
+    trace_send(comm, rank, self.local_thread(), dest, data.bytes());
 
   const Location to = comm.rank_map().locate(dest);
   const bool synchronous = mode == SendMode::kSynchronous;
@@ -179,6 +182,7 @@ void PointToPoint<Self>::send(const void* buf, int count, MPI_Datatype datatype,
                               int tag) const {
   constexpr const char* kCall = "ep::send";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   Request request(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
   wait(request);
 }
@@ -188,6 +192,7 @@ void PointToPoint<Self>::ssend(const void* buf, int count, MPI_Datatype datatype
                                int tag) const {
   constexpr const char* kCall = "ep::ssend";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   Request request(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
   wait(request);
 }
@@ -197,6 +202,7 @@ Request PointToPoint<Self>::isend(const void* buf, int count, MPI_Datatype datat
                                   int tag) const {
   constexpr const char* kCall = "ep::isend";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   return started_send(via,
                       start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
 }
@@ -206,6 +212,7 @@ Request PointToPoint<Self>::issend(const void* buf, int count, MPI_Datatype data
                                    int tag) const {
   constexpr const char* kCall = "ep::issend";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   return started_send(
       via, start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
 }
@@ -215,6 +222,7 @@ Status PointToPoint<Self>::recv(void* buf, int count, MPI_Datatype datatype, int
                                 int tag) const {
   constexpr const char* kCall = "ep::recv";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, count);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   Request request(start_recv(via, kCall, buf, count, datatype, source, tag));
   return wait(request);
 }
@@ -224,6 +232,7 @@ Request PointToPoint<Self>::irecv(void* buf, int count, MPI_Datatype datatype, i
                                   int tag) const {
   constexpr const char* kCall = "ep::irecv";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, count);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   return Request(start_recv(via, kCall, buf, count, datatype, source, tag));
 }
 
@@ -234,6 +243,7 @@ Status PointToPoint<Self>::sendrecv(const void* sendbuf, int sendcount, MPI_Data
   constexpr const char* kCall = "ep::sendrecv";
   self().p2p_route(kCall, PeerRole::kDestination, dest, sendtag, sendcount);
   const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, recvtag, recvcount);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   // The send arguments are checked before the receive is posted: a posted
   // receive may match at once, and a failed call must consume nothing.
   check_send_args(via, kCall, sendcount, sendtype, dest, sendtag);
@@ -252,6 +262,7 @@ Status PointToPoint<Self>::sendrecv_replace(void* buf, int count, MPI_Datatype d
   constexpr const char* kCall = "ep::sendrecv_replace";
   self().p2p_route(kCall, PeerRole::kDestination, dest, sendtag, count);
   const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, recvtag, count);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   check_count(count, kCall, via.rank());
   // The outgoing data is packed aside first; MPI lets a packed message match
   // any receive whose type signature equals the packed items.
@@ -266,6 +277,7 @@ template <class Self>
 std::optional<Status> PointToPoint<Self>::iprobe(int source, int tag) const {
   constexpr const char* kCall = "ep::iprobe";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, 0);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   if (check_probe_args(via, kCall, source, tag)) return proc_null_status();
   Status status;
   if (find_unexpected(via, source, tag, Removal::kKeep, &status)) return status;
@@ -274,6 +286,8 @@ std::optional<Status> PointToPoint<Self>::iprobe(int source, int tag) const {
 
 template <class Self>
 Status PointToPoint<Self>::probe(int source, int tag) const {
+  const Communicator& via = self().p2p_route("ep::probe", PeerRole::kSource, source, tag, 0);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   Backoff backoff;
   while (true) {
     if (auto status = iprobe(source, tag)) return *status;
@@ -285,6 +299,7 @@ template <class Self>
 std::optional<Message> PointToPoint<Self>::improbe(int source, int tag) const {
   constexpr const char* kCall = "ep::improbe";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, 0);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   if (check_probe_args(via, kCall, source, tag)) {
     return Message(nullptr, via.state(), via.local_thread(), proc_null_status());
   }
@@ -296,6 +311,8 @@ std::optional<Message> PointToPoint<Self>::improbe(int source, int tag) const {
 
 template <class Self>
 Message PointToPoint<Self>::mprobe(int source, int tag) const {
+  const Communicator& via = self().p2p_route("ep::mprobe", PeerRole::kSource, source, tag, 0);
+  const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   Backoff backoff;
   while (true) {
     if (auto message = improbe(source, tag)) return std::move(*message);

@@ -13,6 +13,7 @@
 #include "ep/request.hpp"
 #include "p2p/inter_process.hpp"
 #include "p2p/request_state.hpp"
+#include "trace/recorder.hpp"
 
 namespace ep {
 
@@ -21,6 +22,22 @@ namespace {
 using detail::Phase;
 using detail::RequestState;
 using detail::test_mpi;
+
+// The traced time of waiting on `request`: collective time for a nonblocking
+// collective's request (it advances by `progress`), point-to-point otherwise.
+detail::TraceScope traced_wait(const RequestState& request) {
+  return {request.progress ? detail::TraceKind::kCollective : detail::TraceKind::kP2p,
+          *request.comm, request.owner_rank, request.owner_thread};
+}
+
+// The same for a set of requests, named by its first active one.
+detail::TraceScope traced_waits(std::span<Request> requests) {
+  if (!detail::trace_on()) return {};
+  for (const Request& r : requests) {
+    if (!r.is_null()) return traced_wait(*r.state());
+  }
+  return {};
+}
 
 // True once the operation is complete. Owner thread only.
 bool poll(RequestState& request) {
@@ -98,6 +115,7 @@ void fill_status(std::span<Status> statuses, std::size_t i, const Status& value)
 
 Status wait(Request& request) {
   if (request.is_null()) return Status{};
+  const detail::TraceScope traced = traced_wait(*request.state());
   detail::Backoff backoff;
   StallWatch watch;
   while (!poll(*request.state())) {
@@ -112,6 +130,7 @@ bool test(Request& request, Status* status) {
     if (status != nullptr) *status = Status{};
     return true;
   }
+  const detail::TraceScope traced = traced_wait(*request.state());
   if (!poll(*request.state())) return false;
   const Status result = finish(request);
   if (status != nullptr) *status = result;
@@ -122,6 +141,7 @@ void wait_all(std::span<Request> requests, std::span<Status> statuses) {
   // Wait in turn: each wait also drains, so the others progress meanwhile.
   // Every request is finished even when one fails; the first error is rethrown.
   std::exception_ptr first_error;
+  const detail::TraceScope traced = traced_waits(requests);
   for (std::size_t i = 0; i < requests.size(); ++i) {
     try {
       fill_status(statuses, i, wait(requests[i]));
@@ -156,6 +176,7 @@ std::optional<int> test_any(std::span<Request> requests, Status* status) {
 }
 
 int wait_any(std::span<Request> requests, Status* status) {
+  const detail::TraceScope traced = traced_waits(requests);
   detail::Backoff backoff;
   while (true) {
     if (auto index = test_any(requests, status)) return *index;
@@ -176,6 +197,7 @@ std::vector<int> test_some(std::span<Request> requests, std::vector<Status>* sta
 }
 
 std::vector<int> wait_some(std::span<Request> requests, std::vector<Status>* statuses) {
+  const detail::TraceScope traced = traced_waits(requests);
   detail::Backoff backoff;
   while (true) {
     bool any_active = false;

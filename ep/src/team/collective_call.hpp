@@ -19,6 +19,7 @@
 #include "datatype.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
+#include "trace/recorder.hpp"
 
 namespace ep::detail {
 
@@ -35,6 +36,9 @@ struct CollectiveCall {
   int thread;  // local thread index
   int rank;    // EP rank
   const char* name;
+  /// Times the collective for tracing, from begin_collective until the
+  /// caller's CollectiveCall goes out of scope (copies do not time).
+  TraceScope traced{};
 
   /// The endpoint that talks MPI for its process (local thread 0).
   [[nodiscard]] bool leader() const noexcept { return thread == 0; }
