@@ -6,9 +6,10 @@
 #
 #   BUILD_DIR=build/release bash scripts/run-demo.sh [extra mini_model options]
 #
-# EP_TRACE (default output/trace) is passed to every process: an ep build with
-# communication tracing writes its per-rank JSON there; without it the
-# variable is ignored.
+# EP_TRACE (default output/trace) switches on the endpoint layer's
+# communication tracing for the model: one JSON per process, drawn by
+# scripts/plot_trace.py into output/pictures/ (communication matrix,
+# message-size classes, time split per rank), whose paths are printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/mpi-env.sh
@@ -30,7 +31,10 @@ mkdir -p "$EP_TRACE"
 # 2 model processes x 2 threads + 1 server process (the last rank).
 OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" ep_mpiexec -n 3 -x OMP_NUM_THREADS -x EP_TRACE \
   "$model" --config demos/model/model_iodef.xml --output-dir output "$@"
-echo "run-demo: model output in output/, trace (if enabled) in $EP_TRACE/"
+echo "run-demo: model output in output/, trace in $EP_TRACE/"
+# plot_trace.py finds Debian's matplotlib itself (python3-matplotlib).
+python3 scripts/plot_trace.py "$EP_TRACE" --out output/pictures --title "mini_model"
+unset EP_TRACE  # the ping-pong below is not traced (it would overwrite the model's files)
 
 out="$build_dir/demo-results"
 mkdir -p "$out"
