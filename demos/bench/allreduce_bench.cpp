@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
@@ -78,17 +79,11 @@ struct AllreduceCall {
 
 int main(int argc, char** argv) {
   bench::kernels::Options options;
-  std::string usage =
-      std::string("usage: mpiexec -n N ") + kBench + " [options]\n" + bench::kernels::kSharedUsage;
-  if (auto stop = bench::start(argc, argv, kBench, usage.c_str(), [&] {
-        options = bench::kernels::parse_options(argc, argv, kBench);
-      })) {
-    return *stop;
-  }
+  if (auto stop = bench::kernels::start(argc, argv, kBench, options)) return *stop;
   bench::run_or_abort(kBench, [&] {
     bench::kernels::Harness harness(options, MPI_COMM_WORLD);
     std::vector<std::string> algorithms = {"library", "recdbl", "reck3", "reck4", "reck8"};
-    std::erase_if(algorithms, [&](const std::string& a) { return !harness.selected_algorithm(a); });
+    algorithms = harness.selected_algorithms(std::move(algorithms));
     const std::vector<std::size_t> sizes =
         options.quick ? std::vector<std::size_t>{8, 4096, 1 << 20}
                       : std::vector<std::size_t>{8, 64, 512, 4096, 32768, 262144, 1 << 20};

@@ -11,6 +11,7 @@
 // best ring<k> and auto at or below library; ep at or below funneled.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/alltoallv.hpp"
@@ -69,20 +70,14 @@ std::vector<std::size_t> block_sizes(bool quick) {
 
 int main(int argc, char** argv) {
   bench::kernels::Options options;
-  std::string usage =
-      std::string("usage: mpiexec -n N ") + kBench + " [options]\n" + bench::kernels::kSharedUsage;
-  if (auto stop = bench::start(argc, argv, kBench, usage.c_str(), [&] {
-        options = bench::kernels::parse_options(argc, argv, kBench);
-      })) {
-    return *stop;
-  }
+  if (auto stop = bench::kernels::start(argc, argv, kBench, options)) return *stop;
   bench::run_or_abort(kBench, [&] {
     bench::kernels::Harness harness(options, MPI_COMM_WORLD);
     const int n = harness.world_size();
     std::vector<std::string> algorithms = {"library", "burst", "pairwise", "bruck"};
     for (int k = 1; k < std::max(2, n); ++k) algorithms.push_back("ring" + std::to_string(k));
     algorithms.push_back("auto");
-    std::erase_if(algorithms, [&](const std::string& a) { return !harness.selected_algorithm(a); });
+    algorithms = harness.selected_algorithms(std::move(algorithms));
     const std::vector<std::size_t> sizes = block_sizes(options.quick);
     bench::Report report(kBench);
     if (harness.world_rank() == 0) {

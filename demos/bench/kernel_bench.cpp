@@ -3,7 +3,11 @@
 #include "kernel_bench.hpp"
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench_cli.hpp"
 #include "machine.hpp"
@@ -76,6 +80,13 @@ Options parse_options(int argc, char** argv, std::string_view bench) {
   return opt;
 }
 
+std::optional<int> start(int& argc, char**& argv, const char* name, Options& options) {
+  const std::string usage =
+      std::string("usage: mpiexec -n N ") + name + " [options]\n" + kSharedUsage;
+  return ::bench::start(argc, argv, name, usage.c_str(),
+                        [&] { options = parse_options(argc, argv, name); });
+}
+
 Harness::Harness(const Options& options, MPI_Comm world)
     : options_(options), world_(world), repetitions_(options.repetitions) {
   check_mpi(MPI_Comm_rank(world_, &rank_), "MPI_Comm_rank");
@@ -120,6 +131,11 @@ bool Harness::selected(Backend backend) const {
 
 bool Harness::selected_algorithm(std::string_view name) const {
   return bench::selected(options_.algorithms, name);
+}
+
+std::vector<std::string> Harness::selected_algorithms(std::vector<std::string> algorithms) const {
+  std::erase_if(algorithms, [&](const std::string& a) { return !selected_algorithm(a); });
+  return algorithms;
 }
 
 void Harness::slowest_to_root(std::vector<double>& seconds, MPI_Comm comm) {

@@ -60,6 +60,11 @@ extern const char* const kSharedUsage;
 /// for --help) as bench::start expects.
 Options parse_options(int argc, char** argv, std::string_view bench);
 
+/// bench::start for a kernel benchmark: the usage is the benchmark's line and
+/// kSharedUsage, the options go to `options`. Returns the exit code when the
+/// program must stop now, std::nullopt to go on.
+std::optional<int> start(int& argc, char**& argv, const char* name, Options& options);
+
 /// A barrier on any backend (the library's allreduce of one int). Collective.
 template <collectives::Communicator C>
 void barrier(const C& comm) {
@@ -109,6 +114,9 @@ class Harness {
   [[nodiscard]] int kernel_ranks(Backend backend) const;
   [[nodiscard]] bool selected(Backend backend) const;
   [[nodiscard]] bool selected_algorithm(std::string_view name) const;
+  /// `algorithms` less those --algorithms leaves out, in order.
+  [[nodiscard]] std::vector<std::string> selected_algorithms(
+      std::vector<std::string> algorithms) const;
   [[nodiscard]] int repetitions() const noexcept { return repetitions_; }
 
   /// Measures `setup(comm)()` on `backend` (setup returns the callable of one

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/transpose.hpp"
@@ -59,19 +60,13 @@ struct RoundTrip {
 
 int main(int argc, char** argv) {
   bench::kernels::Options options;
-  std::string usage =
-      std::string("usage: mpiexec -n N ") + kBench + " [options]\n" + bench::kernels::kSharedUsage;
-  if (auto stop = bench::start(argc, argv, kBench, usage.c_str(), [&] {
-        options = bench::kernels::parse_options(argc, argv, kBench);
-      })) {
-    return *stop;
-  }
+  if (auto stop = bench::kernels::start(argc, argv, kBench, options)) return *stop;
   bench::run_or_abort(kBench, [&] {
     bench::kernels::Harness harness(options, MPI_COMM_WORLD);
     const int n = harness.world_size();
     std::vector<std::string> algorithms = {"library", "burst", "pairwise",
                                            "bruck",   "ring1", "auto"};
-    std::erase_if(algorithms, [&](const std::string& a) { return !harness.selected_algorithm(a); });
+    algorithms = harness.selected_algorithms(std::move(algorithms));
     const std::vector<int> edges =
         options.quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128};
     std::vector<std::size_t> sizes;
