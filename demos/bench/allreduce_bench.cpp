@@ -102,14 +102,9 @@ int main(int argc, char** argv) {
           bench::Record record;
           record.test = "allreduce";
           record.bytes = bytes;
-          harness.measure(
-              backend, algorithm, record,
-              [&](const auto& comm) {
-                using C = std::remove_cvref_t<decltype(comm)>;
-                auto state = std::make_shared<AllreduceCall<C>>(comm, bytes / sizeof(double), o);
-                return [state] { state->call(); };
-              },
-              report);
+          harness.measure(backend, algorithm, record,
+                          bench::kernels::setup_calls<AllreduceCall>(bytes / sizeof(double), o),
+                          report);
         }
       }
     }
@@ -119,17 +114,11 @@ int main(int argc, char** argv) {
         algorithms, sizes);
     std::printf("# targets (t_avg ratios of this run)\n");
     for (const Backend backend : bench::kernels::kBackends) {
-      const std::string b = bench::kernels::backend_name(backend);
-      std::vector<std::string> reck;
-      for (const std::string& a : algorithms) {
-        if (a.starts_with("reck")) reck.push_back(b + "." + a);
-      }
-      bench::kernels::print_best_target(report, "allreduce", reck, b + ".reck<best k>",
-                                        b + ".recdbl", 1.0, sizes);
+      bench::kernels::print_family_target(report, "allreduce",
+                                          bench::kernels::backend_name(backend), algorithms, "reck",
+                                          "recdbl", 1.0, sizes);
     }
-    bench::kernels::print_ep_vs_funneled(report, "allreduce", algorithms, sizes);
-    bench::print_load(stdout, "end");
-    bench::kernels::write_results(report, options);
+    bench::kernels::finish_report(report, "allreduce", algorithms, sizes, options);
   });
   MPI_Finalize();
   return 0;

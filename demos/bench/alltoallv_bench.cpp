@@ -98,14 +98,8 @@ int main(int argc, char** argv) {
           bench::Record record;
           record.test = "alltoallv";
           record.bytes = bytes;
-          harness.measure(
-              backend, algorithm, record,
-              [&](const auto& comm) {
-                using C = std::remove_cvref_t<decltype(comm)>;
-                auto state = std::make_shared<AlltoallvCall<C>>(comm, block, choice);
-                return [state] { state->call(); };
-              },
-              report);
+          harness.measure(backend, algorithm, record,
+                          bench::kernels::setup_calls<AlltoallvCall>(block, choice), report);
         }
       }
     }
@@ -115,17 +109,11 @@ int main(int argc, char** argv) {
     std::printf("# targets (t_avg ratios of this run)\n");
     for (const Backend backend : bench::kernels::kBackends) {
       const std::string b = bench::kernels::backend_name(backend);
-      std::vector<std::string> rings;
-      for (const std::string& a : algorithms) {
-        if (a.starts_with("ring")) rings.push_back(b + "." + a);
-      }
-      bench::kernels::print_best_target(report, "alltoallv", rings, b + ".ring<best k>",
-                                        b + ".library", 1.0, sizes);
+      bench::kernels::print_family_target(report, "alltoallv", b, algorithms, "ring", "library",
+                                          1.0, sizes);
       bench::kernels::print_target(report, "alltoallv", b + ".auto", b + ".library", 1.0, sizes);
     }
-    bench::kernels::print_ep_vs_funneled(report, "alltoallv", algorithms, sizes);
-    bench::print_load(stdout, "end");
-    bench::kernels::write_results(report, options);
+    bench::kernels::finish_report(report, "alltoallv", algorithms, sizes, options);
   });
   MPI_Finalize();
   return 0;

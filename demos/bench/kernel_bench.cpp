@@ -242,4 +242,25 @@ void write_results(const Report& report, const Options& options) {
   std::printf("# results: %s %s\n", options.json.c_str(), options.csv.c_str());
 }
 
+void print_family_target(const Report& report, std::string_view test, std::string_view backend,
+                         const std::vector<std::string>& algorithms, std::string_view family,
+                         std::string_view reference, double factor,
+                         const std::vector<std::size_t>& sizes) {
+  const std::string b(backend);
+  std::vector<std::string> candidates;
+  for (const std::string& a : algorithms) {
+    if (a.starts_with(family)) candidates.push_back(b + "." + a);
+  }
+  print_best_target(report, test, candidates, b + "." + std::string(family) + "<best k>",
+                    b + "." + std::string(reference), factor, sizes);
+}
+
+void finish_report(const Report& report, std::string_view test,
+                   const std::vector<std::string>& algorithms,
+                   const std::vector<std::size_t>& sizes, const Options& options) {
+  print_ep_vs_funneled(report, test, algorithms, sizes);
+  print_load(stdout, "end");
+  write_results(report, options);
+}
+
 }  // namespace bench::kernels

@@ -26,9 +26,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench_mpi.hpp"
@@ -97,6 +99,17 @@ Timing time_calls(const C& comm, Op& op, int repetitions) {
     s = (MPI_Wtime() - start) / static_cast<double>(t.iterations);
   }
   return t;
+}
+
+/// A Setup for Harness::measure: builds one Call<C>(comm, args...) per point
+/// (args copied) and returns the callable that runs its call().
+template <template <class> class Call, class... Args>
+auto setup_calls(Args... args) {
+  return [args...](const auto& comm) {
+    using C = std::remove_cvref_t<decltype(comm)>;
+    auto state = std::make_shared<Call<C>>(comm, args...);
+    return [state] { state->call(); };
+  };
 }
 
 class Harness {
@@ -212,6 +225,20 @@ std::string fastest_mode(const Report& report, std::string_view test,
 void print_ep_vs_funneled(const Report& report, std::string_view test,
                           const std::vector<std::string>& algorithms,
                           const std::vector<std::size_t>& sizes);
+
+/// For `backend`: print_best_target with the algorithms whose names start
+/// with `family` as candidates (shown as "<backend>.<family><best k>")
+/// against "<backend>.<reference>".
+void print_family_target(const Report& report, std::string_view test, std::string_view backend,
+                         const std::vector<std::string>& algorithms, std::string_view family,
+                         std::string_view reference, double factor,
+                         const std::vector<std::size_t>& sizes);
+
+/// The end every kernel benchmark shares (world rank 0): the ep vs funneled
+/// targets, the load average and the JSON / CSV files.
+void finish_report(const Report& report, std::string_view test,
+                   const std::vector<std::string>& algorithms,
+                   const std::vector<std::size_t>& sizes, const Options& options);
 
 /// Writes JSON and CSV where the options say.
 void write_results(const Report& report, const Options& options);

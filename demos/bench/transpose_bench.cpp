@@ -95,14 +95,8 @@ int main(int argc, char** argv) {
           record.test = "transpose";
           record.bytes = sizes[s];
           const int edge = edges[s];
-          harness.measure(
-              backend, algorithm, record,
-              [&](const auto& comm) {
-                using C = std::remove_cvref_t<decltype(comm)>;
-                auto state = std::make_shared<RoundTrip<C>>(comm, edge, choice);
-                return [state] { state->call(); };
-              },
-              report);
+          harness.measure(backend, algorithm, record,
+                          bench::kernels::setup_calls<RoundTrip>(edge, choice), report);
         }
       }
     }
@@ -113,9 +107,7 @@ int main(int argc, char** argv) {
         sizes);
     std::printf("# targets (t_avg ratios of this run)\n");
     bench::kernels::print_target(report, "transpose", "ep.auto", "mpi.auto", 0.8, sizes);
-    bench::kernels::print_ep_vs_funneled(report, "transpose", algorithms, sizes);
-    bench::print_load(stdout, "end");
-    bench::kernels::write_results(report, options);
+    bench::kernels::finish_report(report, "transpose", algorithms, sizes, options);
   });
   MPI_Finalize();
   return 0;
