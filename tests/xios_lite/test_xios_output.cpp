@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "ep/collectives.hpp"
 #include "ep_test.hpp"
@@ -91,17 +93,23 @@ void expect_no_errors(const xios_test::Outcome& o) {
   EXPECT_EQ(o.server_error, "");
 }
 
-// A run of simple_model for `steps` steps without the x field, on `servers`
-// servers (0: every process a client) in `mode`.
-xios_test::RunSpec simple_run(const std::string& cfg, int servers, Mode mode, int steps) {
+// A run of `model` on `servers` servers (0: every process a client) in `mode`.
+xios_test::RunSpec run_spec(
+    const std::string& cfg, int servers, Mode mode,
+    std::function<void(xios_lite::Client&, const ep::Communicator&)> model) {
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers;
   spec.mode = mode;
-  spec.model = [steps](xios_lite::Client& c, const ep::Communicator& comm) {
-    simple_model(c, comm, steps, false);
-  };
+  spec.model = std::move(model);
   return spec;
+}
+
+// A run of simple_model for `steps` steps without the x field.
+xios_test::RunSpec simple_run(const std::string& cfg, int servers, Mode mode, int steps) {
+  return run_spec(cfg, servers, mode, [steps](xios_lite::Client& c, const ep::Communicator& comm) {
+    simple_model(c, comm, steps, false);
+  });
 }
 
 // The expected contents of a (record, level, j, i) variable of `steps` instant records.
@@ -168,11 +176,7 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
   auto sample = [](long s, int j, int i) {
     return static_cast<double>((s * 7) % 5) * 1.5 + j * 0.5 - i;
   };
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode_for(servers);
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+  const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     c.set_domain_block("dom", b);
     c.close_definition();
@@ -191,8 +195,7 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
     }
     (void)c.finalise();
   };
-  const auto outcome = xios_test::run(spec);
-  expect_no_errors(outcome);
+  expect_no_errors(xios_test::run(run_spec(cfg, servers, mode_for(servers), model)));
   if (is_reader()) {
     const std::string path = dir + "/ops.nc";
     std::vector<double> avg, mn, mx, sum, inst;
@@ -395,11 +398,7 @@ TEST(XiosOutput, ReportsAtFinalise) {
   std::mutex mutex;
   xios_lite::Report report;
   int endpoints = 0;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode_for(servers);
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+  const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     c.set_domain_block("dom", b);
     c.close_definition();
@@ -414,8 +413,7 @@ TEST(XiosOutput, ReportsAtFinalise) {
       report = r;
     }
   };
-  const auto outcome = xios_test::run(spec);
-  expect_no_errors(outcome);
+  expect_no_errors(xios_test::run(run_spec(cfg, servers, mode_for(servers), model)));
   if (is_reader()) {
     const double data_bytes = 3.0 * kLevels * kNj * kNi * sizeof(double);
     EXPECT_EQ(report.mode, servers > 0 ? "ep" : "synchronous");
