@@ -40,6 +40,7 @@
 namespace {
 
 using bench::kernels::Backend;
+using bench::kernels::kBackends;
 using collectives::HaloAlgorithm;
 
 constexpr const char* kBenchName = "halo_bench";
@@ -94,7 +95,6 @@ struct Point {
 
 constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
                                  HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
-constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
 
 std::string mode_of(Backend b, HaloAlgorithm a) {
   return std::string(bench::kernels::backend_name(b)) + "." +

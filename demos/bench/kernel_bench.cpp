@@ -14,18 +14,6 @@
 
 namespace bench::kernels {
 
-const char* backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::kEp:
-      return "ep";
-    case Backend::kMpi:
-      return "mpi";
-    case Backend::kFunneled:
-      return "funneled";
-  }
-  return "?";
-}
-
 const char* const kSharedUsage =
     "  --threads T        threads per process of ep and funneled (default 2; the process\n"
     "                     count N must be a multiple of T: ep and funneled use N/T processes)\n"

@@ -37,13 +37,10 @@
 #include "bench_report.hpp"
 #include "collectives/communicator.hpp"
 #include "ep/ep.hpp"
+#include "kernel_backend.hpp"
 #include "machine.hpp"
 
 namespace bench::kernels {
-
-enum class Backend { kEp, kMpi, kFunneled };
-inline constexpr Backend kBackends[] = {Backend::kEp, Backend::kMpi, Backend::kFunneled};
-const char* backend_name(Backend backend);
 
 struct Options {
   int threads = 2;

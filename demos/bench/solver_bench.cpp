@@ -34,6 +34,7 @@
 namespace {
 
 using bench::kernels::Backend;
+using bench::kernels::kBackends;
 using collectives::HaloAlgorithm;
 using collectives::solvers::SolveResult;
 
@@ -79,7 +80,6 @@ Options parse(int argc, char** argv) {
 
 constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
                                  HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
-constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
 constexpr std::array kParts{"", "_halo", "_allreduce", "_compute"};
 
 std::string mode_of(Backend b, HaloAlgorithm a) {
