@@ -197,6 +197,21 @@ class Harness {
   std::vector<ep::Communicator> endpoints_;
 };
 
+/// The main of a kernel benchmark: start() with `options`, then
+/// `body(harness, options)` (collective over the world) under
+/// bench::run_or_abort, then MPI_Finalize. Returns the exit code.
+template <class Body>
+int run_main(int& argc, char**& argv, const char* name, Body&& body) {
+  Options options;
+  if (auto stop = start(argc, argv, name, options)) return *stop;
+  ::bench::run_or_abort(name, [&] {
+    Harness harness(options, MPI_COMM_WORLD);
+    body(harness, static_cast<const Options&>(options));
+  });
+  MPI_Finalize();
+  return 0;
+}
+
 // ---- reporting (world rank 0) ----
 
 /// One table per backend: a column per algorithm, a row per size, the ratio
