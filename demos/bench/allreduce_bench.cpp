@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
@@ -77,65 +78,45 @@ struct AllreduceCall {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::kernels::Options options;
-  std::string usage =
-      std::string("usage: mpiexec -n N ") + kBench + " [options]\n" + bench::kernels::kSharedUsage;
-  if (auto stop = bench::start(argc, argv, kBench, usage.c_str(), [&] {
-        options = bench::kernels::parse_options(argc, argv, kBench);
-      })) {
-    return *stop;
-  }
-  bench::run_or_abort(kBench, [&] {
-    bench::kernels::Harness harness(options, MPI_COMM_WORLD);
-    std::vector<std::string> algorithms = {"library", "recdbl", "reck3", "reck4", "reck8"};
-    std::erase_if(algorithms, [&](const std::string& a) { return !harness.selected_algorithm(a); });
-    const std::vector<std::size_t> sizes =
-        options.quick ? std::vector<std::size_t>{8, 4096, 1 << 20}
-                      : std::vector<std::size_t>{8, 64, 512, 4096, 32768, 262144, 1 << 20};
-    bench::Report report(kBench);
-    if (harness.world_rank() == 0) {
-      std::printf("# %s: %d processes; ep %d x %d threads, mpi %d x 1, funneled %d x %d\n", kBench,
-                  harness.world_size(), harness.processes(), harness.threads(),
-                  harness.world_size(), harness.processes(), harness.threads());
-      bench::print_load(stdout, "start");
-    }
-    for (const std::size_t bytes : sizes) {
-      for (const std::string& algorithm : algorithms) {
-        const collectives::AllreduceOptions o = parse_algorithm(algorithm);
-        for (const Backend backend : bench::kernels::kBackends) {
-          if (!harness.selected(backend)) continue;
-          bench::Record record;
-          record.test = "allreduce";
-          record.bytes = bytes;
-          harness.measure(
-              backend, algorithm, record,
-              [&](const auto& comm) {
-                using C = std::remove_cvref_t<decltype(comm)>;
-                auto state = std::make_shared<AllreduceCall<C>>(comm, bytes / sizeof(double), o);
-                return [state] { state->call(); };
-              },
-              report);
+  return bench::kernels::run_main(
+      argc, argv, kBench,
+      [](bench::kernels::Harness& harness, const bench::kernels::Options& options) {
+        std::vector<std::string> algorithms = {"library", "recdbl", "reck3", "reck4", "reck8"};
+        algorithms = harness.selected_algorithms(std::move(algorithms));
+        const std::vector<std::size_t> sizes =
+            options.quick ? std::vector<std::size_t>{8, 4096, 1 << 20}
+                          : std::vector<std::size_t>{8, 64, 512, 4096, 32768, 262144, 1 << 20};
+        bench::Report report(kBench);
+        if (harness.world_rank() == 0) {
+          std::printf("# %s: %d processes; ep %d x %d threads, mpi %d x 1, funneled %d x %d\n",
+                      kBench, harness.world_size(), harness.processes(), harness.threads(),
+                      harness.world_size(), harness.processes(), harness.threads());
+          bench::print_load(stdout, "start");
         }
-      }
-    }
-    if (harness.world_rank() != 0) return;
-    bench::kernels::print_backend_tables(
-        report, "allreduce", "allreduce: MPI_SUM of doubles; bytes = the vector; t = per call",
-        algorithms, sizes);
-    std::printf("# targets (t_avg ratios of this run)\n");
-    for (const Backend backend : bench::kernels::kBackends) {
-      const std::string b = bench::kernels::backend_name(backend);
-      std::vector<std::string> reck;
-      for (const std::string& a : algorithms) {
-        if (a.starts_with("reck")) reck.push_back(b + "." + a);
-      }
-      bench::kernels::print_best_target(report, "allreduce", reck, b + ".reck<best k>",
-                                        b + ".recdbl", 1.0, sizes);
-    }
-    bench::kernels::print_ep_vs_funneled(report, "allreduce", algorithms, sizes);
-    bench::print_load(stdout, "end");
-    bench::kernels::write_results(report, options);
-  });
-  MPI_Finalize();
-  return 0;
+        for (const std::size_t bytes : sizes) {
+          for (const std::string& algorithm : algorithms) {
+            const collectives::AllreduceOptions o = parse_algorithm(algorithm);
+            for (const Backend backend : bench::kernels::kBackends) {
+              if (!harness.selected(backend)) continue;
+              bench::Record record;
+              record.test = "allreduce";
+              record.bytes = bytes;
+              harness.measure(backend, algorithm, record,
+                              bench::kernels::setup_calls<AllreduceCall>(bytes / sizeof(double), o),
+                              report);
+            }
+          }
+        }
+        if (harness.world_rank() != 0) return;
+        bench::kernels::print_backend_tables(
+            report, "allreduce", "allreduce: MPI_SUM of doubles; bytes = the vector; t = per call",
+            algorithms, sizes);
+        std::printf("# targets (t_avg ratios of this run)\n");
+        for (const Backend backend : bench::kernels::kBackends) {
+          bench::kernels::print_family_target(report, "allreduce",
+                                              bench::kernels::backend_name(backend), algorithms,
+                                              "reck", "recdbl", 1.0, sizes);
+        }
+        bench::kernels::finish_report(report, "allreduce", algorithms, sizes, options);
+      });
 }

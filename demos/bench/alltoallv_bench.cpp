@@ -11,6 +11,7 @@
 // best ring<k> and auto at or below library; ep at or below funneled.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/alltoallv.hpp"
@@ -68,70 +69,52 @@ std::vector<std::size_t> block_sizes(bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::kernels::Options options;
-  std::string usage =
-      std::string("usage: mpiexec -n N ") + kBench + " [options]\n" + bench::kernels::kSharedUsage;
-  if (auto stop = bench::start(argc, argv, kBench, usage.c_str(), [&] {
-        options = bench::kernels::parse_options(argc, argv, kBench);
-      })) {
-    return *stop;
-  }
-  bench::run_or_abort(kBench, [&] {
-    bench::kernels::Harness harness(options, MPI_COMM_WORLD);
-    const int n = harness.world_size();
-    std::vector<std::string> algorithms = {"library", "burst", "pairwise", "bruck"};
-    for (int k = 1; k < std::max(2, n); ++k) algorithms.push_back("ring" + std::to_string(k));
-    algorithms.push_back("auto");
-    std::erase_if(algorithms, [&](const std::string& a) { return !harness.selected_algorithm(a); });
-    const std::vector<std::size_t> sizes = block_sizes(options.quick);
-    bench::Report report(kBench);
-    if (harness.world_rank() == 0) {
-      std::printf("# %s: %d processes; ep %d x %d threads, mpi %d x 1, funneled %d x %d\n", kBench,
-                  n, harness.processes(), harness.threads(), n, harness.processes(),
-                  harness.threads());
-      bench::print_load(stdout, "start");
-    }
-    for (const std::size_t bytes : sizes) {
-      for (const std::string& algorithm : algorithms) {
-        const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(algorithm);
-        for (const Backend backend : bench::kernels::kBackends) {
-          if (!harness.selected(backend)) continue;
-          const int threads = harness.threads();
-          const int per_worker = static_cast<int>(bytes / sizeof(double));
-          const int block =
-              backend == Backend::kFunneled ? per_worker * threads * threads : per_worker;
-          bench::Record record;
-          record.test = "alltoallv";
-          record.bytes = bytes;
-          harness.measure(
-              backend, algorithm, record,
-              [&](const auto& comm) {
-                using C = std::remove_cvref_t<decltype(comm)>;
-                auto state = std::make_shared<AlltoallvCall<C>>(comm, block, choice);
-                return [state] { state->call(); };
-              },
-              report);
+  return bench::kernels::run_main(
+      argc, argv, kBench,
+      [](bench::kernels::Harness& harness, const bench::kernels::Options& options) {
+        const int n = harness.world_size();
+        std::vector<std::string> algorithms = {"library", "burst", "pairwise", "bruck"};
+        for (int k = 1; k < std::max(2, n); ++k) algorithms.push_back("ring" + std::to_string(k));
+        algorithms.push_back("auto");
+        algorithms = harness.selected_algorithms(std::move(algorithms));
+        const std::vector<std::size_t> sizes = block_sizes(options.quick);
+        bench::Report report(kBench);
+        if (harness.world_rank() == 0) {
+          std::printf("# %s: %d processes; ep %d x %d threads, mpi %d x 1, funneled %d x %d\n",
+                      kBench, n, harness.processes(), harness.threads(), n, harness.processes(),
+                      harness.threads());
+          bench::print_load(stdout, "start");
         }
-      }
-    }
-    if (harness.world_rank() != 0) return;
-    bench::kernels::print_backend_tables(
-        report, "alltoallv", "alltoallv: bytes = one block; t = time per call", algorithms, sizes);
-    std::printf("# targets (t_avg ratios of this run)\n");
-    for (const Backend backend : bench::kernels::kBackends) {
-      const std::string b = bench::kernels::backend_name(backend);
-      std::vector<std::string> rings;
-      for (const std::string& a : algorithms) {
-        if (a.starts_with("ring")) rings.push_back(b + "." + a);
-      }
-      bench::kernels::print_best_target(report, "alltoallv", rings, b + ".ring<best k>",
-                                        b + ".library", 1.0, sizes);
-      bench::kernels::print_target(report, "alltoallv", b + ".auto", b + ".library", 1.0, sizes);
-    }
-    bench::kernels::print_ep_vs_funneled(report, "alltoallv", algorithms, sizes);
-    bench::print_load(stdout, "end");
-    bench::kernels::write_results(report, options);
-  });
-  MPI_Finalize();
-  return 0;
+        for (const std::size_t bytes : sizes) {
+          for (const std::string& algorithm : algorithms) {
+            const collectives::AlltoallvChoice choice =
+                collectives::parse_alltoallv_choice(algorithm);
+            for (const Backend backend : bench::kernels::kBackends) {
+              if (!harness.selected(backend)) continue;
+              const int threads = harness.threads();
+              const int per_worker = static_cast<int>(bytes / sizeof(double));
+              const int block =
+                  backend == Backend::kFunneled ? per_worker * threads * threads : per_worker;
+              bench::Record record;
+              record.test = "alltoallv";
+              record.bytes = bytes;
+              harness.measure(backend, algorithm, record,
+                              bench::kernels::setup_calls<AlltoallvCall>(block, choice), report);
+            }
+          }
+        }
+        if (harness.world_rank() != 0) return;
+        bench::kernels::print_backend_tables(report, "alltoallv",
+                                             "alltoallv: bytes = one block; t = time per call",
+                                             algorithms, sizes);
+        std::printf("# targets (t_avg ratios of this run)\n");
+        for (const Backend backend : bench::kernels::kBackends) {
+          const std::string b = bench::kernels::backend_name(backend);
+          bench::kernels::print_family_target(report, "alltoallv", b, algorithms, "ring", "library",
+                                              1.0, sizes);
+          bench::kernels::print_target(report, "alltoallv", b + ".auto", b + ".library", 1.0,
+                                       sizes);
+        }
+        bench::kernels::finish_report(report, "alltoallv", algorithms, sizes, options);
+      });
 }

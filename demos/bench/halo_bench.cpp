@@ -40,6 +40,7 @@
 namespace {
 
 using bench::kernels::Backend;
+using bench::kernels::kBackends;
 using collectives::HaloAlgorithm;
 
 constexpr const char* kBenchName = "halo_bench";
@@ -69,36 +70,17 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
-      return argv[++i];
-    };
-    if (arg == "--threads") {
-      o.threads = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--quick") {
-      o.quick = true;
-    } else if (arg == "--block") {
-      o.block = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--wide") {
-      o.wide = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--wide-block") {
-      o.wide_block = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--iters") {
-      o.iterations = static_cast<long>(bench::parse_count(arg, value()));
-    } else if (arg == "--reps") {
-      o.repetitions = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--json") {
-      o.json = value();
-    } else if (arg == "--csv") {
-      o.csv = value();
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument("");
-    } else {
-      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
-    }
-  }
+  bench::OptionParser parser;
+  parser.count("--threads", o.threads)
+      .flag("--quick", o.quick)
+      .count("--block", o.block)
+      .count("--wide", o.wide)
+      .count("--wide-block", o.wide_block)
+      .count("--iters", o.iterations)
+      .count("--reps", o.repetitions)
+      .text("--json", o.json)
+      .text("--csv", o.csv);
+  parser.parse(argc, argv);
   if (o.iterations == 0) o.iterations = o.quick ? 20 : 200;
   if (o.repetitions == 0) o.repetitions = o.quick ? 3 : 10;
   return o;
@@ -113,7 +95,6 @@ struct Point {
 
 constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
                                  HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
-constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
 
 std::string mode_of(Backend b, HaloAlgorithm a) {
   return std::string(bench::kernels::backend_name(b)) + "." +

@@ -3,24 +3,16 @@
 #include "kernel_bench.hpp"
 
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench_cli.hpp"
 #include "machine.hpp"
 
 namespace bench::kernels {
-
-const char* backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::kEp:
-      return "ep";
-    case Backend::kMpi:
-      return "mpi";
-    case Backend::kFunneled:
-      return "funneled";
-  }
-  return "?";
-}
 
 const char* const kSharedUsage =
     "  --threads T        threads per process of ep and funneled (default 2; the process\n"
@@ -76,6 +68,13 @@ Options parse_options(int argc, char** argv, std::string_view bench) {
   return opt;
 }
 
+std::optional<int> start(int& argc, char**& argv, const char* name, Options& options) {
+  const std::string usage =
+      std::string("usage: mpiexec -n N ") + name + " [options]\n" + kSharedUsage;
+  return ::bench::start(argc, argv, name, usage.c_str(),
+                        [&] { options = parse_options(argc, argv, name); });
+}
+
 Harness::Harness(const Options& options, MPI_Comm world)
     : options_(options), world_(world), repetitions_(options.repetitions) {
   check_mpi(MPI_Comm_rank(world_, &rank_), "MPI_Comm_rank");
@@ -120,6 +119,11 @@ bool Harness::selected(Backend backend) const {
 
 bool Harness::selected_algorithm(std::string_view name) const {
   return bench::selected(options_.algorithms, name);
+}
+
+std::vector<std::string> Harness::selected_algorithms(std::vector<std::string> algorithms) const {
+  std::erase_if(algorithms, [&](const std::string& a) { return !selected_algorithm(a); });
+  return algorithms;
 }
 
 void Harness::slowest_to_root(std::vector<double>& seconds, MPI_Comm comm) {
@@ -224,6 +228,27 @@ void write_results(const Report& report, const Options& options) {
   if (!options.json.empty()) report.write_json(options.json);
   if (!options.csv.empty()) report.write_csv(options.csv);
   std::printf("# results: %s %s\n", options.json.c_str(), options.csv.c_str());
+}
+
+void print_family_target(const Report& report, std::string_view test, std::string_view backend,
+                         const std::vector<std::string>& algorithms, std::string_view family,
+                         std::string_view reference, double factor,
+                         const std::vector<std::size_t>& sizes) {
+  const std::string b(backend);
+  std::vector<std::string> candidates;
+  for (const std::string& a : algorithms) {
+    if (a.starts_with(family)) candidates.push_back(b + "." + a);
+  }
+  print_best_target(report, test, candidates, b + "." + std::string(family) + "<best k>",
+                    b + "." + std::string(reference), factor, sizes);
+}
+
+void finish_report(const Report& report, std::string_view test,
+                   const std::vector<std::string>& algorithms,
+                   const std::vector<std::size_t>& sizes, const Options& options) {
+  print_ep_vs_funneled(report, test, algorithms, sizes);
+  print_load(stdout, "end");
+  write_results(report, options);
 }
 
 }  // namespace bench::kernels

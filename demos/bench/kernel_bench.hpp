@@ -26,22 +26,21 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench_mpi.hpp"
 #include "bench_report.hpp"
 #include "collectives/communicator.hpp"
 #include "ep/ep.hpp"
+#include "kernel_backend.hpp"
 #include "machine.hpp"
 
 namespace bench::kernels {
-
-enum class Backend { kEp, kMpi, kFunneled };
-inline constexpr Backend kBackends[] = {Backend::kEp, Backend::kMpi, Backend::kFunneled};
-const char* backend_name(Backend backend);
 
 struct Options {
   int threads = 2;
@@ -59,6 +58,11 @@ extern const char* const kSharedUsage;
 /// Parses the shared options; throws std::invalid_argument (empty message
 /// for --help) as bench::start expects.
 Options parse_options(int argc, char** argv, std::string_view bench);
+
+/// bench::start for a kernel benchmark: the usage is the benchmark's line and
+/// kSharedUsage, the options go to `options`. Returns the exit code when the
+/// program must stop now, std::nullopt to go on.
+std::optional<int> start(int& argc, char**& argv, const char* name, Options& options);
 
 /// A barrier on any backend (the library's allreduce of one int). Collective.
 template <collectives::Communicator C>
@@ -94,6 +98,17 @@ Timing time_calls(const C& comm, Op& op, int repetitions) {
   return t;
 }
 
+/// A Setup for Harness::measure: builds one Call<C>(comm, args...) per point
+/// (args copied) and returns the callable that runs its call().
+template <template <class> class Call, class... Args>
+auto setup_calls(Args... args) {
+  return [args...](const auto& comm) {
+    using C = std::remove_cvref_t<decltype(comm)>;
+    auto state = std::make_shared<Call<C>>(comm, args...);
+    return [state] { state->call(); };
+  };
+}
+
 class Harness {
  public:
   Harness(const Options& options, MPI_Comm world);
@@ -109,6 +124,9 @@ class Harness {
   [[nodiscard]] int kernel_ranks(Backend backend) const;
   [[nodiscard]] bool selected(Backend backend) const;
   [[nodiscard]] bool selected_algorithm(std::string_view name) const;
+  /// `algorithms` less those --algorithms leaves out, in order.
+  [[nodiscard]] std::vector<std::string> selected_algorithms(
+      std::vector<std::string> algorithms) const;
   [[nodiscard]] int repetitions() const noexcept { return repetitions_; }
 
   /// Measures `setup(comm)()` on `backend` (setup returns the callable of one
@@ -179,6 +197,21 @@ class Harness {
   std::vector<ep::Communicator> endpoints_;
 };
 
+/// The main of a kernel benchmark: start() with `options`, then
+/// `body(harness, options)` (collective over the world) under
+/// bench::run_or_abort, then MPI_Finalize. Returns the exit code.
+template <class Body>
+int run_main(int& argc, char**& argv, const char* name, Body&& body) {
+  Options options;
+  if (auto stop = start(argc, argv, name, options)) return *stop;
+  ::bench::run_or_abort(name, [&] {
+    Harness harness(options, MPI_COMM_WORLD);
+    body(harness, static_cast<const Options&>(options));
+  });
+  MPI_Finalize();
+  return 0;
+}
+
 // ---- reporting (world rank 0) ----
 
 /// One table per backend: a column per algorithm, a row per size, the ratio
@@ -204,6 +237,20 @@ std::string fastest_mode(const Report& report, std::string_view test,
 void print_ep_vs_funneled(const Report& report, std::string_view test,
                           const std::vector<std::string>& algorithms,
                           const std::vector<std::size_t>& sizes);
+
+/// For `backend`: print_best_target with the algorithms whose names start
+/// with `family` as candidates (shown as "<backend>.<family><best k>")
+/// against "<backend>.<reference>".
+void print_family_target(const Report& report, std::string_view test, std::string_view backend,
+                         const std::vector<std::string>& algorithms, std::string_view family,
+                         std::string_view reference, double factor,
+                         const std::vector<std::size_t>& sizes);
+
+/// The end every kernel benchmark shares (world rank 0): the ep vs funneled
+/// targets, the load average and the JSON / CSV files.
+void finish_report(const Report& report, std::string_view test,
+                   const std::vector<std::string>& algorithms,
+                   const std::vector<std::size_t>& sizes, const Options& options);
 
 /// Writes JSON and CSV where the options say.
 void write_results(const Report& report, const Options& options);

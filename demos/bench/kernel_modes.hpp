@@ -32,22 +32,9 @@
 #include "bench_mpi.hpp"
 #include "collectives/communicator.hpp"
 #include "ep/ep.hpp"
+#include "kernel_backend.hpp"
 
 namespace bench::kernels {
-
-enum class Backend { kEp, kMpi, kFunneled };
-
-inline const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::kEp:
-      return "ep";
-    case Backend::kMpi:
-      return "mpi";
-    case Backend::kFunneled:
-      return "funneled";
-  }
-  return "?";
-}
 
 class KernelModes {
  public:

@@ -71,42 +71,19 @@ struct Options {
 Options parse_options(int argc, char** argv) {
   Options o;
   o.threads = omp_get_max_threads();
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        throw std::invalid_argument(arg + " needs a value");
-      }
-      return argv[++i];
-    };
-    if (arg == "--threads") {
-      o.threads = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--steps") {
-      o.steps = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--fields") {
-      o.fields = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--size") {
-      o.size = static_cast<std::size_t>(bench::parse_count(arg, value()));
-    } else if (arg == "--compute-us") {
-      o.compute_us = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--reps") {
-      o.reps = static_cast<int>(bench::parse_count(arg, value()));
-    } else if (arg == "--modes") {
-      o.modes = bench::parse_list(arg, value(), kModeNames);
-    } else if (arg == "--report") {
-      o.report = true;
-    } else if (arg == "--dir") {
-      o.dir = value();
-    } else if (arg == "--json") {
-      o.json = value();
-    } else if (arg == "--csv") {
-      o.csv = value();
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument("");
-    } else {
-      throw std::invalid_argument("unknown option " + arg);
-    }
-  }
+  bench::OptionParser parser;
+  parser.count("--threads", o.threads)
+      .count("--steps", o.steps)
+      .count("--fields", o.fields)
+      .count("--size", o.size)
+      .count("--compute-us", o.compute_us)
+      .count("--reps", o.reps)
+      .list("--modes", kModeNames, o.modes)
+      .flag("--report", o.report)
+      .text("--dir", o.dir)
+      .text("--json", o.json)
+      .text("--csv", o.csv);
+  parser.parse(argc, argv);
   return o;
 }
 

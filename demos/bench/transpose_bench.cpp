@@ -13,6 +13,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/transpose.hpp"
@@ -58,70 +59,54 @@ struct RoundTrip {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::kernels::Options options;
-  std::string usage =
-      std::string("usage: mpiexec -n N ") + kBench + " [options]\n" + bench::kernels::kSharedUsage;
-  if (auto stop = bench::start(argc, argv, kBench, usage.c_str(), [&] {
-        options = bench::kernels::parse_options(argc, argv, kBench);
-      })) {
-    return *stop;
-  }
-  bench::run_or_abort(kBench, [&] {
-    bench::kernels::Harness harness(options, MPI_COMM_WORLD);
-    const int n = harness.world_size();
-    std::vector<std::string> algorithms = {"library", "burst", "pairwise",
-                                           "bruck",   "ring1", "auto"};
-    std::erase_if(algorithms, [&](const std::string& a) { return !harness.selected_algorithm(a); });
-    const std::vector<int> edges =
-        options.quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128};
-    std::vector<std::size_t> sizes;
-    for (const int e : edges) {
-      sizes.push_back(static_cast<std::size_t>(e) * static_cast<std::size_t>(e) * kLevels *
-                      sizeof(double) / static_cast<std::size_t>(n));
-    }
-    bench::Report report(kBench);
-    if (harness.world_rank() == 0) {
-      const auto ep = shape_for(harness.kernel_ranks(Backend::kEp), 1);
-      const auto fun = shape_for(harness.kernel_ranks(Backend::kFunneled), 1);
-      std::printf(
-          "# %s: %d processes; ep and mpi on a %d x %d grid, funneled on %d x %d (x %d "
-          "threads); fields L x L x %d doubles, L = ",
-          kBench, n, ep.cx, ep.cy, fun.cx, fun.cy, harness.threads(), kLevels);
-      for (const int e : edges) std::printf("%d ", e);
-      std::printf("\n");
-      bench::print_load(stdout, "start");
-    }
-    for (std::size_t s = 0; s < edges.size(); ++s) {
-      for (const std::string& algorithm : algorithms) {
-        const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(algorithm);
-        for (const Backend backend : bench::kernels::kBackends) {
-          if (!harness.selected(backend)) continue;
-          bench::Record record;
-          record.test = "transpose";
-          record.bytes = sizes[s];
-          const int edge = edges[s];
-          harness.measure(
-              backend, algorithm, record,
-              [&](const auto& comm) {
-                using C = std::remove_cvref_t<decltype(comm)>;
-                auto state = std::make_shared<RoundTrip<C>>(comm, edge, choice);
-                return [state] { state->call(); };
-              },
-              report);
+  return bench::kernels::run_main(
+      argc, argv, kBench,
+      [](bench::kernels::Harness& harness, const bench::kernels::Options& options) {
+        const int n = harness.world_size();
+        std::vector<std::string> algorithms = {"library", "burst", "pairwise",
+                                               "bruck",   "ring1", "auto"};
+        algorithms = harness.selected_algorithms(std::move(algorithms));
+        const std::vector<int> edges =
+            options.quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128};
+        std::vector<std::size_t> sizes;
+        for (const int e : edges) {
+          sizes.push_back(static_cast<std::size_t>(e) * static_cast<std::size_t>(e) * kLevels *
+                          sizeof(double) / static_cast<std::size_t>(n));
         }
-      }
-    }
-    if (harness.world_rank() != 0) return;
-    bench::kernels::print_backend_tables(
-        report, "transpose",
-        "transpose: bytes = field per worker; t = forward + backward round trip", algorithms,
-        sizes);
-    std::printf("# targets (t_avg ratios of this run)\n");
-    bench::kernels::print_target(report, "transpose", "ep.auto", "mpi.auto", 0.8, sizes);
-    bench::kernels::print_ep_vs_funneled(report, "transpose", algorithms, sizes);
-    bench::print_load(stdout, "end");
-    bench::kernels::write_results(report, options);
-  });
-  MPI_Finalize();
-  return 0;
+        bench::Report report(kBench);
+        if (harness.world_rank() == 0) {
+          const auto ep = shape_for(harness.kernel_ranks(Backend::kEp), 1);
+          const auto fun = shape_for(harness.kernel_ranks(Backend::kFunneled), 1);
+          std::printf(
+              "# %s: %d processes; ep and mpi on a %d x %d grid, funneled on %d x %d (x %d "
+              "threads); fields L x L x %d doubles, L = ",
+              kBench, n, ep.cx, ep.cy, fun.cx, fun.cy, harness.threads(), kLevels);
+          for (const int e : edges) std::printf("%d ", e);
+          std::printf("\n");
+          bench::print_load(stdout, "start");
+        }
+        for (std::size_t s = 0; s < edges.size(); ++s) {
+          for (const std::string& algorithm : algorithms) {
+            const collectives::AlltoallvChoice choice =
+                collectives::parse_alltoallv_choice(algorithm);
+            for (const Backend backend : bench::kernels::kBackends) {
+              if (!harness.selected(backend)) continue;
+              bench::Record record;
+              record.test = "transpose";
+              record.bytes = sizes[s];
+              const int edge = edges[s];
+              harness.measure(backend, algorithm, record,
+                              bench::kernels::setup_calls<RoundTrip>(edge, choice), report);
+            }
+          }
+        }
+        if (harness.world_rank() != 0) return;
+        bench::kernels::print_backend_tables(
+            report, "transpose",
+            "transpose: bytes = field per worker; t = forward + backward round trip", algorithms,
+            sizes);
+        std::printf("# targets (t_avg ratios of this run)\n");
+        bench::kernels::print_target(report, "transpose", "ep.auto", "mpi.auto", 0.8, sizes);
+        bench::kernels::finish_report(report, "transpose", algorithms, sizes, options);
+      });
 }

@@ -37,6 +37,14 @@ double difference(const SolveResult& mine, const SolveResult& serial) {
   return diff / scale;
 }
 
+/// `problem` on one rank: the same domain, not split.
+template <class Problem>
+Problem undivided(Problem problem) {
+  problem.decomposition =
+      collectives::Decomposition::even(problem.decomposition.ni, problem.decomposition.nj, 1, 1);
+  return problem;
+}
+
 void expect_time_split(const SolveResult& r, const char* what) {
   EXPECT_GE(r.halo_seconds, 0.0) << what;
   EXPECT_GE(r.allreduce_seconds, 0.0) << what;
@@ -52,9 +60,7 @@ TEST(CollectivesSolvers, GcrMatchesSerialAndIsReproducible) {
     options.restart = 6;
     options.tolerance = 1e-10;
     const auto serial_comm = comm.split(comm.rank(), 0);
-    auto serial_problem = problem;
-    serial_problem.decomposition =
-        collectives::Decomposition::even(problem.decomposition.ni, problem.decomposition.nj, 1, 1);
+    const auto serial_problem = undivided(problem);
     const SolveResult serial = collectives::solvers::gcr(serial_comm, serial_problem, options);
     EXPECT_TRUE(serial.converged);
     for (const auto halo : {HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor}) {
@@ -78,9 +84,7 @@ TEST(CollectivesSolvers, CgMatchesSerialAndIsReproducible) {
     problem.decomposition = collectives_test::uneven_decomposition(comm.size(), false, false);
     problem.levels = 6;
     const auto serial_comm = comm.split(comm.rank(), 0);
-    auto serial_problem = problem;
-    serial_problem.decomposition =
-        collectives::Decomposition::even(problem.decomposition.ni, problem.decomposition.nj, 1, 1);
+    const auto serial_problem = undivided(problem);
     for (const auto pre : {collectives::solvers::CgPreconditioner::kSymmetricGaussSeidel,
                            collectives::solvers::CgPreconditioner::kJacobi}) {
       collectives::solvers::CgOptions options;
@@ -110,9 +114,7 @@ TEST(CollectivesSolvers, GcrWithRecursiveKAllreduceMatchesSerial) {
     collectives::solvers::GcrOptions options;
     options.tolerance = 1e-10;
     const auto serial_comm = comm.split(comm.rank(), 0);
-    auto serial_problem = problem;
-    serial_problem.decomposition =
-        collectives::Decomposition::even(problem.decomposition.ni, problem.decomposition.nj, 1, 1);
+    const auto serial_problem = undivided(problem);
     const SolveResult serial = collectives::solvers::gcr(serial_comm, serial_problem, options);
     for (const int radix : {2, 3}) {
       const collectives::solvers::AlgorithmGlobalSum sum{

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "ep/communicator.hpp"
+#include "model_field.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
-namespace {
-double value(int step, int j, int i) { return step * 1000.0 + j * 10.0 + i; }
-}  // namespace
+using xios_test::model_field::kNi;
+using xios_test::model_field::kNj;
 
 int main(int argc, char** argv) {
   int provided = 0;
@@ -28,8 +28,6 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const std::string cfg = argv[1];
-  constexpr int kNi = 16;
-  constexpr int kNj = 8;
   constexpr int kSteps = 3;
   int failed = 0;
   xios_lite::World world = xios_lite::split_world(MPI_COMM_WORLD, xios_lite::Role::kClient);
@@ -49,13 +47,7 @@ int main(int argc, char** argv) {
       client.close_definition();
       for (int s = 1; s <= kSteps; ++s) {
         client.update_calendar(s);
-        std::vector<double> v;
-        for (int j = j0; j < j1; ++j) {
-          for (int i = 0; i < kNi; ++i) {
-            v.push_back(value(s, j, i));
-          }
-        }
-        client.send_field("t", v);
+        client.send_field("t", xios_test::model_field::rows(s, j0, j1));
       }
       (void)client.finalise();
     } catch (const std::exception& e) {
@@ -77,14 +69,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "mpmd_model: cannot read t from minimal_out.nc\n");
         failed = 1;
       } else {
-        std::size_t n = 0;
-        for (int s = 1; s <= kSteps; ++s) {
-          for (int j = 0; j < kNj; ++j) {
-            for (int i = 0; i < kNi; ++i) {
-              failed += got[n++] != value(s, j, i) ? 1 : 0;
-            }
-          }
-        }
+        failed += xios_test::model_field::mismatches(got, kSteps);
         nc_close(nc);
         std::printf("mpmd_model: %s\n", failed == 0 ? "file read back exactly" : "values differ");
       }

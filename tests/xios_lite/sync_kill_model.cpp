@@ -19,15 +19,15 @@
 #include <vector>
 
 #include "ep/communicator.hpp"
+#include "model_field.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
 namespace {
 
-constexpr int kNi = 16;
-constexpr int kNj = 8;
+using xios_test::model_field::kNi;
+using xios_test::model_field::kNj;
 constexpr int kSynced = 4;  // steps written and synced before the kill
-double value(int step, int j, int i) { return step * 1000.0 + j * 10.0 + i; }
 
 int check(const std::string& path) {
   int nc = -1;
@@ -50,14 +50,7 @@ int check(const std::string& path) {
   const std::size_t start[3] = {0, 0, 0};
   const std::size_t count[3] = {kSynced, kNj, kNi};
   int bad = nc_get_vara_double(nc, var, start, count, got.data()) == NC_NOERR ? 0 : 1;
-  std::size_t n = 0;
-  for (int s = 1; s <= kSynced; ++s) {
-    for (int j = 0; j < kNj; ++j) {
-      for (int i = 0; i < kNi; ++i) {
-        bad += got[n++] != value(s, j, i) ? 1 : 0;
-      }
-    }
-  }
+  bad += xios_test::model_field::mismatches(got, kSynced);
   nc_close(nc);
   std::printf("sync_kill_model: %s: %zu records, the %d synced ones %s\n", path.c_str(), records,
               kSynced, bad == 0 ? "read back exactly" : "differ");
@@ -103,13 +96,7 @@ int main(int argc, char** argv) {
     client.close_definition();
     for (int s = 1; s <= kSynced + 1; ++s) {
       client.update_calendar(s);
-      std::vector<double> v;
-      for (int j = j0; j < j1; ++j) {
-        for (int i = 0; i < kNi; ++i) {
-          v.push_back(value(s, j, i));
-        }
-      }
-      client.send_field("t", v);
+      client.send_field("t", xios_test::model_field::rows(s, j0, j1));
     }
     // Step kSynced+1 pushes out step kSynced's record; give the server time
     // to write and sync it, then crash without finalising.

@@ -63,6 +63,42 @@ std::string config_text(const std::string& dir) {
 )";
 }
 
+// The last rank serves `cfg`; every other process makes an endpoint per
+// thread and runs `client(world, comm, j0, nj)` on each, rows j0 .. j0 + nj
+// of the domain being that endpoint's block. Frees the endpoints and the
+// world, then waits for every process. A failed split is a fatal failure.
+template <class Client>
+void run_clients_and_server(const std::string& cfg, Client&& client) {
+  xios_lite_world_t world = nullptr;
+  ASSERT_EQ(xios_lite_world_split_last_ranks(MPI_COMM_WORLD, 1, &world), EP_OK)
+      << xios_lite_last_error();
+  int role = -1;
+  EXPECT_EQ(xios_lite_world_role(world, &role), EP_OK);
+  if (role == XIOS_LITE_ROLE_SERVER) {
+    EXPECT_EQ(xios_lite_run_server(world, cfg.c_str()), EP_OK) << xios_lite_last_error();
+  } else {
+    MPI_Comm local = MPI_COMM_NULL;
+    EXPECT_EQ(xios_lite_world_local(world, &local), EP_OK);
+    std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
+#pragma omp parallel
+    {
+#pragma omp single
+      EXPECT_EQ(ep_create_endpoints(local, omp_get_num_threads(), comms.data()), EP_OK);
+      ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
+      int rank = 0;
+      int size = 1;
+      ep_comm_rank(comm, &rank);
+      ep_comm_size(comm, &size);
+      const int j0 = kNj * rank / size;
+      const int nj = kNj * (rank + 1) / size - j0;
+      client(world, comm, j0, nj);
+      EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+    }
+  }
+  EXPECT_EQ(xios_lite_world_free(&world), EP_OK) << xios_lite_last_error();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
 
 extern "C" int c_api_refuses_null_handles(void);  // c_api_from_c.c
@@ -124,81 +160,56 @@ TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
   const std::string cfg = dir + "/iodef.xml";
   xios_test::write_file(cfg, config_text(dir));
 
-  xios_lite_world_t world = nullptr;
-  ASSERT_EQ(xios_lite_world_split_last_ranks(MPI_COMM_WORLD, 1, &world), EP_OK)
-      << xios_lite_last_error();
-  int role = -1;
-  EXPECT_EQ(xios_lite_world_role(world, &role), EP_OK);
-  if (role == XIOS_LITE_ROLE_SERVER) {
-    EXPECT_EQ(xios_lite_run_server(world, cfg.c_str()), EP_OK) << xios_lite_last_error();
-  } else {
-    MPI_Comm local = MPI_COMM_NULL;
-    EXPECT_EQ(xios_lite_world_local(world, &local), EP_OK);
-    std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
-#pragma omp parallel
-    {
-#pragma omp single
-      EXPECT_EQ(ep_create_endpoints(local, omp_get_num_threads(), comms.data()), EP_OK);
-      ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
-      int rank = 0;
-      int size = 1;
-      ep_comm_rank(comm, &rank);
-      ep_comm_size(comm, &size);
-      const int j0 = kNj * rank / size;
-      const int nj = kNj * (rank + 1) / size - j0;
-      xios_lite_client_t client = nullptr;
-      EXPECT_EQ(
-          xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
-          EP_OK)
-          << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK)
-          << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
-      std::vector<double> flat(static_cast<std::size_t>(kNi * nj));
-      std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj));
-      const std::int64_t flat_shape[] = {kNi, nj};
-      const std::int64_t deep_shape[] = {kNi, nj, kNk};
-      for (int s = 1; s <= kSteps; ++s) {
-        EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
-        std::size_t n = 0;
-        for (int k = 0; k < kNk; ++k) {
-          for (int j = 0; j < nj; ++j) {
-            for (int i = 0; i < kNi; ++i) {
-              deep[n] = value(s, k + 1, j0 + j, i);
-              if (k == 0) {
-                flat[n] = value(s, 0, j0 + j, i);
-              }
-              ++n;
+  run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
+    xios_lite_client_t client = nullptr;
+    EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
+              EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    std::vector<double> flat(static_cast<std::size_t>(kNi * nj));
+    std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj));
+    const std::int64_t flat_shape[] = {kNi, nj};
+    const std::int64_t deep_shape[] = {kNi, nj, kNk};
+    for (int s = 1; s <= kSteps; ++s) {
+      EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
+      std::size_t n = 0;
+      for (int k = 0; k < kNk; ++k) {
+        for (int j = 0; j < nj; ++j) {
+          for (int i = 0; i < kNi; ++i) {
+            deep[n] = value(s, k + 1, j0 + j, i);
+            if (k == 0) {
+              flat[n] = value(s, 0, j0 + j, i);
             }
+            ++n;
           }
         }
-        if (s == 1) {
-          // Wrong shapes: refused, naming the field and both shapes; nothing is sent.
-          const std::int64_t swapped[] = {nj, kNi};
-          EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, swapped), EP_ERR_COUNT);
-          const std::string message = xios_lite_last_error();
-          EXPECT_TRUE(contains(message, "'flat'") && contains(message, shape(nj, kNi)) &&
-                      contains(message, shape(kNi, nj)))
-              << message;
-          EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 2, flat_shape), EP_ERR_COUNT);
-          EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z'")) << xios_lite_last_error();
-          EXPECT_EQ(xios_lite_send_field(client, "nope", flat.data(), 2, flat_shape),
-                    EP_ERR_ARGUMENT);
-          EXPECT_TRUE(contains(xios_lite_last_error(), "unknown field 'nope'"))
-              << xios_lite_last_error();
-        }
-        EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
-            << xios_lite_last_error();
-        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+      }
+      if (s == 1) {
+        // Wrong shapes: refused, naming the field and both shapes; nothing is sent.
+        const std::int64_t swapped[] = {nj, kNi};
+        EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, swapped), EP_ERR_COUNT);
+        const std::string message = xios_lite_last_error();
+        EXPECT_TRUE(contains(message, "'flat'") && contains(message, shape(nj, kNi)) &&
+                    contains(message, shape(kNi, nj)))
+            << message;
+        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 2, flat_shape), EP_ERR_COUNT);
+        EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z'")) << xios_lite_last_error();
+        EXPECT_EQ(xios_lite_send_field(client, "nope", flat.data(), 2, flat_shape),
+                  EP_ERR_ARGUMENT);
+        EXPECT_TRUE(contains(xios_lite_last_error(), "unknown field 'nope'"))
             << xios_lite_last_error();
       }
-      EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
-      EXPECT_EQ(client, nullptr);
-      EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+          << xios_lite_last_error();
     }
-  }
-  EXPECT_EQ(xios_lite_world_free(&world), EP_OK) << xios_lite_last_error();
-  MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+    EXPECT_EQ(client, nullptr);
+  });
+  if (HasFatalFailure()) return;
   if (ep_test::world_rank() == 0) {
     const std::vector<double> flat = xios_test::read_var(dir + "/c_api_out.nc", "flat");
     const std::vector<double> deep = xios_test::read_var(dir + "/c_api_out.nc", "deep");
@@ -232,57 +243,32 @@ TEST(CApi, FunneledShapeErrorFailsTheWholeProcess) {
   const std::string cfg = dir + "/iodef.xml";
   xios_test::write_file(cfg, config_text(dir));
 
-  xios_lite_world_t world = nullptr;
-  ASSERT_EQ(xios_lite_world_split_last_ranks(MPI_COMM_WORLD, 1, &world), EP_OK)
-      << xios_lite_last_error();
-  int role = -1;
-  EXPECT_EQ(xios_lite_world_role(world, &role), EP_OK);
-  if (role == XIOS_LITE_ROLE_SERVER) {
-    EXPECT_EQ(xios_lite_run_server(world, cfg.c_str()), EP_OK) << xios_lite_last_error();
-  } else {
-    MPI_Comm local = MPI_COMM_NULL;
-    EXPECT_EQ(xios_lite_world_local(world, &local), EP_OK);
-    std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
-#pragma omp parallel
-    {
-#pragma omp single
-      EXPECT_EQ(ep_create_endpoints(local, omp_get_num_threads(), comms.data()), EP_OK);
-      ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
-      int rank = 0;
-      int size = 1;
-      ep_comm_rank(comm, &rank);
-      ep_comm_size(comm, &size);
-      const int j0 = kNj * rank / size;
-      const int nj = kNj * (rank + 1) / size - j0;
-      xios_lite_client_t client = nullptr;
-      EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_FUNNELED, &client),
-                EP_OK)
-          << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
-      EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
-      std::vector<double> flat(static_cast<std::size_t>(kNi * nj), 1.0);
-      std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj), 2.0);
-      const std::int64_t flat_shape[] = {kNi, nj};
-      const std::int64_t wrong_shape[] = {kNi, nj + 1};
-      const std::int64_t deep_shape[] = {kNi, nj, kNk};
-      EXPECT_EQ(xios_lite_update_calendar(client, 1), EP_OK) << xios_lite_last_error();
-      const bool wrong = omp_get_thread_num() == 0;
-      const int rc =
-          xios_lite_send_field(client, "flat", flat.data(), 2, wrong ? wrong_shape : flat_shape);
-      EXPECT_NE(rc, EP_OK) << "every thread of the process fails with the one wrong shape";
-      if (wrong) {
-        EXPECT_EQ(rc, EP_ERR_COUNT);
-        EXPECT_TRUE(contains(xios_lite_last_error(), "array shape")) << xios_lite_last_error();
-      }
-      EXPECT_EQ(xios_lite_update_calendar(client, 2), EP_OK) << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
-          << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
-          << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
-      EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+  run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
+    xios_lite_client_t client = nullptr;
+    EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_FUNNELED, &client),
+              EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
+    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    std::vector<double> flat(static_cast<std::size_t>(kNi * nj), 1.0);
+    std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj), 2.0);
+    const std::int64_t flat_shape[] = {kNi, nj};
+    const std::int64_t wrong_shape[] = {kNi, nj + 1};
+    const std::int64_t deep_shape[] = {kNi, nj, kNk};
+    EXPECT_EQ(xios_lite_update_calendar(client, 1), EP_OK) << xios_lite_last_error();
+    const bool wrong = omp_get_thread_num() == 0;
+    const int rc =
+        xios_lite_send_field(client, "flat", flat.data(), 2, wrong ? wrong_shape : flat_shape);
+    EXPECT_NE(rc, EP_OK) << "every thread of the process fails with the one wrong shape";
+    if (wrong) {
+      EXPECT_EQ(rc, EP_ERR_COUNT);
+      EXPECT_TRUE(contains(xios_lite_last_error(), "array shape")) << xios_lite_last_error();
     }
-  }
-  EXPECT_EQ(xios_lite_world_free(&world), EP_OK) << xios_lite_last_error();
-  MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT_EQ(xios_lite_update_calendar(client, 2), EP_OK) << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+  });
 }

@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "ep/collectives.hpp"
 #include "ep_test.hpp"
@@ -91,6 +93,25 @@ void expect_no_errors(const xios_test::Outcome& o) {
   EXPECT_EQ(o.server_error, "");
 }
 
+// A run of `model` on `servers` servers (0: every process a client) in `mode`.
+xios_test::RunSpec run_spec(
+    const std::string& cfg, int servers, Mode mode,
+    std::function<void(xios_lite::Client&, const ep::Communicator&)> model) {
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers;
+  spec.mode = mode;
+  spec.model = std::move(model);
+  return spec;
+}
+
+// A run of simple_model for `steps` steps without the x field.
+xios_test::RunSpec simple_run(const std::string& cfg, int servers, Mode mode, int steps) {
+  return run_spec(cfg, servers, mode, [steps](xios_lite::Client& c, const ep::Communicator& comm) {
+    simple_model(c, comm, steps, false);
+  });
+}
+
 // The expected contents of a (record, level, j, i) variable of `steps` instant records.
 std::vector<double> expected_instant(int f, int steps, int nk, int j0, int nj) {
   std::vector<double> v;
@@ -113,15 +134,7 @@ TEST(XiosOutput, RoundTripAndCfAttributes) {
   xios_test::write_file(
       cfg, config(dir, {{"name=\"" + dir + "/out\" output_freq=\"1ts\" type=\"one_file\"",
                          R"(<field field_ref="t2"/><field field_ref="t3"/>)"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode_for(servers);
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    simple_model(c, comm, 3, false);
-  };
-  const auto outcome = xios_test::run(spec);
-  expect_no_errors(outcome);
+  expect_no_errors(xios_test::run(simple_run(cfg, servers, mode_for(servers), 3)));
   if (is_reader()) {
     const std::string path = dir + "/out.nc";
     EXPECT_EQ(xios_test::read_var(path, "t2"), expected_instant(0, 3, 1, 0, kNj));
@@ -163,11 +176,7 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
   auto sample = [](long s, int j, int i) {
     return static_cast<double>((s * 7) % 5) * 1.5 + j * 0.5 - i;
   };
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode_for(servers);
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+  const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     c.set_domain_block("dom", b);
     c.close_definition();
@@ -186,8 +195,7 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
     }
     (void)c.finalise();
   };
-  const auto outcome = xios_test::run(spec);
-  expect_no_errors(outcome);
+  expect_no_errors(xios_test::run(run_spec(cfg, servers, mode_for(servers), model)));
   if (is_reader()) {
     const std::string path = dir + "/ops.nc";
     std::vector<double> avg, mn, mx, sum, inst;
@@ -248,14 +256,7 @@ TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
                          R"(<field field_ref="t2"/><field field_ref="t3"/>)"},
                         {"name=\"" + dir + "/parts\" output_freq=\"1ts\" type=\"multiple_file\"",
                          R"(<field field_ref="t3"/>)"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    simple_model(c, comm, 2, false);
-  };
-  const auto outcome = xios_test::run(spec);
-  expect_no_errors(outcome);
+  expect_no_errors(xios_test::run(simple_run(cfg, servers, Mode::kEndpoints, 2)));
   if (is_reader()) {
     const std::string shared = dir + "/shared.nc";
     EXPECT_EQ(xios_test::read_var(shared, "t2"), expected_instant(0, 2, 1, 0, kNj));
@@ -292,15 +293,7 @@ TEST(XiosOutput, ModesWriteIdenticalData) {
         cfg,
         config(dir, {{"name=\"" + dir + "/" + name + "\" output_freq=\"2ts\" type=\"one_file\"",
                       R"(<field field_ref="t3" operation="average"/><field field_ref="t2"/>)"}}));
-    xios_test::RunSpec spec;
-    spec.config = cfg;
-    spec.mode = mode;
-    spec.servers = mode == Mode::kSynchronous ? 0 : 1;
-    spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-      simple_model(c, comm, 4, false);
-    };
-    const auto outcome = xios_test::run(spec);
-    expect_no_errors(outcome);
+    expect_no_errors(xios_test::run(simple_run(cfg, mode == Mode::kSynchronous ? 0 : 1, mode, 4)));
   }
   if (is_reader()) {
     const auto ref_t3 = xios_test::read_var(dir + "/" + modes[0].second + ".nc", "t3");
@@ -337,18 +330,11 @@ TEST(XiosOutput, MixedThreadCountsUnevenBlocks) {
         cfg,
         config(dir, {{"name=\"" + dir + "/" + name + "\" output_freq=\"1ts\" type=\"one_file\"",
                       R"(<field field_ref="t3"/>)"}}));
-    xios_test::RunSpec spec;
-    spec.config = cfg;
-    spec.servers = servers;
-    spec.mode = mode;
+    xios_test::RunSpec spec = simple_run(cfg, servers, mode, 2);
     spec.threads = [](int p) { return p % 2 == 0 ? 0 : 1; };  // OMP_NUM_THREADS, then 1
     spec.progress_thread =
         mode != Mode::kFunneled;  // sends also complete without the progress thread
-    spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-      simple_model(c, comm, 2, false);
-    };
-    const auto outcome = xios_test::run(spec);
-    expect_no_errors(outcome);
+    expect_no_errors(xios_test::run(spec));
     if (is_reader()) {
       EXPECT_EQ(xios_test::read_var(dir + "/" + name + ".nc", "t3"),
                 expected_instant(1, 2, kLevels, 0, kNj))
@@ -369,15 +355,7 @@ TEST(XiosOutput, SplitFreqFileNamesAndRecords) {
              {{"name=\"" + dir + "/daily\" output_freq=\"6h\" split_freq=\"1d\" sync_freq=\"12h\"",
                R"(<field field_ref="t2"/>)"}},
              R"(type="noleap" start_date="2000-02-27 00:00:00" timestep="6h")"));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode_for(servers);
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    simple_model(c, comm, 10, false);
-  };
-  const auto outcome = xios_test::run(spec);
-  expect_no_errors(outcome);
+  expect_no_errors(xios_test::run(simple_run(cfg, servers, mode_for(servers), 10)));
   if (is_reader()) {
     const std::vector<std::string> names{"daily_20000227-20000228.nc", "daily_20000228-20000301.nc",
                                          "daily_20000301-20000302.nc"};
@@ -420,11 +398,7 @@ TEST(XiosOutput, ReportsAtFinalise) {
   std::mutex mutex;
   xios_lite::Report report;
   int endpoints = 0;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode_for(servers);
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+  const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     c.set_domain_block("dom", b);
     c.close_definition();
@@ -439,8 +413,7 @@ TEST(XiosOutput, ReportsAtFinalise) {
       report = r;
     }
   };
-  const auto outcome = xios_test::run(spec);
-  expect_no_errors(outcome);
+  expect_no_errors(xios_test::run(run_spec(cfg, servers, mode_for(servers), model)));
   if (is_reader()) {
     const double data_bytes = 3.0 * kLevels * kNj * kNi * sizeof(double);
     EXPECT_EQ(report.mode, servers > 0 ? "ep" : "synchronous");

@@ -22,10 +22,12 @@
 #pragma once
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "collectives/halo.hpp"
 #include "collectives/solvers/local_grid.hpp"
+#include "collectives/solvers/solve_context.hpp"
 #include "collectives/solvers/solve_result.hpp"
 
 namespace collectives::solvers {
@@ -54,34 +56,12 @@ SolveResult cg(const C& comm, const PoissonProblem& problem, const CgOptions& op
                     "the 27-point problem needs a non-periodic domain and levels >= 1 (levels " +
                         std::to_string(problem.levels) + ")");
   }
-  HaloSpec spec;
-  spec.decomposition = problem.decomposition;
-  spec.width = 1;
-  spec.stencil = Stencil::kNinePoint;
-  spec.algorithm = options.halo;
-  HaloPlan<C> plan(comm, spec);
-  const int nz = problem.levels;
-  LocalGrid g = LocalGrid::of(plan, nz);
-  if (!plan.takes_part()) g.nx = g.ny = 0;
-  const std::size_t n = plan.field_elements(nz);
-
-  SolveResult result;
-  SolveClock clock;
-  std::vector<double> scratch;
-  auto exchange = [&](std::vector<double>& f) {
-    clock.to_compute(result);
-    plan.exchange({halo_field<double>(f, nz)});
-    clock.to_halo(result);
-  };
-  auto sum = [&](std::vector<double>& v) {
-    clock.to_compute(result);
-    global_sum(comm, std::span<double>(v));
-    clock.to_allreduce(result);
-  };
-  auto dots = [&](std::vector<const double*> a, std::vector<const double*> b) {
-    return local_dots(comm, g, std::span<const double* const>(a), std::span<const double* const>(b),
-                      scratch);
-  };
+  SolveContext<C, GlobalSum> ctx(comm, problem.decomposition, Stencil::kNinePoint, options.halo,
+                                 problem.levels, std::move(global_sum));
+  const LocalGrid& g = ctx.grid();
+  const int nz = g.nz;
+  const std::size_t n = ctx.field_elements();
+  SolveResult& result = ctx.result();
   const auto row = static_cast<std::ptrdiff_t>(g.row());
   const auto plane = static_cast<std::ptrdiff_t>(g.plane());
   // Sum of the 26 neighbours of cell c at level k (halo cells outside the
@@ -137,7 +117,7 @@ SolveResult cg(const C& comm, const PoissonProblem& problem, const CgOptions& op
   std::vector<double> x(n, 0.0), b(n, 0.0), r(n, 0.0), z(n, 0.0), p(n, 0.0), ap(n, 0.0);
   // b = A * 1: the ones field with its halo exchanged (zero outside the domain).
   for_interior(comm, g, [&](int i, int j, int k) { p[g.at(i, j, k)] = 1.0; });
-  exchange(p);
+  ctx.exchange(p);
   apply(p, b);
   for_interior(comm, g, [&](int i, int j, int k) {
     const std::size_t c = g.at(i, j, k);
@@ -145,17 +125,17 @@ SolveResult cg(const C& comm, const PoissonProblem& problem, const CgOptions& op
   });
   precondition(r, z);
   for_interior(comm, g, [&](int i, int j, int k) { p[g.at(i, j, k)] = z[g.at(i, j, k)]; });
-  std::vector<double> s = dots({r.data(), r.data()}, {z.data(), r.data()});
-  sum(s);
+  std::vector<double> s = ctx.dots({r.data(), r.data()}, {z.data(), r.data()});
+  ctx.sum(s);
   double rz = s[0];
   const double b_norm = std::sqrt(s[1]);
   result.residuals.push_back(1.0);
 
   while (result.iterations < options.max_iterations) {
-    exchange(p);
+    ctx.exchange(p);
     apply(p, ap);
-    std::vector<double> pap = dots({p.data()}, {ap.data()});
-    sum(pap);
+    std::vector<double> pap = ctx.dots({p.data()}, {ap.data()});
+    ctx.sum(pap);
     const double alpha = rz / pap[0];
     for_interior(comm, g, [&](int i, int j, int k) {
       const std::size_t c = g.at(i, j, k);
@@ -163,8 +143,8 @@ SolveResult cg(const C& comm, const PoissonProblem& problem, const CgOptions& op
       r[c] -= alpha * ap[c];
     });
     precondition(r, z);
-    s = dots({r.data(), r.data()}, {z.data(), r.data()});
-    sum(s);
+    s = ctx.dots({r.data(), r.data()}, {z.data(), r.data()});
+    ctx.sum(s);
     ++result.iterations;
     result.residuals.push_back(std::sqrt(s[1]) / b_norm);
     if (result.residuals.back() <= options.tolerance) {
@@ -178,23 +158,8 @@ SolveResult cg(const C& comm, const PoissonProblem& problem, const CgOptions& op
       p[c] = z[c] + beta * p[c];
     });
   }
-  exchange(x);
-  apply(x, ap);
-  for_interior(comm, g, [&](int i, int j, int k) {
-    const std::size_t c = g.at(i, j, k);
-    r[c] = b[c] - ap[c];
-  });
-  s = dots({r.data()}, {r.data()});
-  sum(s);
-  result.true_residual = std::sqrt(s[0]) / b_norm;
-  clock.to_compute(result);
-  result.solution = interior_of(g, x);
-  result.nx = g.nx;
-  result.ny = g.ny;
-  result.nz = nz;
-  result.x0 = g.x0;
-  result.y0 = g.y0;
-  return result;
+  result.true_residual = std::sqrt(ctx.residual_squared(apply, x, b, r, ap)) / b_norm;
+  return ctx.finish(x);
 }
 
 }  // namespace collectives::solvers

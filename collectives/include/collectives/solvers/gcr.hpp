@@ -22,10 +22,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "collectives/halo.hpp"
 #include "collectives/solvers/local_grid.hpp"
+#include "collectives/solvers/solve_context.hpp"
 #include "collectives/solvers/solve_result.hpp"
 
 namespace collectives::solvers {
@@ -56,34 +58,12 @@ SolveResult gcr(const C& comm, const HelmholtzProblem& problem, const GcrOptions
                     "restart " + std::to_string(options.restart) + " and levels " +
                         std::to_string(problem.levels) + " must be >= 1");
   }
-  HaloSpec spec;
-  spec.decomposition = problem.decomposition;
-  spec.width = 1;
-  spec.stencil = Stencil::kFivePoint;
-  spec.algorithm = options.halo;
-  HaloPlan<C> plan(comm, spec);
-  const int nz = problem.levels;
-  LocalGrid g = LocalGrid::of(plan, nz);
-  if (!plan.takes_part()) g.nx = g.ny = 0;
-  const std::size_t n = plan.field_elements(nz);
-
-  SolveResult result;
-  SolveClock clock;
-  std::vector<double> scratch;
-  auto exchange = [&](std::vector<double>& f) {
-    clock.to_compute(result);
-    plan.exchange({halo_field<double>(f, nz)});
-    clock.to_halo(result);
-  };
-  auto sum = [&](std::vector<double>& v) {
-    clock.to_compute(result);
-    global_sum(comm, std::span<double>(v));
-    clock.to_allreduce(result);
-  };
-  auto dots = [&](std::vector<const double*> a, std::vector<const double*> b) {
-    return local_dots(comm, g, std::span<const double* const>(a), std::span<const double* const>(b),
-                      scratch);
-  };
+  SolveContext<C, GlobalSum> ctx(comm, problem.decomposition, Stencil::kFivePoint, options.halo,
+                                 problem.levels, std::move(global_sum));
+  const LocalGrid& g = ctx.grid();
+  const int nz = g.nz;
+  const std::size_t n = ctx.field_elements();
+  SolveResult& result = ctx.result();
   const int row = g.row();
   const int plane = g.plane();
   auto apply = [&](const std::vector<double>& u, std::vector<double>& out) {
@@ -110,8 +90,8 @@ SolveResult gcr(const C& comm, const HelmholtzProblem& problem, const GcrOptions
     b[c] = 1.0 + ((7 * (g.x0 + i) + 13 * (g.y0 + j) + 5 * k) % 17) / 17.0;
     r[c] = b[c];
   });
-  std::vector<double> bb = dots({b.data()}, {b.data()});
-  sum(bb);
+  std::vector<double> bb = ctx.dots({b.data()}, {b.data()});
+  ctx.sum(bb);
   const double b_norm = std::sqrt(bb[0]);
   double rr = bb[0];
   result.residuals.push_back(1.0);
@@ -121,7 +101,7 @@ SolveResult gcr(const C& comm, const HelmholtzProblem& problem, const GcrOptions
       auto& pj = p[static_cast<std::size_t>(j)];
       auto& qj = q[static_cast<std::size_t>(j)];
       for_interior(comm, g, [&](int i, int jj, int k) { pj[g.at(i, jj, k)] = r[g.at(i, jj, k)]; });
-      exchange(pj);
+      ctx.exchange(pj);
       apply(pj, qj);
       if (j > 0) {
         std::vector<const double*> a, bq;
@@ -129,8 +109,8 @@ SolveResult gcr(const C& comm, const HelmholtzProblem& problem, const GcrOptions
           a.push_back(qj.data());
           bq.push_back(q[static_cast<std::size_t>(l)].data());
         }
-        std::vector<double> proj = dots(a, bq);
-        sum(proj);
+        std::vector<double> proj = ctx.dots(a, bq);
+        ctx.sum(proj);
         for_interior(comm, g, [&](int i, int jj, int k) {
           const std::size_t c = g.at(i, jj, k);
           for (int l = 0; l < j; ++l) {
@@ -139,8 +119,8 @@ SolveResult gcr(const C& comm, const HelmholtzProblem& problem, const GcrOptions
           }
         });
       }
-      std::vector<double> s = dots({qj.data(), r.data()}, {qj.data(), qj.data()});
-      sum(s);
+      std::vector<double> s = ctx.dots({qj.data(), r.data()}, {qj.data(), qj.data()});
+      ctx.sum(s);
       const double q_norm = std::sqrt(s[0]);
       const double alpha = s[1] / q_norm;
       for_interior(comm, g, [&](int i, int jj, int k) {
@@ -159,34 +139,11 @@ SolveResult gcr(const C& comm, const HelmholtzProblem& problem, const GcrOptions
       }
     }
     if (!result.converged && result.iterations < options.max_iterations) {
-      exchange(x);
-      apply(x, ax);
-      for_interior(comm, g, [&](int i, int j, int k) {
-        const std::size_t c = g.at(i, j, k);
-        r[c] = b[c] - ax[c];
-      });
-      std::vector<double> s = dots({r.data()}, {r.data()});
-      sum(s);
-      rr = s[0];
+      rr = ctx.residual_squared(apply, x, b, r, ax);
     }
   }
-  exchange(x);
-  apply(x, ax);
-  for_interior(comm, g, [&](int i, int j, int k) {
-    const std::size_t c = g.at(i, j, k);
-    r[c] = b[c] - ax[c];
-  });
-  std::vector<double> s = dots({r.data()}, {r.data()});
-  sum(s);
-  result.true_residual = std::sqrt(s[0]) / b_norm;
-  clock.to_compute(result);
-  result.solution = interior_of(g, x);
-  result.nx = g.nx;
-  result.ny = g.ny;
-  result.nz = nz;
-  result.x0 = g.x0;
-  result.y0 = g.y0;
-  return result;
+  result.true_residual = std::sqrt(ctx.residual_squared(apply, x, b, r, ax)) / b_norm;
+  return ctx.finish(x);
 }
 
 }  // namespace collectives::solvers
