@@ -459,6 +459,10 @@ Report ClientImpl::finalise() {
   }
   if (funneled_) {
     client::Funnel& f = *funnel_;
+    // The other threads may still be reading the previous call's outcome in
+    // `f.error` (meet() publishes it at its last barrier): the master writes
+    // the slots only once every thread has arrived here.
+    f.sync.arrive_and_wait();
     if (master_) {
       f.error = error;
       f.servers = servers;
