@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+/* A C interface keeps C's naming (snake_case types, upper-case constants). */
+/* NOLINTBEGIN(readability-identifier-naming) */
+
 /** One endpoint of an endpoint communicator (ep::Communicator). */
 typedef struct ep_comm_s* ep_comm_t;
 
@@ -65,6 +68,8 @@ int ep_comm_free(ep_comm_t* comm);
 /** Message of the calling thread's last failure ("" when none). The pointer
  * is valid until the thread's next failing call. */
 const char* ep_last_error(void);
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #ifdef __cplusplus
 }

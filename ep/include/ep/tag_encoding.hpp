@@ -74,7 +74,9 @@ struct WireAddress {
 
 /// Bits of a tag bound: the largest B with 2^B - 1 <= tag_ub.
 [[nodiscard]] constexpr int tag_bits(long long tag_ub) noexcept {
-  return tag_ub < 1 ? 0 : std::bit_width(static_cast<unsigned long long>(tag_ub) + 1) - 1;
+  return tag_ub < 1
+             ? 0
+             : static_cast<int>(std::bit_width(static_cast<unsigned long long>(tag_ub) + 1)) - 1;
 }
 
 /// The layout for `tag_ub` and processes of at most `max_local_endpoints`
@@ -85,7 +87,9 @@ struct WireAddress {
                                                   int max_local_endpoints) noexcept {
   if (tag_ub >= kRequiredTagUb) return {};
   const int t =
-      max_local_endpoints <= 1 ? 0 : std::bit_width(static_cast<unsigned>(max_local_endpoints - 1));
+      max_local_endpoints <= 1
+          ? 0
+          : static_cast<int>(std::bit_width(static_cast<unsigned>(max_local_endpoints - 1)));
   const int free_bits = tag_bits(tag_ub) - kUserTagBits;
   const int p = free_bits < 0 ? 0 : (free_bits < 2 * t ? free_bits : 2 * t);
   return {t, p, 1 << (2 * t - p)};

@@ -91,7 +91,7 @@ std::string write_trace_file(const std::string& directory, const TraceFile& file
   }
   out << "  ]\n}\n";
 
-  const std::string path =
+  std::string path =
       (std::filesystem::path(directory) / ("trace." + std::to_string(file.process) + ".json"))
           .string();
   // Written aside and renamed, so a reader never sees half a file.
