@@ -430,17 +430,22 @@ int main(int argc, char** argv) {
 
   if (rank == 0) {
     bench::Report report(kBenchName);
-    bench::print_header(
-        stdout, "output: client-visible output time per step; MB/s = writer throughput", {});
-    for (const auto& mr : runs) {
+    // The fields every record of this run shares; the caller sets the times.
+    auto record_of = [&](const char* test, const std::string& mode) {
       bench::Record rec;
-      rec.test = "output";
-      rec.mode = mr.name;
+      rec.test = test;
+      rec.mode = mode;
       rec.ranks = client_processes;
       rec.threads = o.threads;
       rec.bytes = field_bytes;
       rec.iterations = o.steps;
       rec.repetitions = o.reps;
+      return rec;
+    };
+    bench::print_header(
+        stdout, "output: client-visible output time per step; MB/s = writer throughput", {});
+    for (const auto& mr : runs) {
+      bench::Record rec = record_of("output", mr.name);
       rec.time = bench::TimeStats::from_seconds(mr.output_s);
       rec.mbps = mr.mbps;
       bench::print_row(stdout, rec, {});
@@ -448,14 +453,7 @@ int main(int argc, char** argv) {
     }
     bench::print_header(stdout, "total: whole run (compute + output + finalise) per step", {});
     for (const auto& mr : runs) {
-      bench::Record rec;
-      rec.test = "total";
-      rec.mode = mr.name;
-      rec.ranks = client_processes;
-      rec.threads = o.threads;
-      rec.bytes = field_bytes;
-      rec.iterations = o.steps;
-      rec.repetitions = o.reps;
+      bench::Record rec = record_of("total", mr.name);
       std::vector<double> per_step;
       for (double t : mr.total_s) {
         per_step.push_back(t / o.steps);
