@@ -103,6 +103,10 @@ void check_point_to_point(const ep::InterCommunicator& inter, int side) {
   EXPECT_FALSE(inter.iprobe(ep::kAnySource, 12).has_value());
 
   // A large message between the two rank-0 endpoints, both ways at once.
+  // The barrier keeps it out of the any-tag receives above: without it a
+  // rank-0 endpoint that is done with them may send tag 14 while the remote
+  // rank 0 still waits on kAnyTag for a tag-12 message.
+  ep::barrier(inter);
   if (me == 0) {
     constexpr int kInts = 1 << 16;
     std::vector<int> big = ep_p2p::make_pattern(side, 1 - side, kInts, 5);
