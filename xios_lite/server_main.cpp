@@ -1,6 +1,9 @@
 // xios_lite_server: the server executable of an MPMD launch
 //
-//   mpiexec -n 4 model : -n 1 xios_lite_server iodef.xml [--timeout SECONDS]
+//   mpiexec -n 4 model : -n 1 xios_lite_server iodef.xml [--timeout SECONDS] [--threads N]
+//
+// --threads N: receiving endpoints (threads) of each server process
+// (default: XIOS_LITE_SERVER_THREADS, else 1).
 //
 // The model's processes call xios_lite::split_world(MPI_COMM_WORLD,
 // Role::kClient); these processes take the server role and serve until every
@@ -19,13 +22,27 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (argc < 2) {
-    std::fprintf(stderr, "usage: xios_lite_server CONFIG.xml [--timeout SECONDS]\n");
+    std::fprintf(stderr, "usage: xios_lite_server CONFIG.xml [--timeout SECONDS] [--threads N]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   xios_lite::ServerOptions options;
-  for (int i = 2; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--timeout") {
-      options.finalise_timeout_s = std::strtod(argv[i + 1], nullptr);
+  for (int i = 2; i < argc; ++i) {
+    const std::string option = argv[i];
+    if ((option != "--timeout" && option != "--threads") || i + 1 >= argc) {
+      std::fprintf(stderr, "xios_lite_server: unknown option or missing value: %s\n", argv[i]);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char* end = nullptr;
+    const char* value = argv[++i];
+    if (option == "--timeout") {
+      options.finalise_timeout_s = std::strtod(value, &end);
+    } else {
+      options.threads = static_cast<int>(std::strtol(value, &end, 10));
+    }
+    if (end == value || *end != '\0') {
+      std::fprintf(stderr, "xios_lite_server: %s takes a number, not '%s'\n", option.c_str(),
+                   value);
+      MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
   int status = 0;

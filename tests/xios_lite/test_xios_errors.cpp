@@ -3,9 +3,13 @@
 // Shapes with one process use the synchronous mode (no room for a server).
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <omp.h>
 
+#include <chrono>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ep/error.hpp"
 #include "ep_test.hpp"
@@ -19,10 +23,11 @@ using xios_lite::Mode;
 constexpr int kNi = 8;
 constexpr int kNj = 4;
 
-std::string config(const std::string& file_name) {
+std::string config(const std::string& file_name, int finalise_timeout_s = 20) {
   return R"(<xios_lite><context id="err">
   <calendar type="360_day" start_date="2000-01-01" timestep="30mi"/>
-  <options finalise_timeout="20"/>
+  <options finalise_timeout=")" +
+         std::to_string(finalise_timeout_s) + R"("/>
   <domain_definition><domain id="dom" ni_glo="8" nj_glo="4"/></domain_definition>
   <grid_definition><grid id="g2" domain_ref="dom"/></grid_definition>
   <field_definition><field id="t2" grid_ref="g2" units="K"/></field_definition>
@@ -194,6 +199,54 @@ TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
     if (outcome.is_server) {
       EXPECT_HAS(outcome.server_error, "the clients' definition failed");
     }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A client that finalises long after the others: every server endpoint
+// gives up `finalise_timeout` after the first finalise and names it; the
+// clients, left without acknowledgements, give up as well with the servers
+// named. Nothing hangs. Two receiving endpoints per server process.
+TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
+  if (servers() == 0) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  constexpr int kTimeoutS = 2;
+  const std::string dir = xios_test::scratch_dir("finalise_timeout");
+  const std::string cfg = dir + "/iodef.xml";
+  xios_test::write_file(cfg, config(dir + "/out", kTimeoutS));
+  std::mutex mutex;
+  std::vector<std::string> client_errors;
+  // The last client endpoint (every client process runs OMP_NUM_THREADS).
+  const int late = (ep_test::world_size() - servers()) * omp_get_max_threads() - 1;
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers();
+  spec.mode = mode();
+  spec.server_threads = 2;
+  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.close_definition();
+    c.update_calendar(1);
+    c.send_field("t2", xios_test::field_values(0, 1, 1, b));
+    EXPECT_EQ(comm.size() - 1, late);
+    if (comm.rank() == late) {
+      // Past the servers' timeout, counted from the others' finalise.
+      std::this_thread::sleep_for(std::chrono::seconds(2 * kTimeoutS));
+    }
+    const std::string e = error_of([&] { (void)c.finalise(); });
+    const std::lock_guard lock(mutex);
+    client_errors.push_back(e);
+  };
+  const auto outcome = xios_test::run(spec);
+  for (const std::string& e : client_errors) {
+    EXPECT_HAS(e, "xios_lite::Client::finalise");
+    EXPECT_HAS(e, "to acknowledge");
+  }
+  if (outcome.is_server) {
+    EXPECT_HAS(outcome.server_error, "xios_lite::run_server");
+    EXPECT_HAS(outcome.server_error, "waiting for clients [" + std::to_string(late) + "]");
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

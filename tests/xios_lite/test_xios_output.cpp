@@ -70,8 +70,9 @@ int servers_or_zero(int wanted) { return have_servers() ? std::min(wanted, world
 Mode mode_for(int servers) { return servers > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
 bool is_reader() { return ep_test::world_rank() == 0; }
 
-// Sends t2 and t3 (and `x` when asked) for steps 1..steps.
-void simple_model(xios_lite::Client& c, const ep::Communicator& comm, int steps, bool send_x) {
+// Sends t2 and t3 (and `x` when asked) for steps 1..steps; returns the finalise report.
+xios_lite::Report simple_model(xios_lite::Client& c, const ep::Communicator& comm, int steps,
+                               bool send_x) {
   const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
   c.set_domain_block("dom", b);
   c.close_definition();
@@ -83,7 +84,7 @@ void simple_model(xios_lite::Client& c, const ep::Communicator& comm, int steps,
       c.send_field("x", xios_test::field_values(2, s, 1, b));
     }
   }
-  (void)c.finalise();
+  return c.finalise();
 }
 
 void expect_no_errors(const xios_test::Outcome& o) {
@@ -108,7 +109,7 @@ xios_test::RunSpec run_spec(
 // A run of simple_model for `steps` steps without the x field.
 xios_test::RunSpec simple_run(const std::string& cfg, int servers, Mode mode, int steps) {
   return run_spec(cfg, servers, mode, [steps](xios_lite::Client& c, const ep::Communicator& comm) {
-    simple_model(c, comm, steps, false);
+    (void)simple_model(c, comm, steps, false);
   });
 }
 
@@ -243,12 +244,11 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
 }
 
 // Several servers split the domain: the shared file holds it whole, each
-// multiple_file part holds its server's rows.
-TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
-  if (!have_servers()) {
-    GTEST_SKIP() << "needs a server process";
-  }
-  const std::string dir = xios_test::scratch_dir("servers");
+// multiple_file part holds its server process's rows. A server process may
+// run several receiving endpoints (`server_threads`): the bands of its
+// endpoints make one part, and the clients hear from every endpoint.
+void check_several_servers(const std::string& tag, int server_threads) {
+  const std::string dir = xios_test::scratch_dir(tag);
   const std::string cfg = dir + "/iodef.xml";
   const int servers = servers_or_zero(2);
   xios_test::write_file(
@@ -256,8 +256,24 @@ TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
                          R"(<field field_ref="t2"/><field field_ref="t3"/>)"},
                         {"name=\"" + dir + "/parts\" output_freq=\"1ts\" type=\"multiple_file\"",
                          R"(<field field_ref="t3"/>)"}}));
-  expect_no_errors(xios_test::run(simple_run(cfg, servers, Mode::kEndpoints, 2)));
+  xios_lite::Report report;  // client EP rank 0's, on world rank 0
+  xios_test::RunSpec spec = run_spec(cfg, servers, Mode::kEndpoints,
+                                     [&report](xios_lite::Client& c, const ep::Communicator& comm) {
+                                       xios_lite::Report r = simple_model(c, comm, 2, false);
+                                       if (comm.rank() == 0) report = std::move(r);
+                                     });
+  spec.server_threads = server_threads;
+  expect_no_errors(xios_test::run(spec));
   if (is_reader()) {
+    // Every receiving endpoint acknowledged; the writers' bytes are counted once.
+    EXPECT_EQ(report.servers.size(), static_cast<std::size_t>(servers * server_threads));
+    double written = 0;
+    for (const xios_lite::ServerReport& r : report.servers) {
+      EXPECT_GT(r.bytes_received, 0) << "server endpoint " << r.server;
+      written += r.bytes_written;
+    }
+    const double points = 2.0 * kNi * kNj * (1 + 2 * kLevels);  // 2 steps: t2, t3 shared, t3 parts
+    EXPECT_EQ(written, points * sizeof(double));
     const std::string shared = dir + "/shared.nc";
     EXPECT_EQ(xios_test::read_var(shared, "t2"), expected_instant(0, 2, 1, 0, kNj));
     EXPECT_EQ(xios_test::read_var(shared, "t3"), expected_instant(1, 2, kLevels, 0, kNj));
@@ -278,6 +294,22 @@ TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
     EXPECT_EQ(j0, kNj);
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
+  if (!have_servers()) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  check_several_servers("servers", 1);
+}
+
+// Three receiving endpoints per server process (an odd count; 6 rows of
+// the domain over up to 2 x 3 endpoints).
+TEST(XiosOutput, ServerProcessesRunSeveralEndpoints) {
+  if (!have_servers()) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  check_several_servers("server_threads", 3);
 }
 
 // The same model in the ep, funneled and synchronous modes writes the same numbers.

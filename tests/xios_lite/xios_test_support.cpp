@@ -52,7 +52,9 @@ Outcome run(const RunSpec& spec) {
   out.is_server = world.role == xios_lite::Role::kServer;
   if (out.is_server) {
     try {
-      (void)xios_lite::run_server(world, spec.config);
+      xios_lite::ServerOptions options;
+      options.threads = spec.server_threads;
+      (void)xios_lite::run_server(world, spec.config, options);
     } catch (const std::exception& e) {
       out.server_error = e.what();
     }

@@ -22,7 +22,6 @@ void write_file(const std::string& path, const std::string& text);
 struct Outcome {
   std::vector<std::string> client_errors;  ///< every exception text, any endpoint
   std::string server_error;                ///< this process's run_server exception
-  xios_lite::Report report;                ///< from client EP rank 0 (when it finalised)
   bool is_server = false;
 };
 
@@ -31,6 +30,7 @@ struct RunSpec {
   int servers = 1;  ///< 0: every process is a client (synchronous mode)
   xios_lite::Mode mode = xios_lite::Mode::kEndpoints;
   std::optional<bool> progress_thread;  ///< unset: the configuration's (default on)
+  int server_threads = 1;               ///< receiving endpoints per server process
   /// Threads of client process `p` (its rank among the client processes).
   std::function<int(int p)> threads = [](int) { return 0; };  // 0: OMP_NUM_THREADS
   /// Runs the model on one endpoint, from the Client's construction on.

@@ -12,8 +12,11 @@
 //     the model calls split_world(MPI_COMM_WORLD, Role::kClient) and the
 //     xios_lite_server executable calls split_world(..., Role::kServer).
 //
-// A server process runs one endpoint (its receiving thread) and one writer
-// thread that makes every NetCDF call, so writing overlaps receiving.
+// A server process runs one or more receiving endpoints (one thread each,
+// ServerOptions::threads) and one writer thread that makes every NetCDF
+// call, so writing overlaps receiving. The endpoints of all server processes
+// split each domain into row bands; a process writes its endpoints' adjacent
+// bands as one block.
 #pragma once
 
 #include <mpi.h>
@@ -53,12 +56,21 @@ void free_world(World& world);
 struct ServerOptions {
   /// Overrides the configuration's finalise_timeout.
   std::optional<double> finalise_timeout_s;
+  /// Receiving endpoints (threads) of this server process, 1..256. Unset:
+  /// the environment variable XIOS_LITE_SERVER_THREADS, else 1. Processes
+  /// may differ; a value out of range on any server process fails them all.
+  std::optional<int> threads;
 };
 
 /// Serves the clients until every one of them has finalised: receives,
 /// reassembles and writes. Collective over the server processes (and part
 /// of the client/server intercommunicator creation, which the clients'
-/// Client constructor completes). Called by one thread per server process.
+/// Client constructor completes). Called by one thread per server process;
+/// it starts the process's other receiving endpoints' threads and joins
+/// them before returning. Returns the process's report: its endpoints'
+/// busy/idle time and bytes received summed, its writer's figures (the
+/// clients' reports list every endpoint, the writer's figures under the
+/// process's first one).
 /// Throws ep::Error for a configuration error, for a failed definition on
 /// the clients, for a write error (after every client was told) and when
 /// clients have not finalised within the timeout (naming them).

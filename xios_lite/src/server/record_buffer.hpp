@@ -1,7 +1,8 @@
-// One record of one variable being reassembled on a server: the server's
-// rows of the global field, filled piece by piece from the clients' blocks.
-// Complete when every point of those rows has arrived (close_definition
-// proved that the clients' blocks cover each point exactly once).
+// One record of one variable being reassembled on a server process: the
+// process's rows of the global field, filled piece by piece from the
+// clients' blocks. Complete when every point of those rows has arrived
+// (close_definition proved that the clients' blocks cover each point exactly
+// once). RecordAssembly counts the points filled.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@ struct RecordBuffer {
   int gvar = 0;
   netcdf::RecordTime time;
   int nk = 1;
-  netcdf::RowRange rows;     ///< this server's rows, global indices
+  netcdf::RowRange rows;     ///< this server process's rows, global indices
   int ni = 0;                ///< the whole row (ni_glo)
   std::vector<double> data;  ///< nk x rows.nj x ni
   std::size_t filled = 0;
@@ -24,8 +25,12 @@ struct RecordBuffer {
   [[nodiscard]] bool complete() const noexcept { return filled == data.size(); }
   [[nodiscard]] std::size_t bytes() const noexcept { return data.size() * sizeof(double); }
 
-  /// Copies the payload of a data event (header `h`, values `payload`).
-  void place(const transport::EventHeader& h, const std::byte* payload);
+  /// True when the data event `h` lies inside this record (a corrupt or
+  /// misrouted event does not).
+  [[nodiscard]] bool holds(const transport::EventHeader& h) const noexcept;
+  /// Copies the payload of a data event (header `h`, values `payload`); `h`
+  /// must be held. Does not count the points (see RecordAssembly).
+  void copy_in(const transport::EventHeader& h, const std::byte* payload);
 };
 
 }  // namespace xios_lite::server

@@ -1,23 +1,28 @@
-// The server process: World set-up and the receiving loop. The receiving
-// thread (this process's one endpoint) takes event buffers from any client,
-// reassembles records and hands complete ones to the writer thread; it also
-// carries the error channel (a write error is sent to every client at once)
-// and the finalise acknowledgements with the statistics.
+// The server process: its receiving endpoints, the writer thread and the
+// end of the run. Each receiving endpoint (one thread each) takes event
+// buffers from any client (receiver.hpp); the process reassembles records
+// over all of them (record_assembly.hpp) and one writer thread makes every
+// NetCDF call (writer_thread.hpp), so writing overlaps receiving. At the end
+// every endpoint acknowledges each client's finalise with its statistics and
+// the process's error, if any.
 #include "xios_lite/server.hpp"
 
 #include <sys/resource.h>
 
 #include <atomic>
-#include <chrono>
+#include <barrier>
+#include <cstdlib>
 #include <cstring>
-#include <map>
+#include <exception>
+#include <optional>
 #include <thread>
 
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
-#include "netcdf/output_files.hpp"
-#include "record_buffer.hpp"
-#include "transport/bands.hpp"
+#include "ep/tag_encoding.hpp"
+#include "receiver.hpp"
+#include "record_assembly.hpp"
+#include "server_process.hpp"
 #include "transport/event.hpp"
 #include "writer_thread.hpp"
 #include "xios_lite/config.hpp"
@@ -25,6 +30,7 @@
 namespace xios_lite {
 namespace {
 
+constexpr const char* kCall = "xios_lite::run_server";
 constexpr int kIntercommTag = 7407;  // as in client.cpp: the leaders' handshake
 
 double peak_rss_bytes() {
@@ -33,243 +39,198 @@ double peak_rss_bytes() {
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
 }
 
-}  // namespace
-
-Role role_of_last_ranks(MPI_Comm world, int n_servers) {
-  int rank = 0;
-  int size = 0;
-  ep::check_mpi(MPI_Comm_rank(world, &rank), "MPI_Comm_rank", -1);
-  ep::check_mpi(MPI_Comm_size(world, &size), "MPI_Comm_size", -1);
-  if (n_servers < 0 || n_servers >= size) {
-    throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::role_of_last_ranks", -1,
-                    std::to_string(n_servers) + " servers out of range [0, " +
-                        std::to_string(size - 1) + "] for " + std::to_string(size) +
-                        " processes (at least one client)");
+// Receiving endpoints per process: ServerOptions, then XIOS_LITE_SERVER_THREADS,
+// then 1; agreed over the server processes so that a bad value anywhere
+// fails everywhere instead of leaving the others in create_endpoints.
+int receiving_endpoints(const World& world, const ServerOptions& options) {
+  int wanted = 1;
+  if (options.threads) {
+    wanted = *options.threads;
+  } else if (const char* env = std::getenv("XIOS_LITE_SERVER_THREADS")) {
+    char* end = nullptr;
+    const long value = std::strtol(env, &end, 10);
+    wanted = (end == env || *end != '\0' || value < 0 || value > ep::kMaxEndpointsPerProcess)
+                 ? -1
+                 : static_cast<int>(value);
   }
-  return rank >= size - n_servers ? Role::kServer : Role::kClient;
-}
-
-World split_world(MPI_Comm world, Role role) {
-  int rank = 0;
-  int size = 0;
-  ep::check_mpi(MPI_Comm_rank(world, &rank), "MPI_Comm_rank", -1);
-  ep::check_mpi(MPI_Comm_size(world, &size), "MPI_Comm_size", -1);
-  const int mine = role == Role::kServer ? 1 : 0;
-  std::vector<int> roles(static_cast<std::size_t>(size));
-  ep::check_mpi(MPI_Allgather(&mine, 1, MPI_INT, roles.data(), 1, MPI_INT, world), "MPI_Allgather",
+  int lowest = 0;
+  int highest = 0;
+  ep::check_mpi(MPI_Allreduce(&wanted, &lowest, 1, MPI_INT, MPI_MIN, world.local), "MPI_Allreduce",
                 -1);
-  World w;
-  w.role = role;
-  w.world = world;
-  for (int r = 0; r < size; ++r) {
-    if (roles[static_cast<std::size_t>(r)] == 1) {
-      if (w.server_leader < 0) {
-        w.server_leader = r;
-      }
-      ++w.server_processes;
-    } else {
-      if (w.server_processes > 0) {
-        throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::split_world", -1,
-                        "world rank " + std::to_string(r) +
-                            " is a client after a server: servers must be the last ranks");
-      }
-      ++w.client_processes;
-    }
+  ep::check_mpi(MPI_Allreduce(&wanted, &highest, 1, MPI_INT, MPI_MAX, world.local), "MPI_Allreduce",
+                -1);
+  if (lowest < 1 || highest > ep::kMaxEndpointsPerProcess) {
+    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1,
+                    "server threads " + std::to_string(lowest < 1 ? lowest : highest) +
+                        " out of range [1, " + std::to_string(ep::kMaxEndpointsPerProcess) +
+                        "] (ServerOptions::threads or XIOS_LITE_SERVER_THREADS; -1: not a number)");
   }
-  if (w.client_processes == 0) {
-    throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::split_world", -1, "no client process");
-  }
-  ep::check_mpi(MPI_Comm_split(world, mine, rank, &w.local), "MPI_Comm_split", -1);
-  return w;
+  return wanted;
 }
 
-void free_world(World& world) {
-  if (world.local != MPI_COMM_NULL) {
-    ep::check_mpi(MPI_Comm_free(&world.local), "MPI_Comm_free", -1);
+// What one receiving endpoint did, kept until the process reports.
+struct EndpointRun {
+  server::ReceiverOutcome received;
+  bool abandoned = false;  // its intercommunicator or loop failed: no acknowledgements
+  std::string error;       // an exception of its own
+};
+
+// What the process decides once every endpoint has stopped receiving.
+struct ProcessEnd {
+  server::WriterStats writer;
+  std::size_t peak_record_bytes = 0;
+  std::string error;  // sent to every client with the acknowledgements
+  bool can_acknowledge = true;
+};
+
+std::string process_error(const std::vector<EndpointRun>& runs, const std::string& writer_error,
+                          std::size_t dropped) {
+  for (const EndpointRun& r : runs) {
+    if (!r.received.definition_error.empty()) {
+      return "the clients' definition failed: " + r.received.definition_error;
+    }
   }
+  if (!writer_error.empty()) {
+    return writer_error;
+  }
+  for (const EndpointRun& r : runs) {
+    if (!r.error.empty()) return r.error;
+    if (!r.received.failure.empty()) return r.received.failure;
+  }
+  if (dropped > 0) {
+    return std::to_string(dropped) +
+           " records were incomplete at finalise (not every client sent them)";
+  }
+  return "";
 }
 
-ServerReport run_server(const World& world, const std::string& config_path,
-                        const ServerOptions& options) {
-  constexpr const char* kCall = "xios_lite::run_server";
-  const Config cfg = parse_config(config_path);
-  const double timeout_s = options.finalise_timeout_s.value_or(cfg.finalise_timeout_s);
-  std::vector<ep::Communicator> eps = ep::create_endpoints(world.local, 1);
-  ep::Communicator& me = eps[0];
-  ep::InterCommunicator inter =
-      ep::create_intercomm(me, 0, world.world, world.client_leader, kIntercommTag);
-  const int server = me.rank();
-  const int servers = me.size();
-  const int clients = inter.remote_size();
-
-  MPI_Comm shared_comm = MPI_COMM_NULL;
-  ep::check_mpi(MPI_Comm_dup(world.local, &shared_comm), "MPI_Comm_dup", server);
-  std::atomic<std::size_t> in_flight{0};
-  std::size_t peak = 0;
-  server::WriterThread writer(cfg, server, servers, shared_comm, in_flight);
-  const auto table = netcdf::variable_table(cfg);
-
-  ServerReport report;
-  report.server = server;
-  std::map<std::pair<int, int>, std::unique_ptr<server::RecordBuffer>> records;  // (gvar, record)
-  std::vector<bool> finished(static_cast<std::size_t>(clients), false);
-  int finished_count = 0;
-  std::string definition_error;
-  std::string sent_error;
-  std::vector<ep::Request> error_sends;
-  std::vector<std::byte> buf;
-  double first_finalise = -1;
-  double t_idle = MPI_Wtime();
-  auto sleep = std::chrono::microseconds(1);
-  std::string failure;
-
-  while (finished_count < clients) {
-    const std::string werr = writer.error();
-    if (!werr.empty() && sent_error.empty()) {
-      // The error channel: every client hears of it at its next call.
-      sent_error = werr;
-      for (int c = 0; c < clients; ++c) {
-        error_sends.push_back(inter.isend(sent_error.data(), static_cast<int>(sent_error.size()),
-                                          MPI_CHAR, c, transport::kErrorTag));
-      }
-    }
-    std::optional<ep::Message> msg = inter.improbe(ep::kAnySource, transport::kEventsTag);
-    if (!msg) {
-      if (first_finalise >= 0 && MPI_Wtime() - first_finalise > timeout_s) {
-        std::string which;
-        for (int c = 0; c < clients; ++c) {
-          if (!finished[static_cast<std::size_t>(c)]) {
-            which += (which.empty() ? "" : ", ") + std::to_string(c);
-          }
-        }
-        failure = "timed out after " + std::to_string(timeout_s) + " s waiting for clients [" +
-                  which + "] to finalise (" + std::to_string(clients - finished_count) + " of " +
-                  std::to_string(clients) + ")";
-        break;
-      }
-      std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(50));
-      continue;
-    }
-    const double t0 = MPI_Wtime();
-    report.idle_s += t0 - t_idle;
-    sleep = std::chrono::microseconds(1);
-    const int source = msg->status().source;
-    buf.resize(msg->status().bytes);
-    ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *msg);
-    report.bytes_received += static_cast<double>(buf.size());
-    std::size_t off = 0;
-    while (off + sizeof(transport::EventHeader) <= buf.size()) {
-      const transport::EventHeader h = transport::read_header(buf, off);
-      if (!h.valid()) {
-        failure = "client " + std::to_string(source) + " sent a corrupt event at byte " +
-                  std::to_string(off);
-        break;
-      }
-      const std::byte* payload = buf.data() + off + sizeof h;
-      if (h.kind() == transport::EventKind::kData) {
-        off += h.wire_bytes();
-        if (!sent_error.empty() || h.var >= table.size()) {
-          continue;  // after a write error, data is received and dropped (clients never block)
-        }
-        auto& slot = records[{h.var, static_cast<int>(h.record)}];
-        if (!slot) {
-          const auto& v = table[h.var];
-          const OutputVariable& ov = cfg.files[static_cast<std::size_t>(v.file)]
-                                         .variables[static_cast<std::size_t>(v.pos)];
-          const FieldDef& f = cfg.fields[static_cast<std::size_t>(ov.field)];
-          const DomainDef& d = cfg.domains[static_cast<std::size_t>(
-              cfg.grids[static_cast<std::size_t>(f.grid)].domain)];
-          slot = std::make_unique<server::RecordBuffer>();
-          slot->gvar = h.var;
-          slot->time = {static_cast<int>(h.record), h.time, h.bound_lo, h.bound_hi};
-          slot->nk = h.nk;
-          slot->rows = transport::band_of(d.nj_glo, server, servers);
-          slot->ni = d.ni_glo;
-          slot->data.assign(static_cast<std::size_t>(h.nk) * slot->rows.nj * slot->ni,
-                            f.default_value);
-          peak = std::max(
-              peak, in_flight.fetch_add(slot->bytes(), std::memory_order_relaxed) + slot->bytes());
-        }
-        slot->place(h, payload);
-        if (slot->complete()) {
-          std::unique_ptr<server::RecordBuffer> done = std::move(slot);
-          records.erase({h.var, static_cast<int>(h.record)});
-          writer.push(std::move(done));
-        }
-      } else {
-        off += sizeof h + h.record;  // control events carry a text of `record` bytes
-        if (h.kind() == transport::EventKind::kDefinition && definition_error.empty()) {
-          definition_error = std::string(reinterpret_cast<const char*>(payload), h.record);
-        } else if (h.kind() == transport::EventKind::kFinalise &&
-                   !finished[static_cast<std::size_t>(source)]) {
-          finished[static_cast<std::size_t>(source)] = true;
-          ++finished_count;
-          if (first_finalise < 0) {
-            first_finalise = MPI_Wtime();
-          }
-        }
-      }
-    }
-    if (!failure.empty()) {
-      break;
-    }
-    t_idle = MPI_Wtime();
-    report.busy_s += t_idle - t0;
-  }
-
-  // Records still incomplete cannot be written (a client finalised without
-  // sending them); they are dropped and reported.
-  if (!records.empty() && failure.empty() && definition_error.empty()) {
-    failure = std::to_string(records.size()) +
-              " records were incomplete at finalise (not every client sent them)";
-  }
-  for (auto& [key, r] : records) {
-    in_flight.fetch_sub(r->bytes(), std::memory_order_relaxed);
-  }
-  records.clear();
-  const server::WriterStats ws = writer.finish();
-  report.write_s = ws.write_s;
-  report.bytes_written = ws.bytes_written;
-  report.peak_record_bytes = static_cast<double>(peak);
-  report.peak_rss_bytes = peak_rss_bytes();
-  std::string error = writer.error();
-  if (!definition_error.empty()) {
-    error = "the clients' definition failed: " + definition_error;
-  } else if (error.empty()) {
-    error = failure;
-  }
-  ep::wait_all(error_sends);
-  if (finished_count < clients) {
-    // Some clients never finalised: no acknowledgement can be exchanged with them.
-    ep::check_mpi(MPI_Comm_free(&shared_comm), "MPI_Comm_free", server);
-    throw ep::Error(ep::ErrorKind::kRequest, kCall, server, error);
-  }
-
+void send_acknowledgements(const ep::InterCommunicator& inter, const ServerReport& r,
+                           const std::string& error) {
   transport::FinaliseAck ack;
-  ack.busy_s = report.busy_s;
-  ack.idle_s = report.idle_s;
-  ack.write_s = report.write_s;
-  ack.bytes_received = report.bytes_received;
-  ack.bytes_written = report.bytes_written;
-  ack.peak_record_bytes = report.peak_record_bytes;
-  ack.peak_rss_bytes = report.peak_rss_bytes;
-  ack.server = server;
+  ack.busy_s = r.busy_s;
+  ack.idle_s = r.idle_s;
+  ack.write_s = r.write_s;
+  ack.bytes_received = r.bytes_received;
+  ack.bytes_written = r.bytes_written;
+  ack.peak_record_bytes = r.peak_record_bytes;
+  ack.peak_rss_bytes = r.peak_rss_bytes;
+  ack.server = r.server;
   ack.failed = error.empty() ? 0 : 1;
   std::vector<std::byte> ack_buf(sizeof ack + error.size());
   std::memcpy(ack_buf.data(), &ack, sizeof ack);
   std::memcpy(ack_buf.data() + sizeof ack, error.data(), error.size());
   std::vector<ep::Request> acks;
-  for (int c = 0; c < clients; ++c) {
+  for (int c = 0; c < inter.remote_size(); ++c) {
     acks.push_back(inter.isend(ack_buf.data(), static_cast<int>(ack_buf.size()), MPI_BYTE, c,
                                transport::kAckTag));
   }
   ep::wait_all(acks);
-  inter.free();
-  me.free();
-  ep::check_mpi(MPI_Comm_free(&shared_comm), "MPI_Comm_free", server);
-  if (!error.empty()) {
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, server, error);
+}
+
+}  // namespace
+
+ServerReport run_server(const World& world, const std::string& config_path,
+                        const ServerOptions& options) {
+  const Config cfg = parse_config(config_path);
+  const double timeout_s = options.finalise_timeout_s.value_or(cfg.finalise_timeout_s);
+  const int threads = receiving_endpoints(world, options);
+  std::vector<ep::Communicator> eps = ep::create_endpoints(world.local, threads);
+
+  server::ServerProcess process;
+  ep::check_mpi(MPI_Comm_rank(world.local, &process.index), "MPI_Comm_rank", eps[0].rank());
+  ep::check_mpi(MPI_Comm_size(world.local, &process.processes), "MPI_Comm_size", eps[0].rank());
+  process.first_endpoint = eps[0].rank();
+  process.endpoints = threads;
+  process.all_endpoints = eps[0].size();
+
+  MPI_Comm shared_comm = MPI_COMM_NULL;
+  ep::check_mpi(MPI_Comm_dup(world.local, &shared_comm), "MPI_Comm_dup", process.first_endpoint);
+  std::atomic<std::size_t> in_flight{0};
+  server::WriterThread writer(cfg, process, shared_comm, in_flight);
+  server::RecordAssembly assembly(cfg, process, writer, in_flight);
+
+  // Every endpoint receives until its clients have finalised; the last one
+  // to stop ends the writer (records then complete are written, files
+  // closed), and every endpoint acknowledges with the process's verdict.
+  std::vector<EndpointRun> runs(static_cast<std::size_t>(threads));
+  ProcessEnd end;
+  std::barrier stopped(threads, [&]() noexcept {
+    const std::size_t dropped = assembly.drop_incomplete();
+    try {
+      end.writer = writer.finish();
+    } catch (const std::exception& e) {
+      end.error = e.what();
+    }
+    end.peak_record_bytes = assembly.peak_bytes();
+    for (const EndpointRun& r : runs) {
+      if (r.abandoned || r.received.unfinished > 0) end.can_acknowledge = false;
+    }
+    if (end.error.empty()) end.error = process_error(runs, writer.error(), dropped);
+  });
+
+  const auto serve = [&](int t) {
+    EndpointRun& run = runs[static_cast<std::size_t>(t)];
+    ep::Communicator& me = eps[static_cast<std::size_t>(t)];
+    std::optional<ep::InterCommunicator> inter;
+    try {
+      inter.emplace(ep::create_intercomm(me, 0, world.world, world.client_leader, kIntercommTag));
+      run.received = server::receive_until_finalised(*inter, assembly, writer, timeout_s);
+    } catch (const std::exception& e) {
+      run.error = e.what();
+      run.abandoned = true;
+    }
+    stopped.arrive_and_wait();
+    if (!end.can_acknowledge) {
+      return;  // some clients never finalised: no acknowledgement can be exchanged with them
+    }
+    try {
+      ServerReport stats = run.received.stats;
+      stats.server = me.rank();
+      if (t == 0) {  // the process's writer reports through its first endpoint
+        stats.write_s = end.writer.write_s;
+        stats.bytes_written = end.writer.bytes_written;
+        stats.peak_record_bytes = static_cast<double>(end.peak_record_bytes);
+        stats.peak_rss_bytes = peak_rss_bytes();
+      }
+      send_acknowledgements(*inter, stats, end.error);
+      inter->free();
+      me.free();
+    } catch (const std::exception& e) {
+      run.error = e.what();
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) {
+    helpers.emplace_back(serve, t);
+  }
+  serve(0);
+  for (std::thread& h : helpers) {
+    h.join();
+  }
+  ep::check_mpi(MPI_Comm_free(&shared_comm), "MPI_Comm_free", process.first_endpoint);
+
+  // The process's report: its endpoints' receiving time and bytes summed,
+  // the writer's figures once.
+  ServerReport report;
+  report.server = process.first_endpoint;
+  for (const EndpointRun& r : runs) {
+    report.busy_s += r.received.stats.busy_s;
+    report.idle_s += r.received.stats.idle_s;
+    report.bytes_received += r.received.stats.bytes_received;
+  }
+  report.write_s = end.writer.write_s;
+  report.bytes_written = end.writer.bytes_written;
+  report.peak_record_bytes = static_cast<double>(end.peak_record_bytes);
+  report.peak_rss_bytes = peak_rss_bytes();
+  if (!end.can_acknowledge) {
+    throw ep::Error(ep::ErrorKind::kRequest, kCall, process.first_endpoint, end.error);
+  }
+  for (const EndpointRun& r : runs) {
+    if (!r.error.empty())
+      throw ep::Error(ep::ErrorKind::kRequest, kCall, process.first_endpoint, r.error);
+  }
+  if (!end.error.empty()) {
+    throw ep::Error(ep::ErrorKind::kArgument, kCall, process.first_endpoint, end.error);
   }
   return report;
 }

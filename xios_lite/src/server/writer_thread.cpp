@@ -8,14 +8,6 @@
 namespace xios_lite::server {
 namespace {
 
-std::vector<netcdf::RowRange> band_rows(const Config& cfg, int server, int servers) {
-  std::vector<netcdf::RowRange> rows;
-  for (const auto& d : cfg.domains) {
-    rows.push_back(transport::band_of(d.nj_glo, server, servers));
-  }
-  return rows;
-}
-
 std::vector<netcdf::RowRange> full_rows(const Config& cfg) {
   std::vector<netcdf::RowRange> rows;
   for (const auto& d : cfg.domains) {
@@ -26,7 +18,12 @@ std::vector<netcdf::RowRange> full_rows(const Config& cfg) {
 
 }  // namespace
 
-void RecordBuffer::place(const transport::EventHeader& h, const std::byte* payload) {
+bool RecordBuffer::holds(const transport::EventHeader& h) const noexcept {
+  return h.nk == nk && h.ibegin >= 0 && h.ni >= 0 && h.ibegin + h.ni <= ni &&
+         h.jbegin >= rows.jbegin && h.nj >= 0 && h.jbegin + h.nj <= rows.jbegin + rows.nj;
+}
+
+void RecordBuffer::copy_in(const transport::EventHeader& h, const std::byte* payload) {
   const std::size_t row = static_cast<std::size_t>(h.ni) * sizeof(double);
   for (int k = 0; k < h.nk; ++k) {
     for (int j = 0; j < h.nj; ++j) {
@@ -39,17 +36,16 @@ void RecordBuffer::place(const transport::EventHeader& h, const std::byte* paylo
       payload += row;
     }
   }
-  filled += h.points();
 }
 
-WriterThread::WriterThread(const Config& cfg, int server, int servers, MPI_Comm servers_comm,
+WriterThread::WriterThread(const Config& cfg, const ServerProcess& process, MPI_Comm servers_comm,
                            std::atomic<std::size_t>& bytes_in_flight)
     : cfg_(cfg),
       table_(netcdf::variable_table(cfg)),
       in_flight_(bytes_in_flight),
-      local_files_(cfg, band_rows(cfg, server, servers), netcdf::server_suffix(server, servers),
-                   MPI_COMM_NULL, server),
-      shared_files_(cfg, full_rows(cfg), "", servers_comm, server),
+      local_files_(cfg, process.rows(cfg), netcdf::server_suffix(process.index, process.processes),
+                   MPI_COMM_NULL, process.first_endpoint),
+      shared_files_(cfg, full_rows(cfg), "", servers_comm, process.first_endpoint),
       order_(cfg.files.size()) {
   thread_ = std::thread([this] { run(); });
 }

@@ -4,13 +4,14 @@
 // by record, variables in configuration order) and writes them, so receiving
 // the next records overlaps writing these.
 //
-// multiple_file files hold this server's rows (serial NetCDF-4, one file per
-// server); one_file files are shared by all servers (parallel NetCDF-4 over
-// `servers_comm`, every write collective: all servers write the same records
-// in the same order, each its own rows).
+// multiple_file files hold this server process's rows (serial NetCDF-4, one
+// file per server process); one_file files are shared by all server
+// processes (parallel NetCDF-4 over `servers_comm`, every write collective:
+// all server processes write the same records in the same order, each its
+// own rows).
 //
-// Thread safety: push(), error() and stats() may be called by the receiving
-// thread while the writer runs; finish() once, by the same thread.
+// Thread safety: push() and error() may be called by any receiving thread
+// while the writer runs; finish() once, after every receiving thread is done.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,7 @@
 
 #include "netcdf/output_files.hpp"
 #include "record_buffer.hpp"
+#include "server_process.hpp"
 
 namespace xios_lite::server {
 
@@ -35,7 +37,7 @@ struct WriterStats {
 
 class WriterThread {
  public:
-  WriterThread(const Config& cfg, int server, int servers, MPI_Comm servers_comm,
+  WriterThread(const Config& cfg, const ServerProcess& process, MPI_Comm servers_comm,
                std::atomic<std::size_t>& bytes_in_flight);
   ~WriterThread();
 

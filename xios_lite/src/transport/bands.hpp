@@ -17,4 +17,17 @@ namespace xios_lite::transport {
 static_assert(band_of(10, 0, 3).nj == 4 && band_of(10, 1, 3).jbegin == 4 &&
               band_of(10, 2, 3).jbegin == 7 && band_of(10, 2, 3).nj == 3);
 
+/// The rows of `count` consecutive servers from `first` (a server process
+/// with several receiving endpoints): their bands are adjacent, so the union
+/// is one range.
+[[nodiscard]] constexpr netcdf::RowRange bands_of(int nj_glo, int first, int count,
+                                                  int servers) noexcept {
+  const netcdf::RowRange head = band_of(nj_glo, first, servers);
+  const netcdf::RowRange tail = band_of(nj_glo, first + count - 1, servers);
+  return {head.jbegin, tail.jbegin + tail.nj - head.jbegin};
+}
+
+static_assert(bands_of(10, 1, 2, 3).jbegin == 4 && bands_of(10, 1, 2, 3).nj == 6 &&
+              bands_of(10, 0, 1, 3).nj == band_of(10, 0, 3).nj);
+
 }  // namespace xios_lite::transport
