@@ -9,6 +9,9 @@
 !   !$omp end single                     (the implied barrier hands them out)
 !   associate (comm => comms(omp_get_thread_num() + 1))
 !     call ep_comm_rank(comm, rank)      ! 0 .. size-1, over every thread of every process
+!     call ep_irecv(halo, n, MPI_DOUBLE_PRECISION, left, 0, comm, reqs(1))
+!     call ep_isend(edge, n, MPI_DOUBLE_PRECISION, right, 0, comm, reqs(2))
+!     call ep_waitall(reqs)
 !     ...
 !     call ep_comm_free(comm)            ! collective over every endpoint
 !   end associate
@@ -27,11 +30,17 @@ module ep_mod
 
   public :: ep_comm, ep_create_endpoints, ep_comm_rank, ep_comm_size, ep_comm_local_thread, &
             ep_comm_free, ep_last_error, ep_c_string, ep_report_error
+  public :: ep_request, ep_isend, ep_irecv, ep_wait, ep_waitall, ep_barrier
 
   !> One endpoint (one thread's rank). Opaque; a thread uses only its own.
   type :: ep_comm
     type(c_ptr) :: handle = c_null_ptr
   end type ep_comm
+
+  !> A pending nonblocking operation; null once completed by ep_wait(all).
+  type :: ep_request
+    type(c_ptr) :: handle = c_null_ptr
+  end type ep_request
 
   integer, parameter, public :: EP_OK = 0, EP_ERR_COUNT = 3, EP_ERR_ARGUMENT = 8
 
@@ -61,6 +70,31 @@ module ep_mod
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: comm
     end function c_comm_free
+    integer(c_int) function c_isend(buf, count, datatype, dest, tag, comm, request) &
+        bind(C, name="ep_isend_f")
+      import :: c_int, c_ptr
+      type(*), dimension(*), intent(in) :: buf
+      integer(c_int), value :: count, datatype, dest, tag
+      type(c_ptr), value :: comm
+      type(c_ptr), intent(out) :: request
+    end function c_isend
+    integer(c_int) function c_irecv(buf, count, datatype, source, tag, comm, request) &
+        bind(C, name="ep_irecv_f")
+      import :: c_int, c_ptr
+      type(*), dimension(*) :: buf
+      integer(c_int), value :: count, datatype, source, tag
+      type(c_ptr), value :: comm
+      type(c_ptr), intent(out) :: request
+    end function c_irecv
+    integer(c_int) function c_waitall(count, requests) bind(C, name="ep_waitall")
+      import :: c_int, c_ptr
+      integer(c_int), value :: count
+      type(c_ptr), intent(inout) :: requests(*)
+    end function c_waitall
+    integer(c_int) function c_barrier(comm) bind(C, name="ep_barrier")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+    end function c_barrier
     type(c_ptr) function c_last_error() bind(C, name="ep_last_error")
       import :: c_ptr
     end function c_last_error
@@ -135,6 +169,70 @@ contains
     integer, intent(out), optional :: ierr
     call ep_report_error(int(c_comm_free(comm%handle)), ep_last_error(), ierr)
   end subroutine ep_comm_free
+
+  !> MPI_Isend on the endpoint communicator: `count` elements of the MPI
+  !> datatype `datatype` (a Fortran handle such as MPI_DOUBLE_PRECISION) to
+  !> EP rank `dest`, tag 0..32767. Local. `buf` must not change until the
+  !> request completes: give the actual argument the ASYNCHRONOUS attribute
+  !> (or keep it in a module or common block) as for MPI's own isend.
+  subroutine ep_isend(buf, count, datatype, dest, tag, comm, request, ierr)
+    type(*), dimension(*), intent(in) :: buf
+    integer, intent(in) :: count, datatype, dest, tag
+    type(ep_comm), intent(in) :: comm
+    type(ep_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call ep_report_error(int(c_isend(buf, int(count, c_int), int(datatype, c_int), &
+                                     int(dest, c_int), int(tag, c_int), comm%handle, &
+                                     request%handle)), ep_last_error(), ierr)
+  end subroutine ep_isend
+
+  !> MPI_Irecv on the endpoint communicator (MPI_ANY_SOURCE and MPI_ANY_TAG
+  !> work). Local. `buf` is written until the request completes.
+  subroutine ep_irecv(buf, count, datatype, source, tag, comm, request, ierr)
+    type(*), dimension(*) :: buf
+    integer, intent(in) :: count, datatype, source, tag
+    type(ep_comm), intent(in) :: comm
+    type(ep_request), intent(out) :: request
+    integer, intent(out), optional :: ierr
+    call ep_report_error(int(c_irecv(buf, int(count, c_int), int(datatype, c_int), &
+                                     int(source, c_int), int(tag, c_int), comm%handle, &
+                                     request%handle)), ep_last_error(), ierr)
+  end subroutine ep_irecv
+
+  !> MPI_Wait: completes the request (by the thread that started it).
+  subroutine ep_wait(request, ierr)
+    type(ep_request), intent(inout) :: request
+    integer, intent(out), optional :: ierr
+    type(ep_request) :: one(1)
+    one(1) = request
+    call ep_waitall(one, ierr)
+    request = one(1)
+  end subroutine ep_wait
+
+  !> MPI_Waitall: completes every request (null ones are skipped), also when
+  !> one fails; the first failure is reported.
+  subroutine ep_waitall(requests, ierr)
+    type(ep_request), intent(inout) :: requests(:)
+    integer, intent(out), optional :: ierr
+    type(c_ptr), allocatable :: handles(:)
+    integer :: i, rc
+    allocate(handles(size(requests)))
+    do i = 1, size(requests)
+      handles(i) = requests(i)%handle
+    end do
+    rc = int(c_waitall(int(size(requests), c_int), handles))
+    do i = 1, size(requests)
+      requests(i)%handle = handles(i)
+    end do
+    call ep_report_error(rc, ep_last_error(), ierr)
+  end subroutine ep_waitall
+
+  !> MPI_Barrier over every endpoint. Collective.
+  subroutine ep_barrier(comm, ierr)
+    type(ep_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call ep_report_error(int(c_barrier(comm%handle)), ep_last_error(), ierr)
+  end subroutine ep_barrier
 
   !> The calling thread's last error message of the ep C interface.
   function ep_last_error() result(message)

@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -126,6 +127,49 @@ TEST(CApi, EndpointsReportRankSizeAndFree) {
     EXPECT_EQ(comm, nullptr);
   }
   EXPECT_EQ(create_rc, EP_OK) << ep_last_error();
+}
+
+// Point-to-point through ep.h: a ring in both directions with ep_irecv /
+// ep_isend, completed by ep_wait and ep_waitall; a bad rank is a code.
+TEST(CApi, PointToPointRing) {
+  std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
+#pragma omp parallel
+  {
+#pragma omp single
+    EXPECT_EQ(ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms.data()), EP_OK)
+        << ep_last_error();
+    ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
+    int rank = -1;
+    int size = 0;
+    EXPECT_EQ(ep_comm_rank(comm, &rank), EP_OK);
+    EXPECT_EQ(ep_comm_size(comm, &size), EP_OK);
+    const int right = (rank + 1) % size;
+    const int left = (rank + size - 1) % size;
+    std::array<double, 3> to_right{rank + 0.5, 1.0 * rank, -1.0 * rank};
+    const int to_left = 100 + rank;
+    std::array<double, 3> from_left{};
+    int from_right = -1;
+    std::array<ep_request_t, 3> reqs{};
+    EXPECT_EQ(ep_irecv(from_left.data(), 3, MPI_DOUBLE, left, 1, comm, &reqs[0]), EP_OK);
+    EXPECT_EQ(ep_irecv(&from_right, 1, MPI_INT, MPI_ANY_SOURCE, 2, comm, &reqs[1]), EP_OK);
+    EXPECT_EQ(ep_isend(to_right.data(), 3, MPI_DOUBLE, right, 1, comm, &reqs[2]), EP_OK);
+    ep_request_t last = nullptr;
+    EXPECT_EQ(ep_isend(&to_left, 1, MPI_INT, left, 2, comm, &last), EP_OK);
+    EXPECT_EQ(ep_wait(&last), EP_OK) << ep_last_error();
+    EXPECT_EQ(last, nullptr);
+    EXPECT_EQ(ep_waitall(3, reqs.data()), EP_OK) << ep_last_error();
+    EXPECT_EQ(reqs[0], nullptr);
+    EXPECT_EQ(from_left[0], left + 0.5);
+    EXPECT_EQ(from_left[2], -1.0 * left);
+    EXPECT_EQ(from_right, 100 + right);
+    ep_request_t refused = nullptr;
+    EXPECT_EQ(ep_isend(&to_left, 1, MPI_INT, size, 2, comm, &refused), EP_ERR_RANK);
+    EXPECT_TRUE(contains(ep_last_error(), "ep rank " + std::to_string(rank))) << ep_last_error();
+    EXPECT_EQ(refused, nullptr);
+    EXPECT_EQ(ep_waitall(-1, nullptr), EP_ERR_COUNT);
+    EXPECT_EQ(ep_barrier(comm), EP_OK) << ep_last_error();
+    EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+  }
 }
 
 TEST(CApi, ErrorsAreCodesWithThreadLocalMessages) {

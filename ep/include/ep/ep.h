@@ -32,6 +32,9 @@ extern "C" {
 /** One endpoint of an endpoint communicator (ep::Communicator). */
 typedef struct ep_comm_s* ep_comm_t;
 
+/** A pending nonblocking operation (ep::Request); NULL once completed. */
+typedef struct ep_request_s* ep_request_t;
+
 /** Return codes: EP_ERR_* follow ep::ErrorKind (ep/error.hpp) plus one. */
 enum {
   EP_OK = 0,
@@ -64,6 +67,31 @@ int ep_comm_local_thread(ep_comm_t comm, int* local_thread);
 /** MPI_Comm_free: collective over all endpoints (each frees its own handle).
  * Releases the handle and sets *comm to NULL, also when freeing failed. */
 int ep_comm_free(ep_comm_t* comm);
+
+/** Point-to-point, as MPI_Isend / MPI_Irecv on the endpoint communicator:
+ * ranks are EP ranks, MPI_ANY_SOURCE, MPI_ANY_TAG and MPI_PROC_NULL work,
+ * tags are 0..32767. Local; the handle belongs to the calling thread, which
+ * must complete it with ep_wait or ep_waitall (the buffer may not be touched
+ * before). On failure *request is NULL. The _f forms take a Fortran
+ * datatype handle (MPI_Type_f2c). */
+int ep_isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, ep_comm_t comm,
+             ep_request_t* request);
+int ep_irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, ep_comm_t comm,
+             ep_request_t* request);
+int ep_isend_f(const void* buf, int count, MPI_Fint datatype, int dest, int tag, ep_comm_t comm,
+               ep_request_t* request);
+int ep_irecv_f(void* buf, int count, MPI_Fint datatype, int source, int tag, ep_comm_t comm,
+               ep_request_t* request);
+
+/** MPI_Wait / MPI_Waitall: completes the requests, releases them and sets
+ * them to NULL (NULL entries are skipped). ep_waitall completes every
+ * request even when one fails, then returns the first failure. By the
+ * thread that started them. */
+int ep_wait(ep_request_t* request);
+int ep_waitall(int count, ep_request_t* requests);
+
+/** MPI_Barrier over every endpoint. Collective. */
+int ep_barrier(ep_comm_t comm);
 
 /** Message of the calling thread's last failure ("" when none). The pointer
  * is valid until the thread's next failing call. */

@@ -1,13 +1,20 @@
 // The C interface (ep/ep.h): thin wrappers that turn every exception into a
 // return code and a thread-local message.
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "ep/c_handle.hpp"
+#include "ep/collectives.hpp"
 #include "ep/ep.h"
 #include "ep/error.hpp"
+#include "ep/request.hpp"
+
+struct ep_request_s {
+  ep::Request request;
+};
 
 namespace {
 
@@ -45,6 +52,28 @@ void check_out(T* out, const char* call, int ep_rank) {
   if (out == nullptr) {
     throw ep::Error(ep::ErrorKind::kArgument, call, ep_rank, "null output pointer");
   }
+}
+
+// Starts one nonblocking point-to-point operation and hands out its handle.
+template <typename Start>
+int start_request(ep_comm_t comm, ep_request_t* request, const char* call, Start&& start) {
+  if (request != nullptr) {
+    *request = nullptr;
+  }
+  return guarded([&] {
+    const ep::Communicator& c = checked(comm, call);
+    check_out(request, call, c.rank());
+    auto handle = std::make_unique<ep_request_s>();
+    handle->request = start(c);
+    *request = handle.release();
+  });
+}
+
+// Waits for one request and releases its handle, also when the wait fails.
+void wait_and_release(ep_request_t* request) {
+  const std::unique_ptr<ep_request_s> handle(*request);
+  *request = nullptr;
+  (void)ep::wait(handle->request);
 }
 
 }  // namespace
@@ -115,6 +144,71 @@ int ep_comm_free(ep_comm_t* comm) {
     } release{handle};
     handle->comm.free();
   });
+}
+
+int ep_isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, ep_comm_t comm,
+             ep_request_t* request) {
+  return start_request(comm, request, "ep_isend", [&](const ep::Communicator& c) {
+    return c.isend(buf, count, datatype, dest, tag);
+  });
+}
+
+int ep_irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, ep_comm_t comm,
+             ep_request_t* request) {
+  return start_request(comm, request, "ep_irecv", [&](const ep::Communicator& c) {
+    return c.irecv(buf, count, datatype, source, tag);
+  });
+}
+
+int ep_isend_f(const void* buf, int count, MPI_Fint datatype, int dest, int tag, ep_comm_t comm,
+               ep_request_t* request) {
+  return ep_isend(buf, count, MPI_Type_f2c(datatype), dest, tag, comm, request);
+}
+
+int ep_irecv_f(void* buf, int count, MPI_Fint datatype, int source, int tag, ep_comm_t comm,
+               ep_request_t* request) {
+  return ep_irecv(buf, count, MPI_Type_f2c(datatype), source, tag, comm, request);
+}
+
+int ep_wait(ep_request_t* request) {
+  return guarded([&] {
+    check_out(request, "ep_wait", -1);
+    if (*request != nullptr) {
+      wait_and_release(request);
+    }
+  });
+}
+
+int ep_waitall(int count, ep_request_t* requests) {
+  return guarded([&] {
+    if (count < 0) {
+      throw ep::Error(ep::ErrorKind::kCount, "ep_waitall", -1,
+                      "count " + std::to_string(count) + " is negative");
+    }
+    if (count > 0) {
+      check_out(requests, "ep_waitall", -1);
+    }
+    std::exception_ptr first;
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] == nullptr) {
+        continue;
+      }
+      try {
+        wait_and_release(&requests[i]);
+      } catch (...) {
+        if (!first) {
+          first = std::current_exception();
+        }
+      }
+    }
+    if (first) {
+      std::rethrow_exception(first);
+    }
+  });
+}
+
+int ep_barrier(ep_comm_t comm) {
+  return guarded([&] { ep::barrier(checked(comm, "ep_barrier")); });
 }
 
 const char* ep_last_error(void) { return last_error.c_str(); }
