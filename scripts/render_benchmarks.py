@@ -14,6 +14,9 @@ and writes <docs>/benchmarks.md with every target verdict and one table of
 t_avg per (launch, test), plus plots under <docs>/img/bench/:
   pingpong_latency.png, pingpong_bandwidth.png   per mode (ep_pingpong)
   <bench>_<test>.png                             kernel algorithms per backend
+                                                 (bars when the test has one size)
+  backends.png                                   the key plot (README): each
+                                                 kernel's best time per backend
   thread_scaling.png                             best kernel time, 1xT vs 2xT
 
 Uses Debian's python3-matplotlib (the Agg backend: no display needed).
@@ -77,7 +80,30 @@ def table(records):
     return "\n".join(out)
 
 
+BACKEND_COLOURS = {"ep": "tab:blue", "mpi": "tab:orange", "funneled": "tab:green"}
+
+
+def plot_bars(records, value, xlabel, title, path):
+    """One horizontal bar per mode (a test measured at a single size)."""
+    records = sorted(records, key=lambda r: r["mode"])
+    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.32 * len(records) + 1)))
+    colours = [BACKEND_COLOURS.get(r["mode"].split(".")[0], "tab:gray") for r in records]
+    ax.barh(range(len(records)), [r[value] for r in records], color=colours)
+    ax.set_yticks(range(len(records)))
+    ax.set_yticklabels([r["mode"] for r in records], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.set_title(f"{title} ({fmt_bytes(records[0]['bytes'])})")
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_modes(records, value, ylabel, title, path):
+    if len({r["bytes"] for r in records}) == 1:
+        return plot_bars(records, value, ylabel, title, path)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     by_mode = collections.defaultdict(list)
     for r in records:
@@ -92,6 +118,49 @@ def plot_modes(records, value, ylabel, title, path):
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def backends(runs, path, layout="2x"):
+    """Each kernel test's best t_avg per backend at its largest size, in the
+    `layout` launches: the same kernel code on EP threads, MPI processes and
+    funneled (the README's key plot)."""
+    groups = []
+    for bench in KERNEL_BENCHES:
+        launch = next((k for k in runs if k.startswith(f"{bench}.{layout}")), None)
+        if launch is None:
+            continue
+        recs = runs[launch]
+        for test in dict.fromkeys(r["test"] for r in recs):
+            sub = [r for r in recs if r["test"] == test]
+            size = max(r["bytes"] for r in sub)
+            best = {}
+            for backend in BACKEND_COLOURS:
+                times = [r["t_avg_us"] for r in sub
+                         if r["bytes"] == size and r["mode"].startswith(backend + ".")]
+                if times:
+                    best[backend] = min(times)
+            if len(best) == len(BACKEND_COLOURS):
+                groups.append((f"{bench.removesuffix('_bench')}\n{test}\n{fmt_bytes(size)}", best,
+                               recs[0].get("ranks"), recs[0].get("threads")))
+    if not groups:
+        return None
+    fig, ax = plt.subplots(figsize=(max(7, len(groups) * 0.9), 4.8))
+    width = 0.27
+    for n, (backend, colour) in enumerate(BACKEND_COLOURS.items()):
+        ax.bar([x + (n - 1) * width for x in range(len(groups))],
+               [g[1][backend] for g in groups], width=width, color=colour, label=backend)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([g[0] for g in groups], fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("best t_avg (us), lower is better")
+    ax.set_title(f"one kernel code, three backends ({layout[0]} processes x T threads; "
+                 "mpi: as many processes)")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -192,6 +261,9 @@ def main():
                 name = f"{launch.replace('.', '_')}_{test}.png"
                 pictures.append(plot_modes(sub, "t_avg_us", "t_avg (us)", f"{launch}: {test}",
                                            img / name))
+    key = backends(runs, img / "backends.png")
+    if key:
+        pictures.insert(0, key)
     scaling = thread_scaling(runs, img / "thread_scaling.png")
     if scaling:
         pictures.append(scaling)

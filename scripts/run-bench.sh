@@ -34,8 +34,10 @@ run_bench() {
   echo "=== $name: $procs processes, OMP_NUM_THREADS=$threads ==="
   # The terminal output is kept beside the JSON: its target verdicts go into
   # docs/benchmarks.md as the benchmark printed them.
+  local start=$SECONDS
   OMP_NUM_THREADS="$threads" ep_mpiexec -n "$procs" -x OMP_NUM_THREADS \
     "$exe" --json "$out/$name.json" --csv "$out/$name.csv" "$@" 2>&1 | tee "$out/$name.log"
+  echo "=== $name: $((SECONDS - start)) s ==="
 }
 
 python3 - "$out/environment.json" "$build_dir" "$threads" <<'PY'
@@ -80,7 +82,7 @@ done
 if [[ -x "$build_dir/demos/bench/output_bench" ]]; then
   run_bench output_bench 3 demos/bench/output_bench --threads "$threads"
 fi
-echo "run-bench: results in $out/"
+echo "run-bench: results in $out/ ($SECONDS s in all)"
 # docs/benchmarks.md and its plots (docs/img/bench/) from this run. Debian's
 # python3 has matplotlib (install-deps); another python3 first in PATH may not.
 /usr/bin/python3 scripts/render_benchmarks.py "$out" "${BENCH_DOCS:-docs}"
