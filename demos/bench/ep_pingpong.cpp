@@ -6,6 +6,8 @@
 //   ep_inter         one endpoint in each of two processes (ep over MPI)
 //   mpi_thread_tags  two threads of one process through MPI with endpoint
 //                    tags and matched probes: the design without the fast path
+//   memcpy           one thread copying the message with memcpy: the physical
+//                    limit of a one-copy transfer (latency and bandwidth tables)
 // Tests: latency (ping-pong), bandwidth (streaming window) and msg_rate
 // (several pairs at once, 8-byte messages, window 64).
 //
@@ -22,6 +24,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -87,11 +90,13 @@ constexpr const char* kUsage =
     "                   stays in cache here; larger measures DRAM bandwidth)\n"
     "  --json PATH      JSON results (default bench-results/ep_pingpong.json)\n"
     "  --csv PATH       CSV results (default bench-results/ep_pingpong.csv)\n"
-    "  --modes LIST     comma-separated subset of ep_intra,mpi_proc,ep_inter,mpi_thread_tags\n"
+    "  --modes LIST     comma-separated subset of ep_intra,mpi_proc,ep_inter,mpi_thread_tags,\n"
+    "                   memcpy\n"
     "  --tests LIST     comma-separated subset of latency,bandwidth,msg_rate\n"
     "  --keep-binding   keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
 
-constexpr std::string_view kModeNames[] = {"ep_intra", "mpi_proc", "ep_inter", "mpi_thread_tags"};
+constexpr std::string_view kModeNames[] = {"ep_intra", "mpi_proc", "ep_inter", "mpi_thread_tags",
+                                           "memcpy"};
 constexpr std::string_view kTestNames[] = {"latency", "bandwidth", "msg_rate"};
 
 Options parse_options(int argc, char** argv) {
@@ -196,7 +201,34 @@ std::optional<Sample> run_participant(const Channel& ch, int index, const Point&
 }
 
 // Where a mode's participants live.
-enum class Placement { kThreadsOfRank0, kProcesses };
+enum class Placement { kThreadsOfRank0, kProcesses, kOneThreadOfRank0 };
+
+// The reference a one-copy transfer cannot beat: one thread memcpy-ing
+// `bytes` between two buffers of its own, timed like a message (per copy,
+// the latency sizing's iterations per repetition, after a warm-up).
+Sample measure_memcpy(std::size_t bytes, const Sizing& sizing, Buffers& buf) {
+  const long iterations = sizing.latency_iterations(bytes);
+  buf.reserve(bytes);
+  std::memset(buf.send(), 1, bytes);
+  for (long i = 0; i < Sizing::warmup(iterations); ++i) std::memcpy(buf.recv(), buf.send(), bytes);
+  std::vector<double> per_copy;
+  for (int r = 0; r < sizing.repetitions; ++r) {
+    const double t0 = MPI_Wtime();
+    for (long i = 0; i < iterations; ++i) {
+      std::memcpy(buf.recv(), buf.send(), bytes);
+      // Keeps the copies from being merged or dropped by the optimiser.
+      asm volatile("" : : "r"(buf.recv()) : "memory");
+    }
+    per_copy.push_back((MPI_Wtime() - t0) / static_cast<double>(iterations));
+  }
+  Sample sample;
+  sample.bytes = bytes;
+  sample.iterations = iterations;
+  sample.repetitions = sizing.repetitions;
+  sample.window = 1;
+  sample.time = bench::TimeStats::from_seconds(per_copy);
+  return sample;
+}
 
 struct Mode {
   const char* name;
@@ -226,6 +258,8 @@ class PingPongBench {
                       [this](const Point& p) { return ep_inter(p); }});
     modes_.push_back({"mpi_thread_tags", Placement::kThreadsOfRank0, thread_pairs,
                       [this](const Point& p) { return mpi_thread_tags(p); }});
+    modes_.push_back({"memcpy", Placement::kOneThreadOfRank0, 1,
+                      [this](const Point& p) { return copy_reference(p); }});
   }
 
   PingPongBench(const PingPongBench&) = delete;
@@ -260,7 +294,9 @@ class PingPongBench {
       for (const Mode& mode : modes_) {
         // ep_inter has one endpoint per process; its rate is mpi_proc's plus
         // the endpoint layer's cost, which latency and bandwidth already show.
-        if (std::string_view(mode.name) != "ep_inter") {
+        // memcpy has no messages to count.
+        if (std::string_view(mode.name) != "ep_inter" &&
+            mode.placement != Placement::kOneThreadOfRank0) {
           measure(mode, {Test::kRate, kRateBytes, pairs}, report);
         }
       }
@@ -308,10 +344,11 @@ class PingPongBench {
     if (rank_ != 0 || !sample) return;
 
     const bool threads = mode.placement == Placement::kThreadsOfRank0;
+    const bool one_thread = mode.placement == Placement::kOneThreadOfRank0;
     bench::Record record;
     record.test = test_name(point.test);
     record.mode = mode.name;
-    record.ranks = threads ? 1 : 2 * point.pairs;
+    record.ranks = threads || one_thread ? 1 : 2 * point.pairs;
     record.threads = threads ? 2 * point.pairs : 1;
     record.bytes = sample->bytes;
     record.iterations = sample->iterations;
@@ -364,6 +401,11 @@ class PingPongBench {
       const bench::MpiThreadTagChannel ch(self_comm_, thread, Barrier::threads());
       return run_participant(ch, thread, point, sizing_, thread_buffers_[thread]);
     });
+  }
+
+  std::optional<Sample> copy_reference(const Point& point) {
+    if (rank_ != 0) return std::nullopt;
+    return measure_memcpy(point.bytes, sizing_, thread_buffers_[0]);
   }
 
   std::optional<Sample> mpi_proc(const Point& point) {
@@ -538,6 +580,10 @@ void print_summary(const bench::Report& report) {
   large_sizes_line(report, bw, Metric::kBandwidth);
   ratio_line("(d)/(a) latency 8 B, reference", report.find(lat, "mpi_thread_tags", small),
              report.find(lat, "ep_intra", small), Metric::kTime, std::nullopt);
+  ratio_line("(a)/memcpy bandwidth 4 MiB, streaming", report.find(bw, "ep_intra", large),
+             report.find(bw, "memcpy", large), Metric::kBandwidth, Target{0.9, false, ">= 0.9"});
+  ratio_line("(a)/memcpy bandwidth 4 MiB, ping-pong", report.find(lat, "ep_intra", large),
+             report.find(lat, "memcpy", large), Metric::kBandwidth, Target{0.9, false, ">= 0.9"});
 }
 
 void print_preamble(const Options& opt, int processes, int cpus_before, int cpus_after) {
