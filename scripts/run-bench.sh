@@ -6,7 +6,9 @@
 #   BUILD_DIR=build/release bash scripts/run-bench.sh [ep_pingpong options]
 #   BENCH_THREADS=4 ...      threads per process (default 2); ep_collectives
 #                            runs 2 processes x BENCH_THREADS threads against
-#                            2 * BENCH_THREADS MPI processes; the kernel
+#                            2 * BENCH_THREADS MPI processes (file
+#                            ep_collectives), then 1 x BENCH_THREADS against
+#                            BENCH_THREADS (ep_collectives.1x<T>); the kernel
 #                            benchmarks (alltoallv, transpose, allreduce,
 #                            halo, solver) run 1 and 2 processes x
 #                            BENCH_THREADS threads against BENCH_THREADS and
@@ -69,7 +71,9 @@ PY
 run_bench ep_pingpong 2 demos/bench/ep_pingpong "$@"
 # Tracing off vs on (docs/ep.md, "Tracing"): one process, two EP threads.
 run_bench trace_overhead 1 demos/bench/trace_overhead
+# Collectives: EP 2 x T against 2T MPI processes, then EP 1 x T against T.
 run_bench ep_collectives $((2 * threads)) demos/bench/ep_collectives --threads "$threads"
+run_bench "ep_collectives.1x$threads" "$threads" demos/bench/ep_collectives --threads "$threads"
 # Kernels of collectives/: one launch per layout, EP 1 x T against T MPI
 # processes and EP 2 x T against 2T (docs/collectives.md).
 for kernel in alltoallv_bench transpose_bench allreduce_bench halo_bench solver_bench; do
