@@ -295,7 +295,7 @@ FunneledCaller::FunneledCaller(FunneledProcess& process, const CallShape& shape,
 void FunneledCaller::prepare() {
   prepare_rank_data(shape_, rank_, own());
   // allreduce combines every thread's input: all must be in place first.
-#pragma omp barrier
+  process_.team.arrive_and_wait();
 }
 
 void FunneledCaller::call() {
@@ -320,9 +320,9 @@ void FunneledCaller::call() {
 
 void FunneledCaller::barrier() {
   // All threads here, then the processes meet, then the threads go on.
-#pragma omp barrier
+  process_.team.arrive_and_wait();
   if (master()) process_.mpi.barrier();
-#pragma omp barrier
+  process_.team.arrive_and_wait();
 }
 
 void FunneledCaller::bcast() {
@@ -330,10 +330,10 @@ void FunneledCaller::bcast() {
   // root's data), the other threads copy from there.
   std::byte* master_area = process_.thread_areas.front().recv();
   if (master()) process_.mpi.bcast(master_area, to_int(shape_.bytes), MPI_BYTE, kRoot);
-#pragma omp barrier
+  process_.team.arrive_and_wait();
   if (!master()) std::memcpy(own().recv(), master_area, shape_.bytes);
-    // The next call's MPI_Bcast overwrites the master's buffer.
-#pragma omp barrier
+  // The next call's MPI_Bcast overwrites the master's buffer.
+  process_.team.arrive_and_wait();
 }
 
 void FunneledCaller::allreduce() {
@@ -349,12 +349,12 @@ void FunneledCaller::allreduce() {
       sum += reinterpret_cast<const double*>(area.send())[i];
     combined[i] = sum;
   }
-#pragma omp barrier
+  process_.team.arrive_and_wait();
   if (master()) {
     process_.mpi.allreduce(process_.staging.send(), process_.staging.recv(), to_int(count),
                            MPI_DOUBLE, MPI_SUM);
   }
-#pragma omp barrier
+  process_.team.arrive_and_wait();
   // No barrier after the copy: the next call writes the staging send area
   // first, and MPI writes the receive area only after the next barrier.
   std::memcpy(own().recv(), process_.staging.recv(), shape_.bytes);
@@ -371,7 +371,7 @@ void FunneledCaller::alltoall(bool v) {
     std::memcpy(process_.staging.send((d * threads + thread) * block), own().send(d * block),
                 block);
   }
-#pragma omp barrier
+  process_.team.arrive_and_wait();
   if (master()) {
     Buffers& staging = process_.staging;
     if (v) {
@@ -382,7 +382,7 @@ void FunneledCaller::alltoall(bool v) {
                             MPI_BYTE);
     }
   }
-#pragma omp barrier
+  process_.team.arrive_and_wait();
   // Unpack: from process p, this thread's T blocks (one per source thread)
   // are contiguous and belong at ranks p*T .. p*T+T-1.
   for (std::size_t p = 0; p < static_cast<std::size_t>(process_.processes); ++p) {

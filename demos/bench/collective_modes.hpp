@@ -34,6 +34,7 @@
 
 #include "bench_buffers.hpp"
 #include "ep/ep.hpp"
+#include "team_barrier.hpp"
 
 namespace bench::collectives {
 
@@ -129,6 +130,7 @@ class EpCaller {
 /// the other threads copy from it).
 struct FunneledProcess {
   const MpiCollectives& mpi;  ///< over the P processes
+  TeamBarrier& team;          ///< the process's threads meet here (waiting as ep does)
   int process = 0;            ///< rank among the P processes
   int processes = 1;
   int threads = 1;
@@ -137,8 +139,8 @@ struct FunneledProcess {
 };
 
 /// Mode `funneled`: one thread of a process; rank = process * threads + thread.
-/// Every call is collective over the process's OpenMP team (it contains
-/// `omp barrier`s), so all threads of the team call it together.
+/// Every call is collective over the process's OpenMP team (its threads meet
+/// in the process's TeamBarrier), so all threads of the team call it together.
 class FunneledCaller {
  public:
   FunneledCaller(FunneledProcess& process, const CallShape& shape, int thread);

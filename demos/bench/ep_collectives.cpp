@@ -297,7 +297,8 @@ class CollectivesBench {
     endpoints_ = ep::create_endpoints(group_, threads_);
     thread_buffers_.resize(static_cast<std::size_t>(threads_));
     staging_.reserve(largest * static_cast<std::size_t>(threads_));
-    funneled_.emplace(bench::collectives::FunneledProcess{*group_mpi_, process, processes_,
+    team_.emplace(threads_);
+    funneled_.emplace(bench::collectives::FunneledProcess{*group_mpi_, *team_, process, processes_,
                                                           threads_, staging_, thread_buffers_});
     on_threads(threads_, [&](int thread) {
       thread_buffers_[static_cast<std::size_t>(thread)].reserve(largest);
@@ -462,8 +463,9 @@ class CollectivesBench {
   std::optional<bench::collectives::MpiCollectives> group_mpi_;
   std::vector<ep::Communicator> endpoints_;  // by OpenMP thread
   Buffers mpi_buffers_;
-  std::vector<Buffers> thread_buffers_;  // by OpenMP thread
-  Buffers staging_;                      // the funneled master's combined data
+  std::vector<Buffers> thread_buffers_;     // by OpenMP thread
+  Buffers staging_;                         // the funneled master's combined data
+  std::optional<bench::TeamBarrier> team_;  // where funneled's threads meet
   std::optional<bench::collectives::FunneledProcess> funneled_;
 };
 
@@ -521,7 +523,7 @@ void print_preamble(const Options& opt, int world, int processes, int cpus_befor
   std::printf("\n");
   std::printf(
       "# MPI waits (mpi, funneled master): %s; ep waits as its library does (spin, yield, "
-      "then short sleeps); funneled threads meet in omp barriers\n",
+      "then short sleeps); funneled threads meet in a barrier that waits the same way\n",
       opt.blocking_mpi ? "blocking calls (Open MPI busy-polls)"
                        : "MPI_I* + MPI_Test + sched_yield (after 64 spins)");
   std::printf(

@@ -1,41 +1,10 @@
-// Waiting without burning the cores other ranks need.
-//
-// More ranks and threads than cores is the normal case on small machines:
-// with 4 processes on 2 cores, pure busy polling made an Open MPI barrier
-// 300x slower. So a waiter spins a few polls (cheap when the partner runs on
-// another core), then yields its core on every poll, and after a long wait
-// sleeps in short steps so that idle waiters (an I/O server, say) cost little.
+// The layer's wait policy (ep/backoff.hpp) under the name its sources use.
 #pragma once
 
-#include <sched.h>
-
-#include <chrono>
-#include <thread>
+#include "ep/backoff.hpp"
 
 namespace ep::detail {
 
-class Backoff {
- public:
-  void pause() {
-    ++polls_;
-    if (polls_ <= kSpinPolls) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else if (polls_ <= kSpinPolls + kYieldPolls) {
-      sched_yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(kSleepMicros));
-    }
-  }
-  void reset() { polls_ = 0; }
-  [[nodiscard]] long polls() const { return polls_; }
-
- private:
-  static constexpr long kSpinPolls = 64;
-  static constexpr long kYieldPolls = 20000;
-  static constexpr long kSleepMicros = 20;
-  long polls_ = 0;
-};
+using Backoff = ep::Backoff;
 
 }  // namespace ep::detail
