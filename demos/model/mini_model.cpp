@@ -153,7 +153,9 @@ int main(int argc, char** argv) {
 
   if (ctx.world.role == xios_lite::Role::kServer) {
     try {
-      (void)xios_lite::run_server(ctx.world, ctx.config);
+      xios_lite::ServerOptions server_options;
+      server_options.threads = ctx.options.server_threads;
+      (void)xios_lite::run_server(ctx.world, ctx.config, server_options);
     } catch (const std::exception& e) {
       fail("server rank " + std::to_string(world_rank), e);
     }

@@ -45,6 +45,8 @@ configuration file.
                          OMP_NUM_THREADS, else 2; mpi forces 1)
   --output MODE          xios_lite client mode: ep | funneled (default ep)
   --servers N            output server processes, the last N ranks (default 1)
+  --server-threads N     receiving endpoints (threads) per server process
+                         (default 1)
   --config PATH          iodef XML (default demos/model/model_iodef.xml)
   --output-dir DIR       every process works there; NetCDF lands there
                          (default output)
@@ -133,6 +135,14 @@ ModelOptions parse_model_options(int argc, char** argv) {
               })
       .custom("--servers", [&](std::string_view flag,
                                const std::string& v) { o.servers = parse_nonnegative(flag, v); })
+      .custom(
+          "--server-threads",
+          [&](std::string_view flag, const std::string& v) {
+            o.server_threads = parse_nonnegative(flag, v);
+            if (o.server_threads < 1 || o.server_threads > 256) {
+              throw std::invalid_argument(std::string(flag) + ": " + v + " out of range [1, 256]");
+            }
+          })
       .text("--config", o.config)
       .text("--output-dir", o.output_dir)
       .count("--steps", o.steps)

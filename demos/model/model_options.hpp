@@ -29,7 +29,8 @@ struct ModelOptions {
   /// Threads per client process, cycled over the processes ("2" or "2,1").
   std::vector<int> threads{2};
   OutputMode output = OutputMode::kEndpoints;
-  int servers = 1;  ///< the last `servers` MPI ranks run the output server
+  int servers = 1;         ///< the last `servers` MPI ranks run the output server
+  int server_threads = 1;  ///< receiving endpoints per server process
   std::string config = "demos/model/model_iodef.xml";
   std::string output_dir = "output";
   int steps = 48;
