@@ -19,3 +19,11 @@ ep_add_mpi_test(NAME test_ineighbor
   SHAPES r1t3 r2t2 r3t1 r2t3
   LABELS topo
   TIMEOUT 180)
+
+# cart_sub against the reference arithmetic on every grid and kept set, and
+# compare on intercommunicators (two or more processes).
+ep_add_mpi_test(NAME test_cart_sub
+  SOURCES test_cart_sub.cpp
+  SHAPES r1t3 r2t2 r3t1 r2t3
+  LABELS topo
+  TIMEOUT 180)

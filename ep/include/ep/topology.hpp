@@ -72,6 +72,18 @@ void dims_create(int nnodes, std::span<int> dims);
 [[nodiscard]] Communicator cart_create(const Communicator& comm, std::span<const int> dims,
                                        std::span<const int> periods, bool reorder = false);
 
+/// MPI_Cart_sub: splits the Cartesian communicator `comm` into subgrids that
+/// keep the dimensions d with remain_dims[d] != 0 (one entry per dimension,
+/// the same on every endpoint) and returns the calling endpoint's subgrid: the
+/// endpoints that share its coordinates in the dropped dimensions, ranked
+/// row-major over the kept ones, with the kept dimensions' extents and
+/// periodicity as its Cartesian topology. Keeping no dimension gives a
+/// zero-dimensional grid of one rank. Collective over every endpoint of
+/// `comm` (each thread calls with its own handle; threads of one process may
+/// land in different subgrids); made by ep::split. A wrong-length or
+/// differing remain_dims throws ep::Error on every endpoint.
+[[nodiscard]] Communicator cart_sub(const Communicator& comm, std::span<const int> remain_dims);
+
 /// MPI_Cartdim_get: number of dimensions.
 [[nodiscard]] int cartdim_get(const Communicator& comm);
 
