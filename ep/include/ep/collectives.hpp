@@ -152,7 +152,9 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
 
 // ---- nonblocking collectives ----
 //
-// Each returns a Request of the calling endpoint, completed by ep::wait,
+// Collective like the blocking forms: every endpoint of the communicator
+// calls each one, each thread with its own handle. Each returns a Request of
+// the calling endpoint (only that thread may complete it), completed by ep::wait,
 // ep::test and their all/any/some forms (like point-to-point requests, and
 // mixed with them freely). The call returns without waiting for any other
 // endpoint; the operation progresses while its owner polls it. Buffers
