@@ -543,6 +543,15 @@ TEST(NonblockingSet, ArgumentErrorsNameTheCall) {
                                short_counts, types);
         },
         ep::ErrorKind::kArgument, c, "ep::ialltoallw", "ialltoallw sendcounts");
+    // Threads of one process that disagree on the count: every request of
+    // the instance reports it (one process only, so that no MPI call sees
+    // the processes disagree).
+    if (ep_test::world_size() == 1 && c.size() > 1) {
+      ep::Request request =
+          ep::iallreduce(c, buf, buf + 4, 1 + c.local_thread() % 2, MPI_INT, MPI_SUM);
+      coll_test::expect_error([&] { ep::wait(request); }, ep::ErrorKind::kArgument, c,
+                              "differ from those of other endpoints", "iallreduce local counts");
+    }
   });
 }
 

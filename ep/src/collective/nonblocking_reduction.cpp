@@ -88,7 +88,16 @@ class Ireduction final : public NbcInstance {
     }
   }
 
-  void contribute(const CollectiveCall& call, const void* sendbuf, void* recvbuf) {
+  void contribute(const CollectiveCall& call, const Args& mine, const void* sendbuf,
+                  void* recvbuf) {
+    // The instance folds and cuts with its creator's arguments: a thread of
+    // this process that passed others would be read out of bounds.
+    if (mine.count != args_.count || mine.root != args_.root || mine.e.type != args_.e.type ||
+        mine.e.op != args_.e.op || mine.block_counts != args_.block_counts) {
+      throw Error(ErrorKind::kArgument, call.name, call.rank,
+                  "count, root, datatype, op or recvcounts differ from those of other endpoints "
+                  "of the process");
+    }
     const auto t = static_cast<std::size_t>(call.thread);
     sendbufs_[t] = sendbuf;
     recvbufs_[t] = recvbuf;
@@ -374,7 +383,7 @@ Request start_reduction(const Communicator& comm, const CollectiveCall& call, co
   }
   return start_nonblocking<Ireduction>(
       comm, call, [&] { return std::make_shared<Ireduction>(call, comm.state(), args); },
-      [&](Ireduction& instance) { instance.contribute(call, sendbuf, recvbuf); });
+      [&](Ireduction& instance) { instance.contribute(call, args, sendbuf, recvbuf); });
 }
 
 // The arguments of a reduction of one vector of `count` elements.
