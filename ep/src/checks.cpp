@@ -11,6 +11,26 @@
 
 namespace ep::detail {
 
+void check_entries(std::size_t entries, int size, const char* what, const char* call, int rank) {
+  if (entries < static_cast<std::size_t>(size)) {
+    throw Error(ErrorKind::kArgument, call, rank,
+                std::string(what) + " has " + std::to_string(entries) +
+                    " entries; the communicator has " + std::to_string(size) + " ranks");
+  }
+}
+
+void check_counts(std::span<const int> counts, int size, const char* what, const char* call,
+                  int rank) {
+  check_entries(counts.size(), size, what, call, rank);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(size); ++r) {
+    if (counts[r] < 0) {
+      throw Error(ErrorKind::kCount, call, rank,
+                  std::string(what) + "[" + std::to_string(r) + "] = " + std::to_string(counts[r]) +
+                      " is negative");
+    }
+  }
+}
+
 // The endpoint layer's user tags are exactly the MPI minimum guarantee for
 // MPI_TAG_UB, so the fallback below and the user tag limit are one number.
 static_assert(kMaxUserTag == 32767, "user tags span the MPI minimum tag range");

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <span>
 
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
@@ -25,6 +26,13 @@ void check_in_place_only_at_root(const void* buffer, int root, const char* call,
 
 /// Throws ep::Error(kCount) when `count` is negative.
 void check_count(int count, const char* call, int rank);
+
+/// Throws ep::Error(kArgument) when the array `what` has fewer than `size`
+/// entries (one per EP rank).
+void check_entries(std::size_t entries, int size, const char* what, const char* call, int rank);
+/// check_entries, then ep::Error(kCount) naming the first negative entry of `counts`.
+void check_counts(std::span<const int> counts, int size, const char* what, const char* call,
+                  int rank);
 
 /// `a` x `b` as an MPI int count. Throws ep::Error(kCount) naming `what`
 /// when the product does not fit (MPI counts are ints).

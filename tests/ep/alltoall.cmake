@@ -14,3 +14,12 @@ ep_add_mpi_test(NAME test_nonblocking_collectives
   LABELS coll
   TIMEOUT 180
   TCP)
+
+# The rest of the nonblocking set (ialltoall, ialltoallw, igather(v),
+# iscatter(v), iallgather(v), ireduce, iscan, iexscan, ireduce_scatter(_block))
+# against the blocking forms in every layout of coll_helpers.hpp.
+ep_add_mpi_test(NAME test_nonblocking_collectives2
+  SOURCES test_nonblocking_collectives2.cpp
+  SHAPES r1t3 r2t2 r3t1 r2t3
+  LABELS coll
+  TIMEOUT 180)

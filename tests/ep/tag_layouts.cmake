@@ -10,8 +10,8 @@
 #                    communicators (the multi-channel drain)
 set(_ep_tag_layout_tests
   test_p2p_basic test_p2p_ordering test_p2p_probe test_p2p_nonblocking test_p2p_errors
-  test_collectives test_alltoall test_nonblocking_collectives test_comm_management
-  test_intercomm)
+  test_collectives test_alltoall test_nonblocking_collectives test_nonblocking_collectives2
+  test_comm_management test_intercomm)
 foreach(_variant IN ITEMS "tagub19;524287" "tagub23;8388607" "tagub16;65535")
   list(GET _variant 0 _suffix)
   list(GET _variant 1 _bound)

@@ -172,31 +172,12 @@ TEST(Topology, CartHaloExchange2D) {
     ep::dims_create(comm.size(), dims);
     const Grid g{{dims[0], dims[1]}, {1, 1}};
     on_grid(comm, g, [&](ep::Communicator& grid) {
-      constexpr int kBlock = 3;  // points per side of a rank's block
-      const std::vector<int> c = ref_coords(g, grid.rank());
-      const auto field = [&](int gx, int gy) {
-        const int nx = g.dims[0] * kBlock;
-        const int ny = g.dims[1] * kBlock;
-        return 100 * (((gx % nx) + nx) % nx) + ((gy % ny) + ny) % ny;
-      };
-      const int x0 = c[0] * kBlock;
-      const int y0 = c[1] * kBlock;
-      // Edges in neighbour order: -x, +x, -y, +y.
-      std::vector<int> out(4 * kBlock);
-      for (int i = 0; i < kBlock; ++i) {
-        out[0 * kBlock + i] = field(x0, y0 + i);
-        out[1 * kBlock + i] = field(x0 + kBlock - 1, y0 + i);
-        out[2 * kBlock + i] = field(x0 + i, y0);
-        out[3 * kBlock + i] = field(x0 + i, y0 + kBlock - 1);
-      }
-      std::vector<int> halo(4 * kBlock, kUntouched);
-      ep::neighbor_alltoall(grid, out.data(), kBlock, MPI_INT, halo.data(), kBlock, MPI_INT);
-      for (int i = 0; i < kBlock; ++i) {
-        EXPECT_EQ(halo[0 * kBlock + i], field(x0 - 1, y0 + i));
-        EXPECT_EQ(halo[1 * kBlock + i], field(x0 + kBlock, y0 + i));
-        EXPECT_EQ(halo[2 * kBlock + i], field(x0 + i, y0 - 1));
-        EXPECT_EQ(halo[3 * kBlock + i], field(x0 + i, y0 + kBlock));
-      }
+      const Halo2D h(g, grid.rank());
+      const std::vector<int> out = h.edges();
+      std::vector<int> halo(4 * Halo2D::kBlock, kUntouched);
+      ep::neighbor_alltoall(grid, out.data(), Halo2D::kBlock, MPI_INT, halo.data(), Halo2D::kBlock,
+                            MPI_INT);
+      h.expect_halo(halo);
     });
   });
 }

@@ -10,3 +10,20 @@ foreach(_topo_test IN ITEMS test_topology test_topology_neighbors)
     TIMEOUT 180
     TCP)
 endforeach()
+
+# Nonblocking neighbourhood collectives (ineighbor_*): against the blocking
+# forms on the grids above and on a graph with repeated edges, many in
+# flight at once, argument errors.
+ep_add_mpi_test(NAME test_ineighbor
+  SOURCES test_ineighbor.cpp
+  SHAPES r1t3 r2t2 r3t1 r2t3
+  LABELS topo
+  TIMEOUT 180)
+
+# cart_sub against the reference arithmetic on every grid and kept set, and
+# compare on intercommunicators (two or more processes).
+ep_add_mpi_test(NAME test_cart_sub
+  SOURCES test_cart_sub.cpp
+  SHAPES r1t3 r2t2 r3t1 r2t3
+  LABELS topo
+  TIMEOUT 180)

@@ -118,6 +118,46 @@ void on_grid(ep::Communicator& comm, const Grid& g, Body body) {
   grid.free();
 }
 
+/// A 2-D halo exchange as a model writes it: every rank owns a block of
+/// kBlock x kBlock points of the field f(x, y) = 100 x + y (periodic) on grid
+/// `g`; `edges` are its four edges in neighbour order (-x, +x, -y, +y), and
+/// the halo received from the neighbours must hold their edge values.
+struct Halo2D {
+  static constexpr int kBlock = 3;
+  Grid g;
+  int x0 = 0;
+  int y0 = 0;
+
+  Halo2D(const Grid& grid, int rank) : g(grid) {
+    const std::vector<int> c = ref_coords(g, rank);
+    x0 = c[0] * kBlock;
+    y0 = c[1] * kBlock;
+  }
+  [[nodiscard]] int field(int gx, int gy) const {
+    const int nx = g.dims[0] * kBlock;
+    const int ny = g.dims[1] * kBlock;
+    return 100 * (((gx % nx) + nx) % nx) + ((gy % ny) + ny) % ny;
+  }
+  [[nodiscard]] std::vector<int> edges() const {
+    std::vector<int> out(4 * kBlock);
+    for (int i = 0; i < kBlock; ++i) {
+      out[0 * kBlock + i] = field(x0, y0 + i);
+      out[1 * kBlock + i] = field(x0 + kBlock - 1, y0 + i);
+      out[2 * kBlock + i] = field(x0 + i, y0);
+      out[3 * kBlock + i] = field(x0 + i, y0 + kBlock - 1);
+    }
+    return out;
+  }
+  void expect_halo(const std::vector<int>& halo) const {
+    for (int i = 0; i < kBlock; ++i) {
+      EXPECT_EQ(halo[0 * kBlock + i], field(x0 - 1, y0 + i));
+      EXPECT_EQ(halo[1 * kBlock + i], field(x0 + kBlock, y0 + i));
+      EXPECT_EQ(halo[2 * kBlock + i], field(x0 + i, y0 - 1));
+      EXPECT_EQ(halo[3 * kBlock + i], field(x0 + i, y0 + kBlock));
+    }
+  }
+};
+
 /// Elements sender `rank` sends through its slot `slot` in the v/w tests.
 inline int varying_count(int rank, int slot) {
   return (rank * 7 + slot * 3) % 4;

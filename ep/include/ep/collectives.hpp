@@ -152,7 +152,9 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
 
 // ---- nonblocking collectives ----
 //
-// Each returns a Request of the calling endpoint, completed by ep::wait,
+// Collective like the blocking forms: every endpoint of the communicator
+// calls each one, each thread with its own handle. Each returns a Request of
+// the calling endpoint (only that thread may complete it), completed by ep::wait,
 // ep::test and their all/any/some forms (like point-to-point requests, and
 // mixed with them freely). The call returns without waiting for any other
 // endpoint; the operation progresses while its owner polls it. Buffers
@@ -181,6 +183,48 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
                                  int count, MPI_Datatype datatype, MPI_Op op,
                                  const ReduceOptions& options = {});
 
+/// MPI_Ireduce to EP rank `root`, with reduce's arguments; gives the same
+/// bits as reduce with the same options on the same layout (iallreduce's
+/// rule for non-commutative ops applies: the rank-order path gathers every
+/// contribution, and the root folds them when it completes its request).
+[[nodiscard]] Request ireduce(const Communicator& comm, const void* sendbuf, void* recvbuf,
+                              int count, MPI_Datatype datatype, MPI_Op op, int root,
+                              const ReduceOptions& options = {});
+
+/// MPI_Iscan, with scan's arguments and bits.
+[[nodiscard]] Request iscan(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options = {});
+
+/// MPI_Iexscan, with exscan's arguments and bits (EP rank 0's recvbuf untouched).
+[[nodiscard]] Request iexscan(const Communicator& comm, const void* sendbuf, void* recvbuf,
+                              int count, MPI_Datatype datatype, MPI_Op op,
+                              const ReduceOptions& options = {});
+
+/// MPI_Ireduce_scatter, with reduce_scatter's arguments and bits. recvcounts
+/// is read during the call only.
+[[nodiscard]] Request ireduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf,
+                                      std::span<const int> recvcounts, MPI_Datatype datatype,
+                                      MPI_Op op, const ReduceOptions& options = {});
+
+/// MPI_Ireduce_scatter_block, with reduce_scatter_block's arguments and bits.
+[[nodiscard]] Request ireduce_scatter_block(const Communicator& comm, const void* sendbuf,
+                                            void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                            MPI_Op op, const ReduceOptions& options = {});
+
+// The calls below move blocks without combining them. They share one
+// mechanism: in its call each endpoint stages its blocks for other processes
+// and copies those between itself and the local endpoints that called before
+// it; the last local caller starts one MPI_Ialltoallw (one message per
+// process pair); each endpoint unpacks its own blocks when it completes its
+// request. Count, displacement and type arrays are read during the call
+// only. A block whose two sides disagree on its size throws
+// ep::Error(kTruncate or kCount) from the wait/test.
+
+/// MPI_Ialltoall, with alltoall's arguments (sendbuf may be MPI_IN_PLACE).
+[[nodiscard]] Request ialltoall(const Communicator& comm, const void* sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype);
+
 /// MPI_Ialltoallv, with alltoallv's arguments and aggregation (one message
 /// per process pair). sendbuf may be MPI_IN_PLACE. The count and displacement
 /// arrays are read during the call only.
@@ -189,5 +233,50 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
                                  MPI_Datatype sendtype, void* recvbuf,
                                  std::span<const int> recvcounts, std::span<const int> rdispls,
                                  MPI_Datatype recvtype);
+
+/// MPI_Ialltoallw, with alltoallw's arguments (displacements in bytes, one
+/// type per peer, sendbuf may be MPI_IN_PLACE).
+[[nodiscard]] Request ialltoallw(const Communicator& comm, const void* sendbuf,
+                                 std::span<const int> sendcounts, std::span<const int> sdispls,
+                                 std::span<const MPI_Datatype> sendtypes, void* recvbuf,
+                                 std::span<const int> recvcounts, std::span<const int> rdispls,
+                                 std::span<const MPI_Datatype> recvtypes);
+
+/// MPI_Igather to EP rank `root`, with gather's arguments (recv arguments
+/// significant at the root only; sendbuf may be MPI_IN_PLACE at the root).
+[[nodiscard]] Request igather(const Communicator& comm, const void* sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root);
+
+/// MPI_Igatherv, with gatherv's arguments.
+[[nodiscard]] Request igatherv(const Communicator& comm, const void* sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void* recvbuf,
+                               std::span<const int> recvcounts, std::span<const int> displs,
+                               MPI_Datatype recvtype, int root);
+
+/// MPI_Iscatter from EP rank `root`, with scatter's arguments (send
+/// arguments significant at the root only; recvbuf may be MPI_IN_PLACE there).
+[[nodiscard]] Request iscatter(const Communicator& comm, const void* sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                               MPI_Datatype recvtype, int root);
+
+/// MPI_Iscatterv, with scatterv's arguments.
+[[nodiscard]] Request iscatterv(const Communicator& comm, const void* sendbuf,
+                                std::span<const int> sendcounts, std::span<const int> displs,
+                                MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, int root);
+
+/// MPI_Iallgather, with allgather's arguments (sendbuf may be MPI_IN_PLACE).
+/// Between two processes the block of an endpoint travels once per receiving
+/// endpoint of the other process.
+[[nodiscard]] Request iallgather(const Communicator& comm, const void* sendbuf, int sendcount,
+                                 MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                 MPI_Datatype recvtype);
+
+/// MPI_Iallgatherv, with allgatherv's arguments (sendbuf may be MPI_IN_PLACE).
+[[nodiscard]] Request iallgatherv(const Communicator& comm, const void* sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void* recvbuf,
+                                  std::span<const int> recvcounts, std::span<const int> displs,
+                                  MPI_Datatype recvtype);
 
 }  // namespace ep

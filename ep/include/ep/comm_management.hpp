@@ -109,6 +109,15 @@ class InterCommunicator : public detail::PointToPoint<InterCommunicator> {
   bool local_first_ = true;
 };
 
+/// MPI_Comm_compare of two intercommunicators (local, not collective):
+/// MPI_IDENT for two handles of the same intercommunicator, MPI_CONGRUENT
+/// when both the local and the remote groups have the same endpoints in the
+/// same rank order (two intercommunicators made from the same groups),
+/// MPI_SIMILAR when both have the same endpoints but some order differs,
+/// MPI_UNEQUAL otherwise. Endpoints are identified as by compare on
+/// communicators. Throws ep::Error(kFreedComm) for a null or freed handle.
+[[nodiscard]] int compare(const InterCommunicator& a, const InterCommunicator& b);
+
 /// MPI_Intercomm_create: collective over the endpoints of both groups. Each
 /// group calls with its own `local_comm` and the same `local_leader` (an EP
 /// rank of local_comm) on all its endpoints; `peer_comm` (an MPI

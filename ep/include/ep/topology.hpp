@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "ep/communicator.hpp"
+#include "ep/request.hpp"
 
 namespace ep {
 
@@ -70,6 +71,18 @@ void dims_create(int nnodes, std::span<int> dims);
 /// grid has one rank.
 [[nodiscard]] Communicator cart_create(const Communicator& comm, std::span<const int> dims,
                                        std::span<const int> periods, bool reorder = false);
+
+/// MPI_Cart_sub: splits the Cartesian communicator `comm` into subgrids that
+/// keep the dimensions d with remain_dims[d] != 0 (one entry per dimension,
+/// the same on every endpoint) and returns the calling endpoint's subgrid: the
+/// endpoints that share its coordinates in the dropped dimensions, ranked
+/// row-major over the kept ones, with the kept dimensions' extents and
+/// periodicity as its Cartesian topology. Keeping no dimension gives a
+/// zero-dimensional grid of one rank. Collective over every endpoint of
+/// `comm` (each thread calls with its own handle; threads of one process may
+/// land in different subgrids); made by ep::split. A wrong-length or
+/// differing remain_dims throws ep::Error on every endpoint.
+[[nodiscard]] Communicator cart_sub(const Communicator& comm, std::span<const int> remain_dims);
 
 /// MPI_Cartdim_get: number of dimensions.
 [[nodiscard]] int cartdim_get(const Communicator& comm);
@@ -171,5 +184,52 @@ void neighbor_alltoallw(const Communicator& comm, const void* sendbuf,
                         std::span<const MPI_Datatype> sendtypes, void* recvbuf,
                         std::span<const int> recvcounts, std::span<const MPI_Aint> rdispls,
                         std::span<const MPI_Datatype> recvtypes);
+
+// ---------------------------------------------------------------------------
+// Nonblocking neighbourhood collectives: the arguments, checks and results of
+// the blocking forms above, as Requests of the calling endpoint completed by
+// ep::wait, ep::test and their all/any/some forms (collectives.hpp states the
+// common rules of nonblocking collectives). Collective over every endpoint
+// of `comm`, each thread calling with its own handle; a call returns without
+// waiting for any other endpoint. Between threads of one process the blocks
+// are copied during the calls (by the later of the two endpoints); between
+// processes each pair exchanges one aggregated message per direction, posted
+// by the last local endpoint to call, and each endpoint unpacks its blocks
+// when it completes its request. Buffers belong to the operation until the
+// request completes; the count, displacement and type spans are read during
+// the call only. Argument errors throw from the call; a block size mismatch
+// throws ep::Error(kTruncate or kCount) from the wait/test.
+
+/// MPI_Ineighbor_allgather.
+[[nodiscard]] Request ineighbor_allgather(const Communicator& comm, const void* sendbuf,
+                                          int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                          int recvcount, MPI_Datatype recvtype);
+
+/// MPI_Ineighbor_allgatherv.
+[[nodiscard]] Request ineighbor_allgatherv(const Communicator& comm, const void* sendbuf,
+                                           int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                           std::span<const int> recvcounts,
+                                           std::span<const int> displs, MPI_Datatype recvtype);
+
+/// MPI_Ineighbor_alltoall.
+[[nodiscard]] Request ineighbor_alltoall(const Communicator& comm, const void* sendbuf,
+                                         int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                         int recvcount, MPI_Datatype recvtype);
+
+/// MPI_Ineighbor_alltoallv.
+[[nodiscard]] Request ineighbor_alltoallv(const Communicator& comm, const void* sendbuf,
+                                          std::span<const int> sendcounts,
+                                          std::span<const int> sdispls, MPI_Datatype sendtype,
+                                          void* recvbuf, std::span<const int> recvcounts,
+                                          std::span<const int> rdispls, MPI_Datatype recvtype);
+
+/// MPI_Ineighbor_alltoallw.
+[[nodiscard]] Request ineighbor_alltoallw(const Communicator& comm, const void* sendbuf,
+                                          std::span<const int> sendcounts,
+                                          std::span<const MPI_Aint> sdispls,
+                                          std::span<const MPI_Datatype> sendtypes, void* recvbuf,
+                                          std::span<const int> recvcounts,
+                                          std::span<const MPI_Aint> rdispls,
+                                          std::span<const MPI_Datatype> recvtypes);
 
 }  // namespace ep

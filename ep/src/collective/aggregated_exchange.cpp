@@ -19,11 +19,7 @@ const char* displs_name(const BlockArgs& a) { return a.is_send ? "sdispls" : "rd
 const char* types_name(const BlockArgs& a) { return a.is_send ? "sendtypes" : "recvtypes"; }
 
 void check_length(const CollectiveCall& call, std::size_t length, const char* what) {
-  if (length < static_cast<std::size_t>(call.size())) {
-    throw Error(ErrorKind::kArgument, call.name, call.rank,
-                std::string(what) + " has " + std::to_string(length) +
-                    " entries; the communicator has " + std::to_string(call.size()) + " ranks");
-  }
+  check_entries(length, call.size(), what, call.name, call.rank);
 }
 
 int count_of(const BlockArgs& a, int peer) {
@@ -75,18 +71,52 @@ std::vector<TypedBuffer> describe_blocks(const CollectiveCall& call, const Block
 
 }  // namespace
 
+AlltoallSides alltoall_sides(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype) {
+  AlltoallSides sides;
+  sides.send.buf = sendbuf;
+  sides.send.count = sendcount;
+  sides.send.type = sendtype;
+  sides.recv.is_send = false;
+  sides.recv.buf = recvbuf;
+  sides.recv.count = recvcount;
+  sides.recv.type = recvtype;
+  return sides;
+}
+
+AlltoallSides alltoallv_sides(const void* sendbuf, std::span<const int> sendcounts,
+                              std::span<const int> sdispls, MPI_Datatype sendtype, void* recvbuf,
+                              std::span<const int> recvcounts, std::span<const int> rdispls,
+                              MPI_Datatype recvtype) {
+  AlltoallSides sides = alltoall_sides(sendbuf, 0, sendtype, recvbuf, 0, recvtype);
+  for (BlockArgs* side : {&sides.send, &sides.recv}) side->per_peer = true;
+  sides.send.counts = sendcounts;
+  sides.send.displs = sdispls;
+  sides.recv.counts = recvcounts;
+  sides.recv.displs = rdispls;
+  return sides;
+}
+
+AlltoallSides alltoallw_sides(const void* sendbuf, std::span<const int> sendcounts,
+                              std::span<const int> sdispls, std::span<const MPI_Datatype> sendtypes,
+                              void* recvbuf, std::span<const int> recvcounts,
+                              std::span<const int> rdispls,
+                              std::span<const MPI_Datatype> recvtypes) {
+  AlltoallSides sides = alltoallv_sides(sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, recvbuf,
+                                        recvcounts, rdispls, MPI_DATATYPE_NULL);
+  for (BlockArgs* side : {&sides.send, &sides.recv}) {
+    side->byte_displs = true;
+    side->per_peer_types = true;
+  }
+  sides.send.types = sendtypes;
+  sides.recv.types = recvtypes;
+  return sides;
+}
+
 void check_block_args(const CollectiveCall& call, const BlockArgs& a) {
   if (a.per_peer) {
-    check_length(call, a.counts.size(), counts_name(a));
     check_length(call, a.displs.size(), displs_name(a));
-    for (int j = 0; j < call.size(); ++j) {
-      const int count = a.counts[static_cast<std::size_t>(j)];
-      if (count < 0) {
-        throw Error(ErrorKind::kCount, call.name, call.rank,
-                    std::string(counts_name(a)) + "[" + std::to_string(j) +
-                        "] = " + std::to_string(count) + " is negative");
-      }
-    }
+    check_counts(a.counts, call.size(), counts_name(a), call.name, call.rank);
   } else if (a.count < 0) {
     throw Error(ErrorKind::kCount, call.name, call.rank,
                 std::string(a.is_send ? "sendcount " : "recvcount ") + std::to_string(a.count) +

@@ -67,6 +67,24 @@ struct BlockArgs {
   bool per_peer_types = false;
 };
 
+/// Both sides of an all-to-all call, from MPI's arguments (the spans are
+/// referred to, not copied).
+struct AlltoallSides {
+  BlockArgs send;
+  BlockArgs recv;
+};
+AlltoallSides alltoall_sides(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype);
+AlltoallSides alltoallv_sides(const void* sendbuf, std::span<const int> sendcounts,
+                              std::span<const int> sdispls, MPI_Datatype sendtype, void* recvbuf,
+                              std::span<const int> recvcounts, std::span<const int> rdispls,
+                              MPI_Datatype recvtype);
+AlltoallSides alltoallw_sides(const void* sendbuf, std::span<const int> sendcounts,
+                              std::span<const int> sdispls, std::span<const MPI_Datatype> sendtypes,
+                              void* recvbuf, std::span<const int> recvcounts,
+                              std::span<const int> rdispls,
+                              std::span<const MPI_Datatype> recvtypes);
+
 /// Checks one side's arguments (array lengths, counts, types); throws ep::Error.
 void check_block_args(const CollectiveCall& call, const BlockArgs& args);
 

@@ -262,15 +262,8 @@ void alltoall(const Communicator& comm, const void* sendbuf, int sendcount, MPI_
   CollectiveCall call = detail::begin_collective(comm, "ep::alltoall");
   check_recvbuf(call, recvbuf);
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  BlockArgs send;
-  send.buf = sendbuf;
-  send.count = sendcount;
-  send.type = sendtype;
-  BlockArgs recv;
-  recv.is_send = false;
-  recv.buf = recvbuf;
-  recv.count = recvcount;
-  recv.type = recvtype;
+  const auto [send, recv] =
+      detail::alltoall_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   exchange(call, send, recv, in_place, [&](MPI_Request* request) {
     return MPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
                          request);
@@ -284,19 +277,8 @@ void alltoallv(const Communicator& comm, const void* sendbuf, std::span<const in
   CollectiveCall call = detail::begin_collective(comm, "ep::alltoallv");
   check_recvbuf(call, recvbuf);
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  BlockArgs send;
-  send.buf = sendbuf;
-  send.counts = sendcounts;
-  send.displs = sdispls;
-  send.per_peer = true;
-  send.type = sendtype;
-  BlockArgs recv;
-  recv.is_send = false;
-  recv.buf = recvbuf;
-  recv.counts = recvcounts;
-  recv.displs = rdispls;
-  recv.per_peer = true;
-  recv.type = recvtype;
+  const auto [send, recv] = detail::alltoallv_sides(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                                    recvcounts, rdispls, recvtype);
   exchange(call, send, recv, in_place, [&](MPI_Request* request) {
     return MPI_Ialltoallv(sendbuf, in_place ? nullptr : sendcounts.data(),
                           in_place ? nullptr : sdispls.data(), sendtype, recvbuf, recvcounts.data(),
@@ -311,20 +293,8 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
   CollectiveCall call = detail::begin_collective(comm, "ep::alltoallw");
   check_recvbuf(call, recvbuf);
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  BlockArgs send;
-  send.buf = sendbuf;
-  send.counts = sendcounts;
-  send.displs = sdispls;
-  send.per_peer = true;
-  send.byte_displs = true;
-  send.types = sendtypes;
-  send.per_peer_types = true;
-  BlockArgs recv = send;
-  recv.is_send = false;
-  recv.buf = recvbuf;
-  recv.counts = recvcounts;
-  recv.displs = rdispls;
-  recv.types = recvtypes;
+  const auto [send, recv] = detail::alltoallw_sides(sendbuf, sendcounts, sdispls, sendtypes,
+                                                    recvbuf, recvcounts, rdispls, recvtypes);
   // MPI reads the type arrays until the nonblocking call completes, so they
   // live here, outside the starter (which runs after the arguments are checked).
   std::vector<MPI_Datatype> send_types;

@@ -1,8 +1,10 @@
 #include "collective/nonblocking_registry.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "p2p/request_state.hpp"
 
@@ -26,12 +28,15 @@ bool NbcInstance::mpi_complete(int rank) {
   if (!lock.owns_lock()) return false;
   if (mpi_done_.load(std::memory_order_relaxed)) return true;
   int done = 0;
-  const int rc = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+  const int rc =
+      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, statuses_.data());
   if (rc != MPI_SUCCESS) {
     failure_.guard(name_, rank, [&] { check_mpi(rc, name_, rank); });
-    done = 1;
+  } else if (done != 0) {
+    failure_.guard(name_, rank, [&] { mpi_completed(statuses_); });
+  } else {
+    return false;
   }
-  if (done == 0) return false;
   mpi_done_.store(true, std::memory_order_release);
   return true;
 }
@@ -103,11 +108,15 @@ void NbcRegistry::contributed(const std::shared_ptr<NbcInstance>& instance) {
 }
 
 void NbcRegistry::start(NbcInstance& instance) {
-  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> requests;
   const CollectiveCall call = instance.call_of(0);
-  instance.failure_.guard(call.name, call.rank, [&] { request = instance.start(); });
-  instance.request_ = request;
-  if (request == MPI_REQUEST_NULL) instance.mpi_done_.store(true, std::memory_order_release);
+  instance.failure_.guard(call.name, call.rank, [&] { requests = instance.start_requests(); });
+  instance.statuses_.resize(requests.size());
+  instance.requests_ = std::move(requests);
+  if (std::ranges::all_of(instance.requests_,
+                          [](MPI_Request r) { return r == MPI_REQUEST_NULL; })) {
+    instance.mpi_done_.store(true, std::memory_order_release);
+  }
   instance.started_.store(true, std::memory_order_release);
 }
 

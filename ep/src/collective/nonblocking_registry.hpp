@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "collective/aggregated_exchange.hpp"
@@ -69,7 +70,13 @@ class NbcInstance {
   /// Starts the process-level part once every local endpoint has
   /// contributed; called once, in sequence order, under the registry lock.
   /// Returns the MPI request to wait for, MPI_REQUEST_NULL when none.
-  virtual MPI_Request start() = 0;
+  virtual MPI_Request start() { return MPI_REQUEST_NULL; }
+  /// start() for a process-level part made of several MPI requests (point-
+  /// to-point messages, say); all of them are waited for. By default start()'s one.
+  virtual std::vector<MPI_Request> start_requests() { return {start()}; }
+  /// Called once, by the poller that saw every request of start_requests()
+  /// complete, with their statuses (in the same order); failures go to failure().
+  virtual void mpi_completed(std::span<const MPI_Status> /*statuses*/) {}
   /// The owner's part after the MPI part completed (copying its result out).
   /// Failures that concern only this endpoint go to `mine`.
   virtual void finish(int thread, FailureSlot& mine) = 0;
@@ -93,7 +100,8 @@ class NbcInstance {
   int contributed_ = 0;
   // Written by the starter before `started_` is released; afterwards only
   // under `mpi_mutex_`.
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Status> statuses_;
   std::atomic<bool> started_{false};
   std::atomic<bool> mpi_done_{false};
   std::mutex mpi_mutex_;

@@ -228,19 +228,7 @@ void reduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf
                     const ReduceOptions& options) {
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce_scatter");
   const Elements e = detail::make_elements(call, 0, datatype, op);
-  const auto size = static_cast<std::size_t>(call.size());
-  if (recvcounts.size() < size) {
-    throw Error(ErrorKind::kArgument, call.name, call.rank,
-                "recvcounts has " + std::to_string(recvcounts.size()) +
-                    " entries; the communicator has " + std::to_string(size) + " endpoints");
-  }
-  for (std::size_t r = 0; r < size; ++r) {
-    if (recvcounts[r] < 0) {
-      throw Error(ErrorKind::kCount, call.name, call.rank,
-                  "recvcounts[" + std::to_string(r) + "] = " + std::to_string(recvcounts[r]) +
-                      " is negative");
-    }
-  }
+  detail::check_counts(recvcounts, call.size(), "recvcounts", call.name, call.rank);
   if (!options.layout_independent && call.one_endpoint_per_process()) {
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts.data(), datatype, op, mpi, request);

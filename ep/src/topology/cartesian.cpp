@@ -226,6 +226,49 @@ Communicator cart_create(const Communicator& comm, std::span<const int> dims,
   return detail::create_with_topology(comm, call, mine, builder, options);
 }
 
+Communicator cart_sub(const Communicator& comm, std::span<const int> remain_dims) {
+  constexpr const char* kCall = "ep::cart_sub";
+  const Topology& grid = cartesian_of(comm, kCall);
+  detail::CollectiveCall call = detail::begin_collective(comm, kCall);
+  detail::CreationArgs mine;
+  std::vector<int> kept;  // remain_dims as 0 or 1
+  for (const int r : remain_dims) kept.push_back(r != 0 ? 1 : 0);
+  if (remain_dims.size() != grid.dims.size()) {
+    mine.error = "remain_dims has " + std::to_string(remain_dims.size()) +
+                 " entries for a grid of " + std::to_string(grid.dims.size()) + " dimensions";
+    kept.assign(grid.dims.size(), 1);
+  }
+  mine.fingerprint = detail::fingerprint({kept});
+  // The subgrid: the kept dimensions in order. Its communicators are the
+  // endpoints that share the coordinates of the dropped dimensions (the
+  // colour, row-major over them), ranked row-major over the kept ones (the
+  // key), so that a subgrid rank is its coordinates' row-major index.
+  std::vector<int> sub_dims;
+  std::vector<int> sub_periods;
+  const std::vector<int> coords = detail::coords_of(grid.dims, comm.rank());
+  detail::CreationOptions options;
+  options.split_color = 0;
+  for (std::size_t d = 0; d < grid.dims.size(); ++d) {
+    if (kept[d] != 0) {
+      sub_dims.push_back(grid.dims[d]);
+      sub_periods.push_back(grid.periods[d]);
+      options.split_key = options.split_key * grid.dims[d] + coords[d];
+    } else {
+      options.split_color = options.split_color * grid.dims[d] + coords[d];
+    }
+  }
+  const CartArgs args{sub_dims, sub_periods};
+  mine.args = &args;
+  detail::TopologyBuilder builder;
+  builder.check = [](std::shared_ptr<Topology>&) { return std::string(); };
+  // On the leader: every subgrid has the same dims (all endpoints agree on
+  // remain_dims, as the fingerprint check makes sure).
+  builder.build = [&args](const detail::CommState& created, std::shared_ptr<Topology>) {
+    return build_grid(created, args);
+  };
+  return detail::create_with_topology(comm, call, mine, builder, options);
+}
+
 int cartdim_get(const Communicator& comm) {
   return static_cast<int>(cartesian_of(comm, "ep::cartdim_get").dims.size());
 }

@@ -51,6 +51,12 @@ struct CreationOptions {
   /// Ranks kept: those below it (Cartesian grids smaller than the
   /// communicator); -1 keeps them all.
   int keep_below = -1;
+  /// When not negative: the communicator is made by ep::split with this
+  /// colour and `split_key` instead (cart_sub: one communicator per
+  /// subgrid; a process may then hold endpoints of several, each of which
+  /// gets its topology). Per endpoint.
+  int split_color = -1;
+  int split_key = 0;
   /// Check that every inter-process edge is named by both processes (graphs;
   /// a Cartesian grid is consistent by construction). Needs the topology
   /// prepared by TopologyBuilder::check.

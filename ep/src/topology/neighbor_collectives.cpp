@@ -29,6 +29,7 @@
 #include "ep/error.hpp"
 #include "ep/topology.hpp"
 #include "team/collective_call.hpp"
+#include "topology/neighbor_blocks.hpp"
 #include "topology/topology.hpp"
 
 namespace ep {
@@ -38,22 +39,6 @@ namespace {
 using detail::CollectiveCall;
 using detail::Topology;
 using detail::TypedBuffer;
-
-// Tag of the aggregated messages on the communicator's internal MPI
-// communicator. The other internal traffic there is MPI collectives, which
-// never match point-to-point messages; any other point-to-point use of the
-// internal communicator must pick a different tag. One tag suffices for
-// successive calls: MPI keeps messages between two processes in order and
-// every process makes the calls in the same order.
-constexpr int kNeighborTag = 0x4e42;  // "NB"
-
-// One endpoint's share of a call, published to the team.
-struct Blocks {
-  std::vector<TypedBuffer> send;  // by destination slot
-  std::vector<TypedBuffer> recv;  // by source slot
-  std::string error;              // argument problem found while preparing
-  ErrorKind error_kind = ErrorKind::kArgument;
-};
 
 // The leader's per-call state: the aggregated messages and their requests.
 struct Exchange {
@@ -69,8 +54,8 @@ struct Exchange {
   ErrorKind error_kind = ErrorKind::kArgument;
 };
 
-const Blocks& blocks_of(const CollectiveCall& call, int thread) {
-  return *static_cast<const Blocks*>(call.team.published(thread));
+const detail::NeighborBlocks& blocks_of(const CollectiveCall& call, int thread) {
+  return *static_cast<const detail::NeighborBlocks*>(call.team.published(thread));
 }
 
 const Exchange& exchange_of(const CollectiveCall& call) {
@@ -81,7 +66,7 @@ const Exchange& exchange_of(const CollectiveCall& call) {
 // it (its own, or naming the endpoint that had it).
 std::pair<std::string, ErrorKind> first_local_error(const CollectiveCall& call) {
   for (int t = 0; t < call.local_size(); ++t) {
-    const Blocks& blocks = blocks_of(call, t);
+    const detail::NeighborBlocks& blocks = blocks_of(call, t);
     if (blocks.error.empty()) continue;
     if (t == call.thread) return {blocks.error, blocks.error_kind};
     const int rank = call.comm.rank_map().ep_rank(call.comm.process_rank(), t);
@@ -98,14 +83,6 @@ std::pair<std::string, ErrorKind> first_local_error(const CollectiveCall& call) 
 void throw_together(CollectiveCall& call, std::pair<std::string, ErrorKind> error) {
   call.team.barrier();
   throw Error(error.second, call.name, call.rank, error.first);
-}
-
-// What follows "call: ep rank r: " in the message of an Error thrown by `call`.
-std::string detail_of(const Error& e, const CollectiveCall& call) {
-  const std::string text = e.what();
-  const std::string prefix =
-      std::string(call.name) + ": ep rank " + std::to_string(call.rank) + ": ";
-  return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text;
 }
 
 // Records a failure of the leader's MPI stage. MPI may still write into (or
@@ -139,7 +116,7 @@ std::size_t lay_out(const CollectiveCall& call, const std::vector<detail::PeerRo
     start[k] = total;
     at[k].reserve(routes[k].blocks.size());
     for (const detail::SlotRef& ref : routes[k].blocks) {
-      const Blocks& owner = blocks_of(call, ref.thread);
+      const detail::NeighborBlocks& owner = blocks_of(call, ref.thread);
       at[k].push_back(total);
       total += (sending ? owner.send : owner.recv)[static_cast<std::size_t>(ref.slot)].bytes();
     }
@@ -152,22 +129,14 @@ std::size_t lay_out(const CollectiveCall& call, const std::vector<detail::PeerRo
 void plan_exchange(const CollectiveCall& call, const Topology& topology, Exchange& ex) {
   // Blocks between two threads of this process must match exactly (MPI
   // requires equal type signatures; sizes are what can be checked).
-  const RankMap& map = call.comm.rank_map();
-  const int me = call.comm.process_rank();
   for (int t = 0; t < call.local_size(); ++t) {
     for (const detail::LocalEdge& edge : topology.local_in[static_cast<std::size_t>(t)]) {
       const std::size_t sent =
           blocks_of(call, edge.send_thread).send[static_cast<std::size_t>(edge.send_slot)].bytes();
       const std::size_t room =
           blocks_of(call, t).recv[static_cast<std::size_t>(edge.recv_slot)].bytes();
-      if (sent != room) {
-        ex.error = "ep rank " + std::to_string(map.ep_rank(me, edge.send_thread)) + " sends " +
-                   std::to_string(sent) + " bytes to ep rank " +
-                   std::to_string(map.ep_rank(me, t)) + ", whose receive slot " +
-                   std::to_string(edge.recv_slot) + " holds " + std::to_string(room);
-        ex.error_kind = sent > room ? ErrorKind::kTruncate : ErrorKind::kCount;
-        return;
-      }
+      ex.error = detail::local_edge_mismatch(call, edge, t, sent, room, ex.error_kind);
+      if (!ex.error.empty()) return;
     }
   }
   const std::size_t send_bytes =
@@ -193,7 +162,8 @@ void plan_exchange(const CollectiveCall& call, const Topology& topology, Exchang
   for (std::size_t k = 0; k < topology.recv_routes.size(); ++k) {
     const int bytes = static_cast<int>(ex.recv_start[k + 1] - ex.recv_start[k]);
     check_mpi(MPI_Irecv(ex.recv_data.get() + ex.recv_start[k], bytes, MPI_BYTE,
-                        topology.recv_routes[k].process, kNeighborTag, call.mpi(), &ex.requests[k]),
+                        topology.recv_routes[k].process, detail::kNeighborTag, call.mpi(),
+                        &ex.requests[k]),
               call.name, call.rank);
   }
 }
@@ -203,7 +173,7 @@ void start_sends(const CollectiveCall& call, const Topology& topology, Exchange&
   for (std::size_t k = 0; k < topology.send_routes.size(); ++k) {
     const int bytes = static_cast<int>(ex.send_start[k + 1] - ex.send_start[k]);
     check_mpi(MPI_Isend(ex.send_data.get() + ex.send_start[k], bytes, MPI_BYTE,
-                        topology.send_routes[k].process, kNeighborTag, call.mpi(),
+                        topology.send_routes[k].process, detail::kNeighborTag, call.mpi(),
                         &ex.requests[first + k]),
               call.name, call.rank);
   }
@@ -257,7 +227,8 @@ void finish_messages(const Topology& topology, Exchange& ex) {
 }
 
 // Copies into this endpoint's blocks everything its local neighbours send it.
-void copy_local(const CollectiveCall& call, const Topology& topology, const Blocks& mine) {
+void copy_local(const CollectiveCall& call, const Topology& topology,
+                const detail::NeighborBlocks& mine) {
   for (const detail::LocalEdge& edge : topology.local_in[static_cast<std::size_t>(call.thread)]) {
     const TypedBuffer& source =
         blocks_of(call, edge.send_thread).send[static_cast<std::size_t>(edge.send_slot)];
@@ -266,7 +237,7 @@ void copy_local(const CollectiveCall& call, const Topology& topology, const Bloc
 }
 
 // The exchange itself (phases 1-5 of the file comment), on every endpoint.
-void exchange(CollectiveCall& call, const Topology& topology, const Blocks& mine) {
+void exchange(CollectiveCall& call, const Topology& topology, const detail::NeighborBlocks& mine) {
   call.team.publish(call.thread, &mine);
   call.team.barrier();
   if (auto error = first_local_error(call); !error.first.empty()) throw_together(call, error);
@@ -276,7 +247,7 @@ void exchange(CollectiveCall& call, const Topology& topology, const Blocks& mine
     try {
       plan_exchange(call, topology, ex);
     } catch (const Error& e) {
-      abandon(ex, detail_of(e, call), e.kind());
+      abandon(ex, detail::detail_of(e, call), e.kind());
     }
     call.team.publish_aux(0, &ex);
   }
@@ -297,7 +268,7 @@ void exchange(CollectiveCall& call, const Topology& topology, const Blocks& mine
       try {
         start_sends(call, topology, ex);
       } catch (const Error& e) {
-        abandon(ex, detail_of(e, call), e.kind());
+        abandon(ex, detail::detail_of(e, call), e.kind());
       }
     }
   }
@@ -319,89 +290,14 @@ void exchange(CollectiveCall& call, const Topology& topology, const Blocks& mine
   call.team.barrier();  // the leader's messages and the senders' buffers are read until here
 }
 
-// Per-call argument checks and block lists. Problems are recorded in the
-// Blocks (not thrown) so that all local endpoints throw together.
-class Preparation {
- public:
-  Preparation(const CollectiveCall& call, const detail::EndpointNeighbors& me)
-      : call_(call), indegree_(me.sources.size()), outdegree_(me.destinations.size()) {
-    blocks_.send.resize(outdegree_);
-    blocks_.recv.resize(indegree_);
-  }
-
-  [[nodiscard]] std::size_t indegree() const { return indegree_; }
-  [[nodiscard]] std::size_t outdegree() const { return outdegree_; }
-
-  /// Runs `fill` and records any ep::Error it throws.
-  template <typename Fill>
-  Blocks run(Fill&& fill) {
-    try {
-      fill(*this);
-    } catch (const Error& e) {
-      blocks_.error = detail_of(e, call_);
-      blocks_.error_kind = e.kind();
-    }
-    return std::move(blocks_);
-  }
-
-  void require_buffer(const void* buf, const char* what) const {
-    if (buf == MPI_IN_PLACE) {
-      fail(ErrorKind::kArgument,
-           std::string(what) + " is MPI_IN_PLACE, which neighbour collectives do not allow");
-    }
-  }
-  void require_count(int count, const char* what) const {
-    if (count < 0) {
-      fail(ErrorKind::kCount, std::string(what) + " " + std::to_string(count) + " is negative");
-    }
-  }
-  template <typename T>
-  void require_entries(std::span<const T> values, std::size_t needed, const char* what) const {
-    if (values.size() < needed) {
-      fail(ErrorKind::kArgument, std::string(what) + " has " + std::to_string(values.size()) +
-                                     " entries for " + std::to_string(needed) + " neighbours");
-    }
-  }
-  [[noreturn]] void fail(ErrorKind kind, const std::string& detail) const {
-    throw Error(kind, call_.name, call_.rank, detail);
-  }
-
-  /// Layout of `type`, computed once per distinct handle.
-  const detail::TypeLayout& layout(MPI_Datatype type) {
-    for (const auto& [known, layout] : layouts_) {
-      if (known == type) return layout;
-    }
-    layouts_.emplace_back(type, detail::layout_of(type, call_.name, call_.rank));
-    return layouts_.back().second;
-  }
-  MPI_Aint offset(MPI_Datatype type, MPI_Aint elements) const {
-    return detail::element_offset(type, elements, call_.name, call_.rank);
-  }
-
-  void set_send(std::size_t slot, const void* base, MPI_Aint byte_offset, int count,
-                MPI_Datatype type) {
-    blocks_.send[slot] = {static_cast<const std::byte*>(base) + byte_offset, count, type,
-                          layout(type)};
-  }
-  void set_recv(std::size_t slot, void* base, MPI_Aint byte_offset, int count, MPI_Datatype type) {
-    blocks_.recv[slot] = {static_cast<std::byte*>(base) + byte_offset, count, type, layout(type)};
-  }
-
- private:
-  const CollectiveCall& call_;
-  std::size_t indegree_;
-  std::size_t outdegree_;
-  Blocks blocks_;
-  std::vector<std::pair<MPI_Datatype, detail::TypeLayout>> layouts_;
-};
-
 // Every variant: check, list the blocks, exchange.
 template <typename Fill>
 void run_neighbor_collective(const Communicator& comm, const char* name, Fill&& fill) {
   const Topology& topology = detail::topology_of(comm, name);
   CollectiveCall call = detail::begin_collective(comm, name);
-  Preparation preparation(call, topology.endpoints[static_cast<std::size_t>(call.thread)]);
-  const Blocks blocks = preparation.run(std::forward<Fill>(fill));
+  detail::NeighborPreparation preparation(
+      call, topology.endpoints[static_cast<std::size_t>(call.thread)]);
+  const detail::NeighborBlocks blocks = preparation.run(std::forward<Fill>(fill));
   exchange(call, topology, blocks);
 }
 
@@ -410,51 +306,24 @@ void run_neighbor_collective(const Communicator& comm, const char* name, Fill&& 
 void neighbor_allgather(const Communicator& comm, const void* sendbuf, int sendcount,
                         MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype) {
-  run_neighbor_collective(comm, "ep::neighbor_allgather", [&](Preparation& p) {
-    p.require_buffer(sendbuf, "sendbuf");
-    p.require_buffer(recvbuf, "recvbuf");
-    p.require_count(sendcount, "sendcount");
-    p.require_count(recvcount, "recvcount");
-    for (std::size_t i = 0; i < p.outdegree(); ++i) p.set_send(i, sendbuf, 0, sendcount, sendtype);
-    for (std::size_t j = 0; j < p.indegree(); ++j) {
-      p.set_recv(j, recvbuf, p.offset(recvtype, static_cast<MPI_Aint>(j) * recvcount), recvcount,
-                 recvtype);
-    }
+  run_neighbor_collective(comm, "ep::neighbor_allgather", [&](detail::NeighborPreparation& p) {
+    detail::fill_neighbor_allgather(p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
 void neighbor_allgatherv(const Communicator& comm, const void* sendbuf, int sendcount,
                          MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
                          std::span<const int> displs, MPI_Datatype recvtype) {
-  run_neighbor_collective(comm, "ep::neighbor_allgatherv", [&](Preparation& p) {
-    p.require_buffer(sendbuf, "sendbuf");
-    p.require_buffer(recvbuf, "recvbuf");
-    p.require_count(sendcount, "sendcount");
-    p.require_entries(recvcounts, p.indegree(), "recvcounts");
-    p.require_entries(displs, p.indegree(), "displs");
-    for (std::size_t i = 0; i < p.outdegree(); ++i) p.set_send(i, sendbuf, 0, sendcount, sendtype);
-    for (std::size_t j = 0; j < p.indegree(); ++j) {
-      p.require_count(recvcounts[j], "recvcounts entry");
-      p.set_recv(j, recvbuf, p.offset(recvtype, displs[j]), recvcounts[j], recvtype);
-    }
+  run_neighbor_collective(comm, "ep::neighbor_allgatherv", [&](detail::NeighborPreparation& p) {
+    detail::fill_neighbor_allgatherv(p, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                     recvtype);
   });
 }
 
 void neighbor_alltoall(const Communicator& comm, const void* sendbuf, int sendcount,
                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
-  run_neighbor_collective(comm, "ep::neighbor_alltoall", [&](Preparation& p) {
-    p.require_buffer(sendbuf, "sendbuf");
-    p.require_buffer(recvbuf, "recvbuf");
-    p.require_count(sendcount, "sendcount");
-    p.require_count(recvcount, "recvcount");
-    for (std::size_t i = 0; i < p.outdegree(); ++i) {
-      p.set_send(i, sendbuf, p.offset(sendtype, static_cast<MPI_Aint>(i) * sendcount), sendcount,
-                 sendtype);
-    }
-    for (std::size_t j = 0; j < p.indegree(); ++j) {
-      p.set_recv(j, recvbuf, p.offset(recvtype, static_cast<MPI_Aint>(j) * recvcount), recvcount,
-                 recvtype);
-    }
+  run_neighbor_collective(comm, "ep::neighbor_alltoall", [&](detail::NeighborPreparation& p) {
+    detail::fill_neighbor_alltoall(p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
   });
 }
 
@@ -462,21 +331,9 @@ void neighbor_alltoallv(const Communicator& comm, const void* sendbuf,
                         std::span<const int> sendcounts, std::span<const int> sdispls,
                         MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
                         std::span<const int> rdispls, MPI_Datatype recvtype) {
-  run_neighbor_collective(comm, "ep::neighbor_alltoallv", [&](Preparation& p) {
-    p.require_buffer(sendbuf, "sendbuf");
-    p.require_buffer(recvbuf, "recvbuf");
-    p.require_entries(sendcounts, p.outdegree(), "sendcounts");
-    p.require_entries(sdispls, p.outdegree(), "sdispls");
-    p.require_entries(recvcounts, p.indegree(), "recvcounts");
-    p.require_entries(rdispls, p.indegree(), "rdispls");
-    for (std::size_t i = 0; i < p.outdegree(); ++i) {
-      p.require_count(sendcounts[i], "sendcounts entry");
-      p.set_send(i, sendbuf, p.offset(sendtype, sdispls[i]), sendcounts[i], sendtype);
-    }
-    for (std::size_t j = 0; j < p.indegree(); ++j) {
-      p.require_count(recvcounts[j], "recvcounts entry");
-      p.set_recv(j, recvbuf, p.offset(recvtype, rdispls[j]), recvcounts[j], recvtype);
-    }
+  run_neighbor_collective(comm, "ep::neighbor_alltoallv", [&](detail::NeighborPreparation& p) {
+    detail::fill_neighbor_alltoallv(p, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype);
   });
 }
 
@@ -485,23 +342,9 @@ void neighbor_alltoallw(const Communicator& comm, const void* sendbuf,
                         std::span<const MPI_Datatype> sendtypes, void* recvbuf,
                         std::span<const int> recvcounts, std::span<const MPI_Aint> rdispls,
                         std::span<const MPI_Datatype> recvtypes) {
-  run_neighbor_collective(comm, "ep::neighbor_alltoallw", [&](Preparation& p) {
-    p.require_buffer(sendbuf, "sendbuf");
-    p.require_buffer(recvbuf, "recvbuf");
-    p.require_entries(sendcounts, p.outdegree(), "sendcounts");
-    p.require_entries(sdispls, p.outdegree(), "sdispls");
-    p.require_entries(sendtypes, p.outdegree(), "sendtypes");
-    p.require_entries(recvcounts, p.indegree(), "recvcounts");
-    p.require_entries(rdispls, p.indegree(), "rdispls");
-    p.require_entries(recvtypes, p.indegree(), "recvtypes");
-    for (std::size_t i = 0; i < p.outdegree(); ++i) {
-      p.require_count(sendcounts[i], "sendcounts entry");
-      p.set_send(i, sendbuf, sdispls[i], sendcounts[i], sendtypes[i]);
-    }
-    for (std::size_t j = 0; j < p.indegree(); ++j) {
-      p.require_count(recvcounts[j], "recvcounts entry");
-      p.set_recv(j, recvbuf, rdispls[j], recvcounts[j], recvtypes[j]);
-    }
+  run_neighbor_collective(comm, "ep::neighbor_alltoallw", [&](detail::NeighborPreparation& p) {
+    detail::fill_neighbor_alltoallw(p, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                    rdispls, recvtypes);
   });
 }
 

@@ -282,22 +282,26 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
   call.team.barrier();  // dup and split below reuse the team's slots
 
   Communicator created =
-      options.keep_below < 0
+      options.split_color >= 0 ? split(comm, options.split_color, options.split_key)
+      : options.keep_below < 0
           ? dup(comm)
           : split(comm, call.rank < options.keep_below ? 0 : MPI_UNDEFINED, call.rank);
   // Attach the topology before the handles leave this call. The local
-  // endpoints of the new communicator share one state; the old leader (which
-  // may itself be left out) builds the topology for it.
+  // endpoints of one new communicator share one state; the old leader (which
+  // may itself be left out) builds the topology of each state once.
   call.team.publish_aux(call.thread, created.is_null() ? nullptr : created.state().get());
   call.team.barrier();
   Verdict built;
   if (call.leader()) {
-    CommState* state = nullptr;
-    for (int t = 0; t < call.local_size() && state == nullptr; ++t) {
-      state = static_cast<CommState*>(call.team.published_aux(t));
+    std::vector<CommState*> states;
+    for (int t = 0; t < call.local_size(); ++t) {
+      auto* state = static_cast<CommState*>(call.team.published_aux(t));
+      if (state != nullptr && std::find(states.begin(), states.end(), state) == states.end()) {
+        states.push_back(state);
+      }
     }
     try {
-      if (state != nullptr) state->topology = builder.build(*state, std::move(prepared));
+      for (CommState* state : states) state->topology = builder.build(*state, prepared);
     } catch (const std::exception& e) {
       // Out of memory, in practice. The new communicator is not freed (that
       // is collective over processes that may have succeeded).

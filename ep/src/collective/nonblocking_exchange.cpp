@@ -1,11 +1,7 @@
-// MPI_Ialltoallv on an endpoint communicator. Each thread packs its blocks
-// for the other processes into a private staging buffer, and copies the
-// blocks between itself and the local threads that arrived before it (so
-// each pair is copied once, by the later one, directly). One MPI_Ialltoallw
-// then sends, per process pair, a derived type over the local threads'
-// staging regions: one message per pair without a copy into a common
-// buffer. Each thread unpacks its own blocks. With one endpoint per process
-// in process order the user's buffers go to MPI directly.
+// The block exchange of nonblocking_exchange.hpp: one NbcInstance class,
+// BlockExchange, for every nonblocking collective that moves blocks.
+#include "collective/nonblocking_exchange.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <memory>
@@ -13,38 +9,16 @@
 #include <utility>
 #include <vector>
 
-#include "collective/aggregated_exchange.hpp"
 #include "collective/nonblocking_registry.hpp"
-#include "ep/collectives.hpp"
 #include "team/collective_call.hpp"
 
-namespace ep {
+namespace ep::detail {
 
 namespace {
 
-using detail::BlockArgs;
-using detail::CollectiveCall;
-using detail::CommState;
-using detail::ExchangeSpec;
-using detail::FailureSlot;
-using detail::NbcInstance;
-
-using detail::start_nonblocking;
-
-class Ialltoallv final : public NbcInstance {
+class BlockExchange final : public NbcInstance {
  public:
-  // The user's arguments, kept for MPI in direct mode (MPI reads the arrays
-  // until completion).
-  struct DirectArgs {
-    const void* sendbuf;
-    std::vector<int> sendcounts, sdispls;
-    MPI_Datatype sendtype;
-    void* recvbuf;
-    std::vector<int> recvcounts, rdispls;
-    MPI_Datatype recvtype;
-  };
-
-  Ialltoallv(const CollectiveCall& call, std::shared_ptr<CommState> comm, bool direct)
+  BlockExchange(const CollectiveCall& call, std::shared_ptr<CommState> comm, bool direct)
       : NbcInstance(call, std::move(comm)),
         direct_(direct),
         specs_(static_cast<std::size_t>(call.local_size())),
@@ -52,7 +26,7 @@ class Ialltoallv final : public NbcInstance {
         region_offsets_(static_cast<std::size_t>(call.local_size())),
         present_(static_cast<std::size_t>(call.local_size()), false) {}
 
-  void contribute_direct(DirectArgs args) { direct_args_ = std::move(args); }
+  void contribute_direct(DirectAlltoallv args) { direct_args_ = std::move(args); }
 
   void contribute(const CollectiveCall& call, ExchangeSpec spec) {
     const RankMap& map = call.comm.rank_map();
@@ -69,8 +43,7 @@ class Ialltoallv final : public NbcInstance {
     }
     auto staging = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(total, 1));
     for (int q = 0; q < map.num_processes(); ++q) {
-      if (q != me)
-        detail::pack_region(spec, map, q, staging.get() + offsets[static_cast<std::size_t>(q)]);
+      if (q != me) pack_region(spec, map, q, staging.get() + offsets[static_cast<std::size_t>(q)]);
     }
     std::vector<int> earlier;
     {
@@ -87,12 +60,12 @@ class Ialltoallv final : public NbcInstance {
     // two, straight from the sender's buffer into the receiver's (both stay
     // valid: neither request can complete before every thread contributed).
     const ExchangeSpec& own = *specs_[t];
-    detail::copy_local_block(call, own, call.rank, own, call.rank, failure());
+    copy_local_block(call, own, call.rank, own, call.rank, failure());
     for (const int y : earlier) {
       const ExchangeSpec& other = *specs_[static_cast<std::size_t>(y)];
       const int other_rank = map.ep_rank(me, y);
-      detail::copy_local_block(call, own, call.rank, other, other_rank, failure());
-      detail::copy_local_block(call, other, other_rank, own, call.rank, failure());
+      copy_local_block(call, own, call.rank, other, other_rank, failure());
+      copy_local_block(call, other, other_rank, own, call.rank, failure());
     }
   }
 
@@ -101,7 +74,7 @@ class Ialltoallv final : public NbcInstance {
     const CollectiveCall call = call_of(0);
     MPI_Request request = MPI_REQUEST_NULL;
     if (direct_) {
-      const DirectArgs& a = direct_args_;
+      const DirectAlltoallv& a = direct_args_;
       const bool in_place = a.sendbuf == MPI_IN_PLACE;
       check_mpi(MPI_Ialltoallv(a.sendbuf, in_place ? nullptr : a.sendcounts.data(),
                                in_place ? nullptr : a.sdispls.data(), a.sendtype, a.recvbuf,
@@ -123,14 +96,14 @@ class Ialltoallv final : public NbcInstance {
       if (q == me) continue;
       const auto qi = static_cast<std::size_t>(q);
       recv_offset_[qi] = recv_total;
-      recv_size_[qi] = detail::expected_segment_size(map, q, specs);
+      recv_size_[qi] = expected_segment_size(map, q, specs);
       recv_total += recv_size_[qi];
     }
     recv_ = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(recv_total, 1));
     // The message to q gathers the local threads' regions for q where they
     // lie (absolute addresses, MPI_BOTTOM).
-    sends_ = std::make_unique<detail::ByteRuns>(processes, nullptr);
-    recvs_ = std::make_unique<detail::ByteRuns>(processes, recv_.get());
+    sends_ = std::make_unique<ByteRuns>(processes, nullptr);
+    recvs_ = std::make_unique<ByteRuns>(processes, recv_.get());
     for (int q = 0; q < processes; ++q) {
       if (q == me) continue;
       const auto qi = static_cast<std::size_t>(q);
@@ -155,13 +128,13 @@ class Ialltoallv final : public NbcInstance {
     for (int q = 0; q < call.processes(); ++q) {
       if (q == comm().process_rank()) continue;
       const auto qi = static_cast<std::size_t>(q);
-      detail::unpack_segment(call, spec, q, recv_.get() + recv_offset_[qi], recv_size_[qi], mine);
+      unpack_segment(call, spec, q, recv_.get() + recv_offset_[qi], recv_size_[qi], mine);
     }
   }
 
  private:
   bool direct_;
-  DirectArgs direct_args_{};
+  DirectAlltoallv direct_args_{};
   std::mutex arrive_mutex_;
   std::vector<std::unique_ptr<ExchangeSpec>> specs_;      // per local thread
   std::vector<std::unique_ptr<std::byte[]>> staging_;     // per local thread
@@ -170,62 +143,32 @@ class Ialltoallv final : public NbcInstance {
   std::unique_ptr<std::byte[]> recv_;
   std::vector<std::size_t> recv_offset_;
   std::vector<std::size_t> recv_size_;
-  std::unique_ptr<detail::ByteRuns> sends_;
-  std::unique_ptr<detail::ByteRuns> recvs_;
+  std::unique_ptr<ByteRuns> sends_;
+  std::unique_ptr<ByteRuns> recvs_;
 };
 
 }  // namespace
 
-Request ialltoallv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
-                   std::span<const int> sdispls, MPI_Datatype sendtype, void* recvbuf,
-                   std::span<const int> recvcounts, std::span<const int> rdispls,
-                   MPI_Datatype recvtype) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::ialltoallv");
-  if (recvbuf == MPI_IN_PLACE) {
+Request start_block_exchange(const Communicator& comm, const CollectiveCall& call,
+                             const BlockArgs& send, const BlockArgs& recv, bool in_place) {
+  if (recv.buf == MPI_IN_PLACE) {
     throw Error(ErrorKind::kArgument, call.name, call.rank,
                 "recvbuf is MPI_IN_PLACE (only sendbuf may be)");
-  }
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  BlockArgs send;
-  send.buf = sendbuf;
-  send.counts = sendcounts;
-  send.displs = sdispls;
-  send.per_peer = true;
-  send.type = sendtype;
-  BlockArgs recv = send;
-  recv.is_send = false;
-  recv.buf = recvbuf;
-  recv.counts = recvcounts;
-  recv.displs = rdispls;
-  recv.type = recvtype;
-  const RankMap& map = call.comm.rank_map();
-  const bool direct = map.max_endpoints_per_process() == 1 && map.process_major();
-  auto make = [&] { return std::make_shared<Ialltoallv>(call, comm.state(), direct); };
-  if (direct) {
-    detail::check_block_args(call, recv);
-    if (!in_place) detail::check_block_args(call, send);
-    const auto n = static_cast<std::size_t>(call.size());
-    const auto first = [n](std::span<const int> s) {
-      return std::vector<int>(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
-    };
-    Ialltoallv::DirectArgs args{sendbuf,
-                                in_place ? std::vector<int>() : first(sendcounts),
-                                in_place ? std::vector<int>() : first(sdispls),
-                                sendtype,
-                                recvbuf,
-                                first(recvcounts),
-                                first(rdispls),
-                                recvtype};
-    return start_nonblocking<Ialltoallv>(comm, call, make, [&](Ialltoallv& instance) {
-      instance.contribute_direct(std::move(args));
-    });
   }
   // Described (and, in place, packed) before joining: argument errors throw
   // here, before the instance counts on this endpoint, and the in-place data
   // is safe before any other thread can write into recvbuf.
-  ExchangeSpec spec = detail::make_exchange_spec(call, send, recv, in_place);
-  return start_nonblocking<Ialltoallv>(
-      comm, call, make, [&](Ialltoallv& instance) { instance.contribute(call, std::move(spec)); });
+  ExchangeSpec spec = make_exchange_spec(call, send, recv, in_place);
+  return start_nonblocking<BlockExchange>(
+      comm, call, [&] { return std::make_shared<BlockExchange>(call, comm.state(), false); },
+      [&](BlockExchange& instance) { instance.contribute(call, std::move(spec)); });
 }
 
-}  // namespace ep
+Request start_direct_alltoallv(const Communicator& comm, const CollectiveCall& call,
+                               DirectAlltoallv args) {
+  return start_nonblocking<BlockExchange>(
+      comm, call, [&] { return std::make_shared<BlockExchange>(call, comm.state(), true); },
+      [&](BlockExchange& instance) { instance.contribute_direct(std::move(args)); });
+}
+
+}  // namespace ep::detail

@@ -1,0 +1,51 @@
+// The one mechanism behind the nonblocking collectives that move blocks
+// between endpoints without combining them: ialltoall(v/w), igather(v),
+// iscatter(v) and iallgather(v). Each describes, per endpoint, one send block
+// per destination EP rank and one receive block per source EP rank (count 0
+// where nothing moves), in the all-to-all form of aggregated_exchange.hpp;
+// the exchange then runs as ialltoallv always did:
+//   - in its call, each endpoint packs its blocks for other processes into a
+//     private staging buffer and copies the blocks between itself and the
+//     local endpoints that called before it (each pair once, by the later);
+//   - the last local caller starts one MPI_Ialltoallw whose per-process
+//     datatypes gather the threads' staged regions (one message per process
+//     pair, no copy into a common buffer);
+//   - each endpoint unpacks its own blocks when it polls its request.
+// With one endpoint per process in process order, ialltoallv hands the
+// user's arguments to MPI_Ialltoallv directly.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "collective/aggregated_exchange.hpp"
+#include "ep/communicator.hpp"
+#include "ep/request.hpp"
+#include "team/collective_call.hpp"
+
+namespace ep::detail {
+
+/// Starts the calling endpoint's part of the exchange described by `send`
+/// and `recv` (per_peer blocks, see BlockArgs). With `in_place` the outgoing
+/// data is `recv`'s blocks (all-to-all's MPI_IN_PLACE) and `send` is ignored.
+/// Argument errors throw from here, before the endpoint joins the instance.
+Request start_block_exchange(const Communicator& comm, const CollectiveCall& call,
+                             const BlockArgs& send, const BlockArgs& recv, bool in_place);
+
+/// MPI_Ialltoallv's arguments, kept for MPI until completion (the direct path).
+struct DirectAlltoallv {
+  const void* sendbuf;
+  std::vector<int> sendcounts, sdispls;
+  MPI_Datatype sendtype;
+  void* recvbuf;
+  std::vector<int> recvcounts, rdispls;
+  MPI_Datatype recvtype;
+};
+
+/// Starts MPI_Ialltoallv on the user's arguments: only with one endpoint per
+/// process, numbered in process order.
+Request start_direct_alltoallv(const Communicator& comm, const CollectiveCall& call,
+                               DirectAlltoallv args);
+
+}  // namespace ep::detail

@@ -1,0 +1,175 @@
+#include "topology/neighbor_blocks.hpp"
+
+#include <string>
+
+namespace ep::detail {
+
+std::string detail_of(const Error& e, const CollectiveCall& call) {
+  const std::string text = e.what();
+  const std::string prefix =
+      std::string(call.name) + ": ep rank " + std::to_string(call.rank) + ": ";
+  return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text;
+}
+
+// ---- NeighborPreparation ----------------------------------------------------
+
+NeighborPreparation::NeighborPreparation(const CollectiveCall& call, const EndpointNeighbors& me)
+    : call_(call), indegree_(me.sources.size()), outdegree_(me.destinations.size()) {
+  blocks_.send.resize(outdegree_);
+  blocks_.recv.resize(indegree_);
+}
+
+void NeighborPreparation::require_buffer(const void* buf, const char* what) const {
+  if (buf == MPI_IN_PLACE) {
+    fail(ErrorKind::kArgument,
+         std::string(what) + " is MPI_IN_PLACE, which neighbour collectives do not allow");
+  }
+}
+
+void NeighborPreparation::require_count(int count, const char* what) const {
+  if (count < 0) {
+    fail(ErrorKind::kCount, std::string(what) + " " + std::to_string(count) + " is negative");
+  }
+}
+
+void NeighborPreparation::fail(ErrorKind kind, const std::string& detail) const {
+  throw Error(kind, call_.name, call_.rank, detail);
+}
+
+const TypeLayout& NeighborPreparation::layout(MPI_Datatype type) {
+  for (const auto& [known, layout] : layouts_) {
+    if (known == type) return layout;
+  }
+  layouts_.emplace_back(type, layout_of(type, call_.name, call_.rank));
+  return layouts_.back().second;
+}
+
+MPI_Aint NeighborPreparation::offset(MPI_Datatype type, MPI_Aint elements) const {
+  return element_offset(type, elements, call_.name, call_.rank);
+}
+
+void NeighborPreparation::set_send(std::size_t slot, const void* base, MPI_Aint byte_offset,
+                                   int count, MPI_Datatype type) {
+  blocks_.send[slot] = {static_cast<const std::byte*>(base) + byte_offset, count, type,
+                        layout(type)};
+}
+
+void NeighborPreparation::set_recv(std::size_t slot, void* base, MPI_Aint byte_offset, int count,
+                                   MPI_Datatype type) {
+  blocks_.recv[slot] = {static_cast<std::byte*>(base) + byte_offset, count, type, layout(type)};
+}
+
+// ---- the variants -----------------------------------------------------------
+
+namespace {
+
+// The send side of the allgather variants: the same block to every destination.
+void fill_same_block_to_all(NeighborPreparation& p, const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype) {
+  p.require_buffer(sendbuf, "sendbuf");
+  p.require_count(sendcount, "sendcount");
+  for (std::size_t i = 0; i < p.outdegree(); ++i) p.set_send(i, sendbuf, 0, sendcount, sendtype);
+}
+
+// Blocks of `count` elements, one after the other: slot i at element i * count.
+void fill_consecutive_recv(NeighborPreparation& p, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype) {
+  p.require_buffer(recvbuf, "recvbuf");
+  p.require_count(recvcount, "recvcount");
+  for (std::size_t j = 0; j < p.indegree(); ++j) {
+    p.set_recv(j, recvbuf, p.offset(recvtype, static_cast<MPI_Aint>(j) * recvcount), recvcount,
+               recvtype);
+  }
+}
+
+// Receive blocks at displacements in elements of one type.
+void fill_displaced_recv(NeighborPreparation& p, void* recvbuf, std::span<const int> recvcounts,
+                         std::span<const int> displs, const char* displs_name,
+                         MPI_Datatype recvtype) {
+  p.require_buffer(recvbuf, "recvbuf");
+  p.require_entries(recvcounts, p.indegree(), "recvcounts");
+  p.require_entries(displs, p.indegree(), displs_name);
+  for (std::size_t j = 0; j < p.indegree(); ++j) {
+    p.require_count(recvcounts[j], "recvcounts entry");
+    p.set_recv(j, recvbuf, p.offset(recvtype, displs[j]), recvcounts[j], recvtype);
+  }
+}
+
+}  // namespace
+
+void fill_neighbor_allgather(NeighborPreparation& p, const void* sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                             MPI_Datatype recvtype) {
+  fill_same_block_to_all(p, sendbuf, sendcount, sendtype);
+  fill_consecutive_recv(p, recvbuf, recvcount, recvtype);
+}
+
+void fill_neighbor_allgatherv(NeighborPreparation& p, const void* sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
+                              std::span<const int> displs, MPI_Datatype recvtype) {
+  fill_same_block_to_all(p, sendbuf, sendcount, sendtype);
+  fill_displaced_recv(p, recvbuf, recvcounts, displs, "displs", recvtype);
+}
+
+void fill_neighbor_alltoall(NeighborPreparation& p, const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype) {
+  p.require_buffer(sendbuf, "sendbuf");
+  p.require_count(sendcount, "sendcount");
+  for (std::size_t i = 0; i < p.outdegree(); ++i) {
+    p.set_send(i, sendbuf, p.offset(sendtype, static_cast<MPI_Aint>(i) * sendcount), sendcount,
+               sendtype);
+  }
+  fill_consecutive_recv(p, recvbuf, recvcount, recvtype);
+}
+
+void fill_neighbor_alltoallv(NeighborPreparation& p, const void* sendbuf,
+                             std::span<const int> sendcounts, std::span<const int> sdispls,
+                             MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
+                             std::span<const int> rdispls, MPI_Datatype recvtype) {
+  p.require_buffer(sendbuf, "sendbuf");
+  p.require_entries(sendcounts, p.outdegree(), "sendcounts");
+  p.require_entries(sdispls, p.outdegree(), "sdispls");
+  for (std::size_t i = 0; i < p.outdegree(); ++i) {
+    p.require_count(sendcounts[i], "sendcounts entry");
+    p.set_send(i, sendbuf, p.offset(sendtype, sdispls[i]), sendcounts[i], sendtype);
+  }
+  fill_displaced_recv(p, recvbuf, recvcounts, rdispls, "rdispls", recvtype);
+}
+
+void fill_neighbor_alltoallw(NeighborPreparation& p, const void* sendbuf,
+                             std::span<const int> sendcounts, std::span<const MPI_Aint> sdispls,
+                             std::span<const MPI_Datatype> sendtypes, void* recvbuf,
+                             std::span<const int> recvcounts, std::span<const MPI_Aint> rdispls,
+                             std::span<const MPI_Datatype> recvtypes) {
+  p.require_buffer(sendbuf, "sendbuf");
+  p.require_buffer(recvbuf, "recvbuf");
+  p.require_entries(sendcounts, p.outdegree(), "sendcounts");
+  p.require_entries(sdispls, p.outdegree(), "sdispls");
+  p.require_entries(sendtypes, p.outdegree(), "sendtypes");
+  p.require_entries(recvcounts, p.indegree(), "recvcounts");
+  p.require_entries(rdispls, p.indegree(), "rdispls");
+  p.require_entries(recvtypes, p.indegree(), "recvtypes");
+  for (std::size_t i = 0; i < p.outdegree(); ++i) {
+    p.require_count(sendcounts[i], "sendcounts entry");
+    p.set_send(i, sendbuf, sdispls[i], sendcounts[i], sendtypes[i]);
+  }
+  for (std::size_t j = 0; j < p.indegree(); ++j) {
+    p.require_count(recvcounts[j], "recvcounts entry");
+    p.set_recv(j, recvbuf, rdispls[j], recvcounts[j], recvtypes[j]);
+  }
+}
+
+std::string local_edge_mismatch(const CollectiveCall& call, const LocalEdge& edge, int recv_thread,
+                                std::size_t sent, std::size_t room, ErrorKind& kind) {
+  if (sent == room) return {};
+  const RankMap& map = call.comm.rank_map();
+  const int me = call.comm.process_rank();
+  kind = sent > room ? ErrorKind::kTruncate : ErrorKind::kCount;
+  return "ep rank " + std::to_string(map.ep_rank(me, edge.send_thread)) + " sends " +
+         std::to_string(sent) + " bytes to ep rank " +
+         std::to_string(map.ep_rank(me, recv_thread)) + ", whose receive slot " +
+         std::to_string(edge.recv_slot) + " holds " + std::to_string(room);
+}
+
+}  // namespace ep::detail
