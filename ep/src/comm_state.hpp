@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "ep/error.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/tag_encoding.hpp"
 #include "p2p/matching_engine.hpp"
@@ -92,14 +94,46 @@ class CommState {
   /// Moves every message waiting in the MPI queues of the p2p channels into the
   /// mailbox of its destination thread. One drainer at a time: when another
   /// thread is draining this returns at once (it will deliver our messages).
-  /// Part of the inter-process path: defined in p2p/inter_process.cpp.
-  void drain(int ep_rank);
+  /// Any thread may drain (a wait, a probe, a team barrier's idle hook), so
+  /// it never throws: a failed receive of a matched message fails that
+  /// receive's request (its owner throws it), and a failure of the drain
+  /// itself (MPI_Improbe, a wire tag naming no endpoint) is recorded as the
+  /// communicator's drain fault and fails its receives. `ep_rank` (-1: none)
+  /// only names the caller in messages. Part of the inter-process path:
+  /// defined in p2p/inter_process.cpp.
+  void drain(int ep_rank) noexcept;
+
+  /// Whether the drain has failed; from then on every receive of this
+  /// communicator fails with drain_fault() (it could otherwise wait for a
+  /// message the drain can no longer deliver), and probes throw it.
+  [[nodiscard]] bool drain_failed() const noexcept {
+    return drain_failed_.load(std::memory_order_acquire);
+  }
+  struct DrainFault {
+    ErrorKind kind = ErrorKind::kMpi;
+    std::string detail;
+    int mpi_code = MPI_SUCCESS;
+  };
+  /// The first failure of the drain; read only after drain_failed() is true
+  /// (written once, before that flag).
+  [[nodiscard]] const DrainFault& drain_fault() const noexcept { return drain_fault_; }
+  /// After a drain failure: takes `request` (a receive of this communicator)
+  /// out of its mailbox and fails it with the drain fault. False when there
+  /// is no fault or the request is no longer posted (matched meanwhile).
+  /// Owner thread; takes the mailbox lock.
+  bool fail_if_posted(RequestState& request);
 
   /// Cartesian or graph topology (null: none). Set by the creating call
   /// before any handle is handed out, immutable afterwards.
   std::shared_ptr<const Topology> topology;
 
  private:
+  // The drain's loop (drain() holds drain_mutex_ and catches what this throws).
+  void route_incoming(int ep_rank);
+  // Records the drain's first failure and fails every posted receive.
+  void record_drain_fault(ErrorKind kind, const std::string& what, int mpi_code);
+  void fail_with_drain_fault(RequestState& request) const;
+
   MPI_Comm parent_;
   RankMap map_;
   int process_rank_;
@@ -112,6 +146,9 @@ class CommState {
   std::unique_ptr<std::atomic<bool>[]> freed_;
   std::atomic<int> live_endpoints_;
   std::mutex drain_mutex_;
+  std::mutex fault_mutex_;  // serialises the first record_drain_fault
+  std::atomic<bool> drain_failed_{false};
+  DrainFault drain_fault_;  // written once under fault_mutex_, before drain_failed_
   LocalTeam team_;
   std::shared_ptr<NbcRegistry> nbc_registry_;
   bool owns_parent_ = false;

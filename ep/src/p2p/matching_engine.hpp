@@ -74,9 +74,12 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = 
 void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
 
 /// Moves a matched message into its receive. Remote messages go to
-/// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now. Completes the sender
-/// of a rendezvous or synchronous message.
-void receive_matched(RequestState& request, Envelope& message);
+/// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now.
+/// Completes the sender of a rendezvous or synchronous message. Any thread
+/// may run it for the owner, so it never throws: a failure (MPI_Mrecv, a
+/// copy) fails the request (and the intra-process sender waiting on it),
+/// whose owner throws it from its wait.
+void receive_matched(RequestState& request, Envelope& message) noexcept;
 
 /// True when `message` does not fit the receive; fails the request with a
 /// truncation error naming both sizes (the message itself is kept).

@@ -1,0 +1,30 @@
+// TEST ONLY hooks (see test_hooks.hpp).
+#include "p2p/test_hooks.hpp"
+
+#include <array>
+#include <atomic>
+
+namespace ep::detail::testing {
+
+namespace {
+
+std::array<std::atomic<int>, 3> g_armed{};
+
+std::atomic<int>& armed(Fault fault) { return g_armed[static_cast<std::size_t>(fault)]; }
+
+}  // namespace
+
+void inject(Fault fault, int count) { armed(fault).store(count > 0 ? count : 0); }
+
+int injections_left(Fault fault) { return armed(fault).load(); }
+
+bool take_injection(Fault fault) noexcept {
+  std::atomic<int>& left = armed(fault);
+  int now = left.load(std::memory_order_relaxed);
+  while (now > 0) {
+    if (left.compare_exchange_weak(now, now - 1, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+}  // namespace ep::detail::testing
