@@ -35,6 +35,13 @@ namespace ep::detail {
 /// TCP eager limits are 4 KiB and 64 KiB), so the call does not wait.
 inline constexpr std::size_t kMrecvInlineBytes = 1024;
 
+/// The most messages one drain call routes. A thread drains while it waits
+/// for its own request; under an endless stream for other endpoints an
+/// unbounded drain would never return to that request. What is left stays
+/// in MPI, in order, for the next drain (any thread's). 64 keeps the
+/// per-call cost of the MPI_Improbe loop small against a wait's backoff step.
+inline constexpr int kDrainBudget = 64;
+
 /// Starts the send of `data` from `self`'s endpoint to the endpoint at `to`
 /// (another process) described by `send` (its dest_thread is to.thread).
 /// Returns the pending request, finished through MPI (test_mpi).

@@ -9,6 +9,7 @@ namespace ep::detail::testing {
 namespace {
 
 std::array<std::atomic<int>, 3> g_armed{};
+std::atomic<int> g_max_drain_routed{0};
 
 std::atomic<int>& armed(Fault fault) { return g_armed[static_cast<std::size_t>(fault)]; }
 
@@ -26,5 +27,16 @@ bool take_injection(Fault fault) noexcept {
   }
   return false;
 }
+
+void note_drain_routed(int messages) noexcept {
+  int seen = g_max_drain_routed.load(std::memory_order_relaxed);
+  while (messages > seen &&
+         !g_max_drain_routed.compare_exchange_weak(seen, messages, std::memory_order_relaxed)) {
+  }
+}
+
+int max_drain_routed() { return g_max_drain_routed.load(); }
+
+void reset_max_drain_routed() { g_max_drain_routed.store(0); }
 
 }  // namespace ep::detail::testing

@@ -34,4 +34,12 @@ void inject(Fault fault, int count);
 /// occurrence must fail (and consumes one armed failure).
 [[nodiscard]] bool take_injection(Fault fault) noexcept;
 
+/// Records that one drain call routed `messages` messages (called by every
+/// drain; keeps the largest).
+void note_drain_routed(int messages) noexcept;
+/// The most messages one drain call of this process has routed since the
+/// last reset; bounded by kDrainBudget (p2p/inter_process.hpp).
+[[nodiscard]] int max_drain_routed();
+void reset_max_drain_routed();
+
 }  // namespace ep::detail::testing
