@@ -27,6 +27,8 @@ struct CommSettings {
   /// MPI_TAG_UB as the wire encoding sees it (EndpointOptions::tag_ub can
   /// lower it, to test the narrow layouts on an MPI with a large bound).
   long long tag_ub = kRequiredTagUb;
+  /// Unexpected eager bytes one endpoint's mailbox may hold (kDefaultEagerCap).
+  std::size_t eager_cap = 0;
 };
 
 class Topology;     // topology/topology.hpp

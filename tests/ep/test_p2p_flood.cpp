@@ -4,11 +4,15 @@
 // - One drain call routes at most kDrainBudget messages, so a thread that
 //   drains while it waits for its own request gets back to it however many
 //   messages other endpoints are sent meanwhile.
+// - The unexpected eager copies one endpoint holds stay under the eager cap;
+//   past it senders fall back to rendezvous.
 // - Every message of a flood arrives, in order, whatever path it took.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +81,77 @@ TEST(P2pFlood, OneDrainCallRoutesABoundedNumberOfMessages) {
       }
     }
   });
+}
+
+// Local threads 1.. of every process flood local thread 0 with 64-byte
+// messages while it sleeps (thread 1 with blocking sends, which wait once
+// the cap is reached; the others with isend). Thread 0's queue never holds
+// more than the cap in eager copies, reaches it, and every message arrives
+// in order; afterwards the queue holds nothing.
+TEST(P2pFlood, UnexpectedEagerBytesStayUnderTheCap) {
+  constexpr std::size_t kCap = 4096;
+  constexpr int kPerSender = 300;
+  constexpr int kInts = 16;
+  ep::EndpointOptions options;
+  options.eager_cap = kCap;
+  ep_test::run_endpoints(
+      [&](ep::Communicator& c) {
+        EXPECT_EQ(c.eager_cap(), kCap);
+        const int process = c.rank_map().locate(c.rank()).process;
+        const int receiver = c.rank_map().first_rank_of(process);
+        const int local = c.local_size();
+        if (c.local_thread() > 0) {
+          std::vector<std::vector<int>> messages(kPerSender);
+          std::vector<ep::Request> sends;
+          for (int i = 0; i < kPerSender; ++i) {
+            auto& m = messages[static_cast<std::size_t>(i)];
+            m.assign(kInts, 0);
+            for (int k = 0; k < kInts; ++k) m[static_cast<std::size_t>(k)] = c.rank() * 100000 + i;
+            if (c.local_thread() == 1) {
+              c.send(m.data(), kInts, MPI_INT, receiver, kTag);
+            } else {
+              sends.push_back(c.isend(m.data(), kInts, MPI_INT, receiver, kTag));
+            }
+          }
+          ep::wait_all(sends);
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          for (int t = 1; t < local; ++t) {
+            const int from = c.rank_map().ep_rank(process, t);
+            int wrong = 0;
+            for (int i = 0; i < kPerSender; ++i) {
+              std::vector<int> got(kInts, -1);
+              c.recv(got.data(), kInts, MPI_INT, from, kTag);
+              if (got != std::vector<int>(kInts, from * 100000 + i) && wrong++ < 5) {
+                ADD_FAILURE() << "message " << i << " from ep rank " << from << " starts with "
+                              << got[0];
+              }
+            }
+          }
+          const std::size_t most = hooks::eager_high_water(c);
+          EXPECT_LE(most, kCap) << "the queue held " << most << " eager bytes";
+          if (local > 1) {
+            // The flood (far above the cap) filled the queue to the cap.
+            EXPECT_GT(most, kCap - kInts * sizeof(int));
+          }
+          EXPECT_EQ(hooks::eager_bytes(c), 0U);
+        }
+      },
+      0, options);
+}
+
+// EP_EAGER_CAP sets the cap of communicators created without the option.
+TEST(P2pFlood, EagerCapFromTheEnvironment) {
+  ::setenv("EP_EAGER_CAP", "12345", 1);
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    EXPECT_EQ(c.eager_cap(), 12345U);
+    ep::Communicator copy = ep::dup(c);
+    EXPECT_EQ(copy.eager_cap(), 12345U) << "dup keeps the cap";
+    copy.free();
+  });
+  ::unsetenv("EP_EAGER_CAP");
+  ep_test::run_endpoints(
+      [](ep::Communicator& c) { EXPECT_EQ(c.eager_cap(), ep::kDefaultEagerCap); });
 }
 
 }  // namespace

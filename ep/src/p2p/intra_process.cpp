@@ -35,7 +35,11 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
     if (!receiver) {
       auto message = std::make_shared<Envelope>(std::move(header));
       std::shared_ptr<RequestState> pending;
-      if (bytes <= comm->eager_threshold()) {
+      // Eager only while the receiver's queue stays under its cap; past it
+      // the message waits in the sender's buffer (rendezvous) instead of
+      // growing the queue without bound.
+      if (bytes <= comm->eager_threshold() &&
+          box.eager_bytes + bytes <= comm->settings().eager_cap) {
         message->kind = Envelope::Kind::kEager;
         message->payload.resize(bytes);
         pack_into(data, message->payload.data());
@@ -49,6 +53,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
         pending->call = send.call;
         message->sender = pending;
       }
+      hold_eager(box, *message);
       box.unexpected.push_back(std::move(message));
       return pending;
     }

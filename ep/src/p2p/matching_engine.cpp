@@ -80,6 +80,9 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
         return matches(r->want_source, r->want_tag, *message);
       });
       if (it == box.posted.end()) {
+        // A returned eager message counts again, even past the cap: it was
+        // counted before a probe took it, and it must go back.
+        hold_eager(box, *message);
         if (arrival == Arrival::kReturned) {
           box.unexpected.push_front(std::move(message));
         } else {
@@ -109,6 +112,7 @@ void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request) {
     if (reject_if_truncated(*request, **it)) return;
     message = std::move(*it);
     box.unexpected.erase(it);
+    release_eager(box, *message);
   }
   receive_matched(*request, *message);
 }

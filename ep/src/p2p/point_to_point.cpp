@@ -153,7 +153,10 @@ std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* 
     if (it != box.unexpected.end()) {
       std::shared_ptr<Envelope> found = *it;
       *status = status_of(*found);
-      if (removal == Removal::kTake) box.unexpected.erase(it);
+      if (removal == Removal::kTake) {
+        box.unexpected.erase(it);
+        release_eager(box, *found);
+      }
       return found;
     }
   }

@@ -3,6 +3,10 @@
 
 #include <array>
 #include <atomic>
+#include <mutex>
+
+#include "comm_state.hpp"
+#include "ep/communicator.hpp"
 
 namespace ep::detail::testing {
 
@@ -33,6 +37,18 @@ void note_drain_routed(int messages) noexcept {
   while (messages > seen &&
          !g_max_drain_routed.compare_exchange_weak(seen, messages, std::memory_order_relaxed)) {
   }
+}
+
+std::size_t eager_high_water(const Communicator& comm) {
+  Mailbox& box = comm.state()->mailbox(comm.local_thread());
+  std::lock_guard lock(box.mutex);
+  return box.eager_high_water;
+}
+
+std::size_t eager_bytes(const Communicator& comm) {
+  Mailbox& box = comm.state()->mailbox(comm.local_thread());
+  std::lock_guard lock(box.mutex);
+  return box.eager_bytes;
 }
 
 int max_drain_routed() { return g_max_drain_routed.load(); }

@@ -13,6 +13,10 @@
 
 #include <cstddef>
 
+namespace ep {
+class Communicator;
+}
+
 namespace ep::detail::testing {
 
 enum class Fault {
@@ -33,6 +37,13 @@ void inject(Fault fault, int count);
 /// Called by the library where `fault` can happen: true when this
 /// occurrence must fail (and consumes one armed failure).
 [[nodiscard]] bool take_injection(Fault fault) noexcept;
+
+/// The most unexpected eager bytes `comm`'s endpoint (its mailbox) has held
+/// since the communicator was created; at most comm.eager_cap() while no
+/// ep::Message is handed back. Takes the mailbox lock.
+[[nodiscard]] std::size_t eager_high_water(const Communicator& comm);
+/// The unexpected eager bytes it holds now.
+[[nodiscard]] std::size_t eager_bytes(const Communicator& comm);
 
 /// Records that one drain call routed `messages` messages (called by every
 /// drain; keeps the largest).
