@@ -1,6 +1,41 @@
 // Process-wide shared state of one endpoint communicator: the rank map, the
 // duplicated MPI communicators, one mailbox per local endpoint and the drain
 // lock. Shared by the Communicator handles of the process's threads.
+//
+// Lock hierarchy of the endpoint layer. A thread that holds a lock may take
+// only locks further down this list, one at a time within a level marked
+// "one at a time"; nobody holds any of them across a team barrier, a wait
+// loop or a call of user code other than a reduction operator.
+//
+//   1. registry  NbcRegistry::mutex_ (collective/nonblocking_registry.hpp):
+//                the order of a communicator's nonblocking collectives. The
+//                last contribution starts the instance's MPI collective under
+//                it (an MPI call; may record into the instance's failure slot).
+//   2. mpi       NbcInstance::mpi_mutex_ (same file), try-lock: one thread at
+//                a time runs MPI_Test of a nonblocking collective; the others
+//                come back on their next poll instead of waiting.
+//   3. fold      IAllreduce::fold_mutex_ (collective/iallreduce.cpp) and
+//      arrive    IAlltoallv::arrive_mutex_ (collective/ialltoallv.cpp): one
+//                thread's contribution to a nonblocking collective; fold runs
+//                the reduction operator under it. Never both.
+//   4. drain     CommState::drain_mutex_ (below), try-lock: one drainer per
+//                communicator runs MPI_Improbe / MPI_Mrecv / MPI_Imrecv;
+//                a thread that fails to take it returns and polls its own
+//                request. Under it: fault, then mailbox locks.
+//   5. fault     CommState::fault_mutex_: records the drain's first failure;
+//                released before the mailboxes are visited to fail their
+//                receives.
+//   6. mailbox   Mailbox::mutex (p2p/matching_engine.hpp), a spin lock, one
+//                at a time: queue operations and the truncation check only,
+//                no MPI call; the matched data moves after it is released.
+//   7. leaves    FailureSlot::mutex_ (collective/aggregated_exchange.hpp),
+//                the trace recorder's mutex (trace/recorder.cpp), the test
+//                hooks' atomics: nothing is taken under them.
+//
+// The two try-locks (drain, mpi) never block, so a thread holding one never
+// waits for another thread; what completes a request is published through
+// RequestState::phase (release store, acquire load; p2p/request_state.hpp),
+// never by holding a lock across the hand-off.
 #pragma once
 
 #include <mpi.h>
