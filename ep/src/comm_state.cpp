@@ -92,6 +92,7 @@ void CommState::free_endpoint(int thread, int ep_rank) {
       std::lock_guard lock(mailboxes_[t].mutex);
       mailboxes_[t].posted.clear();
       mailboxes_[t].unexpected.clear();
+      mailboxes_[t].eager_bytes = 0;
     }
     for (MPI_Comm& channel : p2p_comms_) {
       check_mpi(MPI_Comm_free(&channel), "ep::Communicator::free", ep_rank);

@@ -1,6 +1,41 @@
 // Process-wide shared state of one endpoint communicator: the rank map, the
 // duplicated MPI communicators, one mailbox per local endpoint and the drain
 // lock. Shared by the Communicator handles of the process's threads.
+//
+// Lock hierarchy of the endpoint layer. A thread that holds a lock may take
+// only locks further down this list, one at a time within a level marked
+// "one at a time"; nobody holds any of them across a team barrier, a wait
+// loop or a call of user code other than a reduction operator.
+//
+//   1. registry  NbcRegistry::mutex_ (collective/nonblocking_registry.hpp):
+//                the order of a communicator's nonblocking collectives. The
+//                last contribution starts the instance's MPI collective under
+//                it (an MPI call; may record into the instance's failure slot).
+//   2. mpi       NbcInstance::mpi_mutex_ (same file), try-lock: one thread at
+//                a time runs MPI_Test of a nonblocking collective; the others
+//                come back on their next poll instead of waiting.
+//   3. fold      IAllreduce::fold_mutex_ (collective/iallreduce.cpp) and
+//      arrive    IAlltoallv::arrive_mutex_ (collective/ialltoallv.cpp): one
+//                thread's contribution to a nonblocking collective; fold runs
+//                the reduction operator under it. Never both.
+//   4. drain     CommState::drain_mutex_ (below), try-lock: one drainer per
+//                communicator runs MPI_Improbe / MPI_Mrecv / MPI_Imrecv;
+//                a thread that fails to take it returns and polls its own
+//                request. Under it: fault, then mailbox locks.
+//   5. fault     CommState::fault_mutex_: records the drain's first failure;
+//                released before the mailboxes are visited to fail their
+//                receives.
+//   6. mailbox   Mailbox::mutex (p2p/matching_engine.hpp), a spin lock, one
+//                at a time: queue operations and the truncation check only,
+//                no MPI call; the matched data moves after it is released.
+//   7. leaves    FailureSlot::mutex_ (collective/aggregated_exchange.hpp),
+//                the trace recorder's mutex (trace/recorder.cpp), the test
+//                hooks' atomics: nothing is taken under them.
+//
+// The two try-locks (drain, mpi) never block, so a thread holding one never
+// waits for another thread; what completes a request is published through
+// RequestState::phase (release store, acquire load; p2p/request_state.hpp),
+// never by holding a lock across the hand-off.
 #pragma once
 
 #include <mpi.h>
@@ -9,8 +44,10 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "ep/error.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/tag_encoding.hpp"
 #include "p2p/matching_engine.hpp"
@@ -25,6 +62,8 @@ struct CommSettings {
   /// MPI_TAG_UB as the wire encoding sees it (EndpointOptions::tag_ub can
   /// lower it, to test the narrow layouts on an MPI with a large bound).
   long long tag_ub = kRequiredTagUb;
+  /// Unexpected eager bytes one endpoint's mailbox may hold (kDefaultEagerCap).
+  std::size_t eager_cap = 0;
 };
 
 class Topology;     // topology/topology.hpp
@@ -92,14 +131,46 @@ class CommState {
   /// Moves every message waiting in the MPI queues of the p2p channels into the
   /// mailbox of its destination thread. One drainer at a time: when another
   /// thread is draining this returns at once (it will deliver our messages).
-  /// Part of the inter-process path: defined in p2p/inter_process.cpp.
-  void drain(int ep_rank);
+  /// Any thread may drain (a wait, a probe, a team barrier's idle hook), so
+  /// it never throws: a failed receive of a matched message fails that
+  /// receive's request (its owner throws it), and a failure of the drain
+  /// itself (MPI_Improbe, a wire tag naming no endpoint) is recorded as the
+  /// communicator's drain fault and fails its receives. `ep_rank` (-1: none)
+  /// only names the caller in messages. Part of the inter-process path:
+  /// defined in p2p/inter_process.cpp.
+  void drain(int ep_rank) noexcept;
+
+  /// Whether the drain has failed; from then on every receive of this
+  /// communicator fails with drain_fault() (it could otherwise wait for a
+  /// message the drain can no longer deliver), and probes throw it.
+  [[nodiscard]] bool drain_failed() const noexcept {
+    return drain_failed_.load(std::memory_order_acquire);
+  }
+  struct DrainFault {
+    ErrorKind kind = ErrorKind::kMpi;
+    std::string detail;
+    int mpi_code = MPI_SUCCESS;
+  };
+  /// The first failure of the drain; read only after drain_failed() is true
+  /// (written once, before that flag).
+  [[nodiscard]] const DrainFault& drain_fault() const noexcept { return drain_fault_; }
+  /// After a drain failure: takes `request` (a receive of this communicator)
+  /// out of its mailbox and fails it with the drain fault. False when there
+  /// is no fault or the request is no longer posted (matched meanwhile).
+  /// Owner thread; takes the mailbox lock.
+  bool fail_if_posted(RequestState& request);
 
   /// Cartesian or graph topology (null: none). Set by the creating call
   /// before any handle is handed out, immutable afterwards.
   std::shared_ptr<const Topology> topology;
 
  private:
+  // The drain's loop (drain() holds drain_mutex_ and catches what this throws).
+  void route_incoming(int ep_rank);
+  // Records the drain's first failure and fails every posted receive.
+  void record_drain_fault(ErrorKind kind, const std::string& what, int mpi_code);
+  void fail_with_drain_fault(RequestState& request) const;
+
   MPI_Comm parent_;
   RankMap map_;
   int process_rank_;
@@ -112,6 +183,9 @@ class CommState {
   std::unique_ptr<std::atomic<bool>[]> freed_;
   std::atomic<int> live_endpoints_;
   std::mutex drain_mutex_;
+  std::mutex fault_mutex_;  // serialises the first record_drain_fault
+  std::atomic<bool> drain_failed_{false};
+  DrainFault drain_fault_;  // written once under fault_mutex_, before drain_failed_
   LocalTeam team_;
   std::shared_ptr<NbcRegistry> nbc_registry_;
   bool owns_parent_ = false;

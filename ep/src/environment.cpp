@@ -25,18 +25,27 @@ double parse_wait_warn_seconds(const char* call) {
   return value;
 }
 
-}  // namespace
-
-std::optional<std::size_t> eager_threshold_from_env(const char* call) {
-  const char* env = std::getenv("EP_EAGER_THRESHOLD");
+// A byte count from the environment variable `name`, or nothing when unset.
+std::optional<std::size_t> bytes_from_env(const char* name, const char* call) {
+  const char* env = std::getenv(name);
   if (env == nullptr) return std::nullopt;
   char* end = nullptr;
   const unsigned long long value = std::strtoull(env, &end, 10);
-  if (end == env || *end != '\0') {
+  if (end == env || *end != '\0' || *env == '-') {
     throw Error(ErrorKind::kArgument, call, -1,
-                std::string("EP_EAGER_THRESHOLD='") + env + "' is not a byte count");
+                std::string(name) + "='" + env + "' is not a byte count");
   }
   return static_cast<std::size_t>(value);
+}
+
+}  // namespace
+
+std::optional<std::size_t> eager_threshold_from_env(const char* call) {
+  return bytes_from_env("EP_EAGER_THRESHOLD", call);
+}
+
+std::optional<std::size_t> eager_cap_from_env(const char* call) {
+  return bytes_from_env("EP_EAGER_CAP", call);
 }
 
 std::optional<long long> tag_ub_from_env(const char* call) {

@@ -12,6 +12,10 @@ namespace ep::detail {
 /// ep::Error(kArgument) naming `call` for a value that is not a byte count.
 std::optional<std::size_t> eager_threshold_from_env(const char* call);
 
+/// EP_EAGER_CAP in bytes, or nothing when unset. Throws ep::Error(kArgument)
+/// naming `call` for a value that is not a byte count.
+std::optional<std::size_t> eager_cap_from_env(const char* call);
+
 /// EP_TAG_UB: a lower MPI_TAG_UB for the wire encoding to assume, or nothing
 /// when unset. Throws ep::Error(kArgument) naming `call` for a value that is
 /// not a non-negative integer.

@@ -30,3 +30,25 @@ ep_add_p2p_test(test_p2p_datatypes)     # vector, subarray, struct types on both
 ep_add_p2p_test(test_p2p_paths)         # same results through self, thread and process
 ep_add_p2p_test(test_p2p_pingpong)      # 8 B .. 1 MiB nonblocking ping-pong
 ep_add_p2p_test(test_p2p_errors)        # ep::Error kinds and messages
+
+# Failures inside the drain, injected through the library's test-only hooks
+# (ep/src/p2p/test_hooks.hpp, hence the private include path). Needs two
+# processes to drain anything; the one-process shape checks that the armed
+# failures stay unused.
+ep_add_mpi_test(NAME test_p2p_faults
+  SOURCES test_p2p_faults.cpp
+  SHAPES r1t3 r2t1 r2t3
+  LABELS p2p)
+if(TARGET test_p2p_faults)
+  target_include_directories(test_p2p_faults PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
+endif()
+
+# Floods: one drain call routes a bounded number of messages; every message
+# of a flood arrives in order. Uses the test-only counters of test_hooks.hpp.
+ep_add_mpi_test(NAME test_p2p_flood
+  SOURCES test_p2p_flood.cpp
+  SHAPES r1t3 r2t1 r2t3
+  LABELS p2p)
+if(TARGET test_p2p_flood)
+  target_include_directories(test_p2p_flood PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
+endif()

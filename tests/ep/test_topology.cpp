@@ -218,20 +218,24 @@ TEST(Topology, DistGraphQueries) {
     const std::vector<int> dests = graph_destinations(comm.rank(), comm.size());
     {
       ep::Communicator graph = ep::dist_graph_create_adjacent(comm, sources, dests);
-      ASSERT_FALSE(graph.is_null());
-      EXPECT_EQ(graph.size(), comm.size());
-      EXPECT_EQ(graph.rank(), comm.rank());
-      EXPECT_EQ(ep::topo_test(graph), ep::TopologyKind::kDistGraph);
-      const ep::NeighborCounts counts = ep::dist_graph_neighbors_count(graph);
-      EXPECT_EQ(counts.indegree, static_cast<int>(sources.size()));
-      EXPECT_EQ(counts.outdegree, static_cast<int>(dests.size()));
-      EXPECT_FALSE(counts.weighted);
-      const ep::Neighbors n = ep::dist_graph_neighbors(graph);
-      EXPECT_EQ(n.sources, sources);
-      EXPECT_EQ(n.destinations, dests);
-      EXPECT_TRUE(n.sourceweights.empty());
-      EXPECT_THROW(static_cast<void>(ep::cart_coords(graph, 0)), ep::Error);
-      graph.free();
+      // EXPECT and go on: the weighted creation below is collective, and an
+      // endpoint that left here would keep the others waiting in it.
+      EXPECT_FALSE(graph.is_null());
+      if (!graph.is_null()) {
+        EXPECT_EQ(graph.size(), comm.size());
+        EXPECT_EQ(graph.rank(), comm.rank());
+        EXPECT_EQ(ep::topo_test(graph), ep::TopologyKind::kDistGraph);
+        const ep::NeighborCounts counts = ep::dist_graph_neighbors_count(graph);
+        EXPECT_EQ(counts.indegree, static_cast<int>(sources.size()));
+        EXPECT_EQ(counts.outdegree, static_cast<int>(dests.size()));
+        EXPECT_FALSE(counts.weighted);
+        const ep::Neighbors n = ep::dist_graph_neighbors(graph);
+        EXPECT_EQ(n.sources, sources);
+        EXPECT_EQ(n.destinations, dests);
+        EXPECT_TRUE(n.sourceweights.empty());
+        EXPECT_THROW(static_cast<void>(ep::cart_coords(graph, 0)), ep::Error);
+        graph.free();
+      }
     }
     {
       std::vector<int> sw(sources.size());

@@ -6,7 +6,10 @@
 #include <omp.h>
 
 #include <exception>
+#include <string>
 #include <vector>
+
+#include "support/hang_watchdog.hpp"
 
 namespace ep_test {
 
@@ -15,6 +18,9 @@ namespace {
 // The EP rank whose failures this thread reports; read by the failure
 // listener in mpi_gtest_main.cpp on the thread that raised the failure.
 thread_local int t_current_endpoint = -1;
+// Fatal failures (ASSERT_*, FAIL) raised on this thread; run_endpoints
+// compares it before and after the body.
+thread_local int t_fatal_failures = 0;
 
 }  // namespace
 
@@ -33,6 +39,10 @@ int world_size() {
 void set_current_endpoint(int ep_rank) { t_current_endpoint = ep_rank; }
 
 int current_endpoint() { return t_current_endpoint; }
+
+void note_failure_on_this_thread(bool fatal) {
+  if (fatal) ++t_fatal_failures;
+}
 
 void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threads,
                    const ep::EndpointOptions& options) {
@@ -70,15 +80,29 @@ void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threa
       ep::Communicator& comm = endpoints[thread];
       const int ep_rank = comm.rank();
       set_current_endpoint(ep_rank);
+      watchdog_endpoint_state(ep_rank, "in the test body");
+      const int fatal_before = t_fatal_failures;
+      std::string left = "left the test body normally; in the closing Communicator::free";
       try {
         body(comm);
       } catch (const std::exception& e) {
         ADD_FAILURE() << "[rank " << rank << ", ep " << ep_rank
                       << "] uncaught exception: " << e.what();
+        left = std::string("left the test body by an exception (") + e.what() +
+               "); in the closing Communicator::free";
       } catch (...) {
         ADD_FAILURE() << "[rank " << rank << ", ep " << ep_rank
                       << "] uncaught exception of a type not derived from std::exception";
+        left =
+            "left the test body by an exception of unknown type; in the closing "
+            "Communicator::free";
       }
+      if (t_fatal_failures != fatal_before) {
+        left =
+            "left the test body early after a fatal failure (ASSERT_* or FAIL); in the "
+            "closing Communicator::free";
+      }
+      watchdog_endpoint_state(ep_rank, left);
       // Collective over all endpoints: even an endpoint whose body failed
       // takes part, so that no other endpoint hangs in free().
       try {
@@ -86,7 +110,11 @@ void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threa
       } catch (const std::exception& e) {
         ADD_FAILURE() << "[rank " << rank << ", ep " << ep_rank
                       << "] Communicator::free threw: " << e.what();
+      } catch (...) {
+        ADD_FAILURE() << "[rank " << rank << ", ep " << ep_rank
+                      << "] Communicator::free threw an exception of unknown type";
       }
+      watchdog_endpoint_state(ep_rank, "");
       set_current_endpoint(-1);
     }
   }

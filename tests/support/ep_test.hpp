@@ -16,14 +16,21 @@ int world_size();
 /// OMP_NUM_THREADS default), each with its own endpoint of a fresh endpoint
 /// communicator created over MPI_COMM_WORLD; frees the communicator afterwards.
 /// Collective over MPI_COMM_WORLD. GoogleTest failures raised inside `body`
-/// are reported as "[rank r, ep e]"; an exception escaping `body` is recorded
-/// as a failure of that endpoint (and the endpoint still takes part in the
-/// closing free, so no other endpoint hangs).
+/// are reported as "[rank r, ep e]"; an exception of any type escaping
+/// `body` is recorded as a failure of that endpoint, and an ASSERT_* that
+/// returned from `body` is noted as such. Either way the endpoint still takes
+/// part in the closing free, so no other endpoint hangs there; when others
+/// wait for it inside a collective it left, the watchdog (hang_watchdog.hpp)
+/// ends the job with a message that says where each endpoint is.
 void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threads = 0,
                    const ep::EndpointOptions& options = {});
 
 /// The endpoint whose failures the calling thread reports (-1: none).
 void set_current_endpoint(int ep_rank);
 int current_endpoint();
+
+/// Called by the failure listener on the thread that raised a failure;
+/// run_endpoints uses it to tell an ASSERT_* return from a normal one.
+void note_failure_on_this_thread(bool fatal);
 
 }  // namespace ep_test

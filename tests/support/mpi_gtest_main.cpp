@@ -9,6 +9,10 @@
 // - Every process returns its own RUN_ALL_TESTS() result, so mpiexec (and
 //   ctest) fail when any rank failed.
 //
+// - A test that fails and then hangs (an endpoint left a collective early)
+//   is ended by the watchdog (hang_watchdog.hpp) with a message naming the
+//   test, the failures and the endpoints, instead of by ctest's timeout.
+//
 // Every rank must run the same tests in the same order (the gather after each
 // test is collective over MPI_COMM_WORLD): filters come from the same command
 // line, and the shuffle seed is broadcast from rank 0.
@@ -24,6 +28,7 @@
 #include <vector>
 
 #include "support/ep_test.hpp"
+#include "support/hang_watchdog.hpp"
 
 namespace {
 
@@ -75,8 +80,14 @@ class MpiFailureListener : public ::testing::EmptyTestEventListener {
     if (line.back() != '\n') {
       line += '\n';
     }
+    ep_test::note_failure_on_this_thread(result.fatally_failed());
+    ep_test::watchdog_note_failure(line);
     const std::lock_guard<std::mutex> lock(mutex_);
     failures_ += line;
+  }
+
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    ep_test::watchdog_test_started(std::string(info.test_suite_name()) + "." + info.name());
   }
 
   // Collective over MPI_COMM_WORLD: every rank ends every test here.
@@ -85,6 +96,9 @@ class MpiFailureListener : public ::testing::EmptyTestEventListener {
     if (gather_and_report(name)) {
       failed_tests_.push_back(name);
     }
+    // Only now: the gather waits for every rank, and a rank stuck in the
+    // test keeps this one here.
+    ep_test::watchdog_test_ended();
   }
 
   // Also collective. Picks up failures raised outside any test (suite or
@@ -240,7 +254,9 @@ int main(int argc, char** argv) {
   }
   listeners.Append(new MpiFailureListener(rank, size));  // owned by GoogleTest
 
+  ep_test::watchdog_start(rank);
   const int result = RUN_ALL_TESTS();
+  ep_test::watchdog_stop();
   MPI_Finalize();
   return result;
 }

@@ -43,9 +43,22 @@ inline constexpr int kProcNull = MPI_PROC_NULL;
 /// environment variable EP_EAGER_THRESHOLD (bytes).
 inline constexpr std::size_t kDefaultEagerThreshold = std::size_t{16} * 1024;
 
+/// Bytes of unexpected eager messages (copied, not yet received) that one
+/// endpoint's queue may hold from the threads of its process. Past the cap a
+/// sender falls back to rendezvous: its message waits in its own buffer until
+/// the receive matches (a blocking send then waits for the receive, as MPI
+/// allows a standard send to), so nothing is lost and the queue's memory
+/// stays bounded. Override per communicator with EndpointOptions or for a
+/// whole run with the environment variable EP_EAGER_CAP (bytes). Messages
+/// from other processes are held by MPI, not counted here.
+inline constexpr std::size_t kDefaultEagerCap = std::size_t{64} * 1024 * 1024;
+
 struct EndpointOptions {
   /// Unset: EP_EAGER_THRESHOLD from the environment, else kDefaultEagerThreshold.
   std::optional<std::size_t> eager_threshold;
+  /// Unset: EP_EAGER_CAP from the environment, else kDefaultEagerCap. Passed
+  /// on to communicators made from this one.
+  std::optional<std::size_t> eager_cap;
   /// Behave as if MPI_TAG_UB were at most this (>= 32767): runs the narrow
   /// tag layouts of other MPIs (tag_encoding.hpp) on this one. Unset:
   /// EP_TAG_UB from the environment, else the library's MPI_TAG_UB. Passed
@@ -71,6 +84,8 @@ class Communicator : public detail::PointToPoint<Communicator> {
   [[nodiscard]] int size() const;
   /// Effective eager threshold of this communicator, in bytes.
   [[nodiscard]] std::size_t eager_threshold() const;
+  /// Effective cap on the unexpected eager bytes one endpoint holds (kDefaultEagerCap).
+  [[nodiscard]] std::size_t eager_cap() const;
   /// Index of this endpoint among its process's endpoints (0..local_size()-1).
   [[nodiscard]] int local_thread() const noexcept { return thread_; }
   /// Endpoints of this process.

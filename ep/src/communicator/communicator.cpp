@@ -29,6 +29,10 @@ std::size_t Communicator::eager_threshold() const {
   return checked_state("ep::Communicator::eager_threshold").eager_threshold();
 }
 
+std::size_t Communicator::eager_cap() const {
+  return checked_state("ep::Communicator::eager_cap").settings().eager_cap;
+}
+
 int Communicator::local_size() const {
   return checked_state("ep::Communicator::local_size").local_size();
 }

@@ -23,6 +23,11 @@ std::size_t resolve_eager_threshold(const EndpointOptions& options) {
   return detail::eager_threshold_from_env(kCreateCall).value_or(kDefaultEagerThreshold);
 }
 
+std::size_t resolve_eager_cap(const EndpointOptions& options) {
+  if (options.eager_cap) return *options.eager_cap;
+  return detail::eager_cap_from_env(kCreateCall).value_or(kDefaultEagerCap);
+}
+
 void require_thread_multiple() {
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), kCreateCall, -1);
@@ -73,7 +78,7 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
   check_mpi(MPI_Comm_rank(parent, &process_rank), kCreateCall, -1);
   check_mpi(MPI_Comm_size(parent, &processes), kCreateCall, -1);
   const detail::CommSettings settings{resolve_eager_threshold(options),
-                                      resolve_tag_ub(options, parent)};
+                                      resolve_tag_ub(options, parent), resolve_eager_cap(options)};
   // Read now so that a bad value fails here, not in the middle of a wait.
   detail::wait_warn_seconds(kCreateCall);
 

@@ -2,13 +2,20 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
+#include "p2p/test_hooks.hpp"
 
 namespace ep::detail {
 
@@ -31,59 +38,173 @@ std::shared_ptr<RequestState> send_inter(const Communicator& self, const IntraSe
   return request;
 }
 
-void CommState::drain(int ep_rank) {
+namespace {
+
+// "MPI error 15 (MPI_ERR_OTHER: known error not in list)" for an error detail.
+std::string mpi_error_text(int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
+  return "MPI error " + std::to_string(rc) + " (" + std::string(text, length) + ")";
+}
+
+// Receives a matched message into scratch and drops it, so that MPI no longer
+// holds it (a message that names no endpoint, or an injected failure).
+// Returns MPI's code.
+int discard(Envelope& message) {
+  std::vector<std::byte> scratch(std::max<std::size_t>(message.bytes, 1));
+  return MPI_Mrecv(scratch.data(), static_cast<int>(message.bytes), MPI_BYTE, &message.mpi_message,
+                   MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
+void CommState::drain(int ep_rank) noexcept {
   std::unique_lock lock(drain_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is draining and will route our messages
-  // Channels are drained in turn until none has a message: order within a
-  // channel is MPI's, and one sender-receiver pair never spans two channels.
+  if (drain_failed()) return;     // the receives that needed it have been failed
+  // The drain runs in whichever thread waits (an owner's wait, a probe, a
+  // team barrier's idle hook): a failure here belongs to the receives that
+  // needed the drain, never to this thread.
+  try {
+    route_incoming(ep_rank);
+  } catch (const Error& e) {
+    record_drain_fault(e.kind(), e.what(), e.mpi_code());
+  } catch (const std::exception& e) {
+    record_drain_fault(kind_of(e, ErrorKind::kMpi), e.what(), MPI_SUCCESS);
+  } catch (...) {
+    record_drain_fault(ErrorKind::kMpi, "ep::drain: an exception of unknown type", MPI_SUCCESS);
+  }
+}
+
+void CommState::route_incoming(int ep_rank) {
+  // Channels are drained in turn until none has a message or the budget is
+  // spent: order within a channel is MPI's, and one sender-receiver pair
+  // never spans two channels, so stopping anywhere keeps every pair's order.
   const int channels = tag_layout_.channels;
-  for (int idle = 0, channel = 0; idle < channels; channel = (channel + 1) % channels) {
+  int routed = 0;
+  for (int idle = 0, channel = 0; idle < channels && routed < kDrainBudget;
+       channel = (channel + 1) % channels) {
     int flag = 0;
     MPI_Message message = MPI_MESSAGE_NULL;
     MPI_Status status;
-    check_mpi(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, p2p_comm(channel), &flag, &message, &status),
-              "ep::drain (MPI_Improbe)", ep_rank);
+    const int probed =
+        testing::take_injection(testing::Fault::kDrainProbe)
+            ? MPI_ERR_OTHER
+            : MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, p2p_comm(channel), &flag, &message, &status);
+    check_mpi(probed, "ep::drain (MPI_Improbe)", ep_rank);
     if (flag == 0) {
       ++idle;
       continue;
     }
     idle = 0;
-    const WireTag wire = decode(tag_layout_, channel, status.MPI_TAG);
-    int bytes = 0;
-    check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "ep::drain (MPI_Get_count)", ep_rank);
-    if (wire.dest_thread >= local_size_ ||
-        wire.source_thread >= map_.endpoints_of(status.MPI_SOURCE)) {
-      throw Error(ErrorKind::kTag, "ep::drain", ep_rank,
-                  "wire tag " + std::to_string(status.MPI_TAG) + " from process " +
-                      std::to_string(status.MPI_SOURCE) + " names no endpoint");
-    }
     auto envelope = std::make_shared<Envelope>();
     envelope->kind = Envelope::Kind::kRemote;
+    envelope->mpi_message = message;
+    int bytes = 0;
+    const int counted = MPI_Get_count(&status, MPI_BYTE, &bytes);
+    envelope->bytes = static_cast<std::size_t>(bytes);
+    if (counted != MPI_SUCCESS) {
+      // The message is taken but its size is unknown: it cannot even be
+      // discarded. The receives of this communicator fail with this error.
+      check_mpi(counted, "ep::drain (MPI_Get_count)", ep_rank);
+    }
+    const WireTag wire = decode(tag_layout_, channel, status.MPI_TAG);
+    if (wire.dest_thread >= local_size_ ||
+        wire.source_thread >= map_.endpoints_of(status.MPI_SOURCE) ||
+        testing::take_injection(testing::Fault::kWireTag)) {
+      // Taken out of MPI already: receive it, or MPI would hold it forever.
+      const int discarded = discard(*envelope);
+      throw Error(ErrorKind::kTag, "ep::drain", ep_rank,
+                  "wire tag " + std::to_string(status.MPI_TAG) + " on channel " +
+                      std::to_string(channel) + " from process " +
+                      std::to_string(status.MPI_SOURCE) + " names no endpoint; its " +
+                      std::to_string(bytes) + " bytes were " +
+                      (discarded == MPI_SUCCESS ? "received and discarded"
+                                                : "lost (" + mpi_error_text(discarded) + ")"),
+                  discarded);
+    }
     envelope->source = map_.ep_rank(status.MPI_SOURCE, wire.source_thread);
     envelope->tag = wire.user_tag;
-    envelope->bytes = static_cast<std::size_t>(bytes);
-    envelope->mpi_message = message;
     deliver(mailboxes_[wire.dest_thread], std::move(envelope));
+    ++routed;
+  }
+  testing::note_drain_routed(routed);
+}
+
+void CommState::record_drain_fault(ErrorKind kind, const std::string& what, int mpi_code) {
+  {
+    std::lock_guard lock(fault_mutex_);
+    if (drain_failed_.load(std::memory_order_relaxed)) return;  // the first failure is the cause
+    drain_fault_ = DrainFault{kind,
+                              "the drain of incoming messages failed on process " +
+                                  std::to_string(process_rank_) + ": " + what,
+                              mpi_code};
+    drain_failed_.store(true, std::memory_order_release);
+  }
+  // Every receive waiting in a mailbox may have needed the drain: fail them
+  // now; receives posted later fail when their owner polls (fail_if_posted).
+  for (int t = 0; t < local_size_; ++t) {
+    std::deque<std::shared_ptr<RequestState>> waiting;
+    {
+      std::lock_guard lock(mailboxes_[t].mutex);
+      waiting.swap(mailboxes_[t].posted);
+    }
+    for (const auto& request : waiting) fail_with_drain_fault(*request);
   }
 }
 
-bool receive_remote(RequestState& request, Envelope& message) {
+void CommState::fail_with_drain_fault(RequestState& request) const {
+  request.status.error = drain_fault_.mpi_code;
+  request.fail(drain_fault_.kind, drain_fault_.detail);
+}
+
+bool CommState::fail_if_posted(RequestState& request) {
+  if (!drain_failed()) return false;
+  Mailbox& box = mailboxes_[request.owner_thread];
+  {
+    std::lock_guard lock(box.mutex);
+    auto it = std::find_if(box.posted.begin(), box.posted.end(),
+                           [&](const auto& r) { return r.get() == &request; });
+    if (it == box.posted.end()) return false;  // matched meanwhile: it completes normally
+    box.posted.erase(it);
+  }
+  fail_with_drain_fault(request);
+  return true;
+}
+
+Received receive_remote(RequestState& request, Envelope& message) {
   // Any thread may receive for the owner (MPI_THREAD_MULTIPLE). A small
   // message arrived whole with its match (MPI's eager protocol), so
   // MPI_Mrecv returns at once and spares the owner an MPI_Test; a larger
   // one may still be streaming in, so the owner finishes it with MPI_Test
-  // and nobody blocks here.
+  // and nobody blocks here. A failure fails the owner's request (whoever
+  // runs this), never the calling thread: the request has left its queue,
+  // and only its owner waits for it.
   const TypedBuffer& dst = request.recv_buffer;
   void* buf = const_cast<void*>(dst.buf);
-  if (message.bytes <= kMrecvInlineBytes) {
-    check_mpi(MPI_Mrecv(buf, dst.count, dst.type, &message.mpi_message, MPI_STATUS_IGNORE),
-              request.call, request.owner_rank);
-    return true;
+  const bool whole = message.bytes <= kMrecvInlineBytes;
+  int rc = MPI_SUCCESS;
+  if (testing::take_injection(testing::Fault::kRemoteReceive)) {
+    const int discarded = discard(message);
+    rc = discarded != MPI_SUCCESS ? discarded : MPI_ERR_OTHER;
+  } else if (whole) {
+    rc = MPI_Mrecv(buf, dst.count, dst.type, &message.mpi_message, MPI_STATUS_IGNORE);
+  } else {
+    rc = MPI_Imrecv(buf, dst.count, dst.type, &message.mpi_message, &request.mpi_request);
   }
-  check_mpi(MPI_Imrecv(buf, dst.count, dst.type, &message.mpi_message, &request.mpi_request),
-            request.call, request.owner_rank);
+  if (rc != MPI_SUCCESS) {
+    request.status.error = rc;
+    request.fail(ErrorKind::kMpi,
+                 std::string(whole ? "MPI_Mrecv" : "MPI_Imrecv") + " of the message from ep rank " +
+                     std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
+                     ", " + std::to_string(message.bytes) +
+                     " bytes) failed: " + mpi_error_text(rc));
+    return Received::kFailed;
+  }
+  if (whole) return Received::kNow;
   request.phase.store(Phase::kMpiPending, std::memory_order_release);
-  return false;
+  return Received::kLater;
 }
 
 bool test_mpi(RequestState& request) {

@@ -9,6 +9,8 @@
 //   arrival     CommState::drain: MPI_Improbe takes each waiting message out
 //               of MPI's matching and hands it to the mailbox of its
 //               destination thread (the matching engine), one drainer at a time;
+//               a failure there fails the communicator's receives, never the
+//               thread that happened to drain (comm_state.hpp);
 //   receive     receive_remote: MPI_Mrecv / MPI_Imrecv of the matched message
 //               into the receive buffer;
 //   completion  test_mpi: MPI_Test of the request that carries the rest.
@@ -33,16 +35,32 @@ namespace ep::detail {
 /// TCP eager limits are 4 KiB and 64 KiB), so the call does not wait.
 inline constexpr std::size_t kMrecvInlineBytes = 1024;
 
+/// The most messages one drain call routes. A thread drains while it waits
+/// for its own request; under an endless stream for other endpoints an
+/// unbounded drain would never return to that request. What is left stays
+/// in MPI, in order, for the next drain (any thread's). 64 keeps the
+/// per-call cost of the MPI_Improbe loop small against a wait's backoff step.
+inline constexpr int kDrainBudget = 64;
+
 /// Starts the send of `data` from `self`'s endpoint to the endpoint at `to`
 /// (another process) described by `send` (its dest_thread is to.thread).
 /// Returns the pending request, finished through MPI (test_mpi).
 std::shared_ptr<RequestState> send_inter(const Communicator& self, const IntraSend& send,
                                          const TypedBuffer& data, Location to);
 
-/// Receives the matched remote `message` into `request`'s buffer. True when
-/// the data is in place now; false when an MPI_Imrecv carries the rest (the
-/// request is then kMpiPending and the owner finishes it with test_mpi).
-bool receive_remote(RequestState& request, Envelope& message);
+/// How far receive_remote got.
+enum class Received {
+  kNow,     ///< the data is in place
+  kLater,   ///< an MPI_Imrecv carries the rest: the request is kMpiPending, the
+            ///< owner finishes it with test_mpi
+  kFailed,  ///< MPI failed: the request is failed (complete) with the error
+};
+
+/// Receives the matched remote `message` into `request`'s buffer. Any thread
+/// may call it for the owner; an MPI failure fails the request (ep::Error
+/// kMpi naming MPI_Mrecv/MPI_Imrecv, the sender, tag, size and MPI's code,
+/// thrown by the owner's wait) and is never thrown here.
+Received receive_remote(RequestState& request, Envelope& message);
 
 /// Tests the MPI request that carries the rest of `request`; completes it
 /// when done. Owner thread only.

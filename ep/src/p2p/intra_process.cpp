@@ -1,7 +1,11 @@
 #include "p2p/intra_process.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <mutex>
+#include <string>
+
+#include "checks.hpp"
 
 namespace ep::detail {
 
@@ -31,7 +35,11 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
     if (!receiver) {
       auto message = std::make_shared<Envelope>(std::move(header));
       std::shared_ptr<RequestState> pending;
-      if (bytes <= comm->eager_threshold()) {
+      // Eager only while the receiver's queue stays under its cap; past it
+      // the message waits in the sender's buffer (rendezvous) instead of
+      // growing the queue without bound.
+      if (bytes <= comm->eager_threshold() &&
+          box.eager_bytes + bytes <= comm->settings().eager_cap) {
         message->kind = Envelope::Kind::kEager;
         message->payload.resize(bytes);
         pack_into(data, message->payload.data());
@@ -45,6 +53,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
         pending->call = send.call;
         message->sender = pending;
       }
+      hold_eager(box, *message);
       box.unexpected.push_back(std::move(message));
       return pending;
     }
@@ -53,7 +62,16 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
   // The receive was posted first: one copy, from our buffer into theirs,
   // outside the lock (the receive is out of the queue, nobody else sees it).
   receiver->status = status_of(header);
-  copy_typed(data, receiver->recv_buffer, bytes);
+  try {
+    copy_typed(data, receiver->recv_buffer, bytes);
+  } catch (const std::exception& e) {
+    // The receive has left its queue: it must learn the failure too, or its
+    // owner waits forever. The sender throws it from this call.
+    receiver->fail(kind_of(e, ErrorKind::kMpi), std::string("copying the message from ep rank ") +
+                                                    std::to_string(send.source_rank) +
+                                                    " failed: " + e.what());
+    throw;
+  }
   receiver->complete();
   return nullptr;
 }

@@ -3,9 +3,10 @@
 //
 // - Receive already posted: the sender copies once, straight from its buffer
 //   into the receiver's, and both complete at once.
-// - Not posted, small (<= eager threshold): the sender packs a copy into the
-//   receiver's unexpected queue and is done.
-// - Not posted, large: the sender queues a reference to its own buffer and
+// - Not posted, small (<= eager threshold) and the receiver's queue under its
+//   eager cap: the sender packs a copy into the receiver's unexpected queue
+//   and is done.
+// - Not posted, large or past the cap: the sender queues a reference to its own buffer and
 //   waits; the receiver copies once when it matches (rendezvous).
 // A synchronous send also waits until its message is matched.
 #pragma once

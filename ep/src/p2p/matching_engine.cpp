@@ -1,8 +1,10 @@
 #include "p2p/matching_engine.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <string>
 
+#include "checks.hpp"
 #include "comm_state.hpp"
 #include "p2p/inter_process.hpp"
 
@@ -29,19 +31,39 @@ bool reject_if_truncated(RequestState& request, const Envelope& message) {
   return true;
 }
 
-void receive_matched(RequestState& request, Envelope& message) {
+void receive_matched(RequestState& request, Envelope& message) noexcept {
   request.status = status_of(message);
-  switch (message.kind) {
-    case Envelope::Kind::kRemote:
-      // Finishes through MPI when the message may still be streaming in.
-      if (!receive_remote(request, message)) return;
-      break;
-    case Envelope::Kind::kEager:
-      unpack_from(message.payload.data(), message.bytes, request.recv_buffer);
-      break;
-    case Envelope::Kind::kRendezvous:
-      copy_typed(message.send_buffer, request.recv_buffer, message.bytes);
-      break;
+  try {
+    switch (message.kind) {
+      case Envelope::Kind::kRemote:
+        switch (receive_remote(request, message)) {
+          case Received::kNow:
+            break;
+          case Received::kLater:   // finishes through MPI (the owner's test_mpi)
+          case Received::kFailed:  // the request carries the error
+            return;
+        }
+        break;
+      case Envelope::Kind::kEager:
+        unpack_from(message.payload.data(), message.bytes, request.recv_buffer);
+        break;
+      case Envelope::Kind::kRendezvous:
+        copy_typed(message.send_buffer, request.recv_buffer, message.bytes);
+        break;
+    }
+  } catch (const std::exception& e) {
+    // The copy failed (MPI_Unpack, say). Both sides of an intra-process
+    // message learn it; the thread running this (maybe neither) does not.
+    const ErrorKind kind = kind_of(e, ErrorKind::kMpi);
+    const auto* ep_error = dynamic_cast<const Error*>(&e);
+    const int code = ep_error != nullptr ? ep_error->mpi_code() : MPI_SUCCESS;
+    request.status.error = code;
+    if (message.sender) {
+      message.sender->status.error = code;
+      message.sender->fail(kind, std::string("the receiver's copy failed: ") + e.what());
+    }
+    request.fail(kind, std::string("copying the message failed: ") + e.what());
+    return;
   }
   if (message.sender) message.sender->complete();
   request.complete();
@@ -58,6 +80,9 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
         return matches(r->want_source, r->want_tag, *message);
       });
       if (it == box.posted.end()) {
+        // A returned eager message counts again, even past the cap: it was
+        // counted before a probe took it, and it must go back.
+        hold_eager(box, *message);
         if (arrival == Arrival::kReturned) {
           box.unexpected.push_front(std::move(message));
         } else {
@@ -87,6 +112,7 @@ void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request) {
     if (reject_if_truncated(*request, **it)) return;
     message = std::move(*it);
     box.unexpected.erase(it);
+    release_eager(box, *message);
   }
   receive_matched(*request, *message);
 }

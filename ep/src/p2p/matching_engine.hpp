@@ -56,7 +56,26 @@ struct alignas(64) Mailbox {
   SpinLock mutex;                                    // short sections only: see spin_lock.hpp
   std::deque<std::shared_ptr<Envelope>> unexpected;  // arrival order
   std::deque<std::shared_ptr<RequestState>> posted;  // posting order
+  // Payload bytes of the kEager envelopes in `unexpected`, kept at most the
+  // communicator's eager cap by the senders (intra_process.cpp), and the
+  // most it has held (for the tests).
+  std::size_t eager_bytes = 0;
+  std::size_t eager_high_water = 0;
 };
+
+/// Counts `message`'s payload against `box` when it is an eager copy; call
+/// with box.mutex held whenever an envelope enters `unexpected`.
+inline void hold_eager(Mailbox& box, const Envelope& message) {
+  if (message.kind != Envelope::Kind::kEager) return;
+  box.eager_bytes += message.bytes;
+  if (box.eager_bytes > box.eager_high_water) box.eager_high_water = box.eager_bytes;
+}
+
+/// The reverse, whenever an envelope leaves `unexpected` (matched, taken by
+/// a probe, dropped); box.mutex held.
+inline void release_eager(Mailbox& box, const Envelope& message) {
+  if (message.kind == Envelope::Kind::kEager) box.eager_bytes -= message.bytes;
+}
 
 enum class Arrival {
   kNew,       // a message arriving now: it queues behind everything unexpected
@@ -74,9 +93,12 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = 
 void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
 
 /// Moves a matched message into its receive. Remote messages go to
-/// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now. Completes the sender
-/// of a rendezvous or synchronous message.
-void receive_matched(RequestState& request, Envelope& message);
+/// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now.
+/// Completes the sender of a rendezvous or synchronous message. Any thread
+/// may run it for the owner, so it never throws: a failure (MPI_Mrecv, a
+/// copy) fails the request (and the intra-process sender waiting on it),
+/// whose owner throws it from its wait.
+void receive_matched(RequestState& request, Envelope& message) noexcept;
 
 /// True when `message` does not fit the receive; fails the request with a
 /// truncation error naming both sizes (the message itself is kept).

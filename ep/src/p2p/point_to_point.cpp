@@ -139,19 +139,32 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
 enum class Removal { kKeep, kTake };
 
 // Looks for the first matching unexpected message of `self`'s endpoint.
-std::shared_ptr<Envelope> find_unexpected(const Communicator& self, int source, int tag,
-                                          Removal removal, Status* status) {
+// Throws the drain's error when nothing matches and the drain has failed (a
+// probe loop would otherwise wait for a message that cannot come).
+std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* call, int source,
+                                          int tag, Removal removal, Status* status) {
   CommState& comm = *self.state();
   if (!comm.single_process()) comm.drain(self.rank());
   Mailbox& box = comm.mailbox(self.local_thread());
-  std::lock_guard lock(box.mutex);
-  auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(),
-                         [&](const auto& m) { return matches(source, tag, *m); });
-  if (it == box.unexpected.end()) return nullptr;
-  std::shared_ptr<Envelope> found = *it;
-  *status = status_of(*found);
-  if (removal == Removal::kTake) box.unexpected.erase(it);
-  return found;
+  {
+    std::lock_guard lock(box.mutex);
+    auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(),
+                           [&](const auto& m) { return matches(source, tag, *m); });
+    if (it != box.unexpected.end()) {
+      std::shared_ptr<Envelope> found = *it;
+      *status = status_of(*found);
+      if (removal == Removal::kTake) {
+        box.unexpected.erase(it);
+        release_eager(box, *found);
+      }
+      return found;
+    }
+  }
+  if (comm.drain_failed()) {
+    const CommState::DrainFault& fault = comm.drain_fault();
+    throw Error(fault.kind, call, self.rank(), fault.detail, fault.mpi_code);
+  }
+  return nullptr;
 }
 
 // Checks the arguments of a probe; true for MPI_PROC_NULL (nothing to probe).
@@ -280,7 +293,7 @@ std::optional<Status> PointToPoint<Self>::iprobe(int source, int tag) const {
   const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   if (check_probe_args(via, kCall, source, tag)) return proc_null_status();
   Status status;
-  if (find_unexpected(via, source, tag, Removal::kKeep, &status)) return status;
+  if (find_unexpected(via, kCall, source, tag, Removal::kKeep, &status)) return status;
   return std::nullopt;
 }
 
@@ -304,7 +317,7 @@ std::optional<Message> PointToPoint<Self>::improbe(int source, int tag) const {
     return Message(nullptr, via.state(), via.local_thread(), proc_null_status());
   }
   Status status;
-  auto found = find_unexpected(via, source, tag, Removal::kTake, &status);
+  auto found = find_unexpected(via, kCall, source, tag, Removal::kTake, &status);
   if (!found) return std::nullopt;
   return Message(std::move(found), via.state(), via.local_thread(), status);
 }

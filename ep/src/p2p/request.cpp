@@ -1,6 +1,8 @@
 // Status, matched messages (mprobe/mrecv) and completed requests.
 #include "ep/request.hpp"
 
+#include <cstdio>
+#include <exception>
 #include <string>
 
 #include "checks.hpp"
@@ -33,6 +35,18 @@ std::shared_ptr<RequestState> completed_request(RequestState::Kind kind,
 
 }  // namespace detail
 
+namespace {
+
+// The one report a Message destructor can give.
+void report_lost_message(int source, int tag, const char* why) {
+  std::fprintf(stderr,
+               "ep: error: ep::Message destroyed unreceived (source ep rank %d, tag %d) could "
+               "not be returned to its queue and is lost: %s\n",
+               source, tag, why);
+}
+
+}  // namespace
+
 Message::Message(std::shared_ptr<detail::Envelope> envelope,
                  std::shared_ptr<detail::CommState> comm, int receiver_thread, Status status)
     : envelope_(std::move(envelope)),
@@ -44,13 +58,20 @@ Message::~Message() {
   // A matched message that is never received goes back to its endpoint
   // rather than being lost: to a receive posted since, or to the front of
   // the queue it was taken from.
+  // A failed receive of it fails the receive it met (deliver never throws
+  // for that); what is left to land here is a failure to queue it at all,
+  // which a destructor cannot throw: it is reported on stderr, never
+  // swallowed.
   if (envelope_ && comm_) {
+    const int source = envelope_->source;
+    const int tag = envelope_->tag;
     try {
       detail::deliver(comm_->mailbox(receiver_thread_), std::move(envelope_),
                       detail::Arrival::kReturned);
+    } catch (const std::exception& e) {
+      report_lost_message(source, tag, e.what());
     } catch (...) {
-      // Only an MPI failure inside MPI_Mrecv/MPI_Imrecv lands here, and a
-      // destructor has no way to report it.
+      report_lost_message(source, tag, "an exception of unknown type");
     }
   }
 }

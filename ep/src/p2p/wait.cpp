@@ -57,7 +57,10 @@ bool poll(RequestState& request) {
   request.comm->drain(request.owner_rank);
   phase = request.phase.load(std::memory_order_acquire);
   if (phase == Phase::kMpiPending) return test_mpi(request);
-  return phase == Phase::kComplete;
+  if (phase == Phase::kComplete) return true;
+  // After a failed drain no message can reach a posted receive any more: it
+  // fails with the drain's error instead of waiting forever.
+  return request.kind == RequestState::Kind::kRecv && request.comm->fail_if_posted(request);
 }
 
 // Hands out the result of a completed request and nulls the handle; throws

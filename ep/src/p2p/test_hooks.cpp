@@ -1,0 +1,58 @@
+// TEST ONLY hooks (see test_hooks.hpp).
+#include "p2p/test_hooks.hpp"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+#include "comm_state.hpp"
+#include "ep/communicator.hpp"
+
+namespace ep::detail::testing {
+
+namespace {
+
+std::array<std::atomic<int>, 3> g_armed{};
+std::atomic<int> g_max_drain_routed{0};
+
+std::atomic<int>& armed(Fault fault) { return g_armed[static_cast<std::size_t>(fault)]; }
+
+}  // namespace
+
+void inject(Fault fault, int count) { armed(fault).store(count > 0 ? count : 0); }
+
+int injections_left(Fault fault) { return armed(fault).load(); }
+
+bool take_injection(Fault fault) noexcept {
+  std::atomic<int>& left = armed(fault);
+  int now = left.load(std::memory_order_relaxed);
+  while (now > 0) {
+    if (left.compare_exchange_weak(now, now - 1, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+void note_drain_routed(int messages) noexcept {
+  int seen = g_max_drain_routed.load(std::memory_order_relaxed);
+  while (messages > seen &&
+         !g_max_drain_routed.compare_exchange_weak(seen, messages, std::memory_order_relaxed)) {
+  }
+}
+
+std::size_t eager_high_water(const Communicator& comm) {
+  Mailbox& box = comm.state()->mailbox(comm.local_thread());
+  std::lock_guard lock(box.mutex);
+  return box.eager_high_water;
+}
+
+std::size_t eager_bytes(const Communicator& comm) {
+  Mailbox& box = comm.state()->mailbox(comm.local_thread());
+  std::lock_guard lock(box.mutex);
+  return box.eager_bytes;
+}
+
+int max_drain_routed() { return g_max_drain_routed.load(); }
+
+void reset_max_drain_routed() { g_max_drain_routed.store(0); }
+
+}  // namespace ep::detail::testing
