@@ -126,14 +126,8 @@ class ServerSink final : public RecordSink {
         transport::FinaliseAck ack;
         std::memcpy(&ack, buf.data(), sizeof ack);
         ServerReport& r = reports[static_cast<std::size_t>(s)];
-        r.server = s;
-        r.busy_s = ack.busy_s;
-        r.idle_s = ack.idle_s;
-        r.write_s = ack.write_s;
-        r.bytes_received = ack.bytes_received;
-        r.bytes_written = ack.bytes_written;
-        r.peak_record_bytes = ack.peak_record_bytes;
-        r.peak_rss_bytes = ack.peak_rss_bytes;
+        r = transport::report_of(ack);
+        r.server = s;  // the server's rank as this client numbers it
         if (ack.failed != 0 && errors.empty()) {
           errors = "server " + std::to_string(s) + " reported: " +
                    std::string(reinterpret_cast<const char*>(buf.data() + sizeof ack),

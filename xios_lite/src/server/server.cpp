@@ -106,15 +106,7 @@ std::string process_error(const std::vector<EndpointRun>& runs, const std::strin
 
 void send_acknowledgements(const ep::InterCommunicator& inter, const ServerReport& r,
                            const std::string& error) {
-  transport::FinaliseAck ack;
-  ack.busy_s = r.busy_s;
-  ack.idle_s = r.idle_s;
-  ack.write_s = r.write_s;
-  ack.bytes_received = r.bytes_received;
-  ack.bytes_written = r.bytes_written;
-  ack.peak_record_bytes = r.peak_record_bytes;
-  ack.peak_rss_bytes = r.peak_rss_bytes;
-  ack.server = r.server;
+  transport::FinaliseAck ack = transport::ack_of(r);
   ack.failed = error.empty() ? 0 : 1;
   std::vector<std::byte> ack_buf(sizeof ack + error.size());
   std::memcpy(ack_buf.data(), &ack, sizeof ack);

@@ -32,6 +32,8 @@
 #include <cstring>
 #include <span>
 
+#include "xios_lite/report.hpp"
+
 namespace xios_lite::transport {
 
 enum class EventKind : std::uint8_t {
@@ -99,6 +101,27 @@ struct FinaliseAck {
   std::int32_t failed = 0;  ///< 1: the text that follows is the error
 };
 static_assert(sizeof(FinaliseAck) == 64);
+
+/// The acknowledgement carrying a server endpoint's report (`failed` 0).
+[[nodiscard]] inline FinaliseAck ack_of(const ServerReport& r) noexcept {
+  return {r.busy_s,         r.idle_s,        r.write_s,
+          r.bytes_received, r.bytes_written, r.peak_record_bytes,
+          r.peak_rss_bytes, r.server,        0};
+}
+
+/// The report an acknowledgement carries.
+[[nodiscard]] inline ServerReport report_of(const FinaliseAck& a) noexcept {
+  ServerReport r;
+  r.server = a.server;
+  r.busy_s = a.busy_s;
+  r.idle_s = a.idle_s;
+  r.write_s = a.write_s;
+  r.bytes_received = a.bytes_received;
+  r.bytes_written = a.bytes_written;
+  r.peak_record_bytes = a.peak_record_bytes;
+  r.peak_rss_bytes = a.peak_rss_bytes;
+  return r;
+}
 
 /// Reads a header at `offset` of a received buffer (memcpy: buffers carry no alignment).
 [[nodiscard]] inline EventHeader read_header(std::span<const std::byte> buf, std::size_t offset) {
