@@ -32,7 +32,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-TARGET_LINE = re.compile(r"\b(met|NOT met|NOT MET)\b[^a-zA-Z]*$")
+# A verdict ends the line, or is followed by "; <the reason it was missed>".
+TARGET_LINE = re.compile(r"\b(met|NOT met|NOT MET)\b[^a-zA-Z]*(;.*)?$")
 KERNEL_BENCHES = ("alltoallv_bench", "transpose_bench", "allreduce_bench", "halo_bench",
                   "solver_bench")
 
