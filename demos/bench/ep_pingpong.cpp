@@ -483,9 +483,10 @@ struct Target {
   const char* text;
 };
 
-// Latency compares times (a / b, lower is better for a); bandwidth compares
-// MB/s (a / b, higher is better for a), i.e. t_b / t_a.
-enum class Metric { kTime, kBandwidth };
+// Latency compares times (a / b, lower is better for a); bandwidth and
+// message rate compare MB/s or messages/s (a / b, higher is better for a),
+// i.e. t_b / t_a.
+enum class Metric { kTime, kBandwidth, kRate };
 
 double ratio(const bench::Record& a, const bench::Record& b, Metric metric, bool use_min) {
   const double ta = use_min ? a.time.min_us : a.time.avg_us;
@@ -506,6 +507,9 @@ void ratio_line(const std::string& label, const bench::Record* a, const bench::R
   if (metric == Metric::kTime) {
     std::printf("  %-40s %9.2f / %9.2f us   = %6.3f", label.c_str(), a->time.avg_us, b->time.avg_us,
                 r);
+  } else if (metric == Metric::kRate) {
+    std::printf("  %-40s %9.0f / %9.0f msg/s = %6.3f", label.c_str(), a->msg_rate.value_or(0),
+                b->msg_rate.value_or(0), r);
   } else {
     std::printf("  %-40s %9.0f / %9.0f MB/s = %6.3f", label.c_str(), a->mbps, b->mbps, r);
   }
@@ -517,29 +521,30 @@ void ratio_line(const std::string& label, const bench::Record* a, const bench::R
   std::printf("\n");
 }
 
-// ep_inter against mpi_proc over all sizes >= 64 KiB of `test`: the median of
-// the per-size ratios (judged: one disturbed point on a shared machine should
-// not decide) and the worst size, both from t_avg and from t_min.
-void large_sizes_line(const bench::Report& report, const char* test, Metric metric) {
+// A target over a range of sizes: the per-size ratios of mode `a` to mode
+// `b`, their median and the worst size, both from t_avg and from t_min.
+// Judged on the median (`by_median`: one disturbed point on a shared machine
+// should not decide) or on the worst size (the target holds at every size).
+void range_line(const bench::Report& report, const std::string& label, const char* test,
+                const char* a, const char* b, std::size_t lo, std::size_t hi, Metric metric,
+                double bound, bool by_median) {
   struct PerSize {
     std::size_t bytes;
     double avg;
     double min;
   };
   std::vector<PerSize> ratios;
-  for (const bench::Record& inter : report.records()) {
-    if (inter.test != test || inter.mode != "ep_inter" || inter.bytes < 64 * kKiB) continue;
-    if (const bench::Record* proc = report.find(test, "mpi_proc", inter.bytes)) {
-      ratios.push_back(
-          {inter.bytes, ratio(inter, *proc, metric, false), ratio(inter, *proc, metric, true)});
+  for (const bench::Record& ra : report.records()) {
+    if (ra.test != test || ra.mode != a || ra.bytes < lo || ra.bytes > hi) continue;
+    if (const bench::Record* rb = report.find(test, b, ra.bytes)) {
+      ratios.push_back({ra.bytes, ratio(ra, *rb, metric, false), ratio(ra, *rb, metric, true)});
     }
   }
-  const std::string label = std::string("(c)/(b) ") + test + ", sizes >= 64 KiB";
   if (ratios.empty()) {
     std::printf("  %-40s not measured in this run\n", label.c_str());
     return;
   }
-  // Worse for ep_inter: a higher time ratio, a lower bandwidth ratio.
+  // Worse for mode a: a higher time ratio, a lower bandwidth ratio.
   const bool higher_is_worse = metric == Metric::kTime;
   auto median_of = [&](double PerSize::*field) {
     std::vector<double> v;
@@ -549,15 +554,22 @@ void large_sizes_line(const bench::Report& report, const char* test, Metric metr
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   };
   const PerSize worst =
-      *std::max_element(ratios.begin(), ratios.end(), [&](const PerSize& a, const PerSize& b) {
-        return higher_is_worse ? a.avg < b.avg : a.avg > b.avg;
+      *std::max_element(ratios.begin(), ratios.end(), [&](const PerSize& x, const PerSize& y) {
+        return higher_is_worse ? x.avg < y.avg : x.avg > y.avg;
       });
   const double median = median_of(&PerSize::avg);
-  const bool met = higher_is_worse ? median <= 1.05 : median >= 0.95;
-  std::printf("  %-40s median %6.3f (t_min: %6.3f), worst %6.3f at %s  target %s: %s\n",
+  const double judged = by_median ? median : worst.avg;
+  const bool met = higher_is_worse ? judged <= bound : judged >= bound;
+  std::printf("  %-40s median %6.3f (t_min: %6.3f), worst %6.3f at %s  target %s %s%.2f: %s\n",
               label.c_str(), median, median_of(&PerSize::min), worst.avg,
-              bench::format_bytes(worst.bytes).c_str(), higher_is_worse ? "<= 1.05" : ">= 0.95",
-              met ? "met" : "NOT met");
+              bench::format_bytes(worst.bytes).c_str(), by_median ? "median" : "every size",
+              higher_is_worse ? "<= " : ">= ", bound, met ? "met" : "NOT met");
+}
+
+// ep_inter against mpi_proc from 64 KiB up, judged on the median.
+void large_sizes_line(const bench::Report& report, const char* test, Metric metric) {
+  range_line(report, std::string("(c)/(b) ") + test + ", sizes >= 64 KiB", test, "ep_inter",
+             "mpi_proc", 64 * kKiB, SIZE_MAX, metric, metric == Metric::kTime ? 1.05 : 0.95, true);
 }
 
 void print_summary(const bench::Report& report) {
@@ -578,6 +590,16 @@ void print_summary(const bench::Report& report) {
              report.find(lat, "mpi_proc", small), Metric::kTime, Target{1.15, true, "<= 1.15"});
   large_sizes_line(report, lat, Metric::kTime);
   large_sizes_line(report, bw, Metric::kBandwidth);
+  // Small messages at MPI speed: every size from 8 B to 2 KiB.
+  range_line(report, "(c)/(b) streaming bandwidth 8 B - 2 KiB", bw, "ep_inter", "mpi_proc",
+             kMinBytes, 2 * kKiB, Metric::kBandwidth, 0.8, false);
+  range_line(report, "(a)/(b) streaming bandwidth 8 B - 2 KiB", bw, "ep_intra", "mpi_proc",
+             kMinBytes, 2 * kKiB, Metric::kBandwidth, 1.0, false);
+  ratio_line("(a)/(b) message rate, 1 pair", report.find("msg_rate", "ep_intra", kRateBytes, 1),
+             report.find("msg_rate", "mpi_proc", kRateBytes, 1), Metric::kRate,
+             Target{1.0, false, ">= 1"});
+  ratio_line("(a)/(b) latency 8 B, against a bare hand-off", report.find(lat, "ep_intra", small),
+             report.find(lat, "mpi_proc", small), Metric::kTime, Target{0.5, true, "<= 0.5"});
   ratio_line("(d)/(a) latency 8 B, reference", report.find(lat, "mpi_thread_tags", small),
              report.find(lat, "ep_intra", small), Metric::kTime, std::nullopt);
   ratio_line("(a)/memcpy bandwidth 4 MiB, streaming", report.find(bw, "ep_intra", large),
