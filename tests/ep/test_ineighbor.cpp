@@ -1,10 +1,11 @@
 // Nonblocking neighbourhood collectives (ep::ineighbor_*): every variant
 // against its blocking form value by value (completed by wait and by a test
-// loop) on the Cartesian grids of topology_helpers.hpp and on a distributed
-// graph with repeated and one-way edges; a 2-D halo exchange against the
-// closed form with the call returning before a late endpoint has called;
-// several outstanding at once, completed backwards and by wait_any; argument
-// errors from the call and block size mismatches from the wait.
+// loop) on the Cartesian grids of topology_helpers.hpp, on ranks out of
+// process order and on a distributed graph with repeated and one-way edges;
+// a 2-D halo exchange against the closed form with the call returning before
+// a late endpoint has called; several outstanding at once, completed
+// backwards and by wait_any; argument errors from the call and block size
+// mismatches from the wait.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -174,6 +175,19 @@ TEST(Ineighbor, CartesianMatchesBlocking) {
     for (const Grid& g : grids_for(comm.size())) {
       on_grid(comm, g, [&](ep::Communicator& grid) { expect_same_as_blocking(grid); });
     }
+  });
+}
+
+// Ranks not in process order (a split with reversed keys): which edges are
+// local and which remote follows the rank map.
+TEST(Ineighbor, ReversedRanksMatchBlocking) {
+  ep_test::run_endpoints([](ep::Communicator& comm) {
+    ep::Communicator reversed = ep::split(comm, 0, comm.size() - comm.rank());
+    const int size = reversed.size();
+    for (const Grid& g : {Grid{{size}, {1}}, Grid{{1, size}, {1, 0}}}) {
+      on_grid(reversed, g, [&](ep::Communicator& grid) { expect_same_as_blocking(grid); });
+    }
+    reversed.free();
   });
 }
 

@@ -211,14 +211,13 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
                                             void* recvbuf, int recvcount, MPI_Datatype datatype,
                                             MPI_Op op, const ReduceOptions& options = {});
 
-// The calls below move blocks without combining them. They share one
-// mechanism: in its call each endpoint stages its blocks for other processes
-// and copies those between itself and the local endpoints that called before
-// it; the last local caller starts one MPI_Ialltoallw (one message per
-// process pair); each endpoint unpacks its own blocks when it completes its
-// request. Count, displacement and type arrays are read during the call
-// only. A block whose two sides disagree on its size throws
-// ep::Error(kTruncate or kCount) from the wait/test.
+// The calls below move blocks without combining them. All but
+// iallgather(v) share one mechanism: in its call each endpoint stages its blocks for other
+// processes and copies those between itself and the local endpoints that called before it; the last
+// local caller starts one MPI_Ialltoallw (one message per process pair); each endpoint unpacks its
+// own blocks when it completes its request. Count, displacement and type arrays are read during the
+// call only. A block whose two sides disagree on its size throws ep::Error(kTruncate or kCount)
+// from the wait/test.
 
 /// MPI_Ialltoall, with alltoall's arguments (sendbuf may be MPI_IN_PLACE).
 [[nodiscard]] Request ialltoall(const Communicator& comm, const void* sendbuf, int sendcount,
@@ -267,8 +266,10 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
                                 MPI_Datatype recvtype, int root);
 
 /// MPI_Iallgather, with allgather's arguments (sendbuf may be MPI_IN_PLACE).
-/// Between two processes the block of an endpoint travels once per receiving
-/// endpoint of the other process.
+/// Unlike the calls above, each endpoint packs its block once into a slot
+/// shared by its process, and one MPI_Iallgatherv of the process regions
+/// moves every block once; each endpoint unpacks all of them when it
+/// completes its request.
 [[nodiscard]] Request iallgather(const Communicator& comm, const void* sendbuf, int sendcount,
                                  MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                  MPI_Datatype recvtype);

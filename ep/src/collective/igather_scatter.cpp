@@ -1,10 +1,8 @@
-// MPI_Igather(v), MPI_Iscatter(v) and MPI_Iallgather(v) on an endpoint
-// communicator, as block exchanges (nonblocking_exchange.hpp): each call
-// lists, per EP rank, the block it sends there and the block it receives
-// from there, count 0 where MPI moves nothing (to and from non-roots, and an
-// endpoint's own block under MPI_IN_PLACE). Between two processes that is one
-// message per pair; iallgather's message carries a block once per receiving
-// endpoint of the peer process.
+// MPI_Igather(v) and MPI_Iscatter(v) on an endpoint communicator, as block
+// exchanges (nonblocking_exchange.hpp): each call lists, per EP rank, the
+// block it sends there and the block it receives from there, count 0 where
+// MPI moves nothing (to and from non-roots, and the root's own block under
+// MPI_IN_PLACE). Between two processes that is one message per pair.
 #include <cstddef>
 #include <span>
 #include <string>
@@ -53,10 +51,6 @@ struct Side {
       set(r, user_counts[static_cast<std::size_t>(r)], user_displs[static_cast<std::size_t>(r)]);
     }
   }
-  /// The same `count` elements at element 0 for every rank.
-  void same_block(int count, int size) {
-    for (int r = 0; r < size; ++r) set(r, count, 0);
-  }
   void set(int rank, int count, int displ) {
     counts[static_cast<std::size_t>(rank)] = count;
     displs[static_cast<std::size_t>(rank)] = displ;
@@ -95,14 +89,6 @@ Request rooted_exchange(const Communicator& comm, const CollectiveCall& call, bo
     if (in_place) table.set(root, 0, 0);
   }
   return to_root ? exchange(comm, call, own, table) : exchange(comm, call, table, own);
-}
-
-// The block of EP rank r inside a buffer of blocks, as a send block: the
-// in-place source of iallgather(v).
-const void* block_at(const CollectiveCall& call, const void* base, MPI_Datatype type,
-                     MPI_Aint element) {
-  return static_cast<const std::byte*>(base) +
-         detail::element_offset(type, element, call.name, call.rank);
 }
 
 }  // namespace
@@ -144,45 +130,6 @@ Request iscatterv(const Communicator& comm, const void* sendbuf, std::span<const
   return rooted_exchange(
       comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
       [&](Side& table) { table.given(call, sendcounts, displs, "sendcounts", "displs"); });
-}
-
-Request iallgather(const Communicator& comm, const void* sendbuf, int sendcount,
-                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::iallgather");
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  detail::check_count(recvcount, call.name, call.rank);
-  Side recv(call, false, recvbuf, recvtype);
-  recv.consecutive(call, recvcount);
-  const void* source =
-      in_place ? block_at(call, recvbuf, recvtype, static_cast<MPI_Aint>(call.rank) * recvcount)
-               : sendbuf;
-  Side send(call, true, source, in_place ? recvtype : sendtype);
-  if (!in_place) detail::check_count(sendcount, call.name, call.rank);
-  send.same_block(in_place ? recvcount : sendcount, call.size());
-  if (in_place) {
-    send.set(call.rank, 0, 0);
-    recv.set(call.rank, 0, 0);
-  }
-  return exchange(comm, call, send, recv);
-}
-
-Request iallgatherv(const Communicator& comm, const void* sendbuf, int sendcount,
-                    MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
-                    std::span<const int> displs, MPI_Datatype recvtype) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::iallgatherv");
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  Side recv(call, false, recvbuf, recvtype);
-  recv.given(call, recvcounts, displs, "recvcounts", "displs");
-  const auto me = static_cast<std::size_t>(call.rank);
-  const void* source = in_place ? block_at(call, recvbuf, recvtype, displs[me]) : sendbuf;
-  Side send(call, true, source, in_place ? recvtype : sendtype);
-  if (!in_place) detail::check_count(sendcount, call.name, call.rank);
-  send.same_block(in_place ? recvcounts[me] : sendcount, call.size());
-  if (in_place) {
-    send.set(call.rank, 0, 0);
-    recv.set(call.rank, 0, 0);
-  }
-  return exchange(comm, call, send, recv);
 }
 
 }  // namespace ep

@@ -1,6 +1,7 @@
 // The one mechanism behind the nonblocking collectives that move blocks
-// between endpoints without combining them: ialltoall(v/w), igather(v),
-// iscatter(v) and iallgather(v). Each describes, per endpoint, one send block
+// between endpoints without combining them: ialltoall(v/w), igather(v) and
+// iscatter(v) (iallgather(v), whose blocks go to everyone, packs each once
+// into shared slots instead: iallgather.cpp). Each describes, per endpoint, one send block
 // per destination EP rank and one receive block per source EP rank (count 0
 // where nothing moves), in the all-to-all form of aggregated_exchange.hpp;
 // the exchange then runs as ialltoallv always did:

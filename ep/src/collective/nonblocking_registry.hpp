@@ -19,8 +19,8 @@
 // collective issued afterwards (whose MPI call comes after a barrier of the
 // local threads) can never overtake it.
 //
-// Completion. The owner's test/wait polls its request: a poll MPI_Tests the
-// instance's request (one poller at a time, the others just report "not yet"),
+// Completion. The owner's test/wait polls its request: a poll MPI_Testalls the
+// instance's requests (one poller at a time, the others just report "not yet"),
 // and once the MPI part is complete the polling thread copies its own result
 // out. The instance lives as long as a request of it does.
 //
