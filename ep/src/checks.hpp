@@ -42,6 +42,10 @@ int checked_int_count(std::size_t n, const char* what, const char* call, int ran
 /// True when `n` fits an MPI int count (for paths that record errors instead of throwing).
 [[nodiscard]] bool fits_int_count(std::size_t n) noexcept;
 
+/// The detail of an ep::Error standing for something thrown that is not a
+/// std::exception, so that a team's failure path covers every throw.
+inline constexpr const char* kForeignException = "an exception not derived from std::exception";
+
 /// The ErrorKind that a foreign exception (not an ep::Error) stands for
 /// when it is rethrown as one: std::bad_alloc is kNoMemory, anything else `otherwise`.
 [[nodiscard]] ErrorKind kind_of(const std::exception& error, ErrorKind otherwise);

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
 #include "team/collective_call.hpp"
@@ -116,6 +117,8 @@ class FailureSlot {
       record(e);
     } catch (const std::exception& e) {
       record(Error(kind_of(e, ErrorKind::kArgument), call, rank, e.what()));
+    } catch (...) {
+      record(Error(ErrorKind::kArgument, call, rank, kForeignException));
     }
   }
   [[nodiscard]] bool failed() const;

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "checks.hpp"
 #include "ep/error.hpp"
 #include "team/collective_call.hpp"
 
@@ -46,6 +47,9 @@ Result on_leader(CollectiveCall& call, Work&& work) {
       outcome.done = true;
     } catch (const std::exception& e) {
       outcome.failure = failure_of(e);
+    } catch (...) {
+      // Whatever the leader's work threw, the others must not be left waiting.
+      outcome.failure = {ErrorKind::kArgument, kForeignException, MPI_SUCCESS};
     }
     call.team.publish_aux(0, &outcome);
   }

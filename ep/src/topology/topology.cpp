@@ -271,6 +271,8 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
     } catch (const std::exception& e) {
       // Keep the local endpoints together: they all throw below.
       record(verdict, kind_of(e, ErrorKind::kMpi), -1, e.what());
+    } catch (...) {
+      record(verdict, ErrorKind::kArgument, -1, kForeignException);
     }
     call.team.publish_aux(0, &verdict);
   }
@@ -306,6 +308,8 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
       // Out of memory, in practice. The new communicator is not freed (that
       // is collective over processes that may have succeeded).
       record(built, kind_of(e, ErrorKind::kArgument), -1, e.what());
+    } catch (...) {
+      record(built, ErrorKind::kArgument, -1, kForeignException);
     }
     call.team.publish_aux(0, &built);
   }
