@@ -232,8 +232,9 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
     c.send_field("t2", xios_test::field_values(0, 1, 1, b));
     EXPECT_EQ(comm.size() - 1, late);
     if (comm.rank() == late) {
-      // Past the servers' timeout, counted from the others' finalise.
-      std::this_thread::sleep_for(std::chrono::seconds(2 * kTimeoutS));
+      // Well past the servers' timeout, counted from the others' finalise
+      // (a margin of two timeouts for a loaded machine).
+      std::this_thread::sleep_for(std::chrono::seconds(3 * kTimeoutS));
     }
     const std::string e = error_of([&] { (void)c.finalise(); });
     const std::lock_guard lock(mutex);
