@@ -18,7 +18,7 @@
 !   !$omp end parallel
 !
 ! Errors: every routine takes an optional `ierr`. Present: it receives 0 or an
-! EP_ERR_* code and ep_last_error() the message. Absent: a failure prints the
+! EP_ERR_* code and trim(ep_last_error()) the message. Absent: a failure prints the
 ! message on standard error and stops the program (error stop, which makes
 ! mpiexec end the whole job).
 module ep_mod
@@ -43,6 +43,8 @@ module ep_mod
   end type ep_request
 
   integer, parameter, public :: EP_OK = 0, EP_ERR_COUNT = 3, EP_ERR_ARGUMENT = 8
+  !> Length of the message ep_last_error() returns (as MPI_MAX_ERROR_STRING).
+  integer, parameter, public :: EP_MAX_ERROR_STRING = 4096
 
   interface
     integer(c_int) function c_create_endpoints(parent, n_local, comms) &
@@ -117,7 +119,8 @@ contains
     integer :: rc, i
     if (n_local < 1 .or. size(comms) < n_local) then
       call ep_report_error(EP_ERR_ARGUMENT, 'ep_create_endpoints: comms has ' // &
-                           itoa(size(comms)) // ' elements for n_local = ' // itoa(n_local), ierr)
+                           trim(itoa(size(comms))) // ' elements for n_local = ' // trim(itoa(n_local)), &
+                           ierr)
       return
     end if
     allocate(handles(n_local))
@@ -127,7 +130,7 @@ contains
         comms(i)%handle = handles(i)
       end do
     end if
-    call ep_report_error(rc, ep_last_error(), ierr)
+    call check(rc, ierr)
   end subroutine ep_create_endpoints
 
   !> Rank of this endpoint in the endpoint communicator. Local.
@@ -137,7 +140,7 @@ contains
     integer, intent(out), optional :: ierr
     integer(c_int) :: r
     r = -1
-    call ep_report_error(int(c_comm_rank(comm%handle, r)), ep_last_error(), ierr)
+    call check(int(c_comm_rank(comm%handle, r)), ierr)
     rank = int(r)
   end subroutine ep_comm_rank
 
@@ -148,7 +151,7 @@ contains
     integer, intent(out), optional :: ierr
     integer(c_int) :: s
     s = 0
-    call ep_report_error(int(c_comm_size(comm%handle, s)), ep_last_error(), ierr)
+    call check(int(c_comm_size(comm%handle, s)), ierr)
     size = int(s)
   end subroutine ep_comm_size
 
@@ -159,7 +162,7 @@ contains
     integer, intent(out), optional :: ierr
     integer(c_int) :: t
     t = -1
-    call ep_report_error(int(c_comm_local_thread(comm%handle, t)), ep_last_error(), ierr)
+    call check(int(c_comm_local_thread(comm%handle, t)), ierr)
     thread = int(t)
   end subroutine ep_comm_local_thread
 
@@ -167,7 +170,7 @@ contains
   subroutine ep_comm_free(comm, ierr)
     type(ep_comm), intent(inout) :: comm
     integer, intent(out), optional :: ierr
-    call ep_report_error(int(c_comm_free(comm%handle)), ep_last_error(), ierr)
+    call check(int(c_comm_free(comm%handle)), ierr)
   end subroutine ep_comm_free
 
   !> MPI_Isend on the endpoint communicator: `count` elements of the MPI
@@ -181,9 +184,9 @@ contains
     type(ep_comm), intent(in) :: comm
     type(ep_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call ep_report_error(int(c_isend(buf, int(count, c_int), int(datatype, c_int), &
+    call check(int(c_isend(buf, int(count, c_int), int(datatype, c_int), &
                                      int(dest, c_int), int(tag, c_int), comm%handle, &
-                                     request%handle)), ep_last_error(), ierr)
+                                     request%handle)), ierr)
   end subroutine ep_isend
 
   !> MPI_Irecv on the endpoint communicator (MPI_ANY_SOURCE and MPI_ANY_TAG
@@ -194,9 +197,9 @@ contains
     type(ep_comm), intent(in) :: comm
     type(ep_request), intent(out) :: request
     integer, intent(out), optional :: ierr
-    call ep_report_error(int(c_irecv(buf, int(count, c_int), int(datatype, c_int), &
+    call check(int(c_irecv(buf, int(count, c_int), int(datatype, c_int), &
                                      int(source, c_int), int(tag, c_int), comm%handle, &
-                                     request%handle)), ep_last_error(), ierr)
+                                     request%handle)), ierr)
   end subroutine ep_irecv
 
   !> MPI_Wait: completes the request (by the thread that started it).
@@ -224,39 +227,42 @@ contains
     do i = 1, size(requests)
       requests(i)%handle = handles(i)
     end do
-    call ep_report_error(rc, ep_last_error(), ierr)
+    call check(rc, ierr)
   end subroutine ep_waitall
 
   !> MPI_Barrier over every endpoint. Collective.
   subroutine ep_barrier(comm, ierr)
     type(ep_comm), intent(in) :: comm
     integer, intent(out), optional :: ierr
-    call ep_report_error(int(c_barrier(comm%handle)), ep_last_error(), ierr)
+    call check(int(c_barrier(comm%handle)), ierr)
   end subroutine ep_barrier
 
-  !> The calling thread's last error message of the ep C interface.
+  !> The calling thread's last error message of the ep C interface, blank
+  !> padded to EP_MAX_ERROR_STRING (use trim()); a longer message is cut there.
+  ! Why not a deferred-length (len=:) result: gfortran 12 keeps the length of
+  ! such a result in a static variable of the caller, so two threads calling
+  ! at once can copy each other's length and read a blank or overrun message.
+  ! A fixed length has no hidden shared state.
   function ep_last_error() result(message)
-    character(len=:), allocatable :: message
-    message = ep_c_string(c_last_error())
+    character(len=EP_MAX_ERROR_STRING) :: message
+    call ep_c_string(c_last_error(), message)
   end function ep_last_error
 
-  !> A copy of a NUL-terminated C string.
-  function ep_c_string(s) result(f)
+  !> Copies the NUL-terminated C string `s` into `f`, blank padded; a null
+  !> pointer gives blanks. Characters past len(f) are left out.
+  subroutine ep_c_string(s, f)
     type(c_ptr), intent(in) :: s
-    character(len=:), allocatable :: f
+    character(len=*), intent(out) :: f
     character(kind=c_char), pointer :: chars(:)
     integer :: n, i
-    if (.not. c_associated(s)) then
-      f = ''
-      return
-    end if
+    f = ''
+    if (.not. c_associated(s)) return
     n = int(c_strlen(s))
     call c_f_pointer(s, chars, [n])
-    allocate(character(len=n) :: f)
-    do i = 1, n
+    do i = 1, min(n, len(f))
       f(i:i) = chars(i)
     end do
-  end function ep_c_string
+  end subroutine ep_c_string
 
   !> Hands `rc` to `ierr` when present; otherwise a failure (rc /= 0) prints
   !> `message` and stops the program.
@@ -267,18 +273,30 @@ contains
     if (present(ierr)) then
       ierr = rc
     else if (rc /= EP_OK) then
-      write (error_unit, '(a, i0, a)') 'error ', rc, ': ' // message
+      write (error_unit, '(a, i0, a)') 'error ', rc, ': ' // trim(message)
       flush (error_unit)
       error stop 1
     end if
   end subroutine ep_report_error
 
+  !> ep_report_error for a return code of the ep C interface: the message is
+  !> fetched only on failure.
+  subroutine check(rc, ierr)
+    integer, intent(in) :: rc
+    integer, intent(out), optional :: ierr
+    if (rc /= EP_OK) then
+      call ep_report_error(rc, ep_last_error(), ierr)
+    else if (present(ierr)) then
+      ierr = EP_OK
+    end if
+  end subroutine check
+
+  !> Decimal digits of `i`, blank padded (use trim()); fixed length for the
+  !> reason given at ep_last_error.
   pure function itoa(i) result(s)
     integer, intent(in) :: i
-    character(len=:), allocatable :: s
-    character(len=24) :: buffer
-    write (buffer, '(i0)') i
-    s = trim(buffer)
+    character(len=24) :: s
+    write (s, '(i0)') i
   end function itoa
 
 end module ep_mod

@@ -28,11 +28,11 @@
 ! Threads: each OpenMP thread owns its ep_comm and its xios_lite_client and
 ! calls with them; initialise, close_definition and finalise are collective
 ! over every endpoint. Errors: as in ep_mod (optional ierr, or stop with the
-! message); xios_lite_last_error() gives the calling thread's last message.
+! message); trim(xios_lite_last_error()) gives the calling thread's last message.
 module xios_lite_mod
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr, &
                                          c_char, c_null_char, c_loc
-  use ep_mod, only: ep_comm, ep_c_string, ep_report_error
+  use ep_mod, only: ep_comm, ep_c_string, ep_report_error, EP_MAX_ERROR_STRING
   implicit none
   private
 
@@ -259,9 +259,11 @@ contains
   end subroutine xios_lite_finalise
 
   !> The calling thread's last error message of the xios_lite C interface.
+  !> Blank padded to EP_MAX_ERROR_STRING (use trim()); a fixed length for the
+  !> reason given at ep_last_error.
   function xios_lite_last_error() result(message)
-    character(len=:), allocatable :: message
-    message = ep_c_string(c_last_error())
+    character(len=EP_MAX_ERROR_STRING) :: message
+    call ep_c_string(c_last_error(), message)
   end function xios_lite_last_error
 
   subroutine check(rc, ierr)

@@ -80,7 +80,7 @@ contains
     integer, intent(inout) :: failures
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
-    character(len=1024) :: message
+    character(len=EP_MAX_ERROR_STRING) :: message
     integer :: rank, size, j0, nj, step, i, j, k, ierr
 
     call ep_comm_rank(comm, rank)
