@@ -21,7 +21,10 @@
 //   4. drain     CommState::drain_mutex_ (below), try-lock: one drainer per
 //                communicator runs MPI_Improbe / MPI_Mrecv / MPI_Imrecv;
 //                a thread that fails to take it returns and polls its own
-//                request. Under it: fault, then mailbox locks.
+//                request. Under it: fault, then mailbox locks. The direct
+//                receive path (try_post_direct) takes it blocking, around a
+//                mailbox check and one MPI_Irecv: its holders never wait
+//                for another thread, so that wait is short.
 //   5. fault     CommState::fault_mutex_: records the drain's first failure;
 //                released before the mailboxes are visited to fail their
 //                receives.
@@ -32,10 +35,10 @@
 //                the trace recorder's mutex (trace/recorder.cpp), the test
 //                hooks' atomics: nothing is taken under them.
 //
-// The two try-locks (drain, mpi) never block, so a thread holding one never
-// waits for another thread; what completes a request is published through
-// RequestState::phase (release store, acquire load; p2p/request_state.hpp),
-// never by holding a lock across the hand-off.
+// The try-locks never block (drain blocks only on the direct receive path,
+// above), so a thread holding one never waits for another thread; what completes a request is
+// published through RequestState::phase (release store, acquire load; p2p/request_state.hpp), never
+// by holding a lock across the hand-off.
 #pragma once
 
 #include <mpi.h>
@@ -64,6 +67,13 @@ struct CommSettings {
   long long tag_ub = kRequiredTagUb;
   /// Unexpected eager bytes one endpoint's mailbox may hold (kDefaultEagerCap).
   std::size_t eager_cap = 0;
+  /// Whether receives may go straight to MPI (p2p/inter_process.hpp). A
+  /// receiver's choice alone: processes need not agree.
+  bool direct_receive = true;
+  /// Whether the all-to-all family with one endpoint per process takes the
+  /// size-checked exchange instead of MPI's own call
+  /// (EndpointOptions::check_collectives); the same on every process.
+  bool check_collectives = false;
 };
 
 class Topology;     // topology/topology.hpp
@@ -139,6 +149,18 @@ class CommState {
   /// only names the caller in messages. Part of the inter-process path:
   /// defined in p2p/inter_process.cpp.
   void drain(int ep_rank) noexcept;
+
+  /// The direct receive path: posts `request` (a receive of its owner's
+  /// endpoint from the endpoint at `from`, in another process, with a
+  /// specific tag) as an MPI_Irecv of its wire tag, when that keeps MPI's
+  /// matching order: no message from that source and tag waits in the
+  /// owner's mailbox, no earlier receive of the owner in the mailbox could
+  /// take one, and no drain runs meanwhile (the drain lock is held across
+  /// the post, so the drain cannot move a message between the check and
+  /// MPI's match). False, with nothing posted, when the queues forbid it or
+  /// the drain has failed; the caller then posts in the mailbox.
+  /// Owner thread. Part of the inter-process path: p2p/inter_process.cpp.
+  bool try_post_direct(RequestState& request, Location from);
 
   /// Whether the drain has failed; from then on every receive of this
   /// communicator fails with drain_fault() (it could otherwise wait for a

@@ -8,10 +8,36 @@
 
 namespace ep::detail {
 
+namespace {
+
+// The layout of the predefined types that carry most messages, without the
+// three MPI queries: a predefined basic type is one dense element of its C
+// type, starting at offset 0 (MPI 4.0, 5.1.2). Null for any other type.
+const TypeLayout* predefined_layout(MPI_Datatype type) {
+  static constexpr TypeLayout kOne{1, 0, true};
+  static constexpr TypeLayout kInt{static_cast<int>(sizeof(int)), 0, true};
+  static constexpr TypeLayout kFloat{static_cast<int>(sizeof(float)), 0, true};
+  static constexpr TypeLayout kDouble{static_cast<int>(sizeof(double)), 0, true};
+  static constexpr TypeLayout kLong{static_cast<int>(sizeof(long)), 0, true};
+  static constexpr TypeLayout kLongLong{static_cast<int>(sizeof(long long)), 0, true};
+  if (type == MPI_BYTE || type == MPI_CHAR || type == MPI_UNSIGNED_CHAR || type == MPI_PACKED) {
+    return &kOne;
+  }
+  if (type == MPI_DOUBLE) return &kDouble;
+  if (type == MPI_INT || type == MPI_UNSIGNED) return &kInt;
+  if (type == MPI_FLOAT) return &kFloat;
+  if (type == MPI_LONG || type == MPI_UNSIGNED_LONG) return &kLong;
+  if (type == MPI_LONG_LONG || type == MPI_UNSIGNED_LONG_LONG) return &kLongLong;
+  return nullptr;
+}
+
+}  // namespace
+
 TypeLayout layout_of(MPI_Datatype type, const char* call, int ep_rank) {
   if (type == MPI_DATATYPE_NULL) {
     throw Error(ErrorKind::kArgument, call, ep_rank, "datatype is MPI_DATATYPE_NULL");
   }
+  if (const TypeLayout* known = predefined_layout(type)) return *known;
   TypeLayout layout;
   MPI_Aint lb = 0;
   MPI_Aint extent = 0;
@@ -82,14 +108,34 @@ void copy_typed(const TypedBuffer& src, const TypedBuffer& dst, std::size_t byte
   unpack_from(scratch.data(), bytes, dst);
 }
 
-TypedScratch::TypedScratch(int count, MPI_Datatype type, const char* call, int rank) {
+namespace {
+
+// Bytes that `count` elements of `type` span; sets `true_lb`.
+std::size_t span_of(int count, MPI_Datatype type, MPI_Aint& true_lb, const char* call, int rank) {
   MPI_Aint lb = 0;
   MPI_Aint extent = 0;
   MPI_Aint true_extent = 0;
   check_mpi(MPI_Type_get_extent(type, &lb, &extent), call, rank);
-  check_mpi(MPI_Type_get_true_extent(type, &true_lb_, &true_extent), call, rank);
-  const MPI_Aint span = count == 0 ? 0 : (count - 1) * extent + true_extent;
-  storage_.resize(static_cast<std::size_t>(span));
+  check_mpi(MPI_Type_get_true_extent(type, &true_lb, &true_extent), call, rank);
+  return static_cast<std::size_t>(count == 0 ? 0 : (count - 1) * extent + true_extent);
+}
+
+}  // namespace
+
+TypedScratch::TypedScratch(int count, MPI_Datatype type, const char* call, int rank) {
+  used_ = span_of(count, type, true_lb_, call, rank);
+  storage_.resize(used_);
+}
+
+void TypedScratch::reshape(int count, MPI_Datatype type, const char* call, int rank) {
+  used_ = span_of(count, type, true_lb_, call, rank);
+  const bool too_small = used_ > storage_.size();
+  const bool oversized = storage_.size() > kMaxKeptBytes && used_ < storage_.size();
+  if (too_small || oversized) {
+    storage_.clear();
+    storage_.shrink_to_fit();  // never hold both
+    storage_.resize(used_);
+  }
 }
 
 MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int rank) {

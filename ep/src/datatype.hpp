@@ -53,17 +53,27 @@ MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int
 class TypedScratch {
  public:
   TypedScratch() = default;
+  /// Zero-filled storage for `count` elements of `type`.
   TypedScratch(int count, MPI_Datatype type, const char* call, int rank);
+  /// Lays the scratch out for `count` elements of `type` again, keeping the
+  /// memory it holds when that is enough (up to kMaxKeptBytes): for a
+  /// scratch kept from call to call, since allocating large blocks afresh
+  /// costs more than the work (glibc maps and unmaps them, and the next call
+  /// faults every page in again). The contents are undefined.
+  void reshape(int count, MPI_Datatype type, const char* call, int rank);
   [[nodiscard]] void* data() noexcept {
     // Empty for zero elements: MPI and the copies never touch the pointer then.
-    return storage_.empty() ? nullptr : storage_.data() - true_lb_;
+    return used_ == 0 ? nullptr : storage_.data() - true_lb_;
   }
   [[nodiscard]] TypedBuffer view(int count, MPI_Datatype type, const TypeLayout& layout) {
     return {data(), count, type, layout};
   }
 
+  static constexpr std::size_t kMaxKeptBytes = std::size_t{64} << 20;
+
  private:
-  std::vector<std::byte> storage_;
+  std::vector<std::byte> storage_;  // its size is the capacity
+  std::size_t used_ = 0;            // bytes of the current layout
   MPI_Aint true_lb_ = 0;
 };
 

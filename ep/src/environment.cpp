@@ -38,6 +38,17 @@ std::optional<std::size_t> bytes_from_env(const char* name, const char* call) {
   return static_cast<std::size_t>(value);
 }
 
+// A switch from the environment variable `name` (0 or 1), or nothing when unset.
+std::optional<bool> switch_from_env(const char* name, const char* call) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return std::nullopt;
+  const std::string value(env);
+  if (value == "0") return false;
+  if (value == "1") return true;
+  throw Error(ErrorKind::kArgument, call, -1,
+              std::string(name) + "='" + value + "' is neither 0 (off) nor 1 (on)");
+}
+
 }  // namespace
 
 std::optional<std::size_t> eager_threshold_from_env(const char* call) {
@@ -58,6 +69,14 @@ std::optional<long long> tag_ub_from_env(const char* call) {
                 std::string("EP_TAG_UB='") + env + "' is not a tag bound (an integer >= 32767)");
   }
   return value;
+}
+
+std::optional<bool> direct_receive_from_env(const char* call) {
+  return switch_from_env("EP_DIRECT_RECEIVE", call);
+}
+
+std::optional<bool> check_collectives_from_env(const char* call) {
+  return switch_from_env("EP_CHECK_COLLECTIVES", call);
 }
 
 double wait_warn_seconds(const char* call) {

@@ -52,3 +52,14 @@ ep_add_mpi_test(NAME test_p2p_flood
 if(TARGET test_p2p_flood)
   target_include_directories(test_p2p_flood PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
 endif()
+
+# The point-to-point suites again with direct receives off
+# (EP_DIRECT_RECEIVE=0): every receive is matched in its endpoint's queue,
+# the path that wildcard receives always take (docs/ep.md, "Direct receives").
+foreach(_test IN ITEMS test_p2p_basic test_p2p_ordering test_p2p_probe test_p2p_nonblocking
+                       test_p2p_errors)
+  if(TARGET ${_test})
+    ep_add_mpi_test_variant(NAME ${_test} SUFFIX queued SHAPES r2t3
+      ENV EP_DIRECT_RECEIVE=0 LABELS p2p)
+  endif()
+endforeach()

@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -237,78 +238,133 @@ bool mentions_size(const std::optional<ep::Error>& e, int elems) {
 
 // A receive buffer too small for the message: the receive throws
 // ErrorKind::kTruncate and the message stays queued (ep's documented
-// behaviour, unlike MPI where it would be consumed), so a second receive
-// with a big enough buffer gets all of it: nothing is lost.
+// behaviour for receives matched in the endpoint's queue, unlike MPI where
+// it would be consumed), so a second receive with a big enough buffer gets
+// all of it: nothing is lost. Direct receives are off here (they follow
+// MPI; see DirectReceiveTruncationConsumesTheMessage).
 TEST(P2PErrors, TruncationKeepsTheMessage) {
-  ep_test::run_endpoints([](ep::Communicator& c) {
-    const int r = c.rank();
-    struct Ring {
-      int to, from, tag;
-    };
-    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), 600},
-                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c), 610}};
-    for (const Ring& ring : rings) {
-      for (int elems : {10, 3 * kEagerInts}) {
-        SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
-        const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
-        std::vector<int> small(static_cast<std::size_t>(elems / 2), -1);
-        std::vector<int> big(static_cast<std::size_t>(elems), -1);
+  ep::EndpointOptions queued;
+  queued.direct_receive = false;
+  ep_test::run_endpoints(
+      [](ep::Communicator& c) {
+        const int r = c.rank();
+        struct Ring {
+          int to, from, tag;
+        };
+        const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), 600},
+                              {ep_p2p::inter_next(c), ep_p2p::inter_prev(c), 610}};
+        for (const Ring& ring : rings) {
+          for (int elems : {10, 3 * kEagerInts}) {
+            SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
+            const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
+            std::vector<int> small(static_cast<std::size_t>(elems / 2), -1);
+            std::vector<int> big(static_cast<std::size_t>(elems), -1);
 
-        // Blocking recv.
-        ep::Request s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag);
-        auto e =
-            expect_ep_error([&] { c.recv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag); },
-                            ErrorKind::kTruncate, {"recv"}, "recv into a short buffer");
-        expect_caller(e, c, /*argument_error=*/false);
-        EXPECT_TRUE(mentions_size(e, elems))
-            << (e ? e->what() : "") << " does not give the message size";
-        const ep::Status p = c.probe(ring.from, ring.tag);
-        EXPECT_EQ(p.count(MPI_INT), elems) << "the message is still queued after the truncation";
-        ep::Status st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag);
-        EXPECT_EQ(st.count(MPI_INT), elems);
-        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-        ep::wait(s);
+            // Blocking recv.
+            ep::Request s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag);
+            auto e = expect_ep_error(
+                [&] { c.recv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag); },
+                ErrorKind::kTruncate, {"recv"}, "recv into a short buffer");
+            expect_caller(e, c, /*argument_error=*/false);
+            EXPECT_TRUE(mentions_size(e, elems))
+                << (e ? e->what() : "") << " does not give the message size";
+            const ep::Status p = c.probe(ring.from, ring.tag);
+            EXPECT_EQ(p.count(MPI_INT), elems)
+                << "the message is still queued after the truncation";
+            ep::Status st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag);
+            EXPECT_EQ(st.count(MPI_INT), elems);
+            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+            ep::wait(s);
 
-        // Nonblocking: wait throws, then a fresh receive gets the message.
-        s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 1);
-        ep::Request q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 1);
-        expect_ep_error([&] { ep::wait(q); }, ErrorKind::kTruncate, {"recv"},
-                        "wait on an irecv into a short buffer");
-        q.reset();
-        std::fill(big.begin(), big.end(), -1);
-        st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 1);
-        EXPECT_EQ(st.count(MPI_INT), elems);
-        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-        ep::wait(s);
+            // Nonblocking: wait throws, then a fresh receive gets the message.
+            s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 1);
+            ep::Request q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 1);
+            expect_ep_error([&] { ep::wait(q); }, ErrorKind::kTruncate, {"recv"},
+                            "wait on an irecv into a short buffer");
+            q.reset();
+            std::fill(big.begin(), big.end(), -1);
+            st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 1);
+            EXPECT_EQ(st.count(MPI_INT), elems);
+            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+            ep::wait(s);
 
-        // Polling with test: test throws the truncation too.
-        s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 3);
-        q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 3);
-        expect_ep_error(
-            [&] {
-              while (!ep::test(q)) ep_p2p::relax();
-            },
-            ErrorKind::kTruncate, {"recv"}, "test on an irecv into a short buffer");
-        q.reset();
-        std::fill(big.begin(), big.end(), -1);
-        st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 3);
-        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-        ep::wait(s);
+            // Polling with test: test throws the truncation too.
+            s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 3);
+            q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 3);
+            expect_ep_error(
+                [&] {
+                  while (!ep::test(q)) ep_p2p::relax();
+                },
+                ErrorKind::kTruncate, {"recv"}, "test on an irecv into a short buffer");
+            q.reset();
+            std::fill(big.begin(), big.end(), -1);
+            st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 3);
+            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+            ep::wait(s);
 
-        // Wildcards: the truncated message is still the first match.
-        s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 2);
-        expect_ep_error(
-            [&] { c.recv(small.data(), elems / 2, MPI_INT, ep::kAnySource, ring.tag + 2); },
-            ErrorKind::kTruncate, {"recv"}, "recv(MPI_ANY_SOURCE) into a short buffer");
-        std::fill(big.begin(), big.end(), -1);
-        st = c.recv(big.data(), elems, MPI_INT, ring.from, ep::kAnyTag);
-        EXPECT_EQ(st.tag, ring.tag + 2);
-        EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-        ep::wait(s);
-      }
-    }
-    expect_ring_still_works(c);
-  });
+            // Wildcards: the truncated message is still the first match.
+            s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 2);
+            expect_ep_error(
+                [&] { c.recv(small.data(), elems / 2, MPI_INT, ep::kAnySource, ring.tag + 2); },
+                ErrorKind::kTruncate, {"recv"}, "recv(MPI_ANY_SOURCE) into a short buffer");
+            std::fill(big.begin(), big.end(), -1);
+            st = c.recv(big.data(), elems, MPI_INT, ring.from, ep::kAnyTag);
+            EXPECT_EQ(st.tag, ring.tag + 2);
+            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
+            ep::wait(s);
+          }
+        }
+        expect_ring_still_works(c);
+      },
+      0, queued);
+}
+
+// A receive from one endpoint of another process with a specific tag goes
+// straight to MPI (direct receives, on by default). Too small a buffer fails
+// with kTruncate as in MPI: the message is consumed, the error says so, and
+// the next message of the stream arrives whole. The receive is posted before
+// anything is sent, so it is direct whatever the other threads drain.
+TEST(P2PErrors, DirectReceiveTruncationConsumesTheMessage) {
+  if (ep_test::world_size() < 2) GTEST_SKIP() << "direct receives need a second process";
+#if !defined(OPEN_MPI)
+  GTEST_SKIP() << "this MPI aborts on a truncated MPI_Irecv (EndpointOptions::direct_receive)";
+#endif
+  if (std::getenv("EP_DIRECT_RECEIVE") == nullptr) {
+    ep_test::run_endpoints([](ep::Communicator& c) {
+      EXPECT_TRUE(c.direct_receive()) << "direct receives are on by default with Open MPI";
+    });
+  }
+  ep::EndpointOptions direct;
+  direct.direct_receive = true;  // whatever EP_DIRECT_RECEIVE says
+  ep_test::run_endpoints(
+      [](ep::Communicator& c) {
+        const int r = c.rank();
+        const int to = ep_p2p::inter_next(c);
+        const int from = ep_p2p::inter_prev(c);
+        int tag = 640;
+        for (int elems : {10, 3 * kEagerInts}) {
+          SCOPED_TRACE(testing::Message() << "from " << from << ", " << elems << " ints");
+          std::vector<int> small(static_cast<std::size_t>(elems / 2), -1);
+          ep::Request q = c.irecv(small.data(), elems / 2, MPI_INT, from, tag);
+          ep::barrier(c);  // every such receive is posted before any message leaves
+          const std::vector<int> out = ep_p2p::make_pattern(r, to, elems, tag);
+          const std::vector<int> next = ep_p2p::make_pattern(r, to, 4, tag + 1);
+          ep::Request s1 = c.isend(out.data(), elems, MPI_INT, to, tag);
+          ep::Request s2 = c.isend(next.data(), 4, MPI_INT, to, tag);
+          auto e = expect_ep_error([&] { ep::wait(q); }, ErrorKind::kTruncate, {"recv", "consumed"},
+                                   "wait on a direct irecv into a short buffer");
+          expect_caller(e, c, /*argument_error=*/false);
+          std::vector<int> in(4, -1);
+          const ep::Status st = c.recv(in.data(), 4, MPI_INT, from, tag);
+          EXPECT_EQ(st.count(MPI_INT), 4) << "the truncated message was not consumed";
+          EXPECT_EQ(in, ep_p2p::make_pattern(from, r, 4, tag + 1));
+          ep::wait(s1);
+          ep::wait(s2);
+          tag += 2;
+        }
+        expect_ring_still_works(c);
+      },
+      0, direct);
 }
 
 // mrecv into a too small buffer throws and leaves the Message intact

@@ -33,6 +33,14 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// Every receive of these tests goes through the drain, which they break:
+// none goes straight to MPI (EndpointOptions::direct_receive).
+ep::EndpointOptions drained_receives() {
+  ep::EndpointOptions options;
+  options.direct_receive = false;
+  return options;
+}
+
 // Process 0's first endpoint arms `fault` once for its process (ep::barrier
 // then orders the arming before anything the test sends).
 void arm_on_process_zero(const ep::Communicator& c, Fault fault) {
@@ -67,49 +75,51 @@ void ring_works(const ep::Communicator& c, int salt) {
 // MPI_Mrecv (small) or MPI_Imrecv (large), most likely in another thread's
 // drain: the message is drained while every endpoint waits in ep::barrier.
 void receive_failure_reaches_owner(int count, const char* mpi_call) {
-  ep_test::run_endpoints([&](ep::Communicator& c) {
-    const int n = c.size();
-    const int me = c.rank();
-    const int victim = 0;
-    const int sender = n - 1;
-    const bool remote = ep_test::world_size() > 1;
-    arm_on_process_zero(c, Fault::kRemoteReceive);
+  ep_test::run_endpoints(
+      [&](ep::Communicator& c) {
+        const int n = c.size();
+        const int me = c.rank();
+        const int victim = 0;
+        const int sender = n - 1;
+        const bool remote = ep_test::world_size() > 1;
+        arm_on_process_zero(c, Fault::kRemoteReceive);
 
-    std::vector<int> buf(static_cast<std::size_t>(count), -1);
-    ep::Request receive;
-    if (me == victim) receive = c.irecv(buf.data(), count, MPI_INT, sender, kTag);
-    ep::barrier(c);  // posted before the message leaves
-    if (me == sender) {
-      const std::vector<int> data = ep_p2p::make_pattern(sender, victim, count);
-      c.send(data.data(), count, MPI_INT, victim, kTag);
-    }
-    ep::barrier(c);  // the threads of process 0 drain the message while they wait here
-
-    if (me == victim) {
-      if (remote) {
-        try {
-          ep::wait(receive);
-          ADD_FAILURE() << "the injected " << mpi_call << " failure did not reach the receive";
-        } catch (const ep::Error& e) {
-          const std::string what = e.what();
-          EXPECT_EQ(e.kind(), ep::ErrorKind::kMpi) << what;
-          EXPECT_EQ(e.ep_rank(), victim) << what;
-          EXPECT_NE(e.mpi_code(), MPI_SUCCESS) << what;
-          EXPECT_TRUE(contains(what, "ep::irecv")) << what;
-          EXPECT_TRUE(contains(what, mpi_call)) << what;
-          EXPECT_TRUE(contains(what, "from ep rank " + std::to_string(sender))) << what;
-          EXPECT_TRUE(contains(what, "MPI error")) << what;
+        std::vector<int> buf(static_cast<std::size_t>(count), -1);
+        ep::Request receive;
+        if (me == victim) receive = c.irecv(buf.data(), count, MPI_INT, sender, kTag);
+        ep::barrier(c);  // posted before the message leaves
+        if (me == sender) {
+          const std::vector<int> data = ep_p2p::make_pattern(sender, victim, count);
+          c.send(data.data(), count, MPI_INT, victim, kTag);
         }
-        EXPECT_TRUE(receive.is_null());
-      } else {
-        ep::wait(receive);  // intra-process: no MPI receive to fail
-        EXPECT_EQ(buf, ep_p2p::make_pattern(sender, victim, count));
-      }
-    }
-    disarm_on_process_zero(c, Fault::kRemoteReceive, remote);
-    ep::barrier(c);
-    ring_works(c, count);
-  });
+        ep::barrier(c);  // the threads of process 0 drain the message while they wait here
+
+        if (me == victim) {
+          if (remote) {
+            try {
+              ep::wait(receive);
+              ADD_FAILURE() << "the injected " << mpi_call << " failure did not reach the receive";
+            } catch (const ep::Error& e) {
+              const std::string what = e.what();
+              EXPECT_EQ(e.kind(), ep::ErrorKind::kMpi) << what;
+              EXPECT_EQ(e.ep_rank(), victim) << what;
+              EXPECT_NE(e.mpi_code(), MPI_SUCCESS) << what;
+              EXPECT_TRUE(contains(what, "ep::irecv")) << what;
+              EXPECT_TRUE(contains(what, mpi_call)) << what;
+              EXPECT_TRUE(contains(what, "from ep rank " + std::to_string(sender))) << what;
+              EXPECT_TRUE(contains(what, "MPI error")) << what;
+            }
+            EXPECT_TRUE(receive.is_null());
+          } else {
+            ep::wait(receive);  // intra-process: no MPI receive to fail
+            EXPECT_EQ(buf, ep_p2p::make_pattern(sender, victim, count));
+          }
+        }
+        disarm_on_process_zero(c, Fault::kRemoteReceive, remote);
+        ep::barrier(c);
+        ring_works(c, count);
+      },
+      0, drained_receives());
 }
 
 TEST(P2pFaults, FailedMrecvReachesTheOwner) { receive_failure_reaches_owner(16, "MPI_Mrecv"); }
@@ -125,76 +135,81 @@ TEST(P2pFaults, FailedImrecvReachesTheOwner) {
 // barrier's idle hook or hangs.
 TEST(P2pFaults, FailedProbeFailsTheWaitingReceives) {
   if (ep_test::world_size() < 2) GTEST_SKIP() << "one process never drains MPI";
-  ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const bool on_zero = ep_test::world_rank() == 0;
-    arm_on_process_zero(c, Fault::kDrainProbe);
-    if (on_zero) {
-      // From the last endpoint (another process), which never sends.
-      int value = -1;
-      ep::Request receive = c.irecv(&value, 1, MPI_INT, n - 1, kTag);
-      try {
-        ep::wait(receive);
-        ADD_FAILURE() << "the receive outlived a failed drain";
-      } catch (const ep::Error& e) {
-        const std::string what = e.what();
-        EXPECT_EQ(e.kind(), ep::ErrorKind::kMpi) << what;
-        EXPECT_EQ(e.ep_rank(), c.rank()) << what;
-        EXPECT_TRUE(contains(what, "ep::irecv")) << what;
-        EXPECT_TRUE(contains(what, "MPI_Improbe")) << what;
-        EXPECT_TRUE(contains(what, "process 0")) << what;
-      }
-      ep_p2p::expect_ep_error([&] { static_cast<void>(c.iprobe(ep::kAnySource, kTag)); },
-                              ep::ErrorKind::kMpi, {"ep::iprobe", "MPI_Improbe"},
-                              "iprobe after a failed drain");
-    }
-    disarm_on_process_zero(c, Fault::kDrainProbe, true);
-    ep::barrier(c);  // the idle hooks of process 0 drain no more, and throw nothing
-  });
+  ep_test::run_endpoints(
+      [](ep::Communicator& c) {
+        const int n = c.size();
+        const bool on_zero = ep_test::world_rank() == 0;
+        arm_on_process_zero(c, Fault::kDrainProbe);
+        if (on_zero) {
+          // From the last endpoint (another process), which never sends.
+          int value = -1;
+          ep::Request receive = c.irecv(&value, 1, MPI_INT, n - 1, kTag);
+          try {
+            ep::wait(receive);
+            ADD_FAILURE() << "the receive outlived a failed drain";
+          } catch (const ep::Error& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(e.kind(), ep::ErrorKind::kMpi) << what;
+            EXPECT_EQ(e.ep_rank(), c.rank()) << what;
+            EXPECT_TRUE(contains(what, "ep::irecv")) << what;
+            EXPECT_TRUE(contains(what, "MPI_Improbe")) << what;
+            EXPECT_TRUE(contains(what, "process 0")) << what;
+          }
+          ep_p2p::expect_ep_error([&] { static_cast<void>(c.iprobe(ep::kAnySource, kTag)); },
+                                  ep::ErrorKind::kMpi, {"ep::iprobe", "MPI_Improbe"},
+                                  "iprobe after a failed drain");
+        }
+        disarm_on_process_zero(c, Fault::kDrainProbe, true);
+        ep::barrier(c);  // the idle hooks of process 0 drain no more, and throw nothing
+      },
+      0, drained_receives());
 }
 
 // A wire tag that names no endpoint: the message is received and discarded
 // (MPI does not keep it), and the receives of process 0 fail with kTag.
 TEST(P2pFaults, UndecodableWireTagFailsTheReceives) {
   if (ep_test::world_size() < 2) GTEST_SKIP() << "one process never drains MPI";
-  ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int me = c.rank();
-    const int sender = n - 1;
-    const bool on_zero = ep_test::world_rank() == 0;
-    arm_on_process_zero(c, Fault::kWireTag);
-    int value = -1;
-    ep::Request receive;
-    if (me == 0) receive = c.irecv(&value, 1, MPI_INT, sender, kTag);
-    ep::barrier(c);
-    if (me == sender) {
-      const int data = 42;
-      c.send(&data, 1, MPI_INT, 0, kTag);
-    }
-    if (me == 0) {
-      try {
-        ep::wait(receive);
-        ADD_FAILURE() << "the receive outlived an undecodable wire tag";
-      } catch (const ep::Error& e) {
-        const std::string what = e.what();
-        EXPECT_EQ(e.kind(), ep::ErrorKind::kTag) << what;
-        EXPECT_TRUE(contains(what, "ep::irecv")) << what;
-        EXPECT_TRUE(contains(what, "names no endpoint")) << what;
-        EXPECT_TRUE(contains(what, "received and discarded")) << what;
-      }
-      EXPECT_EQ(value, -1);
-    }
-    ep::barrier(c);
-    if (on_zero) {
-      // Later receives on process 0 fail at their first poll, not never.
-      int late = -1;
-      ep::Request again = c.irecv(&late, 1, MPI_INT, sender, kTag);
-      ep_p2p::expect_ep_error([&] { ep::wait(again); }, ep::ErrorKind::kTag,
-                              {"ep::irecv", "names no endpoint"}, "receive after the failed drain");
-    }
-    disarm_on_process_zero(c, Fault::kWireTag, true);
-    ep::barrier(c);
-  });
+  ep_test::run_endpoints(
+      [](ep::Communicator& c) {
+        const int n = c.size();
+        const int me = c.rank();
+        const int sender = n - 1;
+        const bool on_zero = ep_test::world_rank() == 0;
+        arm_on_process_zero(c, Fault::kWireTag);
+        int value = -1;
+        ep::Request receive;
+        if (me == 0) receive = c.irecv(&value, 1, MPI_INT, sender, kTag);
+        ep::barrier(c);
+        if (me == sender) {
+          const int data = 42;
+          c.send(&data, 1, MPI_INT, 0, kTag);
+        }
+        if (me == 0) {
+          try {
+            ep::wait(receive);
+            ADD_FAILURE() << "the receive outlived an undecodable wire tag";
+          } catch (const ep::Error& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(e.kind(), ep::ErrorKind::kTag) << what;
+            EXPECT_TRUE(contains(what, "ep::irecv")) << what;
+            EXPECT_TRUE(contains(what, "names no endpoint")) << what;
+            EXPECT_TRUE(contains(what, "received and discarded")) << what;
+          }
+          EXPECT_EQ(value, -1);
+        }
+        ep::barrier(c);
+        if (on_zero) {
+          // Later receives on process 0 fail at their first poll, not never.
+          int late = -1;
+          ep::Request again = c.irecv(&late, 1, MPI_INT, sender, kTag);
+          ep_p2p::expect_ep_error([&] { ep::wait(again); }, ep::ErrorKind::kTag,
+                                  {"ep::irecv", "names no endpoint"},
+                                  "receive after the failed drain");
+        }
+        disarm_on_process_zero(c, Fault::kWireTag, true);
+        ep::barrier(c);
+      },
+      0, drained_receives());
 }
 
 }  // namespace

@@ -258,4 +258,120 @@ TEST(P2POrdering, SelectiveReceiveByTag) {
   });
 }
 
+// Direct receives (straight to MPI) and receives matched in the endpoint's
+// queue, mixed in one stream from one sender: every message must reach the
+// receive MPI's rules give it. Receives of a specific source and tag go
+// direct unless an earlier receive that could take the same message waits
+// in the queue (a wildcard) or such a message already waits there; the
+// pattern below has both kinds, and wildcards in between that force later
+// specific receives into the queue. Two orders: all receives posted before
+// anything is sent (each message, in send order, goes to the first posted
+// receive it matches), and all messages sent before the receives are posted
+// (each receive, in posting order, takes the first message it matches);
+// in the second, a probe first pulls part of the stream into the queue, so
+// a receive finds its message either there or still in MPI. The expected
+// assignment is simulated here from those rules. Sizes mix inline, Imrecv
+// and rendezvous sizes.
+TEST(P2POrdering, DirectAndQueuedReceivesMatchInMpiOrder) {
+  constexpr int kTagA = 40;
+  constexpr int kTagB = 41;
+  constexpr int kFenceTag = 42;
+  constexpr int kLargeInts = 6000;  // 24000 B: rendezvous within a process, Imrecv between
+  struct Want {
+    bool any_source;
+    int tag;  // kTagA, kTagB or ep::kAnyTag
+  };
+  const std::vector<int> message_tags = {kTagA, kTagB, kTagA, kTagA, kTagB, kTagB,
+                                         kTagA, kTagB, kTagA, kTagA, kTagB, kTagB};
+  const std::vector<Want> receives = {
+      {false, kTagA}, {true, kTagA},       {false, kTagA},       {false, ep::kAnyTag},
+      {false, kTagB}, {true, ep::kAnyTag}, {false, kTagB},       {false, kTagA},
+      {true, kTagB},  {false, kTagA},      {false, ep::kAnyTag}, {false, kTagB}};
+  const auto n = receives.size();
+  auto matches = [&](const Want& w, std::size_t m) {
+    return w.tag == ep::kAnyTag || w.tag == message_tags[m];
+  };
+  // expected[j]: the message receive j gets, for each order.
+  std::vector<std::size_t> receives_first(n, n);
+  std::vector<std::size_t> messages_first(n, n);
+  std::vector<bool> taken(n, false);
+  for (std::size_t m = 0; m < n; ++m) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (receives_first[j] == n && matches(receives[j], m)) {
+        receives_first[j] = m;
+        break;
+      }
+    }
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t m = 0; m < n; ++m) {
+      if (!taken[m] && matches(receives[j], m)) {
+        taken[m] = true;
+        messages_first[j] = m;
+        break;
+      }
+    }
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    ASSERT_LT(receives_first[j], n) << "the pattern leaves receive " << j << " unmatched";
+    ASSERT_LT(messages_first[j], n) << "the pattern leaves receive " << j << " unmatched";
+  }
+  auto elems_of = [](std::size_t m) {
+    return m % 3 == 2 ? kLargeInts : 1 + static_cast<int>(m % 5);
+  };
+
+  ep_test::run_endpoints([&](ep::Communicator& c) {
+    const int r = c.rank();
+    const int dest = ep_p2p::inter_next(c);
+    const int src = ep_p2p::inter_prev(c);
+    for (bool post_first : {true, false}) {
+      SCOPED_TRACE(testing::Message()
+                   << "from " << src << (post_first ? ", receives first" : ", messages first"));
+      std::vector<std::vector<int>> in(n, std::vector<int>(kLargeInts, -1));
+      std::vector<ep::Request> recvs(n);
+      auto post = [&](std::size_t j) {
+        const Want& w = receives[j];
+        recvs[j] =
+            c.irecv(in[j].data(), kLargeInts, MPI_INT, w.any_source ? ep::kAnySource : src, w.tag);
+      };
+      std::vector<std::vector<int>> out(n);
+      std::vector<ep::Request> sends(n);
+      auto send_all = [&] {
+        for (std::size_t m = 0; m < n; ++m) {
+          out[m] = ep_p2p::make_pattern(r, dest, elems_of(m), static_cast<int>(m));
+          sends[m] = c.isend(out[m].data(), elems_of(m), MPI_INT, dest, message_tags[m]);
+        }
+      };
+      int fence = 0;
+      if (post_first) {
+        for (std::size_t j = 0; j < n; ++j) post(j);
+        ep::barrier(c);  // every receive is posted before any message leaves
+        send_all();
+      } else {
+        send_all();
+        // The fence follows the stream from the same sender: once it is in,
+        // the whole stream is ahead of it in the order.
+        c.send(&fence, 1, MPI_INT, dest, kFenceTag);
+        c.recv(&fence, 1, MPI_INT, src, kFenceTag);
+        static_cast<void>(c.iprobe(ep::kAnySource, ep::kAnyTag));  // drains part of it
+        for (std::size_t j = 0; j < n; ++j) post(j);
+      }
+      std::vector<ep::Status> statuses(n);
+      ep::wait_all(recvs, statuses);
+      const std::vector<std::size_t>& expected = post_first ? receives_first : messages_first;
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t m = expected[j];
+        EXPECT_EQ(statuses[j].source, src) << "receive " << j;
+        EXPECT_EQ(statuses[j].tag, message_tags[m]) << "receive " << j;
+        EXPECT_EQ(statuses[j].count(MPI_INT), elems_of(m))
+            << "receive " << j << " got the wrong message";
+        EXPECT_TRUE(ep_p2p::has_pattern(in[j].data(), elems_of(m), src, r, static_cast<int>(m)))
+            << "receive " << j << " should hold message " << m;
+      }
+      ep::wait_all(sends);
+      ep::barrier(c);  // the next order starts with empty queues
+    }
+  });
+}
+
 }  // namespace

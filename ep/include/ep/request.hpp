@@ -87,7 +87,8 @@ Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message);
 
 /// MPI_Wait: blocks until `request` completes, then nulls it. A null request
 /// returns an empty status at once. Throws ep::Error if the operation failed
-/// (for example a truncated receive; the message then stays queued).
+/// (for example a truncated receive; the message then stays queued, unless
+/// the receive went straight to MPI: see EndpointOptions::direct_receive).
 Status wait(Request& request);
 /// MPI_Test: true (and `request` nulled, `*status` filled) when complete.
 bool test(Request& request, Status* status = nullptr);

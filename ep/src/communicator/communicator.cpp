@@ -33,6 +33,14 @@ std::size_t Communicator::eager_cap() const {
   return checked_state("ep::Communicator::eager_cap").settings().eager_cap;
 }
 
+bool Communicator::direct_receive() const {
+  return checked_state("ep::Communicator::direct_receive").settings().direct_receive;
+}
+
+bool Communicator::check_collectives() const {
+  return checked_state("ep::Communicator::check_collectives").settings().check_collectives;
+}
+
 int Communicator::local_size() const {
   return checked_state("ep::Communicator::local_size").local_size();
 }

@@ -173,6 +173,54 @@ bool CommState::fail_if_posted(RequestState& request) {
   return true;
 }
 
+namespace {
+
+// Whether `earlier`, a receive still posted in the mailbox, could take a
+// message that `later` (a specific source and tag) would match.
+bool could_take_the_same(const RequestState& earlier, const RequestState& later) {
+  return (earlier.want_source == MPI_ANY_SOURCE || earlier.want_source == later.want_source) &&
+         (earlier.want_tag == MPI_ANY_TAG || earlier.want_tag == later.want_tag);
+}
+
+}  // namespace
+
+bool CommState::try_post_direct(RequestState& request, Location from) {
+  // Held across the MPI_Irecv: messages reach the mailbox only through the
+  // drain (this one's source is in another process), so while it is held
+  // the mailbox check below stays true until MPI has the receive. Taken
+  // blocking, so that whether a receive goes direct depends on the queues
+  // alone; a drainer holds it for at most kDrainBudget messages and never
+  // waits for another thread meanwhile.
+  std::lock_guard drain_lock(drain_mutex_);
+  if (drain_failed()) return false;
+  Mailbox& box = mailboxes_[request.owner_thread];
+  {
+    std::lock_guard lock(box.mutex);
+    // A Message taken by a probe and dropped comes back to the mailbox, ahead
+    // of what MPI holds: MPI must not take a receive it could meet.
+    if (box.held_messages > 0) return false;
+    // A message from this source and tag that the drain already routed is
+    // older than anything MPI still holds: it must match first.
+    for (const auto& message : box.unexpected) {
+      if (matches(request.want_source, request.want_tag, *message)) return false;
+    }
+    // An earlier receive in the mailbox that could take the next message
+    // from this source must get it first; MPI would match this one instead.
+    for (const auto& earlier : box.posted) {
+      if (could_take_the_same(*earlier, request)) return false;
+    }
+  }
+  const WireAddress wire =
+      encode(tag_layout_, {request.want_tag, from.thread, request.owner_thread});
+  const TypedBuffer& dst = request.recv_buffer;
+  check_mpi(MPI_Irecv(const_cast<void*>(dst.buf), dst.count, dst.type, from.process, wire.tag,
+                      p2p_comm(wire.channel), &request.mpi_request),
+            request.call, request.owner_rank);
+  request.direct = true;
+  request.phase.store(Phase::kMpiPending, std::memory_order_relaxed);
+  return true;
+}
+
 Received receive_remote(RequestState& request, Envelope& message) {
   // Any thread may receive for the owner (MPI_THREAD_MULTIPLE). A small
   // message arrived whole with its match (MPI's eager protocol), so
@@ -207,8 +255,57 @@ Received receive_remote(RequestState& request, Envelope& message) {
   return Received::kLater;
 }
 
+namespace {
+
+// Completes a direct receive from MPI's status: the EP source and tag are
+// the ones it asked for (both specific), the size is MPI's count. MPI
+// reports truncation as the test's error; as in MPI, that message is
+// consumed, so the error says so.
+void finish_direct(RequestState& request, int rc, const MPI_Status& mpi_status) {
+  int flag = 0;
+  check_mpi(MPI_Test_cancelled(&mpi_status, &flag), request.call, request.owner_rank);
+  request.status.cancelled = flag != 0;
+  if (!request.status.cancelled) {
+    request.status.source = request.want_source;
+    request.status.tag = request.want_tag;
+    int bytes = 0;
+    if (MPI_Get_count(&mpi_status, MPI_BYTE, &bytes) == MPI_SUCCESS && bytes != MPI_UNDEFINED) {
+      request.status.bytes = static_cast<std::size_t>(bytes);
+    }
+  }
+  if (rc == MPI_SUCCESS) {
+    request.complete();
+    return;
+  }
+  int error_class = rc;
+  if (MPI_Error_class(rc, &error_class) != MPI_SUCCESS) error_class = rc;
+  request.status.error = rc;
+  if (error_class == MPI_ERR_TRUNCATE) {
+    request.fail(ErrorKind::kTruncate,
+                 "the message from ep rank " + std::to_string(request.want_source) + " (tag " +
+                     std::to_string(request.want_tag) + ") is longer than the receive buffer of " +
+                     std::to_string(request.recv_buffer.bytes()) +
+                     " bytes; the receive went straight to MPI, so, as in MPI, the message is "
+                     "consumed (EndpointOptions::direct_receive = false keeps it queued)");
+    return;
+  }
+  request.fail(ErrorKind::kMpi,
+               "MPI_Irecv of the message from ep rank " + std::to_string(request.want_source) +
+                   " (tag " + std::to_string(request.want_tag) + ") failed: " + mpi_error_text(rc));
+}
+
+}  // namespace
+
 bool test_mpi(RequestState& request) {
   int done = 0;
+  if (request.direct) {
+    MPI_Status mpi_status;
+    const int rc = MPI_Test(&request.mpi_request, &done, &mpi_status);
+    // MPI_Test reports a failed receive as its own error, with the request
+    // completed (freed): the truncation of a direct receive, say.
+    if (rc != MPI_SUCCESS || done != 0) finish_direct(request, rc, mpi_status);
+    return rc != MPI_SUCCESS || done != 0;
+  }
   check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
             request.owner_rank);
   if (done == 0) return false;

@@ -69,6 +69,11 @@ void receive_matched(RequestState& request, Envelope& message) noexcept {
   request.complete();
 }
 
+void count_held(Mailbox& box, int change) {
+  std::lock_guard lock(box.mutex);
+  box.held_messages += change;
+}
+
 void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
   std::shared_ptr<RequestState> receiver;
   {

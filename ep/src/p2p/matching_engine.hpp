@@ -61,7 +61,15 @@ struct alignas(64) Mailbox {
   // most it has held (for the tests).
   std::size_t eager_bytes = 0;
   std::size_t eager_high_water = 0;
+  // Messages taken out of `unexpected` by a probe (an ep::Message) and not
+  // yet received: a dropped one comes back, so while any is out no receive
+  // may go straight to MPI past it (CommState::try_post_direct).
+  int held_messages = 0;
 };
+
+/// Counts a message taken by a probe in or out of `box` (+1 when taken, -1
+/// when received or returned). Takes box.mutex.
+void count_held(Mailbox& box, int change);
 
 /// Counts `message`'s payload against `box` when it is an eager copy; call
 /// with box.mutex held whenever an envelope enters `unexpected`.

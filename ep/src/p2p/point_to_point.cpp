@@ -129,8 +129,19 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
   request->recv_buffer = {buf, count, datatype, layout};
   request->want_source = source;
   request->want_tag = tag;
-  // Bring in what MPI already holds so the search below sees it in order.
-  if (!comm.single_process()) comm.drain(rank);
+  if (!comm.single_process()) {
+    const bool any_source = source == MPI_ANY_SOURCE;
+    const Location from = any_source ? Location{} : comm.rank_map().locate(source);
+    // A message from an endpoint of this process never passes through MPI:
+    // such a receive needs no drain.
+    request->needs_drain = any_source || from.process != comm.process_rank();
+    if (!any_source && request->needs_drain && tag != MPI_ANY_TAG &&
+        comm.settings().direct_receive && comm.try_post_direct(*request, from)) {
+      return request;
+    }
+    // Bring in what MPI already holds so the search below sees it in order.
+    if (request->needs_drain) comm.drain(rank);
+  }
   post_receive(comm.mailbox(self.local_thread()), request);
   return request;
 }
@@ -156,6 +167,7 @@ std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* 
       if (removal == Removal::kTake) {
         box.unexpected.erase(it);
         release_eager(box, *found);
+        ++box.held_messages;  // until the Message is received or dropped
       }
       return found;
     }
@@ -174,12 +186,23 @@ bool check_probe_args(const Communicator& self, const char* call, int source, in
   return source == MPI_PROC_NULL;
 }
 
-// The request of a started send; a send that is already complete gets a
-// completed request.
-Request started_send(const Communicator& self, std::shared_ptr<RequestState> state) {
+// The request of a send that completed when it started (an eager copy, a
+// receive that was already posted): one immutable completed state per
+// thread, shared by all such requests, so that the fast path allocates
+// nothing. Nothing writes a completed send's state (wait and test only read
+// it; sends are never cancelled), and it names no communicator, so it keeps
+// none alive.
+const std::shared_ptr<RequestState>& completed_send() {
+  thread_local const std::shared_ptr<RequestState> kCompleted =
+      completed_request(RequestState::Kind::kSend, nullptr, -1, -1);
+  return kCompleted;
+}
+
+// The request of a started send; a send that is already complete gets the
+// shared completed one.
+Request started_send(std::shared_ptr<RequestState> state) {
   if (!state) {
-    state = completed_request(RequestState::Kind::kSend, self.state(), self.local_thread(),
-                              self.rank());
+    return Request(completed_send());
   }
   return Request(std::move(state));
 }
@@ -216,8 +239,7 @@ Request PointToPoint<Self>::isend(const void* buf, int count, MPI_Datatype datat
   constexpr const char* kCall = "ep::isend";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
   const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
-  return started_send(via,
-                      start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
+  return started_send(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
 }
 
 template <class Self>
@@ -227,7 +249,7 @@ Request PointToPoint<Self>::issend(const void* buf, int count, MPI_Datatype data
   const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
   const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
   return started_send(
-      via, start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
+      start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kSynchronous));
 }
 
 template <class Self>

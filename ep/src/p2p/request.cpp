@@ -65,9 +65,10 @@ Message::~Message() {
   if (envelope_ && comm_) {
     const int source = envelope_->source;
     const int tag = envelope_->tag;
+    detail::Mailbox& box = comm_->mailbox(receiver_thread_);
     try {
-      detail::deliver(comm_->mailbox(receiver_thread_), std::move(envelope_),
-                      detail::Arrival::kReturned);
+      detail::deliver(box, std::move(envelope_), detail::Arrival::kReturned);
+      detail::count_held(box, -1);
     } catch (const std::exception& e) {
       report_lost_message(source, tag, e.what());
     } catch (...) {
@@ -97,6 +98,7 @@ Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message) {
     throw Error(ErrorKind::kTruncate, kCall, rank, request->error_detail);
   }
   detail::receive_matched(*request, *message.envelope_);
+  detail::count_held(comm.mailbox(message.receiver_thread_), -1);
   message.envelope_.reset();
   message.status_ = Status{};
   return Request(std::move(request));

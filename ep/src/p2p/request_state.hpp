@@ -46,6 +46,16 @@ struct RequestState {
   int want_source = MPI_ANY_SOURCE;
   int want_tag = MPI_ANY_TAG;
 
+  // A receive posted straight to MPI (p2p/inter_process.hpp, direct
+  // receives): `mpi_request` is its MPI_Irecv and no mailbox holds it.
+  // Set by the owner before the request is shared, read only by the owner.
+  bool direct = false;
+  // Whether waiting on it needs the drain on every poll: a mailbox receive
+  // that may match a message from another process. Other requests drain only
+  // now and then, for the progress of the rest of the process.
+  bool needs_drain = false;
+  unsigned polls = 0;  // the owner's polls, counting the sparse drains
+
   std::atomic<Phase> phase{Phase::kPosted};
   // Operations that advance in steps (nonblocking collectives): polled by the
   // owner's test/wait; returns true once the operation is complete.

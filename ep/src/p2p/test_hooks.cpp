@@ -12,7 +12,7 @@ namespace ep::detail::testing {
 
 namespace {
 
-std::array<std::atomic<int>, 3> g_armed{};
+std::array<std::atomic<int>, 4> g_armed{};
 std::atomic<int> g_max_drain_routed{0};
 
 std::atomic<int>& armed(Fault fault) { return g_armed[static_cast<std::size_t>(fault)]; }

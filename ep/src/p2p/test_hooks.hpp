@@ -1,12 +1,12 @@
-// TEST ONLY: failure injection and counters for the point-to-point paths.
+// TEST ONLY: failure injection and counters for the point-to-point paths
+// and the MPI stage of collectives.
 //
 // The failure paths of the drain (an MPI call that fails, a wire tag that
-// names no endpoint) cannot be provoked from a correct program on a healthy
-// MPI, yet they decide whether a receive fails or hangs. The library's own
-// tests arm them here; nothing else may. The hooks are compiled in always
-// (one relaxed atomic load per remote receive and per probe while disarmed)
-// so that the tested code is the shipped code. Not part of the API: the
-// header lives in ep/src and is not installed.
+// names no endpoint) and of a collective's MPI stage cannot be provoked from a correct program on a
+// healthy MPI, yet they decide whether a receive fails or hangs. The library's own tests arm them
+// here; nothing else may. The hooks are compiled in always (one relaxed atomic load per remote
+// receive and per probe while disarmed) so that the tested code is the shipped code. Not part of
+// the API: the header lives in ep/src and is not installed.
 //
 // Thread safety: every function may be called from any thread.
 #pragma once
@@ -23,6 +23,10 @@ enum class Fault {
   kRemoteReceive,  ///< MPI_Mrecv / MPI_Imrecv of a matched message returns MPI_ERR_OTHER
   kDrainProbe,     ///< the drain's MPI_Improbe returns MPI_ERR_OTHER
   kWireTag,        ///< a drained wire tag decodes to no endpoint
+  /// A collective's wait on its MPI request (the blocking collectives' MPI
+  /// stage) reports MPI_ERR_OTHER once the request has completed, so every
+  /// process is through the MPI call and only this one fails.
+  kCollectiveWait,
 };
 
 /// Makes the next `count` occurrences of `fault` in this process fail (0

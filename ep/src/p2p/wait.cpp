@@ -26,6 +26,7 @@ using detail::test_mpi;
 // The traced time of waiting on `request`: collective time for a nonblocking
 // collective's request (it advances by `progress`), point-to-point otherwise.
 detail::TraceScope traced_wait(const RequestState& request) {
+  if (!request.comm) return {};  // a send complete from the start (completed_send)
   return {request.progress ? detail::TraceKind::kCollective : detail::TraceKind::kP2p,
           *request.comm, request.owner_rank, request.owner_thread};
 }
@@ -38,6 +39,13 @@ detail::TraceScope traced_waits(std::span<Request> requests) {
   }
   return {};
 }
+
+// A request whose completion does not need the drain (an intra-process
+// message, a direct receive, a send) drains on every this-many polls only:
+// often enough that a process whose threads all wait on such requests still
+// moves the MPI queue along (another process's large send may wait for it),
+// rarely enough that the poll stays a load of `phase` or one MPI_Test.
+constexpr unsigned kPollsPerSparseDrain = 16;
 
 // True once the operation is complete. Owner thread only.
 bool poll(RequestState& request) {
@@ -54,13 +62,14 @@ bool poll(RequestState& request) {
   // our queue for a thread of ours to drain it (two single-threaded
   // processes exchanging large messages, say).
   if (request.comm->single_process()) return false;
+  if (!request.needs_drain && ++request.polls % kPollsPerSparseDrain != 0) return false;
   request.comm->drain(request.owner_rank);
   phase = request.phase.load(std::memory_order_acquire);
   if (phase == Phase::kMpiPending) return test_mpi(request);
   if (phase == Phase::kComplete) return true;
   // After a failed drain no message can reach a posted receive any more: it
   // fails with the drain's error instead of waiting forever.
-  return request.kind == RequestState::Kind::kRecv && request.comm->fail_if_posted(request);
+  return request.needs_drain && request.comm->fail_if_posted(request);
 }
 
 // Hands out the result of a completed request and nulls the handle; throws
@@ -219,6 +228,14 @@ void cancel(Request& request) {
   if (request.is_null()) return;
   RequestState& state = *request.state();
   if (state.kind != RequestState::Kind::kRecv) return;  // sends are never cancelled
+  if (state.direct) {
+    // MPI has the receive: MPI cancels it, or it completes with its message;
+    // the owner's wait or test then reports which (finish_direct).
+    if (state.phase.load(std::memory_order_acquire) != Phase::kComplete) {
+      check_mpi(MPI_Cancel(&state.mpi_request), "ep::cancel", state.owner_rank);
+    }
+    return;
+  }
   detail::Mailbox& box = state.comm->mailbox(state.owner_thread);
   std::lock_guard lock(box.mutex);
   for (auto it = box.posted.begin(); it != box.posted.end(); ++it) {
