@@ -9,3 +9,14 @@ foreach(_coll_test IN ITEMS test_collectives test_collectives_reduce)
     TIMEOUT 180
     TCP)
 endforeach()
+
+# A failure in a collective's MPI stage reaches every local endpoint (the
+# test-only hook of ep/src/p2p/test_hooks.hpp). One process has no MPI
+# stage; the r1t3 shape checks that the armed failure stays unused.
+ep_add_mpi_test(NAME test_collective_faults
+  SOURCES test_collective_faults.cpp
+  SHAPES r1t3 r2t1 r2t3
+  LABELS coll)
+if(TARGET test_collective_faults)
+  target_include_directories(test_collective_faults PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
+endif()

@@ -1,4 +1,5 @@
-// MPI_Barrier: threads meet, the leaders meet over MPI, threads are released.
+// MPI_Barrier: the threads arrive at their leader, the leaders meet over
+// MPI, the leader releases its threads (one gather-release round).
 #include "ep/collectives.hpp"
 #include "team/collective_call.hpp"
 
@@ -6,8 +7,8 @@ namespace ep {
 
 void barrier(const Communicator& comm) {
   detail::CollectiveCall call = detail::begin_collective(comm, "ep::barrier");
-  call.team.barrier();
-  detail::mpi_stage(call, 0, detail::StageEnd::kLast, [&] {
+  detail::gather_release(call, 0, [&](detail::RoundArrivals& arrivals) {
+    arrivals.await();
     if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(MPI_Ibarrier(call.mpi(), &request), call.name, call.rank);

@@ -48,8 +48,9 @@ void copy_out(const Reduction& red, const void* result, void* recvbuf) {
   detail::copy_elements(red.e, result, recvbuf, red.count);
 }
 
-// Below this vector size one thread folds everything: sharing the work out
-// would cost one more team barrier than the fold itself takes.
+// Up to this vector size the leader folds everything in one gather-release
+// round; above it the threads share the fold out by slices, which pays for
+// the extra team barriers.
 constexpr std::size_t kSharedFoldBytes = std::size_t{16} * 1024;
 
 std::vector<const void*> published_inputs(const CollectiveCall& call) {
@@ -60,28 +61,19 @@ std::vector<const void*> published_inputs(const CollectiveCall& call) {
   return inputs;
 }
 
-// Publishes the contributions and the leader's scratch (aux of thread 0). A
-// large vector is folded now, each thread taking a slice; returns false when
-// the vector is small and the leader must still fold it (fold_all_on_leader,
-// inside its MPI stage, so that a failure reaches the whole team).
-bool fold_locally(CollectiveCall& call, const Reduction& red, TypedScratch& leader_scratch) {
+// Large vectors: publishes the contributions and the leader's scratch (aux
+// of thread 0), and folds with each thread taking a slice.
+void fold_in_slices(CollectiveCall& call, const Reduction& red, TypedScratch& leader_scratch) {
   if (call.leader()) {
-    leader_scratch = TypedScratch(red.count, red.e.type, call.name, call.rank);
+    leader_scratch.reshape(red.count, red.e.type, call.name, call.rank);
     call.team.publish_aux(0, leader_scratch.data());
   }
   call.team.publish(call.thread, red.contribution);
   call.team.barrier();
-  const std::size_t bytes = static_cast<std::size_t>(red.count) * red.e.layout.size;
-  if (bytes <= kSharedFoldBytes) return false;
   const auto [first, last] = detail::slice_of(call, red.count);
   detail::fold_right_slice(call, red.e, published_inputs(call), call.team.published_aux(0), first,
                            last);
   call.team.barrier();
-  return true;
-}
-
-void fold_all_on_leader(const CollectiveCall& call, const Reduction& red) {
-  detail::fold_right(call, red.e, published_inputs(call), call.team.published_aux(0), red.count);
 }
 
 // Rank-order reduction. The leader's scratch (aux of thread 0) holds every
@@ -117,23 +109,61 @@ void* reduce_in_rank_order(CollectiveCall& call, const Reduction& red, TypedScra
   return result;
 }
 
-// Hierarchical reduction: the local fold into the leader's scratch, then, with
-// several processes, the leader's `combine(process_result, &request)` (an MPI
-// nonblocking reduction over the process results) and its wait. Returns the
-// process result; the caller copies out and meets the team before returning.
+// The leader's fold target of the hierarchical reductions, kept by each thread
+// from call to call (TypedScratch::reshape). A thread leads at most one
+// blocking collective at a time, and the team reads the scratch only until
+// the collective's last barrier.
+thread_local TypedScratch t_fold_scratch;
+
+// Hierarchical reduction of a large vector: the sliced fold into the
+// leader's scratch, then, with several processes, the leader's
+// `combine(process_result, &request)` (an MPI nonblocking reduction over the
+// process results) and its wait. Returns the process result; the caller
+// copies out and meets the team before returning.
 template <class Combine>
 void* reduce_hierarchically(CollectiveCall& call, const Reduction& red, TypedScratch& scratch,
                             Combine&& combine) {
-  const bool folded = fold_locally(call, red, scratch);
+  fold_in_slices(call, red, scratch);
   void* process_result = call.team.published_aux(0);
   detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
-    if (!folded) fold_all_on_leader(call, red);
     if (call.processes() == 1) return;
     MPI_Request request = MPI_REQUEST_NULL;
     check_mpi(combine(process_result, &request), call.name, call.rank);
     detail::wait_mpi(request, call);
   });
   return process_result;
+}
+
+// Small vectors (at most kSharedFoldBytes): one gather-release round. Each
+// thread publishes its contribution and its receive buffer (null where it
+// gets no result); the leader folds them in thread order into its scratch,
+// with several processes runs `combine(process_result, &request)` and its
+// wait, and copies the result into every receive buffer before releasing
+// the team.
+template <class Combine>
+void reduce_in_one_round(CollectiveCall& call, const Reduction& red, void* recvbuf,
+                         Combine&& combine) {
+  call.team.publish(call.thread, red.contribution);
+  call.team.publish_aux(call.thread, recvbuf);
+  detail::gather_release(call, 0, [&](detail::RoundArrivals& arrivals) {
+    t_fold_scratch.reshape(red.count, red.e.type, call.name, call.rank);
+    arrivals.await();
+    void* result = t_fold_scratch.data();
+    detail::fold_right(call, red.e, published_inputs(call), result, red.count);
+    if (call.processes() > 1) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      check_mpi(combine(result, &request), call.name, call.rank);
+      detail::wait_mpi(request, call);
+    }
+    for (int t = 0; t < call.local_size(); ++t) {
+      void* target = call.team.published_aux(t);
+      if (target != nullptr) copy_out(red, result, target);
+    }
+  });
+}
+
+bool fits_one_round(const Reduction& red) {
+  return static_cast<std::size_t>(red.count) * red.e.layout.size <= kSharedFoldBytes;
 }
 
 }  // namespace
@@ -157,11 +187,14 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     });
     return;
   }
-  TypedScratch scratch;
-  void* process_result =
-      reduce_hierarchically(call, red, scratch, [&](void* result, MPI_Request* request) {
-        return MPI_Iallreduce(MPI_IN_PLACE, result, count, datatype, op, call.mpi(), request);
-      });
+  auto combine = [&](void* result, MPI_Request* request) {
+    return MPI_Iallreduce(MPI_IN_PLACE, result, count, datatype, op, call.mpi(), request);
+  };
+  if (fits_one_round(red)) {
+    reduce_in_one_round(call, red, recvbuf, combine);
+    return;
+  }
+  void* process_result = reduce_hierarchically(call, red, t_fold_scratch, combine);
   copy_out(red, process_result, recvbuf);
   call.team.barrier();  // the leader's scratch is read until here
 }
@@ -189,12 +222,15 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     });
     return;
   }
-  TypedScratch scratch;
-  void* process_result =
-      reduce_hierarchically(call, red, scratch, [&](void* result, MPI_Request* request) {
-        const void* send = root_process ? MPI_IN_PLACE : result;
-        return MPI_Ireduce(send, result, count, datatype, op, root_at.process, call.mpi(), request);
-      });
+  auto combine = [&](void* result, MPI_Request* request) {
+    const void* send = root_process ? MPI_IN_PLACE : result;
+    return MPI_Ireduce(send, result, count, datatype, op, root_at.process, call.mpi(), request);
+  };
+  if (fits_one_round(red)) {
+    reduce_in_one_round(call, red, is_root ? recvbuf : nullptr, combine);
+    return;
+  }
+  void* process_result = reduce_hierarchically(call, red, t_fold_scratch, combine);
   if (is_root) copy_out(red, process_result, recvbuf);
   call.team.barrier();
 }

@@ -2,6 +2,7 @@
 
 #include "backoff.hpp"
 #include "ep/error.hpp"
+#include "p2p/test_hooks.hpp"
 
 namespace ep::detail {
 
@@ -30,7 +31,12 @@ void wait_mpi(MPI_Request& request, const CollectiveCall& call) {
   while (true) {
     int done = 0;
     check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call.name, call.rank);
-    if (done != 0) return;
+    if (done != 0) {
+      if (testing::take_injection(testing::Fault::kCollectiveWait)) {
+        check_mpi(MPI_ERR_OTHER, call.name, call.rank);
+      }
+      return;
+    }
     call.team.idle();
     backoff.pause();
   }

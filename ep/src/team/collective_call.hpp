@@ -121,4 +121,53 @@ void mpi_stage(CollectiveCall& call, int representative, StageEnd end, Stage&& s
                   std::to_string(representative) + " (see its error)");
 }
 
+/// The owner's side of a gather-release round: what its work calls before
+/// it reads the other threads' slots or writes into their buffers.
+class RoundArrivals {
+ public:
+  RoundArrivals(LocalTeam& team, int thread) : team_(team), thread_(thread) {}
+  /// Returns when every other local endpoint has arrived (once; later calls
+  /// return at once).
+  void await() {
+    if (awaited_) return;
+    team_.await_arrivals(thread_);
+    awaited_ = true;
+  }
+
+ private:
+  LocalTeam& team_;
+  int thread_;
+  bool awaited_ = false;
+};
+
+/// One gather-release round (local_team.hpp) with local thread `owner`
+/// doing `work(arrivals)` alone: the other local endpoints arrive (having
+/// published what `work` needs) and wait for it to end. `work` calls
+/// arrivals.await() before it reads their slots or writes into their
+/// buffers (and first thing, when the collective must not end on any thread
+/// before all have entered it); it must not meet the team. When `work`
+/// throws, the owner rethrows its own error and every other endpoint throws
+/// kMpi naming the owner, so no thread is left waiting. One team
+/// synchronisation, where a barrier, mpi_stage and a closing barrier would be
+/// three.
+template <typename Work>
+void gather_release(CollectiveCall& call, int owner, Work&& work) {
+  if (call.thread != owner) {
+    call.team.arrive(call.thread);
+    if (!call.team.wait_release(call.thread).failed) return;
+    throw Error(ErrorKind::kMpi, call.name, call.rank,
+                "the collective's work failed on local thread " + std::to_string(owner) +
+                    " (see its error)");
+  }
+  call.team.open_round(call.thread);
+  RoundArrivals arrivals(call.team, call.thread);
+  try {
+    std::forward<Work>(work)(arrivals);
+  } catch (...) {
+    call.team.release(call.thread, true);
+    throw;
+  }
+  call.team.release(call.thread, false);
+}
+
 }  // namespace ep::detail

@@ -13,6 +13,20 @@
 // The slot rule: a collective may write slots before its first barrier, so
 // every collective ends with a barrier after its last slot read; otherwise
 // the next collective could overwrite a slot that is still being read.
+//
+// Gather-release rounds (gather_arrivals / release / wait_release) are the
+// cheaper synchronisation of collectives whose work one thread can do alone:
+// the others publish, arrive and wait; the one thread (the round's owner)
+// waits for their arrivals, does the work (folding, MPI, copying into the
+// others' buffers) and releases them with one store. Work that needs nothing
+// from the others (a broadcast's MPI stage) may run before the owner waits
+// for them. That is one team
+// synchronisation per collective instead of two or three barriers, and no
+// thread waits for the last one out. Rounds keep the slot rule: a thread
+// writes its slots for round r + 1 only after round r's release, when the
+// owner has read them; what the owner hands the others travels in the
+// release itself (payload), never in the owner's slot, which it may reuse as
+// soon as it returns.
 #pragma once
 
 #include <atomic>
@@ -57,6 +71,34 @@ class LocalTeam {
     return slots_[thread].aux.load(std::memory_order_relaxed);
   }
 
+  /// How a gather-release round ended, as the waiting threads see it.
+  struct Release {
+    bool failed = false;            ///< the owner's work threw (it rethrows its own error)
+    const void* payload = nullptr;  ///< what the owner handed on
+  };
+
+  /// Gather-release round, any thread but the owner: everything this thread
+  /// published is visible to the owner once it returns from await_arrivals.
+  /// Then call wait_release. Runs no idle work.
+  void arrive(int thread);
+  /// Gather-release round, the owner: opens its round (no waiting).
+  void open_round(int thread);
+  /// Gather-release round, the owner, after open_round: returns when every
+  /// other thread of the team has arrived in this round, routing (idle)
+  /// while it waits.
+  void await_arrivals(int thread);
+  /// Gather-release round, the owner: ends the round (after waiting for the
+  /// arrivals, when await_arrivals was not called), handing `payload` and
+  /// the outcome to the waiting threads. Everything the owner wrote before
+  /// (into their buffers too) is visible to them when wait_release returns.
+  void release(int thread, bool failed, const void* payload = nullptr);
+  /// Gather-release round, any thread but the owner, after arrive: waits
+  /// for the owner's release. Runs no idle work: the owner drains for the
+  /// process while it waits (await_arrivals, wait_mpi), and followers that
+  /// drained as well only fought it for the mailbox locks (the 2x2 barrier
+  /// took twice as long).
+  Release wait_release(int thread);
+
   /// A value per thread (counts, flags), same visibility rules as publish().
   void set_value(int thread, std::int64_t value) {
     slots_[thread].value.store(value, std::memory_order_relaxed);
@@ -70,11 +112,20 @@ class LocalTeam {
     std::atomic<const void*> pointer{nullptr};
     std::atomic<void*> aux{nullptr};
     std::atomic<std::int64_t> value{0};
+    /// The last gather-release round this thread arrived in (written by it,
+    /// read by the owners).
+    std::atomic<std::uint64_t> arrived_round{0};
+    /// The rounds this thread has taken part in; only this thread touches it.
+    std::uint64_t rounds = 0;
   };
 
   int size_;
   std::unique_ptr<Slot[]> slots_;
   std::function<void()> idle_;
+  // Gather-release: the last released round, times two, plus one when its
+  // owner failed; and the owner's payload of that round (written before).
+  alignas(64) std::atomic<std::uint64_t> released_{0};
+  std::atomic<const void*> release_payload_{nullptr};
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<std::uint64_t> generation_{0};
 };
