@@ -83,9 +83,11 @@ inline int value(int src, int dst, int i, int salt = 0) {
 }
 
 /// True when the communicator hands its calls straight to MPI (one endpoint
-/// per process, ranks in process order): MPI itself then sees every block.
+/// per process, ranks in process order, no collective checking): MPI itself
+/// then sees every block.
 inline bool direct_to_mpi(const ep::Communicator& c) {
-  return c.rank_map().max_endpoints_per_process() == 1 && c.rank_map().process_major();
+  return c.rank_map().max_endpoints_per_process() == 1 && c.rank_map().process_major() &&
+         !c.check_collectives();
 }
 
 }  // namespace ep_a2a

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -430,6 +431,77 @@ TEST(AlltoallErrors, ReceiverExpectingMoreThanSentIsReported) {
     } catch (const ep::Error& e) {
       EXPECT_EQ(e.kind(), ep::ErrorKind::kCount) << e.what();
       EXPECT_NE(std::string(e.what()).find("4 bytes"), std::string::npos) << e.what();
+    }
+  });
+}
+
+// A block whose two sides disagree is an ep::Error even when the two sides
+// are in different processes, in every layout; with one endpoint per
+// process only under collective checking (EP_CHECK_COLLECTIVES=1: the
+// test_alltoall.*.checked runs), since otherwise MPI's own call sees the
+// erroneous arguments and aborts.
+// Every endpoint sends 2 ints to every peer; EP rank 0 expects 1 from the
+// last rank (more sent than expected: kTruncate) and the last rank expects
+// 3 from rank 0 (less: kCount). The endpoints of the processes that hold
+// those two ranks throw; every other endpoint completes with its data.
+TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
+  on_every_layout([](const ep::Communicator& c) {
+    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;  // the same on every endpoint
+    const int n = c.size();
+    const int r = c.rank();
+    const int last = n - 1;
+    constexpr int kRoom = 3;
+    auto sent = [](int from, int to, int k) { return from * 1000 + to * 10 + k; };
+    std::vector<int> send(static_cast<std::size_t>(n) * 2);
+    std::vector<int> sendcounts(static_cast<std::size_t>(n), 2);
+    std::vector<int> sdispls(static_cast<std::size_t>(n));
+    std::vector<int> recv(static_cast<std::size_t>(n) * kRoom, -1);
+    std::vector<int> recvcounts(static_cast<std::size_t>(n), 2);
+    std::vector<int> rdispls(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) {
+      const auto ji = static_cast<std::size_t>(j);
+      sdispls[ji] = 2 * j;
+      rdispls[ji] = kRoom * j;
+      send[2 * ji] = sent(r, j, 0);
+      send[2 * ji + 1] = sent(r, j, 1);
+    }
+    if (r == 0) recvcounts[static_cast<std::size_t>(last)] = 1;
+    if (r == last) recvcounts[0] = 3;
+    std::optional<ep::Error> error;
+    try {
+      ep::alltoallv(c, send.data(), sendcounts, sdispls, MPI_INT, recv.data(), recvcounts, rdispls,
+                    MPI_INT);
+    } catch (const ep::Error& e) {
+      error = e;
+    }
+    const int first_process = c.rank_map().locate(0).process;
+    const int last_process = c.rank_map().locate(last).process;
+    const int mine = c.process_rank();
+    if (mine != first_process && mine != last_process) {
+      EXPECT_FALSE(error) << "a process without a mismatched block threw: " << error->what();
+      for (int j = 0; j < n; ++j) {
+        const auto at = static_cast<std::size_t>(kRoom * j);
+        EXPECT_EQ(recv[at], sent(j, r, 0)) << "block from ep rank " << j;
+        EXPECT_EQ(recv[at + 1], sent(j, r, 1)) << "block from ep rank " << j;
+      }
+      return;
+    }
+    if (!error) {
+      ADD_FAILURE() << "the mismatched block was not reported on ep rank " << r;
+      return;
+    }
+    const std::string what = error->what();
+    EXPECT_NE(what.find("ep::alltoallv"), std::string::npos) << what;
+    if (first_process == last_process) {
+      EXPECT_TRUE(error->kind() == ep::ErrorKind::kTruncate ||
+                  error->kind() == ep::ErrorKind::kCount)
+          << what;
+    } else if (mine == first_process) {
+      EXPECT_EQ(error->kind(), ep::ErrorKind::kTruncate) << what;
+      EXPECT_NE(what.find("ep rank " + std::to_string(last)), std::string::npos) << what;
+    } else {
+      EXPECT_EQ(error->kind(), ep::ErrorKind::kCount) << what;
+      EXPECT_NE(what.find("to ep rank " + std::to_string(last)), std::string::npos) << what;
     }
   });
 }

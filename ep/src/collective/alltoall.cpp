@@ -1,23 +1,38 @@
 // MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw.
 //
 // One aggregated message per process pair (see aggregated_exchange.hpp for its
-// format), never a gather to one root:
+// format), never a gather to one root. Small exchanges (at most
+// kOneRoundBytes leaving the process) run in one gather-release round: the
+// leader packs, exchanges and unpacks for every local thread while they
+// wait. Larger ones share the work out in the staged protocol:
 //   1. every thread describes its blocks (packing its outgoing data first
 //      under MPI_IN_PLACE) and publishes them;
 //   2. the leader lays out one send staging buffer (a segment per destination
-//      process, a region per local thread in it) and one receive staging
-//      buffer (sizes from the local threads' own receive arguments, so no
-//      count exchange is needed);
+//      process, a region per local thread in it) and starts the exchange of
+//      the segments' sizes (below);
 //   3. every thread packs its own regions, in parallel;
-//   4. the leader exchanges the segments with one MPI_Ialltoallw of bytes
-//      while the other threads copy the blocks between threads of the process
+//   4. the leader lays out the receive staging from the agreed sizes and
+//      exchanges the segments with one MPI_Ialltoallw of bytes while the
+//      other threads copy the blocks between threads of the process
 //      directly (copy_typed, no MPI);
 //   5. every thread unpacks its own blocks from the received segments (the
 //      leader then does its direct copies).
 // With one endpoint per process and EP ranks in process order the call goes
 // straight to MPI with the user's arguments.
+//
+// Sizes are agreed before the bytes move: the leaders tell each other the
+// size of every segment (one MPI_Ialltoall of 64-bit sizes, started in step 2
+// and completed in step 4, so it overlaps the packing) and receive exactly
+// that. MPI then never sees mismatched sizes, and a block whose two sides
+// disagree is found in the segment's size rows by its receiver (kTruncate or
+// kCount), on whichever processes hold it. Collective checking
+// (EndpointOptions::check_collectives) sends calls with one endpoint per
+// process this way too, instead of to MPI's own call with the user's
+// arguments (which MPI libraries abort on when the sides disagree).
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <vector>
@@ -84,12 +99,34 @@ struct ProcessExchange {
   std::vector<std::size_t> recv_size;
   std::unique_ptr<std::byte[]> oversize_send;
   std::unique_ptr<std::byte[]> oversize_recv;
+  // The segment sizes sent to and received from each process, exchanged by
+  // `sizes` (leader only).
+  std::vector<std::uint64_t> outgoing_sizes;
+  std::vector<std::uint64_t> incoming_sizes;
+  MPI_Request sizes = MPI_REQUEST_NULL;
+  // Set by the leader once the segments are in `recv`; read by the team after
+  // the barrier that follows the exchange.
+  bool received = false;
   FailureSlot failure;
 };
 
+// Receive layout from the agreed sizes; allocates the staging.
+void lay_out_receive(const CollectiveCall& call, ProcessExchange& px) {
+  const int me = call.comm.process_rank();
+  std::size_t recv_total = 0;
+  for (int q = 0; q < call.processes(); ++q) {
+    if (q == me) continue;
+    const auto qi = static_cast<std::size_t>(q);
+    px.recv_offset[qi] = recv_total;
+    px.recv_size[qi] = static_cast<std::size_t>(px.incoming_sizes[qi]);
+    recv_total += px.recv_size[qi];
+  }
+  // Contents undefined: every byte is written by MPI before it is read.
+  px.recv = t_recv_staging.get(recv_total, px.oversize_recv);
+}
+
 void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs,
           ProcessExchange& px) {
-  const RankMap& map = call.comm.rank_map();
   const int processes = call.processes();
   const int me = call.comm.process_rank();
   const auto threads = static_cast<std::size_t>(call.local_size());
@@ -99,7 +136,6 @@ void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs
   px.recv_offset.assign(static_cast<std::size_t>(processes), 0);
   px.recv_size.assign(static_cast<std::size_t>(processes), 0);
   std::size_t send_total = 0;
-  std::size_t recv_total = 0;
   for (int q = 0; q < processes; ++q) {
     if (q == me) continue;
     const auto qi = static_cast<std::size_t>(q);
@@ -109,18 +145,27 @@ void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs
       send_total += specs[s]->region_bytes[qi];
     }
     px.send_size[qi] = send_total - px.send_offset[qi];
-    px.recv_offset[qi] = recv_total;
-    px.recv_size[qi] = detail::expected_segment_size(map, q, specs);
-    recv_total += px.recv_size[qi];
   }
-  // Contents undefined: every byte is written by a pack or by MPI before it is read.
+  // First, before anything here can fail: every process waits for it.
+  px.outgoing_sizes.assign(px.send_size.begin(), px.send_size.end());
+  px.incoming_sizes.assign(static_cast<std::size_t>(processes), 0);
+  check_mpi(MPI_Ialltoall(px.outgoing_sizes.data(), 1, MPI_UINT64_T, px.incoming_sizes.data(), 1,
+                          MPI_UINT64_T, call.mpi(), &px.sizes),
+            call.name, call.rank);
+  // Contents undefined: every byte is written by a pack before it is read.
   px.send = t_send_staging.get(send_total, px.oversize_send);
-  px.recv = t_recv_staging.get(recv_total, px.oversize_recv);
+}
+
+// Completes the size exchange, if it was started.
+void finish_size_exchange(const CollectiveCall& call, ProcessExchange& px) {
+  if (px.sizes != MPI_REQUEST_NULL) detail::wait_mpi(px.sizes, call);
 }
 
 void exchange_segments(const CollectiveCall& call, ProcessExchange& px) {
   const int processes = call.processes();
   const int me = call.comm.process_rank();
+  finish_size_exchange(call, px);
+  lay_out_receive(call, px);
   detail::ByteRuns sends(processes, px.send);
   detail::ByteRuns recvs(processes, px.recv);
   for (int q = 0; q < processes; ++q) {
@@ -137,6 +182,7 @@ void exchange_segments(const CollectiveCall& call, ProcessExchange& px) {
                            call.mpi(), &request),
             call.name, call.rank);
   detail::wait_mpi(request, call);
+  px.received = true;
 }
 
 // Blocks between threads of this process: this thread pulls what each local
@@ -152,14 +198,127 @@ void copy_local(const CollectiveCall& call, std::span<const ExchangeSpec* const>
   }
 }
 
+// Up to this many bytes sent to other processes by all the threads of a
+// process together, the leader alone packs, exchanges and unpacks for all of
+// them in one gather-release round: serial copies of this size cost less
+// than the four team barriers of the staged protocol.
+constexpr std::size_t kOneRoundBytes = std::size_t{128} * 1024;
+
+// The release payload that sends a round's threads on to the staged protocol.
+const int kRunStaged = 0;
+
+// The call as seen by local thread `thread` (for work the leader does on its
+// behalf: errors name that endpoint). Copies do not time.
+CollectiveCall on_behalf_of(const CollectiveCall& call, int thread) {
+  const int rank = call.comm.rank_map().ep_rank(call.comm.process_rank(), thread);
+  return {call.comm, call.team, thread, rank, call.name};
+}
+
+// The leader's side of the one-round exchange, after the arrivals. Every
+// step's failure is recorded in `px.failure`, never thrown: the MPI protocol
+// (size exchange, then segments) runs as on the staged path, which other
+// processes may be taking.
+void exchange_for_all(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs,
+                      ProcessExchange& px) {
+  const RankMap& map = call.comm.rank_map();
+  const int me = call.comm.process_rank();
+  const int processes = call.processes();
+  const auto threads = static_cast<std::size_t>(call.local_size());
+  FailureSlot& failure = px.failure;
+  const auto step = [&](auto&& work) { failure.guard(call.name, call.rank, work); };
+  step([&] { plan(call, specs, px); });
+  if (px.send == nullptr) {
+    step([&] { finish_size_exchange(call, px); });
+    return;
+  }
+  step([&] {
+    for (int q = 0; q < processes; ++q) {
+      if (q == me) continue;
+      for (std::size_t t = 0; t < threads; ++t) {
+        const std::size_t at = px.region_offset[static_cast<std::size_t>(q) * threads + t];
+        detail::pack_region(*specs[t], map, q, px.send + at);
+      }
+    }
+  });
+  step([&] { exchange_segments(call, px); });
+  for (std::size_t t = 0; t < threads; ++t) {
+    const CollectiveCall receiver = on_behalf_of(call, static_cast<int>(t));
+    if (px.received) {
+      step([&] {
+        for (int q = 0; q < processes; ++q) {
+          if (q == me) continue;
+          const auto qi = static_cast<std::size_t>(q);
+          detail::unpack_segment(receiver, *specs[t], q, px.recv + px.recv_offset[qi],
+                                 px.recv_size[qi], failure);
+        }
+      });
+    }
+    step([&] { copy_local(receiver, specs, failure); });
+  }
+}
+
+// Small exchanges between several processes in one gather-release round:
+// every thread publishes its spec and arrives; the leader does the whole
+// exchange for the process (exchange_for_all) and releases. Returns false,
+// on every local thread, when the leader finds the exchange too large: the
+// caller then runs the staged protocol (the specs stay published).
+bool exchange_in_one_round(CollectiveCall& call, const ExchangeSpec& spec) {
+  call.team.publish(call.thread, &spec);
+  if (!call.leader()) {
+    call.team.arrive(call.thread);
+    const detail::LocalTeam::Release release = call.team.wait_release(call.thread);
+    if (release.payload == &kRunStaged) return false;
+    if (!release.failed) return true;
+    // The leader's ProcessExchange (and its failure slot) lives until the
+    // barrier below.
+    std::exception_ptr error;
+    try {
+      static_cast<const FailureSlot*>(release.payload)->rethrow(call.name, call.rank);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    call.team.barrier();
+    std::rethrow_exception(error);
+  }
+  call.team.open_round(call.thread);
+  call.team.await_arrivals(call.thread);
+  const int me = call.comm.process_rank();
+  const auto threads = static_cast<std::size_t>(call.local_size());
+  std::vector<const ExchangeSpec*> specs(threads);
+  std::size_t outgoing = 0;
+  for (std::size_t t = 0; t < threads; ++t) {
+    specs[t] = static_cast<const ExchangeSpec*>(call.team.published(static_cast<int>(t)));
+    for (int q = 0; q < call.processes(); ++q) {
+      if (q != me) outgoing += specs[t]->region_bytes[static_cast<std::size_t>(q)];
+    }
+  }
+  if (outgoing > kOneRoundBytes) {
+    call.team.release(call.thread, false, &kRunStaged);
+    return false;
+  }
+  ProcessExchange px;
+  exchange_for_all(call, specs, px);
+  if (!px.failure.failed()) {
+    call.team.release(call.thread, false);
+    return true;
+  }
+  call.team.release(call.thread, true, &px.failure);
+  call.team.barrier();  // every thread has read the failure
+  px.failure.rethrow(call.name, call.rank);
+  return true;  // not reached: rethrow throws
+}
+
 void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
   const RankMap& map = call.comm.rank_map();
   const int me = call.comm.process_rank();
   const int processes = call.processes();
   const auto threads = static_cast<std::size_t>(call.local_size());
 
-  // The leader's layout outlives its stack frame for threads still reading the
-  // failure slot after the last barrier: each thread holds a reference.
+  if (processes > 1 && exchange_in_one_round(call, spec)) return;
+
+  // The staged protocol. The leader's layout outlives its stack frame for
+  // threads still reading the failure slot after the last barrier: each
+  // thread holds a reference.
   std::shared_ptr<ProcessExchange> created;
   if (call.leader()) {
     created = std::make_shared<ProcessExchange>();
@@ -186,8 +345,9 @@ void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
   if (call.leader()) step([&] { plan(call, specs, *px); });
   call.team.barrier();
   // Without staging (allocation failed) nothing can be packed or exchanged;
-  // the failure is reported after the protocol.
-  const bool staged = px->send != nullptr && px->recv != nullptr;
+  // the failure is reported after the protocol. (The receive staging is laid
+  // out in the exchange step, once the sizes are agreed.)
+  const bool staged = px->send != nullptr;
   if (staged) {
     step([&] {
       for (int q = 0; q < processes; ++q) {
@@ -200,12 +360,16 @@ void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
   }
   call.team.barrier();
   if (call.leader()) {
-    if (staged) step([&] { exchange_segments(call, *px); });
+    if (staged) {
+      step([&] { exchange_segments(call, *px); });
+    } else {
+      step([&] { finish_size_exchange(call, *px); });
+    }
   } else {
     step([&] { copy_local(call, specs, failure); });  // overlaps the leader's MPI exchange
   }
   call.team.barrier();
-  if (staged) {
+  if (px->received) {
     step([&] {
       for (int q = 0; q < processes; ++q) {
         if (q == me) continue;
@@ -245,7 +409,7 @@ std::vector<MPI_Datatype> usable_types(const CollectiveCall& call,
 template <class StartDirect>
 void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv, bool in_place,
               StartDirect&& start_direct) {
-  if (call.one_endpoint_per_process()) {
+  if (call.one_endpoint_per_process() && !call.comm.settings().check_collectives) {
     detail::check_block_args(call, recv);
     if (!in_place) detail::check_block_args(call, send);
     detail::run_on_mpi(
