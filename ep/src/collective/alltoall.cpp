@@ -100,9 +100,11 @@ struct ProcessExchange {
   std::unique_ptr<std::byte[]> oversize_send;
   std::unique_ptr<std::byte[]> oversize_recv;
   // The segment sizes sent to and received from each process, exchanged by
-  // `sizes` (leader only).
-  std::vector<std::uint64_t> outgoing_sizes;
-  std::vector<std::uint64_t> incoming_sizes;
+  // `sizes` (leader only). unsigned long long rather than std::uint64_t:
+  // MPI_UNSIGNED_LONG_LONG names the C type itself, which the MPI type
+  // checks of clang-tidy can verify.
+  std::vector<unsigned long long> outgoing_sizes;
+  std::vector<unsigned long long> incoming_sizes;
   MPI_Request sizes = MPI_REQUEST_NULL;
   // Set by the leader once the segments are in `recv`; read by the team after
   // the barrier that follows the exchange.
@@ -149,9 +151,10 @@ void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs
   // First, before anything here can fail: every process waits for it.
   px.outgoing_sizes.assign(px.send_size.begin(), px.send_size.end());
   px.incoming_sizes.assign(static_cast<std::size_t>(processes), 0);
-  check_mpi(MPI_Ialltoall(px.outgoing_sizes.data(), 1, MPI_UINT64_T, px.incoming_sizes.data(), 1,
-                          MPI_UINT64_T, call.mpi(), &px.sizes),
-            call.name, call.rank);
+  check_mpi(
+      MPI_Ialltoall(px.outgoing_sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, px.incoming_sizes.data(),
+                    1, MPI_UNSIGNED_LONG_LONG, call.mpi(), &px.sizes),
+      call.name, call.rank);
   // Contents undefined: every byte is written by a pack before it is read.
   px.send = t_send_staging.get(send_total, px.oversize_send);
 }
