@@ -56,7 +56,7 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
       freed_(new std::atomic<bool>[static_cast<std::size_t>(local_size_)]),
       live_endpoints_(local_size_),
       team_(local_size_),
-      nbc_registry_(std::make_shared<NbcRegistry>(local_size_)) {
+      nbc_registry_(std::make_shared<NbcRegistry>(local_size_, map_.num_processes())) {
   for (int t = 0; t < local_size_; ++t) freed_[t].store(false);
   constexpr const char* kCall = "ep::create_endpoints";
   // Private duplicates: user messages (one per channel of the tag layout)

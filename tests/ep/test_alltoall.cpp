@@ -444,8 +444,11 @@ TEST(AlltoallErrors, ReceiverExpectingMoreThanSentIsReported) {
 // last rank (more sent than expected: kTruncate) and the last rank expects
 // 3 from rank 0 (less: kCount). The endpoints of the processes that hold
 // those two ranks throw; every other endpoint completes with its data.
-TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
-  on_every_layout([](const ep::Communicator& c) {
+// `exchange(send, sendcounts, sdispls, recv, recvcounts, rdispls)` makes the
+// call, `name` is what its errors name.
+template <class Exchange>
+void expect_mismatch_across_processes_reported(const char* name, Exchange&& exchange) {
+  on_every_layout([&](const ep::Communicator& c) {
     if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;  // the same on every endpoint
     const int n = c.size();
     const int r = c.rank();
@@ -469,8 +472,7 @@ TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
     if (r == last) recvcounts[0] = 3;
     std::optional<ep::Error> error;
     try {
-      ep::alltoallv(c, send.data(), sendcounts, sdispls, MPI_INT, recv.data(), recvcounts, rdispls,
-                    MPI_INT);
+      exchange(c, send, sendcounts, sdispls, recv, recvcounts, rdispls);
     } catch (const ep::Error& e) {
       error = e;
     }
@@ -491,7 +493,7 @@ TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
       return;
     }
     const std::string what = error->what();
-    EXPECT_NE(what.find("ep::alltoallv"), std::string::npos) << what;
+    EXPECT_NE(what.find(name), std::string::npos) << what;
     if (first_process == last_process) {
       EXPECT_TRUE(error->kind() == ep::ErrorKind::kTruncate ||
                   error->kind() == ep::ErrorKind::kCount)
@@ -504,6 +506,32 @@ TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
       EXPECT_NE(what.find("to ep rank " + std::to_string(last)), std::string::npos) << what;
     }
   });
+}
+
+TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
+  expect_mismatch_across_processes_reported(
+      "ep::alltoallv", [](const ep::Communicator& c, const std::vector<int>& send,
+                          const std::vector<int>& sendcounts, const std::vector<int>& sdispls,
+                          std::vector<int>& recv, const std::vector<int>& recvcounts,
+                          const std::vector<int>& rdispls) {
+        ep::alltoallv(c, send.data(), sendcounts, sdispls, MPI_INT, recv.data(), recvcounts,
+                      rdispls, MPI_INT);
+      });
+}
+
+// The same through the nonblocking form: its segments are received at the
+// size they were sent (a matched probe), so MPI never sees the mismatch
+// either, and the request's wait throws it.
+TEST(AlltoallErrors, NonblockingMismatchAcrossProcessesIsReported) {
+  expect_mismatch_across_processes_reported(
+      "ep::ialltoallv", [](const ep::Communicator& c, const std::vector<int>& send,
+                           const std::vector<int>& sendcounts, const std::vector<int>& sdispls,
+                           std::vector<int>& recv, const std::vector<int>& recvcounts,
+                           const std::vector<int>& rdispls) {
+        ep::Request request = ep::ialltoallv(c, send.data(), sendcounts, sdispls, MPI_INT,
+                                             recv.data(), recvcounts, rdispls, MPI_INT);
+        ep::wait(request);
+      });
 }
 
 }  // namespace

@@ -229,8 +229,11 @@ void copy_local_block(const CollectiveCall& call, const ExchangeSpec& from, int 
   copy_typed(source, target, std::min(source.bytes(), target.bytes()));
 }
 
-void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
-                    const std::byte* segment, std::size_t bytes, FailureSlot& failure) {
+namespace {
+
+// unpack_segment, and check_segment when `copy` is false.
+void read_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
+                  const std::byte* segment, std::size_t bytes, FailureSlot& failure, bool copy) {
   const RankMap& map = call.comm.rank_map();
   const auto mine = static_cast<std::size_t>(call.thread);
   const auto threads = static_cast<std::size_t>(call.local_size());
@@ -262,9 +265,22 @@ void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
     if (my_bytes != target.bytes()) {
       record_mismatch(call, failure, source_rank, call.rank, my_bytes, target.bytes());
     }
-    unpack_from(segment + offset, std::min<std::size_t>(my_bytes, target.bytes()), target);
+    if (copy)
+      unpack_from(segment + offset, std::min<std::size_t>(my_bytes, target.bytes()), target);
     position = data + region;
   }
+}
+
+}  // namespace
+
+void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
+                    const std::byte* segment, std::size_t bytes, FailureSlot& failure) {
+  read_segment(call, spec, q, segment, bytes, failure, true);
+}
+
+void check_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
+                   const std::byte* segment, std::size_t bytes, FailureSlot& failure) {
+  read_segment(call, spec, q, segment, bytes, failure, false);
 }
 
 // ---- FailureSlot ----------------------------------------------------------

@@ -154,6 +154,11 @@ void copy_local_block(const CollectiveCall& call, const ExchangeSpec& from, int 
 void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
                     const std::byte* segment, std::size_t bytes, FailureSlot& failure);
 
+/// unpack_segment without the copies: records what it would (size mismatches,
+/// a malformed message) and writes nothing.
+void check_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
+                   const std::byte* segment, std::size_t bytes, FailureSlot& failure);
+
 /// Bytes of the message from process `q` as the receiving process expects it,
 /// from the expected_bytes of its endpoints' specs.
 std::size_t expected_segment_size(const RankMap& map, int q,

@@ -30,7 +30,8 @@ Request ialltoallv(const Communicator& comm, const void* sendbuf, std::span<cons
   const auto [send, recv] = detail::alltoallv_sides(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                     recvcounts, rdispls, recvtype);
   const RankMap& map = call.comm.rank_map();
-  if (recvbuf == MPI_IN_PLACE || map.max_endpoints_per_process() != 1 || !map.process_major()) {
+  if (recvbuf == MPI_IN_PLACE || map.max_endpoints_per_process() != 1 || !map.process_major() ||
+      call.comm.settings().check_collectives) {
     return detail::start_block_exchange(comm, call, send, recv, in_place);
   }
   detail::check_block_args(call, recv);

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,13 @@
 namespace ep::detail {
 
 namespace {
+
+// Tag of the segment messages on the communicator's internal MPI
+// communicator, distinct from the neighbour collectives' (kNeighborTag); the
+// rest of the traffic there is MPI collectives, which never match
+// point-to-point messages. Successive exchanges share it: ProbeTurns keeps
+// their probes in start order.
+constexpr int kSegmentTag = 0x4153;  // "AS"
 
 class BlockExchange final : public NbcInstance {
  public:
@@ -70,6 +79,13 @@ class BlockExchange final : public NbcInstance {
   }
 
  protected:
+  std::vector<MPI_Request> start_requests() override {
+    if (direct_ || comm().single_process()) return {start()};
+    return start_segments();
+  }
+
+  // The direct path (MPI_Ialltoallv on the user's arguments) and the
+  // single-process case, where nothing leaves the process.
   MPI_Request start() override {
     const CollectiveCall call = call_of(0);
     MPI_Request request = MPI_REQUEST_NULL;
@@ -83,7 +99,13 @@ class BlockExchange final : public NbcInstance {
                 call.name, call.rank);
       return request;
     }
-    if (comm().single_process()) return MPI_REQUEST_NULL;
+    return MPI_REQUEST_NULL;
+  }
+
+  // Sends this process's segment to every other process; the receives follow
+  // in post_more.
+  std::vector<MPI_Request> start_segments() {
+    const CollectiveCall call = call_of(0);
     const RankMap& map = comm().rank_map();
     const int processes = map.num_processes();
     const int me = comm().process_rank();
@@ -100,25 +122,69 @@ class BlockExchange final : public NbcInstance {
       recv_total += recv_size_[qi];
     }
     recv_ = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(recv_total, 1));
+    recv_segment_.assign(static_cast<std::size_t>(processes), nullptr);
     // The message to q gathers the local threads' regions for q where they
     // lie (absolute addresses, MPI_BOTTOM).
     sends_ = std::make_unique<ByteRuns>(processes, nullptr);
-    recvs_ = std::make_unique<ByteRuns>(processes, recv_.get());
     for (int q = 0; q < processes; ++q) {
       if (q == me) continue;
       const auto qi = static_cast<std::size_t>(q);
       for (std::size_t s = 0; s < specs_.size(); ++s) {
         sends_->add(q, staging_[s].get() + region_offsets_[s][qi], specs_[s]->region_bytes[qi]);
       }
-      recvs_->add(q, recv_.get() + recv_offset_[qi], recv_size_[qi]);
+      recv_segment_[qi] = recv_.get() + recv_offset_[qi];
     }
     sends_->build(call.name, call.rank);
-    recvs_->build(call.name, call.rank);
-    check_mpi(MPI_Ialltoallw(sends_->buffer(), sends_->counts(), sends_->displs(), sends_->types(),
-                             recvs_->mutable_buffer(), recvs_->counts(), recvs_->displs(),
-                             recvs_->types(), comm().internal_comm(), &request),
-              call.name, call.rank);
-    return request;
+    // The segments travel as point-to-point messages, each received at the
+    // size it was sent (post_more): a block whose two sides disagree reaches
+    // unpack_segment, which reports it, instead of MPI, which would abort.
+    std::vector<MPI_Request> requests;
+    for (int q = 0; q < processes; ++q) {
+      if (q == me) continue;
+      const auto qi = static_cast<std::size_t>(q);
+      MPI_Request request = MPI_REQUEST_NULL;
+      check_mpi(MPI_Isend(sends_->buffer(), sends_->counts()[qi], sends_->types()[qi], q,
+                          kSegmentTag, comm().internal_comm(), &request),
+                call.name, call.rank);
+      requests.push_back(request);
+      unmatched_.push_back(q);
+    }
+    ticket_ = probe_turns().issue(weak_from_this());
+    return requests;
+  }
+
+  // Matches the segment of every process whose turn it is (ProbeTurns) and
+  // starts its receive: into its place in the staging when it has the size
+  // this process expects, else whole into a buffer of its own.
+  bool post_more(std::vector<MPI_Request>& requests) override {
+    if (unmatched_.empty()) return true;
+    try {
+      return match_segments(requests);
+    } catch (...) {
+      // Not called again after a failure: pass this exchange's turns on, so
+      // that the later exchanges of the communicator do not wait for it.
+      ProbeTurns& turns = probe_turns();
+      for (const int q : unmatched_) turns.matched(q);
+      unmatched_.clear();
+      turns.done(ticket_);
+      throw;
+    }
+  }
+
+  // Before any endpoint copies its result out: a block whose two sides
+  // disagree fails the requests of every endpoint of this process, as in the
+  // blocking forms (each endpoint's finish would see only its own blocks).
+  void mpi_completed(std::span<const MPI_Status> /*statuses*/) override {
+    if (direct_ || comm().single_process()) return;
+    for (int t = 0; t < comm().local_size(); ++t) {
+      const CollectiveCall call = call_of(t);
+      const ExchangeSpec& spec = *specs_[static_cast<std::size_t>(t)];
+      for (int q = 0; q < call.processes(); ++q) {
+        if (q == comm().process_rank()) continue;
+        const auto qi = static_cast<std::size_t>(q);
+        check_segment(call, spec, q, recv_segment_[qi], recv_size_[qi], failure());
+      }
+    }
   }
 
   void finish(int thread, FailureSlot& mine) override {
@@ -128,11 +194,70 @@ class BlockExchange final : public NbcInstance {
     for (int q = 0; q < call.processes(); ++q) {
       if (q == comm().process_rank()) continue;
       const auto qi = static_cast<std::size_t>(q);
-      unpack_segment(call, spec, q, recv_.get() + recv_offset_[qi], recv_size_[qi], mine);
+      unpack_segment(call, spec, q, recv_segment_[qi], recv_size_[qi], mine);
     }
   }
 
  private:
+  // post_more's work: see there.
+  bool match_segments(std::vector<MPI_Request>& requests) {
+    const CollectiveCall call = call_of(0);
+    ProbeTurns& turns = probe_turns();
+    bool waited_for_turn = false;
+    for (auto it = unmatched_.begin(); it != unmatched_.end();) {
+      const int q = *it;
+      if (!turns.may_probe(q, ticket_)) {
+        waited_for_turn = true;
+        ++it;
+        continue;
+      }
+      int found = 0;
+      MPI_Message message = MPI_MESSAGE_NULL;
+      MPI_Status status;
+      check_mpi(MPI_Improbe(q, kSegmentTag, comm().internal_comm(), &found, &message, &status),
+                call.name, call.rank);
+      if (found == 0) {
+        ++it;
+        continue;
+      }
+      turns.matched(q);
+      it = unmatched_.erase(it);
+      MPI_Count count = 0;
+      check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), call.name, call.rank);
+      requests.push_back(receive_segment(call, q, static_cast<std::size_t>(count), message));
+    }
+    if (unmatched_.empty()) {
+      turns.done(ticket_);
+      return true;
+    }
+    if (waited_for_turn) turns.help_older(ticket_, call.rank);
+    return false;
+  }
+
+  MPI_Request receive_segment(const CollectiveCall& call, int q, std::size_t bytes,
+                              MPI_Message& message) {
+    const auto qi = static_cast<std::size_t>(q);
+    std::byte* into = recv_segment_[qi];
+    if (bytes != recv_size_[qi]) {
+      mismatched_.push_back(
+          std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 1)));
+      into = mismatched_.back().get();
+      recv_segment_[qi] = into;
+      recv_size_[qi] = bytes;
+    }
+    // One run of bytes: MPI_BYTE when the count fits an int, else a type of
+    // 1 GiB pieces; kept until the instance ends.
+    recv_layouts_.push_back(std::make_unique<ByteRuns>(1, into));
+    ByteRuns& runs = *recv_layouts_.back();
+    runs.add(0, into, bytes);
+    runs.build(call.name, call.rank);
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(
+        MPI_Imrecv(runs.mutable_buffer(), runs.counts()[0], runs.types()[0], &message, &request),
+        call.name, call.rank);
+    return request;
+  }
+
   bool direct_;
   DirectAlltoallv direct_args_{};
   std::mutex arrive_mutex_;
@@ -142,9 +267,13 @@ class BlockExchange final : public NbcInstance {
   std::vector<bool> present_;
   std::unique_ptr<std::byte[]> recv_;
   std::vector<std::size_t> recv_offset_;
-  std::vector<std::size_t> recv_size_;
+  std::vector<std::size_t> recv_size_;                    // per process: expected, then as received
+  std::vector<std::byte*> recv_segment_;                  // per process: where its segment lands
+  std::vector<std::unique_ptr<std::byte[]>> mismatched_;  // segments of an unexpected size
+  std::vector<std::unique_ptr<ByteRuns>> recv_layouts_;
   std::unique_ptr<ByteRuns> sends_;
-  std::unique_ptr<ByteRuns> recvs_;
+  std::vector<int> unmatched_;  // processes whose segment is not yet matched
+  std::uint64_t ticket_ = 0;    // this exchange's place in ProbeTurns
 };
 
 }  // namespace

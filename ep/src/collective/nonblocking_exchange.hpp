@@ -8,9 +8,12 @@
 //   - in its call, each endpoint packs its blocks for other processes into a
 //     private staging buffer and copies the blocks between itself and the
 //     local endpoints that called before it (each pair once, by the later);
-//   - the last local caller starts one MPI_Ialltoallw whose per-process
-//     datatypes gather the threads' staged regions (one message per process
-//     pair, no copy into a common buffer);
+//   - the last local caller sends one message to every other process whose
+//     datatype gathers the threads' staged regions (no copy into a common
+//     buffer);
+//   - polls receive each process's message through a matched probe, at the
+//     size it was sent, so sizes that disagree never reach MPI (they are
+//     found in the size rows and fail every local request);
 //   - each endpoint unpacks its own blocks when it polls its request.
 // With one endpoint per process in process order, ialltoallv hands the
 // user's arguments to MPI_Ialltoallv directly.

@@ -10,10 +10,42 @@
 
 namespace ep::detail {
 
+// ---- ProbeTurns -----------------------------------------------------------
+
+ProbeTurns::ProbeTurns(int processes)
+    : matched_(
+          std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(processes))) {}
+
+std::uint64_t ProbeTurns::issue(std::weak_ptr<NbcInstance> exchange) {
+  std::lock_guard lock(mutex_);
+  const std::uint64_t ticket = issued_++;
+  unmatched_.emplace(ticket, std::move(exchange));
+  return ticket;
+}
+
+void ProbeTurns::done(std::uint64_t ticket) {
+  std::lock_guard lock(mutex_);
+  unmatched_.erase(ticket);
+}
+
+void ProbeTurns::help_older(std::uint64_t ticket, int rank) {
+  std::vector<std::shared_ptr<NbcInstance>> older;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = unmatched_.begin(); it != unmatched_.end() && it->first < ticket; ++it) {
+      if (auto exchange = it->second.lock()) older.push_back(std::move(exchange));
+    }
+  }
+  // Outside the lock: their post_more() calls done().
+  for (const auto& exchange : older) exchange->try_post_more(rank);
+}
+
 // ---- NbcInstance ----------------------------------------------------------
 
 NbcInstance::NbcInstance(const CollectiveCall& creator, std::shared_ptr<CommState> comm)
     : name_(creator.name), comm_(std::move(comm)) {}
+
+ProbeTurns& NbcInstance::probe_turns() const { return comm_->nbc_registry()->probe_turns(); }
 
 CollectiveCall NbcInstance::call_of(int thread) const {
   return {*comm_, comm_->team(), thread, comm_->rank_map().ep_rank(comm_->process_rank(), thread),
@@ -27,6 +59,7 @@ bool NbcInstance::mpi_complete(int rank) {
   std::unique_lock lock(mpi_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return false;
   if (mpi_done_.load(std::memory_order_relaxed)) return true;
+  if (!post_step(rank)) return false;
   int done = 0;
   const int rc =
       MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, statuses_.data());
@@ -39,6 +72,29 @@ bool NbcInstance::mpi_complete(int rank) {
   }
   mpi_done_.store(true, std::memory_order_release);
   return true;
+}
+
+bool NbcInstance::post_step(int rank) {
+  if (all_posted_) return true;
+  bool posted = false;
+  bool threw = true;
+  failure_.guard(name_, rank, [&] {
+    posted = post_more(requests_);
+    threw = false;
+  });
+  statuses_.resize(requests_.size());
+  // Once post_more has failed it is not called again: what it posted completes.
+  if (!posted && !threw) return false;
+  all_posted_ = true;
+  return true;
+}
+
+void NbcInstance::try_post_more(int rank) {
+  if (!started_.load(std::memory_order_acquire) || mpi_done_.load(std::memory_order_acquire)) {
+    return;
+  }
+  std::unique_lock lock(mpi_mutex_, std::try_to_lock);
+  if (lock.owns_lock()) post_step(rank);
 }
 
 bool NbcInstance::poll(int thread, RequestState& request) {
@@ -61,8 +117,10 @@ bool NbcInstance::poll(int thread, RequestState& request) {
 
 // ---- NbcRegistry ----------------------------------------------------------
 
-NbcRegistry::NbcRegistry(int local_size)
-    : local_size_(local_size), next_sequence_(static_cast<std::size_t>(local_size), 0) {}
+NbcRegistry::NbcRegistry(int local_size, int processes)
+    : local_size_(local_size),
+      next_sequence_(static_cast<std::size_t>(local_size), 0),
+      probe_turns_(processes) {}
 
 std::shared_ptr<NbcRegistry> NbcRegistry::of(const std::shared_ptr<CommState>& comm) {
   return comm->nbc_registry();

@@ -19,10 +19,12 @@
 // collective issued afterwards (whose MPI call comes after a barrier of the
 // local threads) can never overtake it.
 //
-// Completion. The owner's test/wait polls its request: a poll MPI_Testalls the
-// instance's requests (one poller at a time, the others just report "not yet"),
-// and once the MPI part is complete the polling thread copies its own result
-// out. The instance lives as long as a request of it does.
+// Completion. The owner's test/wait polls its request: a poll first lets the
+// instance post what it could not post at its start (receives of messages
+// whose size it learns by a matched probe: post_more), then MPI_Testalls the
+// instance's requests (one poller at a time, the others just report "not
+// yet"), and once the MPI part is complete the polling thread copies its own
+// result out. The instance lives as long as a request of it does.
 //
 // Thread safety: join/contributed are called concurrently by the local
 // threads; a registry lock orders them. Instances guard their own state.
@@ -47,10 +49,49 @@
 namespace ep::detail {
 
 struct RequestState;
+class NbcRegistry;
+class NbcInstance;
+
+/// The order in which the nonblocking block exchanges of one communicator
+/// (nonblocking_exchange.cpp) match their messages from each process. They
+/// share one tag, and several may be in flight, polled by different threads:
+/// without an order a later exchange could probe an earlier one's message.
+/// Exchanges take tickets in start order; the one holding ticket k may probe
+/// process q once the exchanges before it have matched theirs from q (MPI
+/// keeps the messages from q in the order q started the same exchanges).
+/// An exchange waiting for its turn makes the earlier ones probe (help_older):
+/// the program may wait for its requests in any order, and an earlier
+/// exchange nobody polls would otherwise never take its turn.
+class ProbeTurns {
+ public:
+  explicit ProbeTurns(int processes);
+  /// The ticket of `exchange`, which has yet to match its messages. Called in
+  /// start order (under the registry lock).
+  std::uint64_t issue(std::weak_ptr<NbcInstance> exchange);
+  /// `ticket`'s exchange has matched every message (or failed): no help needed.
+  void done(std::uint64_t ticket);
+  /// Lets every exchange before `ticket` that still has messages to match
+  /// probe now (NbcInstance::try_post_more). Never waits.
+  void help_older(std::uint64_t ticket, int rank);
+  /// Whether the exchange holding `ticket` may probe process `q` now.
+  [[nodiscard]] bool may_probe(int q, std::uint64_t ticket) const noexcept {
+    return matched_[static_cast<std::size_t>(q)].load(std::memory_order_acquire) == ticket;
+  }
+  /// Passes the turn for process `q` on to the next exchange.
+  void matched(int q) noexcept {
+    matched_[static_cast<std::size_t>(q)].fetch_add(1, std::memory_order_acq_rel);
+  }
+
+ private:
+  std::uint64_t issued_ = 0;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> matched_;  // per process
+  std::mutex mutex_;                                       // guards unmatched_
+  std::map<std::uint64_t, std::weak_ptr<NbcInstance>> unmatched_;
+};
 
 /// One nonblocking collective in flight on one communicator, shared by the
 /// process's endpoints.
-class NbcInstance {
+class NbcInstance : public std::enable_shared_from_this<NbcInstance> {
  public:
   NbcInstance(const CollectiveCall& creator, std::shared_ptr<CommState> comm);
   NbcInstance(const NbcInstance&) = delete;
@@ -63,6 +104,10 @@ class NbcInstance {
   /// (any failure is then recorded in `request`). Never waits.
   bool poll(int thread, RequestState& request);
 
+  /// Runs post_more() if it is still due and no other thread is polling the
+  /// instance (ProbeTurns::help_older). Never waits.
+  void try_post_more(int rank);
+
   /// Failures seen by any local endpoint; every request of the instance reports them.
   [[nodiscard]] FailureSlot& failure() noexcept { return failure_; }
 
@@ -74,8 +119,13 @@ class NbcInstance {
   /// start() for a process-level part made of several MPI requests (point-
   /// to-point messages, say); all of them are waited for. By default start()'s one.
   virtual std::vector<MPI_Request> start_requests() { return {start()}; }
+  /// Posts what the process-level part could not post at its start (a
+  /// receive whose size a matched probe tells), appending the requests to
+  /// `requests`; called by one poller at a time until it returns true (all
+  /// posted). Never waits. By default there is nothing more.
+  virtual bool post_more(std::vector<MPI_Request>& /*requests*/) { return true; }
   /// Called once, by the poller that saw every request of start_requests()
-  /// complete, with their statuses (in the same order); failures go to failure().
+  /// and post_more() complete, with their statuses (in the same order); failures go to failure().
   virtual void mpi_completed(std::span<const MPI_Status> /*statuses*/) {}
   /// The owner's part after the MPI part completed (copying its result out).
   /// Failures that concern only this endpoint go to `mine`.
@@ -84,12 +134,16 @@ class NbcInstance {
   /// The call context of local thread `thread`, for helpers and errors.
   [[nodiscard]] CollectiveCall call_of(int thread) const;
   [[nodiscard]] CommState& comm() const noexcept { return *comm_; }
+  /// The probe order of the communicator's block exchanges.
+  [[nodiscard]] ProbeTurns& probe_turns() const;
 
  private:
   friend class NbcRegistry;
 
   /// True once the MPI part has completed (tests it, one tester at a time).
   bool mpi_complete(int rank);
+  /// post_more() with its bookkeeping; true once everything is posted. Under mpi_mutex_.
+  bool post_step(int rank);
 
   const char* name_;
   std::shared_ptr<CommState> comm_;
@@ -102,6 +156,7 @@ class NbcInstance {
   // under `mpi_mutex_`.
   std::vector<MPI_Request> requests_;
   std::vector<MPI_Status> statuses_;
+  bool all_posted_ = false;  // post_more() returned true (under mpi_mutex_)
   std::atomic<bool> started_{false};
   std::atomic<bool> mpi_done_{false};
   std::mutex mpi_mutex_;
@@ -110,7 +165,7 @@ class NbcInstance {
 /// The nonblocking collectives of one endpoint communicator, in this process.
 class NbcRegistry {
  public:
-  explicit NbcRegistry(int local_size);
+  NbcRegistry(int local_size, int processes);
 
   /// The registry of `comm` (each communicator state owns one).
   static std::shared_ptr<NbcRegistry> of(const std::shared_ptr<CommState>& comm);
@@ -126,6 +181,9 @@ class NbcRegistry {
   /// contribution starts it (and any later instance that was only waiting for it).
   void contributed(const std::shared_ptr<NbcInstance>& instance);
 
+  /// The probe order of the communicator's block exchanges.
+  [[nodiscard]] ProbeTurns& probe_turns() noexcept { return probe_turns_; }
+
  private:
   void start(NbcInstance& instance);
 
@@ -135,6 +193,7 @@ class NbcRegistry {
   std::map<std::uint64_t, std::shared_ptr<NbcInstance>> joining_;  // not yet joined by all
   std::map<std::uint64_t, std::shared_ptr<NbcInstance>> ready_;    // waiting for a predecessor
   std::uint64_t next_start_ = 0;
+  ProbeTurns probe_turns_;
 };
 
 /// A Request of `call`'s endpoint completed by polling `instance`.
