@@ -338,12 +338,20 @@ TEST(P2PNonblocking, CancelUnmatchedReceive) {
 // Cancelling a receive that may already have matched: MPI allows either
 // outcome, but exactly one: either it is cancelled (and the message is still
 // there for a fresh receive) or it completed normally with the data.
+// A cancelled receive leaves its buffer alone when it waited in the
+// endpoint's queue. One that went straight to MPI (a direct receive) is
+// MPI's own: Open MPI 4.1 (ob1, TCP transport, loaded machine) was seen to
+// write into the buffer of a receive it then reported cancelled, the message
+// still arriving whole at the next receive; the layer cannot prevent that,
+// so there only the outcome is checked (the *.queued runs check the buffer).
 TEST(P2PNonblocking, CancelRaceHasExactlyOneOutcome) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const int n = c.size();
     const int r = c.rank();
     const int right = (r + 1) % n;
     const int left = (r - 1 + n) % n;
+    const bool may_go_to_mpi =
+        c.direct_receive() && c.rank_map().locate(left).process != c.process_rank();
     for (int i = 0; i < 20; ++i) {
       const int elems = i % 2 == 0 ? 2 : kEagerInts + 5;
       const std::vector<int> out = make_pattern(r, right, elems, i);
@@ -354,7 +362,9 @@ TEST(P2PNonblocking, CancelRaceHasExactlyOneOutcome) {
       ep::cancel(q);
       const ep::Status st = ep::wait(q);
       if (st.cancelled) {
-        EXPECT_EQ(in.front(), -1) << "a cancelled receive wrote its buffer";
+        if (!may_go_to_mpi) {
+          EXPECT_EQ(in.front(), -1) << "a cancelled receive wrote its buffer";
+        }
         const ep::Status again = c.recv(in.data(), elems, MPI_INT, left, 310);
         EXPECT_FALSE(again.cancelled);
       } else {
