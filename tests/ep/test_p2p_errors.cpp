@@ -16,6 +16,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -32,6 +33,18 @@ using ep_p2p::expect_ep_error;
 using std::to_string;
 
 constexpr int kEagerInts = static_cast<int>(ep::kDefaultEagerThreshold / sizeof(int));
+
+/// A ring of endpoints: this one sends to `to` and receives from `from` with `tag`.
+struct Ring {
+  int to, from, tag;
+};
+
+/// The two rings the truncation tests run over: between threads of one
+/// process (tag `intra_tag`) and between processes (`inter_tag`).
+std::array<Ring, 2> truncation_rings(const ep::Communicator& c, int intra_tag, int inter_tag) {
+  return {Ring{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), intra_tag},
+          Ring{ep_p2p::inter_next(c), ep_p2p::inter_prev(c), inter_tag}};
+}
 
 /// The error names the caller's EP rank; an argument error carries no MPI
 /// code (a truncation may carry MPI_ERR_TRUNCATE: `argument_error` false).
@@ -248,12 +261,7 @@ TEST(P2PErrors, TruncationKeepsTheMessage) {
   ep_test::run_endpoints(
       [](ep::Communicator& c) {
         const int r = c.rank();
-        struct Ring {
-          int to, from, tag;
-        };
-        const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), 600},
-                              {ep_p2p::inter_next(c), ep_p2p::inter_prev(c), 610}};
-        for (const Ring& ring : rings) {
+        for (const Ring& ring : truncation_rings(c, 600, 610)) {
           for (int elems : {10, 3 * kEagerInts}) {
             SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
             const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
@@ -372,12 +380,7 @@ TEST(P2PErrors, DirectReceiveTruncationConsumesTheMessage) {
 TEST(P2PErrors, MrecvTruncationKeepsTheMessage) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const int r = c.rank();
-    struct Ring {
-      int to, from, tag;
-    };
-    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), 620},
-                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c), 630}};
-    for (const Ring& ring : rings) {
+    for (const Ring& ring : truncation_rings(c, 620, 630)) {
       for (int elems : {10, 3 * kEagerInts}) {
         SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
         const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
