@@ -444,8 +444,12 @@ TEST(AlltoallErrors, ReceiverExpectingMoreThanSentIsReported) {
 // last rank (more sent than expected: kTruncate) and the last rank expects
 // 3 from rank 0 (less: kCount). The endpoints of the processes that hold
 // those two ranks throw; every other endpoint completes with its data.
-// `exchange(send, sendcounts, sdispls, recv, recvcounts, rdispls)` makes the
-// call, `name` is what its errors name.
+// `exchange(c, blocks)` makes the call, `name` is what its errors name.
+struct VBlocks {
+  std::vector<int> send, sendcounts, sdispls;
+  std::vector<int> recv, recvcounts, rdispls;
+};
+
 template <class Exchange>
 void expect_mismatch_across_processes_reported(const char* name, Exchange&& exchange) {
   on_every_layout([&](const ep::Communicator& c) {
@@ -455,12 +459,13 @@ void expect_mismatch_across_processes_reported(const char* name, Exchange&& exch
     const int last = n - 1;
     constexpr int kRoom = 3;
     auto sent = [](int from, int to, int k) { return from * 1000 + to * 10 + k; };
-    std::vector<int> send(static_cast<std::size_t>(n) * 2);
-    std::vector<int> sendcounts(static_cast<std::size_t>(n), 2);
-    std::vector<int> sdispls(static_cast<std::size_t>(n));
-    std::vector<int> recv(static_cast<std::size_t>(n) * kRoom, -1);
-    std::vector<int> recvcounts(static_cast<std::size_t>(n), 2);
-    std::vector<int> rdispls(static_cast<std::size_t>(n));
+    VBlocks blocks{std::vector<int>(static_cast<std::size_t>(n) * 2),
+                   std::vector<int>(static_cast<std::size_t>(n), 2),
+                   std::vector<int>(static_cast<std::size_t>(n)),
+                   std::vector<int>(static_cast<std::size_t>(n) * kRoom, -1),
+                   std::vector<int>(static_cast<std::size_t>(n), 2),
+                   std::vector<int>(static_cast<std::size_t>(n))};
+    auto& [send, sendcounts, sdispls, recv, recvcounts, rdispls] = blocks;
     for (int j = 0; j < n; ++j) {
       const auto ji = static_cast<std::size_t>(j);
       sdispls[ji] = 2 * j;
@@ -472,7 +477,7 @@ void expect_mismatch_across_processes_reported(const char* name, Exchange&& exch
     if (r == last) recvcounts[0] = 3;
     std::optional<ep::Error> error;
     try {
-      exchange(c, send, sendcounts, sdispls, recv, recvcounts, rdispls);
+      exchange(c, blocks);
     } catch (const ep::Error& e) {
       error = e;
     }
@@ -510,12 +515,9 @@ void expect_mismatch_across_processes_reported(const char* name, Exchange&& exch
 
 TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
   expect_mismatch_across_processes_reported(
-      "ep::alltoallv", [](const ep::Communicator& c, const std::vector<int>& send,
-                          const std::vector<int>& sendcounts, const std::vector<int>& sdispls,
-                          std::vector<int>& recv, const std::vector<int>& recvcounts,
-                          const std::vector<int>& rdispls) {
-        ep::alltoallv(c, send.data(), sendcounts, sdispls, MPI_INT, recv.data(), recvcounts,
-                      rdispls, MPI_INT);
+      "ep::alltoallv", [](const ep::Communicator& c, VBlocks& b) {
+        ep::alltoallv(c, b.send.data(), b.sendcounts, b.sdispls, MPI_INT, b.recv.data(),
+                      b.recvcounts, b.rdispls, MPI_INT);
       });
 }
 
@@ -524,12 +526,9 @@ TEST(AlltoallErrors, MismatchAcrossProcessesIsReported) {
 // either, and the request's wait throws it.
 TEST(AlltoallErrors, NonblockingMismatchAcrossProcessesIsReported) {
   expect_mismatch_across_processes_reported(
-      "ep::ialltoallv", [](const ep::Communicator& c, const std::vector<int>& send,
-                           const std::vector<int>& sendcounts, const std::vector<int>& sdispls,
-                           std::vector<int>& recv, const std::vector<int>& recvcounts,
-                           const std::vector<int>& rdispls) {
-        ep::Request request = ep::ialltoallv(c, send.data(), sendcounts, sdispls, MPI_INT,
-                                             recv.data(), recvcounts, rdispls, MPI_INT);
+      "ep::ialltoallv", [](const ep::Communicator& c, VBlocks& b) {
+        ep::Request request = ep::ialltoallv(c, b.send.data(), b.sendcounts, b.sdispls, MPI_INT,
+                                             b.recv.data(), b.recvcounts, b.rdispls, MPI_INT);
         ep::wait(request);
       });
 }
