@@ -152,7 +152,9 @@ function(ep_add_mpi_test)
   if(NOT BUILD_TESTING)
     return()
   endif()
-  cmake_parse_arguments(PARSE_ARGV 0 arg "TCP" "NAME;TIMEOUT"
+  # INTERNAL: the test reaches the library's internals (the test-only hooks
+  # of ep/src/p2p/test_hooks.hpp), so it gets ep/src on its include path.
+  cmake_parse_arguments(PARSE_ARGV 0 arg "TCP;INTERNAL" "NAME;TIMEOUT"
     "SOURCES;SHAPES;LABELS;LIBRARIES;ARGS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ep_add_mpi_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
@@ -186,6 +188,9 @@ function(ep_add_mpi_test)
   set_target_properties(${arg_NAME} PROPERTIES
     EP_TEST_ARGS "${arg_ARGS}" EP_TEST_TIMEOUT "${_timeout}" EP_TEST_LABELS "${arg_LABELS}")
   target_link_libraries(${arg_NAME} PRIVATE ep_test_main ep::ep GTest::gtest ${arg_LIBRARIES})
+  if(arg_INTERNAL)
+    target_include_directories(${arg_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
+  endif()
   ep_target_warnings(${arg_NAME})
   add_dependencies(ep_tests ${arg_NAME})
 

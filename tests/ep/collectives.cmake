@@ -16,7 +16,5 @@ endforeach()
 ep_add_mpi_test(NAME test_collective_faults
   SOURCES test_collective_faults.cpp
   SHAPES r1t3 r2t1 r2t3
-  LABELS coll)
-if(TARGET test_collective_faults)
-  target_include_directories(test_collective_faults PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
-endif()
+  LABELS coll
+  INTERNAL)

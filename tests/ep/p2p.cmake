@@ -38,20 +38,16 @@ ep_add_p2p_test(test_p2p_errors)        # ep::Error kinds and messages
 ep_add_mpi_test(NAME test_p2p_faults
   SOURCES test_p2p_faults.cpp
   SHAPES r1t3 r2t1 r2t3
-  LABELS p2p)
-if(TARGET test_p2p_faults)
-  target_include_directories(test_p2p_faults PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
-endif()
+  LABELS p2p
+  INTERNAL)
 
 # Floods: one drain call routes a bounded number of messages; every message
 # of a flood arrives in order. Uses the test-only counters of test_hooks.hpp.
 ep_add_mpi_test(NAME test_p2p_flood
   SOURCES test_p2p_flood.cpp
   SHAPES r1t3 r2t1 r2t3
-  LABELS p2p)
-if(TARGET test_p2p_flood)
-  target_include_directories(test_p2p_flood PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
-endif()
+  LABELS p2p
+  INTERNAL)
 
 # The point-to-point suites again with direct receives off
 # (EP_DIRECT_RECEIVE=0): every receive is matched in its endpoint's queue,
