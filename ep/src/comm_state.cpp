@@ -15,7 +15,8 @@ namespace {
 
 // The tag layout for `map` under `tag_ub`, or an error that says what this
 // MPI allows. Every process computes the same answer from the same map.
-TagLayout checked_tag_layout(const RankMap& map, long long tag_ub, const char* call) {
+TagLayout checked_tag_layout(const RankMap& map, long long tag_ub, int max_channels,
+                             const char* call) {
   int max_local = 1;
   for (int p = 0; p < map.num_processes(); ++p) {
     max_local = std::max(max_local, map.endpoints_of(p));
@@ -26,17 +27,17 @@ TagLayout checked_tag_layout(const RankMap& map, long long tag_ub, const char* c
                     std::to_string(kMaxUserTag) + " (the MPI minimum) for user tags 0.." +
                     std::to_string(kMaxUserTag));
   }
-  const TagLayout layout = make_tag_layout(tag_ub, max_local);
-  if (layout.channels > kMaxTagChannels) {
+  const TagLayout layout = make_tag_layout(tag_ub, max_local, max_channels);
+  if (layout.channels > max_channels) {
     int allowed = 1;
     while (allowed * 2 <= kMaxEndpointsPerProcess &&
-           make_tag_layout(tag_ub, allowed * 2).channels <= kMaxTagChannels) {
+           make_tag_layout(tag_ub, allowed * 2, max_channels).channels <= max_channels) {
       allowed *= 2;
     }
     throw Error(ErrorKind::kTooManyEndpoints, call, -1,
                 "a process has " + std::to_string(max_local) + " endpoints; with MPI_TAG_UB " +
                     std::to_string(tag_ub) + " the tag encoding addresses at most " +
-                    std::to_string(allowed) + " per process (" + std::to_string(kMaxTagChannels) +
+                    std::to_string(allowed) + " per process (" + std::to_string(max_channels) +
                     " channel communicators)");
   }
   return layout;
@@ -51,7 +52,8 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
       process_rank_(process_rank),
       local_size_(map_.endpoints_of(process_rank)),
       settings_(settings),
-      tag_layout_(checked_tag_layout(map_, settings.tag_ub, "ep::create_endpoints")),
+      tag_layout_(checked_tag_layout(map_, settings.tag_ub, settings.max_tag_channels,
+                                     "ep::create_endpoints")),
       mailboxes_(new Mailbox[static_cast<std::size_t>(local_size_)]),
       freed_(new std::atomic<bool>[static_cast<std::size_t>(local_size_)]),
       live_endpoints_(local_size_),
@@ -66,6 +68,10 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
   for (MPI_Comm& channel : p2p_comms_) {
     check_mpi(MPI_Comm_dup(process_comm, &channel), kCall, -1);
     check_mpi(MPI_Comm_set_errhandler(channel, MPI_ERRORS_RETURN), kCall, -1);
+  }
+  if (tag_layout_.source_in_header) {
+    check_mpi(MPI_Comm_dup(process_comm, &bulk_comm_), kCall, -1);
+    check_mpi(MPI_Comm_set_errhandler(bulk_comm_, MPI_ERRORS_RETURN), kCall, -1);
   }
   check_mpi(MPI_Comm_dup(process_comm, &internal_comm_), kCall, -1);
   check_mpi(MPI_Comm_set_errhandler(internal_comm_, MPI_ERRORS_RETURN), kCall, -1);
@@ -96,6 +102,9 @@ void CommState::free_endpoint(int thread, int ep_rank) {
     }
     for (MPI_Comm& channel : p2p_comms_) {
       check_mpi(MPI_Comm_free(&channel), "ep::Communicator::free", ep_rank);
+    }
+    if (bulk_comm_ != MPI_COMM_NULL) {
+      check_mpi(MPI_Comm_free(&bulk_comm_), "ep::Communicator::free", ep_rank);
     }
     check_mpi(MPI_Comm_free(&internal_comm_), "ep::Communicator::free", ep_rank);
     if (owns_parent_) check_mpi(MPI_Comm_free(&parent_), "ep::Communicator::free", ep_rank);

@@ -65,6 +65,9 @@ struct CommSettings {
   /// MPI_TAG_UB as the wire encoding sees it (EndpointOptions::tag_ub can
   /// lower it, to test the narrow layouts on an MPI with a large bound).
   long long tag_ub = kRequiredTagUb;
+  /// The most channel communicators the tag layout may use
+  /// (EndpointOptions::max_tag_channels); the same on every process.
+  int max_tag_channels = kMaxTagChannels;
   /// Unexpected eager bytes one endpoint's mailbox may hold (kDefaultEagerCap).
   std::size_t eager_cap = 0;
   /// Whether receives may go straight to MPI (p2p/inter_process.hpp). A
@@ -105,6 +108,18 @@ class CommState {
   }
   /// How wire tags and channels carry the thread indices (tag_encoding.hpp).
   [[nodiscard]] const TagLayout& tag_layout() const noexcept { return tag_layout_; }
+  /// Source-header layout only (MPI_COMM_NULL otherwise): the data of a
+  /// message sent apart from its header, tagged with the number its header
+  /// names (p2p/inter_process.cpp).
+  [[nodiscard]] MPI_Comm bulk_comm() const noexcept { return bulk_comm_; }
+  /// The next tag for a message on bulk_comm(). It only has to differ from
+  /// the tags of the bulk messages from this process that are still in
+  /// flight to the same process: a wrap-around counter over 0..tag_ub.
+  /// Thread-safe.
+  [[nodiscard]] int next_bulk_tag() noexcept {
+    const unsigned long long n = bulk_tags_.fetch_add(1, std::memory_order_relaxed);
+    return static_cast<int>(n % static_cast<unsigned long long>(settings_.tag_ub + 1));
+  }
   [[nodiscard]] const CommSettings& settings() const noexcept { return settings_; }
   /// Internal traffic (collectives, control) on its own communicator.
   [[nodiscard]] MPI_Comm internal_comm() const noexcept { return internal_comm_; }
@@ -189,6 +204,11 @@ class CommState {
  private:
   // The drain's loop (drain() holds drain_mutex_ and catches what this throws).
   void route_incoming(int ep_rank);
+  // Source-header layout: receives the probed `message` from `process` (a
+  // header, with the data when small) and makes it a kEager or kRemoteBulk
+  // envelope. Returns the source thread the header names, -1 when the
+  // message is no header. Throws when MPI_Mrecv fails.
+  int open_header(Envelope& message, int process, int ep_rank);
   // Records the drain's first failure and fails every posted receive.
   void record_drain_fault(ErrorKind kind, const std::string& what, int mpi_code);
   void fail_with_drain_fault(RequestState& request) const;
@@ -200,6 +220,8 @@ class CommState {
   CommSettings settings_;
   TagLayout tag_layout_;
   std::vector<MPI_Comm> p2p_comms_;
+  MPI_Comm bulk_comm_ = MPI_COMM_NULL;
+  std::atomic<unsigned long long> bulk_tags_{0};
   MPI_Comm internal_comm_ = MPI_COMM_NULL;
   std::unique_ptr<Mailbox[]> mailboxes_;
   std::unique_ptr<std::atomic<bool>[]> freed_;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ep/error.hpp"
+#include "ep/tag_encoding.hpp"
 
 namespace ep::detail {
 
@@ -69,6 +70,19 @@ std::optional<long long> tag_ub_from_env(const char* call) {
                 std::string("EP_TAG_UB='") + env + "' is not a tag bound (an integer >= 32767)");
   }
   return value;
+}
+
+std::optional<int> tag_channels_from_env(const char* call) {
+  const char* env = std::getenv("EP_TAG_CHANNELS");
+  if (env == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const long value = std::strtol(env, &end, 10);
+  if (end == env || *end != '\0' || value < 1 || value > kMaxTagChannels) {
+    throw Error(ErrorKind::kArgument, call, -1,
+                std::string("EP_TAG_CHANNELS='") + env + "' is not a channel count (1.." +
+                    std::to_string(kMaxTagChannels) + ")");
+  }
+  return static_cast<int>(value);
 }
 
 std::optional<bool> direct_receive_from_env(const char* call) {

@@ -21,6 +21,11 @@ std::optional<std::size_t> eager_cap_from_env(const char* call);
 /// not a non-negative integer.
 std::optional<long long> tag_ub_from_env(const char* call);
 
+/// EP_TAG_CHANNELS: the most channel communicators a narrow tag layout may
+/// use (1..64), or nothing when unset. Throws ep::Error(kArgument) naming
+/// `call` for any other value.
+std::optional<int> tag_channels_from_env(const char* call);
+
 /// EP_DIRECT_RECEIVE (0 or 1), or nothing when unset. Throws
 /// ep::Error(kArgument) naming `call` for any other value.
 std::optional<bool> direct_receive_from_env(const char* call);

@@ -65,6 +65,15 @@ struct EndpointOptions {
   /// on to communicators made from this one; the smallest over the
   /// processes applies.
   std::optional<long long> tag_ub;
+  /// The most duplicate MPI communicators ("channels") a narrow tag layout
+  /// may spend on one endpoint communicator (1..kMaxTagChannels). Past it the
+  /// source thread travels in a header instead (see "Tag encoding" in
+  /// docs/ep.md): fewer MPI communicators, at the cost of a packed copy for
+  /// small messages and a second MPI message for large ones. Unset:
+  /// EP_TAG_CHANNELS from the environment, else kMaxTagChannels. Passed on
+  /// to communicators made from this one; the smallest over the processes
+  /// applies.
+  std::optional<int> max_tag_channels;
   /// Whether a receive from one endpoint of another process, with a specific
   /// tag and no earlier receive of this endpoint that could take the same
   /// message, goes straight to MPI (MPI_Irecv; see "Direct receives" in
@@ -109,7 +118,9 @@ class Communicator : public detail::PointToPoint<Communicator> {
   [[nodiscard]] std::size_t eager_threshold() const;
   /// Effective cap on the unexpected eager bytes one endpoint holds (kDefaultEagerCap).
   [[nodiscard]] std::size_t eager_cap() const;
-  /// Whether receives may go straight to MPI (EndpointOptions::direct_receive).
+  /// Whether receives may go straight to MPI: EndpointOptions::direct_receive,
+  /// and a tag layout that names the sender on the wire (false under the
+  /// source-header layout; docs/ep.md, "Tag encoding").
   [[nodiscard]] bool direct_receive() const;
   /// Whether the all-to-all family checks block sizes across processes
   /// (EndpointOptions::check_collectives).

@@ -34,7 +34,8 @@ std::size_t Communicator::eager_cap() const {
 }
 
 bool Communicator::direct_receive() const {
-  return checked_state("ep::Communicator::direct_receive").settings().direct_receive;
+  const auto& state = checked_state("ep::Communicator::direct_receive");
+  return state.settings().direct_receive && !state.tag_layout().source_in_header;
 }
 
 bool Communicator::check_collectives() const {

@@ -93,6 +93,22 @@ long long resolve_tag_ub(const EndpointOptions& options, MPI_Comm parent) {
   return agreed;
 }
 
+// The channel budget of the narrow tag layouts, the smallest over the
+// processes of `parent` (every process must pick the same layout).
+int resolve_max_tag_channels(const EndpointOptions& options, MPI_Comm parent) {
+  const int asked = options.max_tag_channels
+                        ? *options.max_tag_channels
+                        : detail::tag_channels_from_env(kCreateCall).value_or(kMaxTagChannels);
+  if (asked < 1 || asked > kMaxTagChannels) {
+    throw Error(ErrorKind::kArgument, kCreateCall, -1,
+                "EndpointOptions::max_tag_channels is " + std::to_string(asked) +
+                    "; it must be 1.." + std::to_string(kMaxTagChannels));
+  }
+  int agreed = asked;
+  check_mpi(MPI_Allreduce(&asked, &agreed, 1, MPI_INT, MPI_MIN, parent), kCreateCall, -1);
+  return agreed;
+}
+
 }  // namespace
 
 std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
@@ -105,9 +121,12 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
   int processes = 0;
   check_mpi(MPI_Comm_rank(parent, &process_rank), kCreateCall, -1);
   check_mpi(MPI_Comm_size(parent, &processes), kCreateCall, -1);
-  const detail::CommSettings settings{
-      resolve_eager_threshold(options), resolve_tag_ub(options, parent), resolve_eager_cap(options),
-      resolve_direct_receive(options), resolve_check_collectives(options, parent)};
+  const detail::CommSettings settings{resolve_eager_threshold(options),
+                                      resolve_tag_ub(options, parent),
+                                      resolve_max_tag_channels(options, parent),
+                                      resolve_eager_cap(options),
+                                      resolve_direct_receive(options),
+                                      resolve_check_collectives(options, parent)};
   // Read now so that a bad value fails here, not in the middle of a wait.
   detail::wait_warn_seconds(kCreateCall);
 

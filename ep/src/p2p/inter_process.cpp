@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -19,21 +21,78 @@
 
 namespace ep::detail {
 
+namespace {
+
+// What the source-header layout (ep/tag_encoding.hpp) puts in front of a
+// message, whose wire address names only the destination thread. A message
+// of at most kHeaderInlineBytes travels as one MPI message, header and
+// packed data; a larger one, and every synchronous one, sends the header
+// alone and the data apart, on the communicator's bulk_comm() under the tag
+// the header names, so that the data moves once, straight into the receive
+// buffer, once a receive has matched the header (which a synchronous send
+// needs: its data is received only after the match).
+struct SourceHeader {
+  std::int32_t source_thread;
+  std::int32_t bulk_tag;  // kDataFollows: the packed data follows the header
+  std::uint64_t bytes;    // of data
+};
+constexpr std::int32_t kDataFollows = -1;
+// Header and data in one message up to this size: within the eager limits
+// of Open MPI's shared-memory and TCP transports, so the drainer receives
+// it at once, and small enough that the copy through the queue is cheap.
+constexpr std::size_t kHeaderInlineBytes = 4096;
+
+void send_with_header(RequestState& request, CommState& state, const IntraSend& send,
+                      const TypedBuffer& data, Location to, WireAddress wire) {
+  const std::size_t bytes = data.bytes();
+  SourceHeader header{request.owner_thread, kDataFollows, bytes};
+  MPI_Comm channel = state.p2p_comm(wire.channel);
+  if (!send.synchronous && sizeof header + bytes <= kHeaderInlineBytes) {
+    request.wire.resize(sizeof header + bytes);
+    std::memcpy(request.wire.data(), &header, sizeof header);
+    pack_into(data, request.wire.data() + sizeof header);
+    check_mpi(MPI_Isend(request.wire.data(), static_cast<int>(request.wire.size()), MPI_BYTE,
+                        to.process, wire.tag, channel, &request.mpi_request),
+              send.call, request.owner_rank);
+    return;
+  }
+  header.bulk_tag = state.next_bulk_tag();
+  request.wire.resize(sizeof header);
+  std::memcpy(request.wire.data(), &header, sizeof header);
+  MPI_Request* mpi = &request.mpi_request;
+  MPI_Comm bulk = state.bulk_comm();
+  const int rc = send.synchronous ? MPI_Issend(data.buf, data.count, data.type, to.process,
+                                               header.bulk_tag, bulk, mpi)
+                                  : MPI_Isend(data.buf, data.count, data.type, to.process,
+                                              header.bulk_tag, bulk, mpi);
+  check_mpi(rc, send.call, request.owner_rank);
+  check_mpi(MPI_Isend(request.wire.data(), sizeof header, MPI_BYTE, to.process, wire.tag, channel,
+                      &request.header_request),
+            send.call, request.owner_rank);
+}
+
+}  // namespace
+
 std::shared_ptr<RequestState> send_inter(const Communicator& self, const IntraSend& send,
                                          const TypedBuffer& data, Location to) {
   auto request = std::make_shared<RequestState>(RequestState::Kind::kSend, self.state(),
                                                 self.local_thread(), self.rank());
   request->call = send.call;
-  const CommState& state = *self.state();
+  CommState& state = *self.state();
   const WireAddress wire = encode(state.tag_layout(), {send.tag, self.local_thread(), to.thread});
   // Always nonblocking underneath: a blocking MPI_Send of a large message
   // could wait for a peer process whose threads need this one to drain.
-  MPI_Request* mpi = &request->mpi_request;
-  MPI_Comm comm = state.p2p_comm(wire.channel);
-  const int rc = send.synchronous
-                     ? MPI_Issend(data.buf, data.count, data.type, to.process, wire.tag, comm, mpi)
-                     : MPI_Isend(data.buf, data.count, data.type, to.process, wire.tag, comm, mpi);
-  check_mpi(rc, send.call, self.rank());
+  if (state.tag_layout().source_in_header) {
+    send_with_header(*request, state, send, data, to, wire);
+  } else {
+    MPI_Request* mpi = &request->mpi_request;
+    MPI_Comm comm = state.p2p_comm(wire.channel);
+    const int rc =
+        send.synchronous
+            ? MPI_Issend(data.buf, data.count, data.type, to.process, wire.tag, comm, mpi)
+            : MPI_Isend(data.buf, data.count, data.type, to.process, wire.tag, comm, mpi);
+    check_mpi(rc, send.call, self.rank());
+  }
   request->phase.store(Phase::kMpiPending, std::memory_order_relaxed);
   return request;
 }
@@ -50,11 +109,19 @@ std::string mpi_error_text(int rc) {
 
 // Receives a matched message into scratch and drops it, so that MPI no longer
 // holds it (a message that names no endpoint, or an injected failure).
-// Returns MPI's code.
+// Returns MPI's code. The data of a kRemoteBulk message has been sent when
+// its header arrives, so its receive completes.
 int discard(Envelope& message) {
+  if (message.kind != Envelope::Kind::kRemote && message.kind != Envelope::Kind::kRemoteBulk) {
+    return MPI_SUCCESS;  // received already
+  }
   std::vector<std::byte> scratch(std::max<std::size_t>(message.bytes, 1));
-  return MPI_Mrecv(scratch.data(), static_cast<int>(message.bytes), MPI_BYTE, &message.mpi_message,
-                   MPI_STATUS_IGNORE);
+  const int count = static_cast<int>(message.bytes);
+  if (message.kind == Envelope::Kind::kRemoteBulk) {
+    return MPI_Recv(scratch.data(), count, MPI_BYTE, message.bulk_process, message.bulk_tag,
+                    message.bulk_comm, MPI_STATUS_IGNORE);
+  }
+  return MPI_Mrecv(scratch.data(), count, MPI_BYTE, &message.mpi_message, MPI_STATUS_IGNORE);
 }
 
 }  // namespace
@@ -110,8 +177,11 @@ void CommState::route_incoming(int ep_rank) {
       check_mpi(counted, "ep::drain (MPI_Get_count)", ep_rank);
     }
     const WireTag wire = decode(tag_layout_, channel, status.MPI_TAG);
-    if (wire.dest_thread >= local_size_ ||
-        wire.source_thread >= map_.endpoints_of(status.MPI_SOURCE) ||
+    const int source_thread = tag_layout_.source_in_header
+                                  ? open_header(*envelope, status.MPI_SOURCE, ep_rank)
+                                  : wire.source_thread;
+    if (wire.dest_thread >= local_size_ || source_thread < 0 ||
+        source_thread >= map_.endpoints_of(status.MPI_SOURCE) ||
         testing::take_injection(testing::Fault::kWireTag)) {
       // Taken out of MPI already: receive it, or MPI would hold it forever.
       const int discarded = discard(*envelope);
@@ -124,12 +194,39 @@ void CommState::route_incoming(int ep_rank) {
                                                 : "lost (" + mpi_error_text(discarded) + ")"),
                   discarded);
     }
-    envelope->source = map_.ep_rank(status.MPI_SOURCE, wire.source_thread);
+    envelope->source = map_.ep_rank(status.MPI_SOURCE, source_thread);
     envelope->tag = wire.user_tag;
     deliver(mailboxes_[wire.dest_thread], std::move(envelope));
     ++routed;
   }
   testing::note_drain_routed(routed);
+}
+
+int CommState::open_header(Envelope& message, int process, int ep_rank) {
+  // Small by construction: a header, with the data only when that is small.
+  std::vector<std::byte>& raw = message.payload;
+  raw.resize(message.bytes);
+  check_mpi(MPI_Mrecv(raw.data(), static_cast<int>(raw.size()), MPI_BYTE, &message.mpi_message,
+                      MPI_STATUS_IGNORE),
+            "ep::drain (MPI_Mrecv of a message header)", ep_rank);
+  message.kind = Envelope::Kind::kRemoteEager;  // received: nothing is left in MPI
+  SourceHeader header{};
+  if (raw.size() < sizeof header) return -1;
+  std::memcpy(&header, raw.data(), sizeof header);
+  if (header.bulk_tag == kDataFollows) {
+    if (header.bytes != raw.size() - sizeof header) return -1;
+    raw.erase(raw.begin(), raw.begin() + sizeof header);
+    message.bytes = raw.size();
+  } else {
+    if (raw.size() != sizeof header || header.bulk_tag < 0) return -1;
+    raw.clear();
+    message.kind = Envelope::Kind::kRemoteBulk;
+    message.bulk_comm = bulk_comm_;
+    message.bulk_process = process;
+    message.bulk_tag = header.bulk_tag;
+    message.bytes = header.bytes;
+  }
+  return header.source_thread;
 }
 
 void CommState::record_drain_fault(ErrorKind kind, const std::string& what, int mpi_code) {
@@ -191,6 +288,9 @@ bool CommState::try_post_direct(RequestState& request, Location from) {
   // blocking, so that whether a receive goes direct depends on the queues
   // alone; a drainer holds it for at most kDrainBudget messages and never
   // waits for another thread meanwhile.
+  // Under the source-header layout the wire address does not name the
+  // sender: only the queue can tell which endpoint a message comes from.
+  if (tag_layout_.source_in_header) return false;
   std::lock_guard drain_lock(drain_mutex_);
   if (drain_failed()) return false;
   Mailbox& box = mailboxes_[request.owner_thread];
@@ -231,11 +331,16 @@ Received receive_remote(RequestState& request, Envelope& message) {
   // and only its owner waits for it.
   const TypedBuffer& dst = request.recv_buffer;
   void* buf = const_cast<void*>(dst.buf);
-  const bool whole = message.bytes <= kMrecvInlineBytes;
+  const bool bulk = message.kind == Envelope::Kind::kRemoteBulk;
+  const bool whole = !bulk && message.bytes <= kMrecvInlineBytes;
+  const char* mpi_call = bulk ? "MPI_Irecv" : whole ? "MPI_Mrecv" : "MPI_Imrecv";
   int rc = MPI_SUCCESS;
   if (testing::take_injection(testing::Fault::kRemoteReceive)) {
     const int discarded = discard(message);
     rc = discarded != MPI_SUCCESS ? discarded : MPI_ERR_OTHER;
+  } else if (bulk) {
+    rc = MPI_Irecv(buf, dst.count, dst.type, message.bulk_process, message.bulk_tag,
+                   message.bulk_comm, &request.mpi_request);
   } else if (whole) {
     rc = MPI_Mrecv(buf, dst.count, dst.type, &message.mpi_message, MPI_STATUS_IGNORE);
   } else {
@@ -244,7 +349,7 @@ Received receive_remote(RequestState& request, Envelope& message) {
   if (rc != MPI_SUCCESS) {
     request.status.error = rc;
     request.fail(ErrorKind::kMpi,
-                 std::string(whole ? "MPI_Mrecv" : "MPI_Imrecv") + " of the message from ep rank " +
+                 std::string(mpi_call) + " of the message from ep rank " +
                      std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
                      ", " + std::to_string(message.bytes) +
                      " bytes) failed: " + mpi_error_text(rc));
@@ -305,6 +410,11 @@ bool test_mpi(RequestState& request) {
     // completed (freed): the truncation of a direct receive, say.
     if (rc != MPI_SUCCESS || done != 0) finish_direct(request, rc, mpi_status);
     return rc != MPI_SUCCESS || done != 0;
+  }
+  if (request.header_request != MPI_REQUEST_NULL) {  // a send's header, sent apart
+    check_mpi(MPI_Test(&request.header_request, &done, MPI_STATUS_IGNORE), request.call,
+              request.owner_rank);
+    if (done == 0) return false;
   }
   check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
             request.owner_rank);

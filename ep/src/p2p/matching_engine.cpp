@@ -36,6 +36,7 @@ void receive_matched(RequestState& request, Envelope& message) noexcept {
   try {
     switch (message.kind) {
       case Envelope::Kind::kRemote:
+      case Envelope::Kind::kRemoteBulk:
         switch (receive_remote(request, message)) {
           case Received::kNow:
             break;
@@ -45,6 +46,7 @@ void receive_matched(RequestState& request, Envelope& message) noexcept {
         }
         break;
       case Envelope::Kind::kEager:
+      case Envelope::Kind::kRemoteEager:
         unpack_from(message.payload.data(), message.bytes, request.recv_buffer);
         break;
       case Envelope::Kind::kRendezvous:

@@ -27,8 +27,14 @@ namespace ep::detail {
 struct Envelope {
   enum class Kind {
     kRemote,      // from another process: a matched MPI_Message to MPI_Mrecv
-    kEager,       // intra-process, payload copied (packed) by the sender
-    kRendezvous,  // intra-process, still in the sender's buffer
+    kRemoteBulk,   // from another process, source-header layout: the data waits
+                   // in MPI on bulk_comm under bulk_tag, apart from its header
+    kRemoteEager,  // from another process, source-header layout: a small message
+                   // received whole at arrival, payload packed; like the MPI
+                   // messages of the other layouts, not counted against the
+                   // eager cap (MPI's own eager buffering holds those)
+    kEager,        // intra-process, payload copied (packed) by the sender
+    kRendezvous,   // intra-process, still in the sender's buffer
   };
 
   Kind kind = Kind::kEager;
@@ -37,7 +43,10 @@ struct Envelope {
   std::size_t bytes = 0;
 
   MPI_Message mpi_message = MPI_MESSAGE_NULL;  // kRemote
-  std::vector<std::byte> payload;              // kEager, in packed form
+  MPI_Comm bulk_comm = MPI_COMM_NULL;          // kRemoteBulk: where the data waits,
+  int bulk_process = MPI_PROC_NULL;            // from which process of it,
+  int bulk_tag = 0;                            // under which tag
+  std::vector<std::byte> payload;              // kEager, kRemoteEager: in packed form
   TypedBuffer send_buffer;                     // kRendezvous
   // Completed once the message is matched (synchronous send) or copied
   // (rendezvous); null for a plain eager or remote message.

@@ -11,9 +11,11 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "datatype.hpp"
 #include "ep/error.hpp"
@@ -61,6 +63,12 @@ struct RequestState {
   // owner's test/wait; returns true once the operation is complete.
   std::function<bool()> progress;
   MPI_Request mpi_request = MPI_REQUEST_NULL;
+  // A send under the source-header layout (p2p/inter_process.cpp): the
+  // header, with the packed data of a small message, kept until MPI is done
+  // with it; and the header's MPI_Isend when the data goes apart
+  // (mpi_request). Owner thread only.
+  std::vector<std::byte> wire;
+  MPI_Request header_request = MPI_REQUEST_NULL;
   Status status;
 
   // Set (before phase becomes kComplete) when the operation failed.

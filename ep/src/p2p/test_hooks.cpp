@@ -51,6 +51,10 @@ std::size_t eager_bytes(const Communicator& comm) {
   return box.eager_bytes;
 }
 
+bool source_in_header(const Communicator& comm) {
+  return comm.state()->tag_layout().source_in_header;
+}
+
 int max_drain_routed() { return g_max_drain_routed.load(); }
 
 void reset_max_drain_routed() { g_max_drain_routed.store(0); }

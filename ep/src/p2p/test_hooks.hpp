@@ -49,6 +49,12 @@ void inject(Fault fault, int count);
 /// The unexpected eager bytes it holds now.
 [[nodiscard]] std::size_t eager_bytes(const Communicator& comm);
 
+/// Whether `comm` carries the source thread in a message header (the
+/// source-header tag layout, ep/tag_encoding.hpp): there a small message is
+/// received whole when it arrives, and only a large or synchronous one waits
+/// in MPI for its match (received with MPI_Irecv).
+[[nodiscard]] bool source_in_header(const Communicator& comm);
+
 /// Records that one drain call routed `messages` messages (called by every
 /// drain; keeps the largest).
 void note_drain_routed(int messages) noexcept;
