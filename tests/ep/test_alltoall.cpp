@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <numeric>
 #include <optional>
@@ -531,6 +533,157 @@ TEST(AlltoallErrors, NonblockingMismatchAcrossProcessesIsReported) {
                                              b.recv.data(), b.recvcounts, b.rdispls, MPI_INT);
         ep::wait(request);
       });
+}
+
+// The rooted and all-gathering forms: EP rank 0 (the root, or a receiver of
+// every block) expects 1 int from the last rank, which sends 2. The error
+// belongs to the receiving side: gatherv's root process (every endpoint of
+// it, as the block exchange fails its whole process) and scatterv's last
+// rank's process throw kTruncate naming the other rank; allgatherv's rank 0
+// alone throws (each endpoint copies its own blocks out). Every other
+// endpoint completes with its data. Only mismatches across processes are
+// checked here (within a process the copy reports them as before); with one
+// endpoint per process only under collective checking, as above.
+struct RootedCase {
+  int n, r, last;
+  int first_process, last_process, mine;
+  explicit RootedCase(const ep::Communicator& c)
+      : n(c.size()),
+        r(c.rank()),
+        last(c.size() - 1),
+        first_process(c.rank_map().locate(0).process),
+        last_process(c.rank_map().locate(c.size() - 1).process),
+        mine(c.process_rank()) {}
+  [[nodiscard]] bool across_processes() const { return first_process != last_process; }
+};
+
+// Checks that `error` is there exactly when `expected`, and names `call`
+// and `other` (the EP rank at the other end of the bad block).
+void expect_reported_if(bool expected, const std::optional<ep::Error>& error, const char* call,
+                        int other, int r) {
+  if (!expected) {
+    EXPECT_FALSE(error) << "ep rank " << r << " threw: " << error->what();
+    return;
+  }
+  if (!error) {
+    ADD_FAILURE() << "the mismatched block was not reported on ep rank " << r;
+    return;
+  }
+  const std::string what = error->what();
+  EXPECT_EQ(error->kind(), ep::ErrorKind::kTruncate) << what;
+  EXPECT_NE(what.find(call), std::string::npos) << what;
+  std::string lower = what;  // "ep rank" or "EP rank"
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  EXPECT_NE(lower.find("ep rank " + std::to_string(other)), std::string::npos) << what;
+}
+
+template <class Gather>
+void expect_gatherv_mismatch_reported(const char* name, Gather&& gather) {
+  on_every_layout([&](const ep::Communicator& c) {
+    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
+    const RootedCase k(c);
+    if (!k.across_processes()) return;
+    const std::vector<int> send{k.r * 10, k.r * 10 + 1};
+    std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
+    std::vector<int> displs(static_cast<std::size_t>(k.n));
+    for (int j = 0; j < k.n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
+    counts[static_cast<std::size_t>(k.last)] = 1;
+    std::vector<int> recv(static_cast<std::size_t>(k.n) * 2, -1);
+    std::optional<ep::Error> error;
+    try {
+      gather(c, send, recv, counts, displs);
+    } catch (const ep::Error& e) {
+      error = e;
+    }
+    expect_reported_if(k.mine == k.first_process, error, name, k.last, k.r);
+  });
+}
+
+TEST(AlltoallErrors, GathervMismatchAcrossProcessesIsReported) {
+  expect_gatherv_mismatch_reported(
+      "ep::gatherv", [](const ep::Communicator& c, const auto& send, auto& recv, const auto& counts,
+                        const auto& displs) {
+        ep::gatherv(c, send.data(), 2, MPI_INT, recv.data(), counts, displs, MPI_INT, 0);
+      });
+  expect_gatherv_mismatch_reported(
+      "ep::igatherv", [](const ep::Communicator& c, const auto& send, auto& recv,
+                         const auto& counts, const auto& displs) {
+        ep::Request request =
+            ep::igatherv(c, send.data(), 2, MPI_INT, recv.data(), counts, displs, MPI_INT, 0);
+        ep::wait(request);
+      });
+}
+
+template <class Scatter>
+void expect_scatterv_mismatch_reported(const char* name, Scatter&& scatter) {
+  on_every_layout([&](const ep::Communicator& c) {
+    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
+    const RootedCase k(c);
+    if (!k.across_processes()) return;
+    std::vector<int> send(static_cast<std::size_t>(k.n) * 2);
+    for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<int>(i);
+    const std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
+    std::vector<int> displs(static_cast<std::size_t>(k.n));
+    for (int j = 0; j < k.n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
+    std::vector<int> recv(2, -1);
+    const int room = k.r == k.last ? 1 : 2;
+    std::optional<ep::Error> error;
+    try {
+      scatter(c, send, counts, displs, recv, room);
+    } catch (const ep::Error& e) {
+      error = e;
+    }
+    expect_reported_if(k.mine == k.last_process, error, name, 0, k.r);
+    if (!error) {
+      EXPECT_EQ(recv[0], 2 * k.r) << "scattered block of ep rank " << k.r;
+      EXPECT_EQ(recv[1], 2 * k.r + 1) << "scattered block of ep rank " << k.r;
+    }
+  });
+}
+
+TEST(AlltoallErrors, ScattervMismatchAcrossProcessesIsReported) {
+  expect_scatterv_mismatch_reported(
+      "ep::scatterv", [](const ep::Communicator& c, const auto& send, const auto& counts,
+                         const auto& displs, auto& recv, int room) {
+        ep::scatterv(c, send.data(), counts, displs, MPI_INT, recv.data(), room, MPI_INT, 0);
+      });
+  expect_scatterv_mismatch_reported(
+      "ep::iscatterv", [](const ep::Communicator& c, const auto& send, const auto& counts,
+                          const auto& displs, auto& recv, int room) {
+        ep::Request request =
+            ep::iscatterv(c, send.data(), counts, displs, MPI_INT, recv.data(), room, MPI_INT, 0);
+        ep::wait(request);
+      });
+}
+
+TEST(AlltoallErrors, AllgathervMismatchAcrossProcessesIsReported) {
+  on_every_layout([](const ep::Communicator& c) {
+    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
+    const RootedCase k(c);
+    if (!k.across_processes()) return;
+    const std::vector<int> send{k.r * 10, k.r * 10 + 1};
+    std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
+    std::vector<int> displs(static_cast<std::size_t>(k.n));
+    for (int j = 0; j < k.n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
+    if (k.r == 0) counts[static_cast<std::size_t>(k.last)] = 1;
+    std::vector<int> recv(static_cast<std::size_t>(k.n) * 2, -1);
+    std::optional<ep::Error> error;
+    try {
+      ep::allgatherv(c, send.data(), 2, MPI_INT, recv.data(), counts, displs, MPI_INT);
+    } catch (const ep::Error& e) {
+      error = e;
+    }
+    expect_reported_if(k.r == 0, error, "ep::allgatherv", k.last, k.r);
+    // Every block arrived, the bad one as far as it fits.
+    for (int j = 0; j < k.n; ++j) {
+      const auto at = static_cast<std::size_t>(2 * j);
+      EXPECT_EQ(recv[at], j * 10) << "block of ep rank " << j << " at ep rank " << k.r;
+      if (k.r != 0 || j != k.last) {
+        EXPECT_EQ(recv[at + 1], j * 10 + 1) << "block of ep rank " << j << " at ep rank " << k.r;
+      }
+    }
+  });
 }
 
 }  // namespace

@@ -117,8 +117,9 @@ struct WireAddress {
 }
 
 [[nodiscard]] constexpr WireAddress encode(const TagLayout& layout, WireTag t) noexcept {
-  const int pair =
-      layout.source_in_header ? t.dest_thread : (t.source_thread << layout.thread_bits) | t.dest_thread;
+  const int pair = layout.source_in_header
+                       ? t.dest_thread
+                       : (t.source_thread << layout.thread_bits) | t.dest_thread;
   const int low = pair & ((1 << layout.tag_pair_bits) - 1);
   return {pair >> layout.tag_pair_bits, (t.user_tag << layout.tag_pair_bits) | low};
 }

@@ -7,6 +7,17 @@
 // every thread fills its own receive buffer: the blocks of its own process
 // straight from the other threads' contributions, the others from the
 // leader's buffer, each placed by EP rank (so any rank order works).
+//
+// Block sizes that disagree between processes: each process sends its blocks
+// at the sizes its own endpoints give them, and another process may expect
+// others (an erroneous call, on which MPI aborts the job). So the leaders
+// first exchange the size of every block as its process sends it (one small
+// MPI_Iallgatherv of the counts, whose per-process counts every process
+// knows from the rank map) and run the data exchange at those sizes; an
+// endpoint that expects another size for a block throws kTruncate or kCount
+// naming it, and the rest complete with their data.
+#include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,7 +47,81 @@ struct LeaderSide {
   std::vector<std::byte> staging;
   std::byte* mpi_buffer = nullptr;
   BlockTable table;  // whose block sizes the plan follows
+  // When another process sends a block at another size than `table` gives:
+  // the data as it came, and per EP rank where each block lies in it and its
+  // size. Empty when every size agreed (the plan holds).
+  std::vector<std::byte> as_sent;
+  std::vector<std::size_t> sent_at;
+  std::vector<std::size_t> sent_bytes;
 };
+
+// The leader's size round and data exchange (see the top of the file).
+void exchange_blocks(const CollectiveCall& call, LeaderSide& lead) {
+  const RankMap& map = call.comm.rank_map();
+  const int me = call.comm.process_rank();
+  const int processes = map.num_processes();
+  // Block sizes in slot order (process by process, thread order), as each
+  // process sends them: its own are what the leader's plan packed.
+  std::vector<int> counts(static_cast<std::size_t>(processes));
+  std::vector<int> displs(static_cast<std::size_t>(processes));
+  int slots = 0;
+  for (int p = 0; p < processes; ++p) {
+    counts[static_cast<std::size_t>(p)] = map.endpoints_of(p);
+    displs[static_cast<std::size_t>(p)] = slots;
+    slots += map.endpoints_of(p);
+  }
+  std::vector<unsigned long long> sizes(static_cast<std::size_t>(slots));
+  for (int t = 0; t < call.local_size(); ++t) {
+    sizes[static_cast<std::size_t>(displs[static_cast<std::size_t>(me)] + t)] =
+        lead.table.bytes(map.ep_rank(me, t));
+  }
+  detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+    return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sizes.data(), counts.data(),
+                           displs.data(), MPI_UNSIGNED_LONG_LONG, mpi, request);
+  });
+  bool agree = true;
+  for (int p = 0; p < processes && agree; ++p) {
+    for (int t = 0; t < map.endpoints_of(p); ++t) {
+      const auto slot = static_cast<std::size_t>(displs[static_cast<std::size_t>(p)] + t);
+      if (sizes[slot] != lead.table.bytes(map.ep_rank(p, t))) agree = false;
+    }
+  }
+  if (agree) {
+    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+      return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, lead.mpi_buffer, lead.plan.counts.data(),
+                             lead.plan.displs.data(), MPI_BYTE, mpi, request);
+    });
+    return;
+  }
+  // Exchange the blocks at the sizes they are sent with, into a buffer laid
+  // out by those sizes; this process's region comes from the packed one.
+  lead.sent_at.assign(static_cast<std::size_t>(map.size()), 0);
+  lead.sent_bytes.assign(static_cast<std::size_t>(map.size()), 0);
+  std::vector<int> region_bytes(static_cast<std::size_t>(processes));
+  std::vector<int> region_at(static_cast<std::size_t>(processes));
+  std::size_t total = 0;
+  for (int p = 0; p < processes; ++p) {
+    const std::size_t first = total;
+    for (int t = 0; t < map.endpoints_of(p); ++t) {
+      const auto r = static_cast<std::size_t>(map.ep_rank(p, t));
+      lead.sent_at[r] = total;
+      lead.sent_bytes[r] = sizes[static_cast<std::size_t>(displs[static_cast<std::size_t>(p)] + t)];
+      total += lead.sent_bytes[r];
+    }
+    region_at[static_cast<std::size_t>(p)] =
+        detail::checked_int_count(first, "bytes before a process's blocks", call.name, call.rank);
+    region_bytes[static_cast<std::size_t>(p)] = detail::checked_int_count(
+        total - first, "bytes of a process's blocks", call.name, call.rank);
+  }
+  lead.as_sent.resize(std::max<std::size_t>(total, 1));
+  const auto own = static_cast<std::size_t>(me);
+  std::copy_n(lead.mpi_buffer + lead.plan.displs[own], region_bytes[own],
+              lead.as_sent.data() + region_at[own]);
+  detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
+    return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, lead.as_sent.data(), region_bytes.data(),
+                           region_at.data(), MPI_BYTE, mpi, request);
+  });
+}
 
 const EndpointSide& side_of(const CollectiveCall& call, int thread) {
   return *static_cast<const EndpointSide*>(call.team.published(thread));
@@ -94,17 +179,13 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
       if (!parallel) {
         for (int t = 0; t < call.local_size(); ++t) pack_contribution(call, leader, t, deferred);
       }
-      detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-        return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, leader.mpi_buffer,
-                               leader.plan.counts.data(), leader.plan.displs.data(), MPI_BYTE, mpi,
-                               request);
-      });
+      exchange_blocks(call, lead);  // the stage runs on the leader: `lead` is `leader`
     });
   }
 
   // Fill this thread's receive buffer (the leader's is complete already
-  // when MPI worked in it).
-  const bool done = multi && call.leader() && leader.plan.direct;
+  // when MPI worked in it at the sizes it expects).
+  const bool done = multi && call.leader() && leader.plan.direct && leader.as_sent.empty();
   for (int r = 0; r < map.size() && !done; ++r) {
     if (r == call.rank && in_place) continue;
     const Block target = table.block(r);
@@ -113,6 +194,13 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
     if (from.process == me) {
       error = detail::copy_checked(side_of(call, from.thread).contribution.typed(), target.typed(),
                                    call, r);
+    } else if (!leader.as_sent.empty()) {
+      const auto ri = static_cast<std::size_t>(r);
+      const detail::TypedBuffer sent{
+          leader.as_sent.data() + leader.sent_at[ri],
+          detail::checked_int_count(leader.sent_bytes[ri], "bytes of a block", call.name, r),
+          MPI_BYTE, detail::layout_of(MPI_BYTE, call.name, r)};
+      error = detail::copy_checked(sent, target.typed(), call, r);
     } else {
       const std::byte* packed = leader.mpi_buffer + leader.plan.offset[static_cast<std::size_t>(r)];
       error =
@@ -131,7 +219,7 @@ void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI
   CollectiveCall call = detail::begin_collective(comm, "ep::allgather");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcount, recvtype, call);
-  if (call.one_endpoint_per_process()) {
+  if (call.one_endpoint_per_process() && !call.comm.settings().check_collectives) {
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, mpi,
                             request);
@@ -147,7 +235,7 @@ void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MP
   CollectiveCall call = detail::begin_collective(comm, "ep::allgatherv");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
-  if (call.one_endpoint_per_process()) {
+  if (call.one_endpoint_per_process() && !call.comm.settings().check_collectives) {
     if (call.processes() == 1) {
       // A lone endpoint only moves its block into place. MPICH 4.0's
       // (I)allgatherv on a one-process communicator ignores displs[0] and

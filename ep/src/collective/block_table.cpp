@@ -140,14 +140,4 @@ std::optional<Error> copy_checked(const TypedBuffer& src, const TypedBuffer& dst
                    " are expected (send and receive type signatures must match)");
 }
 
-LocalSegment local_segment(const CollectiveCall& call) {
-  LocalSegment segment;
-  for (int t = 0; t < call.local_size(); ++t) {
-    const std::size_t bytes = static_cast<const Block*>(call.team.published(t))->bytes();
-    if (t < call.thread) segment.offset += bytes;
-    segment.total += bytes;
-  }
-  return segment;
-}
-
 }  // namespace ep::detail

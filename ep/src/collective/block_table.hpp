@@ -1,8 +1,7 @@
-// Block tables: the collectives that move one block per EP rank (gather,
-// scatter, allgather and their v-forms) and the reductions that cut or
-// prefix a vector (reduce_scatter, scan): blocks indexed by EP rank, the byte
-// plan of the process-level MPI call, and the pieces that gather and scatter
-// (mirror images of each other) share.
+// Block tables: the collectives that move one block per EP rank through a
+// process-level MPI call (allgather and its v-form) and the reductions that
+// cut or prefix a vector (reduce_scatter, scan): blocks indexed by EP rank
+// and the byte plan of the process-level MPI call.
 //
 // EP ranks need not be process-major (split orders them by key), so the
 // process-level MPI calls never rely on EP rank order: their buffers hold the
@@ -137,44 +136,5 @@ std::optional<Error> copy_checked(const TypedBuffer& src, const TypedBuffer& dst
 inline void raise(const std::optional<Error>& deferred) {
   if (deferred) throw *deferred;
 }
-
-// ---- the mirror images: gather and scatter ----
-
-/// What the root publishes to the threads of its process in gather and
-/// scatter: the table of its buffer, the plan of the other processes' blocks
-/// for the process-level MPI call, the staging used when they do not lie in
-/// place, and the buffer MPI uses. `Byte` is std::byte for gather (MPI
-/// writes it) and const std::byte for scatter (MPI reads it).
-template <class Byte>
-struct RootSide {
-  BlockTable table;
-  ProcessPlan plan;  // the other processes' blocks
-  std::vector<std::byte> staging;
-  Byte* mpi_buffer = nullptr;
-};
-
-/// Calls `visit(r)` for the EP ranks of the other processes, every
-/// `stride`-th of them from `first` on: the root's threads share the packing
-/// (scatter) or unpacking (gather) of the staging buffer this way.
-template <class Visit>
-void for_each_remote_rank(const CollectiveCall& call, int first, int stride, Visit&& visit) {
-  const RankMap& map = call.comm.rank_map();
-  const int me = call.comm.process_rank();
-  int index = 0;
-  for (int r = 0; r < map.size(); ++r) {
-    if (map.locate(r).process == me) continue;
-    if (index++ % stride != first) continue;
-    visit(r);
-  }
-}
-
-/// Where the calling thread's block lies among its process's blocks packed
-/// in thread order, and their total: the process's part of the MPI call on
-/// the side away from the root. Reads the Block every local thread published.
-struct LocalSegment {
-  std::size_t offset = 0;
-  std::size_t total = 0;
-};
-LocalSegment local_segment(const CollectiveCall& call);
 
 }  // namespace ep::detail

@@ -121,12 +121,10 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
   int processes = 0;
   check_mpi(MPI_Comm_rank(parent, &process_rank), kCreateCall, -1);
   check_mpi(MPI_Comm_size(parent, &processes), kCreateCall, -1);
-  const detail::CommSettings settings{resolve_eager_threshold(options),
-                                      resolve_tag_ub(options, parent),
-                                      resolve_max_tag_channels(options, parent),
-                                      resolve_eager_cap(options),
-                                      resolve_direct_receive(options),
-                                      resolve_check_collectives(options, parent)};
+  const detail::CommSettings settings{
+      resolve_eager_threshold(options),          resolve_tag_ub(options, parent),
+      resolve_max_tag_channels(options, parent), resolve_eager_cap(options),
+      resolve_direct_receive(options),           resolve_check_collectives(options, parent)};
   // Read now so that a bad value fails here, not in the middle of a wait.
   detail::wait_warn_seconds(kCreateCall);
 

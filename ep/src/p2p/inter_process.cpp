@@ -61,10 +61,10 @@ void send_with_header(RequestState& request, CommState& state, const IntraSend& 
   std::memcpy(request.wire.data(), &header, sizeof header);
   MPI_Request* mpi = &request.mpi_request;
   MPI_Comm bulk = state.bulk_comm();
-  const int rc = send.synchronous ? MPI_Issend(data.buf, data.count, data.type, to.process,
-                                               header.bulk_tag, bulk, mpi)
-                                  : MPI_Isend(data.buf, data.count, data.type, to.process,
-                                              header.bulk_tag, bulk, mpi);
+  const int rc =
+      send.synchronous
+          ? MPI_Issend(data.buf, data.count, data.type, to.process, header.bulk_tag, bulk, mpi)
+          : MPI_Isend(data.buf, data.count, data.type, to.process, header.bulk_tag, bulk, mpi);
   check_mpi(rc, send.call, request.owner_rank);
   check_mpi(MPI_Isend(request.wire.data(), sizeof header, MPI_BYTE, to.process, wire.tag, channel,
                       &request.header_request),
@@ -348,11 +348,11 @@ Received receive_remote(RequestState& request, Envelope& message) {
   }
   if (rc != MPI_SUCCESS) {
     request.status.error = rc;
-    request.fail(ErrorKind::kMpi,
-                 std::string(mpi_call) + " of the message from ep rank " +
-                     std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
-                     ", " + std::to_string(message.bytes) +
-                     " bytes) failed: " + mpi_error_text(rc));
+    request.fail(ErrorKind::kMpi, std::string(mpi_call) + " of the message from ep rank " +
+                                      std::to_string(message.source) + " (tag " +
+                                      std::to_string(message.tag) + ", " +
+                                      std::to_string(message.bytes) +
+                                      " bytes) failed: " + mpi_error_text(rc));
     return Received::kFailed;
   }
   if (whole) return Received::kNow;

@@ -26,7 +26,7 @@ namespace ep::detail {
 /// One incoming message waiting in a mailbox.
 struct Envelope {
   enum class Kind {
-    kRemote,      // from another process: a matched MPI_Message to MPI_Mrecv
+    kRemote,       // from another process: a matched MPI_Message to MPI_Mrecv
     kRemoteBulk,   // from another process, source-header layout: the data waits
                    // in MPI on bulk_comm under bulk_tag, apart from its header
     kRemoteEager,  // from another process, source-header layout: a small message
