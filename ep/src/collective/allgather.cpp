@@ -70,10 +70,14 @@ void exchange_blocks(const CollectiveCall& call, LeaderSide& lead) {
     displs[static_cast<std::size_t>(p)] = slots;
     slots += map.endpoints_of(p);
   }
+  // Where process p's local thread t sits among the sizes.
+  const auto slot_of = [&](int p, int t) {
+    return static_cast<std::size_t>(displs[static_cast<std::size_t>(p)]) +
+           static_cast<std::size_t>(t);
+  };
   std::vector<unsigned long long> sizes(static_cast<std::size_t>(slots));
   for (int t = 0; t < call.local_size(); ++t) {
-    sizes[static_cast<std::size_t>(displs[static_cast<std::size_t>(me)] + t)] =
-        lead.table.bytes(map.ep_rank(me, t));
+    sizes[slot_of(me, t)] = lead.table.bytes(map.ep_rank(me, t));
   }
   detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
     return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sizes.data(), counts.data(),
@@ -82,8 +86,7 @@ void exchange_blocks(const CollectiveCall& call, LeaderSide& lead) {
   bool agree = true;
   for (int p = 0; p < processes && agree; ++p) {
     for (int t = 0; t < map.endpoints_of(p); ++t) {
-      const auto slot = static_cast<std::size_t>(displs[static_cast<std::size_t>(p)] + t);
-      if (sizes[slot] != lead.table.bytes(map.ep_rank(p, t))) agree = false;
+      if (sizes[slot_of(p, t)] != lead.table.bytes(map.ep_rank(p, t))) agree = false;
     }
   }
   if (agree) {
@@ -105,7 +108,7 @@ void exchange_blocks(const CollectiveCall& call, LeaderSide& lead) {
     for (int t = 0; t < map.endpoints_of(p); ++t) {
       const auto r = static_cast<std::size_t>(map.ep_rank(p, t));
       lead.sent_at[r] = total;
-      lead.sent_bytes[r] = sizes[static_cast<std::size_t>(displs[static_cast<std::size_t>(p)] + t)];
+      lead.sent_bytes[r] = sizes[slot_of(p, t)];
       total += lead.sent_bytes[r];
     }
     region_at[static_cast<std::size_t>(p)] =
