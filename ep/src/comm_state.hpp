@@ -31,7 +31,7 @@
 //   6. mailbox   Mailbox::mutex (p2p/matching_engine.hpp), a spin lock, one
 //                at a time: queue operations and the truncation check only,
 //                no MPI call; the matched data moves after it is released.
-//   7. leaves    FailureSlot::mutex_ (collective/aggregated_exchange.hpp),
+//   7. leaves    FailureSlot::mutex_ (team/failure_slot.hpp),
 //                the trace recorder's mutex (trace/recorder.cpp), the test
 //                hooks' atomics: nothing is taken under them.
 //

@@ -283,58 +283,6 @@ void check_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
   read_segment(call, spec, q, segment, bytes, failure, false);
 }
 
-// ---- FailureSlot ----------------------------------------------------------
-
-void FailureSlot::record(const Error& error) {
-  std::lock_guard lock(mutex_);
-  if (record_) return;
-  // Keep the detail without the "call: ep rank r: " prefix so the error can be
-  // rethrown under another endpoint's name without repeating it; an error of
-  // another call (MPI_Pack, say) keeps that call's name.
-  std::string what = error.what();
-  std::string prefix = error.call();
-  if (error.ep_rank() >= 0) prefix += ": ep rank " + std::to_string(error.ep_rank());
-  prefix += ": ";
-  if (what.starts_with(prefix)) {
-    what.erase(0, prefix.size());
-    if (error.ep_rank() < 0 || error.call().rfind("ep::", 0) != 0) {
-      what = error.call() + ": " + what;
-    }
-  }
-  record_ = Record{error.kind(), std::move(what), error.mpi_code(), error.ep_rank()};
-}
-
-bool FailureSlot::failed() const {
-  std::lock_guard lock(mutex_);
-  return record_.has_value();
-}
-
-std::optional<FailureSlot::Record> FailureSlot::get() const {
-  std::lock_guard lock(mutex_);
-  return record_;
-}
-
-std::string FailureSlot::detail_for(const Record& record, int rank) {
-  if (record.origin < 0 || record.origin == rank) return record.detail;
-  return record.detail + " (seen by ep rank " + std::to_string(record.origin) + ")";
-}
-
-void FailureSlot::rethrow(const char* call, int rank) const {
-  const std::optional<Record> record = get();
-  if (!record) return;
-  throw Error(record->kind, call, rank, detail_for(*record, rank), record->mpi_code);
-}
-
-bool FailureSlot::report(RequestState& request) const {
-  const std::optional<Record> record = get();
-  if (!record) return false;
-  request.failed = true;
-  request.error_kind = record->kind;
-  request.error_detail = detail_for(*record, request.owner_rank);
-  request.status.error = record->mpi_code;
-  return true;
-}
-
 // ---- ByteRuns -------------------------------------------------------------
 
 ByteRuns::ByteRuns(int peers, const std::byte* base)

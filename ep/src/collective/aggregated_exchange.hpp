@@ -35,6 +35,7 @@
 #include "datatype.hpp"
 #include "ep/error.hpp"
 #include "team/collective_call.hpp"
+#include "team/failure_slot.hpp"
 
 namespace ep::detail {
 
@@ -100,48 +101,6 @@ std::size_t region_size(const ExchangeSpec& spec, const RankMap& map, int q);
 
 /// Writes the region of `spec` for process `q` (size row, then blocks) at `out`.
 void pack_region(const ExchangeSpec& spec, const RankMap& map, int q, std::byte* out);
-
-/// Records the first failure of a collective so that every local endpoint
-/// can report it after the last shared step: a thread that left the protocol
-/// early would leave the others waiting forever.
-class FailureSlot {
- public:
-  /// Keeps the first error recorded; later ones are dropped.
-  void record(const Error& error);
-  /// Runs `step`, recording instead of throwing whatever it throws.
-  template <class Step>
-  void guard(const char* call, int rank, Step&& step) {
-    try {
-      step();
-    } catch (const Error& e) {
-      record(e);
-    } catch (const std::exception& e) {
-      record(Error(kind_of(e, ErrorKind::kArgument), call, rank, e.what()));
-    } catch (...) {
-      record(Error(ErrorKind::kArgument, call, rank, kForeignException));
-    }
-  }
-  [[nodiscard]] bool failed() const;
-  /// Throws the recorded error, if any, as an error of `call` at `rank`
-  /// (naming the endpoint that saw it when that was another one).
-  void rethrow(const char* call, int rank) const;
-  /// Copies the recorded error, if any, into a request's failure fields
-  /// (the request then throws it from wait/test). False when none.
-  bool report(RequestState& request) const;
-
- private:
-  struct Record {
-    ErrorKind kind;
-    std::string detail;  // what() without the "call: ep rank r: " prefix of our call
-    int mpi_code;
-    int origin;  // EP rank that saw it
-  };
-  [[nodiscard]] std::optional<Record> get() const;
-  [[nodiscard]] static std::string detail_for(const Record& record, int rank);
-
-  mutable std::mutex mutex_;
-  std::optional<Record> record_;
-};
 
 /// Copies block `from_rank -> to_rank` between two endpoints of this process
 /// (from's send block for to_rank into to's receive block for from_rank).

@@ -6,31 +6,21 @@
 
 #include <mpi.h>
 
-#include <exception>
-#include <string>
+#include <optional>
 #include <utility>
 
-#include "checks.hpp"
 #include "ep/error.hpp"
 #include "team/collective_call.hpp"
+#include "team/failure_slot.hpp"
 
 namespace ep::detail {
 
-/// What the leader's work failed with, for every local endpoint to rethrow.
-struct LeaderFailure {
-  ErrorKind kind = ErrorKind::kArgument;
-  std::string detail;
-  int mpi_code = MPI_SUCCESS;
-};
-
-/// The detail part of an ep::Error (its what() without "call: ep rank N: "),
-/// so that each endpoint can rethrow it under its own rank.
-LeaderFailure failure_of(const std::exception& error);
-
 /// Runs `work` on the process's leader while the other local endpoints wait,
-/// then hands its result to every local endpoint. When `work` throws, every
-/// local endpoint throws an ep::Error with the same kind and detail, naming
-/// its own rank. `work` must not use call.team (the others are waiting in it).
+/// then hands its result to every local endpoint. Whatever `work` throws
+/// (an ep::Error or anything else) is recorded in the team's FailureSlot and
+/// every local endpoint throws it as an ep::Error with the same kind and
+/// detail, naming its own rank. `work` must not use call.team (the others
+/// are waiting in it).
 template <typename Result, typename Work>
 Result on_leader(CollectiveCall& call, Work&& work) {
   // A plain value and a flag rather than std::optional: GCC 12 reports a
@@ -38,33 +28,27 @@ Result on_leader(CollectiveCall& call, Work&& work) {
   struct Outcome {
     Result result{};
     bool done = false;
-    LeaderFailure failure;
+    FailureSlot failure;
   };
   Outcome outcome;
   if (call.leader()) {
-    try {
+    outcome.failure.guard(call.name, call.rank, [&] {
       outcome.result = std::forward<Work>(work)();
       outcome.done = true;
-    } catch (const std::exception& e) {
-      outcome.failure = failure_of(e);
-    } catch (...) {
-      // Whatever the leader's work threw, the others must not be left waiting.
-      outcome.failure = {ErrorKind::kArgument, kForeignException, MPI_SUCCESS};
-    }
+    });
     call.team.publish_aux(0, &outcome);
   }
   call.team.barrier();
   const auto& shared = *static_cast<const Outcome*>(call.team.published_aux(0));
-  const bool done = shared.done;
   Result mine{};
-  LeaderFailure failure;
-  if (done) {
+  std::optional<Error> failure;
+  if (shared.done) {
     mine = shared.result;
   } else {
-    failure = shared.failure;
+    failure = shared.failure.error_for(call.name, call.rank);
   }
   call.team.barrier();  // the leader's outcome lives on its stack until here
-  if (!done) throw Error(failure.kind, call.name, call.rank, failure.detail, failure.mpi_code);
+  if (failure) throw *failure;
   return mine;
 }
 

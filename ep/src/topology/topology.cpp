@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "team/collective_call.hpp"
+#include "team/failure_slot.hpp"
 #include "topology/creation.hpp"
 
 namespace ep {
@@ -161,19 +163,10 @@ std::uint64_t fingerprint(std::initializer_list<std::span<const int>> values) {
 
 namespace {
 
-// The leader's verdict on the arguments, read by every local endpoint.
-struct Verdict {
-  std::string error;
-  ErrorKind error_kind = ErrorKind::kArgument;
-  int error_rank = -1;  // EP rank whose arguments were bad (-1: elsewhere or none)
-};
-
-void record(Verdict& verdict, ErrorKind kind, int rank, std::string detail) {
-  if (!verdict.error.empty()) return;  // the first problem is the one reported
-  verdict.error = std::move(detail);
-  verdict.error_kind = kind;
-  verdict.error_rank = rank;
-}
+// The leader's verdict on the arguments, read by every local endpoint: the
+// first problem, with the EP rank whose arguments were bad (-1: elsewhere or
+// none).
+using Verdict = FailureSlot;
 
 // MPI_Ialltoall + wait with backoff on the internal communicator.
 std::vector<int> exchange_counts(const CollectiveCall& call, std::vector<int> mine) {
@@ -190,16 +183,16 @@ std::vector<int> exchange_counts(const CollectiveCall& call, std::vector<int> mi
 // negation fits: max(f) == f and max(-f) == -f everywhere iff all are equal.
 void agree(const CollectiveCall& call, std::uint64_t fingerprint, Verdict& verdict) {
   const auto f = static_cast<long long>(fingerprint >> 2);
-  long long values[3] = {verdict.error.empty() ? 0 : 1, f, -f};
+  long long values[3] = {verdict.failed() ? 1 : 0, f, -f};
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallreduce(MPI_IN_PLACE, values, 3, MPI_LONG_LONG, MPI_MAX, call.mpi(), &request),
             call.name, call.rank);
   wait_mpi(request, call);
   if (values[0] != 0) {
-    record(verdict, ErrorKind::kArgument, -1, "bad arguments on another process");
+    verdict.record(ErrorKind::kArgument, "bad arguments on another process", -1);
   } else if (values[1] != f || values[2] != -f) {
-    record(verdict, ErrorKind::kArgument, -1,
-           "endpoints of different processes passed different arguments");
+    verdict.record(ErrorKind::kArgument,
+                   "endpoints of different processes passed different arguments", -1);
   }
 }
 
@@ -213,10 +206,12 @@ void check_edge_counts(const CollectiveCall& call, const Topology* prepared, Ver
       exchange_counts(call, prepared != nullptr ? prepared->edges_to(processes) : none);
   for (int p = 0; p < processes; ++p) {
     if (sent[p] == from[p]) continue;
-    record(verdict, ErrorKind::kArgument, -1,
-           "the endpoints of process " + std::to_string(p) + " name " + std::to_string(sent[p]) +
-               " edge(s) to those of process " + std::to_string(call.comm.process_rank()) +
-               ", which name " + std::to_string(from[p]) + " from them");
+    verdict.record(ErrorKind::kArgument,
+                   "the endpoints of process " + std::to_string(p) + " name " +
+                       std::to_string(sent[p]) + " edge(s) to those of process " +
+                       std::to_string(call.comm.process_rank()) + ", which name " +
+                       std::to_string(from[p]) + " from them",
+                   -1);
     return;
   }
 }
@@ -231,29 +226,28 @@ void judge(const CollectiveCall& call, const TopologyBuilder& builder,
     const auto& args = *static_cast<const CreationArgs*>(call.team.published(t));
     const int rank = call.comm.rank_map().ep_rank(call.comm.process_rank(), t);
     if (!args.error.empty()) {
-      record(verdict, args.error_kind, rank, args.error);
+      verdict.record(args.error_kind, args.error, rank);
     } else if (args.fingerprint != leader_args.fingerprint) {
-      record(verdict, ErrorKind::kArgument, rank,
-             "arguments differ from those of ep rank " + std::to_string(call.rank));
+      verdict.record(ErrorKind::kArgument,
+                     "arguments differ from those of ep rank " + std::to_string(call.rank), rank);
     }
   }
-  if (verdict.error.empty()) {
+  if (!verdict.failed()) {
     std::string problem = builder.check(prepared);
-    if (!problem.empty()) record(verdict, ErrorKind::kArgument, -1, std::move(problem));
+    if (!problem.empty()) verdict.record(ErrorKind::kArgument, std::move(problem), -1);
   }
   if (call.processes() == 1) return;
   if (options.check_edge_counts) check_edge_counts(call, prepared.get(), verdict);
   agree(call, leader_args.fingerprint, verdict);
 }
 
-[[noreturn]] void throw_verdict(CollectiveCall& call, const Verdict& verdict) {
-  std::string detail = verdict.error;
-  if (verdict.error_rank >= 0 && verdict.error_rank != call.rank) {
-    detail = "ep rank " + std::to_string(verdict.error_rank) + " failed: " + detail;
-  }
-  const ErrorKind kind = verdict.error_kind;
+// Every local endpoint after the leader's verdict: leaves the team together
+// with the others, then throws the verdict's error when it has one.
+void follow_verdict(CollectiveCall& call) {
+  const auto& shared = *static_cast<const Verdict*>(call.team.published_aux(0));
+  const std::optional<Error> error = shared.error_for(call.name, call.rank);
   call.team.barrier();  // the leader's verdict is read until here
-  throw Error(kind, call.name, call.rank, detail);
+  if (error) throw *error;
 }
 
 }  // namespace
@@ -266,22 +260,12 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
   Verdict verdict;
   std::shared_ptr<Topology> prepared;
   if (call.leader()) {
-    try {
-      judge(call, builder, options, prepared, verdict);
-    } catch (const std::exception& e) {
-      // Keep the local endpoints together: they all throw below.
-      record(verdict, kind_of(e, ErrorKind::kMpi), -1, e.what());
-    } catch (...) {
-      record(verdict, ErrorKind::kArgument, -1, kForeignException);
-    }
+    // Keep the local endpoints together: they all throw in follow_verdict.
+    verdict.guard(call.name, call.rank, [&] { judge(call, builder, options, prepared, verdict); });
     call.team.publish_aux(0, &verdict);
   }
   call.team.barrier();
-  if (const auto& shared = *static_cast<const Verdict*>(call.team.published_aux(0));
-      !shared.error.empty()) {
-    throw_verdict(call, shared);
-  }
-  call.team.barrier();  // dup and split below reuse the team's slots
+  follow_verdict(call);  // dup and split below reuse the team's slots after it
 
   Communicator created =
       options.split_color >= 0 ? split(comm, options.split_color, options.split_key)
@@ -302,23 +286,15 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
         states.push_back(state);
       }
     }
-    try {
+    // Out of memory, in practice. The new communicator is not freed (that
+    // is collective over processes that may have succeeded).
+    built.guard(call.name, call.rank, [&] {
       for (CommState* state : states) state->topology = builder.build(*state, prepared);
-    } catch (const std::exception& e) {
-      // Out of memory, in practice. The new communicator is not freed (that
-      // is collective over processes that may have succeeded).
-      record(built, kind_of(e, ErrorKind::kArgument), -1, e.what());
-    } catch (...) {
-      record(built, ErrorKind::kArgument, -1, kForeignException);
-    }
+    });
     call.team.publish_aux(0, &built);
   }
   call.team.barrier();
-  if (const auto& shared = *static_cast<const Verdict*>(call.team.published_aux(0));
-      !shared.error.empty()) {
-    throw_verdict(call, shared);
-  }
-  call.team.barrier();  // the leader's verdict is read until here
+  follow_verdict(call);
   return created;
 }
 
