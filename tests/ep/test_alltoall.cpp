@@ -539,15 +539,16 @@ TEST(AlltoallErrors, NonblockingMismatchAcrossProcessesIsReported) {
 // every block) expects 1 int from the last rank, which sends 2. The error
 // belongs to the receiving side: gatherv's root process (every endpoint of
 // it, as the block exchange fails its whole process) and scatterv's last
-// rank's process throw kTruncate naming the other rank; allgatherv's rank 0
-// alone throws (each endpoint copies its own blocks out). Every other
+// rank's process throw kTruncate naming the other rank; for allgatherv every
+// endpoint of rank 0's process expects the short block, and each of them
+// throws (a process's endpoints must agree on the counts). Every other
 // endpoint completes with its data. Only mismatches across processes are
 // checked here (within a process the copy reports them as before); with one
 // endpoint per process only under collective checking, as above.
-struct RootedCase {
+struct RankCase {
   int n, r, last;
   int first_process, last_process, mine;
-  explicit RootedCase(const ep::Communicator& c)
+  explicit RankCase(const ep::Communicator& c)
       : n(c.size()),
         r(c.rank()),
         last(c.size() - 1),
@@ -582,7 +583,7 @@ template <class Gather>
 void expect_gatherv_mismatch_reported(const char* name, Gather&& gather) {
   on_every_layout([&](const ep::Communicator& c) {
     if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
-    const RootedCase k(c);
+    const RankCase k(c);
     if (!k.across_processes()) return;
     const std::vector<int> send{k.r * 10, k.r * 10 + 1};
     std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
@@ -619,7 +620,7 @@ template <class Scatter>
 void expect_scatterv_mismatch_reported(const char* name, Scatter&& scatter) {
   on_every_layout([&](const ep::Communicator& c) {
     if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
-    const RootedCase k(c);
+    const RankCase k(c);
     if (!k.across_processes()) return;
     std::vector<int> send(static_cast<std::size_t>(k.n) * 2);
     for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<int>(i);
@@ -657,33 +658,48 @@ TEST(AlltoallErrors, ScattervMismatchAcrossProcessesIsReported) {
       });
 }
 
-TEST(AlltoallErrors, AllgathervMismatchAcrossProcessesIsReported) {
-  on_every_layout([](const ep::Communicator& c) {
+template <class Allgather>
+void expect_allgatherv_mismatch_reported(const char* name, Allgather&& allgather) {
+  on_every_layout([&](const ep::Communicator& c) {
     if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
-    const RootedCase k(c);
+    const RankCase k(c);
     if (!k.across_processes()) return;
     const std::vector<int> send{k.r * 10, k.r * 10 + 1};
     std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
     std::vector<int> displs(static_cast<std::size_t>(k.n));
     for (int j = 0; j < k.n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
-    if (k.r == 0) counts[static_cast<std::size_t>(k.last)] = 1;
+    // The endpoints of rank 0's process all expect 1 int from the last rank.
+    if (k.mine == k.first_process) counts[static_cast<std::size_t>(k.last)] = 1;
     std::vector<int> recv(static_cast<std::size_t>(k.n) * 2, -1);
     std::optional<ep::Error> error;
     try {
-      ep::allgatherv(c, send.data(), 2, MPI_INT, recv.data(), counts, displs, MPI_INT);
+      allgather(c, send, recv, counts, displs);
     } catch (const ep::Error& e) {
       error = e;
     }
-    expect_reported_if(k.r == 0, error, "ep::allgatherv", k.last, k.r);
-    // Every block arrived, the bad one as far as it fits.
+    expect_reported_if(k.mine == k.first_process, error, name, k.last, k.r);
+    if (error) return;
     for (int j = 0; j < k.n; ++j) {
       const auto at = static_cast<std::size_t>(2 * j);
       EXPECT_EQ(recv[at], j * 10) << "block of ep rank " << j << " at ep rank " << k.r;
-      if (k.r != 0 || j != k.last) {
-        EXPECT_EQ(recv[at + 1], j * 10 + 1) << "block of ep rank " << j << " at ep rank " << k.r;
-      }
+      EXPECT_EQ(recv[at + 1], j * 10 + 1) << "block of ep rank " << j << " at ep rank " << k.r;
     }
   });
+}
+
+TEST(AlltoallErrors, AllgathervMismatchAcrossProcessesIsReported) {
+  expect_allgatherv_mismatch_reported(
+      "ep::allgatherv", [](const ep::Communicator& c, const auto& send, auto& recv,
+                           const auto& counts, const auto& displs) {
+        ep::allgatherv(c, send.data(), 2, MPI_INT, recv.data(), counts, displs, MPI_INT);
+      });
+  expect_allgatherv_mismatch_reported(
+      "ep::iallgatherv", [](const ep::Communicator& c, const auto& send, auto& recv,
+                            const auto& counts, const auto& displs) {
+        ep::Request request =
+            ep::iallgatherv(c, send.data(), 2, MPI_INT, recv.data(), counts, displs, MPI_INT);
+        ep::wait(request);
+      });
 }
 
 }  // namespace

@@ -3,11 +3,21 @@
 // not once per receiving endpoint as a block exchange would send them: in
 // its call each endpoint packs its block into its slot of a shared buffer
 // (slots in process-major order, each as long as the receivers' counts say);
-// the last local call starts one in-place MPI_Iallgatherv of the process
-// regions (bytes); each endpoint unpacks every slot into its own recvbuf when
-// it completes its request.
+// the last local call sends the process's region to every other process;
+// each endpoint unpacks every slot into its own recvbuf when it completes
+// its request.
+//
+// The regions travel as point-to-point segments on the internal
+// communicator, matched in ProbeTurns order like the block exchanges'
+// (nonblocking_registry.hpp) and received at the size they were sent: each
+// carries a row with the size of every block in it, so a block whose sender
+// and this process disagree on its size fails the requests of this process
+// with kTruncate or kCount naming it, where one MPI_Iallgatherv at the
+// expected sizes would make MPI abort the job.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -84,14 +94,76 @@ class Iallgather final : public NbcInstance {
   }
 
  protected:
-  MPI_Request start() override {
-    if (comm().single_process()) return MPI_REQUEST_NULL;
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, slots_.get(), process_bytes_.data(),
-                        process_displs_.data(), MPI_BYTE, comm().internal_comm(), &request),
-        name(), call_of(0).rank);
-    return request;
+  // Sends this process's segment (size row, then its region of the slots)
+  // to every other process; the receives follow in post_more.
+  std::vector<MPI_Request> start_requests() override {
+    if (comm().single_process()) return {MPI_REQUEST_NULL};
+    const CollectiveCall call = call_of(0);
+    const RankMap& map = comm().rank_map();
+    const int me = comm().process_rank();
+    const auto mi = static_cast<std::size_t>(me);
+    const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(me));
+    const auto region = static_cast<std::size_t>(process_bytes_[mi]);
+    outgoing_.resize(row + region);
+    for (int t = 0; t < map.endpoints_of(me); ++t) {
+      const std::uint64_t bytes = slot_bytes_[static_cast<std::size_t>(map.ep_rank(me, t))];
+      std::memcpy(outgoing_.data() + kSizeEntryBytes * static_cast<std::size_t>(t), &bytes,
+                  kSizeEntryBytes);
+    }
+    std::memcpy(outgoing_.data() + row,
+                slots_.get() + static_cast<std::size_t>(process_displs_[mi]), region);
+    const int count = detail::checked_int_count(outgoing_.size(), "bytes of a process's segment",
+                                                call.name, call.rank);
+    std::vector<MPI_Request> requests;
+    incoming_.resize(static_cast<std::size_t>(map.num_processes()));
+    for (int q = 0; q < map.num_processes(); ++q) {
+      if (q == me) continue;
+      MPI_Request request = MPI_REQUEST_NULL;
+      check_mpi(MPI_Isend(outgoing_.data(), count, MPI_BYTE, q, detail::kProbedSegmentTag,
+                          comm().internal_comm(), &request),
+                call.name, call.rank);
+      requests.push_back(request);
+      unmatched_.push_back(q);
+    }
+    ticket_ = probe_turns().issue(weak_from_this());
+    return requests;
+  }
+
+  // Receives each process's segment whole, at the size it was sent.
+  bool post_more(std::vector<MPI_Request>& requests) override {
+    const CollectiveCall call = call_of(0);
+    return detail::match_probed_segments(
+        probe_turns(), ticket_, unmatched_, call, comm().internal_comm(), requests,
+        [&](int q, std::size_t bytes, MPI_Message& message) {
+          std::vector<std::byte>& into = incoming_[static_cast<std::size_t>(q)];
+          into.resize(std::max<std::size_t>(bytes, 1));
+          MPI_Request request = MPI_REQUEST_NULL;
+          check_mpi(MPI_Imrecv(into.data(),
+                               detail::checked_int_count(bytes, "bytes of a process's segment",
+                                                         call.name, call.rank),
+                               MPI_BYTE, &message, &request),
+                    call.name, call.rank);
+          into.resize(bytes);
+          return request;
+        });
+  }
+
+  // Before any endpoint copies its result out: checks every segment's size
+  // row against this process's slots (a mismatch fails every request of the
+  // process) and places the regions that fit.
+  void mpi_completed(std::span<const MPI_Status> /*statuses*/) override {
+    if (comm().single_process()) return;
+    const RankMap& map = comm().rank_map();
+    const CollectiveCall call = call_of(0);
+    for (int q = 0; q < map.num_processes(); ++q) {
+      if (q == comm().process_rank()) continue;
+      const std::vector<std::byte>& segment = incoming_[static_cast<std::size_t>(q)];
+      if (!segment_fits(call, q, segment)) continue;
+      const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
+      const auto qi = static_cast<std::size_t>(q);
+      std::memcpy(slots_.get() + static_cast<std::size_t>(process_displs_[qi]),
+                  segment.data() + row, static_cast<std::size_t>(process_bytes_[qi]));
+    }
   }
 
   void finish(int thread, FailureSlot& /*mine*/) override {
@@ -104,12 +176,60 @@ class Iallgather final : public NbcInstance {
   }
 
  private:
+  static constexpr std::size_t kSizeEntryBytes = sizeof(std::uint64_t);
+
+  // Whether process q's segment holds exactly the blocks this process
+  // expects from it; records the first that does not in failure().
+  bool segment_fits(const CollectiveCall& call, int q, const std::vector<std::byte>& segment) {
+    const RankMap& map = comm().rank_map();
+    const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
+    if (segment.size() < row) {
+      failure().record(ErrorKind::kTruncate,
+                       "the message from process " + std::to_string(q) +
+                           " is malformed (shorter than its size row): the processes disagree on "
+                           "the collective's sizes",
+                       -1);
+      return false;
+    }
+    std::size_t data = 0;
+    for (int t = 0; t < map.endpoints_of(q); ++t) {
+      std::uint64_t sent = 0;
+      std::memcpy(&sent, segment.data() + kSizeEntryBytes * static_cast<std::size_t>(t),
+                  kSizeEntryBytes);
+      const int r = map.ep_rank(q, t);
+      const std::size_t expected = slot_bytes_[static_cast<std::size_t>(r)];
+      if (sent != expected) {
+        failure().record(sent > expected ? ErrorKind::kTruncate : ErrorKind::kCount,
+                         "the block of ep rank " + std::to_string(r) + " carries " +
+                             std::to_string(sent) + " bytes but the endpoints of process " +
+                             std::to_string(call.comm.process_rank()) + " expect " +
+                             std::to_string(expected) +
+                             " (send and receive type signatures must match)",
+                         -1);
+        return false;
+      }
+      data += expected;
+    }
+    if (segment.size() != row + data) {
+      failure().record(ErrorKind::kTruncate,
+                       "the message from process " + std::to_string(q) +
+                           " is malformed (its blocks do not add up to its size row)",
+                       -1);
+      return false;
+    }
+    return true;
+  }
+
   std::vector<Blocks> mine_;             // per local thread, written by that thread only
   std::vector<std::size_t> slot_at_;     // by EP rank: byte offset of its slot
   std::vector<std::size_t> slot_bytes_;  // by EP rank
   std::vector<int> process_displs_;      // by process: MPI_Iallgatherv's arguments
   std::vector<int> process_bytes_;
   std::unique_ptr<std::byte[]> slots_;
+  std::vector<std::byte> outgoing_;               // this process's segment
+  std::vector<std::vector<std::byte>> incoming_;  // per process: its segment as received
+  std::vector<int> unmatched_;                    // processes whose segment is not yet matched
+  std::uint64_t ticket_ = 0;                      // this instance's place in ProbeTurns
 };
 
 // Checked and described before joining: argument errors throw from the call.

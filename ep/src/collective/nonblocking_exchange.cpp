@@ -18,13 +18,6 @@ namespace ep::detail {
 
 namespace {
 
-// Tag of the segment messages on the communicator's internal MPI
-// communicator, distinct from the neighbour collectives' (kNeighborTag); the
-// rest of the traffic there is MPI collectives, which never match
-// point-to-point messages. Successive exchanges share it: ProbeTurns keeps
-// their probes in start order.
-constexpr int kSegmentTag = 0x4153;  // "AS"
-
 class BlockExchange final : public NbcInstance {
  public:
   BlockExchange(const CollectiveCall& call, std::shared_ptr<CommState> comm, bool direct)
@@ -144,7 +137,7 @@ class BlockExchange final : public NbcInstance {
       const auto qi = static_cast<std::size_t>(q);
       MPI_Request request = MPI_REQUEST_NULL;
       check_mpi(MPI_Isend(sends_->buffer(), sends_->counts()[qi], sends_->types()[qi], q,
-                          kSegmentTag, comm().internal_comm(), &request),
+                          kProbedSegmentTag, comm().internal_comm(), &request),
                 call.name, call.rank);
       requests.push_back(request);
       unmatched_.push_back(q);
@@ -157,18 +150,11 @@ class BlockExchange final : public NbcInstance {
   // starts its receive: into its place in the staging when it has the size
   // this process expects, else whole into a buffer of its own.
   bool post_more(std::vector<MPI_Request>& requests) override {
-    if (unmatched_.empty()) return true;
-    try {
-      return match_segments(requests);
-    } catch (...) {
-      // Not called again after a failure: pass this exchange's turns on, so
-      // that the later exchanges of the communicator do not wait for it.
-      ProbeTurns& turns = probe_turns();
-      for (const int q : unmatched_) turns.matched(q);
-      unmatched_.clear();
-      turns.done(ticket_);
-      throw;
-    }
+    const CollectiveCall call = call_of(0);
+    return match_probed_segments(probe_turns(), ticket_, unmatched_, call, comm().internal_comm(),
+                                 requests, [&](int q, std::size_t bytes, MPI_Message& message) {
+                                   return receive_segment(call, q, bytes, message);
+                                 });
   }
 
   // Before any endpoint copies its result out: a block whose two sides
@@ -199,41 +185,6 @@ class BlockExchange final : public NbcInstance {
   }
 
  private:
-  // post_more's work: see there.
-  bool match_segments(std::vector<MPI_Request>& requests) {
-    const CollectiveCall call = call_of(0);
-    ProbeTurns& turns = probe_turns();
-    bool waited_for_turn = false;
-    for (auto it = unmatched_.begin(); it != unmatched_.end();) {
-      const int q = *it;
-      if (!turns.may_probe(q, ticket_)) {
-        waited_for_turn = true;
-        ++it;
-        continue;
-      }
-      int found = 0;
-      MPI_Message message = MPI_MESSAGE_NULL;
-      MPI_Status status;
-      check_mpi(MPI_Improbe(q, kSegmentTag, comm().internal_comm(), &found, &message, &status),
-                call.name, call.rank);
-      if (found == 0) {
-        ++it;
-        continue;
-      }
-      turns.matched(q);
-      it = unmatched_.erase(it);
-      MPI_Count count = 0;
-      check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), call.name, call.rank);
-      requests.push_back(receive_segment(call, q, static_cast<std::size_t>(count), message));
-    }
-    if (unmatched_.empty()) {
-      turns.done(ticket_);
-      return true;
-    }
-    if (waited_for_turn) turns.help_older(ticket_, call.rank);
-    return false;
-  }
-
   MPI_Request receive_segment(const CollectiveCall& call, int q, std::size_t bytes,
                               MPI_Message& message) {
     const auto qi = static_cast<std::size_t>(q);

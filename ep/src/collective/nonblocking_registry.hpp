@@ -89,6 +89,66 @@ class ProbeTurns {
   std::map<std::uint64_t, std::weak_ptr<NbcInstance>> unmatched_;
 };
 
+/// Tag of the probed segments on a communicator's internal MPI communicator:
+/// every instance that takes a ProbeTurns ticket (the block exchanges,
+/// iallgather(v)) sends one message from each process to every other on it,
+/// and the receiver matches them in ticket order. Distinct from the
+/// neighbour collectives' (kNeighborTag); the rest of the traffic there is
+/// MPI collectives, which never match point-to-point messages.
+inline constexpr int kProbedSegmentTag = 0x4153;  // "AS"
+
+/// post_more's work for the instance holding `ticket`, whose segments from
+/// the processes in `unmatched` are not matched yet: probes each process
+/// whose turn it is and starts the receive of every segment it matches with
+/// `receive(q, bytes, message)`, which returns the MPI request (appended to
+/// `requests`). True once every segment is matched. A failure passes the
+/// instance's remaining turns on, so that later instances do not wait for
+/// it, and is rethrown. Each segment is received at the size it was sent,
+/// whatever the receiver expected: that is what lets a block whose two
+/// sides disagree be reported instead of reaching MPI.
+template <class Receive>
+bool match_probed_segments(ProbeTurns& turns, std::uint64_t ticket, std::vector<int>& unmatched,
+                           const CollectiveCall& call, MPI_Comm mpi,
+                           std::vector<MPI_Request>& requests, Receive&& receive) {
+  if (unmatched.empty()) return true;
+  try {
+    bool waited_for_turn = false;
+    for (auto it = unmatched.begin(); it != unmatched.end();) {
+      const int q = *it;
+      if (!turns.may_probe(q, ticket)) {
+        waited_for_turn = true;
+        ++it;
+        continue;
+      }
+      int found = 0;
+      MPI_Message message = MPI_MESSAGE_NULL;
+      MPI_Status status;
+      check_mpi(MPI_Improbe(q, kProbedSegmentTag, mpi, &found, &message, &status), call.name,
+                call.rank);
+      if (found == 0) {
+        ++it;
+        continue;
+      }
+      turns.matched(q);
+      it = unmatched.erase(it);
+      MPI_Count count = 0;
+      check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), call.name, call.rank);
+      requests.push_back(receive(q, static_cast<std::size_t>(count), message));
+    }
+    if (unmatched.empty()) {
+      turns.done(ticket);
+      return true;
+    }
+    if (waited_for_turn) turns.help_older(ticket, call.rank);
+    return false;
+  } catch (...) {
+    for (const int q : unmatched) turns.matched(q);
+    unmatched.clear();
+    turns.done(ticket);
+    throw;
+  }
+}
+
 /// One nonblocking collective in flight on one communicator, shared by the
 /// process's endpoints.
 class NbcInstance : public std::enable_shared_from_this<NbcInstance> {
