@@ -545,16 +545,26 @@ TEST(AlltoallErrors, NonblockingMismatchAcrossProcessesIsReported) {
 // endpoint completes with its data. Only mismatches across processes are
 // checked here (within a process the copy reports them as before); with one
 // endpoint per process only under collective checking, as above.
+// Each case moves blocks of 2 ints, block j at element 2j: `counts` and
+// `displs` describe them (the tests shorten one count), `send` is this
+// rank's own block {10r, 10r + 1} and `recv` room for one block per rank.
 struct RankCase {
   int n, r, last;
   int first_process, last_process, mine;
+  std::vector<int> send, counts, displs, recv;
   explicit RankCase(const ep::Communicator& c)
       : n(c.size()),
         r(c.rank()),
         last(c.size() - 1),
         first_process(c.rank_map().locate(0).process),
         last_process(c.rank_map().locate(c.size() - 1).process),
-        mine(c.process_rank()) {}
+        mine(c.process_rank()),
+        send{r * 10, r * 10 + 1},
+        counts(static_cast<std::size_t>(n), 2),
+        displs(static_cast<std::size_t>(n)),
+        recv(static_cast<std::size_t>(n) * 2, -1) {
+    for (int j = 0; j < n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
+  }
   [[nodiscard]] bool across_processes() const { return first_process != last_process; }
 };
 
@@ -583,17 +593,12 @@ template <class Gather>
 void expect_gatherv_mismatch_reported(const char* name, Gather&& gather) {
   on_every_layout([&](const ep::Communicator& c) {
     if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
-    const RankCase k(c);
+    RankCase k(c);
     if (!k.across_processes()) return;
-    const std::vector<int> send{k.r * 10, k.r * 10 + 1};
-    std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
-    std::vector<int> displs(static_cast<std::size_t>(k.n));
-    for (int j = 0; j < k.n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
-    counts[static_cast<std::size_t>(k.last)] = 1;
-    std::vector<int> recv(static_cast<std::size_t>(k.n) * 2, -1);
+    k.counts[static_cast<std::size_t>(k.last)] = 1;
     std::optional<ep::Error> error;
     try {
-      gather(c, send, recv, counts, displs);
+      gather(c, k.send, k.recv, k.counts, k.displs);
     } catch (const ep::Error& e) {
       error = e;
     }
@@ -620,18 +625,15 @@ template <class Scatter>
 void expect_scatterv_mismatch_reported(const char* name, Scatter&& scatter) {
   on_every_layout([&](const ep::Communicator& c) {
     if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
-    const RankCase k(c);
+    RankCase k(c);
     if (!k.across_processes()) return;
     std::vector<int> send(static_cast<std::size_t>(k.n) * 2);
     for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<int>(i);
-    const std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
-    std::vector<int> displs(static_cast<std::size_t>(k.n));
-    for (int j = 0; j < k.n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
     std::vector<int> recv(2, -1);
     const int room = k.r == k.last ? 1 : 2;
     std::optional<ep::Error> error;
     try {
-      scatter(c, send, counts, displs, recv, room);
+      scatter(c, send, k.counts, k.displs, recv, room);
     } catch (const ep::Error& e) {
       error = e;
     }
@@ -662,18 +664,13 @@ template <class Allgather>
 void expect_allgatherv_mismatch_reported(const char* name, Allgather&& allgather) {
   on_every_layout([&](const ep::Communicator& c) {
     if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
-    const RankCase k(c);
+    RankCase k(c);
     if (!k.across_processes()) return;
-    const std::vector<int> send{k.r * 10, k.r * 10 + 1};
-    std::vector<int> counts(static_cast<std::size_t>(k.n), 2);
-    std::vector<int> displs(static_cast<std::size_t>(k.n));
-    for (int j = 0; j < k.n; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
     // The endpoints of rank 0's process all expect 1 int from the last rank.
-    if (k.mine == k.first_process) counts[static_cast<std::size_t>(k.last)] = 1;
-    std::vector<int> recv(static_cast<std::size_t>(k.n) * 2, -1);
+    if (k.mine == k.first_process) k.counts[static_cast<std::size_t>(k.last)] = 1;
     std::optional<ep::Error> error;
     try {
-      allgather(c, send, recv, counts, displs);
+      allgather(c, k.send, k.recv, k.counts, k.displs);
     } catch (const ep::Error& e) {
       error = e;
     }
@@ -681,8 +678,8 @@ void expect_allgatherv_mismatch_reported(const char* name, Allgather&& allgather
     if (error) return;
     for (int j = 0; j < k.n; ++j) {
       const auto at = static_cast<std::size_t>(2 * j);
-      EXPECT_EQ(recv[at], j * 10) << "block of ep rank " << j << " at ep rank " << k.r;
-      EXPECT_EQ(recv[at + 1], j * 10 + 1) << "block of ep rank " << j << " at ep rank " << k.r;
+      EXPECT_EQ(k.recv[at], j * 10) << "block of ep rank " << j << " at ep rank " << k.r;
+      EXPECT_EQ(k.recv[at + 1], j * 10 + 1) << "block of ep rank " << j << " at ep rank " << k.r;
     }
   });
 }

@@ -114,26 +114,18 @@ class Iallgather final : public NbcInstance {
                 slots_.get() + static_cast<std::size_t>(process_displs_[mi]), region);
     const int count = detail::checked_int_count(outgoing_.size(), "bytes of a process's segment",
                                                 call.name, call.rank);
-    std::vector<MPI_Request> requests;
     incoming_.resize(static_cast<std::size_t>(map.num_processes()));
-    for (int q = 0; q < map.num_processes(); ++q) {
-      if (q == me) continue;
-      MPI_Request request = MPI_REQUEST_NULL;
-      check_mpi(MPI_Isend(outgoing_.data(), count, MPI_BYTE, q, detail::kProbedSegmentTag,
-                          comm().internal_comm(), &request),
-                call.name, call.rank);
-      requests.push_back(request);
-      unmatched_.push_back(q);
-    }
-    ticket_ = probe_turns().issue(weak_from_this());
-    return requests;
+    return detail::send_probed_segments(
+        probe_turns(), weak_from_this(), call, comm().internal_comm(), segments_, [&](int /*q*/) {
+          return detail::SegmentBuffer{outgoing_.data(), count, MPI_BYTE};
+        });
   }
 
   // Receives each process's segment whole, at the size it was sent.
   bool post_more(std::vector<MPI_Request>& requests) override {
     const CollectiveCall call = call_of(0);
     return detail::match_probed_segments(
-        probe_turns(), ticket_, unmatched_, call, comm().internal_comm(), requests,
+        probe_turns(), segments_, call, comm().internal_comm(), requests,
         [&](int q, std::size_t bytes, MPI_Message& message) {
           std::vector<std::byte>& into = incoming_[static_cast<std::size_t>(q)];
           into.resize(std::max<std::size_t>(bytes, 1));
@@ -228,8 +220,7 @@ class Iallgather final : public NbcInstance {
   std::unique_ptr<std::byte[]> slots_;
   std::vector<std::byte> outgoing_;               // this process's segment
   std::vector<std::vector<std::byte>> incoming_;  // per process: its segment as received
-  std::vector<int> unmatched_;                    // processes whose segment is not yet matched
-  std::uint64_t ticket_ = 0;                      // this instance's place in ProbeTurns
+  detail::ProbedSegments segments_;
 };
 
 // Checked and described before joining: argument errors throw from the call.

@@ -131,19 +131,11 @@ class BlockExchange final : public NbcInstance {
     // The segments travel as point-to-point messages, each received at the
     // size it was sent (post_more): a block whose two sides disagree reaches
     // unpack_segment, which reports it, instead of MPI, which would abort.
-    std::vector<MPI_Request> requests;
-    for (int q = 0; q < processes; ++q) {
-      if (q == me) continue;
-      const auto qi = static_cast<std::size_t>(q);
-      MPI_Request request = MPI_REQUEST_NULL;
-      check_mpi(MPI_Isend(sends_->buffer(), sends_->counts()[qi], sends_->types()[qi], q,
-                          kProbedSegmentTag, comm().internal_comm(), &request),
-                call.name, call.rank);
-      requests.push_back(request);
-      unmatched_.push_back(q);
-    }
-    ticket_ = probe_turns().issue(weak_from_this());
-    return requests;
+    return send_probed_segments(
+        probe_turns(), weak_from_this(), call, comm().internal_comm(), segments_, [&](int q) {
+          const auto qi = static_cast<std::size_t>(q);
+          return SegmentBuffer{sends_->buffer(), sends_->counts()[qi], sends_->types()[qi]};
+        });
   }
 
   // Matches the segment of every process whose turn it is (ProbeTurns) and
@@ -151,8 +143,8 @@ class BlockExchange final : public NbcInstance {
   // this process expects, else whole into a buffer of its own.
   bool post_more(std::vector<MPI_Request>& requests) override {
     const CollectiveCall call = call_of(0);
-    return match_probed_segments(probe_turns(), ticket_, unmatched_, call, comm().internal_comm(),
-                                 requests, [&](int q, std::size_t bytes, MPI_Message& message) {
+    return match_probed_segments(probe_turns(), segments_, call, comm().internal_comm(), requests,
+                                 [&](int q, std::size_t bytes, MPI_Message& message) {
                                    return receive_segment(call, q, bytes, message);
                                  });
   }
@@ -223,8 +215,7 @@ class BlockExchange final : public NbcInstance {
   std::vector<std::unique_ptr<std::byte[]>> mismatched_;  // segments of an unexpected size
   std::vector<std::unique_ptr<ByteRuns>> recv_layouts_;
   std::unique_ptr<ByteRuns> sends_;
-  std::vector<int> unmatched_;  // processes whose segment is not yet matched
-  std::uint64_t ticket_ = 0;    // this exchange's place in ProbeTurns
+  ProbedSegments segments_;
 };
 
 }  // namespace

@@ -97,19 +97,58 @@ class ProbeTurns {
 /// MPI collectives, which never match point-to-point messages.
 inline constexpr int kProbedSegmentTag = 0x4153;  // "AS"
 
-/// post_more's work for the instance holding `ticket`, whose segments from
-/// the processes in `unmatched` are not matched yet: probes each process
-/// whose turn it is and starts the receive of every segment it matches with
-/// `receive(q, bytes, message)`, which returns the MPI request (appended to
-/// `requests`). True once every segment is matched. A failure passes the
-/// instance's remaining turns on, so that later instances do not wait for
-/// it, and is rethrown. Each segment is received at the size it was sent,
-/// whatever the receiver expected: that is what lets a block whose two
-/// sides disagree be reported instead of reaching MPI.
+/// The probed segments of one instance: the processes whose segment it has
+/// not matched yet, and its place in ProbeTurns.
+struct ProbedSegments {
+  std::vector<int> unmatched;
+  std::uint64_t ticket = 0;
+};
+
+/// What one segment sends: MPI's buffer, count and datatype.
+struct SegmentBuffer {
+  const void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_BYTE;
+};
+
+/// start_requests()'s part for an instance with probed segments: starts the
+/// send of its segment to every other process (`segment(q)` gives the
+/// SegmentBuffer for process q), records those processes as unmatched and
+/// takes the instance's ticket (in start order, since start_requests() runs
+/// in sequence). Returns the send requests.
+template <class Segment>
+std::vector<MPI_Request> send_probed_segments(ProbeTurns& turns,
+                                              std::weak_ptr<NbcInstance> instance,
+                                              const CollectiveCall& call, MPI_Comm mpi,
+                                              ProbedSegments& segments, Segment&& segment) {
+  std::vector<MPI_Request> requests;
+  const int me = call.comm.process_rank();
+  for (int q = 0; q < call.processes(); ++q) {
+    if (q == me) continue;
+    const SegmentBuffer out = segment(q);
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Isend(out.buf, out.count, out.type, q, kProbedSegmentTag, mpi, &request),
+              call.name, call.rank);
+    requests.push_back(request);
+    segments.unmatched.push_back(q);
+  }
+  segments.ticket = turns.issue(std::move(instance));
+  return requests;
+}
+
+/// post_more's work for an instance with probed segments: probes each
+/// unmatched process whose turn it is and starts the receive of every
+/// segment it matches with `receive(q, bytes, message)`, which returns the
+/// MPI request (appended to `requests`). True once every segment is matched.
+/// A failure passes the instance's remaining turns on, so that later
+/// instances do not wait for it, and is rethrown. Each segment is received
+/// at the size it was sent, whatever the receiver expected: that is what
+/// lets a block whose two sides disagree be reported instead of reaching MPI.
 template <class Receive>
-bool match_probed_segments(ProbeTurns& turns, std::uint64_t ticket, std::vector<int>& unmatched,
-                           const CollectiveCall& call, MPI_Comm mpi,
-                           std::vector<MPI_Request>& requests, Receive&& receive) {
+bool match_probed_segments(ProbeTurns& turns, ProbedSegments& segments, const CollectiveCall& call,
+                           MPI_Comm mpi, std::vector<MPI_Request>& requests, Receive&& receive) {
+  std::vector<int>& unmatched = segments.unmatched;
+  const std::uint64_t ticket = segments.ticket;
   if (unmatched.empty()) return true;
   try {
     bool waited_for_turn = false;
