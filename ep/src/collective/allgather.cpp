@@ -127,7 +127,7 @@ void exchange_blocks(const CollectiveCall& call, LeaderSide& lead) {
 }
 
 const EndpointSide& side_of(const CollectiveCall& call, int thread) {
-  return *static_cast<const EndpointSide*>(call.team.published(thread));
+  return call.team.shared<EndpointSide>(thread);
 }
 
 // Copies local thread `t`'s contribution into the leader's MPI buffer.
@@ -159,15 +159,14 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
     lead.staging.resize(lead.plan.staging_bytes);
     lead.mpi_buffer =
         lead.plan.direct ? const_cast<std::byte*>(table.data_start()) : lead.staging.data();
-    call.team.publish_aux(0, &lead);
+    call.team.share_aux(0, &lead);
   }
-  call.team.publish(call.thread, &mine);
+  call.team.share(call.thread, mine);
   call.team.barrier();
 
   std::optional<Error> deferred;
   // With one process every block is local and the (empty) own side is never read.
-  const LeaderSide& leader =
-      multi ? *static_cast<const LeaderSide*>(call.team.published_aux(0)) : lead;
+  const LeaderSide& leader = multi ? *call.team.shared_aux<LeaderSide>(0) : lead;
   if (multi) {
     std::size_t local_bytes = 0;
     for (int t = 0; t < call.local_size(); ++t)

@@ -266,7 +266,7 @@ void exchange_for_all(const CollectiveCall& call, std::span<const ExchangeSpec* 
 // on every local thread, when the leader finds the exchange too large: the
 // caller then runs the staged protocol (the specs stay published).
 bool exchange_in_one_round(CollectiveCall& call, const ExchangeSpec& spec) {
-  call.team.publish(call.thread, &spec);
+  call.team.share(call.thread, spec);
   if (!call.leader()) {
     call.team.arrive(call.thread);
     const detail::LocalTeam::Release release = call.team.wait_release(call.thread);
@@ -290,7 +290,7 @@ bool exchange_in_one_round(CollectiveCall& call, const ExchangeSpec& spec) {
   std::vector<const ExchangeSpec*> specs(threads);
   std::size_t outgoing = 0;
   for (std::size_t t = 0; t < threads; ++t) {
-    specs[t] = static_cast<const ExchangeSpec*>(call.team.published(static_cast<int>(t)));
+    specs[t] = &call.team.shared<ExchangeSpec>(static_cast<int>(t));
     for (int q = 0; q < call.processes(); ++q) {
       if (q != me) outgoing += specs[t]->region_bytes[static_cast<std::size_t>(q)];
     }
@@ -325,15 +325,15 @@ void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
   std::shared_ptr<ProcessExchange> created;
   if (call.leader()) {
     created = std::make_shared<ProcessExchange>();
-    call.team.publish_aux(0, &created);
+    call.team.share_aux(0, &created);
   }
-  call.team.publish(call.thread, &spec);
+  call.team.share(call.thread, spec);
   call.team.barrier();
   const std::shared_ptr<ProcessExchange> px =
-      *static_cast<std::shared_ptr<ProcessExchange>*>(call.team.published_aux(0));
+      *call.team.shared_aux<std::shared_ptr<ProcessExchange>>(0);
   std::vector<const ExchangeSpec*> specs(threads);
   for (std::size_t t = 0; t < threads; ++t) {
-    specs[t] = static_cast<const ExchangeSpec*>(call.team.published(static_cast<int>(t)));
+    specs[t] = &call.team.shared<ExchangeSpec>(static_cast<int>(t));
   }
   FailureSlot& failure = px->failure;
   const auto step = [&](auto&& work) { failure.guard(call.name, call.rank, work); };

@@ -164,10 +164,10 @@ void reduce_scatter_in_rank_order(CollectiveCall& call, const Elements& e, const
     } else {
       exchange.received = exchange.send.data();
     }
-    call.team.publish_aux(0, &exchange);
+    call.team.share_aux(0, &exchange);
   }
   call.team.barrier();
-  auto& shared = *static_cast<Exchange*>(call.team.published_aux(0));
+  auto& shared = *call.team.shared_aux<Exchange>(0);
 
   // Each thread places its own contribution.
   void* send = shared.send.data();

@@ -45,7 +45,7 @@ struct ProcessPrefix {
 };
 
 const Buffers& buffers_of(const CollectiveCall& call, int thread) {
-  return *static_cast<const Buffers*>(call.team.published(thread));
+  return call.team.shared<Buffers>(thread);
 }
 
 // Local prefixes over the slice [first, first + n) of every thread's buffer.
@@ -92,12 +92,12 @@ void scan_hierarchical(CollectiveCall& call, const Elements& e, const void* cont
       if (exclusive) prefix.total = TypedScratch(count, e.type, call.name, call.rank);
       prefix.before = TypedScratch(count, e.type, call.name, call.rank);
     }
-    call.team.publish_aux(0, &prefix);
+    call.team.share_aux(0, &prefix);
   }
-  call.team.publish(call.thread, &mine);
+  call.team.share(call.thread, mine);
   call.team.barrier();
 
-  auto& shared = *static_cast<ProcessPrefix*>(call.team.published_aux(0));
+  auto& shared = *call.team.shared_aux<ProcessPrefix>(0);
   const auto [first, last] = detail::slice_of(call, count);
   local_prefix(call, e, first, last - first, exclusive,
                multi && exclusive ? shared.total.data() : nullptr);

@@ -123,7 +123,7 @@ Agreed agree_on_arguments(const CollectiveCall& call) {
   long long lowest = LLONG_MAX;
   long long highest = LLONG_MIN;
   for (int t = 0; t < call.local_size(); ++t) {
-    const auto& args = *static_cast<const IntercommArgs*>(call.team.published(t));
+    const auto& args = call.team.shared<IntercommArgs>(t);
     lowest = std::min<long long>(lowest, args.local_leader);
     highest = std::max<long long>(highest, args.local_leader);
   }
@@ -133,7 +133,7 @@ Agreed agree_on_arguments(const CollectiveCall& call) {
     const Location leader = map.locate(static_cast<int>(lowest));
     if (leader.process == call.comm.process_rank()) {
       agreed.hosts_leader = true;
-      agreed.args = *static_cast<const IntercommArgs*>(call.team.published(leader.thread));
+      agreed.args = call.team.shared<IntercommArgs>(leader.thread);
       slots[kTag] = agreed.args.tag;
       check_leader_args(call, agreed.args, slots);
     }
@@ -162,7 +162,7 @@ Agreed agree_on_arguments(const CollectiveCall& call) {
   if (!agreed.hosts_leader) {
     // Insignificant away from the local leader (MPI), except the tag, which
     // is passed on as the leader gave it.
-    agreed.args = *static_cast<const IntercommArgs*>(call.team.published(0));
+    agreed.args = call.team.shared<IntercommArgs>(0);
     agreed.args.tag = static_cast<int>(slots[kTag]);
   }
   return agreed;
@@ -378,7 +378,7 @@ InterCommunicator create_intercomm(const Communicator& local_comm, int local_lea
                                    MPI_Comm peer_comm, int remote_leader, int tag) {
   CollectiveCall call = detail::begin_collective(local_comm, kCreate);
   const IntercommArgs mine{local_leader, peer_comm, remote_leader, tag};
-  call.team.publish(call.thread, &mine);
+  call.team.share(call.thread, mine);
   call.team.barrier();
   // `mine` stays alive: every thread waits inside on_leader while the leader
   // reads the published arguments.

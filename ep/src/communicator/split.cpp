@@ -58,7 +58,7 @@ std::vector<Choice> gather_choices(CollectiveCall& call) {
   std::vector<int> all(static_cast<std::size_t>(total));
   const int me = call.comm.process_rank();
   for (int t = 0; t < call.local_size(); ++t) {
-    const auto& choice = *static_cast<const Choice*>(call.team.published(t));
+    const auto& choice = call.team.shared<Choice>(t);
     const std::size_t at = static_cast<std::size_t>(displs[me]) + 2 * static_cast<std::size_t>(t);
     all[at] = choice.color;
     all[at + 1] = choice.key;
@@ -186,7 +186,7 @@ Placements make_communicators(CollectiveCall& call, const std::vector<Choice>& c
 Communicator split(const Communicator& comm, int color, int key) {
   CollectiveCall call = detail::begin_collective(comm, "ep::split");
   const Choice mine{color, key};
-  call.team.publish(call.thread, &mine);
+  call.team.share(call.thread, mine);
   call.team.barrier();
   // `mine` stays alive: every thread waits inside on_leader until the leader
   // has read all choices.

@@ -1,10 +1,20 @@
 #include "team/local_team.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "backoff.hpp"
 
 namespace ep::detail {
 
 LocalTeam::LocalTeam(int size) : size_(size), slots_(new Slot[static_cast<std::size_t>(size)]) {}
+
+void LocalTeam::slot_type_mismatch(const std::type_info* held, const std::type_info& wanted) {
+  // A library bug, not a user error: no thread may go on with a wrong object.
+  std::fprintf(stderr, "ep: internal error: a team slot holding %s was read as %s\n",
+               held != nullptr ? held->name() : "raw data", wanted.name());
+  std::abort();
+}
 
 void LocalTeam::barrier() {
   if (size_ == 1) return;

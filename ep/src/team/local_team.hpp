@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <typeinfo>
 
 namespace ep::detail {
 
@@ -54,9 +55,11 @@ class LocalTeam {
     if (idle_) idle_();
   }
 
-  /// Publishes `pointer` for thread `thread`; readable by all after the next barrier.
+  /// Publishes `pointer` for thread `thread`; readable by all after the next
+  /// barrier. For raw data (a buffer); an object goes through share().
   void publish(int thread, const void* pointer) {
     slots_[thread].pointer.store(pointer, std::memory_order_relaxed);
+    slots_[thread].pointer_type.store(nullptr, std::memory_order_relaxed);
   }
   /// What `thread` published before the last barrier.
   [[nodiscard]] const void* published(int thread) const {
@@ -66,9 +69,38 @@ class LocalTeam {
   /// A second pointer per thread (a scratch buffer, say), same rules as publish().
   void publish_aux(int thread, void* pointer) {
     slots_[thread].aux.store(pointer, std::memory_order_relaxed);
+    slots_[thread].aux_type.store(nullptr, std::memory_order_relaxed);
   }
   [[nodiscard]] void* published_aux(int thread) const {
     return slots_[thread].aux.load(std::memory_order_relaxed);
+  }
+
+  /// Typed slots: the same two pointers holding an object of a known type.
+  /// share() publishes `object` for the others to read (shared<T>), share_aux()
+  /// an object (or null) the others may also write (shared_aux<T>). A slot
+  /// remembers the type it holds and the readers check it, so that reading
+  /// it as another type (a bug of the library) stops the process with both
+  /// type names instead of reading a wrong object. Same visibility rules as
+  /// publish().
+  template <class T>
+  void share(int thread, const T& object) {
+    slots_[thread].pointer.store(&object, std::memory_order_relaxed);
+    slots_[thread].pointer_type.store(&typeid(T), std::memory_order_relaxed);
+  }
+  template <class T>
+  [[nodiscard]] const T& shared(int thread) const {
+    check_type(slots_[thread].pointer_type.load(std::memory_order_relaxed), typeid(T));
+    return *static_cast<const T*>(published(thread));
+  }
+  template <class T>
+  void share_aux(int thread, T* object) {
+    slots_[thread].aux.store(object, std::memory_order_relaxed);
+    slots_[thread].aux_type.store(&typeid(T), std::memory_order_relaxed);
+  }
+  template <class T>
+  [[nodiscard]] T* shared_aux(int thread) const {
+    check_type(slots_[thread].aux_type.load(std::memory_order_relaxed), typeid(T));
+    return static_cast<T*>(published_aux(thread));
   }
 
   /// How a gather-release round ended, as the waiting threads see it.
@@ -108,9 +140,20 @@ class LocalTeam {
   }
 
  private:
+  // Aborts with both type names unless the slot holds `wanted`.
+  static void check_type(const std::type_info* held, const std::type_info& wanted) {
+    if (held == &wanted || (held != nullptr && *held == wanted)) return;
+    slot_type_mismatch(held, wanted);
+  }
+  [[noreturn]] static void slot_type_mismatch(const std::type_info* held,
+                                              const std::type_info& wanted);
+
   struct alignas(64) Slot {
     std::atomic<const void*> pointer{nullptr};
     std::atomic<void*> aux{nullptr};
+    // The types share()/share_aux() put there (null: raw data).
+    std::atomic<const std::type_info*> pointer_type{nullptr};
+    std::atomic<const std::type_info*> aux_type{nullptr};
     std::atomic<std::int64_t> value{0};
     /// The last gather-release round this thread arrived in (written by it,
     /// read by the owners).

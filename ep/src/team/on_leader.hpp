@@ -36,10 +36,10 @@ Result on_leader(CollectiveCall& call, Work&& work) {
       outcome.result = std::forward<Work>(work)();
       outcome.done = true;
     });
-    call.team.publish_aux(0, &outcome);
+    call.team.share_aux(0, &outcome);
   }
   call.team.barrier();
-  const auto& shared = *static_cast<const Outcome*>(call.team.published_aux(0));
+  const auto& shared = *call.team.shared_aux<Outcome>(0);
   Result mine{};
   std::optional<Error> failure;
   if (shared.done) {

@@ -82,7 +82,7 @@ std::shared_ptr<detail::Topology> plan_graph(const detail::CollectiveCall& call,
   graph->kind = TopologyKind::kDistGraph;
   graph->endpoints.resize(static_cast<std::size_t>(call.local_size()));
   for (int t = 0; t < call.local_size(); ++t) {
-    const auto& published = *static_cast<const detail::CreationArgs*>(call.team.published(t));
+    const auto& published = call.team.shared<detail::CreationArgs>(t);
     const auto& args = *static_cast<const GraphArgs*>(published.args);
     detail::EndpointNeighbors& mine = graph->endpoints[static_cast<std::size_t>(t)];
     mine.rank = map.ep_rank(me, t);

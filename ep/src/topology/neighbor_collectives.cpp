@@ -55,11 +55,11 @@ struct Exchange {
 };
 
 const detail::NeighborBlocks& blocks_of(const CollectiveCall& call, int thread) {
-  return *static_cast<const detail::NeighborBlocks*>(call.team.published(thread));
+  return call.team.shared<detail::NeighborBlocks>(thread);
 }
 
 const Exchange& exchange_of(const CollectiveCall& call) {
-  return *static_cast<const Exchange*>(call.team.published_aux(0));
+  return *call.team.shared_aux<Exchange>(0);
 }
 
 // The first problem any local endpoint published, as this endpoint reports
@@ -238,7 +238,7 @@ void copy_local(const CollectiveCall& call, const Topology& topology,
 
 // The exchange itself (phases 1-5 of the file comment), on every endpoint.
 void exchange(CollectiveCall& call, const Topology& topology, const detail::NeighborBlocks& mine) {
-  call.team.publish(call.thread, &mine);
+  call.team.share(call.thread, mine);
   call.team.barrier();
   if (auto error = first_local_error(call); !error.first.empty()) throw_together(call, error);
 
@@ -249,7 +249,7 @@ void exchange(CollectiveCall& call, const Topology& topology, const detail::Neig
     } catch (const Error& e) {
       abandon(ex, detail::detail_of(e, call), e.kind());
     }
-    call.team.publish_aux(0, &ex);
+    call.team.share_aux(0, &ex);
   }
   call.team.barrier();
   const Exchange& shared = exchange_of(call);

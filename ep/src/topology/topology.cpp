@@ -221,9 +221,9 @@ void check_edge_counts(const CollectiveCall& call, const Topology* prepared, Ver
 // calls, failed or not).
 void judge(const CollectiveCall& call, const TopologyBuilder& builder,
            const CreationOptions& options, std::shared_ptr<Topology>& prepared, Verdict& verdict) {
-  const auto& leader_args = *static_cast<const CreationArgs*>(call.team.published(0));
+  const auto& leader_args = call.team.shared<CreationArgs>(0);
   for (int t = 0; t < call.local_size(); ++t) {
-    const auto& args = *static_cast<const CreationArgs*>(call.team.published(t));
+    const auto& args = call.team.shared<CreationArgs>(t);
     const int rank = call.comm.rank_map().ep_rank(call.comm.process_rank(), t);
     if (!args.error.empty()) {
       verdict.record(args.error_kind, args.error, rank);
@@ -244,7 +244,7 @@ void judge(const CollectiveCall& call, const TopologyBuilder& builder,
 // Every local endpoint after the leader's verdict: leaves the team together
 // with the others, then throws the verdict's error when it has one.
 void follow_verdict(CollectiveCall& call) {
-  const auto& shared = *static_cast<const Verdict*>(call.team.published_aux(0));
+  const auto& shared = *call.team.shared_aux<Verdict>(0);
   const std::optional<Error> error = shared.error_for(call.name, call.rank);
   call.team.barrier();  // the leader's verdict is read until here
   if (error) throw *error;
@@ -255,14 +255,14 @@ void follow_verdict(CollectiveCall& call) {
 Communicator create_with_topology(const Communicator& comm, CollectiveCall& call,
                                   const CreationArgs& mine, const TopologyBuilder& builder,
                                   const CreationOptions& options) {
-  call.team.publish(call.thread, &mine);
+  call.team.share(call.thread, mine);
   call.team.barrier();
   Verdict verdict;
   std::shared_ptr<Topology> prepared;
   if (call.leader()) {
     // Keep the local endpoints together: they all throw in follow_verdict.
     verdict.guard(call.name, call.rank, [&] { judge(call, builder, options, prepared, verdict); });
-    call.team.publish_aux(0, &verdict);
+    call.team.share_aux(0, &verdict);
   }
   call.team.barrier();
   follow_verdict(call);  // dup and split below reuse the team's slots after it
@@ -275,13 +275,13 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
   // Attach the topology before the handles leave this call. The local
   // endpoints of one new communicator share one state; the old leader (which
   // may itself be left out) builds the topology of each state once.
-  call.team.publish_aux(call.thread, created.is_null() ? nullptr : created.state().get());
+  call.team.share_aux<CommState>(call.thread, created.is_null() ? nullptr : created.state().get());
   call.team.barrier();
   Verdict built;
   if (call.leader()) {
     std::vector<CommState*> states;
     for (int t = 0; t < call.local_size(); ++t) {
-      auto* state = static_cast<CommState*>(call.team.published_aux(t));
+      auto* state = call.team.shared_aux<CommState>(t);
       if (state != nullptr && std::find(states.begin(), states.end(), state) == states.end()) {
         states.push_back(state);
       }
@@ -291,7 +291,7 @@ Communicator create_with_topology(const Communicator& comm, CollectiveCall& call
     built.guard(call.name, call.rank, [&] {
       for (CommState* state : states) state->topology = builder.build(*state, prepared);
     });
-    call.team.publish_aux(0, &built);
+    call.team.share_aux(0, &built);
   }
   call.team.barrier();
   follow_verdict(call);
