@@ -100,6 +100,46 @@ Request rooted_exchange(const Communicator& comm, const CollectiveCall& call, bo
   return to_root ? exchange(comm, call, own, table) : exchange(comm, call, table, own);
 }
 
+// The exchange of each form, started by its nonblocking call and by its
+// blocking call when that does not go to MPI's own collective.
+Request start_gather(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
+                     int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root) {
+  return rooted_exchange(comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
+                         [&](Side& table) {
+                           detail::check_count(recvcount, call.name, call.rank);
+                           table.consecutive(call, recvcount);
+                         });
+}
+
+Request start_gatherv(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
+                      int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      std::span<const int> recvcounts, std::span<const int> displs,
+                      MPI_Datatype recvtype, int root) {
+  return rooted_exchange(
+      comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
+      [&](Side& table) { table.given(call, recvcounts, displs, "recvcounts", "displs"); });
+}
+
+Request start_scatter(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
+                      int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root) {
+  return rooted_exchange(comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
+                         [&](Side& table) {
+                           detail::check_count(sendcount, call.name, call.rank);
+                           table.consecutive(call, sendcount);
+                         });
+}
+
+Request start_scatterv(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
+                       std::span<const int> sendcounts, std::span<const int> displs,
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root) {
+  return rooted_exchange(
+      comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
+      [&](Side& table) { table.given(call, sendcounts, displs, "sendcounts", "displs"); });
+}
+
 // Whether a blocking call goes to MPI's own collective: one endpoint per
 // process, in process order, and no size checking asked for.
 bool mpi_takes_it(const CollectiveCall& call) {
@@ -130,11 +170,8 @@ void gather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Da
     });
     return;
   }
-  Request request = rooted_exchange(comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf,
-                                    recvtype, [&](Side& table) {
-                                      detail::check_count(recvcount, call.name, call.rank);
-                                      table.consecutive(call, recvcount);
-                                    });
+  Request request =
+      start_gather(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   wait(request);
 }
 
@@ -154,9 +191,8 @@ void gatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
     });
     return;
   }
-  Request request = rooted_exchange(
-      comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
-      [&](Side& table) { table.given(call, recvcounts, displs, "recvcounts", "displs"); });
+  Request request = start_gatherv(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                  displs, recvtype, root);
   wait(request);
 }
 
@@ -172,11 +208,8 @@ void scatter(const Communicator& comm, const void* sendbuf, int sendcount, MPI_D
     });
     return;
   }
-  Request request = rooted_exchange(comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf,
-                                    sendtype, [&](Side& table) {
-                                      detail::check_count(sendcount, call.name, call.rank);
-                                      table.consecutive(call, sendcount);
-                                    });
+  Request request =
+      start_scatter(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
   wait(request);
 }
 
@@ -196,49 +229,39 @@ void scatterv(const Communicator& comm, const void* sendbuf, std::span<const int
     });
     return;
   }
-  Request request = rooted_exchange(
-      comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
-      [&](Side& table) { table.given(call, sendcounts, displs, "sendcounts", "displs"); });
+  Request request = start_scatterv(comm, call, sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                   recvcount, recvtype, root);
   wait(request);
 }
 
 Request igather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::igather");
-  return rooted_exchange(comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
-                         [&](Side& table) {
-                           detail::check_count(recvcount, call.name, call.rank);
-                           table.consecutive(call, recvcount);
-                         });
+  return start_gather(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 }
 
 Request igatherv(const Communicator& comm, const void* sendbuf, int sendcount,
                  MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
                  std::span<const int> displs, MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::igatherv");
-  return rooted_exchange(
-      comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
-      [&](Side& table) { table.given(call, recvcounts, displs, "recvcounts", "displs"); });
+  return start_gatherv(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                       recvtype, root);
 }
 
 Request iscatter(const Communicator& comm, const void* sendbuf, int sendcount,
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::iscatter");
-  return rooted_exchange(comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
-                         [&](Side& table) {
-                           detail::check_count(sendcount, call.name, call.rank);
-                           table.consecutive(call, sendcount);
-                         });
+  return start_scatter(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                       root);
 }
 
 Request iscatterv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
                   std::span<const int> displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::iscatterv");
-  return rooted_exchange(
-      comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
-      [&](Side& table) { table.given(call, sendcounts, displs, "sendcounts", "displs"); });
+  return start_scatterv(comm, call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                        recvtype, root);
 }
 
 }  // namespace ep
