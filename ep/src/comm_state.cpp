@@ -94,12 +94,7 @@ void CommState::free_endpoint(int thread, int ep_rank) {
     // Whatever is still queued belongs to an erroneous program (unreceived
     // messages, receives never completed); dropping it here also breaks the
     // request -> communicator -> mailbox -> request ownership cycle.
-    for (int t = 0; t < local_size_; ++t) {
-      std::lock_guard lock(mailboxes_[t].mutex);
-      mailboxes_[t].posted.clear();
-      mailboxes_[t].unexpected.clear();
-      mailboxes_[t].eager_bytes = 0;
-    }
+    for (int t = 0; t < local_size_; ++t) clear_mailbox(mailboxes_[t]);
     for (MPI_Comm& channel : p2p_comms_) {
       check_mpi(MPI_Comm_free(&channel), "ep::Communicator::free", ep_rank);
     }

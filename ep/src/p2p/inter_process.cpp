@@ -165,7 +165,7 @@ void CommState::route_incoming(int ep_rank) {
       continue;
     }
     idle = 0;
-    auto envelope = std::make_shared<Envelope>();
+    auto envelope = make_envelope();
     envelope->kind = Envelope::Kind::kRemote;
     envelope->mpi_message = message;
     int bytes = 0;
@@ -204,7 +204,7 @@ void CommState::route_incoming(int ep_rank) {
 
 int CommState::open_header(Envelope& message, int process, int ep_rank) {
   // Small by construction: a header, with the data only when that is small.
-  std::vector<std::byte>& raw = message.payload;
+  Payload& raw = message.payload;
   raw.resize(message.bytes);
   check_mpi(MPI_Mrecv(raw.data(), static_cast<int>(raw.size()), MPI_BYTE, &message.mpi_message,
                       MPI_STATUS_IGNORE),

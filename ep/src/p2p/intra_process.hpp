@@ -1,13 +1,12 @@
 // The intra-process fast path: messages between threads of one process never
-// touch MPI.
+// touch MPI, and a sender never takes its receiver's lock.
 //
-// - Receive already posted: the sender copies once, straight from its buffer
-//   into the receiver's, and both complete at once.
-// - Not posted, small (<= eager threshold) and the receiver's queue under its
-//   eager cap: the sender packs a copy into the receiver's unexpected queue
-//   and is done.
-// - Not posted, large or past the cap: the sender queues a reference to its own buffer and
-//   waits; the receiver copies once when it matches (rendezvous).
+// - Small (<= eager threshold) and the receiver's queue under its eager cap:
+//   the sender packs a copy onto the receiver's arrival stack and is done;
+//   the receiver's next post, probe or poll matches it and copies it out.
+// - Large or past the cap: the sender pushes a reference to its own buffer
+//   and waits; whoever matches it (the receiver, or the sender's own wait,
+//   which takes in the receiver's arrivals) copies once (rendezvous).
 // A synchronous send also waits until its message is matched.
 #pragma once
 

@@ -76,52 +76,179 @@ void count_held(Mailbox& box, int change) {
   box.held_messages += change;
 }
 
+namespace {
+
+void raise_high_water(Mailbox& box, std::size_t held) {
+  std::size_t most = box.eager_high_water.load(std::memory_order_relaxed);
+  while (held > most &&
+         !box.eager_high_water.compare_exchange_weak(most, held, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
+bool reserve_eager(Mailbox& box, std::size_t bytes, std::size_t cap) {
+  std::size_t reserved = box.eager_reserved.load(std::memory_order_relaxed);
+  while (true) {
+    // A stale (smaller) released count overstates what is held: the cap
+    // holds whatever the owner releases meanwhile.
+    const std::size_t held = reserved - box.eager_released.load(std::memory_order_acquire) + bytes;
+    if (held > cap) return false;
+    if (box.eager_reserved.compare_exchange_weak(reserved, reserved + bytes,
+                                                 std::memory_order_relaxed)) {
+      raise_high_water(box, held);
+      return true;
+    }
+  }
+}
+
+void hold_eager(Mailbox& box, const Envelope& message) {
+  if (message.kind != Envelope::Kind::kEager) return;
+  const std::size_t reserved =
+      box.eager_reserved.fetch_add(message.bytes, std::memory_order_relaxed) + message.bytes;
+  raise_high_water(box, reserved - box.eager_released.load(std::memory_order_acquire));
+}
+
+void push_arrival(Mailbox& box, std::shared_ptr<Envelope> message) {
+  Envelope* node = message.get();
+  node->pinned = std::move(message);  // the stack's ownership, until absorbed
+  node->next_arrival = box.arrivals.load(std::memory_order_relaxed);
+  // Release: the taker reads the envelope it finds on the stack.
+  while (!box.arrivals.compare_exchange_weak(node->next_arrival, node, std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+  }
+}
+
+namespace {
+
+// Takes the whole arrival stack and returns it oldest first.
+Envelope* take_arrivals(Mailbox& box) {
+  // Looked at first: an exchange on an empty stack would still take its line
+  // from the senders, who read it on every send.
+  if (box.arrivals.load(std::memory_order_relaxed) == nullptr) return nullptr;
+  Envelope* newest = box.arrivals.exchange(nullptr, std::memory_order_acquire);
+  Envelope* oldest = nullptr;
+  while (newest != nullptr) {
+    Envelope* next = newest->next_arrival;
+    newest->next_arrival = oldest;
+    oldest = newest;
+    newest = next;
+  }
+  return oldest;
+}
+
+}  // namespace
+
+void absorb_arrivals(Mailbox& box, Matches& matched) {
+  std::size_t released = 0;  // eager bytes matched now: released once for the batch
+  for (Envelope* node = take_arrivals(box); node != nullptr;) {
+    Envelope* next = node->next_arrival;
+    node->next_arrival = nullptr;
+    std::shared_ptr<Envelope> message = std::move(node->pinned);
+    node = next;
+    if (std::shared_ptr<RequestState> receiver = take_posted(box, *message)) {
+      if (message->kind == Envelope::Kind::kEager) released += message->bytes;
+      matched.push_back({std::move(receiver), std::move(message)});
+    } else {
+      box.unexpected.push_back(std::move(message));
+    }
+  }
+  if (released != 0) box.eager_released.fetch_add(released, std::memory_order_release);
+}
+
+void finish_matches(Matches& matched) noexcept {
+  for (Match& m : matched) receive_matched(*m.request, *m.message);
+  matched.clear();
+}
+
+void settle_arrivals(Mailbox& box) noexcept {
+  if (box.arrivals.load(std::memory_order_relaxed) == nullptr) return;
+  if (!box.mutex.try_lock()) return;
+  // Reused by every settle of this thread: the steady state allocates nothing.
+  thread_local Matches matched;
+  try {
+    absorb_arrivals(box, matched);
+  } catch (...) {
+    // Only the queues' allocation can throw here; what was taken in stays
+    // queued, what was matched is moved below.
+  }
+  box.mutex.unlock();
+  finish_matches(matched);
+}
+
+namespace {
+
+void drop_arrivals(Mailbox& box) noexcept {
+  for (Envelope* node = take_arrivals(box); node != nullptr;) {
+    Envelope* next = node->next_arrival;
+    node->pinned.reset();  // may free `node`
+    node = next;
+  }
+}
+
+}  // namespace
+
+Mailbox::~Mailbox() { drop_arrivals(*this); }
+
+void clear_mailbox(Mailbox& box) {
+  std::lock_guard lock(box.mutex);
+  drop_arrivals(box);
+  box.posted.clear();
+  box.unexpected.clear();
+  box.eager_released.store(box.eager_reserved.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
+}
+
+std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message) {
+  while (true) {
+    auto it = std::find_if(box.posted.begin(), box.posted.end(), [&](const auto& r) {
+      return matches(r->want_source, r->want_tag, message);
+    });
+    if (it == box.posted.end()) return nullptr;
+    std::shared_ptr<RequestState> receiver = std::move(*it);
+    box.posted.erase(it);
+    if (!reject_if_truncated(*receiver, message)) return receiver;
+  }
+}
+
 void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
   std::shared_ptr<RequestState> receiver;
   {
     std::lock_guard lock(box.mutex);
-    // A matching receive too small for the message fails (truncation) and the
-    // message goes on to the next matching receive, or waits as unexpected.
-    while (true) {
-      auto it = std::find_if(box.posted.begin(), box.posted.end(), [&](const auto& r) {
-        return matches(r->want_source, r->want_tag, *message);
-      });
-      if (it == box.posted.end()) {
-        // A returned eager message counts again, even past the cap: it was
-        // counted before a probe took it, and it must go back.
+    receiver = take_posted(box, *message);
+    if (!receiver) {
+      if (arrival == Arrival::kReturned) {
         hold_eager(box, *message);
-        if (arrival == Arrival::kReturned) {
-          box.unexpected.push_front(std::move(message));
-        } else {
-          box.unexpected.push_back(std::move(message));
-        }
-        return;
+        box.unexpected.push_front(std::move(message));
+      } else {
+        box.unexpected.push_back(std::move(message));
       }
-      receiver = *it;
-      box.posted.erase(it);
-      if (!reject_if_truncated(*receiver, *message)) break;
+      return;
     }
   }
   receive_matched(*receiver, *message);
 }
 
 void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request) {
+  thread_local Matches matched;
   std::shared_ptr<Envelope> message;
   {
     std::lock_guard lock(box.mutex);
+    // What the senders pushed so far is older than this receive.
+    absorb_arrivals(box, matched);
     auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(), [&](const auto& m) {
       return matches(request->want_source, request->want_tag, *m);
     });
     if (it == box.unexpected.end()) {
       box.posted.push_back(request);
-      return;
+    } else if (!reject_if_truncated(*request, **it)) {
+      message = std::move(*it);
+      box.unexpected.erase(it);
+      release_eager(box, *message);
     }
-    if (reject_if_truncated(*request, **it)) return;
-    message = std::move(*it);
-    box.unexpected.erase(it);
-    release_eager(box, *message);
   }
-  receive_matched(*request, *message);
+  finish_matches(matched);
+  if (message) receive_matched(*request, *message);
 }
 
 }  // namespace ep::detail

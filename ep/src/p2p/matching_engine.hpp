@@ -1,16 +1,27 @@
 // The matching engine: per-endpoint queues of unexpected messages and posted
 // receives, fed by intra-process senders and by the drainer of the MPI queue.
 //
+// Intra-process senders do not take the receiver's lock: they push their
+// message onto the mailbox's arrival stack (one compare-and-swap), and the
+// queues take it in the next time anyone holds the lock with an eye on them
+// (absorb_arrivals): the owner posting, probing or polling a receive, or a
+// sender that waits for its message to be matched (rendezvous, synchronous)
+// and helps. A sender and its receiver posting at the same time thus no
+// longer take turns on one lock line per message; the receiver's side of the
+// match becomes part of its own poll, as in MPI's shared-memory transports.
+//
 // Ordering: MPI's non-overtaking rule holds per (sender, receiver,
-// communicator). Each sender endpoint appends to the receiver's mailbox in
-// send order (intra-process: directly; inter-process: MPI delivers one
-// sender's messages in order and a single drainer at a time appends them),
-// and both queues are searched front to back, so the first matching message
-// meets the first matching receive.
+// communicator). Each sender endpoint pushes onto the receiver's arrival
+// stack in send order and the stack is taken whole and reversed, so one
+// sender's messages enter `unexpected` (or meet a posted receive) in send
+// order; inter-process messages come in order from MPI through one drainer
+// at a time. Both queues are searched front to back, so the first matching
+// message meets the first matching receive.
 #pragma once
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -18,12 +29,16 @@
 #include <vector>
 
 #include "datatype.hpp"
+#include "p2p/message_pool.hpp"
 #include "p2p/request_state.hpp"
 #include "spin_lock.hpp"
 
 namespace ep::detail {
 
-/// One incoming message waiting in a mailbox.
+/// The packed data of an eager copy, in the maker's message pool.
+using Payload = std::vector<std::byte, PoolAllocator<std::byte>>;
+
+/// One incoming message waiting in a mailbox. Made by make_envelope.
 struct Envelope {
   enum class Kind {
     kRemote,       // from another process: a matched MPI_Message to MPI_Mrecv
@@ -46,52 +61,128 @@ struct Envelope {
   MPI_Comm bulk_comm = MPI_COMM_NULL;          // kRemoteBulk: where the data waits,
   int bulk_process = MPI_PROC_NULL;            // from which process of it,
   int bulk_tag = 0;                            // under which tag
-  std::vector<std::byte> payload;              // kEager, kRemoteEager: in packed form
+  Payload payload;                             // kEager, kRemoteEager: in packed form
   TypedBuffer send_buffer;                     // kRendezvous
   // Completed once the message is matched (synchronous send) or copied
   // (rendezvous); null for a plain eager or remote message.
   std::shared_ptr<RequestState> sender;
+
+  // On the arrival stack only: the next (older) arrival, and the envelope's
+  // own ownership, which the stack holds while the envelope is on it.
+  Envelope* next_arrival = nullptr;
+  std::shared_ptr<Envelope> pinned;
 };
+
+/// A new envelope in the calling thread's message pool (p2p/message_pool.hpp):
+/// it is usually dropped by another thread, the receiver.
+[[nodiscard]] inline std::shared_ptr<Envelope> make_envelope() {
+  return std::allocate_shared<Envelope>(PoolAllocator<Envelope>{});
+}
 
 [[nodiscard]] inline bool matches(int want_source, int want_tag, const Envelope& e) {
   return (want_source == MPI_ANY_SOURCE || want_source == e.source) &&
          (want_tag == MPI_ANY_TAG || want_tag == e.tag);
 }
 
-/// The two queues of one endpoint. Every access holds `mutex`; data is moved
-/// after the lock is released (the matched entries are already out of the
-/// queues, so nobody else can touch them).
+/// The queues of one endpoint. `unexpected`, `posted` and `held_messages`
+/// are read and written under `mutex`; data is moved after the lock is
+/// released (the matched entries are already out of the queues, so nobody
+/// else can touch them). `arrivals` and `eager_bytes` are atomics that
+/// intra-process senders update without the lock.
 struct alignas(64) Mailbox {
   SpinLock mutex;                                    // short sections only: see spin_lock.hpp
   std::deque<std::shared_ptr<Envelope>> unexpected;  // arrival order
   std::deque<std::shared_ptr<RequestState>> posted;  // posting order
-  // Payload bytes of the kEager envelopes in `unexpected`, kept at most the
-  // communicator's eager cap by the senders (intra_process.cpp), and the
-  // most it has held (for the tests).
-  std::size_t eager_bytes = 0;
-  std::size_t eager_high_water = 0;
   // Messages taken out of `unexpected` by a probe (an ep::Message) and not
   // yet received: a dropped one comes back, so while any is out no receive
   // may go straight to MPI past it (CommState::try_post_direct).
   int held_messages = 0;
+
+  // Intra-process messages pushed by their senders and not yet taken in by
+  // absorb_arrivals: a stack, newest first, linked by Envelope::next_arrival.
+  // On a line of its own: senders write it, the lock holder empties it.
+  alignas(64) std::atomic<Envelope*> arrivals{nullptr};
+  // Payload bytes of the kEager envelopes on the arrival stack or in
+  // `unexpected` (eager_bytes()), kept at most the communicator's eager cap
+  // by the senders (reserve_eager): the bytes reserved by senders, on their
+  // line, less the bytes released by the queues' side, on the owner's
+  // line, so that neither side writes the other's line per message. And
+  // the most it has held (for the tests).
+  alignas(64) std::atomic<std::size_t> eager_reserved{0};
+  std::atomic<std::size_t> eager_high_water{0};
+  alignas(64) std::atomic<std::size_t> eager_released{0};
+
+  Mailbox() = default;
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+  // Drops what is still on the arrival stack (each envelope there owns itself).
+  ~Mailbox();
+
+  [[nodiscard]] std::size_t eager_bytes() const noexcept {
+    // Released first: it never runs ahead of what was reserved.
+    const std::size_t released = eager_released.load(std::memory_order_acquire);
+    return eager_reserved.load(std::memory_order_acquire) - released;
+  }
 };
+
+/// A matched receive and its message, to be moved by receive_matched once
+/// the mailbox lock is released.
+struct Match {
+  std::shared_ptr<RequestState> request;
+  std::shared_ptr<Envelope> message;
+};
+using Matches = std::vector<Match>;
+
+/// Pushes an intra-process `message` onto `box`'s arrival stack; any thread,
+/// no lock. The message is matched later, by absorb_arrivals.
+void push_arrival(Mailbox& box, std::shared_ptr<Envelope> message);
+
+/// Takes the first posted receive that matches `message` out of `box`; a
+/// matching receive too small for it fails (truncation) on the way, and the
+/// message goes on to the next. Null when none is left. box.mutex held.
+std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message);
+
+/// Takes the whole arrival stack into the queues, oldest first: each message
+/// goes to the first matching posted receive (appended to `matched`, moved
+/// by the caller after unlocking) or to the end of `unexpected`. Call with
+/// box.mutex held.
+void absorb_arrivals(Mailbox& box, Matches& matched);
+
+/// Moves the matches of absorb_arrivals; call after releasing the lock.
+/// Never throws (receive_matched fails the requests instead).
+void finish_matches(Matches& matched) noexcept;
+
+/// Takes in `box`'s arrivals when there are any and nobody else holds the
+/// lock (a holder takes them itself when its section looks at the queues,
+/// or a later call does). Any thread: the owner's polls, and a sender that
+/// waits for its message to be matched (p2p/wait.cpp) so that it never
+/// depends on the receiver polling. Never throws.
+void settle_arrivals(Mailbox& box) noexcept;
+
+/// Drops every queued message and receive (the communicator is being freed).
+void clear_mailbox(Mailbox& box);
 
 /// Counts a message taken by a probe in or out of `box` (+1 when taken, -1
 /// when received or returned). Takes box.mutex.
 void count_held(Mailbox& box, int change);
 
-/// Counts `message`'s payload against `box` when it is an eager copy; call
-/// with box.mutex held whenever an envelope enters `unexpected`.
-inline void hold_eager(Mailbox& box, const Envelope& message) {
-  if (message.kind != Envelope::Kind::kEager) return;
-  box.eager_bytes += message.bytes;
-  if (box.eager_bytes > box.eager_high_water) box.eager_high_water = box.eager_bytes;
-}
+/// Reserves room for an eager copy of `bytes` under `cap`: false when the
+/// mailbox already holds too much (the sender then goes rendezvous). Any
+/// thread, no lock; released by release_eager when the message is matched,
+/// taken by a probe or dropped.
+bool reserve_eager(Mailbox& box, std::size_t bytes, std::size_t cap);
 
-/// The reverse, whenever an envelope leaves `unexpected` (matched, taken by
-/// a probe, dropped); box.mutex held.
+/// Counts `message`'s payload against `box` when it is an eager copy coming
+/// back to `unexpected` (a Message dropped unreceived), even past the cap:
+/// it was counted before a probe took it, and it must go back.
+void hold_eager(Mailbox& box, const Envelope& message);
+
+/// The reverse, whenever an eager envelope leaves the queues (matched,
+/// taken by a probe, dropped).
 inline void release_eager(Mailbox& box, const Envelope& message) {
-  if (message.kind == Envelope::Kind::kEager) box.eager_bytes -= message.bytes;
+  if (message.kind == Envelope::Kind::kEager) {
+    box.eager_released.fetch_add(message.bytes, std::memory_order_release);
+  }
 }
 
 enum class Arrival {
@@ -101,12 +192,13 @@ enum class Arrival {
 
 /// Hands `message` to `box`: to the first matching posted receive (moving the
 /// data now, in the calling thread) or to the unexpected queue (at the end,
-/// or at the front for a returned message). Called by intra-process senders,
-/// by the drainer and by a Message dropped unreceived.
+/// or at the front for a returned message). Called by the drainer and by a
+/// Message dropped unreceived; intra-process senders push_arrival instead.
 void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = Arrival::kNew);
 
-/// Posts `request` in `box`: takes the first matching unexpected message
-/// (moving the data in the calling thread, the receiver) or queues the request.
+/// Posts `request` in `box`: takes in the arrivals, then takes the first
+/// matching unexpected message (moving the data in the calling thread, the
+/// receiver) or queues the request.
 void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
 
 /// Moves a matched message into its receive. Remote messages go to

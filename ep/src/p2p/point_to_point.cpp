@@ -157,21 +157,25 @@ std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* 
   CommState& comm = *self.state();
   if (!comm.single_process()) comm.drain(self.rank());
   Mailbox& box = comm.mailbox(self.local_thread());
+  Matches matched;  // arrivals that met receives posted earlier
+  std::shared_ptr<Envelope> found;
   {
     std::lock_guard lock(box.mutex);
+    absorb_arrivals(box, matched);
     auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(),
                            [&](const auto& m) { return matches(source, tag, *m); });
     if (it != box.unexpected.end()) {
-      std::shared_ptr<Envelope> found = *it;
+      found = *it;
       *status = status_of(*found);
       if (removal == Removal::kTake) {
         box.unexpected.erase(it);
         release_eager(box, *found);
         ++box.held_messages;  // until the Message is received or dropped
       }
-      return found;
     }
   }
+  finish_matches(matched);
+  if (found) return found;
   if (comm.drain_failed()) {
     const CommState::DrainFault& fault = comm.drain_fault();
     throw Error(fault.kind, call, self.rank(), fault.detail, fault.mpi_code);

@@ -57,6 +57,10 @@ struct RequestState {
   // now and then, for the progress of the rest of the process.
   bool needs_drain = false;
   unsigned polls = 0;  // the owner's polls, counting the sparse drains
+  // An intra-process send waiting for its match (rendezvous, synchronous):
+  // the receiver's thread, whose arrivals the sender's polls take in, so
+  // that the send completes whether or not the receiver polls. -1 otherwise.
+  int settles_thread = -1;
 
   std::atomic<Phase> phase{Phase::kPosted};
   // Operations that advance in steps (nonblocking collectives): polled by the

@@ -40,15 +40,11 @@ void note_drain_routed(int messages) noexcept {
 }
 
 std::size_t eager_high_water(const Communicator& comm) {
-  Mailbox& box = comm.state()->mailbox(comm.local_thread());
-  std::lock_guard lock(box.mutex);
-  return box.eager_high_water;
+  return comm.state()->mailbox(comm.local_thread()).eager_high_water.load();
 }
 
 std::size_t eager_bytes(const Communicator& comm) {
-  Mailbox& box = comm.state()->mailbox(comm.local_thread());
-  std::lock_guard lock(box.mutex);
-  return box.eager_bytes;
+  return comm.state()->mailbox(comm.local_thread()).eager_bytes();
 }
 
 bool source_in_header(const Communicator& comm) {

@@ -12,6 +12,7 @@
 #include "ep/error.hpp"
 #include "ep/request.hpp"
 #include "p2p/inter_process.hpp"
+#include "p2p/matching_engine.hpp"
 #include "p2p/request_state.hpp"
 #include "trace/recorder.hpp"
 
@@ -57,6 +58,17 @@ bool poll(RequestState& request) {
     return true;
   }
   if (phase == Phase::kMpiPending && test_mpi(request)) return true;
+  if (phase == Phase::kPosted) {
+    // An intra-process match happens when someone takes in the mailbox's
+    // arrivals: the receiver for its own receives, the sender for the
+    // receiver's, while its message waits to be matched.
+    if (request.kind == RequestState::Kind::kRecv && !request.direct) {
+      detail::settle_arrivals(request.comm->mailbox(request.owner_thread));
+    } else if (request.settles_thread >= 0) {
+      detail::settle_arrivals(request.comm->mailbox(request.settles_thread));
+    }
+    if (request.phase.load(std::memory_order_acquire) == Phase::kComplete) return true;
+  }
   // Drain even while an MPI request is pending: a large MPI send completes
   // only when the peer receives it, and the peer's receive may be waiting in
   // our queue for a thread of ours to drain it (two single-threaded
@@ -237,15 +249,21 @@ void cancel(Request& request) {
     return;
   }
   detail::Mailbox& box = state.comm->mailbox(state.owner_thread);
-  std::lock_guard lock(box.mutex);
-  for (auto it = box.posted.begin(); it != box.posted.end(); ++it) {
-    if (it->get() != &state) continue;
-    box.posted.erase(it);  // still unmatched, so no message is involved
-    state.status = Status{};
-    state.status.cancelled = true;
-    state.complete();
-    return;
+  detail::Matches matched;
+  {
+    std::lock_guard lock(box.mutex);
+    // A message its sender already pushed matches before the cancel.
+    detail::absorb_arrivals(box, matched);
+    for (auto it = box.posted.begin(); it != box.posted.end(); ++it) {
+      if (it->get() != &state) continue;
+      box.posted.erase(it);  // still unmatched, so no message is involved
+      state.status = Status{};
+      state.status.cancelled = true;
+      state.complete();
+      break;
+    }
   }
+  detail::finish_matches(matched);
 }
 
 }  // namespace ep

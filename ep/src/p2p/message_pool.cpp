@@ -1,0 +1,162 @@
+#include "p2p/message_pool.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <new>
+
+namespace ep::detail::message_pool {
+
+namespace {
+
+constexpr int kClasses = 10;  // 64 B << 0 .. 9: up to 32 KiB, above the eager threshold
+constexpr std::size_t kSmallestBlock = 64;
+constexpr int kUnpooled = -1;
+// Free blocks a thread keeps per class: a full streaming window of messages
+// and then some; what a flood leaves beyond it goes back to operator delete.
+constexpr int kMaxFreeBlocks = 256;
+
+struct Pool;
+
+// In front of every block: who made it and its class.
+struct alignas(std::max_align_t) Header {
+  Pool* home;  // null: not pooled (too large, or made while its thread was ending)
+  int size_class;
+};
+
+// The user area of a free block links it into a list.
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+// Marks a retired pool's return stacks: blocks dropped later are deleted.
+FreeBlock g_retired_marker{};
+FreeBlock* const kRetired = &g_retired_marker;
+
+struct Pool {
+  FreeBlock* free[kClasses] = {};  // owner thread only
+  int free_count[kClasses] = {};
+  std::atomic<FreeBlock*> returned[kClasses] = {};  // pushed by other threads
+};
+
+constexpr std::size_t class_bytes(int size_class) { return kSmallestBlock << size_class; }
+
+int class_of(std::size_t bytes) {
+  for (int c = 0; c < kClasses; ++c) {
+    if (bytes <= class_bytes(c)) return c;
+  }
+  return kUnpooled;
+}
+
+Header* header_of(void* block) { return static_cast<Header*>(block) - 1; }
+void* block_of(Header* header) { return header + 1; }
+void delete_block(FreeBlock* block) { ::operator delete(header_of(block)); }
+
+void delete_list(FreeBlock* list) {
+  while (list != nullptr) {
+    FreeBlock* next = list->next;
+    delete_block(list);
+    list = next;
+  }
+}
+
+thread_local Pool* t_pool = nullptr;
+thread_local bool t_retired = false;
+
+// Frees what the ending thread's pool holds and marks its return stacks, so
+// that blocks still in flight are deleted when they are dropped. The Pool
+// record itself stays: those blocks point at it.
+struct Retirer {
+  Retirer() = default;
+  Retirer(const Retirer&) = delete;
+  Retirer& operator=(const Retirer&) = delete;
+  ~Retirer() {
+    Pool* pool = t_pool;
+    t_pool = nullptr;
+    t_retired = true;
+    for (int c = 0; c < kClasses; ++c) {
+      delete_list(pool->free[c]);
+      delete_list(pool->returned[c].exchange(kRetired, std::memory_order_acquire));
+    }
+  }
+};
+
+Pool* thread_pool() {
+  if (t_pool == nullptr && !t_retired) {
+    t_pool = new Pool;  // NOLINT(cppcoreguidelines-owning-memory): kept for the blocks in flight
+    thread_local Retirer retirer;
+  }
+  return t_pool;
+}
+
+// The owner's free list ran dry: takes what other threads dropped, keeping
+// at most kMaxFreeBlocks.
+void refill(Pool& pool, int c) {
+  FreeBlock* list = pool.returned[c].exchange(nullptr, std::memory_order_acquire);
+  int kept = 0;
+  while (list != nullptr) {
+    FreeBlock* next = list->next;
+    if (kept < kMaxFreeBlocks) {
+      list->next = pool.free[c];
+      pool.free[c] = list;
+      ++kept;
+    } else {
+      delete_block(list);
+    }
+    list = next;
+  }
+  pool.free_count[c] = kept;
+}
+
+}  // namespace
+
+void* allocate(std::size_t bytes) {
+  const int c = class_of(bytes);
+  Pool* pool = c == kUnpooled ? nullptr : thread_pool();
+  if (pool != nullptr) {
+    if (pool->free[c] == nullptr) refill(*pool, c);
+    if (FreeBlock* block = pool->free[c]) {
+      pool->free[c] = block->next;
+      --pool->free_count[c];
+      return block;
+    }
+  }
+  const std::size_t size = pool != nullptr ? class_bytes(c) : bytes;
+  auto* header = static_cast<Header*>(::operator new(sizeof(Header) + size));
+  header->home = pool;
+  header->size_class = pool != nullptr ? c : kUnpooled;
+  return block_of(header);
+}
+
+void deallocate(void* block) noexcept {
+  if (block == nullptr) return;
+  Header* header = header_of(block);
+  Pool* home = header->home;
+  if (home == nullptr) {
+    ::operator delete(header);
+    return;
+  }
+  const int c = header->size_class;
+  auto* node = static_cast<FreeBlock*>(block);
+  if (home == t_pool) {  // dropped by its maker
+    if (home->free_count[c] >= kMaxFreeBlocks) {
+      ::operator delete(header);
+      return;
+    }
+    node->next = home->free[c];
+    home->free[c] = node;
+    ++home->free_count[c];
+    return;
+  }
+  // Dropped by another thread: back onto the maker's return stack.
+  FreeBlock* head = home->returned[c].load(std::memory_order_relaxed);
+  do {
+    if (head == kRetired) {
+      ::operator delete(header);
+      return;
+    }
+    node->next = head;
+  } while (!home->returned[c].compare_exchange_weak(head, node, std::memory_order_release,
+                                                    std::memory_order_relaxed));
+}
+
+}  // namespace ep::detail::message_pool
