@@ -11,11 +11,15 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ep/ep.hpp"
@@ -212,6 +216,71 @@ TEST(P2PPaths, SameResultsWithTinyEagerThreshold) {
         EXPECT_EQ(script(c, ep_p2p::inter_partner(c), 3000), with_self);
       },
       0, options);
+}
+
+// A send to a thread of the same process that waits for its match
+// (rendezvous, synchronous) completes while its receiver computes, as MPI's
+// progress rule asks: the receives are posted, and the waiting sender takes
+// the receiver's arrivals in itself (p2p/matching_engine.hpp). The sender
+// first leaves an unreceived eager message on the receiver's arrival stack,
+// so that the two waiting sends queue behind it instead of matching at once.
+// The receiver looks at the library again only once the sends have
+// returned, or after 30 s, when the test fails instead of hanging.
+TEST(P2PPaths, WaitingIntraSendsNeedNoPollingReceiver) {
+  constexpr int kMaxThreads = 256;
+  static std::array<std::atomic<int>, kMaxThreads> posted{};
+  static std::array<std::atomic<int>, kMaxThreads> returned{};
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int partner = ep_p2p::intra_partner(c);
+    const std::size_t large = 3 * kEager;
+    const std::vector<unsigned char> big = step_data(1, large);
+    const std::vector<unsigned char> small = step_data(2, 64);
+    const std::vector<unsigned char> first = step_data(3, 8);
+    const int receiver_thread = c.rank_map().locate(partner).thread;
+    if (partner == c.rank()) {
+      // No partner thread: the same calls to itself, its receives posted.
+      std::vector<unsigned char> in_big(large), in_small(64), in_first(8);
+      ep::Request rb = c.irecv(in_big.data(), static_cast<int>(large), MPI_BYTE, c.rank(), 1);
+      ep::Request rs = c.irecv(in_small.data(), 64, MPI_BYTE, c.rank(), 2);
+      c.send(first.data(), 8, MPI_BYTE, c.rank(), 3);
+      c.send(big.data(), static_cast<int>(large), MPI_BYTE, c.rank(), 1);
+      c.ssend(small.data(), 64, MPI_BYTE, c.rank(), 2);
+      ep::wait(rb);
+      ep::wait(rs);
+      c.recv(in_first.data(), 8, MPI_BYTE, c.rank(), 3);
+      EXPECT_EQ(in_big, big);
+      EXPECT_EQ(in_small, small);
+      EXPECT_EQ(in_first, first);
+      return;
+    }
+    if (c.local_thread() % 2 == 0) {  // the sender
+      while (posted[static_cast<std::size_t>(receiver_thread)].load() == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      c.send(first.data(), 8, MPI_BYTE, partner, 3);  // eager, unreceived for now
+      c.send(big.data(), static_cast<int>(large), MPI_BYTE, partner, 1);  // rendezvous
+      c.ssend(small.data(), 64, MPI_BYTE, partner, 2);
+      returned[static_cast<std::size_t>(receiver_thread)].store(1);
+      return;
+    }
+    std::vector<unsigned char> in_big(large), in_small(64), in_first(8);
+    ep::Request rb = c.irecv(in_big.data(), static_cast<int>(large), MPI_BYTE, partner, 1);
+    ep::Request rs = c.irecv(in_small.data(), 64, MPI_BYTE, partner, 2);
+    const auto me = static_cast<std::size_t>(c.local_thread());
+    posted[me].store(1);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (returned[me].load() == 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // computing
+    }
+    EXPECT_EQ(returned[me].load(), 1)
+        << "the sends of ep rank " << partner << " waited for this receiver to poll";
+    ep::wait(rb);
+    ep::wait(rs);
+    c.recv(in_first.data(), 8, MPI_BYTE, partner, 3);
+    EXPECT_EQ(in_big, big);
+    EXPECT_EQ(in_small, small);
+    EXPECT_EQ(in_first, first);
+  });
 }
 
 }  // namespace

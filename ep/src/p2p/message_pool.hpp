@@ -40,7 +40,7 @@ void deallocate(void* block) noexcept;
 /// buffer is always written in full before it is read.
 template <class T>
 struct PoolAllocator {
-  using value_type = T;
+  using value_type = T;  // NOLINT(readability-identifier-naming): the name allocators must use
 
   PoolAllocator() noexcept = default;
   template <class U>
