@@ -15,6 +15,13 @@
 
 namespace ep::detail {
 
+/// One polite pause of a spinning thread (a hint to the core, nothing more).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 class SpinLock {
  public:
   void lock() noexcept {
@@ -22,9 +29,7 @@ class SpinLock {
     while (locked_.exchange(true, std::memory_order_acquire)) {
       while (locked_.load(std::memory_order_relaxed)) {
         if (++spins < kSpinsBeforeYield) {
-#if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
-#endif
+          cpu_relax();
         } else {
           sched_yield();
         }

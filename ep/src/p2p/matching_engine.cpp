@@ -89,11 +89,20 @@ void raise_high_water(Mailbox& box, std::size_t held) {
 
 bool reserve_eager(Mailbox& box, std::size_t bytes, std::size_t cap) {
   std::size_t reserved = box.eager_reserved.load(std::memory_order_relaxed);
+  // A stale (smaller) released count overstates what is held, so the cap
+  // holds whatever the owner releases meanwhile. The senders' own copy is
+  // read first; the owner's line only when that copy leaves no room.
+  std::size_t released = box.eager_released_seen.load(std::memory_order_relaxed);
+  bool fresh = false;
   while (true) {
-    // A stale (smaller) released count overstates what is held: the cap
-    // holds whatever the owner releases meanwhile.
-    const std::size_t held = reserved - box.eager_released.load(std::memory_order_acquire) + bytes;
-    if (held > cap) return false;
+    const std::size_t held = reserved - released + bytes;
+    if (held > cap) {
+      if (fresh) return false;
+      released = box.eager_released.load(std::memory_order_acquire);
+      box.eager_released_seen.store(released, std::memory_order_relaxed);
+      fresh = true;
+      continue;
+    }
     if (box.eager_reserved.compare_exchange_weak(reserved, reserved + bytes,
                                                  std::memory_order_relaxed)) {
       raise_high_water(box, held);
@@ -195,8 +204,9 @@ void clear_mailbox(Mailbox& box) {
   drop_arrivals(box);
   box.posted.clear();
   box.unexpected.clear();
-  box.eager_released.store(box.eager_reserved.load(std::memory_order_relaxed),
-                           std::memory_order_relaxed);
+  const std::size_t reserved = box.eager_reserved.load(std::memory_order_relaxed);
+  box.eager_released.store(reserved, std::memory_order_relaxed);
+  box.eager_released_seen.store(reserved, std::memory_order_relaxed);
 }
 
 std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message) {

@@ -110,6 +110,9 @@ struct alignas(64) Mailbox {
   // the most it has held (for the tests).
   alignas(64) std::atomic<std::size_t> eager_reserved{0};
   std::atomic<std::size_t> eager_high_water{0};
+  // The senders' last reading of eager_released (never ahead of it): while
+  // it leaves room under the cap, a sender need not read the owner's line.
+  std::atomic<std::size_t> eager_released_seen{0};
   alignas(64) std::atomic<std::size_t> eager_released{0};
 
   Mailbox() = default;

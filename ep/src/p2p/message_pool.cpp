@@ -1,5 +1,6 @@
 #include "p2p/message_pool.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <new>
@@ -35,7 +36,15 @@ FreeBlock* const kRetired = &g_retired_marker;
 struct Pool {
   FreeBlock* free[kClasses] = {};  // owner thread only
   int free_count[kClasses] = {};
-  std::atomic<FreeBlock*> returned[kClasses] = {};  // pushed by other threads
+  // Pushed by other threads, each class's stack head on a line of its own
+  // with a count of what was pushed. The count is kept apart from the head,
+  // so it may lag or lead it by a few blocks: it only bounds what the owner
+  // keeps, which it never needs exactly.
+  struct alignas(64) Returned {
+    std::atomic<FreeBlock*> head{nullptr};
+    std::atomic<int> count{0};
+  };
+  Returned returned[kClasses];
 };
 
 constexpr std::size_t class_bytes(int size_class) { return kSmallestBlock << size_class; }
@@ -75,7 +84,7 @@ struct Retirer {
     t_retired = true;
     for (int c = 0; c < kClasses; ++c) {
       delete_list(pool->free[c]);
-      delete_list(pool->returned[c].exchange(kRetired, std::memory_order_acquire));
+      delete_list(pool->returned[c].head.exchange(kRetired, std::memory_order_acquire));
     }
   }
 };
@@ -88,10 +97,19 @@ Pool* thread_pool() {
   return t_pool;
 }
 
-// The owner's free list ran dry: takes what other threads dropped, keeping
-// at most kMaxFreeBlocks.
+// The owner's free list ran dry: takes what other threads dropped. The list
+// is taken whole, without walking it (each step would wait for a line the
+// dropping thread wrote); only a list longer than kMaxFreeBlocks, left by a
+// flood, is walked to free the surplus.
 void refill(Pool& pool, int c) {
-  FreeBlock* list = pool.returned[c].exchange(nullptr, std::memory_order_acquire);
+  Pool::Returned& returned = pool.returned[c];
+  FreeBlock* list = returned.head.exchange(nullptr, std::memory_order_acquire);
+  const int pushed = returned.count.exchange(0, std::memory_order_relaxed);
+  if (pushed <= kMaxFreeBlocks) {
+    pool.free[c] = list;
+    pool.free_count[c] = std::max(pushed, 0);
+    return;
+  }
   int kept = 0;
   while (list != nullptr) {
     FreeBlock* next = list->next;
@@ -116,7 +134,7 @@ void* allocate(std::size_t bytes) {
     if (pool->free[c] == nullptr) refill(*pool, c);
     if (FreeBlock* block = pool->free[c]) {
       pool->free[c] = block->next;
-      --pool->free_count[c];
+      if (pool->free_count[c] > 0) --pool->free_count[c];
       return block;
     }
   }
@@ -148,15 +166,17 @@ void deallocate(void* block) noexcept {
     return;
   }
   // Dropped by another thread: back onto the maker's return stack.
-  FreeBlock* head = home->returned[c].load(std::memory_order_relaxed);
+  Pool::Returned& returned = home->returned[c];
+  FreeBlock* head = returned.head.load(std::memory_order_relaxed);
   do {
     if (head == kRetired) {
       ::operator delete(header);
       return;
     }
     node->next = head;
-  } while (!home->returned[c].compare_exchange_weak(head, node, std::memory_order_release,
-                                                    std::memory_order_relaxed));
+  } while (!returned.head.compare_exchange_weak(head, node, std::memory_order_release,
+                                                std::memory_order_relaxed));
+  returned.count.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace ep::detail::message_pool
