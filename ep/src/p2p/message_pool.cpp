@@ -60,6 +60,14 @@ Header* header_of(void* block) { return static_cast<Header*>(block) - 1; }
 void* block_of(Header* header) { return header + 1; }
 void delete_block(FreeBlock* block) { ::operator delete(header_of(block)); }
 
+void delete_list_of(FreeBlock* first, int blocks) {
+  for (int i = 0; i < blocks; ++i) {
+    FreeBlock* next = first->next;
+    delete_block(first);
+    first = next;
+  }
+}
+
 void delete_list(FreeBlock* list) {
   while (list != nullptr) {
     FreeBlock* next = list->next;
@@ -125,6 +133,55 @@ void refill(Pool& pool, int c) {
   pool.free_count[c] = kept;
 }
 
+// Pushes the chain first..last (`blocks` long) onto `home`'s return stack of
+// class `c`, or deletes it when `home`'s thread has ended.
+void return_chain(Pool& home, int c, FreeBlock* first, FreeBlock* last, int blocks) {
+  Pool::Returned& returned = home.returned[c];
+  FreeBlock* head = returned.head.load(std::memory_order_relaxed);
+  do {
+    if (head == kRetired) {
+      delete_list_of(first, blocks);
+      return;
+    }
+    last->next = head;
+  } while (!returned.head.compare_exchange_weak(head, first, std::memory_order_release,
+                                                std::memory_order_relaxed));
+  returned.count.fetch_add(blocks, std::memory_order_relaxed);
+}
+
+// Blocks of other threads' pools that this thread dropped, per class, all
+// of one maker, not yet returned: one push per kReturnBatch blocks instead
+// of one per block. At most kReturnBatch blocks of a class wait here; a
+// drop for another maker, or the thread's end, sends them back first.
+constexpr int kReturnBatch = 16;
+
+struct Outbox {
+  Pool* home = nullptr;
+  FreeBlock* first = nullptr;
+  FreeBlock* last = nullptr;
+  int blocks = 0;
+};
+
+thread_local Outbox t_outboxes[kClasses];
+thread_local bool t_outboxes_closed = false;
+
+void flush(Outbox& out, int c) {
+  if (out.blocks > 0) return_chain(*out.home, c, out.first, out.last, out.blocks);
+  out = Outbox{};
+}
+
+// Sends the outboxes back when the thread ends; drops after that go back
+// one at a time.
+struct OutboxCloser {
+  OutboxCloser() = default;
+  OutboxCloser(const OutboxCloser&) = delete;
+  OutboxCloser& operator=(const OutboxCloser&) = delete;
+  ~OutboxCloser() {
+    for (int c = 0; c < kClasses; ++c) flush(t_outboxes[c], c);
+    t_outboxes_closed = true;
+  }
+};
+
 }  // namespace
 
 void* allocate(std::size_t bytes) {
@@ -165,18 +222,23 @@ void deallocate(void* block) noexcept {
     ++home->free_count[c];
     return;
   }
-  // Dropped by another thread: back onto the maker's return stack.
-  Pool::Returned& returned = home->returned[c];
-  FreeBlock* head = returned.head.load(std::memory_order_relaxed);
-  do {
-    if (head == kRetired) {
-      ::operator delete(header);
-      return;
-    }
-    node->next = head;
-  } while (!returned.head.compare_exchange_weak(head, node, std::memory_order_release,
-                                                std::memory_order_relaxed));
-  returned.count.fetch_add(1, std::memory_order_relaxed);
+  // Dropped by another thread: gathered into this thread's outbox for that
+  // maker and class, and sent back onto the maker's return stack a batch at
+  // a time.
+  if (t_outboxes_closed) {
+    return_chain(*home, c, node, node, 1);
+    return;
+  }
+  thread_local OutboxCloser closer;
+  Outbox& out = t_outboxes[c];
+  if (out.home != home) {
+    flush(out, c);
+    out.home = home;
+  }
+  node->next = out.first;
+  if (out.first == nullptr) out.last = node;
+  out.first = node;
+  if (++out.blocks >= kReturnBatch) flush(out, c);
 }
 
 }  // namespace ep::detail::message_pool

@@ -6,9 +6,10 @@
 // hands the block back to the maker's arena under that arena's lock, against
 // the maker's next allocation: one lock collision per message at full rate.
 // Here a dropped block goes back to a lock-free stack of the thread that
-// made it (one compare-and-swap), and that thread takes the whole stack when
-// its own free list runs dry; a block dropped by its maker goes straight on
-// the free list.
+// made it, gathered by the dropping thread into batches of up to 16 blocks
+// per maker (one compare-and-swap per batch), and the maker takes the whole
+// stack when its own free list runs dry; a block dropped by its maker goes
+// straight on the free list.
 //
 // Blocks come in power-of-two size classes from 64 B to 32 KiB (larger
 // requests go to operator new); each thread keeps at most kMaxFreeBlocks of
