@@ -31,6 +31,9 @@
 //   6. mailbox   Mailbox::mutex (p2p/matching_engine.hpp), a spin lock, one
 //                at a time: queue operations and the truncation check only,
 //                no MPI call; the matched data moves after it is released.
+//                Intra-process senders push onto the mailbox's arrival stack
+//                without it, and only try it (never wait for it) when they
+//                match a posted receive themselves or take the stack in.
 //   7. leaves    FailureSlot::mutex_ (team/failure_slot.hpp),
 //                the trace recorder's mutex (trace/recorder.cpp), the test
 //                hooks' atomics: nothing is taken under them.

@@ -3,8 +3,8 @@
 // A request is owned by the endpoint (thread) that started it, but it can be
 // matched and completed by another thread: the thread that drains the
 // process's MPI queue, or a sender of the same process that finds the receive
-// already posted. Those writers fill the fields and then publish with a
-// release store to `phase`; the owner reads `phase` with acquire before it
+// already posted or takes the receiver's arrivals in while it waits. Those writers fill the fields
+// and then publish with a release store to `phase`; the owner reads `phase` with acquire before it
 // looks at anything else.
 #pragma once
 
