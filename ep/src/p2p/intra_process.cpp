@@ -42,18 +42,12 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
     header.source = send.source_rank;
     header.tag = send.tag;
     header.bytes = bytes;
-    thread_local Matches matched;  // arrivals pushed since the check above
     std::shared_ptr<RequestState> receiver;
-    try {
-      absorb_arrivals(box, matched);
+    {
+      // Arrivals pushed since the check above go first.
+      const ArrivalsTakenIn section(box, std::adopt_lock);
       receiver = take_posted(box, header);
-    } catch (...) {
-      box.mutex.unlock();
-      finish_matches(matched);
-      throw;
     }
-    box.mutex.unlock();
-    finish_matches(matched);
     if (receiver) {  // matched: a synchronous send has nothing left to wait for either
       receiver->status = status_of(header);
       try {

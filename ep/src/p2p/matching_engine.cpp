@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "checks.hpp"
 #include "comm_state.hpp"
@@ -148,41 +149,76 @@ Envelope* take_arrivals(Mailbox& box) {
 
 }  // namespace
 
-void absorb_arrivals(Mailbox& box, Matches& matched) {
-  std::size_t released = 0;  // eager bytes matched now: released once for the batch
-  for (Envelope* node = take_arrivals(box); node != nullptr;) {
-    Envelope* next = node->next_arrival;
-    node->next_arrival = nullptr;
-    std::shared_ptr<Envelope> message = std::move(node->pinned);
-    node = next;
-    if (std::shared_ptr<RequestState> receiver = take_posted(box, *message)) {
-      if (message->kind == Envelope::Kind::kEager) released += message->bytes;
-      matched.push_back({std::move(receiver), std::move(message)});
-    } else {
-      box.unexpected.push_back(std::move(message));
-    }
-  }
-  if (released != 0) box.eager_released.fetch_add(released, std::memory_order_release);
+namespace {
+
+// A matched receive and its message, moved once the mailbox lock is released.
+struct Match {
+  std::shared_ptr<RequestState> request;
+  std::shared_ptr<Envelope> message;
+};
+
+// The matches of this thread's open section (sections do not nest).
+std::vector<Match>& section_matches() {
+  thread_local std::vector<Match> matched;
+  return matched;
 }
 
-void finish_matches(Matches& matched) noexcept {
+}  // namespace
+
+ArrivalsTakenIn::ArrivalsTakenIn(Mailbox& box) : box_(box) {
+  box_.mutex.lock();
+  take_in();
+}
+
+ArrivalsTakenIn::ArrivalsTakenIn(Mailbox& box, std::adopt_lock_t /*held*/) : box_(box) {
+  take_in();
+}
+
+ArrivalsTakenIn::~ArrivalsTakenIn() { leave(); }
+
+void ArrivalsTakenIn::leave() noexcept {
+  box_.mutex.unlock();
+  std::vector<Match>& matched = section_matches();
   for (Match& m : matched) receive_matched(*m.request, *m.message);
   matched.clear();
+}
+
+void ArrivalsTakenIn::take_in() {
+  std::vector<Match>& matched = section_matches();
+  std::size_t released = 0;  // eager bytes matched now: released once for the batch
+  try {
+    for (Envelope* node = take_arrivals(box_); node != nullptr;) {
+      Envelope* next = node->next_arrival;
+      node->next_arrival = nullptr;
+      std::shared_ptr<Envelope> message = std::move(node->pinned);
+      node = next;
+      if (std::shared_ptr<RequestState> receiver = take_posted(box_, *message)) {
+        if (message->kind == Envelope::Kind::kEager) released += message->bytes;
+        matched.push_back({std::move(receiver), std::move(message)});
+      } else {
+        box_.unexpected.push_back(std::move(message));
+      }
+    }
+  } catch (...) {
+    // Only an allocation of the queues can fail here. The constructor does
+    // not complete, so the destructor will not run: leave the section here
+    // (moving what was matched) before passing the failure on.
+    if (released != 0) box_.eager_released.fetch_add(released, std::memory_order_release);
+    leave();
+    throw;
+  }
+  if (released != 0) box_.eager_released.fetch_add(released, std::memory_order_release);
 }
 
 void settle_arrivals(Mailbox& box) noexcept {
   if (box.arrivals.load(std::memory_order_relaxed) == nullptr) return;
   if (!box.mutex.try_lock()) return;
-  // Reused by every settle of this thread: the steady state allocates nothing.
-  thread_local Matches matched;
   try {
-    absorb_arrivals(box, matched);
+    const ArrivalsTakenIn section(box, std::adopt_lock);
   } catch (...) {
-    // Only the queues' allocation can throw here; what was taken in stays
-    // queued, what was matched is moved below.
+    // The queues could not grow; what was taken in stays queued and the
+    // owner's next post or poll tries again.
   }
-  box.mutex.unlock();
-  finish_matches(matched);
 }
 
 namespace {
@@ -240,12 +276,10 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
 }
 
 void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request) {
-  thread_local Matches matched;
   std::shared_ptr<Envelope> message;
   {
-    std::lock_guard lock(box.mutex);
     // What the senders pushed so far is older than this receive.
-    absorb_arrivals(box, matched);
+    const ArrivalsTakenIn section(box);
     auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(), [&](const auto& m) {
       return matches(request->want_source, request->want_tag, *m);
     });
@@ -257,7 +291,6 @@ void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request) {
       release_eager(box, *message);
     }
   }
-  finish_matches(matched);
   if (message) receive_matched(*request, *message);
 }
 

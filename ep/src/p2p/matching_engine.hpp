@@ -128,42 +128,50 @@ struct alignas(64) Mailbox {
   }
 };
 
-/// A matched receive and its message, to be moved by receive_matched once
-/// the mailbox lock is released.
-struct Match {
-  std::shared_ptr<RequestState> request;
-  std::shared_ptr<Envelope> message;
-};
-using Matches = std::vector<Match>;
-
 /// Pushes an intra-process `message` onto `box`'s arrival stack; any thread,
-/// no lock. The message is matched later, by absorb_arrivals.
+/// no lock. The message is matched later, by the next ArrivalsTakenIn.
 void push_arrival(Mailbox& box, std::shared_ptr<Envelope> message);
+
+/// A section under `box`'s lock that starts by taking the whole arrival
+/// stack into the queues, oldest first: each message goes to the first
+/// matching posted receive or to the end of `unexpected`. The matched data
+/// moves when the section ends, after the lock is released (the mailbox
+/// rule: no copy under the lock). Every path that looks at the queues opens
+/// one, so a pushed message is never overtaken by a later post or probe.
+/// Sections do not nest within a thread (the matches wait in a per-thread
+/// list, which the steady state reuses without allocating).
+class ArrivalsTakenIn {
+ public:
+  /// Takes the lock, waiting for it.
+  explicit ArrivalsTakenIn(Mailbox& box);
+  /// `box.mutex` is already held by the caller (a try_lock that succeeded).
+  ArrivalsTakenIn(Mailbox& box, std::adopt_lock_t /*held*/);
+  ArrivalsTakenIn(const ArrivalsTakenIn&) = delete;
+  ArrivalsTakenIn& operator=(const ArrivalsTakenIn&) = delete;
+  /// Releases the lock, then moves what the arrivals matched. Never throws
+  /// (receive_matched fails the requests instead).
+  ~ArrivalsTakenIn();
+
+ private:
+  void take_in();
+  void leave() noexcept;  // unlocks, then moves the matches
+  Mailbox& box_;
+};
+
+/// Takes in `box`'s arrivals when there are any and nobody else holds the
+/// lock (a holder's section takes them itself, or a later call does). Any
+/// thread: the owner's polls, and a sender that waits for its message to be
+/// matched (p2p/wait.cpp) so that it never depends on the receiver
+/// polling. Never throws.
+void settle_arrivals(Mailbox& box) noexcept;
+
+/// Drops every queued message and receive (the communicator is being freed).
+void clear_mailbox(Mailbox& box);
 
 /// Takes the first posted receive that matches `message` out of `box`; a
 /// matching receive too small for it fails (truncation) on the way, and the
 /// message goes on to the next. Null when none is left. box.mutex held.
 std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message);
-
-/// Takes the whole arrival stack into the queues, oldest first: each message
-/// goes to the first matching posted receive (appended to `matched`, moved
-/// by the caller after unlocking) or to the end of `unexpected`. Call with
-/// box.mutex held.
-void absorb_arrivals(Mailbox& box, Matches& matched);
-
-/// Moves the matches of absorb_arrivals; call after releasing the lock.
-/// Never throws (receive_matched fails the requests instead).
-void finish_matches(Matches& matched) noexcept;
-
-/// Takes in `box`'s arrivals when there are any and nobody else holds the
-/// lock (a holder takes them itself when its section looks at the queues,
-/// or a later call does). Any thread: the owner's polls, and a sender that
-/// waits for its message to be matched (p2p/wait.cpp) so that it never
-/// depends on the receiver polling. Never throws.
-void settle_arrivals(Mailbox& box) noexcept;
-
-/// Drops every queued message and receive (the communicator is being freed).
-void clear_mailbox(Mailbox& box);
 
 /// Counts a message taken by a probe in or out of `box` (+1 when taken, -1
 /// when received or returned). Takes box.mutex.

@@ -157,11 +157,9 @@ std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* 
   CommState& comm = *self.state();
   if (!comm.single_process()) comm.drain(self.rank());
   Mailbox& box = comm.mailbox(self.local_thread());
-  Matches matched;  // arrivals that met receives posted earlier
   std::shared_ptr<Envelope> found;
   {
-    std::lock_guard lock(box.mutex);
-    absorb_arrivals(box, matched);
+    const ArrivalsTakenIn section(box);
     auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(),
                            [&](const auto& m) { return matches(source, tag, *m); });
     if (it != box.unexpected.end()) {
@@ -174,7 +172,6 @@ std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* 
       }
     }
   }
-  finish_matches(matched);
   if (found) return found;
   if (comm.drain_failed()) {
     const CommState::DrainFault& fault = comm.drain_fault();

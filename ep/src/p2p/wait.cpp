@@ -249,11 +249,9 @@ void cancel(Request& request) {
     return;
   }
   detail::Mailbox& box = state.comm->mailbox(state.owner_thread);
-  detail::Matches matched;
   {
-    std::lock_guard lock(box.mutex);
     // A message its sender already pushed matches before the cancel.
-    detail::absorb_arrivals(box, matched);
+    const detail::ArrivalsTakenIn section(box);
     for (auto it = box.posted.begin(); it != box.posted.end(); ++it) {
       if (it->get() != &state) continue;
       box.posted.erase(it);  // still unmatched, so no message is involved
@@ -263,7 +261,6 @@ void cancel(Request& request) {
       break;
     }
   }
-  detail::finish_matches(matched);
 }
 
 }  // namespace ep
