@@ -339,4 +339,57 @@ void ByteRuns::build(const char* call, int rank) {
   }
 }
 
+std::optional<std::size_t> probe_segment(const CollectiveCall& call, MPI_Comm mpi, int tag, int q,
+                                         MPI_Message& message) {
+  int found = 0;
+  MPI_Status status;
+  check_mpi(MPI_Improbe(q, tag, mpi, &found, &message, &status), call.name, call.rank);
+  if (found == 0) return std::nullopt;
+  MPI_Count bytes = 0;
+  check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &bytes), call.name, call.rank);
+  return static_cast<std::size_t>(bytes);
+}
+
+// ---- SegmentLanding -------------------------------------------------------
+
+std::size_t SegmentLanding::expect(std::span<const std::size_t> expected, int me) {
+  offset_.assign(expected.size(), 0);
+  bytes_.assign(expected.size(), 0);
+  at_.assign(expected.size(), nullptr);
+  std::size_t total = 0;
+  for (std::size_t q = 0; q < expected.size(); ++q) {
+    if (static_cast<int>(q) == me) continue;
+    offset_[q] = total;
+    bytes_[q] = expected[q];
+    total += expected[q];
+  }
+  return total;
+}
+
+void SegmentLanding::land_in(std::byte* buffer) {
+  for (std::size_t q = 0; q < at_.size(); ++q) at_[q] = buffer + offset_[q];
+}
+
+MPI_Request SegmentLanding::receive(const CollectiveCall& call, int q, std::size_t bytes,
+                                    MPI_Message& message) {
+  const auto qi = static_cast<std::size_t>(q);
+  if (bytes != bytes_[qi] || at_[qi] == nullptr) {
+    mismatched_.push_back(
+        std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 1)));
+    at_[qi] = mismatched_.back().get();
+    bytes_[qi] = bytes;
+  }
+  // One run of bytes: MPI_BYTE when the count fits an int, else a type of
+  // 1 GiB pieces, kept until the receive has completed.
+  layouts_.push_back(std::make_unique<ByteRuns>(1, at_[qi]));
+  ByteRuns& runs = *layouts_.back();
+  runs.add(0, at_[qi], bytes);
+  runs.build(call.name, call.rank);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(
+      MPI_Imrecv(runs.mutable_buffer(), runs.counts()[0], runs.types()[0], &message, &request),
+      call.name, call.rank);
+  return request;
+}
+
 }  // namespace ep::detail

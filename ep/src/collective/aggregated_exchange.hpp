@@ -144,6 +144,13 @@ class ByteRuns {
 
   [[nodiscard]] const void* buffer() const;
   [[nodiscard]] void* mutable_buffer() const { return const_cast<void*>(buffer()); }
+  /// The buffer argument of a point-to-point message to or from `peer`
+  /// alone, with counts()[peer] and types()[peer]: buffer() moved by the
+  /// peer's displacement.
+  [[nodiscard]] const void* peer_buffer(int peer) const {
+    if (base_ == nullptr) return MPI_BOTTOM;
+    return base_ + displs_[static_cast<std::size_t>(peer)];
+  }
   [[nodiscard]] const int* counts() const { return counts_.data(); }
   [[nodiscard]] const int* displs() const { return displs_.data(); }
   [[nodiscard]] const MPI_Datatype* types() const { return types_.data(); }
@@ -159,6 +166,45 @@ class ByteRuns {
   std::vector<int> displs_;
   std::vector<MPI_Datatype> types_;
   std::vector<MPI_Datatype> owned_;  // derived types to free
+};
+
+/// Probes for process `q`'s segment on `tag` of `mpi` (MPI_Improbe). When it
+/// has arrived, takes it into `message` and returns its size in bytes.
+/// Throws ep::Error on an MPI failure.
+std::optional<std::size_t> probe_segment(const CollectiveCall& call, MPI_Comm mpi, int tag, int q,
+                                         MPI_Message& message);
+
+/// Where each process's segment of an exchange lands when segments travel
+/// as point-to-point messages received through a matched probe: in one
+/// buffer, at the size this process expects (expected_segment_size), unless
+/// the probe finds another size. Such a segment is received whole into a
+/// buffer of its own, so MPI never sees a size mismatch and unpack_segment
+/// finds the blocks whose two sides disagree in its size rows.
+///
+/// Thread safety: none; one thread lays out and receives, and the segments
+/// are read after the receives have completed.
+class SegmentLanding {
+ public:
+  /// Records the bytes expected from each process (`expected[q]`; the entry
+  /// of process `me` is ignored) and returns the bytes of the buffer they
+  /// take together (land_in).
+  std::size_t expect(std::span<const std::size_t> expected, int me);
+  /// The buffer of expect()'s size, owned by the caller until the receives
+  /// have completed and the segments have been read.
+  void land_in(std::byte* buffer);
+  /// Starts the receive of process `q`'s matched segment, `bytes` long as
+  /// probed (MPI_Imrecv). Throws ep::Error on an MPI failure.
+  MPI_Request receive(const CollectiveCall& call, int q, std::size_t bytes, MPI_Message& message);
+
+  [[nodiscard]] const std::byte* segment(int q) const { return at_[static_cast<std::size_t>(q)]; }
+  [[nodiscard]] std::size_t bytes(int q) const { return bytes_[static_cast<std::size_t>(q)]; }
+
+ private:
+  std::vector<std::size_t> offset_;                       // per process, in the common buffer
+  std::vector<std::size_t> bytes_;                        // per process: expected, then as probed
+  std::vector<std::byte*> at_;                            // per process: where its segment lands
+  std::vector<std::unique_ptr<std::byte[]>> mismatched_;  // segments of an unexpected size
+  std::vector<std::unique_ptr<ByteRuns>> layouts_;        // MPI's view of each receive
 };
 
 }  // namespace ep::detail

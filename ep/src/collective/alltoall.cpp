@@ -8,36 +8,40 @@
 //   1. every thread describes its blocks (packing its outgoing data first
 //      under MPI_IN_PLACE) and publishes them;
 //   2. the leader lays out one send staging buffer (a segment per destination
-//      process, a region per local thread in it) and starts the exchange of
-//      the segments' sizes (below);
+//      process, a region per local thread in it) and the receive staging (a
+//      segment per source process, at the size this process expects);
 //   3. every thread packs its own regions, in parallel;
-//   4. the leader lays out the receive staging from the agreed sizes and
-//      exchanges the segments with one MPI_Ialltoallw of bytes while the
-//      other threads copy the blocks between threads of the process
-//      directly (copy_typed, no MPI);
-//   5. every thread unpacks its own blocks from the received segments (the
-//      leader then does its direct copies).
+//   4. the leader exchanges the segments (below) while every thread copies
+//      the blocks it receives from the threads of this process directly
+//      (copy_typed, no MPI);
+//   5. every thread unpacks its own blocks from the received segments.
 // With one endpoint per process and EP ranks in process order the call goes
 // straight to MPI with the user's arguments.
 //
-// Sizes are agreed before the bytes move: the leaders tell each other the
-// size of every segment (one MPI_Ialltoall of 64-bit sizes, started in step 2
-// and completed in step 4, so it overlaps the packing) and receive exactly
-// that. MPI then never sees mismatched sizes, and a block whose two sides
-// disagree is found in the segment's size rows by its receiver (kTruncate or
-// kCount), on whichever processes hold it. Collective checking
+// The segments travel as point-to-point messages on the internal
+// communicator (kAlltoallSegmentTag), one per process pair, each received
+// through a matched probe at the size it was sent: one MPI step, where a
+// collective exchange would need the sizes agreed first (MPI libraries abort
+// on a collective whose sides disagree). A segment of an unexpected size
+// lands whole in a buffer of its own, and the block whose two sides disagree
+// is found in its size rows by its receiver (kTruncate or kCount), on
+// whichever processes hold it. Collective checking
 // (EndpointOptions::check_collectives) sends calls with one endpoint per
 // process this way too, instead of to MPI's own call with the user's
-// arguments (which MPI libraries abort on when the sides disagree).
+// arguments.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include "backoff.hpp"
 #include "collective/aggregated_exchange.hpp"
+#include "collective/internal_tags.hpp"
 #include "ep/collectives.hpp"
 #include "team/collective_call.hpp"
 
@@ -49,6 +53,7 @@ using detail::BlockArgs;
 using detail::CollectiveCall;
 using detail::ExchangeSpec;
 using detail::FailureSlot;
+using detail::SegmentLanding;
 
 // A staging buffer kept by a thread from call to call. Allocating the
 // staging afresh on every call cost more than the exchange itself (glibc
@@ -94,49 +99,33 @@ struct ProcessExchange {
   std::vector<std::size_t> region_offset;
   std::vector<std::size_t> send_offset;  // per process: segment start
   std::vector<std::size_t> send_size;
-  std::byte* recv = nullptr;
-  std::vector<std::size_t> recv_offset;  // per process: segment start
-  std::vector<std::size_t> recv_size;
+  // Where the other processes' segments land (the leader's receive staging,
+  // at the sizes this process expects).
+  SegmentLanding landing;
   std::unique_ptr<std::byte[]> oversize_send;
   std::unique_ptr<std::byte[]> oversize_recv;
-  // The segment sizes sent to and received from each process, exchanged by
-  // `sizes` (leader only). unsigned long long rather than std::uint64_t:
-  // MPI_UNSIGNED_LONG_LONG names the C type itself, which the MPI type
-  // checks of clang-tidy can verify.
-  std::vector<unsigned long long> outgoing_sizes;
-  std::vector<unsigned long long> incoming_sizes;
-  MPI_Request sizes = MPI_REQUEST_NULL;
-  // Set by the leader once the segments are in `recv`; read by the team after
-  // the barrier that follows the exchange.
+  // Set by the leader once the segments have landed; read by the team after
+  // the barrier (or release) that follows the exchange.
   bool received = false;
   FailureSlot failure;
 };
 
-// Receive layout from the agreed sizes; allocates the staging.
-void lay_out_receive(const CollectiveCall& call, ProcessExchange& px) {
-  const int me = call.comm.process_rank();
-  std::size_t recv_total = 0;
-  for (int q = 0; q < call.processes(); ++q) {
-    if (q == me) continue;
-    const auto qi = static_cast<std::size_t>(q);
-    px.recv_offset[qi] = recv_total;
-    px.recv_size[qi] = static_cast<std::size_t>(px.incoming_sizes[qi]);
-    recv_total += px.recv_size[qi];
-  }
-  // Contents undefined: every byte is written by MPI before it is read.
-  px.recv = t_recv_staging.get(recv_total, px.oversize_recv);
-}
-
+// Lays out and allocates the send and receive staging (leader only).
 void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs,
           ProcessExchange& px) {
+  const RankMap& map = call.comm.rank_map();
   const int processes = call.processes();
   const int me = call.comm.process_rank();
   const auto threads = static_cast<std::size_t>(call.local_size());
+  std::vector<std::size_t> expected(static_cast<std::size_t>(processes), 0);
+  for (int q = 0; q < processes; ++q) {
+    if (q != me)
+      expected[static_cast<std::size_t>(q)] = detail::expected_segment_size(map, q, specs);
+  }
+  const std::size_t recv_total = px.landing.expect(expected, me);
   px.region_offset.assign(static_cast<std::size_t>(processes) * threads, 0);
   px.send_offset.assign(static_cast<std::size_t>(processes), 0);
   px.send_size.assign(static_cast<std::size_t>(processes), 0);
-  px.recv_offset.assign(static_cast<std::size_t>(processes), 0);
-  px.recv_size.assign(static_cast<std::size_t>(processes), 0);
   std::size_t send_total = 0;
   for (int q = 0; q < processes; ++q) {
     if (q == me) continue;
@@ -148,43 +137,78 @@ void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs
     }
     px.send_size[qi] = send_total - px.send_offset[qi];
   }
-  // First, before anything here can fail: every process waits for it.
-  px.outgoing_sizes.assign(px.send_size.begin(), px.send_size.end());
-  px.incoming_sizes.assign(static_cast<std::size_t>(processes), 0);
-  check_mpi(
-      MPI_Ialltoall(px.outgoing_sizes.data(), 1, MPI_UNSIGNED_LONG_LONG, px.incoming_sizes.data(),
-                    1, MPI_UNSIGNED_LONG_LONG, call.mpi(), &px.sizes),
-      call.name, call.rank);
-  // Contents undefined: every byte is written by a pack before it is read.
+  // Contents undefined: every byte is written by a pack, or by MPI, before
+  // it is read.
+  px.landing.land_in(t_recv_staging.get(recv_total, px.oversize_recv));
   px.send = t_send_staging.get(send_total, px.oversize_send);
 }
 
-// Completes the size exchange, if it was started.
-void finish_size_exchange(const CollectiveCall& call, ProcessExchange& px) {
-  if (px.sizes != MPI_REQUEST_NULL) detail::wait_mpi(px.sizes, call);
+// Matches the segment of every other process as it arrives and starts its
+// receive at the size it was sent (SegmentLanding), appending the requests.
+void receive_segments(const CollectiveCall& call, ProcessExchange& px,
+                      std::vector<MPI_Request>& requests) {
+  std::vector<int> unmatched;
+  for (int q = 0; q < call.processes(); ++q) {
+    if (q != call.comm.process_rank()) unmatched.push_back(q);
+  }
+  detail::Backoff backoff;
+  while (true) {
+    bool matched = false;
+    for (auto it = unmatched.begin(); it != unmatched.end();) {
+      MPI_Message message = MPI_MESSAGE_NULL;
+      const std::optional<std::size_t> bytes =
+          detail::probe_segment(call, call.mpi(), detail::kAlltoallSegmentTag, *it, message);
+      if (!bytes) {
+        ++it;
+        continue;
+      }
+      requests.push_back(px.landing.receive(call, *it, *bytes, message));
+      it = unmatched.erase(it);
+      matched = true;
+    }
+    if (unmatched.empty()) return;
+    if (matched) {
+      backoff.reset();
+      continue;
+    }
+    call.team.idle(backoff);
+    backoff.pause();
+  }
 }
 
-void exchange_segments(const CollectiveCall& call, ProcessExchange& px) {
+// The leader's MPI part: one point-to-point message per process pair. It
+// sends this process's segment to every other process, runs `overlap` (work
+// of its own, which must not throw) while they travel, and receives every
+// other process's segment through a matched probe, at the size it was sent:
+// MPI never sees sizes that disagree, and unpack_segment reports the blocks
+// that do. Without send staging (planning failed) the segments go out empty,
+// which their receivers report as malformed instead of waiting for them.
+template <class Overlap>
+void exchange_segments(const CollectiveCall& call, ProcessExchange& px, Overlap&& overlap) {
   const int processes = call.processes();
   const int me = call.comm.process_rank();
-  finish_size_exchange(call, px);
-  lay_out_receive(call, px);
   detail::ByteRuns sends(processes, px.send);
-  detail::ByteRuns recvs(processes, px.recv);
+  if (px.send != nullptr) {
+    for (int q = 0; q < processes; ++q) {
+      const auto qi = static_cast<std::size_t>(q);
+      if (q != me) sends.add(q, px.send + px.send_offset[qi], px.send_size[qi]);
+    }
+  }
+  sends.build(call.name, call.rank);
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * static_cast<std::size_t>(processes));
   for (int q = 0; q < processes; ++q) {
     if (q == me) continue;
     const auto qi = static_cast<std::size_t>(q);
-    sends.add(q, px.send + px.send_offset[qi], px.send_size[qi]);
-    recvs.add(q, px.recv + px.recv_offset[qi], px.recv_size[qi]);
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Isend(sends.peer_buffer(q), sends.counts()[qi], sends.types()[qi], q,
+                        detail::kAlltoallSegmentTag, call.mpi(), &request),
+              call.name, call.rank);
+    requests.push_back(request);
   }
-  sends.build(call.name, call.rank);
-  recvs.build(call.name, call.rank);
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ialltoallw(sends.buffer(), sends.counts(), sends.displs(), sends.types(),
-                           recvs.mutable_buffer(), recvs.counts(), recvs.displs(), recvs.types(),
-                           call.mpi(), &request),
-            call.name, call.rank);
-  detail::wait_mpi(request, call);
+  std::forward<Overlap>(overlap)();
+  receive_segments(call, px, requests);
+  detail::wait_mpi_all(requests, call);
   px.received = true;
 }
 
@@ -217,10 +241,19 @@ CollectiveCall on_behalf_of(const CollectiveCall& call, int thread) {
   return {call.comm, call.team, thread, rank, call.name};
 }
 
+// Unpacks `receiver`'s blocks from every other process's segment.
+void unpack_received(const CollectiveCall& receiver, const ExchangeSpec& spec,
+                     const ProcessExchange& px, FailureSlot& failure) {
+  for (int q = 0; q < receiver.processes(); ++q) {
+    if (q == receiver.comm.process_rank()) continue;
+    detail::unpack_segment(receiver, spec, q, px.landing.segment(q), px.landing.bytes(q), failure);
+  }
+}
+
 // The leader's side of the one-round exchange, after the arrivals. Every
 // step's failure is recorded in `px.failure`, never thrown: the MPI protocol
-// (size exchange, then segments) runs as on the staged path, which other
-// processes may be taking.
+// (a segment to and from every other process) runs whatever failed before
+// it, as on the staged path, which other processes may be taking.
 void exchange_for_all(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs,
                       ProcessExchange& px) {
   const RankMap& map = call.comm.rank_map();
@@ -230,33 +263,29 @@ void exchange_for_all(const CollectiveCall& call, std::span<const ExchangeSpec* 
   FailureSlot& failure = px.failure;
   const auto step = [&](auto&& work) { failure.guard(call.name, call.rank, work); };
   step([&] { plan(call, specs, px); });
-  if (px.send == nullptr) {
-    step([&] { finish_size_exchange(call, px); });
-    return;
-  }
-  step([&] {
-    for (int q = 0; q < processes; ++q) {
-      if (q == me) continue;
-      for (std::size_t t = 0; t < threads; ++t) {
-        const std::size_t at = px.region_offset[static_cast<std::size_t>(q) * threads + t];
-        detail::pack_region(*specs[t], map, q, px.send + at);
-      }
-    }
-  });
-  step([&] { exchange_segments(call, px); });
-  for (std::size_t t = 0; t < threads; ++t) {
-    const CollectiveCall receiver = on_behalf_of(call, static_cast<int>(t));
-    if (px.received) {
-      step([&] {
-        for (int q = 0; q < processes; ++q) {
-          if (q == me) continue;
-          const auto qi = static_cast<std::size_t>(q);
-          detail::unpack_segment(receiver, *specs[t], q, px.recv + px.recv_offset[qi],
-                                 px.recv_size[qi], failure);
+  if (px.send != nullptr) {
+    step([&] {
+      for (int q = 0; q < processes; ++q) {
+        if (q == me) continue;
+        for (std::size_t t = 0; t < threads; ++t) {
+          const std::size_t at = px.region_offset[static_cast<std::size_t>(q) * threads + t];
+          detail::pack_region(*specs[t], map, q, px.send + at);
         }
-      });
-    }
-    step([&] { copy_local(receiver, specs, failure); });
+      }
+    });
+  }
+  // The blocks between threads of this process are copied while the
+  // segments travel.
+  step([&] {
+    exchange_segments(call, px, [&] {
+      for (std::size_t t = 0; t < threads; ++t) {
+        step([&] { copy_local(on_behalf_of(call, static_cast<int>(t)), specs, failure); });
+      }
+    });
+  });
+  if (!px.received) return;
+  for (std::size_t t = 0; t < threads; ++t) {
+    step([&] { unpack_received(on_behalf_of(call, static_cast<int>(t)), *specs[t], px, failure); });
   }
 }
 
@@ -347,11 +376,9 @@ void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
 
   if (call.leader()) step([&] { plan(call, specs, *px); });
   call.team.barrier();
-  // Without staging (allocation failed) nothing can be packed or exchanged;
-  // the failure is reported after the protocol. (The receive staging is laid
-  // out in the exchange step, once the sizes are agreed.)
-  const bool staged = px->send != nullptr;
-  if (staged) {
+  // Without staging (planning failed) nothing can be packed; the exchange
+  // still runs (empty segments) and the failure is reported after it.
+  if (px->send != nullptr) {
     step([&] {
       for (int q = 0; q < processes; ++q) {
         if (q == me) continue;
@@ -362,27 +389,16 @@ void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
     });
   }
   call.team.barrier();
+  // Every thread copies the blocks it receives from the threads of this
+  // process while the leader's segments travel.
+  const auto copy_own = [&] { step([&] { copy_local(call, specs, failure); }); };
   if (call.leader()) {
-    if (staged) {
-      step([&] { exchange_segments(call, *px); });
-    } else {
-      step([&] { finish_size_exchange(call, *px); });
-    }
+    step([&] { exchange_segments(call, *px, copy_own); });
   } else {
-    step([&] { copy_local(call, specs, failure); });  // overlaps the leader's MPI exchange
+    copy_own();
   }
   call.team.barrier();
-  if (px->received) {
-    step([&] {
-      for (int q = 0; q < processes; ++q) {
-        if (q == me) continue;
-        const auto qi = static_cast<std::size_t>(q);
-        detail::unpack_segment(call, spec, q, px->recv + px->recv_offset[qi], px->recv_size[qi],
-                               failure);
-      }
-    });
-  }
-  if (call.leader()) step([&] { copy_local(call, specs, failure); });
+  if (px->received) step([&] { unpack_received(call, spec, *px, failure); });
   call.team.barrier();  // staging, specs and user send buffers are read until here
   failure.rethrow(call.name, call.rank);
 }

@@ -104,18 +104,13 @@ class BlockExchange final : public NbcInstance {
     const int me = comm().process_rank();
     std::vector<const ExchangeSpec*> specs;
     for (const auto& spec : specs_) specs.push_back(spec.get());
-    recv_offset_.assign(static_cast<std::size_t>(processes), 0);
-    recv_size_.assign(static_cast<std::size_t>(processes), 0);
-    std::size_t recv_total = 0;
+    std::vector<std::size_t> expected(static_cast<std::size_t>(processes), 0);
     for (int q = 0; q < processes; ++q) {
-      if (q == me) continue;
-      const auto qi = static_cast<std::size_t>(q);
-      recv_offset_[qi] = recv_total;
-      recv_size_[qi] = expected_segment_size(map, q, specs);
-      recv_total += recv_size_[qi];
+      if (q != me) expected[static_cast<std::size_t>(q)] = expected_segment_size(map, q, specs);
     }
+    const std::size_t recv_total = landing_.expect(expected, me);
     recv_ = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(recv_total, 1));
-    recv_segment_.assign(static_cast<std::size_t>(processes), nullptr);
+    landing_.land_in(recv_.get());
     // The message to q gathers the local threads' regions for q where they
     // lie (absolute addresses, MPI_BOTTOM).
     sends_ = std::make_unique<ByteRuns>(processes, nullptr);
@@ -125,7 +120,6 @@ class BlockExchange final : public NbcInstance {
       for (std::size_t s = 0; s < specs_.size(); ++s) {
         sends_->add(q, staging_[s].get() + region_offsets_[s][qi], specs_[s]->region_bytes[qi]);
       }
-      recv_segment_[qi] = recv_.get() + recv_offset_[qi];
     }
     sends_->build(call.name, call.rank);
     // The segments travel as point-to-point messages, each received at the
@@ -145,7 +139,7 @@ class BlockExchange final : public NbcInstance {
     const CollectiveCall call = call_of(0);
     return match_probed_segments(probe_turns(), segments_, call, comm().internal_comm(), requests,
                                  [&](int q, std::size_t bytes, MPI_Message& message) {
-                                   return receive_segment(call, q, bytes, message);
+                                   return landing_.receive(call, q, bytes, message);
                                  });
   }
 
@@ -159,8 +153,7 @@ class BlockExchange final : public NbcInstance {
       const ExchangeSpec& spec = *specs_[static_cast<std::size_t>(t)];
       for (int q = 0; q < call.processes(); ++q) {
         if (q == comm().process_rank()) continue;
-        const auto qi = static_cast<std::size_t>(q);
-        check_segment(call, spec, q, recv_segment_[qi], recv_size_[qi], failure());
+        check_segment(call, spec, q, landing_.segment(q), landing_.bytes(q), failure());
       }
     }
   }
@@ -171,36 +164,11 @@ class BlockExchange final : public NbcInstance {
     const ExchangeSpec& spec = *specs_[static_cast<std::size_t>(thread)];
     for (int q = 0; q < call.processes(); ++q) {
       if (q == comm().process_rank()) continue;
-      const auto qi = static_cast<std::size_t>(q);
-      unpack_segment(call, spec, q, recv_segment_[qi], recv_size_[qi], mine);
+      unpack_segment(call, spec, q, landing_.segment(q), landing_.bytes(q), mine);
     }
   }
 
  private:
-  MPI_Request receive_segment(const CollectiveCall& call, int q, std::size_t bytes,
-                              MPI_Message& message) {
-    const auto qi = static_cast<std::size_t>(q);
-    std::byte* into = recv_segment_[qi];
-    if (bytes != recv_size_[qi]) {
-      mismatched_.push_back(
-          std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 1)));
-      into = mismatched_.back().get();
-      recv_segment_[qi] = into;
-      recv_size_[qi] = bytes;
-    }
-    // One run of bytes: MPI_BYTE when the count fits an int, else a type of
-    // 1 GiB pieces; kept until the instance ends.
-    recv_layouts_.push_back(std::make_unique<ByteRuns>(1, into));
-    ByteRuns& runs = *recv_layouts_.back();
-    runs.add(0, into, bytes);
-    runs.build(call.name, call.rank);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(
-        MPI_Imrecv(runs.mutable_buffer(), runs.counts()[0], runs.types()[0], &message, &request),
-        call.name, call.rank);
-    return request;
-  }
-
   bool direct_;
   DirectAlltoallv direct_args_{};
   std::mutex arrive_mutex_;
@@ -208,12 +176,8 @@ class BlockExchange final : public NbcInstance {
   std::vector<std::unique_ptr<std::byte[]>> staging_;     // per local thread
   std::vector<std::vector<std::size_t>> region_offsets_;  // [thread][process]
   std::vector<bool> present_;
-  std::unique_ptr<std::byte[]> recv_;
-  std::vector<std::size_t> recv_offset_;
-  std::vector<std::size_t> recv_size_;                    // per process: expected, then as received
-  std::vector<std::byte*> recv_segment_;                  // per process: where its segment lands
-  std::vector<std::unique_ptr<std::byte[]>> mismatched_;  // segments of an unexpected size
-  std::vector<std::unique_ptr<ByteRuns>> recv_layouts_;
+  std::unique_ptr<std::byte[]> recv_;  // where the segments of the expected sizes land
+  SegmentLanding landing_;
   std::unique_ptr<ByteRuns> sends_;
   ProbedSegments segments_;
 };

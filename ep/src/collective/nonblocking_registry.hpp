@@ -38,10 +38,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "collective/aggregated_exchange.hpp"
+#include "collective/internal_tags.hpp"
 #include "ep/communicator.hpp"
 #include "ep/request.hpp"
 #include "team/collective_call.hpp"
@@ -88,14 +90,6 @@ class ProbeTurns {
   std::mutex mutex_;                                       // guards unmatched_
   std::map<std::uint64_t, std::weak_ptr<NbcInstance>> unmatched_;
 };
-
-/// Tag of the probed segments on a communicator's internal MPI communicator:
-/// every instance that takes a ProbeTurns ticket (the block exchanges,
-/// iallgather(v)) sends one message from each process to every other on it,
-/// and the receiver matches them in ticket order. Distinct from the
-/// neighbour collectives' (kNeighborTag); the rest of the traffic there is
-/// MPI collectives, which never match point-to-point messages.
-inline constexpr int kProbedSegmentTag = 0x4153;  // "AS"
 
 /// The probed segments of one instance: the processes whose segment it has
 /// not matched yet, and its place in ProbeTurns.
@@ -159,20 +153,16 @@ bool match_probed_segments(ProbeTurns& turns, ProbedSegments& segments, const Co
         ++it;
         continue;
       }
-      int found = 0;
       MPI_Message message = MPI_MESSAGE_NULL;
-      MPI_Status status;
-      check_mpi(MPI_Improbe(q, kProbedSegmentTag, mpi, &found, &message, &status), call.name,
-                call.rank);
-      if (found == 0) {
+      const std::optional<std::size_t> bytes =
+          probe_segment(call, mpi, kProbedSegmentTag, q, message);
+      if (!bytes) {
         ++it;
         continue;
       }
       turns.matched(q);
       it = unmatched.erase(it);
-      MPI_Count count = 0;
-      check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &count), call.name, call.rank);
-      requests.push_back(receive(q, static_cast<std::size_t>(count), message));
+      requests.push_back(receive(q, *bytes, message));
     }
     if (unmatched.empty()) {
       turns.done(ticket);

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,9 @@ void wait_mpi(MPI_Request& request, const char* call, int rank);
 /// The same for a collective's MPI stage; while waiting it routes incoming
 /// point-to-point messages of the communicator (the team's idle work).
 void wait_mpi(MPI_Request& request, const CollectiveCall& call);
+/// wait_mpi for every request of `requests` (MPI_Testall): returns once all
+/// have completed.
+void wait_mpi_all(std::span<MPI_Request> requests, const CollectiveCall& call);
 
 /// Starts one of MPI's nonblocking collectives with `start(mpi_comm,
 /// &request)` (returning its MPI code) on the internal communicator and

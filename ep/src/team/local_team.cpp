@@ -30,7 +30,7 @@ void LocalTeam::barrier() {
   }
   Backoff backoff;
   while (generation_.load(std::memory_order_acquire) == generation) {
-    idle();
+    idle(backoff);
     backoff.pause();
   }
 }
@@ -56,7 +56,7 @@ void LocalTeam::await_arrivals(int thread) {
   for (int t = 0; t < size_; ++t) {
     if (t == thread) continue;
     while (slots_[t].arrived_round.load(std::memory_order_acquire) < round) {
-      idle();
+      idle(backoff);
       backoff.pause();
     }
   }

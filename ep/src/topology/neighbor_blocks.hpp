@@ -16,22 +16,13 @@
 #include <utility>
 #include <vector>
 
+#include "collective/internal_tags.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
 #include "team/collective_call.hpp"
 #include "topology/topology.hpp"
 
 namespace ep::detail {
-
-// Tag of the aggregated messages on the communicator's internal MPI
-// communicator. The other internal traffic there is MPI collectives, which
-// never match point-to-point messages; any other point-to-point use of the
-// internal communicator must pick a different tag. One tag suffices for
-// successive calls, blocking and nonblocking alike: MPI keeps messages
-// between two processes in order, every process makes the calls in the same
-// order, and a nonblocking call posts its messages before a later call of
-// the same process can (nonblocking_registry.hpp).
-constexpr int kNeighborTag = 0x4e42;  // "NB"
 
 /// One endpoint's share of a neighbour collective.
 struct NeighborBlocks {
