@@ -373,6 +373,11 @@ void SegmentLanding::land_in(std::byte* buffer) {
 MPI_Request SegmentLanding::receive(const CollectiveCall& call, int q, std::size_t bytes,
                                     MPI_Message& message) {
   const auto qi = static_cast<std::size_t>(q);
+  if (qi >= at_.size()) {  // never laid out (the exchange's planning failed)
+    offset_.resize(qi + 1, 0);
+    bytes_.resize(qi + 1, 0);
+    at_.resize(qi + 1, nullptr);
+  }
   if (bytes != bytes_[qi] || at_[qi] == nullptr) {
     mismatched_.push_back(
         std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 1)));

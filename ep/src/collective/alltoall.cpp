@@ -2,14 +2,17 @@
 //
 // One aggregated message per process pair (see aggregated_exchange.hpp for its
 // format), never a gather to one root. Small exchanges (at most
-// kOneRoundBytes leaving the process) run in one gather-release round: the
-// leader packs, exchanges and unpacks for every local thread while they
-// wait. Larger ones share the work out in the staged protocol:
+// kOneRoundBytes leaving the process; on a communicator within one process,
+// at most kOneRoundLocalBytes between its threads) run in one gather-release
+// round: the leader packs, exchanges and unpacks (or copies) for every local
+// thread while they wait. Larger ones share the work out in the staged protocol:
 //   1. every thread describes its blocks (packing its outgoing data first
-//      under MPI_IN_PLACE) and publishes them;
-//   2. the leader lays out one send staging buffer (a segment per destination
-//      process, a region per local thread in it) and the receive staging (a
-//      segment per source process, at the size this process expects);
+//      under MPI_IN_PLACE), publishes them and arrives, as for the one round;
+//   2. the leader finds the exchange too large for one round, lays out one
+//      send staging buffer (a segment per destination process, a region per
+//      local thread in it) and the receive staging (a segment per source
+//      process, at the size this process expects), and hands the layout on
+//      in the round's release;
 //   3. every thread packs its own regions, in parallel;
 //   4. the leader exchanges the segments (below) while every thread copies
 //      the blocks it receives from the threads of this process directly
@@ -230,9 +233,13 @@ void copy_local(const CollectiveCall& call, std::span<const ExchangeSpec* const>
 // them in one gather-release round: serial copies of this size cost less
 // than the four team barriers of the staged protocol.
 constexpr std::size_t kOneRoundBytes = std::size_t{128} * 1024;
-
-// The release payload that sends a round's threads on to the staged protocol.
-const int kRunStaged = 0;
+// The same for a communicator within one process, counted in the bytes of
+// every block between its threads: the leader's serial copies against the
+// two team barriers (and the parallel copies) of the staged path. 1 process
+// x 2 threads, blocks of 8 B to 16 KiB: the staged path took about 4 us
+// whatever the size (ep_collectives), and one thread copies 32 KiB in a
+// few microseconds.
+constexpr std::size_t kOneRoundLocalBytes = std::size_t{32} * 1024;
 
 // The call as seen by local thread `thread` (for work the leader does on its
 // behalf: errors name that endpoint). Copies do not time.
@@ -262,6 +269,15 @@ void exchange_for_all(const CollectiveCall& call, std::span<const ExchangeSpec* 
   const auto threads = static_cast<std::size_t>(call.local_size());
   FailureSlot& failure = px.failure;
   const auto step = [&](auto&& work) { failure.guard(call.name, call.rank, work); };
+  const auto copy_all_local = [&] {
+    for (std::size_t t = 0; t < threads; ++t) {
+      step([&] { copy_local(on_behalf_of(call, static_cast<int>(t)), specs, failure); });
+    }
+  };
+  if (processes == 1) {  // no MPI stage: nothing leaves the process
+    copy_all_local();
+    return;
+  }
   step([&] { plan(call, specs, px); });
   if (px.send != nullptr) {
     step([&] {
@@ -276,31 +292,34 @@ void exchange_for_all(const CollectiveCall& call, std::span<const ExchangeSpec* 
   }
   // The blocks between threads of this process are copied while the
   // segments travel.
-  step([&] {
-    exchange_segments(call, px, [&] {
-      for (std::size_t t = 0; t < threads; ++t) {
-        step([&] { copy_local(on_behalf_of(call, static_cast<int>(t)), specs, failure); });
-      }
-    });
-  });
+  step([&] { exchange_segments(call, px, copy_all_local); });
   if (!px.received) return;
   for (std::size_t t = 0; t < threads; ++t) {
     step([&] { unpack_received(on_behalf_of(call, static_cast<int>(t)), *specs[t], px, failure); });
   }
 }
 
-// Small exchanges between several processes in one gather-release round:
-// every thread publishes its spec and arrives; the leader does the whole
-// exchange for the process (exchange_for_all) and releases. Returns false,
-// on every local thread, when the leader finds the exchange too large: the
-// caller then runs the staged protocol (the specs stay published).
-bool exchange_in_one_round(CollectiveCall& call, const ExchangeSpec& spec) {
+// Small exchanges in one gather-release round: every thread publishes its
+// spec and arrives; the leader does the whole exchange for the process
+// (exchange_for_all) and releases. When the leader finds the exchange too
+// large, it lays out the staged protocol instead (plan, into `staged`, which
+// the caller keeps until the protocol's last barrier) and hands the layout on
+// in the release: every local thread then returns it, and the caller runs
+// the rest of the staged protocol with it. Returns null, on every local
+// thread, when the round did the whole exchange.
+std::shared_ptr<ProcessExchange> exchange_in_one_round(CollectiveCall& call,
+                                                       const ExchangeSpec& spec,
+                                                       std::shared_ptr<ProcessExchange>& staged) {
   call.team.share(call.thread, spec);
   if (!call.leader()) {
     call.team.arrive(call.thread);
     const detail::LocalTeam::Release release = call.team.wait_release(call.thread);
-    if (release.payload == &kRunStaged) return false;
-    if (!release.failed) return true;
+    if (!release.failed) {
+      if (release.payload == nullptr) return nullptr;
+      // A copy: the leader's `staged` lives until the staged protocol's last
+      // barrier, which this thread has yet to reach.
+      return *static_cast<const std::shared_ptr<ProcessExchange>*>(release.payload);
+    }
     // The leader's ProcessExchange (and its failure slot) lives until the
     // barrier below.
     std::exception_ptr error;
@@ -318,26 +337,36 @@ bool exchange_in_one_round(CollectiveCall& call, const ExchangeSpec& spec) {
   const auto threads = static_cast<std::size_t>(call.local_size());
   std::vector<const ExchangeSpec*> specs(threads);
   std::size_t outgoing = 0;
+  std::size_t local = 0;
   for (std::size_t t = 0; t < threads; ++t) {
     specs[t] = &call.team.shared<ExchangeSpec>(static_cast<int>(t));
     for (int q = 0; q < call.processes(); ++q) {
       if (q != me) outgoing += specs[t]->region_bytes[static_cast<std::size_t>(q)];
     }
+    local += specs[t]->expected_bytes[static_cast<std::size_t>(me)];
   }
-  if (outgoing > kOneRoundBytes) {
-    call.team.release(call.thread, false, &kRunStaged);
-    return false;
+  const bool too_large =
+      call.processes() > 1 ? outgoing > kOneRoundBytes : local > kOneRoundLocalBytes;
+  if (too_large) {
+    // Planning failures are recorded in the layout's failure slot and
+    // reported after the protocol, which every process runs to its end.
+    staged = std::make_shared<ProcessExchange>();
+    if (call.processes() > 1) {
+      staged->failure.guard(call.name, call.rank, [&] { plan(call, specs, *staged); });
+    }
+    call.team.release(call.thread, false, &staged);
+    return staged;
   }
   ProcessExchange px;
   exchange_for_all(call, specs, px);
   if (!px.failure.failed()) {
     call.team.release(call.thread, false);
-    return true;
+    return nullptr;
   }
   call.team.release(call.thread, true, &px.failure);
   call.team.barrier();  // every thread has read the failure
   px.failure.rethrow(call.name, call.rank);
-  return true;  // not reached: rethrow throws
+  return nullptr;  // not reached: rethrow throws
 }
 
 void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
@@ -346,20 +375,14 @@ void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
   const int processes = call.processes();
   const auto threads = static_cast<std::size_t>(call.local_size());
 
-  if (processes > 1 && exchange_in_one_round(call, spec)) return;
-
-  // The staged protocol. The leader's layout outlives its stack frame for
-  // threads still reading the failure slot after the last barrier: each
-  // thread holds a reference.
-  std::shared_ptr<ProcessExchange> created;
-  if (call.leader()) {
-    created = std::make_shared<ProcessExchange>();
-    call.team.share_aux(0, &created);
-  }
-  call.team.share(call.thread, spec);
-  call.team.barrier();
-  const std::shared_ptr<ProcessExchange> px =
-      *call.team.shared_aux<std::shared_ptr<ProcessExchange>>(0);
+  // The staged protocol's layout: made by the leader in the round and held
+  // by every thread until the protocol's end (threads may still read its
+  // failure slot after the last barrier).
+  std::shared_ptr<ProcessExchange> staged;
+  const std::shared_ptr<ProcessExchange> px = exchange_in_one_round(call, spec, staged);
+  if (!px) return;
+  // The specs were published before the round; its release makes them
+  // visible to every thread.
   std::vector<const ExchangeSpec*> specs(threads);
   for (std::size_t t = 0; t < threads; ++t) {
     specs[t] = &call.team.shared<ExchangeSpec>(static_cast<int>(t));
@@ -374,8 +397,6 @@ void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
     return;
   }
 
-  if (call.leader()) step([&] { plan(call, specs, *px); });
-  call.team.barrier();
   // Without staging (planning failed) nothing can be packed; the exchange
   // still runs (empty segments) and the failure is reported after it.
   if (px->send != nullptr) {
