@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -116,6 +117,67 @@ TEST(CollectiveFaults, SmallReduce) {
     std::vector<int> out(4, 0);
     ep::reduce(c, in.data(), out.data(), 4, MPI_INT, MPI_SUM, 0);
   });
+}
+
+// The leader of process 0 cannot allocate the staging of a blocking alltoall
+// between processes (test-only failure while it plans). Its process still
+// sends (empty segments) and receives every other process's segment, so
+// nobody waits for it: its endpoints throw kNoMemory, every other process's
+// find the empty segment malformed (kTruncate), and the next alltoall works.
+// Both the one-round exchange (1 int per block) and the staged protocol
+// (64 Ki ints per block). Collective checking sends one endpoint per process
+// through the same exchange; with one process there is nothing to plan and
+// the armed failure stays unused.
+TEST(CollectiveFaults, AlltoallWithoutStagingHangsNobody) {
+  ep::EndpointOptions checked;
+  checked.check_collectives = true;
+  ep_test::run_endpoints(
+      [](ep::Communicator& c) {
+        const bool remote = ep_test::world_size() > 1;
+        const bool failing = ep_test::world_rank() == 0;
+        for (const int count : {1, 64 * 1024}) {
+          const auto total = static_cast<std::size_t>(c.size()) * static_cast<std::size_t>(count);
+          std::vector<int> send(total);
+          for (std::size_t i = 0; i < total; ++i) {
+            send[i] = c.rank() * 1000 + static_cast<int>(i / static_cast<std::size_t>(count));
+          }
+          std::vector<int> recv(total, -1);
+          ep::barrier(c);  // the previous case is over everywhere before arming
+          if (c.local_thread() == 0 && failing) inject(Fault::kExchangeStaging, 1);
+          try {
+            ep::alltoall(c, send.data(), count, MPI_INT, recv.data(), count, MPI_INT);
+            EXPECT_FALSE(remote) << "count " << count << ": ep rank " << c.rank()
+                                 << " did not learn of the failed staging";
+          } catch (const ep::Error& e) {
+            const std::string what = e.what();
+            EXPECT_TRUE(remote) << what;
+            EXPECT_EQ(e.kind(), failing ? ep::ErrorKind::kNoMemory : ep::ErrorKind::kTruncate)
+                << "count " << count << ": " << what;
+            EXPECT_EQ(e.ep_rank(), c.rank()) << what;
+            EXPECT_TRUE(contains(what, "ep::alltoall")) << what;
+            if (!failing) {
+              EXPECT_TRUE(contains(what, "malformed")) << what;
+            }
+          }
+          if (c.local_thread() == 0 && failing) {
+            EXPECT_EQ(injections_left(Fault::kExchangeStaging), remote ? 0 : 1)
+                << "count " << count
+                << (remote ? ": the armed failure never happened"
+                           : ": the armed failure happened without an exchange to plan");
+            inject(Fault::kExchangeStaging, 0);
+          }
+          // The team and the processes are in step again.
+          std::fill(recv.begin(), recv.end(), -1);
+          ep::alltoall(c, send.data(), count, MPI_INT, recv.data(), count, MPI_INT);
+          int bad = 0;
+          for (int s = 0; s < c.size(); ++s) {
+            const int got = recv[static_cast<std::size_t>(s) * static_cast<std::size_t>(count)];
+            if (got != s * 1000 + c.rank()) ++bad;
+          }
+          EXPECT_EQ(bad, 0) << "count " << count << ": the alltoall after the failure";
+        }
+      },
+      0, checked);
 }
 
 }  // namespace

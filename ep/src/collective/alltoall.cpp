@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <utility>
@@ -46,6 +47,7 @@
 #include "collective/aggregated_exchange.hpp"
 #include "collective/internal_tags.hpp"
 #include "ep/collectives.hpp"
+#include "p2p/test_hooks.hpp"
 #include "team/collective_call.hpp"
 
 namespace ep {
@@ -139,6 +141,9 @@ void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs
       send_total += specs[s]->region_bytes[qi];
     }
     px.send_size[qi] = send_total - px.send_offset[qi];
+  }
+  if (detail::testing::take_injection(detail::testing::Fault::kExchangeStaging)) {
+    throw std::bad_alloc();
   }
   // Contents undefined: every byte is written by a pack, or by MPI, before
   // it is read.

@@ -12,7 +12,9 @@ namespace ep::detail::testing {
 
 namespace {
 
-std::array<std::atomic<int>, 4> g_armed{};
+// One armed count per Fault (the last enumerator names the size).
+constexpr std::size_t kFaults = static_cast<std::size_t>(Fault::kExchangeStaging) + 1;
+std::array<std::atomic<int>, kFaults> g_armed{};
 std::atomic<int> g_max_drain_routed{0};
 
 std::atomic<int>& armed(Fault fault) { return g_armed[static_cast<std::size_t>(fault)]; }

@@ -27,6 +27,10 @@ enum class Fault {
   /// stage) reports MPI_ERR_OTHER once the request has completed, so every
   /// process is through the MPI call and only this one fails.
   kCollectiveWait,
+  /// The leader of a blocking all-to-all between processes cannot allocate
+  /// its staging (std::bad_alloc while planning), so its process has nothing
+  /// to send: the exchange must still complete everywhere.
+  kExchangeStaging,  // the last one: test_hooks.cpp sizes its table by it
 };
 
 /// Makes the next `count` occurrences of `fault` in this process fail (0
