@@ -236,7 +236,7 @@ void copy_local(const CollectiveCall& call, std::span<const ExchangeSpec* const>
 // Up to this many bytes sent to other processes by all the threads of a
 // process together, the leader alone packs, exchanges and unpacks for all of
 // them in one gather-release round: serial copies of this size cost less
-// than the four team barriers of the staged protocol.
+// than the three team barriers the staged protocol adds to the round.
 constexpr std::size_t kOneRoundBytes = std::size_t{128} * 1024;
 // The same for a communicator within one process, counted in the bytes of
 // every block between its threads: the leader's serial copies against the
