@@ -344,6 +344,11 @@ TEST(P2PNonblocking, CancelUnmatchedReceive) {
 // write into the buffer of a receive it then reported cancelled, the message
 // still arriving whole at the next receive; the layer cannot prevent that,
 // so there only the outcome is checked (the *.queued runs check the buffer).
+// Open MPI 4.1 can also crash in MPI_Cancel when the message arrives during
+// the cancel (ob1 marks a receive matched only after leaving its matching
+// lock; docs/ep.md, "Cancel"): about one run in 40 here. So with Open MPI a
+// direct receive is not cancelled in the racing rounds, only received; the
+// *.queued runs race every receive, and MPICH's runs race direct ones.
 TEST(P2PNonblocking, CancelRaceHasExactlyOneOutcome) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const int n = c.size();
@@ -352,6 +357,11 @@ TEST(P2PNonblocking, CancelRaceHasExactlyOneOutcome) {
     const int left = (r - 1 + n) % n;
     const bool may_go_to_mpi =
         c.direct_receive() && c.rank_map().locate(left).process != c.process_rank();
+#if defined(OPEN_MPI)
+    const bool may_cancel = !may_go_to_mpi;
+#else
+    const bool may_cancel = true;
+#endif
     for (int i = 0; i < 20; ++i) {
       const int elems = i % 2 == 0 ? 2 : kEagerInts + 5;
       const std::vector<int> out = make_pattern(r, right, elems, i);
@@ -359,7 +369,7 @@ TEST(P2PNonblocking, CancelRaceHasExactlyOneOutcome) {
       ep::Request q = c.irecv(in.data(), elems, MPI_INT, left, 310);
       ep::Request s = c.isend(out.data(), elems, MPI_INT, right, 310);
       if (i % 4 < 2) ep_p2p::relax();
-      ep::cancel(q);
+      if (may_cancel) ep::cancel(q);
       const ep::Status st = ep::wait(q);
       if (st.cancelled) {
         if (!may_go_to_mpi) {

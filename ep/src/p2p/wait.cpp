@@ -242,8 +242,16 @@ void cancel(Request& request) {
   if (state.kind != RequestState::Kind::kRecv) return;  // sends are never cancelled
   if (state.direct) {
     // MPI has the receive: MPI cancels it, or it completes with its message;
-    // the owner's wait or test then reports which (finish_direct).
-    if (state.phase.load(std::memory_order_acquire) != Phase::kComplete) {
+    // the owner's wait or test then reports which (finish_direct). A receive
+    // that MPI has completed already is finished here instead of cancelled:
+    // Open MPI 4.1's ob1 marks a request matched only after it has left the
+    // matching lock, so an MPI_Cancel that meets a match in progress on
+    // another thread cancels a request the match then completes (the buffer
+    // written, the receive reported cancelled) or completes it a second time
+    // (a crash in MPI_Cancel). Testing first leaves that window only to a
+    // message arriving during the cancel itself (docs/ep.md, "Cancel").
+    if (state.phase.load(std::memory_order_acquire) != Phase::kComplete &&
+        !detail::test_mpi(state)) {
       check_mpi(MPI_Cancel(&state.mpi_request), "ep::cancel", state.owner_rank);
     }
     return;
