@@ -25,7 +25,15 @@ bool try_lock_briefly(SpinLock& lock) {
   return false;
 }
 
+// The mailbox this thread last sent to with no receive or probe of its own
+// since (null after one): a second send to it in a row takes the stack.
+// Only compared, never dereferenced, so a freed mailbox does no harm (a new
+// one at its address costs at most one send the direct attempt).
+thread_local const Mailbox* last_send_box = nullptr;
+
 }  // namespace
+
+void note_receive() noexcept { last_send_box = nullptr; }
 
 std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
                                          const IntraSend& send, const TypedBuffer& data) {
@@ -37,7 +45,11 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
   // already waiting) the data moves once, straight into the receive, with
   // no envelope. Only tried, never waited for: a busy lock means the
   // receiver is at its queues, and it takes the message in from the stack.
-  if (box.arrivals.load(std::memory_order_relaxed) == nullptr && try_lock_briefly(box.mutex)) {
+  // Not tried by a thread streaming to this endpoint (intra_process.hpp).
+  const bool streaming = last_send_box == &box;
+  last_send_box = &box;
+  if (!streaming && box.arrivals.load(std::memory_order_relaxed) == nullptr &&
+      try_lock_briefly(box.mutex)) {
     Envelope header;  // what the receiver's match and size check look at
     header.source = send.source_rank;
     header.tag = send.tag;

@@ -8,6 +8,13 @@
 //   and waits; whoever matches it (the receiver, or the sender's own wait,
 //   which takes in the receiver's arrivals) copies once (rendezvous).
 // A synchronous send also waits until its message is matched.
+//
+// A send whose receive is already posted can skip the stack: the sender
+// matches it under the receiver's lock and copies straight into it (a
+// ping-pong, a halo whose receives were posted first). A thread sending
+// message after message to one endpoint does not: there the receiver is
+// busy posting, and the lock and its posted queue would change cores on
+// every message; the stack batches those. `note_receive` ends such a run.
 #pragma once
 
 #include <memory>
@@ -31,5 +38,9 @@ struct IntraSend {
 /// request, or nullptr when the send is already complete.
 std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
                                          const IntraSend& send, const TypedBuffer& data);
+
+/// The calling thread starts a receive or a probe: its next intra-process
+/// send may match a posted receive directly again, whatever it sent before.
+void note_receive() noexcept;
 
 }  // namespace ep::detail

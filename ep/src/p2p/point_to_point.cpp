@@ -119,6 +119,7 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
   check_source(source, comm.rank_map().size(), call, rank);
   check_recv_tag(tag, call, rank);
   const TypeLayout layout = layout_of(datatype, call, rank);
+  note_receive();
   if (source == MPI_PROC_NULL) {
     return completed_request(RequestState::Kind::kRecv, self.state(), self.local_thread(), rank,
                              proc_null_status());
@@ -155,6 +156,7 @@ enum class Removal { kKeep, kTake };
 std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* call, int source,
                                           int tag, Removal removal, Status* status) {
   CommState& comm = *self.state();
+  note_receive();
   if (!comm.single_process()) comm.drain(self.rank());
   Mailbox& box = comm.mailbox(self.local_thread());
   std::shared_ptr<Envelope> found;
