@@ -1,8 +1,8 @@
 // The per-thread message pools (ep/src/p2p/message_pool.hpp), without MPI:
 // blocks dropped by another thread go back to their maker and are reused,
 // blocks outlive the thread that made them, and sizes past the largest class
-// still work. Run by the TSan tier too (label loopback), where the
-// cross-thread hand-offs are checked for races.
+// still work; and an eager payload, inside its envelope or in the pool. Run by the TSan tier too
+// (label loopback), where the cross-thread hand-offs are checked for races.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "p2p/matching_engine.hpp"
 #include "p2p/message_pool.hpp"
 
 namespace {
@@ -130,6 +131,49 @@ TEST(MessagePool, AllocatorServesContainersAndSharedObjects) {
   std::shared_ptr<Thing> elsewhere;
   std::thread([&] { elsewhere = std::move(thing); }).join();
   EXPECT_EQ(elsewhere->value, 42);
+}
+
+// A payload keeps its bytes through every move between the envelope's own
+// storage and the pool: written at each size, and with a header dropped
+// from the front (the source-header layout), across the inline limit too.
+TEST(EagerPayload, KeepsItsBytesInlineAndInThePool) {
+  using ep::detail::Payload;
+  constexpr std::size_t kInline = Payload::kInlineBytes;
+  auto fill = [](Payload& payload, std::size_t bytes) {
+    std::byte* p = payload.resize(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) p[i] = static_cast<std::byte>(i * 7 + 3);
+  };
+  auto holds_from = [](const Payload& payload, std::size_t first) {
+    for (std::size_t i = 0; i < payload.size(); ++i) {
+      if (payload.data()[i] != static_cast<std::byte>((i + first) * 7 + 3)) return false;
+    }
+    return true;
+  };
+  for (const std::size_t bytes :
+       {std::size_t{0}, std::size_t{1}, kInline, kInline + 1, std::size_t{4096}}) {
+    Payload payload;
+    fill(payload, bytes);
+    EXPECT_EQ(payload.size(), bytes);
+    EXPECT_TRUE(holds_from(payload, 0)) << bytes << " bytes";
+  }
+  struct Drop {
+    std::size_t bytes;
+    std::size_t header;
+  };
+  for (const Drop drop : {Drop{kInline, 24}, Drop{kInline + 24, 24}, Drop{kInline + 25, 24},
+                          Drop{1000, 24}, Drop{24, 24}}) {
+    Payload payload;
+    fill(payload, drop.bytes);
+    payload.drop_front(drop.header);
+    EXPECT_EQ(payload.size(), drop.bytes - drop.header);
+    EXPECT_TRUE(holds_from(payload, drop.header))
+        << drop.bytes << " bytes less a header of " << drop.header;
+  }
+  // Smaller again after a large message: the new size's storage is used.
+  Payload payload;
+  fill(payload, 1000);
+  fill(payload, 8);
+  EXPECT_TRUE(holds_from(payload, 0));
 }
 
 }  // namespace

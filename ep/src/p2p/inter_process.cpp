@@ -215,11 +215,11 @@ int CommState::open_header(Envelope& message, int process, int ep_rank) {
   std::memcpy(&header, raw.data(), sizeof header);
   if (header.bulk_tag == kDataFollows) {
     if (header.bytes != raw.size() - sizeof header) return -1;
-    raw.erase(raw.begin(), raw.begin() + sizeof header);
+    raw.drop_front(sizeof header);
     message.bytes = raw.size();
   } else {
     if (raw.size() != sizeof header || header.bulk_tag < 0) return -1;
-    raw.clear();
+    raw.resize(0);
     message.kind = Envelope::Kind::kRemoteBulk;
     message.bulk_comm = bulk_comm_;
     message.bulk_process = process;

@@ -88,8 +88,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
   if (bytes <= comm->eager_threshold() && reserve_eager(box, bytes, comm->settings().eager_cap)) {
     message->kind = Envelope::Kind::kEager;
     try {
-      message->payload.resize(bytes);
-      pack_into(data, message->payload.data());
+      pack_into(data, message->payload.resize(bytes));
     } catch (...) {
       box.eager_released.fetch_add(bytes, std::memory_order_release);  // no message after all
       throw;

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -35,8 +36,49 @@
 
 namespace ep::detail {
 
-/// The packed data of an eager copy, in the maker's message pool.
-using Payload = std::vector<std::byte, PoolAllocator<std::byte>>;
+/// The packed data of an eager copy. Up to kInlineBytes it lives in the
+/// envelope itself: a small message is then one pool block and the receiver
+/// reads its data from the envelope's own lines, instead of a second block
+/// from the sender's pool. Larger data goes to the maker's message pool.
+class Payload {
+ public:
+  // Keeps the envelope with its shared_ptr control block (16 bytes) within
+  // the pool's 256-byte class (static_assert below Envelope).
+  static constexpr std::size_t kInlineBytes = 56;
+
+  /// Makes room for `bytes` (the old contents are not kept) and returns it.
+  std::byte* resize(std::size_t bytes) {
+    if (bytes > kInlineBytes) {
+      heap_.resize(bytes);
+    } else {
+      heap_.clear();
+    }
+    size_ = bytes;
+    return data();
+  }
+  /// Drops the first `bytes` (an unpacked header), keeping the rest.
+  void drop_front(std::size_t bytes) {
+    const std::size_t rest = size_ - bytes;
+    if (size_ > kInlineBytes && rest <= kInlineBytes) {
+      std::memcpy(inline_, heap_.data() + bytes, rest);
+      heap_.clear();
+    } else {
+      std::memmove(data(), data() + bytes, rest);
+      if (size_ > kInlineBytes) heap_.resize(rest);
+    }
+    size_ = rest;
+  }
+  [[nodiscard]] std::byte* data() noexcept { return size_ > kInlineBytes ? heap_.data() : inline_; }
+  [[nodiscard]] const std::byte* data() const noexcept {
+    return size_ > kInlineBytes ? heap_.data() : inline_;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+
+ private:
+  std::size_t size_ = 0;
+  std::byte inline_[kInlineBytes]{};
+  std::vector<std::byte, PoolAllocator<std::byte>> heap_;
+};
 
 /// One incoming message waiting in a mailbox. Made by make_envelope.
 struct Envelope {
@@ -72,6 +114,9 @@ struct Envelope {
   Envelope* next_arrival = nullptr;
   std::shared_ptr<Envelope> pinned;
 };
+
+static_assert(sizeof(Envelope) + 16 <= 256,
+              "an envelope and its control block fit the message pool's 256-byte class");
 
 /// A new envelope in the calling thread's message pool (p2p/message_pool.hpp):
 /// it is usually dropped by another thread, the receiver.
