@@ -9,6 +9,9 @@
 #   btl_vader_single_copy_mechanism none            no CMA in containers (and faster here)
 #   mpi_yield_when_idle 1                           no busy polling when oversubscribed
 #
+# These suit tests and oversubscribed runs; ep_mpiexec_threaded and
+# ep_mpiexec_flat below launch as production runs do on dedicated cores.
+#
 # Override: MPIEXEC=/path/to/mpiexec, EP_MPIEXEC_FLAGS="..." (space-separated).
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -28,4 +31,30 @@ fi
 ep_mpiexec() {
   echo "+ $MPIEXEC ${ep_mpiexec_flags[*]} $*" >&2
   "$MPIEXEC" "${ep_mpiexec_flags[@]}" "$@"
+}
+
+# Launches as production runs use dedicated cores (the fair runs of make
+# bench, docs/benchmarks.md): nothing yields, nothing sleeps while it waits.
+#
+#   ep_mpiexec_threaded THREADS -n P program args...
+#       P processes x THREADS OpenMP threads; the threads spin while they wait
+#       (OMP_WAIT_POLICY=active) and each has a core (OMP_PROC_BIND=close,
+#       OMP_PLACES=cores; Open MPI leaves the process unbound)
+#   ep_mpiexec_flat -n N program args...
+#       N single-threaded processes, one per core (--bind-to core); MPI
+#       busy-polls in its waits (no mpi_yield_when_idle)
+ep_mpiexec_dedicated_flags=(--allow-run-as-root --mca btl_vader_single_copy_mechanism none)
+ep_mpiexec_threaded() {
+  local threads="$1"
+  shift
+  echo "+ OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=active OMP_PROC_BIND=close OMP_PLACES=cores" \
+    "$MPIEXEC ${ep_mpiexec_dedicated_flags[*]} --bind-to none $*" >&2
+  OMP_NUM_THREADS="$threads" OMP_WAIT_POLICY=active OMP_PROC_BIND=close OMP_PLACES=cores \
+    "$MPIEXEC" "${ep_mpiexec_dedicated_flags[@]}" --bind-to none \
+    -x OMP_NUM_THREADS -x OMP_WAIT_POLICY -x OMP_PROC_BIND -x OMP_PLACES "$@"
+}
+ep_mpiexec_flat() {
+  echo "+ OMP_NUM_THREADS=1 $MPIEXEC ${ep_mpiexec_dedicated_flags[*]} --bind-to core $*" >&2
+  OMP_NUM_THREADS=1 "$MPIEXEC" "${ep_mpiexec_dedicated_flags[@]}" --bind-to core \
+    -x OMP_NUM_THREADS "$@"
 }

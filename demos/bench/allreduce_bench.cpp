@@ -1,15 +1,18 @@
 // allreduce_bench: the library's allreduce, recursive doubling and
 // recursive-k (k = 3, 4, 8) of collectives/ on endpoints, MPI processes and
-// funneled, in one run (layout: kernel_bench.hpp).
+// funneled, beside MPI_Allreduce called directly (mode ref.allreduce).
+// Layout: kernel_modes.hpp.
 //
-//   mpiexec -n 4 allreduce_bench --threads 2 [--quick]
+//   mpiexec -n 1 allreduce_bench --threads 2 --backends ep,funneled   (threaded)
+//   mpiexec -n 2 allreduce_bench --threads 2 --backends mpi,ref       (flat)
+//   mpiexec -n 4 allreduce_bench --threads 2 [--quick]                (mixed)
 //
-// MPI_SUM of a vector of doubles per worker (ep rank, mpi process, funneled
-// thread); bytes = that vector. ep and mpi reduce over N ranks; funneled
-// threads first combine their T vectors in shared memory (the team shares
-// the loop), then the master reduces over N/T processes. Targets:
-// reck<k> at the best k at or below recdbl (per backend); ep at or below
-// funneled.
+// MPI_SUM of a vector of doubles per worker (ep rank, mpi or ref process,
+// funneled thread); bytes = that vector. ep, mpi and ref reduce over the
+// grid's ranks; funneled threads first combine their T vectors in shared
+// memory (the team shares the loop), then the master reduces over the
+// processes. Targets (where the launch has both sides): reck<k> at the best
+// k at or below recdbl (per backend); ep at or below funneled.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -23,6 +26,7 @@
 namespace {
 
 using bench::kernels::Backend;
+using bench::kernels::RefComm;
 constexpr const char* kBench = "allreduce_bench";
 
 collectives::AllreduceOptions parse_algorithm(const std::string& name) {
@@ -75,6 +79,26 @@ struct AllreduceCall {
   }
 };
 
+/// The reference: MPI_Allreduce in place, nothing around it.
+template <>
+struct AllreduceCall<RefComm> {
+  RefComm comm;
+  std::vector<double> data;
+
+  AllreduceCall(const RefComm& c, std::size_t length, const collectives::AllreduceOptions& /*o*/)
+      : comm(c), data(length, 1.0) {
+    call();
+    if (data[0] != comm.size()) {
+      throw std::runtime_error(std::string(kBench) + ": wrong sum of MPI_Allreduce");
+    }
+  }
+  void call() {
+    bench::check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()),
+                                   MPI_DOUBLE, MPI_SUM, comm.get()),
+                     "MPI_Allreduce");
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,25 +111,30 @@ int main(int argc, char** argv) {
             options.quick ? std::vector<std::size_t>{8, 4096, 1 << 20}
                           : std::vector<std::size_t>{8, 64, 512, 4096, 32768, 262144, 1 << 20};
         bench::Report report(kBench);
-        if (harness.world_rank() == 0) {
-          std::printf("# %s: %d processes; ep %d x %d threads, mpi %d x 1, funneled %d x %d\n",
-                      kBench, harness.world_size(), harness.processes(), harness.threads(),
-                      harness.world_size(), harness.processes(), harness.threads());
-          bench::print_load(stdout, "start");
-        }
+        const std::string line = std::string(kBench) + ": " + std::to_string(harness.grid_ranks()) +
+                                 " ranks; funneled " +
+                                 std::to_string(harness.kernel_ranks(Backend::kFunneled)) + " x " +
+                                 std::to_string(harness.threads()) + " threads";
+        harness.modes().print_launch(line.c_str());
         for (const std::size_t bytes : sizes) {
+          const auto measure = [&](Backend backend, const std::string& algorithm) {
+            bench::Record record;
+            record.test = "allreduce";
+            record.bytes = bytes;
+            const collectives::AllreduceOptions o =
+                parse_algorithm(backend == Backend::kRef ? "library" : algorithm);
+            harness.measure(backend, algorithm, record,
+                            bench::kernels::setup_calls<AllreduceCall>(bytes / sizeof(double), o),
+                            report);
+          };
           for (const std::string& algorithm : algorithms) {
-            const collectives::AllreduceOptions o = parse_algorithm(algorithm);
             for (const Backend backend : bench::kernels::kBackends) {
-              if (!harness.selected(backend)) continue;
-              bench::Record record;
-              record.test = "allreduce";
-              record.bytes = bytes;
-              harness.measure(backend, algorithm, record,
-                              bench::kernels::setup_calls<AllreduceCall>(bytes / sizeof(double), o),
-                              report);
+              if (backend != Backend::kRef && harness.selected(backend)) {
+                measure(backend, algorithm);
+              }
             }
           }
+          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "allreduce");
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(

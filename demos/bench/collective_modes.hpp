@@ -130,7 +130,7 @@ class EpCaller {
 /// the other threads copy from it).
 struct FunneledProcess {
   const MpiCollectives& mpi;  ///< over the P processes
-  TeamBarrier& team;          ///< the process's threads meet here (waiting as ep does)
+  TeamBarrier& team;          ///< the process's threads meet here
   int process = 0;            ///< rank among the P processes
   int processes = 1;
   int threads = 1;

@@ -1,12 +1,16 @@
 // halo_bench: the halo exchange of collectives/halo.hpp with each algorithm
 // (two_sweep, neighbor, direct, split) on each backend (ep, mpi, funneled),
-// side by side in one run. Modes are named <backend>.<algorithm>.
+// side by side, beside the hand-written two-stage exchange on plain MPI
+// (mode ref.two_sweep, reference/ref_halo.hpp). Modes are named
+// <backend>.<algorithm>.
 //
-// Launched with N = P*T processes and --threads T (kernel_modes.hpp): ep and
-// mpi have N ranks on a px x py grid of --block x --block subdomains (one
-// level of doubles, 9-point halo, periodic in both directions); funneled has
-// P ranks, each owning T of those subdomains' worth of the same global
-// domain, its T threads sharing the pack loops.
+// Launch layout: kernel_modes.hpp (threaded: --backends ep,funneled; flat:
+// --backends mpi,ref; mixed: all). ep, mpi and ref have the grid's ranks on a
+// px x py grid of --block x --block subdomains (one level of doubles,
+// 9-point halo, periodic in both directions); funneled has one rank per
+// process, each owning T of those subdomains' worth of the same global
+// domain, its T threads sharing the pack loops. The reference reaches direct
+// neighbours only, so it sits out the wide point when w exceeds the block.
 // Points: w = 1 and w = 3 on --block (default 128, the 128 x 128),
 // and a wide halo, w = --wide (default 20) on --wide-block (default 16)
 // subdomains, where neighbours of neighbours take part.
@@ -18,7 +22,8 @@
 // a batch is its slowest rank's. `bytes` is what a rank of the N-rank grid
 // sends per exchange (the same key for all modes of a point).
 //
-//   mpiexec -n 2 halo_bench --threads 2 [--quick] [--json PATH] [--csv PATH]
+//   mpiexec -n 1 halo_bench --threads 2 --backends ep,funneled [--quick]
+//   mpiexec -n 2 halo_bench --threads 2 --backends mpi,ref [--quick]
 #include <mpi.h>
 
 #include <algorithm>
@@ -36,17 +41,21 @@
 #include "collectives/halo.hpp"
 #include "kernel_modes.hpp"
 #include "kernel_targets.hpp"
+#include "reference/ref_halo.hpp"
 
 namespace {
 
 using bench::kernels::Backend;
 using bench::kernels::kBackends;
+using bench::kernels::RefComm;
+using bench::reference::RefHaloPlan;
 using collectives::HaloAlgorithm;
 
 constexpr const char* kBenchName = "halo_bench";
 constexpr const char* kUsage =
-    "usage: mpiexec -n N halo_bench [options]   (N = P processes x T threads)\n"
+    "usage: mpiexec -n N halo_bench [options]\n"
     "  --threads T      threads per process of the ep and funneled modes (default 2)\n"
+    "  --backends LIST  subset of ep,mpi,funneled,ref (default all; see kernel_modes.hpp)\n"
     "  --quick          few iterations (seconds)\n"
     "  --block B        subdomain side of the w = 1 and w = 3 points (default 128)\n"
     "  --wide W         halo width of the wide point (default 20)\n"
@@ -64,6 +73,7 @@ struct Options {
   int wide_block = 16;
   long iterations = 0;
   int repetitions = 0;
+  std::vector<std::string> backends;
   std::string json = "bench-results/halo_bench.json";
   std::string csv = "bench-results/halo_bench.csv";
 };
@@ -78,6 +88,7 @@ Options parse(int argc, char** argv) {
       .count("--wide-block", o.wide_block)
       .count("--iters", o.iterations)
       .count("--reps", o.repetitions)
+      .list("--backends", bench::kernels::kBackendNames, o.backends)
       .text("--json", o.json)
       .text("--csv", o.csv);
   parser.parse(argc, argv);
@@ -103,13 +114,23 @@ std::string mode_of(Backend b, HaloAlgorithm a) {
 
 double cell_value(int gi, int gj) { return gj * 65536.0 + gi; }
 
+/// The plan of a backend: the library's, or the hand-written reference.
+template <class C>
+struct PlanOf {
+  using type = collectives::HaloPlan<C>;
+};
+template <>
+struct PlanOf<RefComm> {
+  using type = RefHaloPlan;
+};
+
 /// One mode at one point on this participant: checked exchange, warm-up,
 /// timed batches. Returns seconds per exchange of each batch; `bytes` gets
 /// this rank's bytes per exchange.
 template <class C>
 std::vector<double> time_halo(const C& comm, const collectives::HaloSpec& spec, const Options& opt,
                               bool point_step, std::size_t& bytes) {
-  collectives::HaloPlan plan(comm, spec);
+  typename PlanOf<C>::type plan(comm, spec);
   const int w = spec.width;
   const int row = plan.nx() + 2 * w;
   std::vector<double> u(plan.field_elements(1), -1.0);
@@ -182,56 +203,62 @@ std::vector<double> time_halo(const C& comm, const collectives::HaloSpec& spec, 
 }
 
 void run(const Options& opt) {
-  bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName);
-  const int n = modes.ranks(Backend::kEp);
+  bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName, opt.backends);
+  const int n = modes.grid_ranks();
   const auto [gpx, gpy] = bench::kernels::grid_of(n);
   const std::vector<Point> points{{"halo_w1", opt.block, 1},
                                   {"halo_w3", opt.block, 3},
                                   {"halo_w" + std::to_string(opt.wide), opt.wide_block, opt.wide},
                                   {"halo_w3_step", opt.block, 3, true}};
   bench::Report report(kBenchName);
-  bench::Comparison columns;
-  for (const Backend b : kBackends) {
-    for (const HaloAlgorithm a : kAlgorithms) columns.modes.push_back(mode_of(b, a));
-  }
   const bool root = modes.world_rank() == 0;
-  if (root) {
-    std::printf(
-        "# halo_bench: ep %d x %d threads, mpi %d processes, funneled %d x %d threads;\n"
-        "# 9-point halo, one level of doubles, periodic; global grid %d x %d subdomains\n",
-        modes.processes(), modes.threads(), n, modes.processes(), modes.threads(), gpx, gpy);
-  }
+  const std::string line = "halo_bench: ep, mpi and ref on " + std::to_string(n) +
+                           " ranks, funneled " + std::to_string(modes.ranks(Backend::kFunneled)) +
+                           " x " + std::to_string(modes.threads()) +
+                           " threads; 9-point halo, one level of doubles, periodic; global grid " +
+                           std::to_string(gpx) + " x " + std::to_string(gpy) + " subdomains";
+  modes.print_launch(line.c_str());
   for (const Point& point : points) {
     std::size_t key_bytes = 0;
     std::vector<bench::Record> records;
+    const auto measure = [&](Backend b, HaloAlgorithm a) {
+      const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
+      collectives::HaloSpec spec;
+      spec.decomposition = collectives::Decomposition::even(gpx * point.block, gpy * point.block,
+                                                            px, py, true, true);
+      spec.width = point.width;
+      spec.algorithm = a;
+      if (b == Backend::kRef) {
+        if (const std::string why = RefHaloPlan::why_unsupported(spec); !why.empty()) {
+          if (root) std::printf("# %s: no ref mode: %s\n", point.test.c_str(), why.c_str());
+          return;
+        }
+      }
+      std::size_t bytes = 0;
+      const auto times = modes.run(b, [&](const auto& comm) {
+        std::size_t mine = 0;
+        auto t = time_halo(comm, spec, opt, point.with_step, mine);
+        if (comm.rank() == 0) bytes = mine;
+        return t;
+      });
+      if (!root) return;
+      if (b != Backend::kFunneled) key_bytes = bytes;
+      bench::Record record;
+      record.test = point.test;
+      record.mode = mode_of(b, a);
+      record.ranks = modes.record_ranks(b);
+      record.threads = modes.record_threads(b);
+      record.iterations = opt.iterations;
+      record.repetitions = opt.repetitions;
+      record.time = bench::TimeStats::from_seconds(*times);
+      records.push_back(record);
+    };
     for (const HaloAlgorithm a : kAlgorithms) {
       for (const Backend b : kBackends) {
-        const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
-        collectives::HaloSpec spec;
-        spec.decomposition = collectives::Decomposition::even(gpx * point.block, gpy * point.block,
-                                                              px, py, true, true);
-        spec.width = point.width;
-        spec.algorithm = a;
-        std::size_t bytes = 0;
-        const auto times = modes.run(b, [&](const auto& comm) {
-          std::size_t mine = 0;
-          auto t = time_halo(comm, spec, opt, point.with_step, mine);
-          if (comm.rank() == 0) bytes = mine;
-          return t;
-        });
-        if (!root) continue;
-        if (b != Backend::kFunneled) key_bytes = bytes;
-        bench::Record record;
-        record.test = point.test;
-        record.mode = mode_of(b, a);
-        record.ranks = modes.record_ranks(b);
-        record.threads = modes.record_threads(b);
-        record.iterations = opt.iterations;
-        record.repetitions = opt.repetitions;
-        record.time = bench::TimeStats::from_seconds(*times);
-        records.push_back(record);
+        if (b != Backend::kRef && modes.selected(b)) measure(b, a);
       }
     }
+    if (modes.selected(Backend::kRef)) measure(Backend::kRef, HaloAlgorithm::kTwoSweep);
     if (!root) continue;
     for (auto& record : records) {
       record.bytes = key_bytes;
@@ -260,6 +287,9 @@ void run(const Options& opt) {
         bench::kernels::print_target(stdout, report, "ep <= 0.8 mpi (1xT)", point.test, key,
                                      mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a), 0.8);
       }
+      bench::kernels::print_target(stdout, report, "mpi <= 1.2 ref", point.test, key,
+                                   mode_of(Backend::kMpi, a),
+                                   mode_of(Backend::kRef, HaloAlgorithm::kTwoSweep), 1.2);
       bench::kernels::print_target(stdout, report, "ep <= funneled", point.test, key,
                                    mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a), 1.0);
     }

@@ -1,15 +1,28 @@
-// The three backends the kernel benchmarks run the collectives/ kernels on
-// (ep, mpi, funneled; see kernel_bench.hpp and kernel_modes.hpp for how each
-// is laid out on the processes), and their names in the modes
-// "<backend>.<algorithm>".
+// The backends the kernel benchmarks run the collectives/ kernels on, and
+// their names in the modes "<backend>.<algorithm>":
 //
-// Thread safety: constants and a pure function.
+//   ep        every OpenMP thread an endpoint rank (collectives::EpComm)
+//   mpi       one MPI process per rank (collectives::MpiComm)
+//   funneled  one MPI rank per process, its threads share the loops, the
+//             master alone calls MPI (collectives::FunneledComm)
+//   ref       the plain-MPI code an MPI expert writes by hand for the kernel
+//             (demos/bench/reference/), on one MPI process per rank: what the
+//             library's layers are measured against
+//
+// ep and funneled are threaded modes, mpi and ref flat ones (launch_layout.hpp
+// says how each kind is placed on the processes).
+//
+// Thread safety: constants and pure functions.
 #pragma once
+
+#include <string_view>
 
 namespace bench::kernels {
 
-enum class Backend { kEp, kMpi, kFunneled };
-inline constexpr Backend kBackends[] = {Backend::kEp, Backend::kMpi, Backend::kFunneled};
+enum class Backend { kEp, kMpi, kFunneled, kRef };
+inline constexpr Backend kBackends[] = {Backend::kEp, Backend::kMpi, Backend::kFunneled,
+                                        Backend::kRef};
+inline constexpr std::string_view kBackendNames[] = {"ep", "mpi", "funneled", "ref"};
 
 inline const char* backend_name(Backend backend) {
   switch (backend) {
@@ -19,8 +32,15 @@ inline const char* backend_name(Backend backend) {
       return "mpi";
     case Backend::kFunneled:
       return "funneled";
+    case Backend::kRef:
+      return "ref";
   }
   return "?";
+}
+
+/// ep and funneled run processes of T threads; mpi and ref one thread each.
+inline constexpr bool is_threaded(Backend backend) {
+  return backend == Backend::kEp || backend == Backend::kFunneled;
 }
 
 }  // namespace bench::kernels

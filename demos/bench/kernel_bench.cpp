@@ -1,7 +1,8 @@
-// The shared half of the kernel benchmarks: options, the launch layout and
-// the tables and target lines (see kernel_bench.hpp).
+// The shared half of the kernel benchmarks: options, the tables and target
+// lines (see kernel_bench.hpp; the launch layout is kernel_modes.cpp's).
 #include "kernel_bench.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -15,17 +16,19 @@
 namespace bench::kernels {
 
 const char* const kSharedUsage =
-    "  --threads T        threads per process of ep and funneled (default 2; the process\n"
-    "                     count N must be a multiple of T: ep and funneled use N/T processes)\n"
+    "  --threads T        threads per process of ep and funneled (default 2)\n"
     "  --quick            few sizes and repetitions (seconds)\n"
     "  --reps N           timed repetitions per point (default 7, quick 3)\n"
-    "  --backends LIST    comma-separated subset of ep,mpi,funneled\n"
+    "  --backends LIST    comma-separated subset of ep,mpi,funneled,ref; only ep and\n"
+    "                     funneled: every process runs T threads (a threaded launch);\n"
+    "                     only mpi and ref: one thread per process (a flat launch); both\n"
+    "                     (the default): N must be a multiple of T, ep and funneled use\n"
+    "                     the first N/T processes (a mixed launch, never judged)\n"
     "  --algorithms LIST  comma-separated subset of the benchmark's algorithms\n"
     "  --json PATH        JSON results (default bench-results/<bench>.json)\n"
     "  --csv PATH         CSV results (default bench-results/<bench>.csv)\n";
 
 Options parse_options(int argc, char** argv, std::string_view bench) {
-  static constexpr std::string_view kBackendNames[] = {"ep", "mpi", "funneled"};
   Options opt;
   opt.json = "bench-results/" + std::string(bench) + ".json";
   opt.csv = "bench-results/" + std::string(bench) + ".csv";
@@ -75,48 +78,6 @@ std::optional<int> start(int& argc, char**& argv, const char* name, Options& opt
                         [&] { options = parse_options(argc, argv, name); });
 }
 
-Harness::Harness(const Options& options, MPI_Comm world)
-    : options_(options), world_(world), repetitions_(options.repetitions) {
-  check_mpi(MPI_Comm_rank(world_, &rank_), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(world_, &size_), "MPI_Comm_size");
-  threads_ = options.threads;
-  if (size_ % threads_ != 0) {
-    throw std::invalid_argument("the number of processes (" + std::to_string(size_) +
-                                ") must be a multiple of --threads (" + std::to_string(threads_) +
-                                ")");
-  }
-  processes_ = size_ / threads_;
-  widen_affinity_to_all_cpus();
-  group_ = first_ranks(world_, processes_);
-  if (group_ != MPI_COMM_NULL) endpoints_ = ep::create_endpoints(group_, threads_);
-}
-
-Harness::~Harness() {
-  run_or_abort("kernel bench", [&] {
-    if (!endpoints_.empty()) {
-#pragma omp parallel num_threads(threads_)
-      endpoints_[static_cast<std::size_t>(omp_get_thread_num())].free();
-    }
-    if (group_ != MPI_COMM_NULL) check_mpi(MPI_Comm_free(&group_), "MPI_Comm_free");
-  });
-}
-
-int Harness::kernel_ranks(Backend backend) const {
-  switch (backend) {
-    case Backend::kEp:
-      return processes_ * threads_;
-    case Backend::kMpi:
-      return size_;
-    case Backend::kFunneled:
-      return processes_;
-  }
-  return 0;
-}
-
-bool Harness::selected(Backend backend) const {
-  return bench::selected(options_.backends, backend_name(backend));
-}
-
 bool Harness::selected_algorithm(std::string_view name) const {
   return bench::selected(options_.algorithms, name);
 }
@@ -124,19 +85,6 @@ bool Harness::selected_algorithm(std::string_view name) const {
 std::vector<std::string> Harness::selected_algorithms(std::vector<std::string> algorithms) const {
   std::erase_if(algorithms, [&](const std::string& a) { return !selected_algorithm(a); });
   return algorithms;
-}
-
-void Harness::slowest_to_root(std::vector<double>& seconds, MPI_Comm comm) {
-  int rank = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  const int n = static_cast<int>(seconds.size());
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(
-      rank == 0
-          ? MPI_Ireduce(MPI_IN_PLACE, seconds.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm, &request)
-          : MPI_Ireduce(seconds.data(), nullptr, n, MPI_DOUBLE, MPI_MAX, 0, comm, &request),
-      "MPI_Ireduce");
-  wait_yielding(request, "MPI_Ireduce");
 }
 
 void print_backend_tables(const Report& report, std::string_view test, std::string_view title,
@@ -148,6 +96,13 @@ void print_backend_tables(const Report& report, std::string_view test, std::stri
     for (const std::string& a : algorithms) {
       if (report.find(test, prefix + a, sizes.front()) != nullptr) {
         columns.modes.push_back(prefix + a);
+      }
+    }
+    // Modes outside the algorithm list: the ref backend's one mode.
+    for (const Record& r : report.records()) {
+      if (r.test == test && r.mode.starts_with(prefix) &&
+          std::find(columns.modes.begin(), columns.modes.end(), r.mode) == columns.modes.end()) {
+        columns.modes.push_back(r.mode);
       }
     }
     if (columns.modes.empty()) continue;
@@ -247,6 +202,16 @@ void finish_report(const Report& report, std::string_view test,
                    const std::vector<std::string>& algorithms,
                    const std::vector<std::size_t>& sizes, const Options& options) {
   print_ep_vs_funneled(report, test, algorithms, sizes);
+  // The cost of the library's layers: each mpi.<algorithm> against the
+  // hand-written reference of the same launch.
+  const auto ref =
+      std::find_if(report.records().begin(), report.records().end(),
+                   [&](const Record& r) { return r.test == test && r.mode.starts_with("ref."); });
+  if (ref != report.records().end()) {
+    for (const std::string& a : algorithms) {
+      print_target(report, test, "mpi." + a, ref->mode, 1.2, sizes);
+    }
+  }
   print_load(stdout, "end");
   write_results(report, options);
 }

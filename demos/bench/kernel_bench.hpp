@@ -1,23 +1,13 @@
-// What the kernel benchmarks of collectives/ (alltoallv_bench, transpose_bench,
-// allreduce_bench) share: the launch layout, the three backends, timing of one
-// point, the side-by-side tables and the met / not met lines of the targets.
-//
-// Launch: N = P*T processes and --threads T. Every backend has the same
-// number of ranks doing the work, on the same cores:
-//   ep        the first P processes x T OpenMP threads, each an endpoint
-//             (collectives::EpComm) of one endpoint communicator;
-//   mpi       all N processes, one thread each (collectives::MpiComm on world);
-//   funneled  the first P processes, T threads sharing every pack/unpack
-//             loop, the master thread alone calling MPI (collectives::FunneledComm)
-//             -- P ranks in the kernel's eyes, P*T threads at work.
-// While ep and funneled run, the other N - P processes sleep in a quiet
-// barrier. All modes of a point are measured one after the other before the
-// next point, so machine noise hits them alike; so ep and mpi are compared
-// within one run even though mpi needs T times the processes.
+// What the kernel benchmarks of collectives/ that time one call at a time
+// (alltoallv_bench, transpose_bench, allreduce_bench) share on top of the
+// launch layout of kernel_modes.hpp: options, timing of one point, the
+// side-by-side tables and the met / not met lines of the targets.
 //
 // Timing of one point: one call (checks, `auto` tuning), then 3 calls to size
 // the batch, then `repetitions` timed batches of the same number of calls
 // (the slowest rank's batch time, per call), a barrier before each batch.
+// All backends of a point are measured one after the other before the next
+// point, so machine noise hits them alike.
 //
 // Thread safety: a Harness is used by the main thread of every process.
 #pragma once
@@ -35,10 +25,8 @@
 
 #include "bench_mpi.hpp"
 #include "bench_report.hpp"
-#include "collectives/communicator.hpp"
-#include "ep/ep.hpp"
 #include "kernel_backend.hpp"
-#include "machine.hpp"
+#include "kernel_modes.hpp"
 
 namespace bench::kernels {
 
@@ -46,7 +34,7 @@ struct Options {
   int threads = 2;
   bool quick = false;
   int repetitions = 0;                  ///< 0: 7 (quick 3)
-  std::vector<std::string> backends;    ///< empty: all
+  std::vector<std::string> backends;    ///< empty: all (kernel_backend.hpp)
   std::vector<std::string> algorithms;  ///< empty: all of the benchmark
   std::string json;
   std::string csv;
@@ -65,7 +53,7 @@ Options parse_options(int argc, char** argv, std::string_view bench);
 std::optional<int> start(int& argc, char**& argv, const char* name, Options& options);
 
 /// A barrier on any backend (the library's allreduce of one int). Collective.
-template <collectives::Communicator C>
+template <class C>
 void barrier(const C& comm) {
   int token = 0;
   comm.library_allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_SUM);
@@ -77,7 +65,7 @@ struct Timing {
 };
 
 /// Times `op` on `comm` as the file comment says. Collective.
-template <collectives::Communicator C, class Op>
+template <class C, class Op>
 Timing time_calls(const C& comm, Op& op, int repetitions) {
   constexpr double kBatchSeconds = 0.004;
   op();
@@ -111,18 +99,22 @@ auto setup_calls(Args... args) {
 
 class Harness {
  public:
-  Harness(const Options& options, MPI_Comm world);
+  /// Collective over `world`; lays the selected backends out (kernel_modes.hpp).
+  Harness(const Options& options, MPI_Comm world, const char* bench_name)
+      : options_(options),
+        modes_(world, options.threads, bench_name, options.backends),
+        repetitions_(options.repetitions) {}
   Harness(const Harness&) = delete;
   Harness& operator=(const Harness&) = delete;
-  ~Harness();
 
-  [[nodiscard]] int world_rank() const noexcept { return rank_; }
-  [[nodiscard]] int processes() const noexcept { return processes_; }
-  [[nodiscard]] int threads() const noexcept { return threads_; }
-  [[nodiscard]] int world_size() const noexcept { return size_; }
-  /// Ranks of the kernel's communicator: P*T (ep), N (mpi), P (funneled).
-  [[nodiscard]] int kernel_ranks(Backend backend) const;
-  [[nodiscard]] bool selected(Backend backend) const;
+  [[nodiscard]] int world_rank() const noexcept { return modes_.world_rank(); }
+  [[nodiscard]] const KernelModes& modes() const noexcept { return modes_; }
+  [[nodiscard]] int threads() const noexcept { return modes_.threads(); }
+  /// Ranks of the ep and mpi decomposition (kernel_modes.hpp).
+  [[nodiscard]] int grid_ranks() const noexcept { return modes_.grid_ranks(); }
+  /// Ranks of the kernel's communicator: grid_ranks() (ep, mpi, ref), P (funneled).
+  [[nodiscard]] int kernel_ranks(Backend backend) const { return modes_.ranks(backend); }
+  [[nodiscard]] bool selected(Backend backend) const { return modes_.selected(backend); }
   [[nodiscard]] bool selected_algorithm(std::string_view name) const;
   /// `algorithms` less those --algorithms leaves out, in order.
   [[nodiscard]] std::vector<std::string> selected_algorithms(
@@ -130,71 +122,35 @@ class Harness {
   [[nodiscard]] int repetitions() const noexcept { return repetitions_; }
 
   /// Measures `setup(comm)()` on `backend` (setup returns the callable of one
-  /// kernel call, built once per point) and adds the record to `report` on
-  /// world rank 0. `record` carries test, mode (set here to
-  /// "<backend>.<algorithm>"), bytes. Collective over the world.
+  /// kernel call, built once per point; for ref it gets a RefComm) and adds
+  /// the record to `report` on world rank 0. `record` carries test and bytes;
+  /// mode ("<backend>.<algorithm>"), shape and times are set here. Collective
+  /// over the world.
   template <class Setup>
   void measure(Backend backend, std::string_view algorithm, Record record, Setup&& setup,
                Report& report) {
-    std::optional<Timing> slowest;
-    if (backend == Backend::kMpi) {
-      run_or_abort("kernel bench", [&] {
-        const collectives::MpiComm comm(world_);
-        auto op = setup(comm);
-        slowest = time_calls(comm, op, repetitions_);
-        slowest_to_root(slowest->seconds, world_);
-      });
-    } else if (group_ != MPI_COMM_NULL) {
-      slowest.emplace();
-      if (backend == Backend::kEp) {
-        slowest->seconds.assign(static_cast<std::size_t>(repetitions_), 0.0);
-#pragma omp parallel num_threads(threads_) default(none) shared(setup, slowest)
-        run_or_abort("kernel bench", [&] {
-          const collectives::EpComm comm(
-              endpoints_[static_cast<std::size_t>(omp_get_thread_num())]);
-          auto op = setup(comm);
-          const Timing mine = time_calls(comm, op, repetitions_);
-#pragma omp critical(kernel_bench_slowest)
-          {
-            slowest->iterations = mine.iterations;
-            for (std::size_t i = 0; i < mine.seconds.size(); ++i) {
-              slowest->seconds[i] = std::max(slowest->seconds[i], mine.seconds[i]);
-            }
-          }
-        });
-      } else {
-        run_or_abort("kernel bench", [&] {
-          const collectives::FunneledComm comm(group_, threads_);
-          auto op = setup(comm);
-          slowest = time_calls(comm, op, repetitions_);
-        });
-      }
-      run_or_abort("kernel bench", [&] { slowest_to_root(slowest->seconds, group_); });
-    }
-    quiet_barrier(world_);
-    if (rank_ != 0 || !slowest) return;
+    long iterations = 0;
+    const auto slowest = modes_.run(backend, [&](const auto& comm) {
+      auto op = setup(comm);
+      Timing mine = time_calls(comm, op, repetitions_);
+      if (comm.rank() == 0) iterations = mine.iterations;  // the same on every rank
+      return std::move(mine.seconds);
+    });
+    if (!slowest) return;
     record.mode = std::string(backend_name(backend)) + "." + std::string(algorithm);
-    record.ranks = backend == Backend::kMpi ? size_ : processes_;
-    record.threads = backend == Backend::kMpi ? 1 : threads_;
-    record.iterations = slowest->iterations;
+    record.ranks = modes_.record_ranks(backend);
+    record.threads = modes_.record_threads(backend);
+    record.iterations = iterations;
     record.repetitions = repetitions_;
-    record.time = TimeStats::from_seconds(slowest->seconds);
+    record.time = TimeStats::from_seconds(*slowest);
     record.mbps = static_cast<double>(record.bytes) / record.time.avg_us;
     report.add(std::move(record));
   }
 
  private:
-  static void slowest_to_root(std::vector<double>& seconds, MPI_Comm comm);
-
   Options options_;
-  MPI_Comm world_;
-  int rank_ = 0;
-  int size_ = 1;
-  int threads_ = 1;
-  int processes_ = 1;
+  KernelModes modes_;
   int repetitions_ = 7;
-  MPI_Comm group_ = MPI_COMM_NULL;  // the first P processes: ep and funneled
-  std::vector<ep::Communicator> endpoints_;
 };
 
 /// The main of a kernel benchmark: start() with `options`, then
@@ -205,7 +161,7 @@ int run_main(int& argc, char**& argv, const char* name, Body&& body) {
   Options options;
   if (auto stop = start(argc, argv, name, options)) return *stop;
   ::bench::run_or_abort(name, [&] {
-    Harness harness(options, MPI_COMM_WORLD);
+    Harness harness(options, MPI_COMM_WORLD, name);
     body(harness, static_cast<const Options&>(options));
   });
   MPI_Finalize();
@@ -247,7 +203,8 @@ void print_family_target(const Report& report, std::string_view test, std::strin
                          const std::vector<std::size_t>& sizes);
 
 /// The end every kernel benchmark shares (world rank 0): the ep vs funneled
-/// targets, the load average and the JSON / CSV files.
+/// targets, every mpi.<algorithm> against the ref mode (<= 1.2, where the
+/// launch has both), the load average and the JSON / CSV files.
 void finish_report(const Report& report, std::string_view test,
                    const std::vector<std::string>& algorithms,
                    const std::vector<std::size_t>& sizes, const Options& options);

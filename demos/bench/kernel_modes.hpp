@@ -1,23 +1,28 @@
-// The three backends of collectives/ side by side in one job, for the kernel
-// benchmarks (halo_bench, solver_bench):
+// The one place where the kernel benchmarks of collectives/ (alltoallv,
+// transpose, allreduce, halo, solver) lay their backends on the processes of
+// a launch and run a measurement on each (kernel_backend.hpp names the
+// backends, launch_layout.hpp the kinds of launch):
 //
-//   ep        the first P processes x T OpenMP threads, each thread an EP
+//   ep        the P threaded processes x T OpenMP threads, each thread an EP
 //             rank (collectives::EpComm over its endpoint)
-//   mpi       all N = P*T processes, single-threaded (collectives::MpiComm)
-//   funneled  the first P processes, T threads sharing the kernels' loops,
-//             the master thread alone calling MPI (collectives::FunneledComm)
+//   funneled  the same P processes, T threads sharing the kernels' loops, the
+//             master thread alone calling MPI (collectives::FunneledComm):
+//             P ranks in the kernel's eyes, each with a T times larger
+//             subdomain, as a hybrid model run on P processes x T threads
+//   mpi, ref  every process of the launch, single-threaded
+//             (collectives::MpiComm; reference::RefComm for hand-written MPI)
 //
-// So ep and mpi have the same number of ranks (the same decomposition); the
-// funneled mode has P ranks, each with a T times larger subdomain, as a
-// hybrid model run on P processes x T threads today. While ep and funneled
-// run, the other N - P processes wait in a sleeping barrier and take no core.
+// ep and mpi decompose the same problem over grid_ranks() ranks in every
+// kind of launch, so a threaded launch (ep, funneled) and a flat launch (mpi,
+// ref) of the same benchmark measure the same points. In a mixed launch the
+// processes that sit out a threaded mode sleep in a quiet barrier.
 //
-// A body is run by every participant of the mode and returns its per-
+// A body is run by every participant of a mode and returns its per-
 // repetition times (seconds); world rank 0 gets the slowest participant's
-// time of each repetition. Any exception ends the job (bench::run_or_abort).
+// time of each entry. Any exception ends the job (bench::run_or_abort).
 //
 // Thread safety: a KernelModes is used by the main thread of each process;
-// the EP bodies run on its OpenMP threads.
+// the ep bodies run on its OpenMP threads.
 #pragma once
 
 #include <mpi.h>
@@ -25,74 +30,76 @@
 
 #include <algorithm>
 #include <optional>
-#include <stdexcept>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_mpi.hpp"
 #include "collectives/communicator.hpp"
 #include "ep/ep.hpp"
 #include "kernel_backend.hpp"
+#include "launch_layout.hpp"
+#include "machine.hpp"
+#include "reference/ref_comm.hpp"
 
 namespace bench::kernels {
 
+using reference::RefComm;
+
 class KernelModes {
  public:
-  /// Collective over `world`; its size must be a multiple of `threads`.
-  KernelModes(MPI_Comm world, int threads, const char* bench_name)
-      : world_(world), threads_(threads), bench_(bench_name) {
-    bench::check_mpi(MPI_Comm_rank(world_, &rank_), "MPI_Comm_rank");
-    bench::check_mpi(MPI_Comm_size(world_, &size_), "MPI_Comm_size");
-    if (threads < 1 || size_ % threads != 0) {
-      throw std::invalid_argument("the number of processes (" + std::to_string(size_) +
-                                  ") must be a multiple of --threads (" + std::to_string(threads) +
-                                  ")");
-    }
-    processes_ = size_ / threads_;
-    group_ = bench::first_ranks(world_, processes_);
-    if (group_ != MPI_COMM_NULL) endpoints_ = ep::create_endpoints(group_, threads_);
-  }
+  /// Collective over `world`. `backends`: the selected backend names (empty:
+  /// all), which decide the kind of launch. Throws std::invalid_argument for a
+  /// layout that cannot be placed (launch_layout.hpp).
+  KernelModes(MPI_Comm world, int threads, const char* bench_name,
+              std::vector<std::string> backends = {});
   KernelModes(const KernelModes&) = delete;
   KernelModes& operator=(const KernelModes&) = delete;
-  ~KernelModes() {
-    bench::run_or_abort(bench_, [&] {
-      if (!endpoints_.empty()) {
-        auto& endpoints = endpoints_;
-        // Freeing is collective over the endpoints: each thread frees its own.
-#pragma omp parallel num_threads(threads_) default(none) shared(endpoints)
-        endpoints[static_cast<std::size_t>(omp_get_thread_num())].free();
-      }
-      if (group_ != MPI_COMM_NULL) bench::check_mpi(MPI_Comm_free(&group_), "MPI_Comm_free");
-    });
-  }
+  ~KernelModes();
 
-  [[nodiscard]] int world_rank() const { return rank_; }
-  [[nodiscard]] int processes() const { return processes_; }
-  [[nodiscard]] int threads() const { return threads_; }
-  /// Ranks of a mode: P*T for ep and mpi, P for funneled.
-  [[nodiscard]] int ranks(Backend b) const { return b == Backend::kFunneled ? processes_ : size_; }
+  [[nodiscard]] int world_rank() const noexcept { return rank_; }
+  [[nodiscard]] const LaunchLayout& layout() const noexcept { return layout_; }
+  [[nodiscard]] int processes() const noexcept { return layout_.threaded_processes; }
+  [[nodiscard]] int threads() const noexcept { return layout_.threads; }
+  /// Ranks of the ep and mpi decomposition (P*T in a threaded launch, N otherwise).
+  [[nodiscard]] int grid_ranks() const noexcept { return layout_.grid_ranks; }
+  /// Whether `backend` runs in this launch (selected, and its kind present).
+  [[nodiscard]] bool selected(Backend backend) const;
+  /// Ranks of a backend's kernel communicator: grid_ranks() for ep, mpi and
+  /// ref, P for funneled.
+  [[nodiscard]] int ranks(Backend backend) const {
+    return backend == Backend::kFunneled ? processes() : grid_ranks();
+  }
   /// Record fields: processes taking part and threads per process.
-  [[nodiscard]] int record_ranks(Backend b) const {
-    return b == Backend::kMpi ? size_ : processes_;
+  [[nodiscard]] int record_ranks(Backend backend) const {
+    return is_threaded(backend) ? processes() : layout_.world_size;
   }
-  [[nodiscard]] int record_threads(Backend b) const { return b == Backend::kMpi ? 1 : threads_; }
+  [[nodiscard]] int record_threads(Backend backend) const {
+    return is_threaded(backend) ? threads() : 1;
+  }
+  /// Prints the launch line (kind, shape, judged or not) to stdout on world rank 0.
+  void print_launch(const char* bench_line) const;
 
-  /// Runs body(comm) -> std::vector<double> on every participant of `b`;
-  /// collective over the world. World rank 0 gets the slowest time per entry.
+  /// Runs body(comm) -> std::vector<double> on every participant of `backend`
+  /// (ep: collectives::EpComm, mpi: collectives::MpiComm, funneled:
+  /// collectives::FunneledComm, ref: RefComm). Collective over the world.
+  /// World rank 0 gets the slowest time of each entry; the others nullopt.
   template <class Body>
-  std::optional<std::vector<double>> run(Backend b, const Body& body) {
+  std::optional<std::vector<double>> run(Backend backend, const Body& body) {
     std::vector<double> slowest;
-    if (b == Backend::kMpi) {
-      bench::run_or_abort(bench_, [&] {
-        slowest = body(collectives::MpiComm(world_));
+    if (!is_threaded(backend)) {
+      run_or_abort(bench_, [&] {
+        slowest =
+            backend == Backend::kRef ? body(RefComm(world_)) : body(collectives::MpiComm(world_));
         slowest_to_root(slowest, world_);
       });
     } else if (group_ != MPI_COMM_NULL) {
-      if (b == Backend::kEp) {
+      if (backend == Backend::kEp) {
         auto& endpoints = endpoints_;
         const char* name = bench_;
-#pragma omp parallel num_threads(threads_) default(none) shared(body, slowest, endpoints, name)
-        bench::run_or_abort(name, [&] {
+#pragma omp parallel num_threads(threads()) default(none) shared(body, slowest, endpoints, name)
+        run_or_abort(name, [&] {
           const auto mine =
               body(collectives::EpComm(endpoints[static_cast<std::size_t>(omp_get_thread_num())]));
 #pragma omp critical(kernel_modes_slowest)
@@ -103,37 +110,26 @@ class KernelModes {
           }
         });
       } else {
-        bench::run_or_abort(bench_,
-                            [&] { slowest = body(collectives::FunneledComm(group_, threads_)); });
+        run_or_abort(bench_, [&] { slowest = body(collectives::FunneledComm(group_, threads())); });
       }
-      bench::run_or_abort(bench_, [&] { slowest_to_root(slowest, group_); });
+      run_or_abort(bench_, [&] { slowest_to_root(slowest, group_); });
     }
-    bench::quiet_barrier(world_);
+    // Idle processes of a mixed launch wait here asleep; in a threaded or
+    // flat launch every process took part and this only ends the point.
+    quiet_barrier(world_);
     if (rank_ != 0) return std::nullopt;
     return slowest;
   }
 
  private:
-  static void slowest_to_root(std::vector<double>& times, MPI_Comm comm) {
-    int rank = 0;
-    bench::check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-    const int n = static_cast<int>(times.size());
-    MPI_Request request = MPI_REQUEST_NULL;
-    bench::check_mpi(
-        rank == 0
-            ? MPI_Ireduce(MPI_IN_PLACE, times.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm, &request)
-            : MPI_Ireduce(times.data(), nullptr, n, MPI_DOUBLE, MPI_MAX, 0, comm, &request),
-        "MPI_Ireduce");
-    bench::wait_yielding(request, "MPI_Ireduce");
-  }
+  static void slowest_to_root(std::vector<double>& times, MPI_Comm comm);
 
   MPI_Comm world_;
-  int threads_;
   const char* bench_;
+  std::vector<std::string> backends_;
   int rank_ = 0;
-  int size_ = 1;
-  int processes_ = 1;
-  MPI_Comm group_ = MPI_COMM_NULL;
+  LaunchLayout layout_;
+  MPI_Comm group_ = MPI_COMM_NULL;  // the threaded processes
   std::vector<ep::Communicator> endpoints_;
 };
 

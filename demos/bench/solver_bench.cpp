@@ -2,17 +2,21 @@
 // (collectives/solvers/cg.hpp) on each backend (ep, mpi, funneled) with each
 // halo algorithm, side by side in one run. Modes are <backend>.<algorithm>.
 //
-// Launched with N = P*T processes and --threads T (kernel_modes.hpp): ep and
-// mpi solve on N ranks (a px x py grid of --block x --block columns of
-// --levels levels), funneled on P ranks (the same global problem, T threads
-// sharing every loop). Every solve runs exactly --iters iterations (the
+// Launch layout: kernel_modes.hpp (threaded: --backends ep,funneled; flat:
+// --backends mpi; mixed: all). ep and mpi solve on the grid's ranks (a
+// px x py grid of --block x --block columns of --levels levels), funneled on
+// one rank per process (the same global problem, T threads sharing every
+// loop). The solvers have no hand-written reference: ep is compared with the
+// best mpi.* mode, whose halo and allreduce halo_bench and allreduce_bench
+// compare with their references. Every solve runs exactly --iters iterations (the
 // tolerance is 0), --reps times; a record's t is the time per iteration
 // (halo + allreduce + compute of the solve, plan set-up excluded) of the
 // slowest rank. Tests: gcr, cg (time per iteration), and gcr_halo,
 // gcr_allreduce, gcr_compute, cg_halo, ... (each part per iteration), so the
 // JSON keeps the split. `bytes` is the size of one rank's solution column.
 //
-//   mpiexec -n 2 solver_bench --threads 2 [--quick] [--json PATH] [--csv PATH]
+//   mpiexec -n 1 solver_bench --threads 2 --backends ep,funneled [--quick]
+//   mpiexec -n 2 solver_bench --threads 2 --backends mpi [--quick]
 #include <mpi.h>
 
 #include <algorithm>
@@ -21,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench_cli.hpp"
@@ -34,14 +39,18 @@
 namespace {
 
 using bench::kernels::Backend;
-using bench::kernels::kBackends;
+using bench::kernels::RefComm;
 using collectives::HaloAlgorithm;
 using collectives::solvers::SolveResult;
 
 constexpr const char* kBenchName = "solver_bench";
+// No ref backend: see the file comment.
+constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
+constexpr std::string_view kSolverBackends[] = {"ep", "mpi", "funneled"};
 constexpr const char* kUsage =
-    "usage: mpiexec -n N solver_bench [options]   (N = P processes x T threads)\n"
+    "usage: mpiexec -n N solver_bench [options]\n"
     "  --threads T   threads per process of the ep and funneled modes (default 2)\n"
+    "  --backends L  subset of ep,mpi,funneled (default all; see kernel_modes.hpp)\n"
     "  --quick       fewer iterations and repetitions (seconds)\n"
     "  --block B     horizontal side of one rank's column in the N-rank grid (default 32)\n"
     "  --levels L    levels (default 16)\n"
@@ -57,6 +66,7 @@ struct Options {
   int levels = 16;
   int iterations = 0;
   int repetitions = 0;
+  std::vector<std::string> backends;
   std::string json = "bench-results/solver_bench.json";
   std::string csv = "bench-results/solver_bench.csv";
 };
@@ -70,6 +80,7 @@ Options parse(int argc, char** argv) {
       .count("--levels", o.levels)
       .count("--iters", o.iterations)
       .count("--reps", o.repetitions)
+      .list("--backends", kSolverBackends, o.backends)
       .text("--json", o.json)
       .text("--csv", o.csv);
   parser.parse(argc, argv);
@@ -135,26 +146,32 @@ std::vector<double> time_solver(const C& comm, const std::string& solver,
 }
 
 void run(const Options& opt) {
-  bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName);
-  const int n = modes.ranks(Backend::kEp);
+  bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName, opt.backends);
+  const int n = modes.grid_ranks();
   const auto [gpx, gpy] = bench::kernels::grid_of(n);
   const bool root = modes.world_rank() == 0;
   const std::size_t bytes = static_cast<std::size_t>(opt.block) * opt.block * opt.levels * 8;
-  if (root) {
-    std::printf(
-        "# solver_bench: ep %d x %d threads, mpi %d processes, funneled %d x %d threads;\n"
-        "# %d x %d x %d global grid, %d iterations per solve\n",
-        modes.processes(), modes.threads(), n, modes.processes(), modes.threads(), gpx * opt.block,
-        gpy * opt.block, opt.levels, opt.iterations);
-  }
+  const std::string line =
+      "solver_bench: ep and mpi on " + std::to_string(n) + " ranks, funneled " +
+      std::to_string(modes.ranks(Backend::kFunneled)) + " x " + std::to_string(modes.threads()) +
+      " threads; " + std::to_string(gpx * opt.block) + " x " + std::to_string(gpy * opt.block) +
+      " x " + std::to_string(opt.levels) + " global grid, " + std::to_string(opt.iterations) +
+      " iterations per solve";
+  modes.print_launch(line.c_str());
   bench::Report report(kBenchName);
   for (const std::string solver : {"gcr", "cg"}) {
     for (const HaloAlgorithm a : kAlgorithms) {
       for (const Backend b : kBackends) {
+        if (!modes.selected(b)) continue;
         const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
         const auto d = collectives::Decomposition::even(gpx * opt.block, gpy * opt.block, px, py);
-        const auto times =
-            modes.run(b, [&](const auto& comm) { return time_solver(comm, solver, d, a, opt); });
+        const auto times = modes.run(b, [&](const auto& comm) -> std::vector<double> {
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(comm)>, RefComm>) {
+            throw std::logic_error("solver_bench has no ref mode");
+          } else {
+            return time_solver(comm, solver, d, a, opt);
+          }
+        });
         if (!root) continue;
         const auto reps = static_cast<std::size_t>(opt.repetitions);
         for (std::size_t part = 0; part < kParts.size(); ++part) {
@@ -181,6 +198,7 @@ void run(const Options& opt) {
       for (const Backend b : kBackends) {
         const std::string mode = mode_of(b, a);
         const bench::Record* t = report.find(solver, mode, bytes);
+        if (t == nullptr) continue;
         std::printf("%-20s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", mode.c_str(),
                     t->time.min_us, t->time.avg_us, t->time.max_us,
                     report.find(solver + "_halo", mode, bytes)->time.avg_us,

@@ -1,8 +1,12 @@
-// A barrier for the threads of one process that waits as the endpoint layer
-// does (ep::Backoff: spin, yield, then short sleeps), so that a benchmark's
-// funneled mode and its ep mode wait the same way. An `omp barrier` would
-// instead wait by OMP_WAIT_POLICY: sleeping in the kernel (passive) or
-// spinning (active), either of which skews the comparison on shared cores.
+// A barrier for the threads of one process, for the funneled mode of
+// ep_collectives, whose threads stay in one parallel region and meet here
+// between the master's MPI calls. How it waits is chosen per launch:
+//
+//   kSpin   spin with a pause instruction: what a tuned hybrid code does on
+//           cores of its own (an `omp barrier` under OMP_WAIT_POLICY=active)
+//   kAsEp   as the endpoint layer waits (ep::Backoff: spin, yield, then short
+//           sleeps): on shared or oversubscribed cores a spinner would take
+//           the core of the thread it waits for
 //
 // Thread safety: arrive_and_wait() is called by exactly `threads` threads
 // per phase; phases may follow each other without a reset.
@@ -16,7 +20,9 @@ namespace bench {
 
 class TeamBarrier {
  public:
-  explicit TeamBarrier(int threads) : threads_(threads) {}
+  enum class Wait { kSpin, kAsEp };
+
+  TeamBarrier(int threads, Wait wait) : threads_(threads), wait_(wait) {}
   TeamBarrier(const TeamBarrier&) = delete;
   TeamBarrier& operator=(const TeamBarrier&) = delete;
 
@@ -27,12 +33,21 @@ class TeamBarrier {
       phase_.store(phase + 1, std::memory_order_release);  // releases everyone's writes
       return;
     }
+    if (wait_ == Wait::kSpin) {
+      while (phase_.load(std::memory_order_acquire) == phase) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      return;
+    }
     ep::Backoff backoff;
     while (phase_.load(std::memory_order_acquire) == phase) backoff.pause();
   }
 
  private:
   const int threads_;
+  const Wait wait_;
   std::atomic<int> arrived_{0};
   std::atomic<unsigned> phase_{0};
 };

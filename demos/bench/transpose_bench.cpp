@@ -1,15 +1,21 @@
 // transpose_bench: the spectral transposition of collectives/ (grid -> yz ->
 // xz -> spectral and back) with each alltoallv algorithm, on endpoints, MPI
-// processes and funneled, in one run (layout: kernel_bench.hpp).
+// processes and funneled, beside the hand-written pack / MPI_Alltoallv /
+// unpack transposition (mode ref.alltoallv, reference/ref_transpose.hpp).
+// Layout: kernel_modes.hpp.
 //
-//   mpiexec -n 2 transpose_bench --threads 2 [--quick]
+//   mpiexec -n 1 transpose_bench --threads 2 --backends ep,funneled   (threaded)
+//   mpiexec -n 2 transpose_bench --threads 2 --backends mpi,ref       (flat)
+//   mpiexec -n 2 transpose_bench --threads 2 [--quick]                (mixed)
 //
 // A point is a global field of L x L x 16 doubles on a cx x cy grid of the
 // backend's ranks (cy the largest divisor of the rank count not above its
-// square root): N ranks for ep and mpi, N/T for funneled (whose threads pack
-// and unpack). bytes = the field per worker (global bytes / N). t = one
-// round trip (forward + backward: six slab-transpose steps).
-// Targets: ep.auto at or below 0.8 x mpi.auto; ep at or below funneled.
+// square root): the grid's ranks for ep, mpi and ref, one per process for
+// funneled (whose threads pack and unpack). bytes = the field per worker
+// (global bytes / grid ranks). t = one round trip (forward + backward: six
+// slab-transpose steps). The reference's spectral field is checked against
+// the library's. Targets (where the launch has both sides): ep.auto at or
+// below 0.8 x mpi.auto; ep at or below funneled.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -18,10 +24,12 @@
 
 #include "collectives/transpose.hpp"
 #include "kernel_bench.hpp"
+#include "reference/ref_transpose.hpp"
 
 namespace {
 
 using bench::kernels::Backend;
+using bench::kernels::RefComm;
 constexpr const char* kBench = "transpose_bench";
 constexpr int kLevels = 16;
 
@@ -56,13 +64,46 @@ struct RoundTrip {
   }
 };
 
+/// The reference round trip, checked once against the library's plan on the
+/// same ranks (same spectral field, grid back bit for bit).
+template <>
+struct RoundTrip<RefComm> {
+  bench::reference::RefTranspose plan;
+  std::vector<double> grid, spectral;
+
+  RoundTrip(const RefComm& comm, int edge, const collectives::AlltoallvChoice& /*unused*/)
+      : plan(comm, shape_for(comm.size(), edge)) {
+    grid.resize(plan.local_size(collectives::Space::kGrid));
+    spectral.resize(plan.local_size(collectives::Space::kSpectral));
+    for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = static_cast<double>(i) + comm.rank();
+    const std::vector<double> original = grid;
+    collectives::TransposePlan<collectives::MpiComm, double> library(
+        collectives::MpiComm(comm.get()), shape_for(comm.size(), edge));
+    std::vector<double> expected(spectral.size());
+    library.forward(grid, expected);
+    call();
+    if (grid != original) {
+      throw std::runtime_error(std::string(kBench) + ": reference round trip changed the field");
+    }
+    plan.forward(grid, spectral);
+    if (spectral != expected) {
+      throw std::runtime_error(std::string(kBench) +
+                               ": reference spectral field differs from the library's");
+    }
+  }
+  void call() {
+    plan.forward(grid, spectral);
+    plan.backward(spectral, grid);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return bench::kernels::run_main(
       argc, argv, kBench,
       [](bench::kernels::Harness& harness, const bench::kernels::Options& options) {
-        const int n = harness.world_size();
+        const int n = harness.grid_ranks();
         std::vector<std::string> algorithms = {"library", "burst", "pairwise",
                                                "bruck",   "ring1", "auto"};
         algorithms = harness.selected_algorithms(std::move(algorithms));
@@ -74,31 +115,35 @@ int main(int argc, char** argv) {
                           sizeof(double) / static_cast<std::size_t>(n));
         }
         bench::Report report(kBench);
-        if (harness.world_rank() == 0) {
-          const auto ep = shape_for(harness.kernel_ranks(Backend::kEp), 1);
-          const auto fun = shape_for(harness.kernel_ranks(Backend::kFunneled), 1);
-          std::printf(
-              "# %s: %d processes; ep and mpi on a %d x %d grid, funneled on %d x %d (x %d "
-              "threads); fields L x L x %d doubles, L = ",
-              kBench, n, ep.cx, ep.cy, fun.cx, fun.cy, harness.threads(), kLevels);
-          for (const int e : edges) std::printf("%d ", e);
-          std::printf("\n");
-          bench::print_load(stdout, "start");
+        {
+          const auto ep = shape_for(n, 1);
+          const auto fun = shape_for(std::max(1, harness.kernel_ranks(Backend::kFunneled)), 1);
+          std::string line =
+              std::string(kBench) + ": ep, mpi and ref on a " + std::to_string(ep.cx) + " x " +
+              std::to_string(ep.cy) + " grid, funneled on " + std::to_string(fun.cx) + " x " +
+              std::to_string(fun.cy) + " (x " + std::to_string(harness.threads()) +
+              " threads); fields L x L x " + std::to_string(kLevels) + " doubles, L =";
+          for (const int e : edges) line += " " + std::to_string(e);
+          harness.modes().print_launch(line.c_str());
         }
         for (std::size_t s = 0; s < edges.size(); ++s) {
+          const auto measure = [&](Backend backend, const std::string& algorithm) {
+            bench::Record record;
+            record.test = "transpose";
+            record.bytes = sizes[s];
+            const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(
+                backend == Backend::kRef ? "library" : algorithm);
+            harness.measure(backend, algorithm, record,
+                            bench::kernels::setup_calls<RoundTrip>(edges[s], choice), report);
+          };
           for (const std::string& algorithm : algorithms) {
-            const collectives::AlltoallvChoice choice =
-                collectives::parse_alltoallv_choice(algorithm);
             for (const Backend backend : bench::kernels::kBackends) {
-              if (!harness.selected(backend)) continue;
-              bench::Record record;
-              record.test = "transpose";
-              record.bytes = sizes[s];
-              const int edge = edges[s];
-              harness.measure(backend, algorithm, record,
-                              bench::kernels::setup_calls<RoundTrip>(edge, choice), report);
+              if (backend != Backend::kRef && harness.selected(backend)) {
+                measure(backend, algorithm);
+              }
             }
           }
+          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "alltoallv");
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(

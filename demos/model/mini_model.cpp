@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include "bench_report.hpp"
 #include "collectives/communicator.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
@@ -56,41 +58,83 @@ model::Grid grid_from_config(const std::string& path) {
 struct RunContext {
   model::ModelOptions options;
   model::Grid grid;
+  bool output = true;  ///< --servers > 0: xios_lite clients and servers
   xios_lite::World world;
+  MPI_Comm model_comm = MPI_COMM_NULL;  ///< the model processes (world.local with output)
   std::string config;
 };
 
+/// The phase table as model_bench records (demos/bench schema): test "step"
+/// (the time loop of the slowest rank per step) and one test per phase (per
+/// step: mean, min and max over the ranks as t_avg, t_min, t_max); mode =
+/// the backend. Written by the model's rank 0.
+void write_model_records(const RunContext& ctx, const model::PhaseSummary& summary) {
+  int processes = 1;
+  MPI_Comm_size(ctx.model_comm, &processes);
+  const int steps = ctx.options.steps;
+  bench::Report report("model_bench");
+  const auto add = [&](const std::string& test, double min_s, double avg_s, double max_s) {
+    bench::Record record;
+    record.test = test;
+    record.mode = model::backend_name(ctx.options.backend);
+    record.ranks = processes;
+    record.threads = model::threads_of_process(ctx.options, 0);
+    record.iterations = steps;
+    record.repetitions = 1;
+    record.time = {1e6 * min_s / steps, 1e6 * avg_s / steps, 1e6 * max_s / steps};
+    report.add(std::move(record));
+  };
+  add("step", summary.wall, summary.wall, summary.wall);
+  static constexpr const char* kTests[] = {"compute", "halo", "transpose", "solver", "output"};
+  for (std::size_t p = 0; p < summary.mean.size(); ++p) {
+    add(kTests[p], summary.min[p], summary.mean[p], summary.max[p]);
+  }
+  if (!ctx.options.json.empty()) report.write_json(ctx.options.json);
+  if (!ctx.options.csv.empty()) report.write_csv(ctx.options.csv);
+}
+
 /// One model rank from definition to finalise. Collective over all ranks of
 /// `comm` and all output clients.
+/// `endpoint`: this rank's output client endpoint (nullptr without output).
 template <collectives::Communicator C>
-void run_rank(const C& comm, const ep::Communicator& endpoint, const RunContext& ctx) {
+void run_rank(const C& comm, const ep::Communicator* endpoint, const RunContext& ctx) {
   const bool lead = comm.rank() == 0;
-  xios_lite::ClientOptions client_options;
-  client_options.mode = ctx.options.output == model::OutputMode::kEndpoints
-                            ? xios_lite::Mode::kEndpoints
-                            : xios_lite::Mode::kFunneled;
-  client_options.print_report = !ctx.options.quiet;
-  xios_lite::Client out(endpoint, ctx.world, ctx.config, client_options);
+  std::optional<xios_lite::Client> out;
+  if (ctx.output) {
+    xios_lite::ClientOptions client_options;
+    client_options.mode = ctx.options.output == model::OutputMode::kEndpoints
+                              ? xios_lite::Mode::kEndpoints
+                              : xios_lite::Mode::kFunneled;
+    client_options.print_report = !ctx.options.quiet;
+    out.emplace(*endpoint, ctx.world, ctx.config, client_options);
+  }
   model::ModelRank<C> model(comm, ctx.grid, ctx.options);
   if (lead) {
     const auto layout = model.layout();
+    const std::string output =
+        ctx.output
+            ? "xios_lite " + std::string(model::output_mode_name(ctx.options.output)) +
+                  " output, " + std::to_string(ctx.world.server_processes) + " server process(es)"
+            : std::string("no output (--servers 0)");
     std::printf(
         "mini_model: %d x %d x %d grid, %d tracers, %d model ranks (%s backend, %d x %d "
-        "subdomains), halo width %d, xios_lite %s output, %d server process(es)\n",
+        "subdomains), halo width %d, %s\n",
         ctx.grid.ni, ctx.grid.nj, ctx.grid.levels, model::kTracers, comm.size(),
         model::backend_name(ctx.options.backend), layout[0], layout[1], model.halo_width(),
-        model::output_mode_name(ctx.options.output), ctx.world.server_processes);
+        output.c_str());
     std::fflush(stdout);
   }
-  out.set_domain_block("atm", model.block());
-  out.close_definition();
+  if (out) {
+    out->set_domain_block("atm", model.block());
+    out->close_definition();
+  }
   const auto mass0 = model.total_mass();
   const auto t0 = std::chrono::steady_clock::now();
-  const model::PhaseTimer timer = model.run(out, lead && !ctx.options.quiet);
+  const model::PhaseTimer timer = model.run(out ? &*out : nullptr, lead && !ctx.options.quiet);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto mass1 = model.total_mass();
   const model::PhaseSummary summary = model::summarise_phases(comm, timer, wall);
-  (void)out.finalise();  // EP rank 0 prints the servers' report
+  if (out) (void)out->finalise();  // EP rank 0 prints the servers' report
   if (lead) {
     std::printf("\n# tracer mass (sum over all cells)\n%-6s %22s %22s %12s\n", "tracer", "initial",
                 "final", "rel. change");
@@ -100,6 +144,11 @@ void run_rank(const C& comm, const ep::Communicator& endpoint, const RunContext&
       std::printf("q%-5d %22.15e %22.15e %12.3e\n", t + 1, a, b, (b - a) / a);
     }
     model::print_phase_table(stdout, summary, ctx.options.steps);
+    if (!ctx.options.json.empty() || !ctx.options.csv.empty()) write_model_records(ctx, summary);
+    if (!ctx.output) {
+      std::fflush(stdout);
+      return;
+    }
     std::printf("\nNetCDF output in %s:\n", std::filesystem::current_path().c_str());
     std::vector<std::string> files;
     for (const auto& entry : std::filesystem::directory_iterator(".")) {
@@ -141,17 +190,26 @@ int main(int argc, char** argv) {
   }
   try {
     ctx.config = std::filesystem::absolute(ctx.options.config).string();
+    for (std::string* path : {&ctx.options.json, &ctx.options.csv}) {
+      if (!path->empty()) *path = std::filesystem::absolute(*path).string();
+    }
     std::error_code ec;
     std::filesystem::create_directories(ctx.options.output_dir, ec);  // every rank: no race
     std::filesystem::current_path(ctx.options.output_dir);
     ctx.grid = grid_from_config(ctx.config);
-    ctx.world = xios_lite::split_world(
-        MPI_COMM_WORLD, xios_lite::role_of_last_ranks(MPI_COMM_WORLD, ctx.options.servers));
+    ctx.output = ctx.options.servers > 0;
+    if (ctx.output) {
+      ctx.world = xios_lite::split_world(
+          MPI_COMM_WORLD, xios_lite::role_of_last_ranks(MPI_COMM_WORLD, ctx.options.servers));
+      ctx.model_comm = ctx.world.local;
+    } else {
+      ctx.model_comm = MPI_COMM_WORLD;
+    }
   } catch (const std::exception& e) {
     fail("rank " + std::to_string(world_rank) + ": setup", e);
   }
 
-  if (ctx.world.role == xios_lite::Role::kServer) {
+  if (ctx.output && ctx.world.role == xios_lite::Role::kServer) {
     try {
       xios_lite::ServerOptions server_options;
       server_options.threads = ctx.options.server_threads;
@@ -161,7 +219,7 @@ int main(int argc, char** argv) {
     }
   } else {
     int process = 0;
-    MPI_Comm_rank(ctx.world.local, &process);
+    MPI_Comm_rank(ctx.model_comm, &process);
     const int threads = model::threads_of_process(ctx.options, process);
     try {
       if (ctx.options.backend == model::Backend::kEp) {
@@ -169,10 +227,10 @@ int main(int argc, char** argv) {
 #pragma omp parallel num_threads(threads) default(none) shared(eps, ctx, threads, world_rank)
         {
 #pragma omp single
-          eps = ep::create_endpoints(ctx.world.local, threads);
+          eps = ep::create_endpoints(ctx.model_comm, threads);
           ep::Communicator& endpoint = eps[static_cast<std::size_t>(omp_get_thread_num())];
           try {
-            run_rank(collectives::EpComm(endpoint), endpoint, ctx);
+            run_rank(collectives::EpComm(endpoint), &endpoint, ctx);
           } catch (const std::exception& e) {
             fail("ep rank " + std::to_string(endpoint.rank()), e);
           }
@@ -181,19 +239,21 @@ int main(int argc, char** argv) {
       } else {
         // One endpoint per process for the output: the master thread is the
         // process's only MPI caller, as in a funneled model.
-        std::vector<ep::Communicator> eps = ep::create_endpoints(ctx.world.local, 1);
+        std::vector<ep::Communicator> eps;
+        if (ctx.output) eps = ep::create_endpoints(ctx.model_comm, 1);
+        const ep::Communicator* endpoint = eps.empty() ? nullptr : &eps[0];
         if (ctx.options.backend == model::Backend::kMpi) {
-          run_rank(collectives::MpiComm(ctx.world.local), eps[0], ctx);
+          run_rank(collectives::MpiComm(ctx.model_comm), endpoint, ctx);
         } else {
-          run_rank(collectives::FunneledComm(ctx.world.local, threads), eps[0], ctx);
+          run_rank(collectives::FunneledComm(ctx.model_comm, threads), endpoint, ctx);
         }
-        eps[0].free();
+        if (!eps.empty()) eps[0].free();
       }
     } catch (const std::exception& e) {
       fail("process " + std::to_string(process), e);
     }
   }
-  xios_lite::free_world(ctx.world);
+  if (ctx.output) xios_lite::free_world(ctx.world);
   MPI_Finalize();
   return 0;
 }

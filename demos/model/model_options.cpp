@@ -44,7 +44,8 @@ configuration file.
                          processes: "2", or "2,1" for mixed counts (default:
                          OMP_NUM_THREADS, else 2; mpi forces 1)
   --output MODE          xios_lite client mode: ep | funneled (default ep)
-  --servers N            output server processes, the last N ranks (default 1)
+  --servers N            output server processes, the last N ranks (default 1);
+                         0: no output at all (no xios_lite client or server)
   --server-threads N     receiving endpoints (threads) per server process
                          (default 1)
   --config PATH          iodef XML (default demos/model/model_iodef.xml)
@@ -58,6 +59,9 @@ configuration file.
   --solver-tol T         GCR relative residual tolerance (default 1e-6)
   --progress-every N     progress line every N steps, 0: none (default 8)
   --quiet                no progress lines and no output report
+  --json PATH            the phase table as benchmark records (bench
+                         model_bench; demos/bench schema) written by rank 0
+  --csv PATH             the same records as CSV
   -h, --help             this text
 )";
 }
@@ -144,6 +148,8 @@ ModelOptions parse_model_options(int argc, char** argv) {
             }
           })
       .text("--config", o.config)
+      .text("--json", o.json)
+      .text("--csv", o.csv)
       .text("--output-dir", o.output_dir)
       .count("--steps", o.steps)
       .custom("--courant-x", [&](std::string_view flag,
@@ -174,7 +180,6 @@ ModelOptions parse_model_options(int argc, char** argv) {
     }
     throw;
   }
-  if (o.servers < 1) throw std::invalid_argument("--servers: at least one output server");
   if (std::abs(o.courant_x) > 64.0 || std::abs(o.courant_y) > 64.0) {
     throw std::invalid_argument("--courant-x/--courant-y: at most 64 cells per step");
   }

@@ -29,7 +29,7 @@ struct ModelOptions {
   /// Threads per client process, cycled over the processes ("2" or "2,1").
   std::vector<int> threads{2};
   OutputMode output = OutputMode::kEndpoints;
-  int servers = 1;         ///< the last `servers` MPI ranks run the output server
+  int servers = 1;         ///< the last `servers` MPI ranks run the output server (0: no output)
   int server_threads = 1;  ///< receiving endpoints per server process
   std::string config = "demos/model/model_iodef.xml";
   std::string output_dir = "output";
@@ -41,6 +41,8 @@ struct ModelOptions {
   double solver_tolerance = 1e-6;
   int progress_every = 8;  ///< progress line every N steps (0: none)
   bool quiet = false;      ///< no progress lines, no xios_lite report
+  std::string json;        ///< phase records for model_bench (empty: none)
+  std::string csv;         ///< the same as CSV (empty: none)
   bool help = false;
 };
 

@@ -35,9 +35,10 @@ class PhaseTimer {
   std::array<double, 5> seconds_{};
 };
 
-/// Per phase: the mean and the maximum over the ranks. Collective over comm.
+/// Per phase: the mean, minimum and maximum over the ranks. Collective over comm.
 struct PhaseSummary {
   std::array<double, 5> mean{};
+  std::array<double, 5> min{};
   std::array<double, 5> max{};
   double wall = 0.0;  ///< longest time loop over the ranks
   int ranks = 0;
@@ -46,14 +47,16 @@ struct PhaseSummary {
 template <class C>
 PhaseSummary summarise_phases(const C& comm, const PhaseTimer& timer, double wall) {
   PhaseSummary s;
-  std::array<double, 6> sum{}, max{};
-  for (std::size_t p = 0; p < 5; ++p) sum[p] = max[p] = timer.seconds()[p];
-  sum[5] = max[5] = wall;
+  std::array<double, 6> sum{}, min{}, max{};
+  for (std::size_t p = 0; p < 5; ++p) sum[p] = min[p] = max[p] = timer.seconds()[p];
+  sum[5] = min[5] = max[5] = wall;
   comm.library_allreduce(MPI_IN_PLACE, sum.data(), 6, MPI_DOUBLE, MPI_SUM);
+  comm.library_allreduce(MPI_IN_PLACE, min.data(), 6, MPI_DOUBLE, MPI_MIN);
   comm.library_allreduce(MPI_IN_PLACE, max.data(), 6, MPI_DOUBLE, MPI_MAX);
   s.ranks = comm.size();
   for (std::size_t p = 0; p < 5; ++p) {
     s.mean[p] = sum[p] / s.ranks;
+    s.min[p] = min[p];
     s.max[p] = max[p];
   }
   s.wall = max[5];

@@ -1,0 +1,87 @@
+// The `ref` halo exchange: the two-stage 9-point exchange an MPI expert
+// writes by hand, on plain MPI -- pack each strip into a buffer, MPI_Irecv /
+// MPI_Isend to the neighbour, MPI_Waitall, unpack:
+//
+//   stage 1 (x): the west and east strips of w columns, interior rows only
+//   stage 2 (y): the south and north strips of w rows, over the whole width
+//                including the x halo, which forwards the corners
+//
+// It covers what halo_bench measures and no more: periodic in both
+// directions, every subdomain at least w wide and high (neighbours of
+// neighbours are not reached), no land, fields of doubles. Subdomain r of
+// the decomposition (by * px + bx) is rank r, as in collectives::HaloPlan, and
+// the field layout is the plan's: (nx + 2w) x (ny + 2w) per level, x fastest.
+// Messages are tagged with their direction of travel, so two directions that
+// reach the same rank (px or py of 2) cannot be confused; a direction with
+// one subdomain (px or py of 1) is a copy in memory, as such code does.
+//
+// The interface is the part of collectives::HaloPlan that halo_bench uses, so
+// the benchmark times both with the same code.
+//
+// Collective: construction (none of MPI's collectives, but every rank must
+// build one), exchange(), start()+finish() over every rank of the
+// communicator. Thread safety: one thread per rank (flat launches).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/halo.hpp"
+#include "reference/ref_comm.hpp"
+
+namespace bench::reference {
+
+class RefHaloPlan {
+ public:
+  /// Throws std::invalid_argument when `spec` is outside what the reference
+  /// covers (see above; why_unsupported says it without throwing) or the
+  /// decomposition does not have comm.size() subdomains. Local.
+  RefHaloPlan(const RefComm& comm, const collectives::HaloSpec& spec);
+
+  /// Empty when the reference can exchange `spec`, else the reason.
+  static std::string why_unsupported(const collectives::HaloSpec& spec);
+
+  [[nodiscard]] int nx() const noexcept { return nx_; }
+  [[nodiscard]] int ny() const noexcept { return ny_; }
+  [[nodiscard]] int x0() const noexcept { return x0_; }
+  [[nodiscard]] int y0() const noexcept { return y0_; }
+  [[nodiscard]] std::size_t field_elements(int levels) const noexcept;
+  /// Bytes this rank sends per exchange of one level.
+  [[nodiscard]] std::size_t bytes_sent() const noexcept;
+
+  /// Both stages for every field (doubles; one message per direction and
+  /// stage holding every field). Collective.
+  void exchange(std::span<const collectives::HaloField> fields);
+  /// The two-stage form has nothing to overlap: start() exchanges, finish()
+  /// returns. Collective.
+  void start(std::span<const collectives::HaloField> fields) { exchange(fields); }
+  void finish() {}
+
+ private:
+  /// One direction of one stage: the strip sent and the strip received, as
+  /// rectangles of the local frame (halo included).
+  struct Strip {
+    int peer = 0;
+    int send_i0 = 0, send_j0 = 0;
+    int recv_i0 = 0, recv_j0 = 0;
+    int width = 0, height = 0;
+    int tag = 0;
+  };
+  void exchange_stage(const std::array<Strip, 2>& strips,
+                      std::span<const collectives::HaloField> fields);
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int w_ = 1;
+  int nx_ = 0, ny_ = 0, x0_ = 0, y0_ = 0;
+  std::array<Strip, 2> x_strips_{};  // west, east
+  std::array<Strip, 2> y_strips_{};  // south, north
+  std::array<std::vector<double>, 2> send_, recv_;
+};
+
+}  // namespace bench::reference
