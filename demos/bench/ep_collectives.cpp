@@ -1,16 +1,20 @@
 // ep_collectives: collectives of endpoint communicators against plain MPI and
-// against the funneled hybrid pattern, side by side in one run.
+// against the funneled hybrid pattern, side by side.
 //
-// Launched with N = P*T processes and --threads T (default 2). Every mode has
-// N ranks in all:
-//   ep        the first P processes x T OpenMP threads, each thread an EP rank
-//             of one endpoint communicator: ep::barrier, ep::bcast, ...
-//   mpi       all N processes, single-threaded, on (a dup of) MPI_COMM_WORLD
-//   funneled  the same P processes x T threads as models do it today: the
-//             threads combine in shared memory, the master thread alone calls
-//             MPI on the P-process communicator, the threads read the result
-// While ep and funneled run, the other N - P processes wait in a sleeping
-// barrier, so they take no core from the ranks being measured.
+// Modes (--modes; where they run: launch_layout.hpp):
+//   ep        processes of T OpenMP threads, each thread an EP rank of one
+//             endpoint communicator: ep::barrier, ep::bcast, ...
+//   mpi       single-threaded processes on (a dup of) MPI_COMM_WORLD
+//   funneled  processes of T threads as models do it today: the threads
+//             combine in shared memory, the master thread alone calls MPI on
+//             the process communicator, the threads read the result
+// ep and funneled are threaded modes, mpi a flat one. With only threaded
+// modes every process runs T threads; with only mpi every process is a rank;
+// with both (the default) N must be a multiple of T, ep and funneled use the
+// first N/T processes and the others wait in a sleeping barrier meanwhile (a
+// mixed launch: its ep/mpi ratios are printed, never judged). make bench runs
+// a threaded and a flat launch, each as on cores of its own, alternated
+// (scripts/run-bench.sh).
 // Collectives: barrier, bcast (root 0), allreduce (MPI_DOUBLE, MPI_SUM),
 // alltoall and alltoallv (uniform counts); how each mode calls them and what
 // `bytes` means: collective_modes.hpp.
@@ -19,7 +23,9 @@
 // hits all modes alike. Only world rank 0 (EP rank 0, thread 0 in the thread
 // modes) prints and writes JSON/CSV.
 //
-//   mpiexec -n 4 ep_collectives --threads 2 [--quick] [--max-bytes N] ...
+//   mpiexec -n 1 ep_collectives --threads 2 --modes ep,funneled ...   (threaded)
+//   mpiexec -n 2 ep_collectives --threads 2 --modes mpi ...           (flat)
+//   mpiexec -n 4 ep_collectives --threads 2 [--quick] [--max-bytes N] (mixed)
 // (options: --help, or kUsage below; method and results: docs/ep_collectives.md)
 #include <mpi.h>
 #include <omp.h>

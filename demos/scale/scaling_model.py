@@ -2,11 +2,11 @@
 """LogGP-style scaling model of the collectives/ kernels.
 
 Fits latency, overhead and bandwidth terms to this machine's measurements
-(ep_pingpong and alltoallv_bench JSON from bench-results/), then predicts each
+(ep_pingpong and alltoallv_bench JSON of the fair runs, bench-results/fair/), then predicts each
 algorithm's time for 10^2 .. 10^6 ranks and prints the crossovers between
 algorithms and the best recursive-k radix per rank count.
 
-  python3 demos/scale/scaling_model.py [--results bench-results] [--backend mpi]
+  python3 demos/scale/scaling_model.py [--results bench-results/fair] [--backend mpi]
       [--pingpong ep_pingpong.tcp.json]   (latency and bandwidth over TCP: a network)
 
 Cost of one stage in which a rank has q messages of m bytes in flight:
@@ -134,7 +134,7 @@ def crossovers(ns, series):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--results", default="bench-results")
+    ap.add_argument("--results", default="bench-results/fair")
     ap.add_argument("--backend", default="mpi", help="mpi (process pairs) or ep")
     ap.add_argument("--pingpong", default="ep_pingpong.json",
                     help="latency/bandwidth source in --results, e.g. ep_pingpong.tcp.json "
