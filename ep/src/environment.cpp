@@ -52,6 +52,17 @@ std::optional<bool> switch_from_env(const char* name, const char* call) {
 
 }  // namespace
 
+std::optional<WaitPolicy> wait_policy_from_env(const char* call) {
+  const char* env = std::getenv("EP_WAIT_POLICY");
+  if (env == nullptr) return std::nullopt;
+  const std::string value(env);
+  for (const WaitPolicy policy : {WaitPolicy::kAuto, WaitPolicy::kSpin, WaitPolicy::kPark}) {
+    if (value == wait_policy_name(policy)) return policy;
+  }
+  throw Error(ErrorKind::kArgument, call, -1,
+              "EP_WAIT_POLICY='" + value + "' is none of spin, park and auto");
+}
+
 std::optional<std::size_t> eager_threshold_from_env(const char* call) {
   return bytes_from_env("EP_EAGER_THRESHOLD", call);
 }

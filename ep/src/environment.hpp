@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <optional>
 
+#include "ep/backoff.hpp"
+
 namespace ep::detail {
 
 /// EP_EAGER_THRESHOLD in bytes, or nothing when unset. Throws
@@ -33,6 +35,10 @@ std::optional<bool> direct_receive_from_env(const char* call);
 /// EP_CHECK_COLLECTIVES (0 or 1), or nothing when unset. Throws
 /// ep::Error(kArgument) naming `call` for any other value.
 std::optional<bool> check_collectives_from_env(const char* call);
+
+/// EP_WAIT_POLICY (spin, park or auto), or nothing when unset. Throws
+/// ep::Error(kArgument) naming `call` for any other value.
+std::optional<WaitPolicy> wait_policy_from_env(const char* call);
 
 /// EP_WAIT_WARN_SECONDS: how long a wait lasts before it warns on stderr
 /// (default 60, 0 disables). Read once per process and cached; throws

@@ -18,3 +18,12 @@ ep_add_mpi_test(NAME test_collective_faults
   SHAPES r1t3 r2t1 r2t3
   LABELS coll
   INTERNAL)
+
+# The collectives in each wait mode (ep/backoff.hpp): team rounds whose
+# waiters spin, and whose waiters park and are woken.
+if(TARGET test_collectives)
+  ep_add_mpi_test_variant(NAME test_collectives SUFFIX spin SHAPES r1t2 r2t1
+    ENV EP_WAIT_POLICY=spin LABELS coll)
+  ep_add_mpi_test_variant(NAME test_collectives SUFFIX park SHAPES r1t2 r2t2
+    ENV EP_WAIT_POLICY=park LABELS coll)
+endif()

@@ -59,3 +59,22 @@ foreach(_test IN ITEMS test_p2p_basic test_p2p_ordering test_p2p_probe test_p2p_
       ENV EP_DIRECT_RECEIVE=0 LABELS p2p)
   endif()
 endforeach()
+
+# The wait policy (ep/backoff.hpp): explicit and automatic choices, a bad
+# EP_WAIT_POLICY, waiters that park and are woken, in shapes that fit the
+# cores and shapes that do not.
+ep_add_mpi_test(NAME test_wait_policy
+  SOURCES test_wait_policy.cpp
+  SHAPES r1t1 r1t2 r2t1 r2t3
+  LABELS p2p)
+# Point-to-point and collectives in each mode, whatever auto would choose:
+# spinning where the shape fits 2 cores, parking where it is oversubscribed
+# (and parking at a shape that fits, where waits are short).
+foreach(_test IN ITEMS test_p2p_basic test_p2p_nonblocking)
+  if(TARGET ${_test})
+    ep_add_mpi_test_variant(NAME ${_test} SUFFIX spin SHAPES r1t2 r2t1
+      ENV EP_WAIT_POLICY=spin LABELS p2p)
+    ep_add_mpi_test_variant(NAME ${_test} SUFFIX park SHAPES r1t2 r2t3
+      ENV EP_WAIT_POLICY=park LABELS p2p)
+  endif()
+endforeach()

@@ -26,6 +26,7 @@
 #include <optional>
 #include <vector>
 
+#include "ep/backoff.hpp"
 #include "ep/point_to_point.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/request.hpp"
@@ -97,6 +98,15 @@ struct EndpointOptions {
   /// else off. On for every process when any asks; passed on to
   /// communicators made from this one.
   std::optional<bool> check_collectives;
+  /// How this process's waits wait from this creation on (ep/backoff.hpp):
+  /// kSpin for threads with cores of their own, kPark for shared or
+  /// oversubscribed cores, kAuto to spin when the endpoints this
+  /// communicator puts on each node (all its processes there together) fit
+  /// that node's online CPUs and park otherwise. Process-wide, like
+  /// OMP_WAIT_POLICY: the latest create_endpoints of a process sets it.
+  /// Unset: EP_WAIT_POLICY (spin, park or auto) from the environment, else
+  /// kAuto.
+  std::optional<WaitPolicy> wait_policy;
 };
 
 namespace detail {

@@ -1,5 +1,7 @@
 // MPI_Comm_create_endpoints: the arguments agreed over the processes, then
 // one shared communicator state per process and one handle per endpoint.
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -54,6 +56,28 @@ bool resolve_check_collectives(const EndpointOptions& options, MPI_Comm parent) 
   int any = local;
   check_mpi(MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, parent), kCreateCall, -1);
   return any != 0;
+}
+
+// The wait mode this creation sets for the process (EndpointOptions::
+// wait_policy). kAuto counts the endpoints this communicator places on this
+// node (every process of `parent` there) against the node's online CPUs: on
+// cores of their own they spin, on shared cores they park. Collective over
+// `parent` (a node split and a sum), even when the policy is explicit, so
+// that every process takes part in the same calls.
+WaitPolicy resolve_wait_policy(const EndpointOptions& options, MPI_Comm parent, int n_local) {
+  const WaitPolicy asked =
+      options.wait_policy ? *options.wait_policy
+                          : detail::wait_policy_from_env(kCreateCall).value_or(WaitPolicy::kAuto);
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(parent, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), kCreateCall,
+            -1);
+  int on_node = 0;
+  const int mpi_rc = MPI_Allreduce(&n_local, &on_node, 1, MPI_INT, MPI_SUM, node);
+  MPI_Comm_free(&node);
+  check_mpi(mpi_rc, kCreateCall, -1);
+  if (asked != WaitPolicy::kAuto) return asked;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return on_node <= cpus ? WaitPolicy::kSpin : WaitPolicy::kPark;
 }
 
 void require_thread_multiple() {
@@ -127,6 +151,7 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
       resolve_direct_receive(options),           resolve_check_collectives(options, parent)};
   // Read now so that a bad value fails here, not in the middle of a wait.
   detail::wait_warn_seconds(kCreateCall);
+  const WaitPolicy wait_mode = resolve_wait_policy(options, parent, n_local);
 
   // Every process learns every count first, so a bad count anywhere makes
   // every process throw the same error instead of leaving the others hanging.
@@ -150,6 +175,7 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
 
   auto state =
       std::make_shared<detail::CommState>(parent, parent, RankMap(counts), process_rank, settings);
+  detail::set_wait_mode(wait_mode);
   std::vector<Communicator> handles;
   handles.reserve(static_cast<std::size_t>(n_local));
   for (int t = 0; t < n_local; ++t) handles.emplace_back(state, t);

@@ -7,6 +7,7 @@
 
 #include "checks.hpp"
 #include "comm_state.hpp"
+#include "ep/backoff.hpp"
 #include "p2p/inter_process.hpp"
 
 namespace ep::detail {
@@ -127,6 +128,7 @@ void push_arrival(Mailbox& box, std::shared_ptr<Envelope> message) {
   while (!box.arrivals.compare_exchange_weak(node->next_arrival, node, std::memory_order_release,
                                              std::memory_order_relaxed)) {
   }
+  notify_waiters();  // the receiver may be parked waiting for a message
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "datatype.hpp"
+#include "ep/backoff.hpp"
 #include "ep/error.hpp"
 #include "ep/request.hpp"
 
@@ -80,7 +81,12 @@ struct RequestState {
   ErrorKind error_kind = ErrorKind::kArgument;
   std::string error_detail;
 
-  void complete() { phase.store(Phase::kComplete, std::memory_order_release); }
+  /// Publishes the result; the owner may be parked waiting for it
+  /// (ep/backoff.hpp), so it is woken.
+  void complete() {
+    phase.store(Phase::kComplete, std::memory_order_release);
+    notify_waiters();
+  }
   void fail(ErrorKind kind_of_error, std::string detail) {
     failed = true;
     error_kind = kind_of_error;

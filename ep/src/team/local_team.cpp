@@ -26,6 +26,7 @@ void LocalTeam::barrier() {
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) == size_ - 1) {
     arrived_.store(0, std::memory_order_relaxed);
     generation_.store(generation + 1, std::memory_order_release);
+    notify_waiters();
     return;
   }
   Backoff backoff;
@@ -46,6 +47,7 @@ void LocalTeam::barrier() {
 void LocalTeam::arrive(int thread) {
   Slot& slot = slots_[thread];
   slot.arrived_round.store(++slot.rounds, std::memory_order_release);
+  notify_waiters();  // the round's owner may be parked in await_arrivals
 }
 
 void LocalTeam::open_round(int thread) { ++slots_[thread].rounds; }
@@ -67,6 +69,7 @@ void LocalTeam::release(int thread, bool failed, const void* payload) {
   const std::uint64_t round = slots_[thread].rounds;
   release_payload_.store(payload, std::memory_order_relaxed);
   released_.store(round * 2 + (failed ? 1 : 0), std::memory_order_release);
+  notify_waiters();
 }
 
 LocalTeam::Release LocalTeam::wait_release(int thread) {

@@ -1,0 +1,104 @@
+// The process's wait mode and the parking of waiters (ep/backoff.hpp).
+//
+// Parking is a Dekker handshake between a waiter and the threads that
+// publish what it waits for:
+//
+//   waiter                               notifier
+//   parked_ += 1; fence                  publish (its own atomics); fence
+//   epoch = epoch_                       if parked_ > 0:
+//   check the condition once more           epoch_ += 1; futex wake on epoch_
+//   futex wait while epoch_ == epoch
+//
+// The two fences order each side's write before its read, so either the
+// waiter's last check sees the publication or the notifier sees parked_ > 0
+// and moves epoch_, which the futex wait compares before it sleeps: a
+// notification between the check and the sleep is not lost. Without any
+// notification the sleep ends after its timeout.
+#include <limits.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "ep/backoff.hpp"
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace ep {
+
+namespace detail {
+
+std::atomic<int> g_wait_mode{1};  // park until create_endpoints decides
+
+namespace {
+
+std::atomic<int> parked_{0};
+std::atomic<std::uint32_t> epoch_{0};
+
+}  // namespace
+
+void set_wait_mode(WaitPolicy mode) noexcept {
+  g_wait_mode.store(mode == WaitPolicy::kSpin ? 0 : 1, std::memory_order_relaxed);
+}
+
+std::uint32_t register_parked() noexcept {
+  parked_.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return epoch_.load(std::memory_order_acquire);
+}
+
+void unregister_parked() noexcept { parked_.fetch_sub(1, std::memory_order_relaxed); }
+
+void park(std::uint32_t epoch, int timeout_us) noexcept {
+#if defined(__linux__)
+  timespec timeout{0, static_cast<long>(timeout_us) * 1000L};
+  // Returns at once when epoch_ has moved since `epoch` was read (EAGAIN),
+  // on a wake, on a signal or after the timeout: every case ends the park.
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&epoch_), FUTEX_WAIT_PRIVATE, epoch, &timeout,
+          nullptr, 0);
+#else
+  if (epoch_.load(std::memory_order_acquire) == epoch) {
+    std::this_thread::sleep_for(std::chrono::microseconds(timeout_us));
+  }
+#endif
+}
+
+void wake_parked() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (parked_.load(std::memory_order_relaxed) == 0) return;
+  epoch_.fetch_add(1, std::memory_order_release);
+#if defined(__linux__)
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&epoch_), FUTEX_WAKE_PRIVATE, INT_MAX,
+          nullptr, nullptr, 0);
+#endif
+}
+
+}  // namespace detail
+
+const char* wait_policy_name(WaitPolicy policy) noexcept {
+  switch (policy) {
+    case WaitPolicy::kAuto:
+      return "auto";
+    case WaitPolicy::kSpin:
+      return "spin";
+    case WaitPolicy::kPark:
+      return "park";
+  }
+  return "?";
+}
+
+WaitPolicy wait_mode() noexcept {
+  return detail::g_wait_mode.load(std::memory_order_relaxed) == 0 ? WaitPolicy::kSpin
+                                                                  : WaitPolicy::kPark;
+}
+
+}  // namespace ep
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
+              "the futex word is the atomic's own storage");
