@@ -4,14 +4,14 @@
 // publish what it waits for:
 //
 //   waiter                               notifier
-//   parked_ += 1; fence                  publish (its own atomics); fence
-//   epoch = epoch_                       if parked_ > 0:
-//   check the condition once more           epoch_ += 1; futex wake on epoch_
-//   futex wait while epoch_ == epoch
+//   g_parked += 1; fence                  publish (its own atomics); fence
+//   epoch = g_epoch                       if g_parked > 0:
+//   check the condition once more           g_epoch += 1; futex wake on g_epoch
+//   futex wait while g_epoch == epoch
 //
 // The two fences order each side's write before its read, so either the
-// waiter's last check sees the publication or the notifier sees parked_ > 0
-// and moves epoch_, which the futex wait compares before it sleeps: a
+// waiter's last check sees the publication or the notifier sees g_parked > 0
+// and moves g_epoch, which the futex wait compares before it sleeps: a
 // notification between the check and the sleep is not lost. Without any
 // notification the sleep ends after its timeout.
 #include <limits.h>
@@ -38,8 +38,8 @@ std::atomic<int> g_wait_mode{1};  // park until create_endpoints decides
 
 namespace {
 
-std::atomic<int> parked_{0};
-std::atomic<std::uint32_t> epoch_{0};
+std::atomic<int> g_parked{0};
+std::atomic<std::uint32_t> g_epoch{0};
 
 }  // namespace
 
@@ -48,22 +48,22 @@ void set_wait_mode(WaitPolicy mode) noexcept {
 }
 
 std::uint32_t register_parked() noexcept {
-  parked_.fetch_add(1, std::memory_order_relaxed);
+  g_parked.fetch_add(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  return epoch_.load(std::memory_order_acquire);
+  return g_epoch.load(std::memory_order_acquire);
 }
 
-void unregister_parked() noexcept { parked_.fetch_sub(1, std::memory_order_relaxed); }
+void unregister_parked() noexcept { g_parked.fetch_sub(1, std::memory_order_relaxed); }
 
 void park(std::uint32_t epoch, int timeout_us) noexcept {
 #if defined(__linux__)
   timespec timeout{0, static_cast<long>(timeout_us) * 1000L};
-  // Returns at once when epoch_ has moved since `epoch` was read (EAGAIN),
+  // Returns at once when g_epoch has moved since `epoch` was read (EAGAIN),
   // on a wake, on a signal or after the timeout: every case ends the park.
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&epoch_), FUTEX_WAIT_PRIVATE, epoch, &timeout,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_epoch), FUTEX_WAIT_PRIVATE, epoch,
+          &timeout, nullptr, 0);
 #else
-  if (epoch_.load(std::memory_order_acquire) == epoch) {
+  if (g_epoch.load(std::memory_order_acquire) == epoch) {
     std::this_thread::sleep_for(std::chrono::microseconds(timeout_us));
   }
 #endif
@@ -71,10 +71,10 @@ void park(std::uint32_t epoch, int timeout_us) noexcept {
 
 void wake_parked() noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (parked_.load(std::memory_order_relaxed) == 0) return;
-  epoch_.fetch_add(1, std::memory_order_release);
+  if (g_parked.load(std::memory_order_relaxed) == 0) return;
+  g_epoch.fetch_add(1, std::memory_order_release);
 #if defined(__linux__)
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&epoch_), FUTEX_WAKE_PRIVATE, INT_MAX,
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_epoch), FUTEX_WAKE_PRIVATE, INT_MAX,
           nullptr, nullptr, 0);
 #endif
 }
