@@ -4,9 +4,9 @@
 // publish what it waits for:
 //
 //   waiter                               notifier
-//   g_parked += 1; fence                  publish (its own atomics); fence
-//   epoch = g_epoch                       if g_parked > 0:
-//   check the condition once more           g_epoch += 1; futex wake on g_epoch
+//   g_parked += 1; fence                 publish (its own atomics); fence
+//   epoch = g_epoch                      if g_parked > 0:
+//   check the condition once more          g_epoch += 1; futex wake on g_epoch
 //   futex wait while g_epoch == epoch
 //
 // The two fences order each side's write before its read, so either the
