@@ -440,7 +440,14 @@ def main():
         md += [f"Run: {env.get('date', '?')} on {env.get('host', '?')} "
                f"({env.get('cpus', '?')} CPUs), {env.get('mpi', '?')}, "
                f"commit {env.get('git', '?')}, {threads} threads per process, "
-               f"{env.get('rounds', '?')} rounds of alternated launches.", ""]
+               f"{env.get('rounds', '?')} rounds of alternated launches"
+               + (f", {env['seconds'] // 60} min in all" if "seconds" in env else "") + ".", ""]
+        if "load_start" in env:
+            md += [f"Load average (1 min) of the machine: {env['load_start']:.2f} at the start, "
+                   f"{env.get('load_end', float('nan')):.2f} at the end, on {env.get('cpus', '?')} "
+                   "CPUs. Above about 0.5 other jobs were running beside the benchmarks, and "
+                   "single figures move by tens of percent from run to run; the medians of "
+                   "the alternated launches damp that, not remove it.", ""]
 
     rows = scoreboard(fair, env)
     met = sum(1 for r in rows if r[4] == "met")

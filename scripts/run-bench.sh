@@ -93,6 +93,7 @@ json.dump({
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
     "host": platform.node(), "cpus": os.cpu_count(), "kernel": platform.release(),
     "threads_per_process": threads, "rounds": rounds,
+    "load_start": os.getloadavg()[0],
     "mpi": (cmd("mpiexec", "--version").splitlines() or [""])[0],
     "git": cmd("git", "rev-parse", "--short", "HEAD"),
     "build": cache,
@@ -170,6 +171,14 @@ for kernel in "${kernels[@]}"; do
     "$(exe demos/bench/$kernel)" --threads "$threads" "${quick[@]}"
 done
 
+python3 - "$out/environment.json" "$SECONDS" <<'PY'
+import json, os, sys
+path = sys.argv[1]
+env = json.load(open(path))
+env["load_end"] = os.getloadavg()[0]
+env["seconds"] = int(sys.argv[2])
+json.dump(env, open(path, "w"), indent=2)
+PY
 echo "run-bench: results in $out/ ($SECONDS s in all)"
 # docs/benchmarks.md and its plots (docs/img/bench/) from this run. Debian's
 # python3 has matplotlib (install-deps); another python3 first in PATH may not.

@@ -19,8 +19,10 @@
 // start() and finish(), the rest after, so kSplit and kDirect can overlap.
 // Each point: every mode in turn (interleaved), a checked exchange, warm-up,
 // then --reps timed batches of --iters exchanges after a barrier; the time of
-// a batch is its slowest rank's. `bytes` is what a rank of the N-rank grid
-// sends per exchange (the same key for all modes of a point).
+// a batch is its slowest rank's. `bytes` is the halo of one subdomain of the
+// grid's ranks, ((b + 2w)^2 - b^2) doubles: the same key for every mode and
+// launch of a point (what a plan sends depends on its backend: a peer in the
+// same process or the rank itself is a copy).
 //
 //   mpiexec -n 1 halo_bench --threads 2 --backends ep,funneled [--quick]
 //   mpiexec -n 2 halo_bench --threads 2 --backends mpi,ref [--quick]
@@ -219,7 +221,11 @@ void run(const Options& opt) {
                            std::to_string(gpx) + " x " + std::to_string(gpy) + " subdomains";
   modes.print_launch(line.c_str());
   for (const Point& point : points) {
-    std::size_t key_bytes = 0;
+    // The key of the point, the same in every launch and backend: the halo
+    // of one subdomain of the grid's ranks, (b + 2w)^2 - b^2 doubles.
+    const std::size_t side = static_cast<std::size_t>(point.block + 2 * point.width);
+    const std::size_t key_bytes =
+        (side * side - static_cast<std::size_t>(point.block) * point.block) * sizeof(double);
     std::vector<bench::Record> records;
     const auto measure = [&](Backend b, HaloAlgorithm a) {
       const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
@@ -234,15 +240,11 @@ void run(const Options& opt) {
           return;
         }
       }
-      std::size_t bytes = 0;
       const auto times = modes.run(b, [&](const auto& comm) {
-        std::size_t mine = 0;
-        auto t = time_halo(comm, spec, opt, point.with_step, mine);
-        if (comm.rank() == 0) bytes = mine;
-        return t;
+        std::size_t sent = 0;
+        return time_halo(comm, spec, opt, point.with_step, sent);
       });
       if (!root) return;
-      if (b != Backend::kFunneled) key_bytes = bytes;
       bench::Record record;
       record.test = point.test;
       record.mode = mode_of(b, a);
@@ -266,7 +268,8 @@ void run(const Options& opt) {
       report.add(record);
     }
     std::printf(
-        "\n# block %d, w %d; t = time per exchange, bytes = sent per rank of the %d-rank grid",
+        "\n# block %d, w %d; t = time per exchange, bytes = the halo of one subdomain of the "
+        "%d-rank grid",
         point.block, point.width, n);
     report.print_table(stdout, point.test, {});
   }
