@@ -35,6 +35,20 @@ Transposition scenario (strong scaling, like seed 000's): a field of W bytes
 (default 8 B x 4000 x 2000 x 100) on a sqrt(n) x sqrt(n) grid; one step is an
 alltoallv on sub-communicators of c = sqrt(n) ranks with blocks of
 m = W / (n c) bytes. Allreduce scenario: GCR's 3 doubles (s = 24 B).
+Thread scaling (--threads-per-process, default 2 8 64; --nodes, default 16):
+the same node of T cores run as T MPI processes (mpi), as one process of T
+endpoint threads (ep) or as one process whose T threads share the loops
+while the master calls MPI (funneled), for a halo exchange, an 8-byte
+allreduce and one GCR iteration (a halo and two allreduces). Measured
+inputs, from the fair runs of make bench (fair/ep_pingpong.json,
+fair/ep_collectives.json): the one-way latency of a message between two
+threads of a process (ep_intra), between two processes (mpi_proc) and
+between endpoints of two processes (ep_inter, whose excess over mpi_proc is
+EP's cost per message between processes), memcpy bandwidth, and the cost
+of a team round (ep barrier) and of a funneled barrier, both at 2 threads.
+ASSUMED: the network between nodes (--net-latency-us, --net-gbps), and that
+a team round and an OpenMP barrier grow linearly with T (both meet on one
+counter: T arrivals on one cache line) from their 2-thread cost.
 Nothing here is measured at scale: this is a plan, not a result.
 """
 import argparse
@@ -132,6 +146,123 @@ def crossovers(ns, series):
     return out
 
 
+def interpolate(points, x):
+    """Log-log interpolation in sorted (x, y) points, clamped at both ends."""
+    if x <= points[0][0]:
+        return points[0][1]
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x <= x1:
+            f = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            return math.exp(math.log(max(y0, 1e-12)) * (1 - f) + math.log(max(y1, 1e-12)) * f)
+    # Past the largest size: grow with the bandwidth of the last two points.
+    (x0, y0), (x1, y1) = points[-2], points[-1]
+    return y1 + (x - x1) * (y1 - y0) / (x1 - x0)
+
+
+class ThreadScaling:
+    """Per-node costs of the three backends (seconds), from the fair runs."""
+
+    def __init__(self, results, net_latency_us, net_gbps):
+        pp = load(os.path.join(results, "ep_pingpong.json"))
+        coll = load(os.path.join(results, "ep_collectives.json"))
+        if pp is None or coll is None:
+            sys.exit(f"scaling_model: {results}/ep_pingpong.json or ep_collectives.json missing "
+                     "(run make bench)")
+
+        def latency(mode):
+            pts = sorted((r["bytes"], r["t_avg_us"] * 1e-6) for r in pp
+                         if r["test"] == "latency" and r["mode"] == mode)
+            if not pts:
+                sys.exit(f"scaling_model: no latency records of {mode} in ep_pingpong.json")
+            return pts
+
+        def collective(test, mode):
+            found = [r["t_avg_us"] * 1e-6 for r in coll if r["test"] == test and r["mode"] == mode]
+            if not found:
+                sys.exit(f"scaling_model: no {test} record of {mode} in ep_collectives.json")
+            return found[0]
+
+        self.intra = latency("ep_intra")
+        self.shm = latency("mpi_proc")
+        self.inter = latency("ep_inter")
+        # memcpy at its largest size: the halo strips of many subdomains do
+        # not stay in a core's cache.
+        copy = sorted((r["bytes"], r["MBps"]) for r in pp
+                      if r["test"] == "bandwidth" and r["mode"] == "memcpy")
+        self.copy_bps = copy[-1][1] * 1e6 if copy else 10e9
+        self.team2 = collective("barrier", "ep")
+        self.forkjoin2 = collective("barrier", "funneled")
+        self.net_latency = net_latency_us * 1e-6
+        self.net_bps = net_gbps * 1e9
+
+    def ep_excess(self, m):
+        """What an endpoint adds to a message between processes."""
+        return max(0.0, interpolate(self.inter, m) - interpolate(self.shm, m))
+
+    def net(self, m):
+        return self.net_latency + m / self.net_bps
+
+    def team(self, t):
+        return self.team2 * t / 2
+
+    def forkjoin(self, t):
+        return self.forkjoin2 * t / 2
+
+    def halo(self, t, nodes, b, w):
+        """9-point two-stage halo, b x b doubles per core, width w. A stage
+        ends with its slowest message: across the network when there are
+        several nodes, else within the node."""
+        mx, my = 8.0 * w * b, 8.0 * w * (b + 2 * w)
+        pack = 2 * (mx + my) * 2 / self.copy_bps  # pack and unpack both strips of both stages
+        if nodes > 1:
+            mpi = self.net(mx) + self.net(my)
+            ep = mpi + self.ep_excess(mx) + self.ep_excess(my)
+        else:
+            mpi = interpolate(self.shm, mx) + interpolate(self.shm, my)
+            ep = interpolate(self.intra, mx) + interpolate(self.intra, my)
+        # funneled: one rank of sqrt(T) x sqrt(T) subdomains; its strips are
+        # sqrt(T) times longer, packed and unpacked by the T threads (one
+        # parallel loop each, so a fork and a join per loop).
+        side = math.sqrt(t)
+        fx, fy = mx * side, 8.0 * w * (b * side + 2 * w)
+        f_msg = (self.net(fx) + self.net(fy)) if nodes > 1 else 2 * pack / t
+        funneled = f_msg + 2 * (fx + fy) * 2 / (self.copy_bps * t) + 4 * self.forkjoin(t)
+        return mpi + pack, ep + pack, funneled
+
+    def allreduce(self, t, nodes):
+        """8 bytes over nodes x T workers."""
+        across = math.ceil(math.log2(nodes)) if nodes > 1 else 0
+        on_node = math.ceil(math.log2(t)) if t > 1 else 0
+        mpi = on_node * interpolate(self.shm, 8) + across * self.net(8)
+        ep = self.team(t) + across * (self.net(8) + self.ep_excess(8))
+        funneled = self.forkjoin(t) + across * self.net(8)
+        return mpi, ep, funneled
+
+
+def thread_scaling(args):
+    model = ThreadScaling(args.results, args.net_latency_us, args.net_gbps)
+    print(f"\n# thread scaling on paper: {args.nodes} nodes of T cores; per node T MPI "
+          "processes (mpi), one process of T endpoint threads (ep) or of T threads funneled "
+          "through the master (funneled); us per call")
+    print(f"#   measured (fair runs): ep_intra 8 B {interpolate(model.intra, 8)*1e6:.2f} us, "
+          f"mpi_proc 8 B {interpolate(model.shm, 8)*1e6:.2f} us, EP's excess between processes "
+          f"8 B {model.ep_excess(8)*1e6:.2f} us, team round (T=2) {model.team2*1e6:.2f} us, "
+          f"funneled barrier (T=2) {model.forkjoin2*1e6:.2f} us, memcpy "
+          f"{model.copy_bps/1e9:.1f} GB/s")
+    print(f"#   ASSUMED: network {args.net_latency_us} us + {args.net_gbps} GB/s; team rounds and "
+          "OpenMP barriers linear in T")
+    print(f"{'kernel':<26} {'T':>4} {'ep':>10} {'mpi':>10} {'funneled':>10} {'ep/mpi':>8} "
+          f"{'ep/fun':>8}")
+    for t in args.threads_per_process:
+        rows = [("halo w=3, 128x128/core", model.halo(t, args.nodes, 128, 3)),
+                ("allreduce 8 B", model.allreduce(t, args.nodes))]
+        h, a = rows[0][1], rows[1][1]
+        rows.append(("GCR iteration (comm.)", tuple(h[i] + 2 * a[i] for i in range(3))))
+        for name, (mpi, ep, fun) in rows:
+            print(f"{name:<26} {t:>4} {ep*1e6:>10.2f} {mpi*1e6:>10.2f} {fun*1e6:>10.2f} "
+                  f"{ep/mpi:>8.2f} {ep/fun:>8.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default="bench-results/fair")
@@ -142,6 +273,12 @@ def main():
     ap.add_argument("--match-us", type=float, default=0.005,
                     help="c: cost per posted-receive-queue entry per message (ASSUMED)")
     ap.add_argument("--field-bytes", type=float, default=8.0 * 4000 * 2000 * 100)
+    ap.add_argument("--threads-per-process", type=int, nargs="+", default=[2, 8, 64])
+    ap.add_argument("--nodes", type=int, default=16)
+    ap.add_argument("--net-latency-us", type=float, default=1.5,
+                    help="network latency between nodes (ASSUMED)")
+    ap.add_argument("--net-gbps", type=float, default=12.5,
+                    help="network bandwidth between nodes, GB/s (ASSUMED)")
     args = ap.parse_args()
     l2o, o, g, notes = fit(args.results, args.backend, args.pingpong)
     model = Model(l2o, o, g, c=args.match_us * 1e-6)
@@ -203,6 +340,7 @@ def main():
     print(f"# best radix over {len(dense)} rank counts 10^2..10^6: min {best_ks[0]}, "
           f"median {best_ks[len(best_ks)//2]}, max {best_ks[-1]} "
           "(seed 000, simulated: 5 .. 32, median ~21)")
+    thread_scaling(args)
 
 
 if __name__ == "__main__":
