@@ -274,23 +274,20 @@ def scoreboard(fair, env):
 
 def pingpong_rows(recs):
     rows = []
-    lat_ep, lat_mpi = recs.get("latency", "ep_intra", 8), recs.get("latency", "mpi_proc", 8)
-    ratio = Ratio(0.50)
-    if lat_ep and lat_mpi:
-        ratio.add(lat_ep["t_avg_us"], lat_mpi["t_avg_us"], "",
-                  f"ep_intra {fmt_us(lat_ep['t_avg_us'])}",
-                  f"mpi_proc {fmt_us(lat_mpi['t_avg_us'])}")
-    rows.append(("intra-process 8 B latency / Open MPI shared memory", ratio.cell(), "",
-                 ratio.target(), verdict(ratio)))
-    rate = Ratio(1.5, at_most=False)
-    ep_rate = recs.get("msg_rate", "ep_intra", 8, 1)
-    mpi_rate = recs.get("msg_rate", "mpi_proc", 8, 1)
-    if ep_rate and mpi_rate and ep_rate.get("msg_rate") and mpi_rate.get("msg_rate"):
-        rate.add(ep_rate["msg_rate"], mpi_rate["msg_rate"], "",
-                 f"ep_intra {ep_rate['msg_rate'] / 1e6:.2f} M/s",
-                 f"mpi_proc {mpi_rate['msg_rate'] / 1e6:.2f} M/s")
-    rows.append(("intra-process 8 B message rate / Open MPI shared memory", rate.cell(), "",
-                 rate.target(), verdict(rate)))
+
+    def single(label, ratio, a, b, value, show):
+        """A scoreboard row of one point: `value` of record a over record b."""
+        if a and b and a.get(value) and b.get(value):
+            ratio.add(a[value], b[value], "", f"{a['mode']} {show(a[value])}",
+                      f"{b['mode']} {show(b[value])}")
+        rows.append((label, ratio.cell(), "", ratio.target(), verdict(ratio)))
+
+    single("intra-process 8 B latency / Open MPI shared memory", Ratio(0.50),
+           recs.get("latency", "ep_intra", 8), recs.get("latency", "mpi_proc", 8), "t_avg_us",
+           fmt_us)
+    single("intra-process 8 B message rate / Open MPI shared memory", Ratio(1.5, at_most=False),
+           recs.get("msg_rate", "ep_intra", 8, 1), recs.get("msg_rate", "mpi_proc", 8, 1),
+           "msg_rate", lambda v: f"{v / 1e6:.2f} M/s")
     stream = Ratio(1.0, at_most=False)
     for size in recs.sizes("bandwidth"):
         if size > 2048:
@@ -301,14 +298,9 @@ def pingpong_rows(recs):
                        f"mpi_proc {mpi['MBps']:.0f} MB/s")
     rows.append(("intra-process streaming 8 B - 2 KiB / Open MPI shared memory", stream.cell(),
                  "", f"{stream.target()} at every size", verdict(stream)))
-    large = Ratio(0.95, at_most=False)
-    big = 4 << 20
-    ep, copy = recs.get("bandwidth", "ep_intra", big), recs.get("bandwidth", "memcpy", big)
-    if ep and copy:
-        large.add(ep["MBps"], copy["MBps"], "", f"ep_intra {ep['MBps']:.0f} MB/s",
-                  f"memcpy {copy['MBps']:.0f} MB/s")
-    rows.append(("intra-process 4 MiB streaming / memcpy", large.cell(), "", large.target(),
-                 verdict(large)))
+    single("intra-process 4 MiB streaming / memcpy", Ratio(0.95, at_most=False),
+           recs.get("bandwidth", "ep_intra", 4 << 20), recs.get("bandwidth", "memcpy", 4 << 20),
+           "MBps", lambda v: f"{v:.0f} MB/s")
     return rows
 
 

@@ -35,6 +35,18 @@ void fill_blocks(std::vector<double>& send, int n, int block, int rank) {
   for (int j = 0; j < n; ++j) send[static_cast<std::size_t>(j * block)] = rank * 1000.0 + j;
 }
 
+/// n uniform blocks of `block` elements: counts, displacements and the send
+/// and receive buffers they describe.
+void lay_out_blocks(int n, int block, std::vector<int>& counts, std::vector<int>& displs,
+                    std::vector<double>& send, std::vector<double>& recv) {
+  send.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(block));
+  recv.assign(send.size(), -1.0);
+  for (int j = 0; j < n; ++j) {
+    counts.push_back(block);
+    displs.push_back(j * block);
+  }
+}
+
 /// Whether every received block j starts with j*1000 + rank.
 bool blocks_arrived(const std::vector<double>& recv, int n, int block, int rank) {
   for (int j = 0; j < n; ++j) {
@@ -66,12 +78,7 @@ struct AlltoallvCall {
 
   AlltoallvCall(const C& c, int block, const collectives::AlltoallvChoice& choice) : comm(c) {
     const int n = comm.size();
-    send.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(block));
-    recv.assign(send.size(), -1.0);
-    for (int j = 0; j < n; ++j) {
-      counts.push_back(block);
-      displs.push_back(j * block);
-    }
+    lay_out_blocks(n, block, counts, displs, send, recv);
     if constexpr (kFunneled) {
       const int t = comm.threads();
       per_worker = block / (t * t);
@@ -152,12 +159,7 @@ struct AlltoallvCall<RefComm> {
   AlltoallvCall(const RefComm& c, int block, const collectives::AlltoallvChoice& /*unused*/)
       : comm(c) {
     const int n = comm.size();
-    send.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(block));
-    recv.assign(send.size(), -1.0);
-    for (int j = 0; j < n; ++j) {
-      counts.push_back(block);
-      displs.push_back(j * block);
-    }
+    lay_out_blocks(n, block, counts, displs, send, recv);
     fill_blocks(send, n, block, comm.rank());
     call();
     if (!blocks_arrived(recv, n, block, comm.rank())) {
