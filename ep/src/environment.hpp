@@ -30,10 +30,6 @@ std::optional<int> tag_channels_from_env(const char* call);
 /// ep::Error(kArgument) naming `call` for any other value.
 std::optional<bool> direct_receive_from_env(const char* call);
 
-/// EP_CHECK_COLLECTIVES (0 or 1), or nothing when unset. Throws
-/// ep::Error(kArgument) naming `call` for any other value.
-std::optional<bool> check_collectives_from_env(const char* call);
-
 /// EP_WAIT_WARN_SECONDS: how long a wait lasts before it warns on stderr
 /// (default 60, 0 disables). Read once per process and cached; throws
 /// ep::Error(kArgument) naming `call` for a value that is not a non-negative
