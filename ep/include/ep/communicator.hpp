@@ -77,13 +77,15 @@ struct EndpointOptions {
   /// Whether a receive from one endpoint of another process, with a specific
   /// tag and no earlier receive of this endpoint that could take the same
   /// message, goes straight to MPI (MPI_Irecv; see "Direct receives" in
-  /// docs/ep.md). Such a receive follows MPI on truncation: the message is
-  /// consumed. Off, every receive matches in the endpoint's queue, where a
-  /// truncated message stays queued. Unset: EP_DIRECT_RECEIVE (0 or 1) from
-  /// the environment, else on with Open MPI and off with other MPIs (MPICH
-  /// 4.0 aborts the job on a truncated receive completed by MPI_Test, since
-  /// it raises the error on MPI_COMM_WORLD). Passed on to communicators made
-  /// from this one; each process may choose differently.
+  /// docs/ep.md). Off, every receive matches in the endpoint's queue; a
+  /// truncated receive behaves the same either way (MPI's rule: the part
+  /// that fits is received, the message consumed, and the receive fails with
+  /// kTruncate). Unset: EP_DIRECT_RECEIVE (0 or 1) from the environment, else
+  /// on with Open MPI and off with other MPIs (MPICH 4.0 aborts the job on a
+  /// truncated receive completed by MPI_Test, since it raises the error on
+  /// MPI_COMM_WORLD; receives matched in the queue never hand MPI a buffer
+  /// too small). Passed on to communicators made from this one; each process
+  /// may choose differently.
   std::optional<bool> direct_receive;
 };
 
