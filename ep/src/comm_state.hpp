@@ -76,10 +76,6 @@ struct CommSettings {
   /// Whether receives may go straight to MPI (p2p/inter_process.hpp). A
   /// receiver's choice alone: processes need not agree.
   bool direct_receive = true;
-  /// Whether the all-to-all family with one endpoint per process takes the
-  /// size-checked exchange instead of MPI's own call
-  /// (EndpointOptions::check_collectives); the same on every process.
-  bool check_collectives = false;
 };
 
 class Topology;     // topology/topology.hpp

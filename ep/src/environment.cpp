@@ -100,10 +100,6 @@ std::optional<bool> direct_receive_from_env(const char* call) {
   return switch_from_env("EP_DIRECT_RECEIVE", call);
 }
 
-std::optional<bool> check_collectives_from_env(const char* call) {
-  return switch_from_env("EP_CHECK_COLLECTIVES", call);
-}
-
 double wait_warn_seconds(const char* call) {
   // A throwing initialiser leaves the static uninitialised: the next call
   // parses (and throws) again, so a bad value is never taken as a default.

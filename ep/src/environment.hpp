@@ -32,10 +32,6 @@ std::optional<int> tag_channels_from_env(const char* call);
 /// ep::Error(kArgument) naming `call` for any other value.
 std::optional<bool> direct_receive_from_env(const char* call);
 
-/// EP_CHECK_COLLECTIVES (0 or 1), or nothing when unset. Throws
-/// ep::Error(kArgument) naming `call` for any other value.
-std::optional<bool> check_collectives_from_env(const char* call);
-
 /// EP_WAIT_POLICY (spin, park or auto), or nothing when unset. Throws
 /// ep::Error(kArgument) naming `call` for any other value.
 std::optional<WaitPolicy> wait_policy_from_env(const char* call);

@@ -30,7 +30,7 @@ inline MPI_Datatype int_vector(int count, int blocklen, int stride) {
 /// MPI_COMM_WORLD:
 ///   "shape":    the test's shape (OMP_NUM_THREADS threads in every process);
 ///   "uneven":   1 + world rank threads, so processes differ in endpoint count;
-///   "single":   one thread per process (collectives go straight to MPI);
+///   "single":   one thread per process (each block a message of its own);
 ///   "interleaved", "uneven interleaved": those split with keys that order
 ///               the endpoints thread-major and backwards (the last process's
 ///               last thread first), so EP ranks are not in process order.
@@ -80,14 +80,6 @@ inline void on_every_layout(const std::function<void(const ep::Communicator&)>& 
 /// int and in double for the sizes used here).
 inline int value(int src, int dst, int i, int salt = 0) {
   return ((salt * 16 + src) * 16 + dst) * 100000 + i;
-}
-
-/// True when the communicator hands its calls straight to MPI (one endpoint
-/// per process, ranks in process order, no collective checking): MPI itself
-/// then sees every block.
-inline bool direct_to_mpi(const ep::Communicator& c) {
-  return c.rank_map().max_endpoints_per_process() == 1 && c.rank_map().process_major() &&
-         !c.check_collectives();
 }
 
 }  // namespace ep_a2a

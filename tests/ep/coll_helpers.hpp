@@ -75,6 +75,20 @@ inline void for_each_layout(const Body& body) {
 /// Element i of EP rank r's data in a test: distinct for every (r, i, salt).
 inline int value(int rank, int i, int salt = 0) { return rank * 100000 + i * 7 + salt; }
 
+/// value(0, i) + ... + value(ranks - 1, i).
+inline int sum_of_values(int ranks, int i) {
+  int sum = 0;
+  for (int r = 0; r < ranks; ++r) sum += value(r, i);
+  return sum;
+}
+
+/// value(rank, i) for i = 0 .. count - 1.
+inline std::vector<int> values_of(int rank, int count) {
+  std::vector<int> v(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = value(rank, i);
+  return v;
+}
+
 inline constexpr int kHole = -777;  // never a value(); marks what must stay untouched
 
 /// Counts that exercise empty blocks, single elements and odd sizes.

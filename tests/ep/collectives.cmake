@@ -10,6 +10,16 @@ foreach(_coll_test IN ITEMS test_collectives test_collectives_reduce)
     TCP)
 endforeach()
 
+# reduce_scatter(_block) of 1.2 MB vectors whose process shares differ, in
+# place and not: MPICH 4.0's MPI_Ireduce_scatter aborts on MPI_IN_PLACE
+# there. r2t8: shares of 8 growing blocks; r4t1: its uneven layout has 1, 2,
+# 3 and 4 endpoints per process.
+ep_add_mpi_test(NAME test_reduce_scatter_uneven
+  SOURCES test_reduce_scatter_uneven.cpp
+  SHAPES r2t8 r4t1
+  LABELS coll
+  TIMEOUT 180)
+
 # A failure in a collective's MPI stage reaches every local endpoint (the
 # test-only hook of ep/src/p2p/test_hooks.hpp). One process has no MPI
 # stage; the r1t3 shape checks that the armed failure stays unused.

@@ -419,11 +419,9 @@ TEST(AlltoallErrors, BadArgumentsOnEveryEndpoint) {
 
 TEST(AlltoallErrors, ReceiverExpectingMoreThanSentIsReported) {
   // Every endpoint sends 1 int per peer and expects 2: every receiver sees
-  // the mismatch (between threads directly, between processes through the
-  // size rows of the aggregated message), so every endpoint throws. MPI alone
-  // does not see a short message, so one endpoint per process is skipped.
+  // the mismatch (between threads directly, between processes in the size
+  // of what arrives), so every endpoint throws, in every layout.
   on_every_layout([](const ep::Communicator& c) {
-    if (ep_a2a::direct_to_mpi(c)) return;
     const int n = c.size();
     std::vector<int> send(static_cast<std::size_t>(n), 1);
     std::vector<int> recv(static_cast<std::size_t>(n) * 2, 0);
@@ -438,10 +436,9 @@ TEST(AlltoallErrors, ReceiverExpectingMoreThanSentIsReported) {
 }
 
 // A block whose two sides disagree is an ep::Error even when the two sides
-// are in different processes, in every layout; with one endpoint per
-// process only under collective checking (EP_CHECK_COLLECTIVES=1: the
-// test_alltoall.*.checked runs), since otherwise MPI's own call sees the
-// erroneous arguments and aborts.
+// are in different processes, in every layout, one endpoint per process
+// included (where MPI's own collective would abort the job, or, on MPICH,
+// deliver wrong data without a word).
 // Every endpoint sends 2 ints to every peer; EP rank 0 expects 1 from the
 // last rank (more sent than expected: kTruncate) and the last rank expects
 // 3 from rank 0 (less: kCount). The endpoints of the processes that hold
@@ -455,7 +452,7 @@ struct VBlocks {
 template <class Exchange>
 void expect_mismatch_across_processes_reported(const char* name, Exchange&& exchange) {
   on_every_layout([&](const ep::Communicator& c) {
-    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;  // the same on every endpoint
+    if (c.size() < 2) return;  // the same on every endpoint
     const int n = c.size();
     const int r = c.rank();
     const int last = n - 1;
@@ -535,6 +532,34 @@ TEST(AlltoallErrors, NonblockingMismatchAcrossProcessesIsReported) {
       });
 }
 
+// The same blocks through alltoallw (displacements in bytes, one type per
+// peer) and ialltoallw.
+struct WBlocks {
+  std::vector<int> sdispls, rdispls;  // in bytes
+  std::vector<MPI_Datatype> types;
+  explicit WBlocks(const VBlocks& b)
+      : sdispls(b.sdispls), rdispls(b.rdispls), types(b.sendcounts.size(), MPI_INT) {
+    for (int& d : sdispls) d *= static_cast<int>(sizeof(int));
+    for (int& d : rdispls) d *= static_cast<int>(sizeof(int));
+  }
+};
+
+TEST(AlltoallErrors, AlltoallwMismatchAcrossProcessesIsReported) {
+  expect_mismatch_across_processes_reported(
+      "ep::alltoallw", [](const ep::Communicator& c, VBlocks& b) {
+        const WBlocks w(b);
+        ep::alltoallw(c, b.send.data(), b.sendcounts, w.sdispls, w.types, b.recv.data(),
+                      b.recvcounts, w.rdispls, w.types);
+      });
+  expect_mismatch_across_processes_reported(
+      "ep::ialltoallw", [](const ep::Communicator& c, VBlocks& b) {
+        const WBlocks w(b);
+        ep::Request request = ep::ialltoallw(c, b.send.data(), b.sendcounts, w.sdispls, w.types,
+                                             b.recv.data(), b.recvcounts, w.rdispls, w.types);
+        ep::wait(request);
+      });
+}
+
 // The rooted and all-gathering forms: EP rank 0 (the root, or a receiver of
 // every block) expects 1 int from the last rank, which sends 2. The error
 // belongs to the receiving side: gatherv's root process (every endpoint of
@@ -543,8 +568,7 @@ TEST(AlltoallErrors, NonblockingMismatchAcrossProcessesIsReported) {
 // endpoint of rank 0's process expects the short block, and each of them
 // throws (a process's endpoints must agree on the counts). Every other
 // endpoint completes with its data. Only mismatches across processes are
-// checked here (within a process the copy reports them as before); with one
-// endpoint per process only under collective checking, as above.
+// checked here (within a process the copy reports them as before).
 // Each case moves blocks of 2 ints, block j at element 2j: `counts` and
 // `displs` describe them (the tests shorten one count), `send` is this
 // rank's own block {10r, 10r + 1} and `recv` room for one block per rank.
@@ -592,7 +616,7 @@ void expect_reported_if(bool expected, const std::optional<ep::Error>& error, co
 template <class Gather>
 void expect_gatherv_mismatch_reported(const char* name, Gather&& gather) {
   on_every_layout([&](const ep::Communicator& c) {
-    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
+    if (c.size() < 2) return;
     RankCase k(c);
     if (!k.across_processes()) return;
     k.counts[static_cast<std::size_t>(k.last)] = 1;
@@ -624,7 +648,7 @@ TEST(AlltoallErrors, GathervMismatchAcrossProcessesIsReported) {
 template <class Scatter>
 void expect_scatterv_mismatch_reported(const char* name, Scatter&& scatter) {
   on_every_layout([&](const ep::Communicator& c) {
-    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
+    if (c.size() < 2) return;
     RankCase k(c);
     if (!k.across_processes()) return;
     std::vector<int> send(static_cast<std::size_t>(k.n) * 2);
@@ -663,7 +687,7 @@ TEST(AlltoallErrors, ScattervMismatchAcrossProcessesIsReported) {
 template <class Allgather>
 void expect_allgatherv_mismatch_reported(const char* name, Allgather&& allgather) {
   on_every_layout([&](const ep::Communicator& c) {
-    if (ep_a2a::direct_to_mpi(c) || c.size() < 2) return;
+    if (c.size() < 2) return;
     RankCase k(c);
     if (!k.across_processes()) return;
     // The endpoints of rank 0's process all expect 1 int from the last rank.
@@ -697,6 +721,118 @@ TEST(AlltoallErrors, AllgathervMismatchAcrossProcessesIsReported) {
             ep::iallgatherv(c, send.data(), 2, MPI_INT, recv.data(), counts, displs, MPI_INT);
         ep::wait(request);
       });
+}
+
+// The forms with one count for every block: every block carries 2 ints, and
+// the endpoints of the last EP rank's process receive with a count of 1
+// (alltoall: every block they receive; gather: the root, the last rank;
+// scatter: their block from root 0). More is sent than they expect, so
+// exactly those endpoints throw kTruncate, naming the call; every other
+// endpoint completes with its data. `exchange(c, count, recv)` makes the
+// call with receive count `count` into `recv` (room for 2 ints per EP rank);
+// `expected(c, j)` is the block a completed endpoint holds at block j
+// (nothing to check: empty).
+template <class Exchange, class Expected>
+void expect_short_count_reported(const char* name, Exchange&& exchange, Expected&& expected) {
+  on_every_layout([&](const ep::Communicator& c) {
+    const RankCase k(c);
+    if (!k.across_processes()) return;
+    const bool short_side = k.mine == k.last_process;
+    std::vector<int> recv(static_cast<std::size_t>(k.n) * 2, kUntouched);
+    std::optional<ep::Error> error;
+    try {
+      exchange(c, short_side ? 1 : 2, recv);
+    } catch (const ep::Error& e) {
+      error = e;
+    }
+    if (!short_side) {
+      EXPECT_FALSE(error) << "ep rank " << k.r << " threw: " << error->what();
+      if (error) return;
+      for (int j = 0; j < k.n; ++j) {
+        const std::vector<int> block = expected(c, j);
+        for (std::size_t i = 0; i < block.size(); ++i) {
+          EXPECT_EQ(recv[2 * static_cast<std::size_t>(j) + i], block[i])
+              << "element " << i << " of block " << j;
+        }
+      }
+      return;
+    }
+    if (!error) {
+      ADD_FAILURE() << "the short receive count was not reported on ep rank " << k.r;
+      return;
+    }
+    EXPECT_EQ(error->kind(), ep::ErrorKind::kTruncate) << error->what();
+    EXPECT_NE(std::string(error->what()).find(name), std::string::npos) << error->what();
+  });
+}
+
+// The 2 ints EP rank `from` sends to EP rank `to`.
+std::vector<int> block_of(int from, int to) { return {value(from, to, 0), value(from, to, 1)}; }
+
+// Every endpoint's blocks for alltoall and scatter: block_of(me, j) for each
+// EP rank j. (allgather has no such case: its own block would disagree too;
+// AllgathervMismatchAcrossProcessesIsReported covers it.)
+std::vector<int> blocks_for_everyone(const ep::Communicator& c) {
+  std::vector<int> send;
+  for (int j = 0; j < c.size(); ++j) {
+    const std::vector<int> block = block_of(c.rank(), j);
+    send.insert(send.end(), block.begin(), block.end());
+  }
+  return send;
+}
+
+// Runs the blocking call, or starts the nonblocking one and waits for it.
+template <class Blocking, class Nonblocking>
+void blocking_or_not(bool nonblocking, Blocking&& blocking, Nonblocking&& start) {
+  if (!nonblocking) {
+    blocking();
+    return;
+  }
+  ep::Request request = start();
+  ep::wait(request);
+}
+
+TEST(AlltoallErrors, ShortReceiveCountAcrossProcessesIsReported) {
+  for (const bool nb : {false, true}) {
+    SCOPED_TRACE(nb ? "nonblocking" : "blocking");
+    expect_short_count_reported(
+        nb ? "ep::ialltoall" : "ep::alltoall",
+        [nb](const ep::Communicator& c, int count, std::vector<int>& recv) {
+          const std::vector<int> send = blocks_for_everyone(c);
+          blocking_or_not(
+              nb, [&] { ep::alltoall(c, send.data(), 2, MPI_INT, recv.data(), count, MPI_INT); },
+              [&] {
+                return ep::ialltoall(c, send.data(), 2, MPI_INT, recv.data(), count, MPI_INT);
+              });
+        },
+        [](const ep::Communicator& c, int j) { return block_of(j, c.rank()); });
+    expect_short_count_reported(
+        nb ? "ep::igather" : "ep::gather",
+        [nb](const ep::Communicator& c, int count, std::vector<int>& recv) {
+          const int root = c.size() - 1;
+          const std::vector<int> send = block_of(c.rank(), root);
+          blocking_or_not(
+              nb,
+              [&] { ep::gather(c, send.data(), 2, MPI_INT, recv.data(), count, MPI_INT, root); },
+              [&] {
+                return ep::igather(c, send.data(), 2, MPI_INT, recv.data(), count, MPI_INT, root);
+              });
+        },
+        [](const ep::Communicator& /*c*/, int /*j*/) { return std::vector<int>(); });
+    expect_short_count_reported(
+        nb ? "ep::iscatter" : "ep::scatter",
+        [nb](const ep::Communicator& c, int count, std::vector<int>& recv) {
+          const std::vector<int> send = blocks_for_everyone(c);
+          blocking_or_not(
+              nb, [&] { ep::scatter(c, send.data(), 2, MPI_INT, recv.data(), count, MPI_INT, 0); },
+              [&] {
+                return ep::iscatter(c, send.data(), 2, MPI_INT, recv.data(), count, MPI_INT, 0);
+              });
+        },
+        [](const ep::Communicator& c, int j) {
+          return j == 0 ? block_of(0, c.rank()) : std::vector<int>();
+        });
+  }
 }
 
 }  // namespace

@@ -22,21 +22,10 @@ namespace {
 using coll_test::for_each_layout;
 using coll_test::kHole;
 using coll_test::Mat;
+using coll_test::sum_of_values;
 using coll_test::value;
+using coll_test::values_of;
 using coll_test::varied_count;
-
-// value(0, i) + ... + value(ranks - 1, i).
-int sum_of_values(int ranks, int i) {
-  int sum = 0;
-  for (int r = 0; r < ranks; ++r) sum += value(r, i);
-  return sum;
-}
-
-std::vector<int> values_of(int rank, int count) {
-  std::vector<int> v(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = value(rank, i);
-  return v;
-}
 
 std::vector<Mat> mats_of(int rank, int count, int offset = 0) {
   std::vector<Mat> v(static_cast<std::size_t>(count));

@@ -250,90 +250,124 @@ bool mentions_size(const std::optional<ep::Error>& e, int elems) {
          what.find(to_string(elems)) != std::string::npos;
 }
 
-// A receive buffer too small for the message: the receive throws
-// ErrorKind::kTruncate and the message stays queued (ep's documented
-// behaviour for receives matched in the endpoint's queue, unlike MPI where
-// it would be consumed), so a second receive with a big enough buffer gets
-// all of it: nothing is lost. Direct receives are off here (they follow
-// MPI; see DirectReceiveTruncationConsumesTheMessage).
-TEST(P2PErrors, TruncationKeepsTheMessage) {
-  ep::EndpointOptions queued;
-  queued.direct_receive = false;
+// How a test receives into a buffer too small for its message.
+enum class ShortReceive { kRecv, kWait, kTest, kAnySource, kMrecv };
+
+const char* name_of(ShortReceive how) {
+  switch (how) {
+    case ShortReceive::kRecv:
+      return "recv";
+    case ShortReceive::kWait:
+      return "irecv + wait";
+    case ShortReceive::kTest:
+      return "irecv + test";
+    case ShortReceive::kAnySource:
+      return "recv(MPI_ANY_SOURCE)";
+    case ShortReceive::kMrecv:
+      return "mprobe + mrecv";
+  }
+  return "?";
+}
+
+// Receives the message from `from` with `tag` into `room` ints at `small`
+// the way `how` says; returns the error it threw.
+std::optional<ep::Error> receive_short(const ep::Communicator& c, ShortReceive how, int from,
+                                       int tag, int* small, int room) {
+  const std::string context = std::string(name_of(how)) + " into a short buffer";
+  switch (how) {
+    case ShortReceive::kRecv:
+      return expect_ep_error([&] { c.recv(small, room, MPI_INT, from, tag); }, ErrorKind::kTruncate,
+                             {"recv", "consumed"}, context);
+    case ShortReceive::kWait: {
+      ep::Request q = c.irecv(small, room, MPI_INT, from, tag);
+      return expect_ep_error([&] { ep::wait(q); }, ErrorKind::kTruncate, {"irecv", "consumed"},
+                             context);
+    }
+    case ShortReceive::kTest: {
+      ep::Request q = c.irecv(small, room, MPI_INT, from, tag);
+      return expect_ep_error(
+          [&] {
+            while (!ep::test(q)) ep_p2p::relax();
+          },
+          ErrorKind::kTruncate, {"irecv", "consumed"}, context);
+    }
+    case ShortReceive::kAnySource:
+      return expect_ep_error([&] { c.recv(small, room, MPI_INT, ep::kAnySource, tag); },
+                             ErrorKind::kTruncate, {"recv", "consumed"}, context);
+    case ShortReceive::kMrecv: {
+      ep::Message m = c.mprobe(from, tag);
+      auto e = expect_ep_error([&] { ep::mrecv(small, room, MPI_INT, m); }, ErrorKind::kTruncate,
+                               {"mrecv", "consumed"}, context);
+      EXPECT_TRUE(m.is_null()) << "a truncated mrecv must consume the message";
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
+// A receive buffer too small for the matched message: as in MPI, the
+// message is received, truncated to the buffer (its first part lands there,
+// nothing past it is written), and the receive fails with kTruncate saying
+// that the message is consumed; the send completes, and the next message of
+// the same stream goes whole to the next receive. One rule on every path:
+// between threads (eager and rendezvous sizes), between processes through
+// the endpoint's queue (with direct receives off, and whenever the drain
+// got there first) and straight to MPI (on, the default with Open MPI:
+// TruncatedDirectReceiveConsumesTheMessage posts them before the sends).
+void expect_truncation_consumes(const ep::EndpointOptions& options) {
   ep_test::run_endpoints(
       [](ep::Communicator& c) {
         const int r = c.rank();
-        for (const Ring& ring : truncation_rings(c, 600, 610)) {
+        for (const Ring& ring : truncation_rings(c, 600, 700)) {
+          int tag = ring.tag;
           for (int elems : {10, 3 * kEagerInts}) {
-            SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
-            const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
-            std::vector<int> small(static_cast<std::size_t>(elems / 2), -1);
-            std::vector<int> big(static_cast<std::size_t>(elems), -1);
-
-            // Blocking recv.
-            ep::Request s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag);
-            auto e = expect_ep_error(
-                [&] { c.recv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag); },
-                ErrorKind::kTruncate, {"recv"}, "recv into a short buffer");
-            expect_caller(e, c, /*argument_error=*/false);
-            EXPECT_TRUE(mentions_size(e, elems))
-                << (e ? e->what() : "") << " does not give the message size";
-            const ep::Status p = c.probe(ring.from, ring.tag);
-            EXPECT_EQ(p.count(MPI_INT), elems)
-                << "the message is still queued after the truncation";
-            ep::Status st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag);
-            EXPECT_EQ(st.count(MPI_INT), elems);
-            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-            ep::wait(s);
-
-            // Nonblocking: wait throws, then a fresh receive gets the message.
-            s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 1);
-            ep::Request q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 1);
-            expect_ep_error([&] { ep::wait(q); }, ErrorKind::kTruncate, {"recv"},
-                            "wait on an irecv into a short buffer");
-            q.reset();
-            std::fill(big.begin(), big.end(), -1);
-            st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 1);
-            EXPECT_EQ(st.count(MPI_INT), elems);
-            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-            ep::wait(s);
-
-            // Polling with test: test throws the truncation too.
-            s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 3);
-            q = c.irecv(small.data(), elems / 2, MPI_INT, ring.from, ring.tag + 3);
-            expect_ep_error(
-                [&] {
-                  while (!ep::test(q)) ep_p2p::relax();
-                },
-                ErrorKind::kTruncate, {"recv"}, "test on an irecv into a short buffer");
-            q.reset();
-            std::fill(big.begin(), big.end(), -1);
-            st = c.recv(big.data(), elems, MPI_INT, ring.from, ring.tag + 3);
-            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-            ep::wait(s);
-
-            // Wildcards: the truncated message is still the first match.
-            s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag + 2);
-            expect_ep_error(
-                [&] { c.recv(small.data(), elems / 2, MPI_INT, ep::kAnySource, ring.tag + 2); },
-                ErrorKind::kTruncate, {"recv"}, "recv(MPI_ANY_SOURCE) into a short buffer");
-            std::fill(big.begin(), big.end(), -1);
-            st = c.recv(big.data(), elems, MPI_INT, ring.from, ep::kAnyTag);
-            EXPECT_EQ(st.tag, ring.tag + 2);
-            EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-            ep::wait(s);
+            for (const ShortReceive how :
+                 {ShortReceive::kRecv, ShortReceive::kWait, ShortReceive::kTest,
+                  ShortReceive::kAnySource, ShortReceive::kMrecv}) {
+              SCOPED_TRACE(testing::Message()
+                           << "from " << ring.from << ", " << elems << " ints, " << name_of(how));
+              const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, tag);
+              const std::vector<int> next = ep_p2p::make_pattern(r, ring.to, 4, tag + 1);
+              ep::Request s1 = c.isend(out.data(), elems, MPI_INT, ring.to, tag);
+              ep::Request s2 = c.isend(next.data(), 4, MPI_INT, ring.to, tag);
+              // The receive buffer is the first elems / 2 ints; the one after it
+              // must stay untouched.
+              std::vector<int> small(static_cast<std::size_t>(elems / 2) + 1, -1);
+              const auto e = receive_short(c, how, ring.from, tag, small.data(), elems / 2);
+              expect_caller(e, c, /*argument_error=*/false);
+              EXPECT_TRUE(mentions_size(e, elems))
+                  << (e ? e->what() : "") << " does not give the message size";
+              EXPECT_EQ(ep_p2p::count_mismatches(small.data(), elems / 2, ring.from, r, tag), 0)
+                  << "the first part of the truncated message is not in the buffer";
+              EXPECT_EQ(small.back(), -1) << "written past the receive buffer";
+              std::vector<int> in(4, -1);
+              const ep::Status st = c.recv(in.data(), 4, MPI_INT, ring.from, tag);
+              EXPECT_EQ(st.count(MPI_INT), 4) << "the truncated message was not consumed";
+              EXPECT_EQ(in, ep_p2p::make_pattern(ring.from, r, 4, tag + 1));
+              ep::wait(s1);
+              ep::wait(s2);
+              tag += 2;
+            }
           }
         }
         expect_ring_still_works(c);
       },
-      0, queued);
+      0, options);
+}
+
+TEST(P2PErrors, TruncationConsumesTheMessage) { expect_truncation_consumes({}); }
+
+TEST(P2PErrors, QueuedTruncationConsumesTheMessage) {
+  ep::EndpointOptions queued;
+  queued.direct_receive = false;
+  expect_truncation_consumes(queued);
 }
 
 // A receive from one endpoint of another process with a specific tag goes
-// straight to MPI (direct receives, on by default). Too small a buffer fails
-// with kTruncate as in MPI: the message is consumed, the error says so, and
-// the next message of the stream arrives whole. The receive is posted before
-// anything is sent, so it is direct whatever the other threads drain.
-TEST(P2PErrors, DirectReceiveTruncationConsumesTheMessage) {
+// straight to MPI (direct receives, on by default with Open MPI). Posted
+// before anything is sent, it is direct whatever the other threads drain;
+// a too small buffer then follows the same rule as every other receive.
+TEST(P2PErrors, TruncatedDirectReceiveConsumesTheMessage) {
   if (ep_test::world_size() < 2) GTEST_SKIP() << "direct receives need a second process";
 #if !defined(OPEN_MPI)
   GTEST_SKIP() << "this MPI aborts on a truncated MPI_Irecv (EndpointOptions::direct_receive)";
@@ -373,6 +407,8 @@ TEST(P2PErrors, DirectReceiveTruncationConsumesTheMessage) {
           auto e = expect_ep_error([&] { ep::wait(q); }, ErrorKind::kTruncate, {"recv", "consumed"},
                                    "wait on a direct irecv into a short buffer");
           expect_caller(e, c, /*argument_error=*/false);
+          EXPECT_EQ(ep_p2p::count_mismatches(small, from, r, tag), 0)
+              << "the first part of the truncated message is not in the buffer";
           std::vector<int> in(4, -1);
           const ep::Status st = c.recv(in.data(), 4, MPI_INT, from, tag);
           EXPECT_EQ(st.count(MPI_INT), 4) << "the truncated message was not consumed";
@@ -384,37 +420,6 @@ TEST(P2PErrors, DirectReceiveTruncationConsumesTheMessage) {
         expect_ring_still_works(c);
       },
       0, direct);
-}
-
-// mrecv into a too small buffer throws and leaves the Message intact
-// (docs/ep.md), so a second mrecv with a big enough buffer receives it.
-TEST(P2PErrors, MrecvTruncationKeepsTheMessage) {
-  ep_test::run_endpoints([](ep::Communicator& c) {
-    const int r = c.rank();
-    for (const Ring& ring : truncation_rings(c, 620, 630)) {
-      for (int elems : {10, 3 * kEagerInts}) {
-        SCOPED_TRACE(testing::Message() << "from " << ring.from << ", " << elems << " ints");
-        const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, ring.tag);
-        std::vector<int> small(static_cast<std::size_t>(elems / 2), -1);
-        std::vector<int> big(static_cast<std::size_t>(elems), -1);
-        ep::Request s = c.isend(out.data(), elems, MPI_INT, ring.to, ring.tag);
-        ep::Message m = c.mprobe(ring.from, ring.tag);
-        expect_caller(expect_ep_error([&] { ep::mrecv(small.data(), elems / 2, MPI_INT, m); },
-                                      ErrorKind::kTruncate, {"mrecv"}, "mrecv into a short buffer"),
-                      c, /*argument_error=*/false);
-        EXPECT_FALSE(m.is_null()) << "a failed mrecv must leave the message intact";
-        if (!m.is_null()) {
-          const ep::Status st = ep::mrecv(big.data(), elems, MPI_INT, m);
-          EXPECT_EQ(st.count(MPI_INT), elems);
-          EXPECT_EQ(ep_p2p::count_mismatches(big, ring.from, r, ring.tag), 0);
-          ep::wait(s);
-        } else {
-          s.reset();  // the message is lost: its send might never complete
-        }
-      }
-    }
-    expect_ring_still_works(c);
-  });
 }
 
 // More than 256 endpoints in one process. create_endpoints is collective over

@@ -78,26 +78,16 @@ struct EndpointOptions {
   /// Whether a receive from one endpoint of another process, with a specific
   /// tag and no earlier receive of this endpoint that could take the same
   /// message, goes straight to MPI (MPI_Irecv; see "Direct receives" in
-  /// docs/ep.md). Such a receive follows MPI on truncation: the message is
-  /// consumed. Off, every receive matches in the endpoint's queue, where a
-  /// truncated message stays queued. Unset: EP_DIRECT_RECEIVE (0 or 1) from
-  /// the environment, else on with Open MPI and off with other MPIs (MPICH
-  /// 4.0 aborts the job on a truncated receive completed by MPI_Test, since
-  /// it raises the error on MPI_COMM_WORLD). Passed on to communicators made
-  /// from this one; each process may choose differently.
+  /// docs/ep.md). Off, every receive matches in the endpoint's queue; a
+  /// truncated receive behaves the same either way (MPI's rule: the part
+  /// that fits is received, the message consumed, and the receive fails with
+  /// kTruncate). Unset: EP_DIRECT_RECEIVE (0 or 1) from the environment, else
+  /// on with Open MPI and off with other MPIs (MPICH 4.0 aborts the job on a
+  /// truncated receive completed by MPI_Test, since it raises the error on
+  /// MPI_COMM_WORLD; receives matched in the queue never hand MPI a buffer
+  /// too small). Passed on to communicators made from this one; each process
+  /// may choose differently.
   std::optional<bool> direct_receive;
-  /// alltoall, alltoallv and alltoallw agree on their segment sizes between
-  /// processes before the bytes move, so a block whose two sides disagree
-  /// fails with ep::Error (kTruncate when more is sent than the receiver
-  /// expects, kCount when less) on the endpoints of the processes that hold
-  /// it. With one endpoint per process those calls go to MPI's own
-  /// collective with the user's arguments, where such a mismatch is an
-  /// erroneous call (Open MPI and MPICH abort the job); this switch sends
-  /// them through the checked exchange too (about 2x MPI's time for small
-  /// blocks). Unset: EP_CHECK_COLLECTIVES (0 or 1) from the environment,
-  /// else off. On for every process when any asks; passed on to
-  /// communicators made from this one.
-  std::optional<bool> check_collectives;
   /// How this process's waits wait from this creation on (ep/backoff.hpp):
   /// kSpin for threads with cores of their own, kPark for shared or
   /// oversubscribed cores, kAuto to spin when the endpoints this
@@ -132,9 +122,6 @@ class Communicator : public detail::PointToPoint<Communicator> {
   /// and a tag layout that names the sender on the wire (false under the
   /// source-header layout; docs/ep.md, "Tag encoding").
   [[nodiscard]] bool direct_receive() const;
-  /// Whether the all-to-all family checks block sizes across processes
-  /// (EndpointOptions::check_collectives).
-  [[nodiscard]] bool check_collectives() const;
   /// Index of this endpoint among its process's endpoints (0..local_size()-1).
   [[nodiscard]] int local_thread() const noexcept { return thread_; }
   /// Endpoints of this process.

@@ -80,15 +80,17 @@ class Message {
   Status status_;
 };
 
-/// MPI_Mrecv: receives a matched message; `message` becomes null. Not collective.
+/// MPI_Mrecv: receives a matched message; `message` becomes null. Not
+/// collective. Too small a buffer receives the part that fits and throws
+/// ep::Error(kTruncate): the message is consumed, as MPI_Mrecv consumes it.
 Status mrecv(void* buf, int count, MPI_Datatype datatype, Message& message);
 /// MPI_Imrecv: nonblocking form of mrecv.
 Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message);
 
 /// MPI_Wait: blocks until `request` completes, then nulls it. A null request
 /// returns an empty status at once. Throws ep::Error if the operation failed
-/// (for example a truncated receive; the message then stays queued, unless
-/// the receive went straight to MPI: see EndpointOptions::direct_receive).
+/// (for example a truncated receive: as in MPI, the part of the message that
+/// fits is in the buffer and the message is consumed, on every path).
 Status wait(Request& request);
 /// MPI_Test: true (and `request` nulled, `*status` filled) when complete.
 bool test(Request& request, Status* status = nullptr);

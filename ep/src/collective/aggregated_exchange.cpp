@@ -204,12 +204,10 @@ std::size_t expected_segment_size(const RankMap& map, int q,
   return bytes;
 }
 
-namespace {
-
-// Reports a block whose two sides disagree on its size (MPI requires equal
-// type signatures; we can see the byte counts).
-void record_mismatch(const CollectiveCall& call, FailureSlot& failure, int from_rank, int to_rank,
-                     std::size_t sent, std::size_t expected) {
+// MPI requires equal type signatures on both sides of a block; we can see
+// the byte counts.
+void record_block_mismatch(const CollectiveCall& call, FailureSlot& failure, int from_rank,
+                           int to_rank, std::size_t sent, std::size_t expected) {
   failure.record(Error(
       sent > expected ? ErrorKind::kTruncate : ErrorKind::kCount, call.name, call.rank,
       "block from ep rank " + std::to_string(from_rank) + " to ep rank " + std::to_string(to_rank) +
@@ -217,14 +215,12 @@ void record_mismatch(const CollectiveCall& call, FailureSlot& failure, int from_
           std::to_string(expected) + " (send and receive type signatures must match)"));
 }
 
-}  // namespace
-
 void copy_local_block(const CollectiveCall& call, const ExchangeSpec& from, int from_rank,
                       const ExchangeSpec& to, int to_rank, FailureSlot& failure) {
   const TypedBuffer& source = from.send[static_cast<std::size_t>(to_rank)];
   const TypedBuffer& target = to.recv[static_cast<std::size_t>(from_rank)];
   if (source.bytes() != target.bytes()) {
-    record_mismatch(call, failure, from_rank, to_rank, source.bytes(), target.bytes());
+    record_block_mismatch(call, failure, from_rank, to_rank, source.bytes(), target.bytes());
   }
   copy_typed(source, target, std::min(source.bytes(), target.bytes()));
 }
@@ -263,7 +259,7 @@ void read_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
     const int source_rank = map.ep_rank(q, s);
     const TypedBuffer& target = spec.recv[static_cast<std::size_t>(source_rank)];
     if (my_bytes != target.bytes()) {
-      record_mismatch(call, failure, source_rank, call.rank, my_bytes, target.bytes());
+      record_block_mismatch(call, failure, source_rank, call.rank, my_bytes, target.bytes());
     }
     if (copy)
       unpack_from(segment + offset, std::min<std::size_t>(my_bytes, target.bytes()), target);
@@ -384,16 +380,21 @@ MPI_Request SegmentLanding::receive(const CollectiveCall& call, int q, std::size
     at_[qi] = mismatched_.back().get();
     bytes_[qi] = bytes;
   }
+  layouts_.emplace_back();
+  return receive_bytes(call, at_[qi], bytes, message, layouts_.back());
+}
+
+MPI_Request receive_bytes(const CollectiveCall& call, std::byte* at, std::size_t bytes,
+                          MPI_Message& message, std::unique_ptr<ByteRuns>& layout) {
   // One run of bytes: MPI_BYTE when the count fits an int, else a type of
   // 1 GiB pieces, kept until the receive has completed.
-  layouts_.push_back(std::make_unique<ByteRuns>(1, at_[qi]));
-  ByteRuns& runs = *layouts_.back();
-  runs.add(0, at_[qi], bytes);
-  runs.build(call.name, call.rank);
+  layout = std::make_unique<ByteRuns>(1, at);
+  layout->add(0, at, bytes);
+  layout->build(call.name, call.rank);
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(
-      MPI_Imrecv(runs.mutable_buffer(), runs.counts()[0], runs.types()[0], &message, &request),
-      call.name, call.rank);
+  check_mpi(MPI_Imrecv(layout->mutable_buffer(), layout->counts()[0], layout->types()[0], &message,
+                       &request),
+            call.name, call.rank);
   return request;
 }
 

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "backoff.hpp"
 #include "checks.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
@@ -118,6 +119,12 @@ void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
 void check_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
                    const std::byte* segment, std::size_t bytes, FailureSlot& failure);
 
+/// Records in `failure` that the block from `from_rank` to `to_rank` carries
+/// `sent` bytes where its receiver expects `expected` (kTruncate when more,
+/// kCount when less), naming both EP ranks and both sizes.
+void record_block_mismatch(const CollectiveCall& call, FailureSlot& failure, int from_rank,
+                           int to_rank, std::size_t sent, std::size_t expected);
+
 /// Bytes of the message from process `q` as the receiving process expects it,
 /// from the expected_bytes of its endpoints' specs.
 std::size_t expected_segment_size(const RankMap& map, int q,
@@ -173,6 +180,47 @@ class ByteRuns {
 /// Throws ep::Error on an MPI failure.
 std::optional<std::size_t> probe_segment(const CollectiveCall& call, MPI_Comm mpi, int tag, int q,
                                          MPI_Message& message);
+
+/// A blocking exchange's receives: probes every process of `unmatched` on
+/// `tag` of the internal communicator until each one's message has arrived,
+/// and starts its receive with `receive(q, bytes, message)`, which returns
+/// the MPI request (appended to `requests`). While nothing arrives, the
+/// team's idle work routes point-to-point messages. Blocking calls of one
+/// process follow each other, so MPI's order per (process, tag) is the only
+/// order needed (the nonblocking exchanges' counterpart is
+/// match_probed_segments).
+template <class Receive>
+void receive_probed(const CollectiveCall& call, int tag, std::vector<int> unmatched,
+                    std::vector<MPI_Request>& requests, Receive&& receive) {
+  Backoff backoff;
+  while (!unmatched.empty()) {
+    bool matched = false;
+    for (auto it = unmatched.begin(); it != unmatched.end();) {
+      MPI_Message message = MPI_MESSAGE_NULL;
+      const std::optional<std::size_t> bytes = probe_segment(call, call.mpi(), tag, *it, message);
+      if (!bytes) {
+        ++it;
+        continue;
+      }
+      requests.push_back(receive(*it, *bytes, message));
+      it = unmatched.erase(it);
+      matched = true;
+    }
+    if (unmatched.empty()) return;
+    if (matched) {
+      backoff.reset();
+      continue;
+    }
+    call.team.idle(backoff);
+    backoff.pause();
+  }
+}
+
+/// Starts the receive of the matched `message`, `bytes` long, into the
+/// bytes at `at` (MPI_Imrecv; a type of 1 GiB pieces past int counts, kept
+/// in `layout` until the receive completes). Throws ep::Error on an MPI failure.
+MPI_Request receive_bytes(const CollectiveCall& call, std::byte* at, std::size_t bytes,
+                          MPI_Message& message, std::unique_ptr<ByteRuns>& layout);
 
 /// Where each process's segment of an exchange lands when segments travel
 /// as point-to-point messages received through a matched probe: in one

@@ -15,14 +15,19 @@
 // MPI_Iallgatherv of the counts, whose per-process counts every process
 // knows from the rank map) and run the data exchange at those sizes; an
 // endpoint that expects another size for a block throws kTruncate or kCount
-// naming it, and the rest complete with their data.
+// naming it, and the rest complete with their data. With one endpoint per
+// process, in process order, each process's block goes to every other
+// process as a message of its own instead (peer_exchange.hpp), received at
+// the size it was sent: no size round.
 #include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "collective/aggregated_exchange.hpp"
 #include "collective/block_table.hpp"
+#include "collective/peer_exchange.hpp"
 #include "datatype.hpp"
 #include "ep/collectives.hpp"
 
@@ -31,6 +36,7 @@ namespace ep {
 namespace {
 
 using detail::Block;
+using detail::BlockArgs;
 using detail::BlockTable;
 using detail::CollectiveCall;
 using detail::ProcessPlan;
@@ -214,6 +220,29 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
   detail::raise(deferred);
 }
 
+// One endpoint per process: the own block goes to every other process as a
+// message of its own (peer_exchange.hpp), from sendbuf or, under
+// MPI_IN_PLACE, from its place in recvbuf (where it stays); `recv` is the
+// receive side, `table` the same blocks.
+void allgather_peers(const CollectiveCall& call, const void* sendbuf, int sendcount,
+                     MPI_Datatype sendtype, const BlockArgs& recv, const BlockTable& table) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const Block own =
+      in_place ? table.block(call.rank) : detail::make_block(sendbuf, sendcount, sendtype, call);
+  const auto n = static_cast<std::size_t>(call.size());
+  const std::vector<int> counts(n, own.count);
+  const std::vector<int> displs(n, 0);
+  BlockArgs send;
+  send.buf = own.buf;
+  send.per_peer = true;
+  send.counts = counts;
+  send.displs = displs;
+  send.type = own.type;
+  detail::PeerPairs pairs;
+  pairs.self = !in_place;
+  detail::exchange_peer_blocks(call, detail::make_exchange_spec(call, send, recv, false), pairs);
+}
+
 }  // namespace
 
 void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -221,11 +250,10 @@ void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI
   CollectiveCall call = detail::begin_collective(comm, "ep::allgather");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcount, recvtype, call);
-  if (call.one_endpoint_per_process() && !call.comm.settings().check_collectives) {
-    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-      return MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, mpi,
-                            request);
-    });
+  if (call.one_endpoint_per_process()) {
+    const BlockArgs recv =
+        detail::alltoall_sides(nullptr, 0, MPI_BYTE, recvbuf, recvcount, recvtype).recv;
+    allgather_peers(call, sendbuf, sendcount, sendtype, recv, table);
     return;
   }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);
@@ -237,23 +265,11 @@ void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MP
   CollectiveCall call = detail::begin_collective(comm, "ep::allgatherv");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
-  if (call.one_endpoint_per_process() && !call.comm.settings().check_collectives) {
-    if (call.processes() == 1) {
-      // A lone endpoint only moves its block into place. MPICH 4.0's
-      // (I)allgatherv on a one-process communicator ignores displs[0] and
-      // writes at the start of recvbuf, so the copy is done here instead.
-      if (sendbuf == MPI_IN_PLACE) return;
-      auto* dst = static_cast<char*>(recvbuf) +
-                  detail::element_offset(recvtype, displs[0], call.name, call.rank);
-      check_mpi(MPI_Sendrecv(sendbuf, sendcount, sendtype, 0, 0, dst, recvcounts[0], recvtype, 0, 0,
-                             MPI_COMM_SELF, MPI_STATUS_IGNORE),
-                call.name, call.rank);
-      return;
-    }
-    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-      return MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(),
-                             displs.data(), recvtype, mpi, request);
-    });
+  if (call.one_endpoint_per_process()) {
+    const BlockArgs recv =
+        detail::alltoallv_sides(nullptr, {}, {}, MPI_BYTE, recvbuf, recvcounts, displs, recvtype)
+            .recv;
+    allgather_peers(call, sendbuf, sendcount, sendtype, recv, table);
     return;
   }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);

@@ -18,8 +18,9 @@
 //      the blocks it receives from the threads of this process directly
 //      (copy_typed, no MPI);
 //   5. every thread unpacks its own blocks from the received segments.
-// With one endpoint per process and EP ranks in process order the call goes
-// straight to MPI with the user's arguments.
+// With one endpoint per process and EP ranks in process order each block
+// travels as a message of its own instead (peer_exchange.hpp): no team, no
+// staging.
 //
 // The segments travel as point-to-point messages on the internal
 // communicator (kAlltoallSegmentTag), one per process pair, each received
@@ -28,10 +29,7 @@
 // on a collective whose sides disagree). A segment of an unexpected size
 // lands whole in a buffer of its own, and the block whose two sides disagree
 // is found in its size rows by its receiver (kTruncate or kCount), on
-// whichever processes hold it. Collective checking
-// (EndpointOptions::check_collectives) sends calls with one endpoint per
-// process this way too, instead of to MPI's own call with the user's
-// arguments.
+// whichever processes hold it.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -43,9 +41,9 @@
 #include <utility>
 #include <vector>
 
-#include "backoff.hpp"
 #include "collective/aggregated_exchange.hpp"
 #include "collective/internal_tags.hpp"
+#include "collective/peer_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "p2p/test_hooks.hpp"
 #include "team/collective_call.hpp"
@@ -151,39 +149,6 @@ void plan(const CollectiveCall& call, std::span<const ExchangeSpec* const> specs
   px.send = t_send_staging.get(send_total, px.oversize_send);
 }
 
-// Matches the segment of every other process as it arrives and starts its
-// receive at the size it was sent (SegmentLanding), appending the requests.
-void receive_segments(const CollectiveCall& call, ProcessExchange& px,
-                      std::vector<MPI_Request>& requests) {
-  std::vector<int> unmatched;
-  for (int q = 0; q < call.processes(); ++q) {
-    if (q != call.comm.process_rank()) unmatched.push_back(q);
-  }
-  detail::Backoff backoff;
-  while (true) {
-    bool matched = false;
-    for (auto it = unmatched.begin(); it != unmatched.end();) {
-      MPI_Message message = MPI_MESSAGE_NULL;
-      const std::optional<std::size_t> bytes =
-          detail::probe_segment(call, call.mpi(), detail::kAlltoallSegmentTag, *it, message);
-      if (!bytes) {
-        ++it;
-        continue;
-      }
-      requests.push_back(px.landing.receive(call, *it, *bytes, message));
-      it = unmatched.erase(it);
-      matched = true;
-    }
-    if (unmatched.empty()) return;
-    if (matched) {
-      backoff.reset();
-      continue;
-    }
-    call.team.idle(backoff);
-    backoff.pause();
-  }
-}
-
 // The leader's MPI part: one point-to-point message per process pair. It
 // sends this process's segment to every other process, runs `overlap` (work
 // of its own, which must not throw) while they travel, and receives every
@@ -215,7 +180,16 @@ void exchange_segments(const CollectiveCall& call, ProcessExchange& px, Overlap&
     requests.push_back(request);
   }
   std::forward<Overlap>(overlap)();
-  receive_segments(call, px, requests);
+  // Every other process's segment, matched as it arrives and received at the
+  // size it was sent (SegmentLanding).
+  std::vector<int> others;
+  for (int q = 0; q < processes; ++q) {
+    if (q != me) others.push_back(q);
+  }
+  detail::receive_probed(call, detail::kAlltoallSegmentTag, std::move(others), requests,
+                         [&](int q, std::size_t bytes, MPI_Message& message) {
+                           return px.landing.receive(call, q, bytes, message);
+                         });
   detail::wait_mpi_all(requests, call);
   px.received = true;
 }
@@ -436,32 +410,16 @@ void check_recvbuf(const CollectiveCall& call, const void* recvbuf) {
   }
 }
 
-// The types of an alltoallw for MPI: MPI_DATATYPE_NULL, which we accept for
-// empty blocks, becomes MPI_BYTE (MPI checks every type, even unused ones).
-std::vector<MPI_Datatype> usable_types(const CollectiveCall& call,
-                                       std::span<const MPI_Datatype> types,
-                                       std::span<const int> counts) {
-  std::vector<MPI_Datatype> usable(types.begin(), types.begin() + call.size());
-  for (std::size_t j = 0; j < usable.size(); ++j) {
-    if (usable[j] == MPI_DATATYPE_NULL && counts[j] == 0) usable[j] = MPI_BYTE;
-  }
-  return usable;
-}
-
-// Runs the exchange described by `send` and `recv`: through MPI's own call
-// (`start_direct(&request)`) when EP ranks are process ranks, otherwise
-// aggregated per process pair.
-template <class StartDirect>
-void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv, bool in_place,
-              StartDirect&& start_direct) {
-  if (call.one_endpoint_per_process() && !call.comm.settings().check_collectives) {
-    detail::check_block_args(call, recv);
-    if (!in_place) detail::check_block_args(call, send);
-    detail::run_on_mpi(
-        call, [&](MPI_Comm /*mpi*/, MPI_Request* request) { return start_direct(request); });
+// Runs the exchange described by `send` and `recv`: block by block when
+// every process has one endpoint, in EP rank order (peer_exchange.hpp),
+// otherwise aggregated per process pair.
+void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv, bool in_place) {
+  ExchangeSpec spec = detail::make_exchange_spec(call, send, recv, in_place);
+  if (call.one_endpoint_per_process()) {
+    detail::exchange_peer_blocks(call, spec, {});
     return;
   }
-  run_exchange(call, detail::make_exchange_spec(call, send, recv, in_place));
+  run_exchange(call, spec);
 }
 
 }  // namespace
@@ -473,10 +431,7 @@ void alltoall(const Communicator& comm, const void* sendbuf, int sendcount, MPI_
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const auto [send, recv] =
       detail::alltoall_sides(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  exchange(call, send, recv, in_place, [&](MPI_Request* request) {
-    return MPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, call.mpi(),
-                         request);
-  });
+  exchange(call, send, recv, in_place);
 }
 
 void alltoallv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
@@ -488,11 +443,7 @@ void alltoallv(const Communicator& comm, const void* sendbuf, std::span<const in
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const auto [send, recv] = detail::alltoallv_sides(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                     recvcounts, rdispls, recvtype);
-  exchange(call, send, recv, in_place, [&](MPI_Request* request) {
-    return MPI_Ialltoallv(sendbuf, in_place ? nullptr : sendcounts.data(),
-                          in_place ? nullptr : sdispls.data(), sendtype, recvbuf, recvcounts.data(),
-                          rdispls.data(), recvtype, call.mpi(), request);
-  });
+  exchange(call, send, recv, in_place);
 }
 
 void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
@@ -504,18 +455,7 @@ void alltoallw(const Communicator& comm, const void* sendbuf, std::span<const in
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const auto [send, recv] = detail::alltoallw_sides(sendbuf, sendcounts, sdispls, sendtypes,
                                                     recvbuf, recvcounts, rdispls, recvtypes);
-  // MPI reads the type arrays until the nonblocking call completes, so they
-  // live here, outside the starter (which runs after the arguments are checked).
-  std::vector<MPI_Datatype> send_types;
-  std::vector<MPI_Datatype> recv_types;
-  exchange(call, send, recv, in_place, [&](MPI_Request* request) {
-    if (!in_place) send_types = usable_types(call, sendtypes, sendcounts);
-    recv_types = usable_types(call, recvtypes, recvcounts);
-    return MPI_Ialltoallw(sendbuf, in_place ? nullptr : sendcounts.data(),
-                          in_place ? nullptr : sdispls.data(),
-                          in_place ? nullptr : send_types.data(), recvbuf, recvcounts.data(),
-                          rdispls.data(), recv_types.data(), call.mpi(), request);
-  });
+  exchange(call, send, recv, in_place);
 }
 
 }  // namespace ep

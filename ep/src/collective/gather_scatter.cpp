@@ -1,15 +1,15 @@
 // MPI_Gather(v), MPI_Scatter(v) and their nonblocking forms on an endpoint
-// communicator, as block exchanges (nonblocking_exchange.hpp): each call
-// lists, per EP rank, the block it sends there and the block it receives
-// from there, count 0 where MPI moves nothing (to and from non-roots, and the
-// root's own block under MPI_IN_PLACE). Between two processes that is one
-// message per pair, received at the size it arrives with, so a block whose
-// two sides disagree is reported (kTruncate / kCount) wherever the two
-// endpoints are, instead of reaching MPI as an erroneous call. The blocking
-// forms start the same exchange and wait for it; with one endpoint per
-// process they call MPI's own collective with the user's arguments (MPI's
-// speed and behaviour), unless EndpointOptions::check_collectives asks for
-// the checked exchange.
+// communicator, as block exchanges: each call lists, per EP rank, the block
+// it sends there and the block it receives from there, count 0 where MPI
+// moves nothing (to and from non-roots, and the root's own block under
+// MPI_IN_PLACE). Between two processes that is one message per pair,
+// received at the size it arrives with, so a block whose two sides disagree
+// is reported (kTruncate / kCount) wherever the two endpoints are, instead
+// of reaching MPI as an erroneous call. The nonblocking forms, and the
+// blocking ones with several endpoints in a process, run the block exchange
+// of nonblocking_exchange.hpp (the blocking forms wait for it); the blocking
+// forms with one endpoint per process send each block as a message of its
+// own, to or from the root only (peer_exchange.hpp).
 #include <cstddef>
 #include <span>
 #include <string>
@@ -18,6 +18,7 @@
 
 #include "checks.hpp"
 #include "collective/nonblocking_exchange.hpp"
+#include "collective/peer_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "ep/request.hpp"
 #include "team/collective_call.hpp"
@@ -71,18 +72,15 @@ struct Side {
   }
 };
 
-Request exchange(const Communicator& comm, const CollectiveCall& call, Side& send, Side& recv) {
-  return detail::start_block_exchange(comm, call, send.finish(), recv.finish(), false);
-}
-
 // Gather (`to_root`) and scatter: every endpoint's own block goes to (comes
 // from) the root, whose table holds one block per EP rank, laid out by
 // `fill_table`. The own buffer may be MPI_IN_PLACE at the root only; the
-// root's own block then moves nothing. The table is significant at the root only.
-template <class FillTable>
-Request rooted_exchange(const Communicator& comm, const CollectiveCall& call, bool to_root,
-                        int root, const void* own_buf, int own_count, MPI_Datatype own_type,
-                        const void* table_buf, MPI_Datatype table_type, FillTable&& fill_table) {
+// root's own block then moves nothing. The table is significant at the root
+// only. Returns what `run(send, recv)` returns for the two sides.
+template <class FillTable, class Run>
+auto rooted_exchange(const CollectiveCall& call, bool to_root, int root, const void* own_buf,
+                     int own_count, MPI_Datatype own_type, const void* table_buf,
+                     MPI_Datatype table_type, FillTable&& fill_table, Run&& run) {
   detail::check_root(root, call.size(), call.name, call.rank);
   detail::check_in_place_only_at_root(own_buf, root, call.name, call.rank);
   const bool in_place = own_buf == MPI_IN_PLACE;
@@ -97,171 +95,160 @@ Request rooted_exchange(const Communicator& comm, const CollectiveCall& call, bo
     fill_table(table);
     if (in_place) table.set(root, 0, 0);
   }
-  return to_root ? exchange(comm, call, own, table) : exchange(comm, call, table, own);
+  return to_root ? run(own.finish(), table.finish()) : run(table.finish(), own.finish());
 }
 
-// The exchange of each form, started by its nonblocking call and by its
-// blocking call when that does not go to MPI's own collective.
-Request start_gather(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
-                     int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                     MPI_Datatype recvtype, int root) {
-  return rooted_exchange(comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
-                         [&](Side& table) {
-                           detail::check_count(recvcount, call.name, call.rank);
-                           table.consecutive(call, recvcount);
-                         });
+// How a rooted call's two sides run: the block exchange of the nonblocking
+// forms (returns its request), or, for a blocking call with one endpoint per
+// process, a message per block to or from the root (returns once done).
+auto nonblocking_run(const Communicator& comm, const CollectiveCall& call) {
+  return [&comm, &call](const BlockArgs& send, const BlockArgs& recv) {
+    return detail::start_block_exchange(comm, call, send, recv, false);
+  };
+}
+auto peer_run(const CollectiveCall& call, bool to_root, int root) {
+  using Shape = detail::PeerPairs::Shape;
+  const detail::PeerPairs pairs{to_root ? Shape::kToRoot : Shape::kFromRoot, root};
+  return [&call, pairs](const BlockArgs& send, const BlockArgs& recv) {
+    detail::exchange_peer_blocks(call, detail::make_exchange_spec(call, send, recv, false), pairs);
+  };
 }
 
-Request start_gatherv(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
-                      int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      std::span<const int> recvcounts, std::span<const int> displs,
-                      MPI_Datatype recvtype, int root) {
+// Each form's sides, run by `run`: by its nonblocking call, and by its
+// blocking call (waiting for the request, or with one endpoint per process
+// through peer_run).
+template <class Run>
+auto gather_sides(const CollectiveCall& call, const void* sendbuf, int sendcount,
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, Run&& run) {
   return rooted_exchange(
-      comm, call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
-      [&](Side& table) { table.given(call, recvcounts, displs, "recvcounts", "displs"); });
+      call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
+      [&](Side& table) {
+        detail::check_count(recvcount, call.name, call.rank);
+        table.consecutive(call, recvcount);
+      },
+      std::forward<Run>(run));
 }
 
-Request start_scatter(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
-                      int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                      MPI_Datatype recvtype, int root) {
-  return rooted_exchange(comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
-                         [&](Side& table) {
-                           detail::check_count(sendcount, call.name, call.rank);
-                           table.consecutive(call, sendcount);
-                         });
-}
-
-Request start_scatterv(const Communicator& comm, const CollectiveCall& call, const void* sendbuf,
-                       std::span<const int> sendcounts, std::span<const int> displs,
-                       MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                       int root) {
+template <class Run>
+auto gatherv_sides(const CollectiveCall& call, const void* sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
+                   std::span<const int> displs, MPI_Datatype recvtype, int root, Run&& run) {
   return rooted_exchange(
-      comm, call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
-      [&](Side& table) { table.given(call, sendcounts, displs, "sendcounts", "displs"); });
+      call, true, root, sendbuf, sendcount, sendtype, recvbuf, recvtype,
+      [&](Side& table) { table.given(call, recvcounts, displs, "recvcounts", "displs"); },
+      std::forward<Run>(run));
 }
 
-// Whether a blocking call goes to MPI's own collective: one endpoint per
-// process, in process order, and no size checking asked for.
-bool mpi_takes_it(const CollectiveCall& call) {
-  return call.one_endpoint_per_process() && !call.comm.settings().check_collectives;
+template <class Run>
+auto scatter_sides(const CollectiveCall& call, const void* sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, Run&& run) {
+  return rooted_exchange(
+      call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
+      [&](Side& table) {
+        detail::check_count(sendcount, call.name, call.rank);
+        table.consecutive(call, sendcount);
+      },
+      std::forward<Run>(run));
 }
 
-// Checks what MPI's own collective would take on trust (the root, the own
-// buffer and count; the root's table is checked by the caller) and returns
-// the MPI rank of the root's process.
-int checked_root_process(const CollectiveCall& call, int root, const void* own_buf, int own_count) {
-  detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(own_buf, root, call.name, call.rank);
-  if (own_buf != MPI_IN_PLACE) detail::check_count(own_count, call.name, call.rank);
-  return call.comm.rank_map().locate(root).process;
+template <class Run>
+auto scatterv_sides(const CollectiveCall& call, const void* sendbuf,
+                    std::span<const int> sendcounts, std::span<const int> displs,
+                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int root, Run&& run) {
+  return rooted_exchange(
+      call, false, root, recvbuf, recvcount, recvtype, sendbuf, sendtype,
+      [&](Side& table) { table.given(call, sendcounts, displs, "sendcounts", "displs"); },
+      std::forward<Run>(run));
 }
 
 }  // namespace
 
 void gather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  CollectiveCall call = detail::begin_collective(comm, "ep::gather");
-  if (mpi_takes_it(call)) {
-    const int at = checked_root_process(call, root, sendbuf, sendcount);
-    if (call.rank == root) detail::check_count(recvcount, call.name, call.rank);
-    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-      return MPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, at, mpi,
-                         request);
-    });
+  const CollectiveCall call = detail::begin_collective(comm, "ep::gather");
+  if (call.one_endpoint_per_process()) {
+    gather_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                 peer_run(call, true, root));
     return;
   }
-  Request request =
-      start_gather(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  Request request = gather_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 root, nonblocking_run(comm, call));
   wait(request);
 }
 
 void gatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
              void* recvbuf, std::span<const int> recvcounts, std::span<const int> displs,
              MPI_Datatype recvtype, int root) {
-  CollectiveCall call = detail::begin_collective(comm, "ep::gatherv");
-  if (mpi_takes_it(call)) {
-    const int at = checked_root_process(call, root, sendbuf, sendcount);
-    if (call.rank == root) {
-      detail::check_counts(recvcounts, call.size(), "recvcounts", call.name, call.rank);
-      detail::check_entries(displs.size(), call.size(), "displs", call.name, call.rank);
-    }
-    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-      return MPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts.data(), displs.data(),
-                          recvtype, at, mpi, request);
-    });
+  const CollectiveCall call = detail::begin_collective(comm, "ep::gatherv");
+  if (call.one_endpoint_per_process()) {
+    gatherv_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                  peer_run(call, true, root));
     return;
   }
-  Request request = start_gatherv(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                  displs, recvtype, root);
+  Request request = gatherv_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, root, nonblocking_run(comm, call));
   wait(request);
 }
 
 void scatter(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
-  CollectiveCall call = detail::begin_collective(comm, "ep::scatter");
-  if (mpi_takes_it(call)) {
-    const int at = checked_root_process(call, root, recvbuf, recvcount);
-    if (call.rank == root) detail::check_count(sendcount, call.name, call.rank);
-    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-      return MPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, at, mpi,
-                          request);
-    });
+  const CollectiveCall call = detail::begin_collective(comm, "ep::scatter");
+  if (call.one_endpoint_per_process()) {
+    scatter_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                  peer_run(call, false, root));
     return;
   }
-  Request request =
-      start_scatter(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  Request request = scatter_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  root, nonblocking_run(comm, call));
   wait(request);
 }
 
 void scatterv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
               std::span<const int> displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
               MPI_Datatype recvtype, int root) {
-  CollectiveCall call = detail::begin_collective(comm, "ep::scatterv");
-  if (mpi_takes_it(call)) {
-    const int at = checked_root_process(call, root, recvbuf, recvcount);
-    if (call.rank == root) {
-      detail::check_counts(sendcounts, call.size(), "sendcounts", call.name, call.rank);
-      detail::check_entries(displs.size(), call.size(), "displs", call.name, call.rank);
-    }
-    detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-      return MPI_Iscatterv(sendbuf, sendcounts.data(), displs.data(), sendtype, recvbuf, recvcount,
-                           recvtype, at, mpi, request);
-    });
+  const CollectiveCall call = detail::begin_collective(comm, "ep::scatterv");
+  if (call.one_endpoint_per_process()) {
+    scatterv_sides(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                   peer_run(call, false, root));
     return;
   }
-  Request request = start_scatterv(comm, call, sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                   recvcount, recvtype, root);
+  Request request = scatterv_sides(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                   recvtype, root, nonblocking_run(comm, call));
   wait(request);
 }
 
 Request igather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::igather");
-  return start_gather(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  return gather_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                      nonblocking_run(comm, call));
 }
 
 Request igatherv(const Communicator& comm, const void* sendbuf, int sendcount,
                  MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
                  std::span<const int> displs, MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::igatherv");
-  return start_gatherv(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                       recvtype, root);
+  return gatherv_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                       root, nonblocking_run(comm, call));
 }
 
 Request iscatter(const Communicator& comm, const void* sendbuf, int sendcount,
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::iscatter");
-  return start_scatter(comm, call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                       root);
+  return scatter_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                       nonblocking_run(comm, call));
 }
 
 Request iscatterv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
                   std::span<const int> displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::iscatterv");
-  return start_scatterv(comm, call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                        recvtype, root);
+  return scatterv_sides(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                        root, nonblocking_run(comm, call));
 }
 
 }  // namespace ep

@@ -20,15 +20,12 @@ namespace {
 
 class BlockExchange final : public NbcInstance {
  public:
-  BlockExchange(const CollectiveCall& call, std::shared_ptr<CommState> comm, bool direct)
+  BlockExchange(const CollectiveCall& call, std::shared_ptr<CommState> comm)
       : NbcInstance(call, std::move(comm)),
-        direct_(direct),
         specs_(static_cast<std::size_t>(call.local_size())),
         staging_(static_cast<std::size_t>(call.local_size())),
         region_offsets_(static_cast<std::size_t>(call.local_size())),
         present_(static_cast<std::size_t>(call.local_size()), false) {}
-
-  void contribute_direct(DirectAlltoallv args) { direct_args_ = std::move(args); }
 
   void contribute(const CollectiveCall& call, ExchangeSpec spec) {
     const RankMap& map = call.comm.rank_map();
@@ -72,27 +69,10 @@ class BlockExchange final : public NbcInstance {
   }
 
  protected:
+  // With one process nothing leaves it: the contributions copied every block.
   std::vector<MPI_Request> start_requests() override {
-    if (direct_ || comm().single_process()) return {start()};
+    if (comm().single_process()) return {};
     return start_segments();
-  }
-
-  // The direct path (MPI_Ialltoallv on the user's arguments) and the
-  // single-process case, where nothing leaves the process.
-  MPI_Request start() override {
-    const CollectiveCall call = call_of(0);
-    MPI_Request request = MPI_REQUEST_NULL;
-    if (direct_) {
-      const DirectAlltoallv& a = direct_args_;
-      const bool in_place = a.sendbuf == MPI_IN_PLACE;
-      check_mpi(MPI_Ialltoallv(a.sendbuf, in_place ? nullptr : a.sendcounts.data(),
-                               in_place ? nullptr : a.sdispls.data(), a.sendtype, a.recvbuf,
-                               a.recvcounts.data(), a.rdispls.data(), a.recvtype,
-                               comm().internal_comm(), &request),
-                call.name, call.rank);
-      return request;
-    }
-    return MPI_REQUEST_NULL;
   }
 
   // Sends this process's segment to every other process; the receives follow
@@ -147,7 +127,7 @@ class BlockExchange final : public NbcInstance {
   // disagree fails the requests of every endpoint of this process, as in the
   // blocking forms (each endpoint's finish would see only its own blocks).
   void mpi_completed(std::span<const MPI_Status> /*statuses*/) override {
-    if (direct_ || comm().single_process()) return;
+    if (comm().single_process()) return;
     for (int t = 0; t < comm().local_size(); ++t) {
       const CollectiveCall call = call_of(t);
       const ExchangeSpec& spec = *specs_[static_cast<std::size_t>(t)];
@@ -159,7 +139,7 @@ class BlockExchange final : public NbcInstance {
   }
 
   void finish(int thread, FailureSlot& mine) override {
-    if (direct_ || comm().single_process()) return;
+    if (comm().single_process()) return;
     const CollectiveCall call = call_of(thread);
     const ExchangeSpec& spec = *specs_[static_cast<std::size_t>(thread)];
     for (int q = 0; q < call.processes(); ++q) {
@@ -169,8 +149,6 @@ class BlockExchange final : public NbcInstance {
   }
 
  private:
-  bool direct_;
-  DirectAlltoallv direct_args_{};
   std::mutex arrive_mutex_;
   std::vector<std::unique_ptr<ExchangeSpec>> specs_;      // per local thread
   std::vector<std::unique_ptr<std::byte[]>> staging_;     // per local thread
@@ -195,15 +173,8 @@ Request start_block_exchange(const Communicator& comm, const CollectiveCall& cal
   // is safe before any other thread can write into recvbuf.
   ExchangeSpec spec = make_exchange_spec(call, send, recv, in_place);
   return start_nonblocking<BlockExchange>(
-      comm, call, [&] { return std::make_shared<BlockExchange>(call, comm.state(), false); },
+      comm, call, [&] { return std::make_shared<BlockExchange>(call, comm.state()); },
       [&](BlockExchange& instance) { instance.contribute(call, std::move(spec)); });
-}
-
-Request start_direct_alltoallv(const Communicator& comm, const CollectiveCall& call,
-                               DirectAlltoallv args) {
-  return start_nonblocking<BlockExchange>(
-      comm, call, [&] { return std::make_shared<BlockExchange>(call, comm.state(), true); },
-      [&](BlockExchange& instance) { instance.contribute_direct(std::move(args)); });
 }
 
 }  // namespace ep::detail

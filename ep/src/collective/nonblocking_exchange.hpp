@@ -15,13 +15,11 @@
 //     size it was sent, so sizes that disagree never reach MPI (they are
 //     found in the size rows and fail every local request);
 //   - each endpoint unpacks its own blocks when it polls its request.
-// With one endpoint per process in process order, ialltoallv hands the
-// user's arguments to MPI_Ialltoallv directly.
+// The same in every layout: with one endpoint per process too, a block whose
+// two sides disagree is reported instead of reaching MPI.
 #pragma once
 
 #include <mpi.h>
-
-#include <vector>
 
 #include "collective/aggregated_exchange.hpp"
 #include "ep/communicator.hpp"
@@ -36,20 +34,5 @@ namespace ep::detail {
 /// Argument errors throw from here, before the endpoint joins the instance.
 Request start_block_exchange(const Communicator& comm, const CollectiveCall& call,
                              const BlockArgs& send, const BlockArgs& recv, bool in_place);
-
-/// MPI_Ialltoallv's arguments, kept for MPI until completion (the direct path).
-struct DirectAlltoallv {
-  const void* sendbuf;
-  std::vector<int> sendcounts, sdispls;
-  MPI_Datatype sendtype;
-  void* recvbuf;
-  std::vector<int> recvcounts, rdispls;
-  MPI_Datatype recvtype;
-};
-
-/// Starts MPI_Ialltoallv on the user's arguments: only with one endpoint per
-/// process, numbered in process order.
-Request start_direct_alltoallv(const Communicator& comm, const CollectiveCall& call,
-                               DirectAlltoallv args);
 
 }  // namespace ep::detail

@@ -250,8 +250,9 @@ class Ireduction final : public NbcInstance {
                          mpi, &request);
         break;
       case Kind::kReduceScatter:
-        rc = MPI_Ireduce_scatter(MPI_IN_PLACE, before_.data(), process_totals_.data(), e.type, e.op,
-                                 mpi, &request);
+        // Never in place: see ProcessVectors in reduce_scatter.cpp (MPICH 4.0.2).
+        rc = MPI_Ireduce_scatter(before_.data(), share_.data(), process_totals_.data(), e.type,
+                                 e.op, mpi, &request);
         break;
     }
     check_mpi(rc, name(), call.rank);
@@ -270,7 +271,8 @@ class Ireduction final : public NbcInstance {
 
   // The process's blocks of the folded vector, in slot order (the order
   // MPI_Ireduce_scatter cuts a process vector in), into before_; notes where
-  // each thread's block lands and the element count of every process.
+  // each thread's block lands and the element count of every process, and
+  // makes room for this process's share of the result (share_).
   void to_slot_order() {
     const RankMap& map = comm().rank_map();
     process_totals_.assign(static_cast<std::size_t>(map.num_processes()), 0);
@@ -289,6 +291,10 @@ class Ireduction final : public NbcInstance {
         at += n;
       }
     }
+    if (!comm().single_process()) {
+      share_ = TypedScratch(process_totals_[static_cast<std::size_t>(comm().process_rank())],
+                            args_.e.type, name(), call_of(0).rank);
+    }
   }
 
   void finish_hierarchical(const CollectiveCall& call, void* target) {
@@ -300,11 +306,12 @@ class Ireduction final : public NbcInstance {
         detail::copy_elements(e, acc_.data(), target, args_.count);
         break;
       case Kind::kReduceScatter: {
-        // MPI leaves this process's blocks at the start of the vector, in
-        // slot order (with one process they are there already).
+        // MPI left this process's blocks in share_, in slot order (with one
+        // process they are in before_ already, which is its share).
         const int own_first = share_offsets_[static_cast<std::size_t>(call.thread)] -
                               first_of_process(comm().process_rank());
-        detail::copy_elements(e, e.at(before_.data(), own_first), target,
+        const void* share = comm().single_process() ? before_.data() : share_.data();
+        detail::copy_elements(e, e.at(share, own_first), target,
                               args_.block_counts[static_cast<std::size_t>(call.rank)]);
         break;
       }
@@ -343,6 +350,7 @@ class Ireduction final : public NbcInstance {
   int folded_from_;
   TypedScratch acc_;
   TypedScratch before_;
+  TypedScratch share_;               // kReduceScatter: this process's share of the result
   std::vector<int> process_totals_;  // kReduceScatter
   std::vector<int> share_offsets_;   // kReduceScatter: per local thread, in slot order
   // kRankOrder: every contribution, in the slots of fold.hpp
@@ -367,7 +375,10 @@ Request start_reduction(const Communicator& comm, const CollectiveCall& call, co
     } else if (call.one_endpoint_per_process(detail::RankOrder::kAny)) {
       args.mode = Mode::kDirect;
     }
-  } else if (!options.layout_independent && call.one_endpoint_per_process()) {
+  } else if (!options.layout_independent && call.one_endpoint_per_process() &&
+             !(args.kind == Kind::kReduceScatter && sendbuf == MPI_IN_PLACE)) {
+    // A reduce_scatter in place takes the hierarchical path, which hands
+    // MPI two buffers (see ProcessVectors in reduce_scatter.cpp).
     args.mode = Mode::kDirect;
   } else if (prefix ? !map.process_major() || options.layout_independent
                     : detail::use_rank_order(call, args.e.op, options)) {

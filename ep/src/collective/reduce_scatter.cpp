@@ -66,6 +66,17 @@ void check_length(const CollectiveCall& call, MPI_Aint length, int copies) {
   detail::checked_int_count(length, copies, "vector elements x copies", call.name, call.rank);
 }
 
+// The leader's buffers of the hierarchical path: the process's folded
+// vector, and the process's share of the reduced one. MPI_Ireduce_scatter
+// gets both, never MPI_IN_PLACE: MPICH 4.0.2's, in place, leaves the share at
+// its place in the vector and copies it to the front with memcpy, which
+// aborts the job when the two overlap (a share longer than what comes before
+// it, from 512 KiB of vector on).
+struct ProcessVectors {
+  TypedScratch folded;
+  TypedScratch share;
+};
+
 void reduce_scatter_hierarchical(CollectiveCall& call, const Elements& e, const void* contribution,
                                  void* recvbuf, const Cut& cut) {
   const RankMap& map = call.comm.rank_map();
@@ -73,16 +84,22 @@ void reduce_scatter_hierarchical(CollectiveCall& call, const Elements& e, const 
   const std::vector<MPI_Aint> offsets = rank_offsets(call, cut);
   const auto length = static_cast<int>(offsets.back());
   const std::vector<int> totals = process_totals(call, cut);
+  const bool across = call.processes() > 1;
 
-  TypedScratch scratch;
+  ProcessVectors vectors;
   if (call.leader()) {
-    scratch = TypedScratch(length, e.type, call.name, call.rank);
-    call.team.publish_aux(0, scratch.data());
+    vectors.folded = TypedScratch(length, e.type, call.name, call.rank);
+    if (across) {
+      vectors.share =
+          TypedScratch(totals[static_cast<std::size_t>(me)], e.type, call.name, call.rank);
+    }
+    call.team.share_aux(0, &vectors);
   }
   call.team.publish(call.thread, contribution);
   call.team.barrier();
 
-  void* process_buffer = call.team.published_aux(0);
+  ProcessVectors& shared = *call.team.shared_aux<ProcessVectors>(0);
+  void* process_buffer = shared.folded.data();
   std::vector<const void*> inputs(static_cast<std::size_t>(call.local_size()));
   std::vector<const void*> shifted(inputs.size());
   for (int t = 0; t < call.local_size(); ++t)
@@ -108,16 +125,19 @@ void reduce_scatter_hierarchical(CollectiveCall& call, const Elements& e, const 
     }
   }
   call.team.barrier();
-  if (call.processes() > 1) {
+  // With one process the folded vector is its share already.
+  void* share = process_buffer;
+  if (across) {
+    share = shared.share.data();
     detail::mpi_stage(call, 0, detail::StageEnd::kTeamContinues, [&] {
       detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
-        return MPI_Ireduce_scatter(MPI_IN_PLACE, process_buffer, totals.data(), e.type, e.op, mpi,
+        return MPI_Ireduce_scatter(process_buffer, share, totals.data(), e.type, e.op, mpi,
                                    request);
       });
     });
   }
-  detail::copy_elements(e, e.at(process_buffer, my_share_offset), recvbuf, cut.count(call.rank));
-  call.team.barrier();  // the leader's buffer is read until here
+  detail::copy_elements(e, e.at(share, my_share_offset), recvbuf, cut.count(call.rank));
+  call.team.barrier();  // the leader's buffers are read until here
 }
 
 // Staging buffers of the rank-order path, allocated by the leader.
@@ -221,6 +241,15 @@ void reduce_scatter_cut(CollectiveCall& call, const void* sendbuf, void* recvbuf
   }
 }
 
+// Whether the call goes to MPI's own reduce_scatter with the user's
+// arguments: one endpoint per process, in process order, and a separate
+// send buffer (MPI_IN_PLACE takes the hierarchical path, which hands MPI two
+// buffers; see ProcessVectors).
+bool straight_to_mpi(const CollectiveCall& call, const void* sendbuf,
+                     const ReduceOptions& options) {
+  return !options.layout_independent && call.one_endpoint_per_process() && sendbuf != MPI_IN_PLACE;
+}
+
 }  // namespace
 
 void reduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf,
@@ -229,7 +258,7 @@ void reduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce_scatter");
   const Elements e = detail::make_elements(call, 0, datatype, op);
   detail::check_counts(recvcounts, call.size(), "recvcounts", call.name, call.rank);
-  if (!options.layout_independent && call.one_endpoint_per_process()) {
+  if (straight_to_mpi(call, sendbuf, options)) {
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts.data(), datatype, op, mpi, request);
     });
@@ -243,7 +272,7 @@ void reduce_scatter_block(const Communicator& comm, const void* sendbuf, void* r
                           const ReduceOptions& options) {
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce_scatter_block");
   const Elements e = detail::make_elements(call, recvcount, datatype, op);
-  if (!options.layout_independent && call.one_endpoint_per_process()) {
+  if (straight_to_mpi(call, sendbuf, options)) {
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, mpi, request);
     });

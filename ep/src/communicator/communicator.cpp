@@ -38,10 +38,6 @@ bool Communicator::direct_receive() const {
   return state.settings().direct_receive && !state.tag_layout().source_in_header;
 }
 
-bool Communicator::check_collectives() const {
-  return checked_state("ep::Communicator::check_collectives").settings().check_collectives;
-}
-
 int Communicator::local_size() const {
   return checked_state("ep::Communicator::local_size").local_size();
 }

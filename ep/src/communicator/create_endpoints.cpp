@@ -46,18 +46,6 @@ bool resolve_direct_receive(const EndpointOptions& options) {
   return detail::direct_receive_from_env(kCreateCall).value_or(kDirectReceiveByDefault);
 }
 
-// Collective checking changes the exchange's protocol, so all processes of
-// `parent` use it when any asks for it.
-bool resolve_check_collectives(const EndpointOptions& options, MPI_Comm parent) {
-  const bool asked = options.check_collectives
-                         ? *options.check_collectives
-                         : detail::check_collectives_from_env(kCreateCall).value_or(false);
-  int local = asked ? 1 : 0;
-  int any = local;
-  check_mpi(MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, parent), kCreateCall, -1);
-  return any != 0;
-}
-
 // The wait mode this creation sets for the process (EndpointOptions::
 // wait_policy). kAuto counts the endpoints this communicator places on this
 // node (every process of `parent` there) against the node's online CPUs: on
@@ -145,10 +133,10 @@ std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
   int processes = 0;
   check_mpi(MPI_Comm_rank(parent, &process_rank), kCreateCall, -1);
   check_mpi(MPI_Comm_size(parent, &processes), kCreateCall, -1);
-  const detail::CommSettings settings{
-      resolve_eager_threshold(options),          resolve_tag_ub(options, parent),
-      resolve_max_tag_channels(options, parent), resolve_eager_cap(options),
-      resolve_direct_receive(options),           resolve_check_collectives(options, parent)};
+  const detail::CommSettings settings{resolve_eager_threshold(options),
+                                      resolve_tag_ub(options, parent),
+                                      resolve_max_tag_channels(options, parent),
+                                      resolve_eager_cap(options), resolve_direct_receive(options)};
   // Read now so that a bad value fails here, not in the middle of a wait.
   detail::wait_warn_seconds(kCreateCall);
   const WaitPolicy wait_mode = resolve_wait_policy(options, parent, n_local);

@@ -321,6 +321,16 @@ bool CommState::try_post_direct(RequestState& request, Location from) {
   return true;
 }
 
+namespace {
+
+// The part of a truncated message that fits goes to the receive buffer.
+void unpack_overflow(RequestState& request) {
+  unpack_from(request.overflow.data(), request.recv_buffer.bytes(), request.recv_buffer);
+  request.overflow = {};
+}
+
+}  // namespace
+
 Received receive_remote(RequestState& request, Envelope& message) {
   // Any thread may receive for the owner (MPI_THREAD_MULTIPLE). A small
   // message arrived whole with its match (MPI's eager protocol), so
@@ -329,7 +339,17 @@ Received receive_remote(RequestState& request, Envelope& message) {
   // and nobody blocks here. A failure fails the owner's request (whoever
   // runs this), never the calling thread: the request has left its queue,
   // and only its owner waits for it.
-  const TypedBuffer& dst = request.recv_buffer;
+  // A message longer than the buffer is received whole into `overflow`
+  // (MPICH raises a truncated receive completed by MPI_Test on
+  // MPI_COMM_WORLD, which aborts) and cut to the buffer afterwards.
+  TypedBuffer dst = request.recv_buffer;
+  if (message.bytes > dst.bytes()) {
+    request.overflow.resize(message.bytes);
+    dst = {request.overflow.data(),
+           checked_int_count(message.bytes, "bytes of a truncated message", request.call,
+                             request.owner_rank),
+           MPI_BYTE, TypeLayout{1, 0, true}};
+  }
   void* buf = const_cast<void*>(dst.buf);
   const bool bulk = message.kind == Envelope::Kind::kRemoteBulk;
   const bool whole = !bulk && message.bytes <= kMrecvInlineBytes;
@@ -355,7 +375,10 @@ Received receive_remote(RequestState& request, Envelope& message) {
                                       " bytes) failed: " + mpi_error_text(rc));
     return Received::kFailed;
   }
-  if (whole) return Received::kNow;
+  if (whole) {
+    if (!request.overflow.empty()) unpack_overflow(request);
+    return Received::kNow;
+  }
   request.phase.store(Phase::kMpiPending, std::memory_order_release);
   return Received::kLater;
 }
@@ -364,8 +387,8 @@ namespace {
 
 // Completes a direct receive from MPI's status: the EP source and tag are
 // the ones it asked for (both specific), the size is MPI's count. MPI
-// reports truncation as the test's error; as in MPI, that message is
-// consumed, so the error says so.
+// reports truncation as the test's error, after receiving what fits; the
+// message is consumed, as on every other path (finish_receive).
 void finish_direct(RequestState& request, int rc, const MPI_Status& mpi_status) {
   int flag = 0;
   check_mpi(MPI_Test_cancelled(&mpi_status, &flag), request.call, request.owner_rank);
@@ -386,12 +409,7 @@ void finish_direct(RequestState& request, int rc, const MPI_Status& mpi_status) 
   if (MPI_Error_class(rc, &error_class) != MPI_SUCCESS) error_class = rc;
   request.status.error = rc;
   if (error_class == MPI_ERR_TRUNCATE) {
-    request.fail(ErrorKind::kTruncate,
-                 "the message from ep rank " + std::to_string(request.want_source) + " (tag " +
-                     std::to_string(request.want_tag) + ") is longer than the receive buffer of " +
-                     std::to_string(request.recv_buffer.bytes()) +
-                     " bytes; the receive went straight to MPI, so, as in MPI, the message is "
-                     "consumed (EndpointOptions::direct_receive = false keeps it queued)");
+    finish_receive(request, true);
     return;
   }
   request.fail(ErrorKind::kMpi,
@@ -419,7 +437,22 @@ bool test_mpi(RequestState& request) {
   check_mpi(MPI_Test(&request.mpi_request, &done, MPI_STATUS_IGNORE), request.call,
             request.owner_rank);
   if (done == 0) return false;
-  request.complete();
+  if (request.kind == RequestState::Kind::kSend) {
+    request.complete();
+    return true;
+  }
+  // A receive matched in the mailbox (receive_remote): the status holds the
+  // message's size, the overflow a truncated message.
+  if (!request.overflow.empty()) {
+    try {
+      unpack_overflow(request);
+    } catch (const std::exception& e) {
+      request.fail(kind_of(e, ErrorKind::kMpi),
+                   std::string("copying the message failed: ") + e.what());
+      return true;
+    }
+  }
+  finish_receive(request);
   return true;
 }
 

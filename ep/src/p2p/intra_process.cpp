@@ -1,5 +1,6 @@
 #include "p2p/intra_process.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <string>
@@ -63,7 +64,8 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
     if (receiver) {  // matched: a synchronous send has nothing left to wait for either
       receiver->status = status_of(header);
       try {
-        copy_typed(data, receiver->recv_buffer, bytes);
+        // A receive too small takes the part that fits (finish_receive).
+        copy_typed(data, receiver->recv_buffer, std::min(bytes, receiver->recv_buffer.bytes()));
       } catch (const std::exception& e) {
         // The receive has left its queue: it must learn the failure too, or
         // its owner waits forever. The sender throws it from this call.
@@ -72,7 +74,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
                            std::to_string(send.source_rank) + " failed: " + e.what());
         throw;
       }
-      receiver->complete();
+      finish_receive(*receiver);
       return nullptr;
     }
   }

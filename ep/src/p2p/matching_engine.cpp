@@ -20,21 +20,34 @@ Status status_of(const Envelope& message) {
   return status;
 }
 
-bool reject_if_truncated(RequestState& request, const Envelope& message) {
+void finish_receive(RequestState& request) {
+  finish_receive(request, request.status.bytes > request.recv_buffer.bytes());
+}
+
+void finish_receive(RequestState& request, bool truncated) {
+  if (!truncated) {
+    request.complete();
+    return;
+  }
   const std::size_t capacity = request.recv_buffer.bytes();
-  if (message.bytes <= capacity) return false;
-  request.status = status_of(message);
+  const Status& status = request.status;
+  // A direct receive learns of the truncation from MPI, with MPI's count of
+  // the message (Open MPI gives the sent size; a smaller one says nothing).
+  const std::string message = status.bytes > capacity
+                                  ? "message of " + std::to_string(status.bytes) + " bytes"
+                                  : std::string("message");
   request.status.error = MPI_ERR_TRUNCATE;
   request.fail(ErrorKind::kTruncate,
-               "message of " + std::to_string(message.bytes) + " bytes from ep rank " +
-                   std::to_string(message.source) + " (tag " + std::to_string(message.tag) +
-                   ") is longer than the receive buffer of " + std::to_string(capacity) +
-                   " bytes; the message stays queued");
-  return true;
+               message + " from ep rank " + std::to_string(status.source) + " (tag " +
+                   std::to_string(status.tag) + ") is longer than the receive buffer of " +
+                   std::to_string(capacity) + " bytes; as in MPI, its first " +
+                   std::to_string(capacity) + " bytes were received and the message is consumed");
 }
 
 void receive_matched(RequestState& request, Envelope& message) noexcept {
   request.status = status_of(message);
+  // A message longer than the buffer: the part that fits (finish_receive).
+  const std::size_t fits = std::min(message.bytes, request.recv_buffer.bytes());
   try {
     switch (message.kind) {
       case Envelope::Kind::kRemote:
@@ -49,10 +62,10 @@ void receive_matched(RequestState& request, Envelope& message) noexcept {
         break;
       case Envelope::Kind::kEager:
       case Envelope::Kind::kRemoteEager:
-        unpack_from(message.payload.data(), message.bytes, request.recv_buffer);
+        unpack_from(message.payload.data(), fits, request.recv_buffer);
         break;
       case Envelope::Kind::kRendezvous:
-        copy_typed(message.send_buffer, request.recv_buffer, message.bytes);
+        copy_typed(message.send_buffer, request.recv_buffer, fits);
         break;
     }
   } catch (const std::exception& e) {
@@ -70,7 +83,7 @@ void receive_matched(RequestState& request, Envelope& message) noexcept {
     return;
   }
   if (message.sender) message.sender->complete();
-  request.complete();
+  finish_receive(request);
 }
 
 void count_held(Mailbox& box, int change) {
@@ -248,15 +261,13 @@ void clear_mailbox(Mailbox& box) {
 }
 
 std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message) {
-  while (true) {
-    auto it = std::find_if(box.posted.begin(), box.posted.end(), [&](const auto& r) {
-      return matches(r->want_source, r->want_tag, message);
-    });
-    if (it == box.posted.end()) return nullptr;
-    std::shared_ptr<RequestState> receiver = std::move(*it);
-    box.posted.erase(it);
-    if (!reject_if_truncated(*receiver, message)) return receiver;
-  }
+  auto it = std::find_if(box.posted.begin(), box.posted.end(), [&](const auto& r) {
+    return matches(r->want_source, r->want_tag, message);
+  });
+  if (it == box.posted.end()) return nullptr;
+  std::shared_ptr<RequestState> receiver = std::move(*it);
+  box.posted.erase(it);
+  return receiver;
 }
 
 void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
@@ -287,7 +298,7 @@ void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request) {
     });
     if (it == box.unexpected.end()) {
       box.posted.push_back(request);
-    } else if (!reject_if_truncated(*request, **it)) {
+    } else {
       message = std::move(*it);
       box.unexpected.erase(it);
       release_eager(box, *message);

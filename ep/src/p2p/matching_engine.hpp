@@ -213,9 +213,9 @@ void settle_arrivals(Mailbox& box) noexcept;
 /// Drops every queued message and receive (the communicator is being freed).
 void clear_mailbox(Mailbox& box);
 
-/// Takes the first posted receive that matches `message` out of `box`; a
-/// matching receive too small for it fails (truncation) on the way, and the
-/// message goes on to the next. Null when none is left. box.mutex held.
+/// Takes the first posted receive that matches `message` out of `box`, null
+/// when none does; one too small for it still takes it (receive_matched
+/// then truncates, as MPI does). box.mutex held.
 std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message);
 
 /// Counts a message taken by a probe in or out of `box` (+1 when taken, -1
@@ -259,15 +259,24 @@ void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
 
 /// Moves a matched message into its receive. Remote messages go to
 /// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now.
-/// Completes the sender of a rendezvous or synchronous message. Any thread
-/// may run it for the owner, so it never throws: a failure (MPI_Mrecv, a
-/// copy) fails the request (and the intra-process sender waiting on it),
-/// whose owner throws it from its wait.
+/// Completes the sender of a rendezvous or synchronous message. A message
+/// longer than the receive buffer is received as MPI receives it: the part
+/// that fits lands in the buffer, the message is consumed and the receive
+/// fails with kTruncate (finish_receive); its sender completes normally. Any
+/// thread may run it for the owner, so it never throws: a failure
+/// (MPI_Mrecv, a copy) fails the request (and the intra-process sender
+/// waiting on it), whose owner throws it from its wait.
 void receive_matched(RequestState& request, Envelope& message) noexcept;
 
-/// True when `message` does not fit the receive; fails the request with a
-/// truncation error naming both sizes (the message itself is kept).
-bool reject_if_truncated(RequestState& request, const Envelope& message);
+/// Completes a receive whose data has moved; request.status holds the
+/// message's source, tag and size. When the message was longer than the
+/// buffer, the receive fails instead with ErrorKind::kTruncate
+/// (MPI_ERR_TRUNCATE) naming both sizes and saying that the message is
+/// consumed: one rule for every path, the direct one included.
+void finish_receive(RequestState& request);
+/// The same when the caller knows whether the message was truncated (a
+/// direct receive, whose truncation MPI reports).
+void finish_receive(RequestState& request, bool truncated);
 
 /// Status of a received or probed message.
 [[nodiscard]] Status status_of(const Envelope& message);

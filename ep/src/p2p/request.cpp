@@ -93,10 +93,8 @@ Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message) {
       detail::RequestState::Kind::kRecv, message.comm_, message.receiver_thread_, rank);
   request->call = kCall;
   request->recv_buffer = {buf, count, datatype, detail::layout_of(datatype, kCall, rank)};
-  if (detail::reject_if_truncated(*request, *message.envelope_)) {
-    // The Message keeps its envelope: it can still be received with a larger buffer.
-    throw Error(ErrorKind::kTruncate, kCall, rank, request->error_detail);
-  }
+  // Too small a buffer receives what fits and the request fails with
+  // kTruncate, as every receive does: the message is consumed either way.
   detail::receive_matched(*request, *message.envelope_);
   detail::count_held(comm.mailbox(message.receiver_thread_), -1);
   message.envelope_.reset();

@@ -74,6 +74,11 @@ struct RequestState {
   // (mpi_request). Owner thread only.
   std::vector<std::byte> wire;
   MPI_Request header_request = MPI_REQUEST_NULL;
+  // A receive whose message from another process is longer than its buffer:
+  // the whole message, received here first (MPI never sees a receive too
+  // small for what it matched); its first bytes go to the buffer once it
+  // has arrived (receive_remote, test_mpi).
+  std::vector<std::byte> overflow;
   Status status;
 
   // Set (before phase becomes kComplete) when the operation failed.
