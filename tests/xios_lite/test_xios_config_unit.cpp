@@ -204,10 +204,10 @@ TEST(XiosTemporal, OperationsFoldSamples) {
   const double a[3] = {1, 5, -2};
   const double b[3] = {3, 2, 4};
   auto fold = [&](Operation op) {
-    xios_lite::client::Accumulator acc(op, 3);
-    acc.add_part(0, a);
+    xios_lite::client::Accumulator acc(op, 3, -1.0, false);
+    acc.add_part(0, a, {});
     acc.end_sample();
-    acc.add_part(0, b);
+    acc.add_part(0, b, {});
     acc.end_sample();
     const auto r = acc.result();
     return std::vector<double>(r.begin(), r.end());

@@ -204,9 +204,10 @@ TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
 }
 
 // A client that finalises long after the others: every server endpoint
-// gives up `finalise_timeout` after the first finalise and names it; the
-// clients, left without acknowledgements, give up as well with the servers
-// named. Nothing hangs. Two receiving endpoints per server process.
+// stops waiting for it `finalise_timeout` after its last message (the
+// others went on) and names it; the clients that finalised hear it from the
+// servers, and the late one gives up waiting for servers that are done.
+// Nothing hangs. Two receiving endpoints per server process.
 TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
   if (servers() == 0) {
     GTEST_SKIP() << "needs a server process";
@@ -217,8 +218,11 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
   xios_test::write_file(cfg, config(dir + "/out", kTimeoutS));
   std::mutex mutex;
   std::vector<std::string> client_errors;
+  std::string late_error;
+  bool have_late = false;
   // The last client endpoint (every client process runs OMP_NUM_THREADS).
   const int late = (ep_test::world_size() - servers()) * omp_get_max_threads() - 1;
+  const std::string named = "client " + std::to_string(late) + " is gone";
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers();
@@ -232,23 +236,35 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
     c.send_field("t2", xios_test::field_values(0, 1, 1, b));
     EXPECT_EQ(comm.size() - 1, late);
     if (comm.rank() == late) {
-      // Well past the servers' timeout, counted from the others' finalise
+      // Well past the servers' timeout, counted from its last message
       // (a margin of two timeouts for a loaded machine).
       std::this_thread::sleep_for(std::chrono::seconds(3 * kTimeoutS));
     }
     const std::string e = error_of([&] { (void)c.finalise(); });
     const std::lock_guard lock(mutex);
-    client_errors.push_back(e);
+    have_late = have_late || comm.rank() == late;
+    (comm.rank() == late ? late_error : client_errors.emplace_back()) = e;
   };
+  const auto start = std::chrono::steady_clock::now();
   const auto outcome = xios_test::run(spec);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& e : client_errors) {
     EXPECT_HAS(e, "xios_lite::Client::finalise");
-    EXPECT_HAS(e, "to acknowledge");
+    EXPECT_HAS(e, named);
+  }
+  if (have_late) {
+    // The late client: the servers are done, it says so within its own timeout.
+    EXPECT_HAS(late_error, "xios_lite::Client::finalise");
+    EXPECT_HAS(late_error, "timed out");
   }
   if (outcome.is_server) {
     EXPECT_HAS(outcome.server_error, "xios_lite::run_server");
-    EXPECT_HAS(outcome.server_error, "waiting for clients [" + std::to_string(late) + "]");
+    EXPECT_HAS(outcome.server_error, named);
   }
+  // The late client's sleep, then at most its own waits (acknowledgements:
+  // 1.5 timeouts + 1 s; the exchange: one timeout), with a margin.
+  EXPECT_LT(took, 3 * kTimeoutS + 2.5 * kTimeoutS + 1 + 4);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

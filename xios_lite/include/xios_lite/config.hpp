@@ -67,6 +67,8 @@ struct FieldDef {
   Operation operation = Operation::kInstant;
   Frequency freq_op{1, Frequency::Unit::kTimestep};
   double default_value = 9.96920996838686905e+36;  ///< also the _FillValue (NC_FILL_DOUBLE)
+  /// Values equal to default_value (or NaN) are missing: temporal operations skip them.
+  bool detect_missing_value = false;
 };
 
 enum class FileType { kMultipleFile, kOneFile };

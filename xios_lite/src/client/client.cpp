@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <map>
 #include <memory>
 
 #include "client_engine.hpp"
@@ -12,6 +14,7 @@
 #include "ep/error.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
+#include "meeting.hpp"
 #include "record_sink.hpp"
 #include "transport/bands.hpp"
 #include "transport/event.hpp"
@@ -95,13 +98,24 @@ class ClientImpl {
         masters.free();
       }
     }
+    meeting_ = std::make_unique<client::Meeting>(comm_, timeout_s_);
     blocks_.resize(cfg_.domains.size());
     last_sent_.assign(cfg_.fields.size(), -1);
   }
 
+  // A Client destroyed without finalise (an exception left the model, say)
+  // tells the other clients and the servers, so that nobody waits for it.
+  ~ClientImpl() {
+    if (!finalised_) {
+      leave();
+    }
+  }
+  ClientImpl(const ClientImpl&) = delete;
+  ClientImpl& operator=(const ClientImpl&) = delete;
+
   void set_domain_block(const std::string& id, const Block& b) {
     constexpr const char* kCall = "xios_lite::Client::set_domain_block";
-    if (closed_) {
+    if (closed_ || finalised_) {
       fail(kCall, comm_.rank(), "the definition is already closed");
     }
     const auto it = std::find_if(cfg_.domains.begin(), cfg_.domains.end(),
@@ -150,6 +164,15 @@ class ClientImpl {
     }
   }
 
+  // Waits at the funnel's barrier; throws when it broke (a thread of the
+  // process left, or did not come within the timeout).
+  void funnel_barrier(const char* call) {
+    const std::string broken = funnel_->sync.arrive_and_wait(timeout_s_);
+    if (!broken.empty()) {
+      fail(call, comm_.rank(), broken);
+    }
+  }
+
   // Runs `work` once per process on the master (or here, in ep mode) after
   // every thread of the process passed its own check; every thread then
   // throws the same error if anything failed.
@@ -170,7 +193,7 @@ class ClientImpl {
     client::Funnel& f = *funnel_;
     const auto me = static_cast<std::size_t>(comm_.local_thread());
     f.errors[me] = my_error;
-    f.sync.arrive_and_wait();
+    funnel_barrier(call);
     if (master_) {
       f.error.clear();
       for (std::size_t t = 0; t < f.errors.size() && f.error.empty(); ++t) {
@@ -186,7 +209,7 @@ class ClientImpl {
         }
       }
     }
-    f.sync.arrive_and_wait();
+    funnel_barrier(call);
     if (!my_error.empty()) {
       fail(call, comm_.rank(), my_error);
     }
@@ -195,7 +218,21 @@ class ClientImpl {
     }
   }
 
+  // A sink to the servers for the messages of a client that never closed its
+  // definition (the servers wait for every client).
+  void ensure_control_sink() {
+    if (!sink_ && master_ && options_.mode != Mode::kSynchronous && !inter_.is_null()) {
+      sink_ = client::make_server_sink(cfg_, inter_, cfg_.buffers.min_bytes, timeout_s_, false);
+    }
+  }
+
+  void leave() noexcept;
   [[nodiscard]] std::string check_blocks(const std::vector<int>& all, int stride) const;
+  void note_own_error(const std::string& text) {
+    if (own_error_.empty()) {
+      own_error_ = text;
+    }
+  }
 
   Config cfg_;
   World world_;
@@ -206,6 +243,7 @@ class ClientImpl {
   bool master_ = true;
   std::shared_ptr<client::Funnel> funnel_;
   ep::InterCommunicator inter_;
+  std::unique_ptr<client::Meeting> meeting_;
   std::vector<Block> blocks_;
   std::vector<std::int64_t> last_sent_;
   bool closed_ = false;
@@ -213,9 +251,40 @@ class ClientImpl {
   std::int64_t step_ = 0;
   std::unique_ptr<client::RecordSink> sink_;
   std::unique_ptr<client::ClientEngine> engine_;
+  std::string own_error_;  // the first output this client failed to give (a due field)
   double t_start_;
   double in_calls_s_ = 0;
 };
+
+void ClientImpl::leave() noexcept {
+  finalised_ = true;
+  const std::string why =
+      "client " + std::to_string(comm_.rank()) + " was destroyed without finalise " +
+      (closed_ ? "after step " + std::to_string(step_) : std::string("before close_definition"));
+  if (funneled_ && funnel_) {
+    funnel_->sync.leave("thread " + std::to_string(comm_.local_thread()) +
+                        " of this process left: " + why);
+  }
+  // The servers first (quick), then the other clients (client 0 collects
+  // their exchange, which may take up to the timeout).
+  if (master_) {
+    try {
+      ensure_control_sink();
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): no server to tell
+    }
+    if (sink_) {
+      sink_->abandon(why);
+    }
+  }
+  if (meeting_) {
+    meeting_->leave(why);
+  }
+  meeting_.reset();
+  try {
+    comm_.free();
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): leaving in any case
+  }
+}
 
 // Blocks of every endpoint: [process, thread, then ibegin ni jbegin nj per domain].
 std::string ClientImpl::check_blocks(const std::vector<int>& all, int stride) const {
@@ -271,9 +340,25 @@ std::string ClientImpl::check_blocks(const std::vector<int>& all, int stride) co
   return "";
 }
 
+namespace {
+
+std::vector<std::byte> bytes_of(std::span<const int> values) {
+  const auto* p = reinterpret_cast<const std::byte*>(values.data());
+  return {p, p + values.size_bytes()};
+}
+
+template <class T>
+std::vector<T> values_of(const std::vector<std::byte>& bytes) {
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+}  // namespace
+
 void ClientImpl::close_definition() {
   constexpr const char* kCall = "xios_lite::Client::close_definition";
-  if (closed_) {
+  if (closed_ || finalised_) {
     fail(kCall, comm_.rank(), "the definition is already closed");
   }
   const int stride = 2 + 4 * static_cast<int>(cfg_.domains.size());
@@ -281,63 +366,87 @@ void ClientImpl::close_definition() {
   for (const Block& b : blocks_) {
     mine.insert(mine.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
   }
-  std::vector<int> all(static_cast<std::size_t>(stride) * static_cast<std::size_t>(comm_.size()));
-  ep::allgather(comm_, std::span<const int>(mine), std::span<int>(all));
-  std::string error = check_blocks(all, stride);
+  const client::Meeting::Outcome met =
+      meeting_->meet(client::Meeting::Call::kCloseDefinition, bytes_of(mine), "");
+  std::string error = met.failure;
+  std::vector<int> all;
+  for (const auto& p : met.payloads) {
+    const std::vector<int> one = values_of<int>(p);
+    if (one.size() != static_cast<std::size_t>(stride) && error.empty()) {
+      error = "the clients read configurations with different domains";
+    }
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  if (error.empty()) {
+    error = check_blocks(all, stride);
+  }
 
-  // This engine's blocks: its own, or (master) those of its process's threads.
+  // Every engine's blocks (its own, or a master's: those of its process's
+  // threads), from which every client sizes the same buffers and reaches
+  // the same verdict on them.
+  const int n = error.empty() ? comm_.size() : 0;
   std::vector<std::vector<Block>> engine_blocks(cfg_.domains.size());
   int max_threads = 1;
-  for (int r = 0; r < comm_.size(); ++r) {
+  std::size_t capacity = cfg_.buffers.min_bytes;
+  std::map<int, std::vector<int>> engines;  // engine (process or rank) -> its EP ranks
+  for (int r = 0; r < n; ++r) {
     const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
     max_threads = std::max(max_threads, p[1] + 1);
-    const bool mine_to_handle = funneled_ ? p[0] == comm_.process_rank() : r == comm_.rank();
-    if (mine_to_handle) {
-      for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-        engine_blocks[d].push_back({p[2 + 4 * d], p[3 + 4 * d], p[4 + 4 * d], p[5 + 4 * d]});
+    engines[funneled_ ? p[0] : r].push_back(r);
+  }
+  for (const auto& [engine, ranks] : engines) {
+    std::size_t step_bytes = 0;
+    std::size_t largest = 0;
+    for (const auto& file : cfg_.files) {
+      for (const auto& v : file.variables) {
+        const FieldDef& f = cfg_.fields[static_cast<std::size_t>(v.field)];
+        const auto d =
+            static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
+        for (int r : ranks) {
+          const int* b = all.data() + static_cast<std::ptrdiff_t>(r) * stride + 2 + 4 * d;
+          const std::size_t bytes =
+              sizeof(transport::EventHeader) + static_cast<std::size_t>(cfg_.levels(f.grid)) *
+                                                   static_cast<std::size_t>(b[1]) *
+                                                   static_cast<std::size_t>(b[3]) * sizeof(double);
+          step_bytes += bytes;
+          largest = std::max(largest, bytes);
+        }
       }
     }
-  }
-
-  // Buffers: factor x one step of events, clamped; never below the largest event.
-  std::size_t step_bytes = 0;
-  std::size_t largest = 0;
-  for (const auto& file : cfg_.files) {
-    for (const auto& v : file.variables) {
-      const FieldDef& f = cfg_.fields[static_cast<std::size_t>(v.field)];
-      const int d = cfg_.grids[static_cast<std::size_t>(f.grid)].domain;
-      for (const Block& b : engine_blocks[static_cast<std::size_t>(d)]) {
-        const std::size_t bytes =
-            sizeof(transport::EventHeader) +
-            static_cast<std::size_t>(cfg_.levels(f.grid)) * b.ni * b.nj * sizeof(double);
-        step_bytes += bytes;
-        largest = std::max(largest, bytes);
+    const std::size_t control = sizeof(transport::EventHeader) + 4096;
+    largest = std::max(largest, control);
+    std::size_t cap =
+        static_cast<std::size_t>(cfg_.buffers.factor * static_cast<double>(step_bytes + control));
+    cap = std::clamp(cap, cfg_.buffers.min_bytes, cfg_.buffers.max_bytes);
+    if (error.empty() && largest > cap) {
+      error = "buffer_max_bytes " + std::to_string(cfg_.buffers.max_bytes) +
+              " is below the largest event of client " + std::to_string(ranks.front()) + " (" +
+              std::to_string(largest) + " bytes)";
+    }
+    const bool mine_engine = funneled_ ? engine == comm_.process_rank() : engine == comm_.rank();
+    if (mine_engine) {
+      capacity = cap;
+      for (int r : ranks) {
+        const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
+        for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+          engine_blocks[d].push_back({p[2 + 4 * d], p[3 + 4 * d], p[4 + 4 * d], p[5 + 4 * d]});
+        }
       }
     }
-  }
-  const std::size_t control = sizeof(transport::EventHeader) + 4096;
-  largest = std::max(largest, control);
-  std::size_t capacity =
-      static_cast<std::size_t>(cfg_.buffers.factor * static_cast<double>(step_bytes + control));
-  capacity = std::clamp(capacity, cfg_.buffers.min_bytes, cfg_.buffers.max_bytes);
-  if (error.empty() && largest > capacity) {
-    error = "buffer_max_bytes " + std::to_string(cfg_.buffers.max_bytes) +
-            " is below the largest event of this client (" + std::to_string(largest) + " bytes)";
-  }
-  // A buffer-size error is local to a client: agree on it so all throw.
-  const int bad = ep::allreduce(comm_, error.empty() ? 0 : 1, MPI_MAX);
-  if (bad != 0 && error.empty()) {
-    error = "another client failed to close its definition";
   }
 
   if (master_) {
-    if (options_.mode == Mode::kSynchronous) {
-      if (error.empty()) {
-        sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), max_threads);
+    try {
+      if (options_.mode == Mode::kSynchronous) {
+        if (error.empty()) {
+          sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), max_threads);
+        }
+      } else {
+        sink_ = client::make_server_sink(cfg_, inter_, capacity, timeout_s_,
+                                         options_.progress_thread.value_or(cfg_.progress_thread));
       }
-    } else {
-      sink_ = client::make_server_sink(cfg_, inter_, capacity, timeout_s_,
-                                       options_.progress_thread.value_or(cfg_.progress_thread));
+    } catch (const std::exception& e) {
+      error = error.empty() ? failure_of(e).detail : error;
     }
   }
   if (!error.empty()) {
@@ -345,17 +454,27 @@ void ClientImpl::close_definition() {
     if (sink_) {
       try {
         (void)sink_->finish(error);
-      } catch (const ep::Error&) {
-        // the definition error below is the one to report
+      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
       }
     }
     sink_.reset();
     finalised_ = true;
+    meeting_.reset();
     comm_.free();
     fail(kCall, comm_.rank(), error);
   }
   if (master_) {
-    engine_ = std::make_unique<client::ClientEngine>(cfg_, std::move(engine_blocks), *sink_);
+    engine_ = std::make_unique<client::ClientEngine>(
+        cfg_, engine_blocks, std::vector<std::vector<std::vector<std::uint8_t>>>{}, *sink_);
+    // The servers learn every client's blocks: they name the clients a record misses.
+    std::vector<int> layout;
+    for (const auto& blocks : engine_blocks) {
+      layout.push_back(static_cast<int>(blocks.size()));
+      for (const Block& b : blocks) {
+        layout.insert(layout.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
+      }
+    }
+    sink_->define(layout);
   }
   closed_ = true;
 }
@@ -370,11 +489,25 @@ void ClientImpl::update_calendar(std::int64_t step) {
     error = "step " + std::to_string(step) + " goes backwards (the previous step was " +
             std::to_string(step_) + ")";
   }
+  if (error.empty()) {
+    step_ = step;
+  }
+  const int rank = comm_.rank();
   meet(kCall, error, [&] {
-    engine_->end_step();
+    const std::vector<client::MissedField> missed = engine_->begin_step(step);
     sink_->progress();
+    if (!missed.empty()) {
+      // This client's own failure: the servers pass it on to every client.
+      const std::string text = engine_->describe(missed);
+      sink_->report_error("client " + std::to_string(rank) + ": " + text);
+      note_own_error(text);
+      throw ep::Error(ep::ErrorKind::kArgument, kCall, rank, text);
+    }
+    const std::string server_error = sink_->take_server_error();
+    if (!server_error.empty()) {
+      throw ep::Error(ep::ErrorKind::kArgument, kCall, rank, server_error);
+    }
   });
-  step_ = step;
   in_calls_s_ += MPI_Wtime() - t0;
 }
 
@@ -419,10 +552,10 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
                               "' and '" + other + "')");
         }
       }
-      engine_->send(field, step_, funnel_->parts);
+      engine_->send(field, funnel_->parts);
     } else {
       const std::span<const double> part = data;
-      engine_->send(field, step_, std::span<const std::span<const double>>(&part, 1));
+      engine_->send(field, std::span<const std::span<const double>>(&part, 1));
     }
     sink_->progress();
   });
@@ -434,62 +567,113 @@ Report ClientImpl::finalise() {
   if (finalised_) {
     fail(kCall, comm_.rank(), "called twice (or after a failed close_definition)");
   }
-  if (!closed_) {
-    fail(kCall, comm_.rank(), "called before close_definition");
-  }
   finalised_ = true;
+  const int rank = comm_.rank();
+  if (!closed_) {
+    // The other clients may be waiting in close_definition: they hear of this
+    // call there, and the servers that the definition failed.
+    const client::Meeting::Outcome met = meeting_->meet(client::Meeting::Call::kFinalise, {}, "");
+    std::string error = "called before close_definition";
+    if (!met.failure.empty()) {
+      error += " (" + met.failure + ")";
+    }
+    if (master_) {
+      try {
+        ensure_control_sink();
+        if (sink_) {
+          (void)sink_->finish("client " + std::to_string(rank) + " " + error);
+        }
+      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+      }
+    }
+    meeting_.reset();
+    comm_.free();
+    fail(kCall, rank, error);
+  }
   const double t_call = MPI_Wtime();
-  std::string error;
+  std::string transport_error;
+  std::string server_error;
   std::vector<ServerReport> servers;
+  std::vector<int> gone;
   client::ClientStats stats;
   if (master_) {
     try {
-      engine_->end_step();  // records finished in the last step
+      const std::vector<client::MissedField> missed = engine_->finish();
+      if (!missed.empty()) {
+        const std::string text = engine_->describe(missed);
+        sink_->report_error("client " + std::to_string(rank) + ": " + text);
+        note_own_error(text);
+      }
     } catch (const std::exception& e) {
-      error = failure_of(e).detail;
+      transport_error = failure_of(e).detail;
     }
     try {
-      servers = sink_->finish("");
+      client::Finish fin = sink_->finish("");
+      servers = std::move(fin.reports);
+      server_error = std::move(fin.error);
+      gone = std::move(fin.gone);
     } catch (const std::exception& e) {
-      if (error.empty()) {
-        error = failure_of(e).detail;
-      }
+      transport_error = transport_error.empty() ? failure_of(e).detail : transport_error;
     }
     stats = sink_->stats();
   }
+  std::string funnel_error;
   if (funneled_) {
     client::Funnel& f = *funnel_;
     // The other threads may still be reading the previous call's outcome in
     // `f.error` (meet() publishes it at its last barrier): the master writes
     // the slots only once every thread has arrived here.
-    f.sync.arrive_and_wait();
-    if (master_) {
-      f.error = error;
+    funnel_error = f.sync.arrive_and_wait(timeout_s_);
+    if (funnel_error.empty() && master_) {
+      f.error = transport_error;
       f.servers = servers;
+      f.gone = gone;
+      f.server_error = server_error;
     }
-    f.sync.arrive_and_wait();
-    error = f.error;
-    servers = f.servers;
-    f.sync.arrive_and_wait();
+    if (funnel_error.empty()) {
+      funnel_error = f.sync.arrive_and_wait(timeout_s_);
+    }
+    if (funnel_error.empty()) {
+      transport_error = f.error;
+      servers = f.servers;
+      gone = f.gone;
+      server_error = f.server_error;
+      funnel_error = f.sync.arrive_and_wait(timeout_s_);
+    }
   }
   in_calls_s_ += MPI_Wtime() - t_call;
   const double total = MPI_Wtime() - t_start_;
-  const std::vector<double> mine{static_cast<double>(comm_.rank()),
-                                 total,
-                                 in_calls_s_,
-                                 stats.blocked_s,
-                                 stats.bytes_sent,
-                                 stats.write_s};
-  std::vector<double> all(mine.size() * static_cast<std::size_t>(comm_.size()));
-  ep::allgather(comm_, std::span<const double>(mine), std::span<double>(all));
+  const std::vector<double> mine{
+      static_cast<double>(rank), total,        in_calls_s_, stats.blocked_s,
+      stats.bytes_sent,          stats.write_s};
+  const auto* raw = reinterpret_cast<const std::byte*>(mine.data());
+  const client::Meeting::Outcome met =
+      meeting_->meet(client::Meeting::Call::kFinalise,
+                     std::span<const std::byte>(raw, mine.size() * sizeof(double)), own_error_,
+                     options_.mode == Mode::kEndpoints ? gone : std::vector<int>{});
   Report report;
   report.mode = to_string(options_.mode);
   report.servers = servers;
-  for (std::size_t r = 0; r < static_cast<std::size_t>(comm_.size()); ++r) {
-    const double* p = all.data() + r * mine.size();
-    report.clients.push_back({static_cast<int>(p[0]), p[1], p[2], p[3], p[4], p[5]});
+  for (const auto& p : met.payloads) {
+    const std::vector<double> c = values_of<double>(p);
+    if (c.size() == mine.size()) {
+      report.clients.push_back({static_cast<int>(c[0]), c[1], c[2], c[3], c[4], c[5]});
+    }
   }
-  const int rank = comm_.rank();
+  // The error every client gives: its own first, then the servers', its
+  // own waits, what the exchange found, then another client's.
+  std::string error = own_error_;
+  for (const std::string& e : {server_error, transport_error, funnel_error, met.failure}) {
+    if (error.empty()) {
+      error = e;
+    }
+  }
+  for (std::size_t r = 0; r < met.errors.size() && error.empty(); ++r) {
+    if (!met.errors[r].empty()) {
+      error = "client " + std::to_string(r) + ": " + met.errors[r];
+    }
+  }
+  meeting_.reset();
   comm_.free();
   if (rank == 0) {
     if (options_.print_report) {

@@ -21,6 +21,16 @@ ServerChannel::ServerChannel(const ep::InterCommunicator& inter, int server, std
       progress_(std::move(progress)) {
   buffers_[0].resize(capacity);
   buffers_[1].resize(capacity);
+  last_send_time_ = MPI_Wtime();
+}
+
+ServerChannel::~ServerChannel() {
+  for (std::size_t b = 0; b < buffers_.size(); ++b) {
+    if (!pending_[b].is_null()) {
+      // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): deliberately never freed (see header)
+      (void)new std::vector<std::byte>(std::move(buffers_[b]));
+    }
+  }
 }
 
 // Tests a pending send; tells the progress thread when it completed.
@@ -97,6 +107,7 @@ void ServerChannel::flush(double& blocked_s) {
   pending_[a] = inter_.isend(buffers_[a].data(), static_cast<int>(used_[a]), MPI_BYTE, server_,
                              transport::kEventsTag);
   bytes_sent_ += static_cast<double>(used_[a]);
+  last_send_time_ = MPI_Wtime();
   if (progress_) {
     progress_->sent();
   }
