@@ -169,7 +169,17 @@ class ClientImpl {
   void funnel_barrier(const char* call) {
     const std::string broken = funnel_->sync.arrive_and_wait(timeout_s_);
     if (!broken.empty()) {
+      tell_servers_once(broken);
       fail(call, comm_.rank(), broken);
+    }
+  }
+
+  // The master speaks for its process: a thread that left (or a process
+  // whose threads no longer meet) is news for every client, through the servers.
+  void tell_servers_once(const std::string& text) {
+    if (master_ && sink_ && !told_servers_) {
+      told_servers_ = true;
+      sink_->report_error(text);
     }
   }
 
@@ -227,6 +237,15 @@ class ClientImpl {
   }
 
   void leave() noexcept;
+  // Frees the private communicator after an exchange that every client
+  // completed; after a failed one a message to this client may still be on
+  // its way, and a freed communicator's id, reused by a new communicator,
+  // would receive it: the communicator then stays allocated.
+  void release_comm(bool clean) {
+    if (clean) {
+      comm_.free();
+    }
+  }
   [[nodiscard]] std::string check_blocks(const std::vector<int>& all, int stride) const;
   void note_own_error(const std::string& text) {
     if (own_error_.empty()) {
@@ -252,6 +271,7 @@ class ClientImpl {
   std::unique_ptr<client::RecordSink> sink_;
   std::unique_ptr<client::ClientEngine> engine_;
   std::string own_error_;  // the first output this client failed to give (a due field)
+  bool told_servers_ = false;
   double t_start_;
   double in_calls_s_ = 0;
 };
@@ -279,11 +299,10 @@ void ClientImpl::leave() noexcept {
   if (meeting_) {
     meeting_->leave(why);
   }
+  // The private communicator stays allocated: messages to this client may
+  // still be on their way, and a freed communicator's id, reused by a new
+  // one, would receive them.
   meeting_.reset();
-  try {
-    comm_.free();
-  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): leaving in any case
-  }
 }
 
 // Blocks of every endpoint: [process, thread, then ibegin ni jbegin nj per domain].
@@ -460,14 +479,25 @@ void ClientImpl::close_definition() {
     sink_.reset();
     finalised_ = true;
     meeting_.reset();
-    comm_.free();
+    release_comm(met.failure.empty());
     fail(kCall, comm_.rank(), error);
   }
   if (master_) {
     engine_ = std::make_unique<client::ClientEngine>(
         cfg_, engine_blocks, std::vector<std::vector<std::vector<std::uint8_t>>>{}, *sink_);
-    // The servers learn every client's blocks: they name the clients a record misses.
+    // The servers learn every client's blocks (they name the clients a
+    // record misses) and the EP ranks it speaks for (a funneled master: its
+    // process's threads).
     std::vector<int> layout;
+    std::vector<int> ranks;
+    for (int r = 0; r < n; ++r) {
+      const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
+      if (funneled_ ? p[0] == comm_.process_rank() : r == comm_.rank()) {
+        ranks.push_back(r);
+      }
+    }
+    layout.push_back(static_cast<int>(ranks.size()));
+    layout.insert(layout.end(), ranks.begin(), ranks.end());
     for (const auto& blocks : engine_blocks) {
       layout.push_back(static_cast<int>(blocks.size()));
       for (const Block& b : blocks) {
@@ -587,7 +617,7 @@ Report ClientImpl::finalise() {
       }
     }
     meeting_.reset();
-    comm_.free();
+    release_comm(met.failure.empty());
     fail(kCall, rank, error);
   }
   const double t_call = MPI_Wtime();
@@ -624,6 +654,9 @@ Report ClientImpl::finalise() {
     // `f.error` (meet() publishes it at its last barrier): the master writes
     // the slots only once every thread has arrived here.
     funnel_error = f.sync.arrive_and_wait(timeout_s_);
+    if (!funnel_error.empty() && master_ && sink_) {
+      note_own_error(funnel_error);  // the servers heard it during the run, if at all
+    }
     if (funnel_error.empty() && master_) {
       f.error = transport_error;
       f.servers = servers;
@@ -660,12 +693,14 @@ Report ClientImpl::finalise() {
       report.clients.push_back({static_cast<int>(c[0]), c[1], c[2], c[3], c[4], c[5]});
     }
   }
-  // The error every client gives: its own first, then the servers', its
-  // own waits, what the exchange found, then another client's.
-  std::string error = own_error_;
-  for (const std::string& e : {server_error, transport_error, funnel_error, met.failure}) {
-    if (error.empty()) {
-      error = e;
+  // The error every client gives: everything it knows, once each -- its own
+  // failure, its process's threads, the other clients, the servers, its own
+  // waits -- and when nothing else, another client's failure.
+  std::string error;
+  for (const std::string& part :
+       {own_error_, funnel_error, met.failure, server_error, transport_error}) {
+    if (!part.empty() && error.find(part) == std::string::npos) {
+      error += (error.empty() ? "" : "; ") + part;
     }
   }
   for (std::size_t r = 0; r < met.errors.size() && error.empty(); ++r) {
@@ -674,7 +709,7 @@ Report ClientImpl::finalise() {
     }
   }
   meeting_.reset();
-  comm_.free();
+  release_comm(met.failure.empty());
   if (rank == 0) {
     if (options_.print_report) {
       report.print(stdout);

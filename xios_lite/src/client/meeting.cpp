@@ -267,11 +267,14 @@ Meeting::Outcome Meeting::collect(Call call, std::span<const std::byte> payload,
     const std::string& error = real ? e.error : std::string();
     const auto eb = static_cast<std::int32_t>(error.size());
     const auto pb = static_cast<std::int32_t>(real ? e.payload.size() : 0);
+    const std::int32_t present = e.present ? 1 : 0;
+    put(verdict, &present, sizeof present);
     put(verdict, &eb, sizeof eb);
     put(verdict, &pb, sizeof pb);
     put(verdict, error.data(), error.size());
     put(verdict, e.payload.data(), static_cast<std::size_t>(pb));
     out.errors.push_back(error);
+    out.present.push_back(e.present);
     out.payloads.push_back(real ? std::move(e.payload) : std::vector<std::byte>());
   }
   const auto shared = std::make_shared<const std::vector<std::byte>>(std::move(verdict));
@@ -299,8 +302,10 @@ Meeting::Outcome Meeting::await_verdict(Call call) {
       out.failure.resize(static_cast<std::size_t>(vh.failure_bytes));
       (void)take(buf, at, out.failure.data(), out.failure.size());
       for (int r = 0; r < vh.ranks; ++r) {
+        std::int32_t present = 0;
         std::int32_t eb = 0;
         std::int32_t pb = 0;
+        (void)take(buf, at, &present, sizeof present);
         (void)take(buf, at, &eb, sizeof eb);
         (void)take(buf, at, &pb, sizeof pb);
         std::string error(static_cast<std::size_t>(eb), '\0');
@@ -308,7 +313,13 @@ Meeting::Outcome Meeting::await_verdict(Call call) {
         (void)take(buf, at, error.data(), error.size());
         (void)take(buf, at, payload.data(), payload.size());
         out.errors.push_back(std::move(error));
+        out.present.push_back(present != 0);
         out.payloads.push_back(std::move(payload));
+      }
+      const auto me = static_cast<std::size_t>(comm_->rank());
+      if (me < out.present.size() && !out.present[me]) {
+        out.failure =
+            "this client came after client 0 gave up waiting for it (" + out.failure + ")";
       }
       return out;
     }

@@ -13,7 +13,8 @@
 //   wire (point-to-point on the client's private communicator):
 //     entry   (tag kEntryTag, to 0):   EntryHeader | error text | payload
 //     verdict (tag kVerdictTag, from 0): VerdictHeader | failure text |
-//               per rank: i32 error length, i32 payload length, error, payload
+//               per rank: i32 present, i32 error length, i32 payload length,
+//               error, payload
 //
 // Rounds are numbered on every client (0, 1, ...); entries and verdicts of
 // an older round (a client that arrived after its exchange failed) are
@@ -39,7 +40,8 @@ class Meeting {
   struct Outcome {
     std::vector<std::vector<std::byte>> payloads;  ///< by EP rank (this client's included)
     std::vector<std::string> errors;               ///< by EP rank: each client's own error
-    std::string failure;  ///< "": every client came to the same call; else why not
+    std::vector<bool> present;  ///< by EP rank: its entry reached client 0 in time
+    std::string failure;        ///< "": every client came to the same call; else why not
   };
 
   /// `comm`: the client's private communicator (outlives the Meeting).

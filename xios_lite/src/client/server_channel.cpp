@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "ep/error.hpp"
@@ -67,6 +68,10 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
   // moves only while this thread calls MPI (no progress thread), fragment by
   // fragment, so test often: yield first, then short sleeps (oversubscribed
   // nodes), polling for server errors.
+  if (!stuck_.empty()) {
+    // The server already let one wait time out: it is not waited for again.
+    throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client", inter_.rank(), stuck_);
+  }
   const double t0 = MPI_Wtime();
   auto sleep = std::chrono::microseconds(1);
   int polls = 0;
@@ -75,9 +80,11 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
     const double waited = MPI_Wtime() - t0;
     if (waited > timeout_s_) {
       blocked_s += waited;
-      throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client", inter_.rank(),
-                      "timed out after " + std::to_string(timeout_s_) + " s waiting for server " +
-                          std::to_string(server_) + " to receive a send buffer");
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g s", timeout_s_);
+      stuck_ = "timed out after " + std::string(limit) + " waiting for server " +
+               std::to_string(server_) + " to take a send buffer (the server is gone or stuck)";
+      throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client", inter_.rank(), stuck_);
     }
     if (++polls < 200) {
       std::this_thread::yield();

@@ -71,6 +71,7 @@ class ServerChannel {
   int active_ = 0;
   double bytes_sent_ = 0;
   double last_send_time_ = 0;
+  std::string stuck_;  // set once a wait timed out: the server is not waited for again
 };
 
 }  // namespace xios_lite::client

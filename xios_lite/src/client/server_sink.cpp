@@ -146,7 +146,7 @@ class ServerSink final : public RecordSink {
             which += (which.empty() ? "" : ", ") + std::to_string(s);
           }
         }
-        inter_.free();
+        // The intercommunicator stays allocated (see abandon()).
         throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client::finalise", inter_rank_,
                         "timed out after " + seconds(ack_timeout_s) + " waiting for servers [" +
                             which + "] to acknowledge (" + std::to_string(missing) + " of " +
@@ -159,6 +159,8 @@ class ServerSink final : public RecordSink {
     if (out.error.empty() && !server_error_.empty()) {
       out.error = server_error_;
     }
+    // Every server acknowledged: nothing more comes on it (the error
+    // channel's messages were sent before the acknowledgements, in order).
     inter_.free();
     return out;
   }
@@ -173,10 +175,9 @@ class ServerSink final : public RecordSink {
       }
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): a server gone as well
     }
-    try {
-      inter_.free();
-    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): nothing more to release
-    }
+    // The intercommunicator stays allocated: the servers may still send to
+    // this client (their error channel), and a freed communicator's id,
+    // reused by a new one, would receive those messages.
   }
 
   [[nodiscard]] ClientStats stats() const override {

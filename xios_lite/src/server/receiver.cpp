@@ -103,8 +103,9 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
           state[c] = ClientState::kGone;
           --running;
           out.gone.push_back(static_cast<int>(c));
-          note("client " + std::to_string(c) + " is gone: nothing came from it for " +
-               seconds(now - last_heard[c]) + ", " + seconds(now - trouble_since[c]) +
+          note("client " + assembly.ranks_of(static_cast<int>(c)) +
+               " is gone: nothing came from it for " + seconds(now - last_heard[c]) + ", " +
+               seconds(now - trouble_since[c]) +
                " of them after the others went on or finished (timeout " + seconds(timeout_s) +
                ", its last step " + std::to_string(static_cast<long long>(last_step[c])) + ")");
         }

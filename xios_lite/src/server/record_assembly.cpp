@@ -41,7 +41,14 @@ std::unique_ptr<RecordBuffer> RecordAssembly::make_record(const transport::Event
 
 bool RecordAssembly::define(int client, std::span<const int> layout) {
   std::vector<std::size_t> points(cfg_.domains.size(), 0);
-  std::size_t at = 0;
+  if (layout.empty() || layout[0] < 0 || static_cast<std::size_t>(layout[0]) >= layout.size()) {
+    return false;
+  }
+  std::string ranks;
+  for (int r = 1; r <= layout[0]; ++r) {
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(layout[static_cast<std::size_t>(r)]);
+  }
+  std::size_t at = static_cast<std::size_t>(layout[0]) + 1;
   for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
     if (at >= layout.size() || layout[at] < 0) {
       return false;
@@ -62,7 +69,14 @@ bool RecordAssembly::define(int client, std::span<const int> layout) {
   }
   const std::lock_guard lock(mutex_);
   expected_[client] = std::move(points);
+  ranks_[client] = ranks;
   return true;
+}
+
+std::string RecordAssembly::ranks_of(int client) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = ranks_.find(client);
+  return it != ranks_.end() ? it->second : std::to_string(client);
 }
 
 bool RecordAssembly::place(int client, const transport::EventHeader& h, const std::byte* payload) {
@@ -131,7 +145,9 @@ std::string RecordAssembly::describe_missing(const RecordBuffer& r) const {
   const FileDef& file = cfg_.files[static_cast<std::size_t>(slot.file)];
   std::string clients;
   for (int c : missing) {
-    clients += (clients.empty() ? "" : ", ") + std::to_string(c);
+    const auto it = ranks_.find(c);
+    clients +=
+        (clients.empty() ? "" : ", ") + (it != ranks_.end() ? it->second : std::to_string(c));
   }
   const auto seconds = static_cast<std::int64_t>(r.time.time);
   return "file '" + file.id + "', variable '" +

@@ -42,9 +42,13 @@ class RecordAssembly {
   RecordAssembly(const Config& cfg, const ServerProcess& process, WriterThread& writer,
                  std::atomic<std::size_t>& bytes_in_flight);
 
-  /// Client `client`'s blocks (its kDefinition payload: per domain a count,
-  /// then ibegin ni jbegin nj per block). Returns false for a malformed one.
+  /// Client `client`'s definition (its kDefinition payload: the count of EP
+  /// ranks it speaks for and the ranks, then per domain a count of blocks
+  /// and ibegin ni jbegin nj per block). Returns false for a malformed one.
   [[nodiscard]] bool define(int client, std::span<const int> layout);
+
+  /// The EP ranks client `client` speaks for, "2, 3" (itself before its definition).
+  [[nodiscard]] std::string ranks_of(int client) const;
 
   /// Places the data or missing event `h` of `client` (values `payload`)
   /// in its record, made on first use and filled with the field's
@@ -85,6 +89,7 @@ class RecordAssembly {
   std::map<Key, std::unique_ptr<RecordBuffer>> records_;
   // Per client, per domain: the points of this process's rows it holds.
   std::map<int, std::vector<std::size_t>> expected_;
+  std::map<int, std::string> ranks_;     // per client: the EP ranks it speaks for
   std::vector<std::string> incomplete_;  // the first kKeptLines lines, in the order found
   std::size_t incomplete_count_ = 0;
   std::size_t peak_ = 0;

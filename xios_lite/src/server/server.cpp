@@ -80,8 +80,9 @@ struct EndpointRun {
 struct ProcessEnd {
   server::WriterStats writer;
   std::size_t peak_record_bytes = 0;
-  std::string error;      // sent to every client with the acknowledgements
-  std::vector<int> gone;  // clients that left or are gone: not acknowledged
+  std::string error;            // sent to every client with the acknowledgements
+  std::vector<int> gone;        // clients that left or are gone: not acknowledged
+  bool silent_clients = false;  // some endpoint stopped waiting for a client that may be alive
 };
 
 // Everything that went wrong, once each, most telling first.
@@ -180,6 +181,7 @@ ServerReport run_server(const World& world, const std::string& config_path,
     }
     end.peak_record_bytes = assembly.peak_bytes();
     for (const EndpointRun& r : runs) {
+      end.silent_clients = end.silent_clients || !r.received.gone.empty();
       for (const std::vector<int>* list : {&r.received.left, &r.received.gone}) {
         for (int c : *list) {
           if (std::find(end.gone.begin(), end.gone.end(), c) == end.gone.end()) {
@@ -215,7 +217,12 @@ ServerReport run_server(const World& world, const std::string& config_path,
           stats.peak_rss_bytes = peak_rss_bytes();
         }
         send_acknowledgements(*inter, run.received.finalised, stats, end, timeout_s);
-        inter->free();
+        // A client this server stopped waiting for may still send to it: the
+        // intercommunicator then stays allocated (a freed one's id, reused
+        // by a new communicator, would receive those messages).
+        if (!end.silent_clients) {
+          inter->free();
+        }
       }
       me.free();
     } catch (const std::exception& e) {
