@@ -164,6 +164,24 @@ TEST(XiosConfig, ValuesOutOfRange) {
   EXPECT_NE(e.find("attribute value: has 1 values, expected 2"), std::string::npos) << e;
 }
 
+// What clients and servers compare at connection: options may differ, the
+// definitions may not, and the difference is named.
+TEST(XiosConfig, DefinitionTextNamesTheFirstDifference) {
+  const std::string base = base_config();
+  const auto a = xios_lite::definition_text(parse_config_string(base, "a.xml"));
+  std::string other_options = base;
+  other_options.replace(other_options.find(R"(buffer_factor="3")"), 17, R"(buffer_factor="9")");
+  EXPECT_EQ(xios_lite::definition_text(parse_config_string(other_options, "b.xml")), a);
+  EXPECT_EQ(xios_lite::first_difference(a, a), "");
+  std::string other_domain = base;
+  other_domain.replace(other_domain.find(R"(nj_glo="4")"), 10, R"(nj_glo="5")");
+  const auto b = xios_lite::definition_text(parse_config_string(other_domain, "b.xml"));
+  EXPECT_NE(xios_lite::digest_of(a), xios_lite::digest_of(b));
+  const std::string d = xios_lite::first_difference(a, b);
+  EXPECT_EQ(d.rfind("'domain dom: ni_glo 8 nj_glo 4 ", 0), 0U) << d;
+  EXPECT_NE(d.find("' vs 'domain dom: ni_glo 8 nj_glo 5 "), std::string::npos) << d;
+}
+
 TEST(XiosConfig, XmlSyntaxErrorHasLine) {
   const std::string e = error_of(replaced("</file>", "</fil>"));
   EXPECT_NE(e.find("iodef.xml:"), std::string::npos) << e;

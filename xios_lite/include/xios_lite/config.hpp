@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "xios_lite/calendar.hpp"
@@ -120,6 +121,17 @@ struct Config {
   /// Levels of `grid`: its axis's n_glo, or 1 for a 2-D grid.
   [[nodiscard]] int levels(int grid) const;
 };
+
+/// The parsed definitions as text, one line per element ("domain dom ni_glo
+/// 8 ..."), arrays by a digest of their values: what clients and servers
+/// must agree on (calendar, domains, axes, grids, fields, files), without
+/// the options a process may set for itself (buffers, timeout, report).
+[[nodiscard]] std::string definition_text(const Config& cfg);
+/// FNV-1a 64-bit digest of `text`.
+[[nodiscard]] std::uint64_t digest_of(std::string_view text) noexcept;
+/// The first line where two definition texts differ, as "`a line`" vs
+/// "`b line`" ("" when equal).
+[[nodiscard]] std::string first_difference(const std::string& a, const std::string& b);
 
 /// Reads and checks the configuration file. Throws ep::Error (see above).
 [[nodiscard]] Config parse_config(const std::string& path);

@@ -17,6 +17,7 @@
 #include "meeting.hpp"
 #include "record_sink.hpp"
 #include "transport/bands.hpp"
+#include "transport/config_check.hpp"
 #include "transport/event.hpp"
 
 namespace xios_lite {
@@ -98,6 +99,7 @@ class ClientImpl {
         masters.free();
       }
     }
+    check_definitions();
     meeting_ = std::make_unique<client::Meeting>(comm_, timeout_s_);
     blocks_.resize(cfg_.domains.size());
     last_sent_.assign(cfg_.fields.size(), -1);
@@ -161,6 +163,38 @@ class ClientImpl {
       std::unique_ptr<std::shared_ptr<client::Funnel>> copy(
           reinterpret_cast<std::shared_ptr<client::Funnel>*>(address));
       funnel_ = *copy;
+    }
+  }
+
+  // Clients and servers read the same definitions, or all of them fail
+  // here, naming the first difference (clients among themselves when there
+  // is no server).
+  void check_definitions() {
+    std::string verdict;
+    if (!inter_.is_null()) {
+      verdict = transport::check_same_definitions(inter_, cfg_, false);
+    } else if (options_.mode == Mode::kSynchronous) {
+      const std::uint64_t d = digest_of(definition_text(cfg_));
+      const std::uint64_t mine[2] = {d, ~d};
+      std::uint64_t all[2] = {0, 0};
+      ep::allreduce(comm_, mine, all, 2, MPI_UINT64_T, MPI_MAX);
+      if (all[0] != d || ~all[1] != d) {
+        verdict = "the clients read different definitions (their digests differ; this one read " +
+                  cfg_.path + ")";
+      }
+    }
+    if (funneled_) {
+      // The masters checked with the servers: every thread of the process learns the verdict.
+      client::Funnel& f = *funnel_;
+      if (master_) {
+        f.error = verdict;
+      }
+      funnel_barrier("xios_lite::Client");
+      verdict = f.error;
+      funnel_barrier("xios_lite::Client");
+    }
+    if (!verdict.empty()) {
+      fail("xios_lite::Client", comm_.rank(), verdict);
     }
   }
 

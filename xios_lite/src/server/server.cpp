@@ -25,6 +25,7 @@
 #include "receiver.hpp"
 #include "record_assembly.hpp"
 #include "server_process.hpp"
+#include "transport/config_check.hpp"
 #include "transport/event.hpp"
 #include "writer_thread.hpp"
 #include "xios_lite/config.hpp"
@@ -201,7 +202,10 @@ ServerReport run_server(const World& world, const std::string& config_path,
     std::optional<ep::InterCommunicator> inter;
     try {
       inter.emplace(ep::create_intercomm(me, 0, world.world, world.client_leader, kIntercommTag));
-      run.received = server::receive_until_finalised(*inter, assembly, writer, timeout_s);
+      run.error = transport::check_same_definitions(*inter, cfg, true);
+      if (run.error.empty()) {
+        run.received = server::receive_until_finalised(*inter, assembly, writer, timeout_s);
+      }
     } catch (const std::exception& e) {
       run.error = e.what();
     }
