@@ -7,7 +7,7 @@ budget=$1
 expect=$2
 shift 2
 start=$(date +%s.%N)
-out=$(timeout $((budget * 3)) "$@" 2>&1)
+out=$(timeout $((budget * 2)) "$@" 2>&1)
 rc=$?
 took=$(echo "$(date +%s.%N) - $start" | bc)
 printf '%s\n' "$out"

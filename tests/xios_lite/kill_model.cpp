@@ -11,13 +11,15 @@
 //   "server: <run_server's error, or none>"
 //   "process <world rank>: done after <seconds> s"
 // The test (CMakeLists.txt) checks the lines and the time. Before, the
-// surviving clients hung in finalise (rc 124 under timeout).
+// surviving clients hung in finalise (rc 124 under timeout) when a client
+// died, and took 45 s (a timeout per call) when the server died.
 #include <mpi.h>
 #include <omp.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -125,6 +127,8 @@ int main(int argc, char** argv) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("process %d: done after %.1f s\n", rank, took);
   std::fflush(stdout);
-  MPI_Finalize();
-  return 0;
+  // A process of the job is dead: Open MPI 4.1's MPI_Finalize may then wait
+  // for it in its closing fence (about one run in ten here), which is MPI's
+  // business, not the output's. The survivors end without it.
+  std::_Exit(0);
 }
