@@ -38,7 +38,8 @@ module xios_lite_mod
 
   public :: xios_lite_world, xios_lite_client, xios_lite_split_last_ranks, xios_lite_split_world, &
             xios_lite_is_server, xios_lite_local_comm, xios_lite_free_world, xios_lite_run_server, &
-            xios_lite_initialise, xios_lite_set_domain_block, xios_lite_close_definition, &
+            xios_lite_initialise, xios_lite_set_domain_block, xios_lite_set_domain_mask, &
+            xios_lite_close_definition, &
             xios_lite_update_calendar, xios_lite_send_field, xios_lite_finalise, &
             xios_lite_last_error
 
@@ -107,6 +108,14 @@ module xios_lite_mod
       character(kind=c_char), intent(in) :: domain(*)
       integer(c_int), value :: ibegin, ni, jbegin, nj
     end function c_set_block
+    integer(c_int) function c_set_mask(client, domain, valid, ni, nj) &
+        bind(C, name="xios_lite_set_domain_mask")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*)
+      integer(c_int), intent(in) :: valid(*)
+      integer(c_int), value :: ni, nj
+    end function c_set_mask
     integer(c_int) function c_close(client) bind(C, name="xios_lite_close_definition")
       import :: c_int, c_ptr
       type(c_ptr), value :: client
@@ -210,6 +219,20 @@ contains
     call check(int(c_set_block(client%handle, trim(domain_id) // c_null_char, int(ibegin, c_int), &
                                int(ni, c_int), int(jbegin, c_int), int(nj, c_int))), ierr)
   end subroutine xios_lite_set_domain_block
+
+  !> Masks points of this client's block of `domain_id`: valid(ni, nj) of the
+  !> block, .false. = masked (land): left out of every temporal operation,
+  !> _FillValue in the files. Local, after xios_lite_set_domain_block.
+  subroutine xios_lite_set_domain_mask(client, domain_id, valid, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: domain_id
+    logical, intent(in) :: valid(:, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int), allocatable :: flags(:)
+    flags = reshape(merge(1_c_int, 0_c_int, valid), [size(valid)])
+    call check(int(c_set_mask(client%handle, trim(domain_id) // c_null_char, flags, &
+                              int(size(valid, 1), c_int), int(size(valid, 2), c_int))), ierr)
+  end subroutine xios_lite_set_domain_mask
 
   !> Checks every block and tells the servers. Collective.
   subroutine xios_lite_close_definition(client, ierr)

@@ -164,6 +164,37 @@ TEST(XiosConfig, ValuesOutOfRange) {
   EXPECT_NE(e.find("attribute value: has 1 values, expected 2"), std::string::npos) << e;
 }
 
+// Missing values: detect_missing_value is inherited; a domain mask has one
+// 0/1 value per point.
+TEST(XiosConfig, MissingValuesAndMasks) {
+  const xios_lite::Config cfg = parse_config_string(
+      replaced(R"(<field_group id="phys" operation="average")",
+               R"(<field_group id="phys" detect_missing_value="true" operation="average")"),
+      "iodef.xml");
+  EXPECT_TRUE(cfg.fields[static_cast<std::size_t>(cfg.find_field("tas"))].detect_missing_value);
+  EXPECT_FALSE(cfg.fields[static_cast<std::size_t>(cfg.find_field("ps"))].detect_missing_value);
+  std::string e = error_of(replaced(R"(<field_group id="phys" operation="average")",
+                                    R"(<field_group id="phys" detect_missing_value="1")"));
+  EXPECT_NE(e.find("attribute detect_missing_value: value '1' out of range (expected true or "
+                   "false)"),
+            std::string::npos)
+      << e;
+  const std::string mask =
+      R"( mask="1 1 1 1 1 1 1 1 0 0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1")";
+  const xios_lite::Config masked =
+      parse_config_string(replaced(R"(nj_glo="4")", R"(nj_glo="4")" + mask), "iodef.xml");
+  ASSERT_EQ(masked.domains[0].mask.size(), 32U);
+  EXPECT_EQ(masked.domains[0].mask[8], 0);
+  EXPECT_EQ(masked.domains[0].mask[10], 1);
+  e = error_of(replaced(R"(nj_glo="4")", R"(nj_glo="4" mask="1 0 2")"));
+  EXPECT_NE(e.find("attribute mask: has 3 values, expected 32"), std::string::npos) << e;
+  std::string two = mask;
+  two.replace(two.find('0'), 1, "2");
+  e = error_of(replaced(R"(nj_glo="4")", R"(nj_glo="4")" + two));
+  EXPECT_NE(e.find("attribute mask: value 2 out of range (0 masked, 1 valid)"), std::string::npos)
+      << e;
+}
+
 // What clients and servers compare at connection: options may differ, the
 // definitions may not, and the difference is named.
 TEST(XiosConfig, DefinitionTextNamesTheFirstDifference) {

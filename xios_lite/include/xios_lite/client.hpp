@@ -91,6 +91,15 @@ class Client {
   /// domain, a block outside the domain or a call after close_definition.
   void set_domain_block(const std::string& domain_id, const Block& block);
 
+  /// Marks points of this client's block of a domain as masked (land, say):
+  /// `valid` holds nj x ni entries of the block (ni fastest), false =
+  /// masked. Masked points are left out of every temporal operation and are
+  /// _FillValue in every record; a domain's `mask` in the configuration
+  /// masks points too (a point is valid when both say so). Local; after
+  /// set_domain_block, before close_definition. Throws for an unknown
+  /// domain, a wrong size, or a call after close_definition.
+  void set_domain_mask(const std::string& domain_id, std::span<const bool> valid);
+
   /// Checks the blocks of all clients (no overlap, full coverage of every
   /// domain used by a file), sizes the buffers and tells the servers.
   /// Collective. Throws the same ep::Error on every endpoint on failure.

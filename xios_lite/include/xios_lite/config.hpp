@@ -33,6 +33,9 @@ struct DomainDef {
   int nj_glo = 0;
   std::vector<double> lon;  ///< ni_glo cell-centre longitudes (given or computed)
   std::vector<double> lat;  ///< nj_glo cell-centre latitudes
+  /// nj_glo x ni_glo entries (i fastest), 1 valid, 0 masked (land, say);
+  /// empty: every point valid. Masked points are _FillValue in every record.
+  std::vector<std::uint8_t> mask;
 };
 
 /// A vertical axis.

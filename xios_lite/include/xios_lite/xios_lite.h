@@ -68,6 +68,13 @@ int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char*
 /** Sets this client's block of domain `domain_id` (global, 0-based indices). Local. */
 int xios_lite_set_domain_block(xios_lite_client_t client, const char* domain_id, int ibegin, int ni,
                                int jbegin, int nj);
+/** Masks points of this client's block of `domain_id` (land, say): `valid`
+ * holds ni x nj entries (ni fastest, as a Fortran valid(ni, nj)), 0 =
+ * masked; (ni, nj) must be the block's. Masked points are left out of every
+ * temporal operation and are _FillValue in the files. Local; after
+ * set_domain_block, before close_definition. */
+int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, const int* valid,
+                              int ni, int nj);
 /** Collective: checks every block, tells the servers. */
 int xios_lite_close_definition(xios_lite_client_t client);
 /** Starts timestep `step` (1, 2, ...). */

@@ -257,6 +257,33 @@ int xios_lite_set_domain_block(xios_lite_client_t client, const char* domain_id,
   });
 }
 
+int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, const int* valid,
+                              int ni, int nj) {
+  constexpr const char* kCall = "xios_lite_set_domain_mask";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
+    const auto block = c.blocks.find(domain);
+    if (block != c.blocks.end() && (block->second.ni != ni || block->second.nj != nj)) {
+      throw ep::Error(ep::ErrorKind::kCount, kCall, c.ep_rank,
+                      "domain '" + domain + "': mask shape (" + std::to_string(ni) + ", " +
+                          std::to_string(nj) + ") does not match (" +
+                          std::to_string(block->second.ni) + ", " +
+                          std::to_string(block->second.nj) + ") = (ni, nj) of this client's block");
+    }
+    const std::size_t n =
+        ni > 0 && nj > 0 ? static_cast<std::size_t>(ni) * static_cast<std::size_t>(nj) : 0;
+    if (valid == nullptr && n > 0) {
+      argument_error(kCall, c.ep_rank, "domain '" + domain + "': null mask");
+    }
+    const std::unique_ptr<bool[]> flags(new bool[n + 1]);
+    for (std::size_t i = 0; i < n; ++i) {
+      flags[i] = valid[i] != 0;
+    }
+    c.client->set_domain_mask(domain, std::span<const bool>(flags.get(), n));
+  });
+}
+
 int xios_lite_close_definition(xios_lite_client_t client) {
   return guarded([&] { checked(client, "xios_lite_close_definition").client->close_definition(); });
 }

@@ -102,6 +102,7 @@ class ClientImpl {
     check_definitions();
     meeting_ = std::make_unique<client::Meeting>(comm_, timeout_s_);
     blocks_.resize(cfg_.domains.size());
+    masks_.resize(cfg_.domains.size());
     last_sent_.assign(cfg_.fields.size(), -1);
   }
 
@@ -134,6 +135,28 @@ class ClientImpl {
                std::to_string(it->nj_glo));
     }
     blocks_[static_cast<std::size_t>(it - cfg_.domains.begin())] = b;
+  }
+
+  void set_domain_mask(const std::string& id, std::span<const bool> valid) {
+    constexpr const char* kCall = "xios_lite::Client::set_domain_mask";
+    if (closed_ || finalised_) {
+      fail(kCall, comm_.rank(), "the definition is already closed");
+    }
+    const auto it = std::find_if(cfg_.domains.begin(), cfg_.domains.end(),
+                                 [&](const DomainDef& d) { return d.id == id; });
+    if (it == cfg_.domains.end()) {
+      fail(kCall, comm_.rank(), "unknown domain '" + id + "'");
+    }
+    const auto d = static_cast<std::size_t>(it - cfg_.domains.begin());
+    const Block& b = blocks_[d];
+    const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+    if (valid.size() != points) {
+      fail(kCall, comm_.rank(),
+           "domain '" + id + "': mask of " + std::to_string(valid.size()) + " values, expected " +
+               std::to_string(points) + " (nj " + std::to_string(b.nj) + " x ni " +
+               std::to_string(b.ni) + " of this client's block; set the block first)");
+    }
+    masks_[d].assign(valid.begin(), valid.end());
   }
 
   void close_definition();
@@ -281,6 +304,8 @@ class ClientImpl {
     }
   }
   [[nodiscard]] std::string check_blocks(const std::vector<int>& all, int stride) const;
+  [[nodiscard]] std::vector<std::uint8_t> block_mask(std::size_t domain, const Block& b,
+                                                     const std::vector<std::uint8_t>& model) const;
   void note_own_error(const std::string& text) {
     if (own_error_.empty()) {
       own_error_ = text;
@@ -298,6 +323,7 @@ class ClientImpl {
   ep::InterCommunicator inter_;
   std::unique_ptr<client::Meeting> meeting_;
   std::vector<Block> blocks_;
+  std::vector<std::vector<std::uint8_t>> masks_;  // per domain: the model's mask of the block
   std::vector<std::int64_t> last_sent_;
   bool closed_ = false;
   bool finalised_ = false;
@@ -393,6 +419,34 @@ std::string ClientImpl::check_blocks(const std::vector<int>& all, int stride) co
   return "";
 }
 
+// The valid points of block `b` of a domain: the configuration's mask and
+// the model's (nj x ni of the block, empty: all valid). Empty when every
+// point is valid.
+std::vector<std::uint8_t> ClientImpl::block_mask(std::size_t domain, const Block& b,
+                                                 const std::vector<std::uint8_t>& model) const {
+  const DomainDef& dom = cfg_.domains[domain];
+  if (dom.mask.empty() && model.empty()) {
+    return {};
+  }
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj),
+                                 1);
+  bool any_masked = false;
+  for (int j = 0; j < b.nj; ++j) {
+    for (int i = 0; i < b.ni; ++i) {
+      const auto at = static_cast<std::size_t>(j) * static_cast<std::size_t>(b.ni) +
+                      static_cast<std::size_t>(i);
+      const bool config_valid =
+          dom.mask.empty() ||
+          dom.mask[static_cast<std::size_t>(b.jbegin + j) * static_cast<std::size_t>(dom.ni_glo) +
+                   static_cast<std::size_t>(b.ibegin + i)] != 0;
+      const bool valid = config_valid && (model.empty() || model[at] != 0);
+      mask[at] = valid ? 1 : 0;
+      any_masked = any_masked || !valid;
+    }
+  }
+  return any_masked ? mask : std::vector<std::uint8_t>{};
+}
+
 namespace {
 
 std::vector<std::byte> bytes_of(std::span<const int> values) {
@@ -418,6 +472,9 @@ void ClientImpl::close_definition() {
   std::vector<int> mine{comm_.process_rank(), comm_.local_thread()};
   for (const Block& b : blocks_) {
     mine.insert(mine.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
+  }
+  if (funneled_) {
+    funnel_->masks[static_cast<std::size_t>(comm_.local_thread())] = &masks_;
   }
   const client::Meeting::Outcome met =
       meeting_->meet(client::Meeting::Call::kCloseDefinition, bytes_of(mine), "");
@@ -516,9 +573,31 @@ void ClientImpl::close_definition() {
     release_comm(met.failure.empty());
     fail(kCall, comm_.rank(), error);
   }
+  // Every thread's masks (a master reads its process's threads' ones).
+  if (funneled_) {
+    funnel_barrier(kCall);
+  }
+  std::vector<std::vector<std::vector<std::uint8_t>>> engine_masks(cfg_.domains.size());
   if (master_) {
-    engine_ = std::make_unique<client::ClientEngine>(
-        cfg_, engine_blocks, std::vector<std::vector<std::vector<std::uint8_t>>>{}, *sink_);
+    for (int r = 0; r < n; ++r) {
+      const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
+      if (funneled_ ? p[0] != comm_.process_rank() : r != comm_.rank()) {
+        continue;
+      }
+      const std::vector<std::vector<std::uint8_t>>& model =
+          funneled_ ? *funnel_->masks[static_cast<std::size_t>(p[1])] : masks_;
+      for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+        const Block b{p[2 + 4 * d], p[3 + 4 * d], p[4 + 4 * d], p[5 + 4 * d]};
+        engine_masks[d].push_back(block_mask(d, b, model[d]));
+      }
+    }
+  }
+  if (funneled_) {
+    funnel_barrier(kCall);  // the masters have read the threads' masks
+  }
+  if (master_) {
+    engine_ = std::make_unique<client::ClientEngine>(cfg_, engine_blocks, std::move(engine_masks),
+                                                     *sink_);
     // The servers learn every client's blocks (they name the clients a
     // record misses) and the EP ranks it speaks for (a funneled master: its
     // process's threads).
@@ -767,6 +846,9 @@ Client::Client(const ep::Communicator& comm, const World& world, const std::stri
 Client::~Client() = default;
 void Client::set_domain_block(const std::string& domain_id, const Block& block) {
   impl_->set_domain_block(domain_id, block);
+}
+void Client::set_domain_mask(const std::string& domain_id, std::span<const bool> valid) {
+  impl_->set_domain_mask(domain_id, valid);
 }
 void Client::close_definition() { impl_->close_definition(); }
 void Client::update_calendar(std::int64_t step) { impl_->update_calendar(step); }

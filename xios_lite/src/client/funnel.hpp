@@ -79,17 +79,20 @@ struct Funnel {
         sync(threads),
         parts(static_cast<std::size_t>(threads)),
         ids(static_cast<std::size_t>(threads)),
-        errors(static_cast<std::size_t>(threads)) {}
+        errors(static_cast<std::size_t>(threads)),
+        masks(static_cast<std::size_t>(threads), nullptr) {}
 
   int threads;
   TimedBarrier sync;
   std::vector<std::span<const double>> parts;  // per thread: its values for this call
   std::vector<std::string> ids;                // per thread: the field id of this call
   std::vector<std::string> errors;             // per thread: its own argument error
-  std::string error;                           // master: the outcome of the call
-  std::vector<ServerReport> servers;           // master: the reports at finalise
-  std::vector<int> gone;                       // master: clients the servers found gone
-  std::string server_error;                    // master: what the servers reported at finalise
+  // per thread, during close_definition: its masks per domain (see ClientImpl::masks_)
+  std::vector<const std::vector<std::vector<std::uint8_t>>*> masks;
+  std::string error;                  // master: the outcome of the call
+  std::vector<ServerReport> servers;  // master: the reports at finalise
+  std::vector<int> gone;              // master: clients the servers found gone
+  std::string server_error;           // master: what the servers reported at finalise
 };
 
 }  // namespace xios_lite::client

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -44,6 +45,7 @@ struct InheritedField {
   std::optional<Operation> operation;
   std::optional<Frequency> freq_op;
   std::optional<double> default_value;
+  std::optional<bool> detect_missing_value;
   pugi::xml_node grid_node;  // where grid_ref was set (for messages)
 };
 
@@ -204,7 +206,7 @@ class Parser {
 
   void parse_domain(const pugi::xml_node& n) {
     src_.check_attributes(n, {"id", "ni_glo", "nj_glo", "lon_start", "lon_end", "lat_start",
-                              "lat_end", "lon_values", "lat_values"});
+                              "lat_end", "lon_values", "lat_values", "mask"});
     DomainDef d;
     d.id = src_.required(n, "id");
     unique_id(domain_ids_, n, d.id);
@@ -230,6 +232,17 @@ class Parser {
       if (lat < -90.0 || lat > 90.0) {
         src_.fail(n, n.attribute("lat_values") ? "lat_values" : "lat_start",
                   "latitude " + std::to_string(lat) + " out of range [-90, 90]");
+      }
+    }
+    if (n.attribute("mask")) {
+      const std::size_t points = static_cast<std::size_t>(d.ni_glo) * d.nj_glo;
+      for (const double v : src_.reals(n, "mask", points)) {
+        if (v != 0.0 && v != 1.0) {
+          char text[32];
+          std::snprintf(text, sizeof text, "%g", v);
+          src_.fail(n, "mask", "value " + std::string(text) + " out of range (0 masked, 1 valid)");
+        }
+        d.mask.push_back(v != 0.0 ? 1 : 0);
       }
     }
     cfg_.domains.push_back(std::move(d));
@@ -320,12 +333,15 @@ class Parser {
     if (n.attribute("default_value")) {
       inh.default_value = src_.real(n, "default_value");
     }
+    if (n.attribute("detect_missing_value")) {
+      inh.detect_missing_value = src_.boolean(n, "detect_missing_value");
+    }
     return inh;
   }
 
   void parse_field_group(const pugi::xml_node& g, const InheritedField& parent) {
     src_.check_attributes(g, {"id", "units", "standard_name", "long_name", "grid_ref", "operation",
-                              "freq_op", "default_value"});
+                              "freq_op", "default_value", "detect_missing_value"});
     src_.check_children(g, {"field", "field_group"});
     if (g.attribute("id")) {
       unique_id(field_ids_, g, g.attribute("id").value());
@@ -342,7 +358,7 @@ class Parser {
 
   void parse_field(const pugi::xml_node& n, const InheritedField& parent) {
     src_.check_attributes(n, {"id", "name", "units", "standard_name", "long_name", "grid_ref",
-                              "operation", "freq_op", "default_value"});
+                              "operation", "freq_op", "default_value", "detect_missing_value"});
     FieldDef f;
     f.id = src_.required(n, "id");
     unique_id(field_ids_, n, f.id);
@@ -360,6 +376,7 @@ class Parser {
     if (inh.default_value) {
       f.default_value = *inh.default_value;
     }
+    f.detect_missing_value = inh.detect_missing_value.value_or(false);
     cfg_.fields.push_back(std::move(f));
   }
 

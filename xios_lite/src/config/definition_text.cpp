@@ -43,7 +43,10 @@ std::string definition_text(const Config& cfg) {
       << " s\n";
   for (const DomainDef& d : cfg.domains) {
     out << "domain " << d.id << ": ni_glo " << d.ni_glo << " nj_glo " << d.nj_glo << " lon "
-        << hex_digest(d.lon) << " lat " << hex_digest(d.lat) << "\n";
+        << hex_digest(d.lon) << " lat " << hex_digest(d.lat) << " mask "
+        << (d.mask.empty() ? std::string("-")
+                           : hex_digest(std::vector<double>(d.mask.begin(), d.mask.end())))
+        << "\n";
   }
   for (const AxisDef& a : cfg.axes) {
     out << "axis " << a.id << ": name " << a.name << " n_glo " << a.n_glo << " value "

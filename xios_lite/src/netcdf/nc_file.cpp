@@ -188,6 +188,10 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
             v.name);
     }
     check(nc_def_var_fill(ncid_, id, 0, &f.default_value), "nc_def_var_fill", v.name);
+    // CF: missing points hold _FillValue; missing_value says the same to
+    // readers that look for it.
+    check(nc_put_att_double(ncid_, id, "missing_value", NC_DOUBLE, 1, &f.default_value),
+          "nc_put_att_double", v.name);
     if (!f.standard_name.empty()) {
       put_text(id, "standard_name", f.standard_name, v.name);
     }
