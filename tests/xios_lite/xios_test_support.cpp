@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -176,6 +177,23 @@ std::string text_att(const std::string& path, const std::string& var, const std:
       nc_inq_attlen(nc, id, name.c_str(), &len) == NC_NOERR) {
     out.resize(len);
     nc_get_att_text(nc, id, name.c_str(), out.data());
+  }
+  nc_close(nc);
+  return out;
+}
+
+double double_att(const std::string& path, const std::string& var, const std::string& name) {
+  int nc = -1;
+  double out = std::nan("");
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return out;
+  }
+  int id = NC_GLOBAL;
+  if (var.empty() || nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR) {
+    double value = 0;
+    if (nc_get_att_double(nc, id, name.c_str(), &value) == NC_NOERR) {
+      out = value;
+    }
   }
   nc_close(nc);
   return out;

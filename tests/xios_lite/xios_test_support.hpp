@@ -57,6 +57,8 @@ std::vector<double> field_values(int f, long step, int nk, const xios_lite::Bloc
 std::vector<double> read_var(const std::string& path, const std::string& var);
 /// A text attribute ("" when absent); var "" for a global one.
 std::string text_att(const std::string& path, const std::string& var, const std::string& name);
+/// A numeric attribute as a double (NaN when absent); var "" for a global one.
+double double_att(const std::string& path, const std::string& var, const std::string& name);
 /// Length of a dimension (-1 when absent).
 long dim_len(const std::string& path, const std::string& dim);
 bool file_exists(const std::string& path);
