@@ -30,8 +30,8 @@
 ! over every endpoint. Errors: as in ep_mod (optional ierr, or stop with the
 ! message); trim(xios_lite_last_error()) gives the calling thread's last message.
 module xios_lite_mod
-  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr, &
-                                         c_char, c_null_char, c_loc
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_float, c_ptr, &
+                                         c_null_ptr, c_char, c_null_char, c_loc
   use ep_mod, only: ep_comm, ep_c_string, ep_report_error, EP_MAX_ERROR_STRING
   implicit none
   private
@@ -57,9 +57,10 @@ module xios_lite_mod
     type(c_ptr) :: handle = c_null_ptr
   end type xios_lite_client
 
-  !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array.
+  !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) or real(4) array (the
+  !> file's precision is the field's `prec`, whichever the model sends).
   interface xios_lite_send_field
-    module procedure send_field_2d, send_field_3d
+    module procedure send_field_2d, send_field_3d, send_field_2d_r4, send_field_3d_r4
   end interface xios_lite_send_field
 
   interface
@@ -133,6 +134,14 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_send
+    integer(c_int) function c_send_float(client, id, data, rank, extents) &
+        bind(C, name="xios_lite_send_field_float")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client, data
+      character(kind=c_char), intent(in) :: id(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_send_float
     integer(c_int) function c_finalise(client) bind(C, name="xios_lite_finalise")
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: client
@@ -272,6 +281,30 @@ contains
     call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
                           extents)), ierr)
   end subroutine send_field_3d
+
+  !> field(ni, nj) in single precision.
+  subroutine send_field_2d_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(:, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(2)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                                2_c_int, extents)), ierr)
+  end subroutine send_field_2d_r4
+
+  !> field(ni, nj, nk) in single precision.
+  subroutine send_field_3d_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(:, :, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(3)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                                3_c_int, extents)), ierr)
+  end subroutine send_field_3d_r4
 
   !> Flushes, waits for the servers, prints the report. Collective; the
   !> client is released (also on failure).

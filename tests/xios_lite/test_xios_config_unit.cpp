@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "client/temporal.hpp"
 #include "ep/error.hpp"
+#include "netcdf/chunking.hpp"
 #include "xios_lite/calendar.hpp"
 #include "xios_lite/config.hpp"
 
@@ -192,6 +195,32 @@ TEST(XiosConfig, MissingValuesAndMasks) {
   two.replace(two.find('0'), 1, "2");
   e = error_of(replaced(R"(nj_glo="4")", R"(nj_glo="4")" + two));
   EXPECT_NE(e.find("attribute mask: value 2 out of range (0 masked, 1 valid)"), std::string::npos)
+      << e;
+}
+
+// Chunks from a target: the record when it fits, never above the target,
+// never at or above HDF5's 4 GiB limit (a 75-level ORCA12 record of doubles
+// is 7.9 GB).
+TEST(XiosChunks, TargetAndHdf5Limit) {
+  using xios_lite::netcdf::chunk_extents;
+  const auto bytes = [](const std::array<std::uint64_t, 3>& c, std::uint64_t b) {
+    return c[0] * c[1] * c[2] * b;
+  };
+  EXPECT_EQ(chunk_extents({3, 6, 12}, 8, 20.0 * 1024 * 1024),
+            (std::array<std::uint64_t, 3>{3, 6, 12}));
+  const auto orca = chunk_extents({75, 3059, 4322}, 8, 20.0 * 1024 * 1024);
+  EXPECT_LE(bytes(orca, 8), 20ULL * 1024 * 1024);
+  EXPECT_GT(bytes(orca, 8), 5ULL * 1024 * 1024);  // not needlessly small
+  const auto capped = chunk_extents({75, 3059, 4322}, 8, 1e13);
+  EXPECT_LT(bytes(capped, 8), 4ULL * 1024 * 1024 * 1024);
+  EXPECT_EQ(chunk_extents({75, 3059, 4322}, 4, 4.0), (std::array<std::uint64_t, 3>{1, 1, 1}));
+  std::string e = error_of(replaced(R"(compression_level="2")",
+                                    R"(compression_level="2" chunking_blocksize_target="4096")"));
+  EXPECT_NE(e.find("attribute chunking_blocksize_target: value out of range (0, 4096) MiB"),
+            std::string::npos)
+      << e;
+  e = error_of(replaced(R"(<field id="tas" )", R"(<field id="tas" prec="2" )"));
+  EXPECT_NE(e.find("attribute prec: value 2 out of range (4: float, 8: double)"), std::string::npos)
       << e;
 }
 

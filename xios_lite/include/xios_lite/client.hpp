@@ -113,6 +113,11 @@ class Client {
   /// the same field twice in a step, a call before close_definition, and
   /// for an error reported by a server.
   void send_field(const std::string& id, std::span<const double> data);
+  /// The same from single-precision values (widened to double for the
+  /// temporal operations; a value equal to the field's default_value in
+  /// single precision stays a missing value). The file's precision is the
+  /// field's `prec`, whichever form the model sends.
+  void send_field(const std::string& id, std::span<const float> data);
 
   /// Flushes, waits for every server to finish (at most the finalise
   /// timeout, then throws naming what it still waits for), gathers and

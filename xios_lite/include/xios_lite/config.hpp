@@ -36,6 +36,10 @@ struct DomainDef {
   /// nj_glo x ni_glo entries (i fastest), 1 valid, 0 masked (land, say);
   /// empty: every point valid. Masked points are _FillValue in every record.
   std::vector<std::uint8_t> mask;
+  /// Cell bounds (CF): lower and upper per cell, 2 x ni_glo / 2 x nj_glo
+  /// values; empty: none written.
+  std::vector<double> bounds_lon;
+  std::vector<double> bounds_lat;
 };
 
 /// A vertical axis.
@@ -73,6 +77,9 @@ struct FieldDef {
   double default_value = 9.96920996838686905e+36;  ///< also the _FillValue (NC_FILL_DOUBLE)
   /// Values equal to default_value (or NaN) are missing: temporal operations skip them.
   bool detect_missing_value = false;
+  int prec = 8;  ///< bytes per value in files: 8 (double) or 4 (float)
+  /// Target chunk size in MiB (XIOS's chunking_blocksize_target); 0: the file's.
+  double chunking_blocksize_target = 0;
 };
 
 enum class FileType { kMultipleFile, kOneFile };
@@ -93,6 +100,8 @@ struct FileDef {
   Frequency split_freq;       ///< unset: one file for the whole run
   Frequency sync_freq;        ///< unset: synced only when closed
   int compression_level = 0;  ///< 0: no deflate; 1..9: deflate + shuffle
+  /// Target chunk size in MiB for its variables (a field's own target wins).
+  double chunking_blocksize_target = 20;
   FileType type = FileType::kMultipleFile;
   std::vector<OutputVariable> variables;
 };

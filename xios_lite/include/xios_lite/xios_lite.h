@@ -86,6 +86,10 @@ int xios_lite_update_calendar(xios_lite_client_t client, int64_t step);
  * axis size, otherwise EP_ERR_COUNT with both shapes in the message. */
 int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
                          const int64_t* extents);
+/** The same from single-precision values (the file's precision is the
+ * field's `prec`). */
+int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
+                               int rank, const int64_t* extents);
 /** Collective: flushes, waits for the servers, prints the report (EP rank 0).
  * Releases the client and sets *client to NULL, also on failure. */
 int xios_lite_finalise(xios_lite_client_t* client);

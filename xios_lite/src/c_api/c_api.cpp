@@ -110,7 +110,7 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
 
 // The number of values of a send with these extents; throws when they are
 // not those of the field's definition on this client.
-std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const double* data,
+std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const void* data,
                          int rank, const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_send_field";
   if (rank < 1 || rank > 3 || extents == nullptr) {
@@ -140,6 +140,34 @@ xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role) {
   auto world = std::make_unique<xios_lite_world_s>();
   world->world = xios_lite::split_world(comm, role);
   return world.release();
+}
+
+// send_field of either precision, with the shape checks.
+template <typename T>
+int send_field(xios_lite_client_t client, const char* id, const T* data, int rank,
+               const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_send_field";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
+    std::size_t n = 0;
+    try {
+      n = checked_size(c, field, data, rank, extents);
+    } catch (const ep::Error&) {
+      if (c.mode != xios_lite::Mode::kEndpoints) {
+        // In these modes send_field meets the process's other threads even
+        // when it fails, so that all of them fail together instead of the
+        // others waiting for this one: take part with no values (refused
+        // there too), then report this thread's own message.
+        try {
+          c.client->send_field(field, std::span<const T>());
+        } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+        }
+      }
+      throw;
+    }
+    c.client->send_field(field, std::span<const T>(data, n));
+  });
 }
 
 }  // namespace
@@ -295,28 +323,12 @@ int xios_lite_update_calendar(xios_lite_client_t client, int64_t step) {
 
 int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
                          const int64_t* extents) {
-  constexpr const char* kCall = "xios_lite_send_field";
-  return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
-    std::size_t n = 0;
-    try {
-      n = checked_size(c, field, data, rank, extents);
-    } catch (const ep::Error&) {
-      if (c.mode != xios_lite::Mode::kEndpoints) {
-        // In these modes send_field meets the process's other threads even
-        // when it fails, so that all of them fail together instead of the
-        // others waiting for this one: take part with no values (refused
-        // there too), then report this thread's own message.
-        try {
-          c.client->send_field(field, {});
-        } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
-        }
-      }
-      throw;
-    }
-    c.client->send_field(field, std::span<const double>(data, n));
-  });
+  return send_field(client, id, data, rank, extents);
+}
+
+int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
+                               int rank, const int64_t* extents) {
+  return send_field(client, id, data, rank, extents);
 }
 
 int xios_lite_finalise(xios_lite_client_t* client) {

@@ -162,6 +162,16 @@ class ClientImpl {
   void close_definition();
   void update_calendar(std::int64_t step);
   void send_field(const std::string& id, std::span<const double> data);
+  void send_field(const std::string& id, std::span<const float> data) {
+    const int field = cfg_.find_field(id);
+    const double fill = field >= 0 ? cfg_.fields[static_cast<std::size_t>(field)].default_value : 0;
+    const auto fill_single = static_cast<float>(fill);
+    widened_.resize(data.size());
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      widened_[i] = data[i] == fill_single ? fill : static_cast<double>(data[i]);
+    }
+    send_field(id, std::span<const double>(widened_));
+  }
   Report finalise();
 
  private:
@@ -330,7 +340,8 @@ class ClientImpl {
   std::int64_t step_ = 0;
   std::unique_ptr<client::RecordSink> sink_;
   std::unique_ptr<client::ClientEngine> engine_;
-  std::string own_error_;  // the first output this client failed to give (a due field)
+  std::vector<double> widened_;  // send_field(float): the values as doubles
+  std::string own_error_;        // the first output this client failed to give (a due field)
   bool told_servers_ = false;
   double t_start_;
   double in_calls_s_ = 0;
@@ -391,11 +402,6 @@ std::string ClientImpl::check_blocks(const std::vector<int>& all, int stride) co
       continue;
     }
     const DomainDef& dom = cfg_.domains[d];
-    if (world_.server_processes > dom.nj_glo) {
-      return "domain '" + dom.id + "' has " + std::to_string(dom.nj_glo) +
-             " rows, fewer than the " + std::to_string(world_.server_processes) +
-             " servers that split it";
-    }
     long long area = 0;
     for (int r = 0; r < n; ++r) {
       const Block a = block(r, d);
@@ -853,6 +859,9 @@ void Client::set_domain_mask(const std::string& domain_id, std::span<const bool>
 void Client::close_definition() { impl_->close_definition(); }
 void Client::update_calendar(std::int64_t step) { impl_->update_calendar(step); }
 void Client::send_field(const std::string& id, std::span<const double> data) {
+  impl_->send_field(id, data);
+}
+void Client::send_field(const std::string& id, std::span<const float> data) {
   impl_->send_field(id, data);
 }
 Report Client::finalise() { return impl_->finalise(); }

@@ -196,7 +196,11 @@ class ServerSink final : public RecordSink {
   }
 
   // One event per (block, server band) piece of a record: data with its
-  // values, or missing without.
+  // values, or missing without. A server endpoint whose band is empty (a
+  // domain with fewer rows than server endpoints) gets an empty data event
+  // for every record from the client holding the domain's first point, so
+  // that a server process without rows still takes part in the collective
+  // writes of a one_file file.
   void pieces(transport::EventKind kind, int gvar, const netcdf::RecordTime& t,
               std::span<const LocalBlock> blocks, const double* values) {
     const VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
@@ -214,18 +218,19 @@ class ServerSink final : public RecordSink {
       }
       for (int s = 0; s < servers; ++s) {
         const netcdf::RowRange band = transport::band_of(nj_glo, s, servers);
-        const int j0 = std::max(b.jbegin, band.jbegin);
-        const int j1 = std::min(b.jbegin + b.nj, band.jbegin + band.nj);
-        if (j0 >= j1) {
+        const bool marker = band.nj == 0 && b.ibegin == 0 && b.jbegin == 0;
+        const int j0 = marker ? band.jbegin : std::max(b.jbegin, band.jbegin);
+        const int j1 = marker ? band.jbegin : std::min(b.jbegin + b.nj, band.jbegin + band.nj);
+        if (j0 >= j1 && !marker) {
           continue;
         }
         transport::EventHeader h;
-        h.magic_kind = transport::make_magic_kind(kind);
+        h.magic_kind = transport::make_magic_kind(marker ? transport::EventKind::kData : kind);
         h.var = static_cast<std::uint16_t>(gvar);
         h.record = static_cast<std::uint32_t>(t.record);
         h.nk = lb.nk;
         h.ibegin = b.ibegin;
-        h.ni = b.ni;
+        h.ni = marker ? 0 : b.ni;
         h.jbegin = j0;
         h.nj = j1 - j0;
         h.time = t.time;
@@ -235,7 +240,7 @@ class ServerSink final : public RecordSink {
             channels_[static_cast<std::size_t>(s)]->reserve(h.wire_bytes(), stats_.blocked_s);
         std::memcpy(out, &h, sizeof h);
         out += sizeof h;
-        if (kind != transport::EventKind::kData) {
+        if (kind != transport::EventKind::kData || marker) {
           continue;
         }
         const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);

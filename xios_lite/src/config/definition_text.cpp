@@ -46,6 +46,8 @@ std::string definition_text(const Config& cfg) {
         << hex_digest(d.lon) << " lat " << hex_digest(d.lat) << " mask "
         << (d.mask.empty() ? std::string("-")
                            : hex_digest(std::vector<double>(d.mask.begin(), d.mask.end())))
+        << " bounds_lon " << (d.bounds_lon.empty() ? std::string("-") : hex_digest(d.bounds_lon))
+        << " bounds_lat " << (d.bounds_lat.empty() ? std::string("-") : hex_digest(d.bounds_lat))
         << "\n";
   }
   for (const AxisDef& a : cfg.axes) {
@@ -61,14 +63,17 @@ std::string definition_text(const Config& cfg) {
     out << "field " << f.id << ": name " << f.name << " grid "
         << cfg.grids[static_cast<std::size_t>(f.grid)].id << " operation " << to_string(f.operation)
         << " freq_op " << to_string(f.freq_op) << " default_value " << number(f.default_value)
-        << " detect_missing_value " << f.detect_missing_value << " units '" << f.units
-        << "' standard_name '" << f.standard_name << "' long_name '" << f.long_name << "'\n";
+        << " detect_missing_value " << f.detect_missing_value << " prec " << f.prec
+        << " chunking_blocksize_target " << number(f.chunking_blocksize_target) << " units '"
+        << f.units << "' standard_name '" << f.standard_name << "' long_name '" << f.long_name
+        << "'\n";
   }
   for (const FileDef& f : cfg.files) {
     out << "file " << f.id << ": name " << f.name << " output_freq " << to_string(f.output_freq)
         << " split_freq " << (f.split_freq.is_set() ? to_string(f.split_freq) : "-")
         << " sync_freq " << (f.sync_freq.is_set() ? to_string(f.sync_freq) : "-")
-        << " compression_level " << f.compression_level << " type "
+        << " compression_level " << f.compression_level << " chunking_blocksize_target "
+        << number(f.chunking_blocksize_target) << " type "
         << (f.type == FileType::kOneFile ? "one_file" : "multiple_file") << " description '"
         << f.description << "'\n";
     for (const OutputVariable& v : f.variables) {

@@ -143,7 +143,7 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
         case transport::EventKind::kData:
         case transport::EventKind::kMissing:
           // After a write error, data is received and dropped: clients never block.
-          if (written_error.empty() && !assembly.place(source, h, payload)) {
+          if (written_error.empty() && !assembly.place(source, inter.rank(), h, payload)) {
             out.failure = "client " + std::to_string(source) + " sent data for variable " +
                           std::to_string(h.var) + " outside this server's rows or variables";
           }

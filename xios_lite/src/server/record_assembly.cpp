@@ -10,6 +10,7 @@ RecordAssembly::RecordAssembly(const Config& cfg, const ServerProcess& process,
     : cfg_(cfg),
       table_(netcdf::variable_table(cfg)),
       rows_(process.rows(cfg)),
+      first_endpoint_(process.first_endpoint),
       writer_(writer),
       in_flight_(bytes_in_flight) {}
 
@@ -79,9 +80,14 @@ std::string RecordAssembly::ranks_of(int client) const {
   return it != ranks_.end() ? it->second : std::to_string(client);
 }
 
-bool RecordAssembly::place(int client, const transport::EventHeader& h, const std::byte* payload) {
+bool RecordAssembly::place(int client, int endpoint, const transport::EventHeader& h,
+                           const std::byte* payload) {
   if (h.var >= table_.size()) {
     return false;
+  }
+  if (h.points() == 0 &&
+      (rows_[static_cast<std::size_t>(domain_of(h.var))].nj > 0 || endpoint != first_endpoint_)) {
+    return true;  // a marker for a process that holds rows (or taken by its first endpoint)
   }
   const Key key{static_cast<int>(h.var), static_cast<int>(h.record)};
   RecordBuffer* record = nullptr;

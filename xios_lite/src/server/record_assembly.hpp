@@ -56,7 +56,12 @@ class RecordAssembly {
   /// false, and places nothing, when the event names no variable of the
   /// configuration or points outside this process's rows (a corrupt or
   /// misrouted event).
-  [[nodiscard]] bool place(int client, const transport::EventHeader& h, const std::byte* payload);
+  /// `endpoint`: the receiving endpoint (EP rank among the servers). An
+  /// empty data event (a domain with fewer rows than server endpoints) makes
+  /// an empty record on a process without rows of the domain, once (at its
+  /// first endpoint), and is ignored elsewhere.
+  [[nodiscard]] bool place(int client, int endpoint, const transport::EventHeader& h,
+                           const std::byte* payload);
 
   /// Hands the records still incomplete to the writer (their missing points
   /// stay _FillValue) and returns how many there were.
@@ -82,6 +87,7 @@ class RecordAssembly {
   const Config& cfg_;
   std::vector<netcdf::VariableSlot> table_;
   std::vector<netcdf::RowRange> rows_;  // per domain
+  int first_endpoint_;
   WriterThread& writer_;
   std::atomic<std::size_t>& in_flight_;
 
