@@ -199,6 +199,40 @@ double double_att(const std::string& path, const std::string& var, const std::st
   return out;
 }
 
+int var_type(const std::string& path, const std::string& var) {
+  int nc = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return -1;
+  }
+  int id = -1;
+  nc_type type = -1;
+  if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR || nc_inq_vartype(nc, id, &type) != NC_NOERR) {
+    type = -1;
+  }
+  nc_close(nc);
+  return type;
+}
+
+std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var) {
+  int nc = -1;
+  std::vector<std::size_t> out;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return out;
+  }
+  int id = -1;
+  int ndims = 0;
+  if (nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR &&
+      nc_inq_varndims(nc, id, &ndims) == NC_NOERR) {
+    std::vector<std::size_t> chunks(static_cast<std::size_t>(ndims));
+    int storage = 0;
+    if (nc_inq_var_chunking(nc, id, &storage, chunks.data()) == NC_NOERR && storage == NC_CHUNKED) {
+      out = chunks;
+    }
+  }
+  nc_close(nc);
+  return out;
+}
+
 long dim_len(const std::string& path, const std::string& dim) {
   int nc = -1;
   if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {

@@ -59,6 +59,10 @@ std::vector<double> read_var(const std::string& path, const std::string& var);
 std::string text_att(const std::string& path, const std::string& var, const std::string& name);
 /// A numeric attribute as a double (NaN when absent); var "" for a global one.
 double double_att(const std::string& path, const std::string& var, const std::string& name);
+/// A variable's NetCDF type (NC_DOUBLE, NC_FLOAT, ...; -1 when absent).
+int var_type(const std::string& path, const std::string& var);
+/// A variable's chunk extents (empty when absent or contiguous).
+std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var);
 /// Length of a dimension (-1 when absent).
 long dim_len(const std::string& path, const std::string& dim);
 bool file_exists(const std::string& path);
