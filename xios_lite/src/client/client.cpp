@@ -14,6 +14,7 @@
 #include "ep/error.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
+#include "layout.hpp"
 #include "meeting.hpp"
 #include "record_sink.hpp"
 #include "transport/bands.hpp"
@@ -313,9 +314,6 @@ class ClientImpl {
       comm_.free();
     }
   }
-  [[nodiscard]] std::string check_blocks(const std::vector<int>& all, int stride) const;
-  [[nodiscard]] std::vector<std::uint8_t> block_mask(std::size_t domain, const Block& b,
-                                                     const std::vector<std::uint8_t>& model) const;
   void note_own_error(const std::string& text) {
     if (own_error_.empty()) {
       own_error_ = text;
@@ -376,83 +374,6 @@ void ClientImpl::leave() noexcept {
   meeting_.reset();
 }
 
-// Blocks of every endpoint: [process, thread, then ibegin ni jbegin nj per domain].
-std::string ClientImpl::check_blocks(const std::vector<int>& all, int stride) const {
-  const int n = static_cast<int>(all.size()) / stride;
-  std::vector<bool> used(cfg_.domains.size(), false);
-  for (const auto& file : cfg_.files) {
-    for (const auto& v : file.variables) {
-      used[static_cast<std::size_t>(
-          cfg_.grids[static_cast<std::size_t>(cfg_.fields[static_cast<std::size_t>(v.field)].grid)]
-              .domain)] = true;
-    }
-  }
-  auto block = [&](int r, std::size_t d) {
-    const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride + 2 +
-                   static_cast<std::ptrdiff_t>(4 * d);
-    return Block{p[0], p[1], p[2], p[3]};
-  };
-  auto text = [](int r, const Block& b) {
-    return "client " + std::to_string(r) + " [i " + std::to_string(b.ibegin) + "+" +
-           std::to_string(b.ni) + ", j " + std::to_string(b.jbegin) + "+" + std::to_string(b.nj) +
-           "]";
-  };
-  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-    if (!used[d]) {
-      continue;
-    }
-    const DomainDef& dom = cfg_.domains[d];
-    long long area = 0;
-    for (int r = 0; r < n; ++r) {
-      const Block a = block(r, d);
-      area += static_cast<long long>(a.ni) * a.nj;
-      for (int q = 0; q < r; ++q) {
-        const Block b = block(q, d);
-        const bool overlap = a.ni > 0 && a.nj > 0 && b.ni > 0 && b.nj > 0 &&
-                             a.ibegin < b.ibegin + b.ni && b.ibegin < a.ibegin + a.ni &&
-                             a.jbegin < b.jbegin + b.nj && b.jbegin < a.jbegin + a.nj;
-        if (overlap) {
-          return "domain '" + dom.id + "': blocks overlap: " + text(q, b) + " and " + text(r, a);
-        }
-      }
-    }
-    const long long total = static_cast<long long>(dom.ni_glo) * dom.nj_glo;
-    if (area != total) {
-      return "domain '" + dom.id + "': the blocks cover " + std::to_string(area) + " of its " +
-             std::to_string(total) + " points (every point needs exactly one client)";
-    }
-  }
-  return "";
-}
-
-// The valid points of block `b` of a domain: the configuration's mask and
-// the model's (nj x ni of the block, empty: all valid). Empty when every
-// point is valid.
-std::vector<std::uint8_t> ClientImpl::block_mask(std::size_t domain, const Block& b,
-                                                 const std::vector<std::uint8_t>& model) const {
-  const DomainDef& dom = cfg_.domains[domain];
-  if (dom.mask.empty() && model.empty()) {
-    return {};
-  }
-  std::vector<std::uint8_t> mask(static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj),
-                                 1);
-  bool any_masked = false;
-  for (int j = 0; j < b.nj; ++j) {
-    for (int i = 0; i < b.ni; ++i) {
-      const auto at = static_cast<std::size_t>(j) * static_cast<std::size_t>(b.ni) +
-                      static_cast<std::size_t>(i);
-      const bool config_valid =
-          dom.mask.empty() ||
-          dom.mask[static_cast<std::size_t>(b.jbegin + j) * static_cast<std::size_t>(dom.ni_glo) +
-                   static_cast<std::size_t>(b.ibegin + i)] != 0;
-      const bool valid = config_valid && (model.empty() || model[at] != 0);
-      mask[at] = valid ? 1 : 0;
-      any_masked = any_masked || !valid;
-    }
-  }
-  return any_masked ? mask : std::vector<std::uint8_t>{};
-}
-
 namespace {
 
 std::vector<std::byte> bytes_of(std::span<const int> values) {
@@ -474,88 +395,44 @@ void ClientImpl::close_definition() {
   if (closed_ || finalised_) {
     fail(kCall, comm_.rank(), "the definition is already closed");
   }
-  const int stride = 2 + 4 * static_cast<int>(cfg_.domains.size());
-  std::vector<int> mine{comm_.process_rank(), comm_.local_thread()};
-  for (const Block& b : blocks_) {
-    mine.insert(mine.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
-  }
   if (funneled_) {
     funnel_->masks[static_cast<std::size_t>(comm_.local_thread())] = &masks_;
   }
-  const client::Meeting::Outcome met =
-      meeting_->meet(client::Meeting::Call::kCloseDefinition, bytes_of(mine), "");
-  std::string error = met.failure;
+  const client::Meeting::Outcome met = meeting_->meet(
+      client::Meeting::Call::kCloseDefinition,
+      bytes_of(client::Layout::entry(comm_.process_rank(), comm_.local_thread(), blocks_)), "");
   std::vector<int> all;
   for (const auto& p : met.payloads) {
     const std::vector<int> one = values_of<int>(p);
-    if (one.size() != static_cast<std::size_t>(stride) && error.empty()) {
-      error = "the clients read configurations with different domains";
-    }
     all.insert(all.end(), one.begin(), one.end());
   }
+  const client::Layout layout(cfg_, std::move(all));
+  std::string error = met.failure.empty() ? layout.check_entries() : met.failure;
   if (error.empty()) {
-    error = check_blocks(all, stride);
+    error = layout.check_coverage();
   }
 
-  // Every engine's blocks (its own, or a master's: those of its process's
-  // threads), from which every client sizes the same buffers and reaches
-  // the same verdict on them.
-  const int n = error.empty() ? comm_.size() : 0;
-  std::vector<std::vector<Block>> engine_blocks(cfg_.domains.size());
-  int max_threads = 1;
+  // This engine's blocks and buffers; every client checks every engine's
+  // buffers so that all of them reach the same verdict.
+  const int engine_key = funneled_ ? comm_.process_rank() : comm_.rank();
+  std::vector<int> my_ranks;
   std::size_t capacity = cfg_.buffers.min_bytes;
-  std::map<int, std::vector<int>> engines;  // engine (process or rank) -> its EP ranks
-  for (int r = 0; r < n; ++r) {
-    const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
-    max_threads = std::max(max_threads, p[1] + 1);
-    engines[funneled_ ? p[0] : r].push_back(r);
-  }
-  for (const auto& [engine, ranks] : engines) {
-    std::size_t step_bytes = 0;
-    std::size_t largest = 0;
-    for (const auto& file : cfg_.files) {
-      for (const auto& v : file.variables) {
-        const FieldDef& f = cfg_.fields[static_cast<std::size_t>(v.field)];
-        const auto d =
-            static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
-        for (int r : ranks) {
-          const int* b = all.data() + static_cast<std::ptrdiff_t>(r) * stride + 2 + 4 * d;
-          const std::size_t bytes =
-              sizeof(transport::EventHeader) + static_cast<std::size_t>(cfg_.levels(f.grid)) *
-                                                   static_cast<std::size_t>(b[1]) *
-                                                   static_cast<std::size_t>(b[3]) * sizeof(double);
-          step_bytes += bytes;
-          largest = std::max(largest, bytes);
-        }
-      }
-    }
-    const std::size_t control = sizeof(transport::EventHeader) + 4096;
-    largest = std::max(largest, control);
-    std::size_t cap =
-        static_cast<std::size_t>(cfg_.buffers.factor * static_cast<double>(step_bytes + control));
-    cap = std::clamp(cap, cfg_.buffers.min_bytes, cfg_.buffers.max_bytes);
-    if (error.empty() && largest > cap) {
-      error = "buffer_max_bytes " + std::to_string(cfg_.buffers.max_bytes) +
-              " is below the largest event of client " + std::to_string(ranks.front()) + " (" +
-              std::to_string(largest) + " bytes)";
-    }
-    const bool mine_engine = funneled_ ? engine == comm_.process_rank() : engine == comm_.rank();
-    if (mine_engine) {
-      capacity = cap;
-      for (int r : ranks) {
-        const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
-        for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-          engine_blocks[d].push_back({p[2 + 4 * d], p[3 + 4 * d], p[4 + 4 * d], p[5 + 4 * d]});
-        }
+  if (error.empty()) {
+    for (const auto& [engine, ranks] : layout.engines(funneled_)) {
+      const std::size_t cap = layout.buffer_capacity(ranks, error);
+      if (engine == engine_key) {
+        capacity = cap;
+        my_ranks = ranks;
       }
     }
   }
+  const std::vector<std::vector<Block>> engine_blocks = layout.blocks_of(my_ranks);
 
   if (master_) {
     try {
       if (options_.mode == Mode::kSynchronous) {
         if (error.empty()) {
-          sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), max_threads);
+          sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), layout.max_threads());
         }
       } else {
         sink_ = client::make_server_sink(cfg_, inter_, capacity, timeout_s_,
@@ -585,16 +462,12 @@ void ClientImpl::close_definition() {
   }
   std::vector<std::vector<std::vector<std::uint8_t>>> engine_masks(cfg_.domains.size());
   if (master_) {
-    for (int r = 0; r < n; ++r) {
-      const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
-      if (funneled_ ? p[0] != comm_.process_rank() : r != comm_.rank()) {
-        continue;
-      }
+    for (const int r : my_ranks) {
       const std::vector<std::vector<std::uint8_t>>& model =
-          funneled_ ? *funnel_->masks[static_cast<std::size_t>(p[1])] : masks_;
+          funneled_ ? *funnel_->masks[static_cast<std::size_t>(layout.thread(r))] : masks_;
       for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-        const Block b{p[2 + 4 * d], p[3 + 4 * d], p[4 + 4 * d], p[5 + 4 * d]};
-        engine_masks[d].push_back(block_mask(d, b, model[d]));
+        engine_masks[d].push_back(
+            client::block_mask(cfg_.domains[d], layout.block(r, d), model[d]));
       }
     }
   }
@@ -607,23 +480,15 @@ void ClientImpl::close_definition() {
     // The servers learn every client's blocks (they name the clients a
     // record misses) and the EP ranks it speaks for (a funneled master: its
     // process's threads).
-    std::vector<int> layout;
-    std::vector<int> ranks;
-    for (int r = 0; r < n; ++r) {
-      const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
-      if (funneled_ ? p[0] == comm_.process_rank() : r == comm_.rank()) {
-        ranks.push_back(r);
-      }
-    }
-    layout.push_back(static_cast<int>(ranks.size()));
-    layout.insert(layout.end(), ranks.begin(), ranks.end());
+    std::vector<int> definition{static_cast<int>(my_ranks.size())};
+    definition.insert(definition.end(), my_ranks.begin(), my_ranks.end());
     for (const auto& blocks : engine_blocks) {
-      layout.push_back(static_cast<int>(blocks.size()));
+      definition.push_back(static_cast<int>(blocks.size()));
       for (const Block& b : blocks) {
-        layout.insert(layout.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
+        definition.insert(definition.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
       }
     }
-    sink_->define(layout);
+    sink_->define(definition);
   }
   closed_ = true;
 }
