@@ -5,12 +5,13 @@
 #include <mpi.h>
 #include <omp.h>
 
-#include <collectives/allreduce.hpp>
-#include <collectives/communicator.hpp>
 #include <cstdio>
-#include <ep/ep.hpp>
 #include <span>
 #include <vector>
+
+#include <collectives/allreduce.hpp>
+#include <collectives/communicator.hpp>
+#include <ep/ep.hpp>
 #include <xios_lite/client.hpp>
 #include <xios_lite/server.hpp>
 

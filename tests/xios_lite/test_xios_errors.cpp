@@ -24,19 +24,9 @@ constexpr int kNi = 8;
 constexpr int kNj = 4;
 
 std::string config(const std::string& file_name, int finalise_timeout_s = 20) {
-  return R"(<xios_lite><context id="err">
-  <calendar type="360_day" start_date="2000-01-01" timestep="30mi"/>
-  <options finalise_timeout=")" +
-         std::to_string(finalise_timeout_s) + R"("/>
-  <domain_definition><domain id="dom" ni_glo="8" nj_glo="4"/></domain_definition>
-  <grid_definition><grid id="g2" domain_ref="dom"/></grid_definition>
-  <field_definition><field id="t2" grid_ref="g2" units="K"/></field_definition>
-  <file_definition>
-    <file id="out" name=")" +
-         file_name + R"(" output_freq="1ts" type="one_file"><field field_ref="t2"/></file>
-  </file_definition>
-</context></xios_lite>
-)";
+  return xios_test::one_field_config({"err",
+                                      R"(type="360_day" start_date="2000-01-01" timestep="30mi")",
+                                      kNi, kNj, "t2", file_name, finalise_timeout_s});
 }
 
 int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -109,6 +110,21 @@ bool row_of(int rank, int size, int j, int i) {
   return j >= b.jbegin && j < b.jbegin + b.nj && i >= b.ibegin && i < b.ibegin + b.ni;
 }
 
+// The file's sst: every step's values, _FillValue where `missing(step, j, i)`.
+void expect_sst(const std::string& dir, const std::function<bool(int, int, int)>& missing) {
+  const auto sst = xios_test::read_var(dir + "/out.nc", "sst");
+  ASSERT_EQ(sst.size(), static_cast<std::size_t>(kSteps * kNj * kNi));
+  std::size_t n = 0;
+  for (int s = 1; s <= kSteps; ++s) {
+    for (int j = 0; j < kNj; ++j) {
+      for (int i = 0; i < kNi; ++i, ++n) {
+        EXPECT_EQ(sst[n], missing(s, j, i) ? kFill : xios_test::value(0, s, 0, j, i))
+            << "step " << s << " j " << j << " i " << i;
+      }
+    }
+  }
+}
+
 int total_clients() {
   int threads = omp_get_max_threads();
   MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -138,17 +154,7 @@ TEST(XiosIntegrity, EveryClientSkipsAFieldOnce) {
     EXPECT_HAS(outcome.server_error, "variable 'sst', record 4 (time 2000-01-01 05:00:00)");
   }
   if (ep_test::world_rank() == 0) {
-    const auto sst = xios_test::read_var(dir + "/out.nc", "sst");
-    ASSERT_EQ(sst.size(), static_cast<std::size_t>(kSteps * kNj * kNi));
-    std::size_t n = 0;
-    for (int s = 1; s <= kSteps; ++s) {
-      for (int j = 0; j < kNj; ++j) {
-        for (int i = 0; i < kNi; ++i, ++n) {
-          EXPECT_EQ(sst[n], s == 5 ? kFill : xios_test::value(0, s, 0, j, i))
-              << "step " << s << " j " << j << " i " << i;
-        }
-      }
-    }
+    expect_sst(dir, [](int s, int, int) { return s == 5; });
     EXPECT_EQ(xios_test::read_var(dir + "/out.nc", "time"),
               (std::vector<double>{3600, 7200, 10800, 14400, 18000, 21600, 25200, 28800}));
   }
@@ -193,18 +199,7 @@ TEST(XiosIntegrity, OneClientSkipsAField) {
                    std::to_string(last) + "]");
   }
   if (ep_test::world_rank() == 0) {
-    const auto sst = xios_test::read_var(dir + "/out.nc", "sst");
-    ASSERT_EQ(sst.size(), static_cast<std::size_t>(kSteps * kNj * kNi));
-    std::size_t n = 0;
-    for (int s = 1; s <= kSteps; ++s) {
-      for (int j = 0; j < kNj; ++j) {
-        for (int i = 0; i < kNi; ++i, ++n) {
-          const bool missing = s == 5 && row_of(last, last + 1, j, i);
-          EXPECT_EQ(sst[n], missing ? kFill : xios_test::value(0, s, 0, j, i))
-              << "step " << s << " j " << j << " i " << i;
-        }
-      }
-    }
+    expect_sst(dir, [last](int s, int j, int i) { return s == 5 && row_of(last, last + 1, j, i); });
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -32,19 +32,9 @@ constexpr int kTimeoutS = 3;
 constexpr double kBudgetS = 4.0 * kTimeoutS + 3;
 
 std::string config(const std::string& file_name) {
-  return R"(<xios_lite><context id="hang">
-  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
-  <options finalise_timeout=")" +
-         std::to_string(kTimeoutS) + R"("/>
-  <domain_definition><domain id="dom" ni_glo="8" nj_glo="6"/></domain_definition>
-  <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
-  <field_definition><field id="sst" grid_ref="g"/></field_definition>
-  <file_definition>
-    <file id="out" name=")" +
-         file_name + R"(" output_freq="1ts" type="one_file"><field field_ref="sst"/></file>
-  </file_definition>
-</context></xios_lite>
-)";
+  return xios_test::one_field_config({"hang",
+                                      R"(type="gregorian" start_date="2000-01-01" timestep="1h")",
+                                      kNi, kNj, "sst", file_name, kTimeoutS});
 }
 
 int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
@@ -194,12 +184,14 @@ TEST(XiosNoHang, ErrorsPropagatingEndEveryClient) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// An error before close_definition (a block of an unknown domain), caught;
-// the client then calls finalise while the others close the definition.
-// Every client fails in its call, naming the one elsewhere; the servers stop
-// (the definition failed). Before: finalise threw "called before
-// close_definition" and the job hung (rc 124).
-TEST(XiosNoHang, ErrorBeforeCloseDefinition) {
+// An error before close_definition (a block of an unknown domain) on the
+// last client. Caught (`destroyed` false): the client then calls finalise
+// while the others close the definition; every client fails in its call,
+// naming the one elsewhere, and the servers stop (the definition failed).
+// Before: finalise threw "called before close_definition" and the job hung
+// (rc 124). Not caught: the client is destroyed before close_definition, it
+// tells the others, who fail in close_definition naming it.
+void error_before_close_definition(bool destroyed) {
   const std::string dir = xios_test::scratch_dir("before_close");
   const std::string cfg = dir + "/iodef.xml";
   xios_test::write_file(cfg, config(dir + "/out"));
@@ -211,6 +203,9 @@ TEST(XiosNoHang, ErrorBeforeCloseDefinition) {
   spec.mode = mode();
   spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    if (comm.rank() == odd && destroyed) {
+      c.set_domain_block("nope", b);  // throws: the Client is destroyed
+    }
     if (comm.rank() == odd) {
       EXPECT_HAS(error_of([&] { c.set_domain_block("nope", b); }), "unknown domain 'nope'");
       texts.add(comm.rank(), error_of([&] { (void)c.finalise(); }));
@@ -221,51 +216,27 @@ TEST(XiosNoHang, ErrorBeforeCloseDefinition) {
   };
   const Timed t = timed_run(spec);
   EXPECT_LT(t.seconds, kBudgetS);
+  const std::string elsewhere = destroyed
+                                    ? "client " + std::to_string(odd) +
+                                          " was destroyed without finalise before close_definition"
+                                    : "client " + std::to_string(odd) +
+                                          " called finalise while client 0 called close_definition";
   for (const auto& [client, text] : texts.by_client) {
-    EXPECT_HAS(text, client == odd ? "xios_lite::Client::finalise" : "close_definition");
+    EXPECT_HAS(text, client == odd ? "xios_lite::Client::finalise"
+                                   : "xios_lite::Client::close_definition");
     if (odd > 0) {
-      EXPECT_HAS(text, "client " + std::to_string(odd) +
-                           " called finalise while client 0 called close_definition");
+      EXPECT_HAS(text, elsewhere);
     }
   }
   if (t.outcome.is_server) {
-    EXPECT_HAS(t.outcome.server_error, "the clients' definition failed");
+    EXPECT_HAS(t.outcome.server_error, destroyed ? elsewhere : "the clients' definition failed");
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// The same client lets the error escape instead: destroyed before
-// close_definition, it tells the others, who fail in close_definition.
-TEST(XiosNoHang, DestroyedBeforeCloseDefinition) {
-  const std::string dir = xios_test::scratch_dir("destroyed_before_close");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
-  const int odd = total_clients() - 1;
-  Texts texts;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    if (comm.rank() == odd) {
-      c.set_domain_block("nope", b);  // throws: the Client is destroyed
-    }
-    c.set_domain_block("dom", b);
-    texts.add(comm.rank(), error_of([&] { c.close_definition(); }));
-  };
-  const Timed t = timed_run(spec);
-  EXPECT_LT(t.seconds, kBudgetS);
-  for (const auto& [client, text] : texts.by_client) {
-    EXPECT_HAS(text, "xios_lite::Client::close_definition");
-    EXPECT_HAS(text, "client " + std::to_string(odd) +
-                         " was destroyed without finalise before close_definition");
-  }
-  if (t.outcome.is_server) {
-    EXPECT_HAS(t.outcome.server_error, "was destroyed without finalise before close_definition");
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
+TEST(XiosNoHang, ErrorBeforeCloseDefinition) { error_before_close_definition(false); }
+
+TEST(XiosNoHang, DestroyedBeforeCloseDefinition) { error_before_close_definition(true); }
 
 // A path that cannot be written, clients that let the error escape: each
 // one hears it at an update_calendar (never in send_field) or at finalise,

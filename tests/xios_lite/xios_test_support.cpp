@@ -40,6 +40,28 @@ void write_file(const std::string& path, const std::string& text) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+std::string one_field_config(const OneField& c) {
+  return R"(<xios_lite><context id=")" + c.context + R"(">
+  <calendar )" +
+         c.calendar +
+         R"(/>
+  <options finalise_timeout=")" +
+         std::to_string(c.timeout_s) + R"("/>
+  <domain_definition><domain id="dom" ni_glo=")" +
+         std::to_string(c.ni) + R"(" nj_glo=")" + std::to_string(c.nj) +
+         R"("/></domain_definition>
+  <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
+  <field_definition><field id=")" +
+         c.field + R"(" grid_ref="g" units="K"/></field_definition>
+  <file_definition>
+    <file id="out" name=")" +
+         c.file_name + R"(" output_freq="1ts" type="one_file"><field field_ref=")" + c.field +
+         R"("/></file>
+  </file_definition>
+</context></xios_lite>
+)";
+}
+
 Outcome run(const RunSpec& spec) {
   Outcome out;
   xios_lite::World world;

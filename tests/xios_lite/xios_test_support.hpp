@@ -18,6 +18,19 @@ std::string scratch_dir(const std::string& tag);
 /// Rank 0 writes `text` to `path`; everybody waits for it. Collective.
 void write_file(const std::string& path, const std::string& text);
 
+/// One field on one domain (grid "g"), written every step to one one_file
+/// file: the configuration most error tests need.
+struct OneField {
+  std::string context = "test";
+  std::string calendar = R"(type="gregorian" start_date="2000-01-01" timestep="1h")";
+  int ni = 8;
+  int nj = 4;
+  std::string field = "t";
+  std::string file_name;  ///< path stem of the file
+  int timeout_s = 20;     ///< finalise_timeout
+};
+[[nodiscard]] std::string one_field_config(const OneField& c);
+
 /// What one run of the model saw.
 struct Outcome {
   std::vector<std::string> client_errors;  ///< every exception text, any endpoint

@@ -117,38 +117,37 @@ class ClientImpl {
   ClientImpl(const ClientImpl&) = delete;
   ClientImpl& operator=(const ClientImpl&) = delete;
 
-  void set_domain_block(const std::string& id, const Block& b) {
-    constexpr const char* kCall = "xios_lite::Client::set_domain_block";
+  // The index of domain `id` for a definition call `call` (before close_definition).
+  std::size_t defining_domain(const char* call, const std::string& id) const {
     if (closed_ || finalised_) {
-      fail(kCall, comm_.rank(), "the definition is already closed");
+      fail(call, comm_.rank(), "the definition is already closed");
     }
     const auto it = std::find_if(cfg_.domains.begin(), cfg_.domains.end(),
                                  [&](const DomainDef& d) { return d.id == id; });
     if (it == cfg_.domains.end()) {
-      fail(kCall, comm_.rank(), "unknown domain '" + id + "'");
+      fail(call, comm_.rank(), "unknown domain '" + id + "'");
     }
-    if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 || b.ibegin + b.ni > it->ni_glo ||
-        b.jbegin + b.nj > it->nj_glo) {
+    return static_cast<std::size_t>(it - cfg_.domains.begin());
+  }
+
+  void set_domain_block(const std::string& id, const Block& b) {
+    constexpr const char* kCall = "xios_lite::Client::set_domain_block";
+    const std::size_t d = defining_domain(kCall, id);
+    const DomainDef& dom = cfg_.domains[d];
+    if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 || b.ibegin + b.ni > dom.ni_glo ||
+        b.jbegin + b.nj > dom.nj_glo) {
       fail(kCall, comm_.rank(),
            "block (ibegin " + std::to_string(b.ibegin) + ", ni " + std::to_string(b.ni) +
                ", jbegin " + std::to_string(b.jbegin) + ", nj " + std::to_string(b.nj) +
-               ") outside domain '" + id + "' of " + std::to_string(it->ni_glo) + " x " +
-               std::to_string(it->nj_glo));
+               ") outside domain '" + id + "' of " + std::to_string(dom.ni_glo) + " x " +
+               std::to_string(dom.nj_glo));
     }
-    blocks_[static_cast<std::size_t>(it - cfg_.domains.begin())] = b;
+    blocks_[d] = b;
   }
 
   void set_domain_mask(const std::string& id, std::span<const bool> valid) {
     constexpr const char* kCall = "xios_lite::Client::set_domain_mask";
-    if (closed_ || finalised_) {
-      fail(kCall, comm_.rank(), "the definition is already closed");
-    }
-    const auto it = std::find_if(cfg_.domains.begin(), cfg_.domains.end(),
-                                 [&](const DomainDef& d) { return d.id == id; });
-    if (it == cfg_.domains.end()) {
-      fail(kCall, comm_.rank(), "unknown domain '" + id + "'");
-    }
-    const auto d = static_cast<std::size_t>(it - cfg_.domains.begin());
+    const std::size_t d = defining_domain(kCall, id);
     const Block& b = blocks_[d];
     const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
     if (valid.size() != points) {
