@@ -19,6 +19,9 @@ namespace {
 
 using xios_lite::Block;
 using xios_lite::Mode;
+using xios_test::error_of;
+using xios_test::mode;
+using xios_test::servers;
 
 constexpr int kNi = 8;
 constexpr int kNj = 4;
@@ -28,22 +31,6 @@ std::string config(const std::string& file_name, int finalise_timeout_s = 20) {
                                       R"(type="360_day" start_date="2000-01-01" timestep="30mi")",
                                       kNi, kNj, "t2", file_name, finalise_timeout_s});
 }
-
-int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
-Mode mode() { return servers() > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
-
-// The message of `f`'s ep::Error ("" when nothing is thrown).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ep::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 TEST(XiosErrors, ApiMisuseIsAClearError) {
   const std::string dir = xios_test::scratch_dir("misuse");

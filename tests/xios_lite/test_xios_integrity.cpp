@@ -21,6 +21,9 @@ namespace {
 
 using xios_lite::Block;
 using xios_lite::Mode;
+using xios_test::error_of;
+using xios_test::mode;
+using xios_test::servers;
 
 constexpr int kNi = 6;
 constexpr int kNj = 8;
@@ -48,11 +51,6 @@ std::string config(const std::string& dir, const std::string& operation,
 </context></xios_lite>
 )";
 }
-
-int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
-Mode mode() { return servers() > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
-
-#define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 // What each client saw.
 struct Seen {

@@ -23,6 +23,8 @@ namespace {
 
 using xios_lite::Block;
 using xios_lite::Mode;
+using xios_test::mode;
+using xios_test::servers;
 
 constexpr int kNi = 6;
 constexpr int kNj = 4;
@@ -178,10 +180,8 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
-
 TEST(XiosMissing, LandAndMissingPointsInEveryOperation) {
-  run_and_check(servers() > 0 ? Mode::kEndpoints : Mode::kSynchronous, servers(), "missing");
+  run_and_check(mode(), servers(), "missing");
 }
 
 // The funneled mode gathers the threads' masks on the master.

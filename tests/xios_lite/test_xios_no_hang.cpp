@@ -23,6 +23,9 @@ namespace {
 
 using xios_lite::Block;
 using xios_lite::Mode;
+using xios_test::error_of;
+using xios_test::mode;
+using xios_test::servers;
 
 constexpr int kNi = 8;
 constexpr int kNj = 6;
@@ -37,16 +40,11 @@ std::string config(const std::string& file_name) {
                                       kNi, kNj, "sst", file_name, kTimeoutS});
 }
 
-int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
-Mode mode() { return servers() > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
-
 int total_clients() {
   int threads = omp_get_max_threads();
   MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   return threads - (servers() > 0 ? omp_get_max_threads() : 0);
 }
-
-#define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 // A run and how long it took (every process).
 struct Timed {
@@ -69,17 +67,6 @@ struct Texts {
     by_client.emplace_back(client, text);
   }
 };
-
-// Calls `f`, returning its ep::Error's message ("" when none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ep::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // One client leaves without finalise -- its model throws (`api`: an API
 // error it does not catch; else an exception of its own) -- while the others

@@ -40,6 +40,12 @@ void write_file(const std::string& path, const std::string& text) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
+
+xios_lite::Mode mode() {
+  return servers() > 0 ? xios_lite::Mode::kEndpoints : xios_lite::Mode::kSynchronous;
+}
+
 std::string one_field_config(const OneField& c) {
   return R"(<xios_lite><context id=")" + c.context + R"(">
   <calendar )" +

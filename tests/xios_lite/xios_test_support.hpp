@@ -8,10 +8,31 @@
 #include <vector>
 
 #include "ep/communicator.hpp"
+#include "ep/error.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
+/// `text` contains `part` (and the failure shows `text`).
+#define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
 namespace xios_test {
+
+/// The message of `f`'s ep::Error ("" when nothing is thrown).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ep::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// One server process when the shape has room for one (2 processes or
+/// more), else none: the synchronous mode.
+int servers();
+/// The client mode for `servers()`: endpoints, or synchronous without servers.
+xios_lite::Mode mode();
 
 /// A fresh directory made by world rank 0, the same path on every rank. Collective.
 std::string scratch_dir(const std::string& tag);
