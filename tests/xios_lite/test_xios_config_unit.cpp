@@ -282,7 +282,7 @@ TEST(XiosTemporal, OperationsFoldSamples) {
   const double a[3] = {1, 5, -2};
   const double b[3] = {3, 2, 4};
   auto fold = [&](Operation op) {
-    xios_lite::client::Accumulator acc(op, 3, -1.0, false);
+    xios_lite::client::Accumulator acc(op, 3, -1.0, false, false);
     acc.add_part(0, a, {});
     acc.end_sample();
     acc.add_part(0, b, {});
@@ -295,6 +295,30 @@ TEST(XiosTemporal, OperationsFoldSamples) {
   EXPECT_EQ(fold(Operation::kMinimum), (std::vector<double>{1, 2, -2}));
   EXPECT_EQ(fold(Operation::kMaximum), (std::vector<double>{3, 5, 4}));
   EXPECT_EQ(fold(Operation::kInstant), (std::vector<double>{3, 2, 4}));
+}
+
+// Missing points (mask 0, or the fill value with detection) are left out;
+// a point never valid in the period is the fill value.
+TEST(XiosTemporal, MissingPointsAreLeftOut) {
+  using xios_lite::Operation;
+  constexpr double kFill = -1;
+  const double a[4] = {1, kFill, 7, 9};
+  const double b[4] = {3, 4, kFill, 8};
+  const std::uint8_t mask[4] = {1, 1, 1, 0};
+  auto fold = [&](Operation op) {
+    xios_lite::client::Accumulator acc(op, 4, kFill, true, true);
+    acc.add_part(0, a, mask);
+    acc.end_sample();
+    acc.add_part(0, b, mask);
+    acc.end_sample();
+    const auto r = acc.result();
+    return std::vector<double>(r.begin(), r.end());
+  };
+  EXPECT_EQ(fold(Operation::kAverage), (std::vector<double>{2, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kAccumulate), (std::vector<double>{4, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kMinimum), (std::vector<double>{1, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kMaximum), (std::vector<double>{3, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kInstant), (std::vector<double>{3, 4, kFill, kFill}));
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
       offset += static_cast<std::size_t>(nk) * static_cast<std::size_t>(mine[b].ni) *
                 static_cast<std::size_t>(mine[b].nj);
     }
+    const bool masked =
+        std::any_of(lbs.begin(), lbs.end(), [](const LocalBlock& lb) { return !lb.mask.empty(); });
     const bool centred =
         std::any_of(file.variables.begin(), file.variables.end(), [](const auto& o) {
           return o.operation != Operation::kInstant && o.operation != Operation::kOnce;
@@ -39,7 +41,7 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
                std::max<std::int64_t>(
                    1, cfg.calendar.boundary(ov.freq_op, 1) / cfg.calendar.timestep_seconds()),
                std::move(lbs),
-               Accumulator(ov.operation, offset, f.default_value, f.detect_missing_value),
+               Accumulator(ov.operation, offset, f.default_value, f.detect_missing_value, masked),
                Periods(cfg.calendar, file.output_freq),
                centred};
     vars_.push_back(std::move(v));

@@ -8,6 +8,10 @@ namespace xios_lite::client {
 void Accumulator::add_part(std::size_t offset, std::span<const double> part,
                            std::span<const std::uint8_t> mask) {
   double* acc = values_.data() + offset;
+  if (every_point_valid_) {
+    fold_all_valid(acc, part);
+    return;
+  }
   std::uint32_t* count = counts_.data() + offset;
   const bool last_only = op_ == Operation::kInstant || op_ == Operation::kOnce;
   for (std::size_t i = 0; i < part.size(); ++i) {
@@ -36,7 +40,39 @@ void Accumulator::add_part(std::size_t offset, std::span<const double> part,
   }
 }
 
+// Every point valid: the sample is copied (first sample, instant, once) or
+// folded in, with no per-point counts.
+void Accumulator::fold_all_valid(double* acc, std::span<const double> part) const {
+  if (samples_ == 0 || op_ == Operation::kInstant || op_ == Operation::kOnce) {
+    std::copy(part.begin(), part.end(), acc);
+    return;
+  }
+  switch (op_) {
+    case Operation::kAverage:
+    case Operation::kAccumulate:
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] += part[i];
+      break;
+    case Operation::kMinimum:
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = std::min(acc[i], part[i]);
+      break;
+    case Operation::kMaximum:
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = std::max(acc[i], part[i]);
+      break;
+    default:
+      break;
+  }
+}
+
 std::span<const double> Accumulator::result() {
+  if (every_point_valid_) {
+    if (samples_ == 0) {
+      std::fill(values_.begin(), values_.end(), fill_);
+    } else if (op_ == Operation::kAverage && samples_ > 1) {
+      const double inv = 1.0 / samples_;
+      for (double& v : values_) v *= inv;
+    }
+    return values_;
+  }
   for (std::size_t i = 0; i < values_.size(); ++i) {
     if (counts_[i] == 0) {
       values_[i] = fill_;

@@ -22,8 +22,16 @@ namespace xios_lite::client {
 class Accumulator {
  public:
   Accumulator() = default;
-  Accumulator(Operation op, std::size_t points, double fill, bool detect_missing)
-      : op_(op), fill_(fill), detect_(detect_missing), values_(points, fill), counts_(points, 0) {}
+  /// `masked`: some part will come with a mask. Without masks and without
+  /// detect_missing every point is valid in every sample, and the samples
+  /// are folded without per-point counts.
+  Accumulator(Operation op, std::size_t points, double fill, bool detect_missing, bool masked)
+      : op_(op),
+        fill_(fill),
+        detect_(detect_missing),
+        every_point_valid_(!detect_missing && !masked),
+        values_(points, fill),
+        counts_(every_point_valid_ ? 0 : points, 0) {}
 
   /// Folds part of a sample: values [offset, offset + part.size()). `mask`
   /// (empty: every point valid) repeats over the part (one entry per point
@@ -40,9 +48,12 @@ class Accumulator {
   void reset();
 
  private:
+  void fold_all_valid(double* acc, std::span<const double> part) const;
+
   Operation op_ = Operation::kInstant;
   double fill_ = 0;
   bool detect_ = false;
+  bool every_point_valid_ = true;
   std::vector<double> values_;
   std::vector<std::uint32_t> counts_;  // valid samples per point in this period
   int samples_ = 0;
