@@ -93,7 +93,9 @@ int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const 
 /** Collective: flushes, waits for the servers, prints the report (EP rank 0).
  * Releases the client and sets *client to NULL, also on failure. */
 int xios_lite_finalise(xios_lite_client_t* client);
-/** Releases a client without finalising (after an error). Local. */
+/** Releases a client without finalising (after an error): it tells the
+ * servers and the other clients that it left, so that nobody waits for it
+ * (bounded by the finalise timeout). */
 int xios_lite_client_free(xios_lite_client_t* client);
 
 /** Message of the calling thread's last failure ("" when none). */
