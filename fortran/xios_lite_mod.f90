@@ -30,15 +30,16 @@
 ! over every endpoint. Errors: as in ep_mod (optional ierr, or stop with the
 ! message); trim(xios_lite_last_error()) gives the calling thread's last message.
 module xios_lite_mod
-  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_ptr, c_null_ptr, &
-                                         c_char, c_null_char, c_loc
+  use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_float, c_ptr, &
+                                         c_null_ptr, c_char, c_null_char, c_loc
   use ep_mod, only: ep_comm, ep_c_string, ep_report_error, EP_MAX_ERROR_STRING
   implicit none
   private
 
   public :: xios_lite_world, xios_lite_client, xios_lite_split_last_ranks, xios_lite_split_world, &
             xios_lite_is_server, xios_lite_local_comm, xios_lite_free_world, xios_lite_run_server, &
-            xios_lite_initialise, xios_lite_set_domain_block, xios_lite_close_definition, &
+            xios_lite_initialise, xios_lite_set_domain_block, xios_lite_set_domain_mask, &
+            xios_lite_close_definition, &
             xios_lite_update_calendar, xios_lite_send_field, xios_lite_finalise, &
             xios_lite_last_error
 
@@ -56,9 +57,10 @@ module xios_lite_mod
     type(c_ptr) :: handle = c_null_ptr
   end type xios_lite_client
 
-  !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array.
+  !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) or real(4) array (the
+  !> file's precision is the field's `prec`, whichever the model sends).
   interface xios_lite_send_field
-    module procedure send_field_2d, send_field_3d
+    module procedure send_field_2d, send_field_3d, send_field_2d_r4, send_field_3d_r4
   end interface xios_lite_send_field
 
   interface
@@ -107,6 +109,14 @@ module xios_lite_mod
       character(kind=c_char), intent(in) :: domain(*)
       integer(c_int), value :: ibegin, ni, jbegin, nj
     end function c_set_block
+    integer(c_int) function c_set_mask(client, domain, valid, ni, nj) &
+        bind(C, name="xios_lite_set_domain_mask")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*)
+      integer(c_int), intent(in) :: valid(*)
+      integer(c_int), value :: ni, nj
+    end function c_set_mask
     integer(c_int) function c_close(client) bind(C, name="xios_lite_close_definition")
       import :: c_int, c_ptr
       type(c_ptr), value :: client
@@ -124,6 +134,14 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_send
+    integer(c_int) function c_send_float(client, id, data, rank, extents) &
+        bind(C, name="xios_lite_send_field_float")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client, data
+      character(kind=c_char), intent(in) :: id(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_send_float
     integer(c_int) function c_finalise(client) bind(C, name="xios_lite_finalise")
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: client
@@ -211,6 +229,20 @@ contains
                                int(ni, c_int), int(jbegin, c_int), int(nj, c_int))), ierr)
   end subroutine xios_lite_set_domain_block
 
+  !> Masks points of this client's block of `domain_id`: valid(ni, nj) of the
+  !> block, .false. = masked (land): left out of every temporal operation,
+  !> _FillValue in the files. Local, after xios_lite_set_domain_block.
+  subroutine xios_lite_set_domain_mask(client, domain_id, valid, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: domain_id
+    logical, intent(in) :: valid(:, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int), allocatable :: flags(:)
+    flags = reshape(merge(1_c_int, 0_c_int, valid), [size(valid)])
+    call check(int(c_set_mask(client%handle, trim(domain_id) // c_null_char, flags, &
+                              int(size(valid, 1), c_int), int(size(valid, 2), c_int))), ierr)
+  end subroutine xios_lite_set_domain_mask
+
   !> Checks every block and tells the servers. Collective.
   subroutine xios_lite_close_definition(client, ierr)
     type(xios_lite_client), intent(in) :: client
@@ -249,6 +281,30 @@ contains
     call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
                           extents)), ierr)
   end subroutine send_field_3d
+
+  !> field(ni, nj) in single precision.
+  subroutine send_field_2d_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(:, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(2)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                                2_c_int, extents)), ierr)
+  end subroutine send_field_2d_r4
+
+  !> field(ni, nj, nk) in single precision.
+  subroutine send_field_3d_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(:, :, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(3)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                                3_c_int, extents)), ierr)
+  end subroutine send_field_3d_r4
 
   !> Flushes, waits for the servers, prints the report. Collective; the
   !> client is released (also on failure).

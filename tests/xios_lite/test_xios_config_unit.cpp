@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "client/temporal.hpp"
 #include "ep/error.hpp"
+#include "netcdf/chunking.hpp"
 #include "xios_lite/calendar.hpp"
 #include "xios_lite/config.hpp"
 
@@ -164,6 +167,81 @@ TEST(XiosConfig, ValuesOutOfRange) {
   EXPECT_NE(e.find("attribute value: has 1 values, expected 2"), std::string::npos) << e;
 }
 
+// Missing values: detect_missing_value is inherited; a domain mask has one
+// 0/1 value per point.
+TEST(XiosConfig, MissingValuesAndMasks) {
+  const xios_lite::Config cfg = parse_config_string(
+      replaced(R"(<field_group id="phys" operation="average")",
+               R"(<field_group id="phys" detect_missing_value="true" operation="average")"),
+      "iodef.xml");
+  EXPECT_TRUE(cfg.fields[static_cast<std::size_t>(cfg.find_field("tas"))].detect_missing_value);
+  EXPECT_FALSE(cfg.fields[static_cast<std::size_t>(cfg.find_field("ps"))].detect_missing_value);
+  std::string e = error_of(replaced(R"(<field_group id="phys" operation="average")",
+                                    R"(<field_group id="phys" detect_missing_value="1")"));
+  EXPECT_NE(e.find("attribute detect_missing_value: value '1' out of range (expected true or "
+                   "false)"),
+            std::string::npos)
+      << e;
+  const std::string mask =
+      R"( mask="1 1 1 1 1 1 1 1 0 0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1")";
+  const xios_lite::Config masked =
+      parse_config_string(replaced(R"(nj_glo="4")", R"(nj_glo="4")" + mask), "iodef.xml");
+  ASSERT_EQ(masked.domains[0].mask.size(), 32U);
+  EXPECT_EQ(masked.domains[0].mask[8], 0);
+  EXPECT_EQ(masked.domains[0].mask[10], 1);
+  e = error_of(replaced(R"(nj_glo="4")", R"(nj_glo="4" mask="1 0 2")"));
+  EXPECT_NE(e.find("attribute mask: has 3 values, expected 32"), std::string::npos) << e;
+  std::string two = mask;
+  two.replace(two.find('0'), 1, "2");
+  e = error_of(replaced(R"(nj_glo="4")", R"(nj_glo="4")" + two));
+  EXPECT_NE(e.find("attribute mask: value 2 out of range (0 masked, 1 valid)"), std::string::npos)
+      << e;
+}
+
+// Chunks from a target: the record when it fits, never above the target,
+// never at or above HDF5's 4 GiB limit (a 75-level ORCA12 record of doubles
+// is 7.9 GB).
+TEST(XiosChunks, TargetAndHdf5Limit) {
+  using xios_lite::netcdf::chunk_extents;
+  const auto bytes = [](const std::array<std::uint64_t, 3>& c, std::uint64_t b) {
+    return c[0] * c[1] * c[2] * b;
+  };
+  EXPECT_EQ(chunk_extents({3, 6, 12}, 8, 20.0 * 1024 * 1024),
+            (std::array<std::uint64_t, 3>{3, 6, 12}));
+  const auto orca = chunk_extents({75, 3059, 4322}, 8, 20.0 * 1024 * 1024);
+  EXPECT_LE(bytes(orca, 8), 20ULL * 1024 * 1024);
+  EXPECT_GT(bytes(orca, 8), 5ULL * 1024 * 1024);  // not needlessly small
+  const auto capped = chunk_extents({75, 3059, 4322}, 8, 1e13);
+  EXPECT_LT(bytes(capped, 8), 4ULL * 1024 * 1024 * 1024);
+  EXPECT_EQ(chunk_extents({75, 3059, 4322}, 4, 4.0), (std::array<std::uint64_t, 3>{1, 1, 1}));
+  std::string e = error_of(replaced(R"(compression_level="2")",
+                                    R"(compression_level="2" chunking_blocksize_target="4096")"));
+  EXPECT_NE(e.find("attribute chunking_blocksize_target: value out of range (0, 4096) MiB"),
+            std::string::npos)
+      << e;
+  e = error_of(replaced(R"(<field id="tas" )", R"(<field id="tas" prec="2" )"));
+  EXPECT_NE(e.find("attribute prec: value 2 out of range (4: float, 8: double)"), std::string::npos)
+      << e;
+}
+
+// What clients and servers compare at connection: options may differ, the
+// definitions may not, and the difference is named.
+TEST(XiosConfig, DefinitionTextNamesTheFirstDifference) {
+  const std::string base = base_config();
+  const auto a = xios_lite::definition_text(parse_config_string(base, "a.xml"));
+  std::string other_options = base;
+  other_options.replace(other_options.find(R"(buffer_factor="3")"), 17, R"(buffer_factor="9")");
+  EXPECT_EQ(xios_lite::definition_text(parse_config_string(other_options, "b.xml")), a);
+  EXPECT_EQ(xios_lite::first_difference(a, a), "");
+  std::string other_domain = base;
+  other_domain.replace(other_domain.find(R"(nj_glo="4")"), 10, R"(nj_glo="5")");
+  const auto b = xios_lite::definition_text(parse_config_string(other_domain, "b.xml"));
+  EXPECT_NE(xios_lite::digest_of(a), xios_lite::digest_of(b));
+  const std::string d = xios_lite::first_difference(a, b);
+  EXPECT_EQ(d.rfind("'domain dom: ni_glo 8 nj_glo 4 ", 0), 0U) << d;
+  EXPECT_NE(d.find("' vs 'domain dom: ni_glo 8 nj_glo 5 "), std::string::npos) << d;
+}
+
 TEST(XiosConfig, XmlSyntaxErrorHasLine) {
   const std::string e = error_of(replaced("</file>", "</fil>"));
   EXPECT_NE(e.find("iodef.xml:"), std::string::npos) << e;
@@ -204,10 +282,10 @@ TEST(XiosTemporal, OperationsFoldSamples) {
   const double a[3] = {1, 5, -2};
   const double b[3] = {3, 2, 4};
   auto fold = [&](Operation op) {
-    xios_lite::client::Accumulator acc(op, 3);
-    acc.add_part(0, a);
+    xios_lite::client::Accumulator acc(op, 3, -1.0, false, false);
+    acc.add_part(0, a, {});
     acc.end_sample();
-    acc.add_part(0, b);
+    acc.add_part(0, b, {});
     acc.end_sample();
     const auto r = acc.result();
     return std::vector<double>(r.begin(), r.end());
@@ -217,6 +295,30 @@ TEST(XiosTemporal, OperationsFoldSamples) {
   EXPECT_EQ(fold(Operation::kMinimum), (std::vector<double>{1, 2, -2}));
   EXPECT_EQ(fold(Operation::kMaximum), (std::vector<double>{3, 5, 4}));
   EXPECT_EQ(fold(Operation::kInstant), (std::vector<double>{3, 2, 4}));
+}
+
+// Missing points (mask 0, or the fill value with detection) are left out;
+// a point never valid in the period is the fill value.
+TEST(XiosTemporal, MissingPointsAreLeftOut) {
+  using xios_lite::Operation;
+  constexpr double kFill = -1;
+  const double a[4] = {1, kFill, 7, 9};
+  const double b[4] = {3, 4, kFill, 8};
+  const std::uint8_t mask[4] = {1, 1, 1, 0};
+  auto fold = [&](Operation op) {
+    xios_lite::client::Accumulator acc(op, 4, kFill, true, true);
+    acc.add_part(0, a, mask);
+    acc.end_sample();
+    acc.add_part(0, b, mask);
+    acc.end_sample();
+    const auto r = acc.result();
+    return std::vector<double>(r.begin(), r.end());
+  };
+  EXPECT_EQ(fold(Operation::kAverage), (std::vector<double>{2, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kAccumulate), (std::vector<double>{4, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kMinimum), (std::vector<double>{1, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kMaximum), (std::vector<double>{3, 4, 7, kFill}));
+  EXPECT_EQ(fold(Operation::kInstant), (std::vector<double>{3, 4, kFill, kFill}));
 }
 
 }  // namespace

@@ -19,41 +19,18 @@ namespace {
 
 using xios_lite::Block;
 using xios_lite::Mode;
+using xios_test::error_of;
+using xios_test::mode;
+using xios_test::servers;
 
 constexpr int kNi = 8;
 constexpr int kNj = 4;
 
 std::string config(const std::string& file_name, int finalise_timeout_s = 20) {
-  return R"(<xios_lite><context id="err">
-  <calendar type="360_day" start_date="2000-01-01" timestep="30mi"/>
-  <options finalise_timeout=")" +
-         std::to_string(finalise_timeout_s) + R"("/>
-  <domain_definition><domain id="dom" ni_glo="8" nj_glo="4"/></domain_definition>
-  <grid_definition><grid id="g2" domain_ref="dom"/></grid_definition>
-  <field_definition><field id="t2" grid_ref="g2" units="K"/></field_definition>
-  <file_definition>
-    <file id="out" name=")" +
-         file_name + R"(" output_freq="1ts" type="one_file"><field field_ref="t2"/></file>
-  </file_definition>
-</context></xios_lite>
-)";
+  return xios_test::one_field_config({"err",
+                                      R"(type="360_day" start_date="2000-01-01" timestep="30mi")",
+                                      kNi, kNj, "t2", file_name, finalise_timeout_s});
 }
-
-int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
-Mode mode() { return servers() > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
-
-// The message of `f`'s ep::Error ("" when nothing is thrown).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ep::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
 
 TEST(XiosErrors, ApiMisuseIsAClearError) {
   const std::string dir = xios_test::scratch_dir("misuse");
@@ -204,9 +181,10 @@ TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
 }
 
 // A client that finalises long after the others: every server endpoint
-// gives up `finalise_timeout` after the first finalise and names it; the
-// clients, left without acknowledgements, give up as well with the servers
-// named. Nothing hangs. Two receiving endpoints per server process.
+// stops waiting for it `finalise_timeout` after its last message (the
+// others went on) and names it; the clients that finalised hear it from the
+// servers, and the late one gives up waiting for servers that are done.
+// Nothing hangs. Two receiving endpoints per server process.
 TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
   if (servers() == 0) {
     GTEST_SKIP() << "needs a server process";
@@ -217,8 +195,11 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
   xios_test::write_file(cfg, config(dir + "/out", kTimeoutS));
   std::mutex mutex;
   std::vector<std::string> client_errors;
+  std::string late_error;
+  bool have_late = false;
   // The last client endpoint (every client process runs OMP_NUM_THREADS).
   const int late = (ep_test::world_size() - servers()) * omp_get_max_threads() - 1;
+  const std::string named = "client " + std::to_string(late) + " is gone";
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers();
@@ -232,23 +213,35 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
     c.send_field("t2", xios_test::field_values(0, 1, 1, b));
     EXPECT_EQ(comm.size() - 1, late);
     if (comm.rank() == late) {
-      // Well past the servers' timeout, counted from the others' finalise
+      // Well past the servers' timeout, counted from its last message
       // (a margin of two timeouts for a loaded machine).
       std::this_thread::sleep_for(std::chrono::seconds(3 * kTimeoutS));
     }
     const std::string e = error_of([&] { (void)c.finalise(); });
     const std::lock_guard lock(mutex);
-    client_errors.push_back(e);
+    have_late = have_late || comm.rank() == late;
+    (comm.rank() == late ? late_error : client_errors.emplace_back()) = e;
   };
+  const auto start = std::chrono::steady_clock::now();
   const auto outcome = xios_test::run(spec);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const std::string& e : client_errors) {
     EXPECT_HAS(e, "xios_lite::Client::finalise");
-    EXPECT_HAS(e, "to acknowledge");
+    EXPECT_HAS(e, named);
+  }
+  if (have_late) {
+    // The late client: the servers are done, it says so within its own timeout.
+    EXPECT_HAS(late_error, "xios_lite::Client::finalise");
+    EXPECT_HAS(late_error, "timed out");
   }
   if (outcome.is_server) {
     EXPECT_HAS(outcome.server_error, "xios_lite::run_server");
-    EXPECT_HAS(outcome.server_error, "waiting for clients [" + std::to_string(late) + "]");
+    EXPECT_HAS(outcome.server_error, named);
   }
+  // The late client's sleep, then at most its own waits (acknowledgements:
+  // 1.5 timeouts + 1 s; the exchange: one timeout), with a margin.
+  EXPECT_LT(took, 3 * kTimeoutS + 2.5 * kTimeoutS + 1 + 4);
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -37,6 +38,34 @@ void write_file(const std::string& path, const std::string& text) {
     std::ofstream(path) << text;
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int servers() { return ep_test::world_size() >= 2 ? 1 : 0; }
+
+xios_lite::Mode mode() {
+  return servers() > 0 ? xios_lite::Mode::kEndpoints : xios_lite::Mode::kSynchronous;
+}
+
+std::string one_field_config(const OneField& c) {
+  return R"(<xios_lite><context id=")" + c.context + R"(">
+  <calendar )" +
+         c.calendar +
+         R"(/>
+  <options finalise_timeout=")" +
+         std::to_string(c.timeout_s) + R"("/>
+  <domain_definition><domain id="dom" ni_glo=")" +
+         std::to_string(c.ni) + R"(" nj_glo=")" + std::to_string(c.nj) +
+         R"("/></domain_definition>
+  <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
+  <field_definition><field id=")" +
+         c.field + R"(" grid_ref="g" units="K"/></field_definition>
+  <file_definition>
+    <file id="out" name=")" +
+         c.file_name + R"(" output_freq="1ts" type="one_file"><field field_ref=")" + c.field +
+         R"("/></file>
+  </file_definition>
+</context></xios_lite>
+)";
 }
 
 Outcome run(const RunSpec& spec) {
@@ -176,6 +205,57 @@ std::string text_att(const std::string& path, const std::string& var, const std:
       nc_inq_attlen(nc, id, name.c_str(), &len) == NC_NOERR) {
     out.resize(len);
     nc_get_att_text(nc, id, name.c_str(), out.data());
+  }
+  nc_close(nc);
+  return out;
+}
+
+double double_att(const std::string& path, const std::string& var, const std::string& name) {
+  int nc = -1;
+  double out = std::nan("");
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return out;
+  }
+  int id = NC_GLOBAL;
+  if (var.empty() || nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR) {
+    double value = 0;
+    if (nc_get_att_double(nc, id, name.c_str(), &value) == NC_NOERR) {
+      out = value;
+    }
+  }
+  nc_close(nc);
+  return out;
+}
+
+int var_type(const std::string& path, const std::string& var) {
+  int nc = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return -1;
+  }
+  int id = -1;
+  nc_type type = -1;
+  if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR || nc_inq_vartype(nc, id, &type) != NC_NOERR) {
+    type = -1;
+  }
+  nc_close(nc);
+  return type;
+}
+
+std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var) {
+  int nc = -1;
+  std::vector<std::size_t> out;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return out;
+  }
+  int id = -1;
+  int ndims = 0;
+  if (nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR &&
+      nc_inq_varndims(nc, id, &ndims) == NC_NOERR) {
+    std::vector<std::size_t> chunks(static_cast<std::size_t>(ndims));
+    int storage = 0;
+    if (nc_inq_var_chunking(nc, id, &storage, chunks.data()) == NC_NOERR && storage == NC_CHUNKED) {
+      out = chunks;
+    }
   }
   nc_close(nc);
   return out;

@@ -8,15 +8,49 @@
 #include <vector>
 
 #include "ep/communicator.hpp"
+#include "ep/error.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
+/// `text` contains `part` (and the failure shows `text`).
+#define EXPECT_HAS(text, part) EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
 namespace xios_test {
+
+/// The message of `f`'s ep::Error ("" when nothing is thrown).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ep::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// One server process when the shape has room for one (2 processes or
+/// more), else none: the synchronous mode.
+int servers();
+/// The client mode for `servers()`: endpoints, or synchronous without servers.
+xios_lite::Mode mode();
 
 /// A fresh directory made by world rank 0, the same path on every rank. Collective.
 std::string scratch_dir(const std::string& tag);
 /// Rank 0 writes `text` to `path`; everybody waits for it. Collective.
 void write_file(const std::string& path, const std::string& text);
+
+/// One field on one domain (grid "g"), written every step to one one_file
+/// file: the configuration most error tests need.
+struct OneField {
+  std::string context = "test";
+  std::string calendar = R"(type="gregorian" start_date="2000-01-01" timestep="1h")";
+  int ni = 8;
+  int nj = 4;
+  std::string field = "t";
+  std::string file_name;  ///< path stem of the file
+  int timeout_s = 20;     ///< finalise_timeout
+};
+[[nodiscard]] std::string one_field_config(const OneField& c);
 
 /// What one run of the model saw.
 struct Outcome {
@@ -57,6 +91,12 @@ std::vector<double> field_values(int f, long step, int nk, const xios_lite::Bloc
 std::vector<double> read_var(const std::string& path, const std::string& var);
 /// A text attribute ("" when absent); var "" for a global one.
 std::string text_att(const std::string& path, const std::string& var, const std::string& name);
+/// A numeric attribute as a double (NaN when absent); var "" for a global one.
+double double_att(const std::string& path, const std::string& var, const std::string& name);
+/// A variable's NetCDF type (NC_DOUBLE, NC_FLOAT, ...; -1 when absent).
+int var_type(const std::string& path, const std::string& var);
+/// A variable's chunk extents (empty when absent or contiguous).
+std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var);
 /// Length of a dimension (-1 when absent).
 long dim_len(const std::string& path, const std::string& dim);
 bool file_exists(const std::string& path);

@@ -33,6 +33,15 @@
 // enters MPI every few microseconds while a send is in flight and sleeps
 // otherwise; with it off, sends advance only inside the client's calls.
 //
+// Integrity: records are named by their output period; a field due at a
+// step (see docs/xios_lite.md) and not sent is an error at the next
+// update_calendar (or finalise) naming the field, the step and the client,
+// and its record is _FillValue at this client's points.
+//
+// No wait without an end: every wait is bounded by the finalise timeout
+// (ClientOptions::finalise_timeout_s, or the configuration's). A Client
+// destroyed without finalise tells the servers and the other clients.
+//
 // Collectivity and threads: each thread owns its Client (one per endpoint).
 // The constructor, close_definition and finalise are collective over every
 // endpoint of `comm`. In kEndpoints mode update_calendar and send_field are
@@ -91,23 +100,42 @@ class Client {
   /// domain, a block outside the domain or a call after close_definition.
   void set_domain_block(const std::string& domain_id, const Block& block);
 
+  /// Marks points of this client's block of a domain as masked (land, say):
+  /// `valid` holds nj x ni entries of the block (ni fastest), false =
+  /// masked. Masked points are left out of every temporal operation and are
+  /// _FillValue in every record; a domain's `mask` in the configuration
+  /// masks points too (a point is valid when both say so). Local; after
+  /// set_domain_block, before close_definition. Throws for an unknown
+  /// domain, a wrong size, or a call after close_definition.
+  void set_domain_mask(const std::string& domain_id, std::span<const bool> valid);
+
   /// Checks the blocks of all clients (no overlap, full coverage of every
   /// domain used by a file), sizes the buffers and tells the servers.
   /// Collective. Throws the same ep::Error on every endpoint on failure.
   void close_definition();
 
-  /// Starts timestep `step` (1, 2, ...). Throws when the step does not grow.
+  /// Starts timestep `step` (1, 2, ...). Throws when the step does not grow,
+  /// when a field due in the steps before was not sent (the step begins
+  /// anyway), and with an error a server passed on (once).
   void update_calendar(std::int64_t step);
 
   /// Hands this step's values of field `id`: levels x nj x ni of this
   /// client's block, ni fastest. Throws for an unknown field, a wrong size,
-  /// the same field twice in a step, a call before close_definition, and
-  /// for an error reported by a server.
+  /// the same field twice in a step and a call before close_definition
+  /// (a server's error waits for the next update_calendar).
   void send_field(const std::string& id, std::span<const double> data);
+  /// The same from single-precision values (widened to double for the
+  /// temporal operations; a value equal to the field's default_value in
+  /// single precision stays a missing value). The file's precision is the
+  /// field's `prec`, whichever form the model sends.
+  void send_field(const std::string& id, std::span<const float> data);
 
-  /// Flushes, waits for every server to finish (at most the finalise
-  /// timeout, then throws naming what it still waits for), gathers and
-  /// prints the report. Collective. Throws when a server reported an error.
+  /// Flushes, waits for every server to finish (at most 1.5 finalise
+  /// timeouts + 1 s, then throws naming what it still waits for), gathers
+  /// and prints the report (bounded by the timeout). Collective. Throws,
+  /// on every client, everything it knows went wrong: its own missing
+  /// fields, a server's error, clients that left or are gone. Before
+  /// close_definition it tells the others and the servers, and throws.
   Report finalise();
 
  private:

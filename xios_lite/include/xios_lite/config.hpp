@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "xios_lite/calendar.hpp"
@@ -32,6 +33,13 @@ struct DomainDef {
   int nj_glo = 0;
   std::vector<double> lon;  ///< ni_glo cell-centre longitudes (given or computed)
   std::vector<double> lat;  ///< nj_glo cell-centre latitudes
+  /// nj_glo x ni_glo entries (i fastest), 1 valid, 0 masked (land, say);
+  /// empty: every point valid. Masked points are _FillValue in every record.
+  std::vector<std::uint8_t> mask;
+  /// Cell bounds (CF): lower and upper per cell, 2 x ni_glo / 2 x nj_glo
+  /// values; empty: none written.
+  std::vector<double> bounds_lon;
+  std::vector<double> bounds_lat;
 };
 
 /// A vertical axis.
@@ -67,6 +75,11 @@ struct FieldDef {
   Operation operation = Operation::kInstant;
   Frequency freq_op{1, Frequency::Unit::kTimestep};
   double default_value = 9.96920996838686905e+36;  ///< also the _FillValue (NC_FILL_DOUBLE)
+  /// Values equal to default_value (or NaN) are missing: temporal operations skip them.
+  bool detect_missing_value = false;
+  int prec = 8;  ///< bytes per value in files: 8 (double) or 4 (float)
+  /// Target chunk size in MiB (XIOS's chunking_blocksize_target); 0: the file's.
+  double chunking_blocksize_target = 0;
 };
 
 enum class FileType { kMultipleFile, kOneFile };
@@ -87,6 +100,8 @@ struct FileDef {
   Frequency split_freq;       ///< unset: one file for the whole run
   Frequency sync_freq;        ///< unset: synced only when closed
   int compression_level = 0;  ///< 0: no deflate; 1..9: deflate + shuffle
+  /// Target chunk size in MiB for its variables (a field's own target wins).
+  double chunking_blocksize_target = 20;
   FileType type = FileType::kMultipleFile;
   std::vector<OutputVariable> variables;
 };
@@ -118,6 +133,17 @@ struct Config {
   /// Levels of `grid`: its axis's n_glo, or 1 for a 2-D grid.
   [[nodiscard]] int levels(int grid) const;
 };
+
+/// The parsed definitions as text, one line per element ("domain dom ni_glo
+/// 8 ..."), arrays by a digest of their values: what clients and servers
+/// must agree on (calendar, domains, axes, grids, fields, files), without
+/// the options a process may set for itself (buffers, timeout, report).
+[[nodiscard]] std::string definition_text(const Config& cfg);
+/// FNV-1a 64-bit digest of `text`.
+[[nodiscard]] std::uint64_t digest_of(std::string_view text) noexcept;
+/// The first line where two definition texts differ, as "`a line`" vs
+/// "`b line`" ("" when equal).
+[[nodiscard]] std::string first_difference(const std::string& a, const std::string& b);
 
 /// Reads and checks the configuration file. Throws ep::Error (see above).
 [[nodiscard]] Config parse_config(const std::string& path);

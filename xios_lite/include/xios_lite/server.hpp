@@ -71,9 +71,12 @@ struct ServerOptions {
 /// busy/idle time and bytes received summed, its writer's figures (the
 /// clients' reports list every endpoint, the writer's figures under the
 /// process's first one).
-/// Throws ep::Error for a configuration error, for a failed definition on
-/// the clients, for a write error (after every client was told) and when
-/// clients have not finalised within the timeout (naming them).
+/// Throws ep::Error for a configuration error or definitions that differ
+/// from the clients' (at connection), for a failed definition on the
+/// clients, for a write error (after every client was told), for missing
+/// data (naming file, variable, time and clients), and for clients that
+/// left without finalise or went quiet past the timeout (naming them; see
+/// docs/xios_lite.md, "No wait without an end").
 ServerReport run_server(const World& world, const std::string& config_path,
                         const ServerOptions& options = {});
 

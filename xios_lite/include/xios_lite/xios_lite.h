@@ -68,6 +68,13 @@ int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char*
 /** Sets this client's block of domain `domain_id` (global, 0-based indices). Local. */
 int xios_lite_set_domain_block(xios_lite_client_t client, const char* domain_id, int ibegin, int ni,
                                int jbegin, int nj);
+/** Masks points of this client's block of `domain_id` (land, say): `valid`
+ * holds ni x nj entries (ni fastest, as a Fortran valid(ni, nj)), 0 =
+ * masked; (ni, nj) must be the block's. Masked points are left out of every
+ * temporal operation and are _FillValue in the files. Local; after
+ * set_domain_block, before close_definition. */
+int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, const int* valid,
+                              int ni, int nj);
 /** Collective: checks every block, tells the servers. */
 int xios_lite_close_definition(xios_lite_client_t client);
 /** Starts timestep `step` (1, 2, ...). */
@@ -79,10 +86,16 @@ int xios_lite_update_calendar(xios_lite_client_t client, int64_t step);
  * axis size, otherwise EP_ERR_COUNT with both shapes in the message. */
 int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
                          const int64_t* extents);
+/** The same from single-precision values (the file's precision is the
+ * field's `prec`). */
+int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
+                               int rank, const int64_t* extents);
 /** Collective: flushes, waits for the servers, prints the report (EP rank 0).
  * Releases the client and sets *client to NULL, also on failure. */
 int xios_lite_finalise(xios_lite_client_t* client);
-/** Releases a client without finalising (after an error). Local. */
+/** Releases a client without finalising (after an error): it tells the
+ * servers and the other clients that it left, so that nobody waits for it
+ * (bounded by the finalise timeout). */
 int xios_lite_client_free(xios_lite_client_t* client);
 
 /** Message of the calling thread's last failure ("" when none). */

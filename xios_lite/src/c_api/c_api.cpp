@@ -110,7 +110,7 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
 
 // The number of values of a send with these extents; throws when they are
 // not those of the field's definition on this client.
-std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const double* data,
+std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const void* data,
                          int rank, const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_send_field";
   if (rank < 1 || rank > 3 || extents == nullptr) {
@@ -140,6 +140,34 @@ xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role) {
   auto world = std::make_unique<xios_lite_world_s>();
   world->world = xios_lite::split_world(comm, role);
   return world.release();
+}
+
+// send_field of either precision, with the shape checks.
+template <typename T>
+int send_field(xios_lite_client_t client, const char* id, const T* data, int rank,
+               const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_send_field";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
+    std::size_t n = 0;
+    try {
+      n = checked_size(c, field, data, rank, extents);
+    } catch (const ep::Error&) {
+      if (c.mode != xios_lite::Mode::kEndpoints) {
+        // In these modes send_field meets the process's other threads even
+        // when it fails, so that all of them fail together instead of the
+        // others waiting for this one: take part with no values (refused
+        // there too), then report this thread's own message.
+        try {
+          c.client->send_field(field, std::span<const T>());
+        } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+        }
+      }
+      throw;
+    }
+    c.client->send_field(field, std::span<const T>(data, n));
+  });
 }
 
 }  // namespace
@@ -257,6 +285,33 @@ int xios_lite_set_domain_block(xios_lite_client_t client, const char* domain_id,
   });
 }
 
+int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, const int* valid,
+                              int ni, int nj) {
+  constexpr const char* kCall = "xios_lite_set_domain_mask";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
+    const auto block = c.blocks.find(domain);
+    if (block != c.blocks.end() && (block->second.ni != ni || block->second.nj != nj)) {
+      throw ep::Error(ep::ErrorKind::kCount, kCall, c.ep_rank,
+                      "domain '" + domain + "': mask shape (" + std::to_string(ni) + ", " +
+                          std::to_string(nj) + ") does not match (" +
+                          std::to_string(block->second.ni) + ", " +
+                          std::to_string(block->second.nj) + ") = (ni, nj) of this client's block");
+    }
+    const std::size_t n =
+        ni > 0 && nj > 0 ? static_cast<std::size_t>(ni) * static_cast<std::size_t>(nj) : 0;
+    if (valid == nullptr && n > 0) {
+      argument_error(kCall, c.ep_rank, "domain '" + domain + "': null mask");
+    }
+    const std::unique_ptr<bool[]> flags(new bool[n + 1]);
+    for (std::size_t i = 0; i < n; ++i) {
+      flags[i] = valid[i] != 0;
+    }
+    c.client->set_domain_mask(domain, std::span<const bool>(flags.get(), n));
+  });
+}
+
 int xios_lite_close_definition(xios_lite_client_t client) {
   return guarded([&] { checked(client, "xios_lite_close_definition").client->close_definition(); });
 }
@@ -268,28 +323,12 @@ int xios_lite_update_calendar(xios_lite_client_t client, int64_t step) {
 
 int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
                          const int64_t* extents) {
-  constexpr const char* kCall = "xios_lite_send_field";
-  return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
-    std::size_t n = 0;
-    try {
-      n = checked_size(c, field, data, rank, extents);
-    } catch (const ep::Error&) {
-      if (c.mode != xios_lite::Mode::kEndpoints) {
-        // In these modes send_field meets the process's other threads even
-        // when it fails, so that all of them fail together instead of the
-        // others waiting for this one: take part with no values (refused
-        // there too), then report this thread's own message.
-        try {
-          c.client->send_field(field, {});
-        } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
-        }
-      }
-      throw;
-    }
-    c.client->send_field(field, std::span<const double>(data, n));
-  });
+  return send_field(client, id, data, rank, extents);
+}
+
+int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
+                               int rank, const int64_t* extents) {
+  return send_field(client, id, data, rank, extents);
 }
 
 int xios_lite_finalise(xios_lite_client_t* client) {

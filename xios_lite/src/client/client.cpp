@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <map>
 #include <memory>
 
 #include "client_engine.hpp"
@@ -12,8 +14,11 @@
 #include "ep/error.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
+#include "layout.hpp"
+#include "meeting.hpp"
 #include "record_sink.hpp"
 #include "transport/bands.hpp"
+#include "transport/config_check.hpp"
 #include "transport/event.hpp"
 
 namespace xios_lite {
@@ -95,34 +100,78 @@ class ClientImpl {
         masters.free();
       }
     }
+    check_definitions();
+    meeting_ = std::make_unique<client::Meeting>(comm_, timeout_s_);
     blocks_.resize(cfg_.domains.size());
+    masks_.resize(cfg_.domains.size());
     last_sent_.assign(cfg_.fields.size(), -1);
   }
 
-  void set_domain_block(const std::string& id, const Block& b) {
-    constexpr const char* kCall = "xios_lite::Client::set_domain_block";
-    if (closed_) {
-      fail(kCall, comm_.rank(), "the definition is already closed");
+  // A Client destroyed without finalise (an exception left the model, say)
+  // tells the other clients and the servers, so that nobody waits for it.
+  ~ClientImpl() {
+    if (!finalised_) {
+      leave();
+    }
+  }
+  ClientImpl(const ClientImpl&) = delete;
+  ClientImpl& operator=(const ClientImpl&) = delete;
+
+  // The index of domain `id` for a definition call `call` (before close_definition).
+  std::size_t defining_domain(const char* call, const std::string& id) const {
+    if (closed_ || finalised_) {
+      fail(call, comm_.rank(), "the definition is already closed");
     }
     const auto it = std::find_if(cfg_.domains.begin(), cfg_.domains.end(),
                                  [&](const DomainDef& d) { return d.id == id; });
     if (it == cfg_.domains.end()) {
-      fail(kCall, comm_.rank(), "unknown domain '" + id + "'");
+      fail(call, comm_.rank(), "unknown domain '" + id + "'");
     }
-    if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 || b.ibegin + b.ni > it->ni_glo ||
-        b.jbegin + b.nj > it->nj_glo) {
+    return static_cast<std::size_t>(it - cfg_.domains.begin());
+  }
+
+  void set_domain_block(const std::string& id, const Block& b) {
+    constexpr const char* kCall = "xios_lite::Client::set_domain_block";
+    const std::size_t d = defining_domain(kCall, id);
+    const DomainDef& dom = cfg_.domains[d];
+    if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 || b.ibegin + b.ni > dom.ni_glo ||
+        b.jbegin + b.nj > dom.nj_glo) {
       fail(kCall, comm_.rank(),
            "block (ibegin " + std::to_string(b.ibegin) + ", ni " + std::to_string(b.ni) +
                ", jbegin " + std::to_string(b.jbegin) + ", nj " + std::to_string(b.nj) +
-               ") outside domain '" + id + "' of " + std::to_string(it->ni_glo) + " x " +
-               std::to_string(it->nj_glo));
+               ") outside domain '" + id + "' of " + std::to_string(dom.ni_glo) + " x " +
+               std::to_string(dom.nj_glo));
     }
-    blocks_[static_cast<std::size_t>(it - cfg_.domains.begin())] = b;
+    blocks_[d] = b;
+  }
+
+  void set_domain_mask(const std::string& id, std::span<const bool> valid) {
+    constexpr const char* kCall = "xios_lite::Client::set_domain_mask";
+    const std::size_t d = defining_domain(kCall, id);
+    const Block& b = blocks_[d];
+    const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+    if (valid.size() != points) {
+      fail(kCall, comm_.rank(),
+           "domain '" + id + "': mask of " + std::to_string(valid.size()) + " values, expected " +
+               std::to_string(points) + " (nj " + std::to_string(b.nj) + " x ni " +
+               std::to_string(b.ni) + " of this client's block; set the block first)");
+    }
+    masks_[d].assign(valid.begin(), valid.end());
   }
 
   void close_definition();
   void update_calendar(std::int64_t step);
   void send_field(const std::string& id, std::span<const double> data);
+  void send_field(const std::string& id, std::span<const float> data) {
+    const int field = cfg_.find_field(id);
+    const double fill = field >= 0 ? cfg_.fields[static_cast<std::size_t>(field)].default_value : 0;
+    const auto fill_single = static_cast<float>(fill);
+    widened_.resize(data.size());
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      widened_[i] = data[i] == fill_single ? fill : static_cast<double>(data[i]);
+    }
+    send_field(id, std::span<const double>(widened_));
+  }
   Report finalise();
 
  private:
@@ -150,6 +199,57 @@ class ClientImpl {
     }
   }
 
+  // Clients and servers read the same definitions, or all of them fail
+  // here, naming the first difference (clients among themselves when there
+  // is no server).
+  void check_definitions() {
+    std::string verdict;
+    if (!inter_.is_null()) {
+      verdict = transport::check_same_definitions(inter_, cfg_, false);
+    } else if (options_.mode == Mode::kSynchronous) {
+      const std::uint64_t d = digest_of(definition_text(cfg_));
+      const std::uint64_t mine[2] = {d, ~d};
+      std::uint64_t all[2] = {0, 0};
+      ep::allreduce(comm_, mine, all, 2, MPI_UINT64_T, MPI_MAX);
+      if (all[0] != d || ~all[1] != d) {
+        verdict = "the clients read different definitions (their digests differ; this one read " +
+                  cfg_.path + ")";
+      }
+    }
+    if (funneled_) {
+      // The masters checked with the servers: every thread of the process learns the verdict.
+      client::Funnel& f = *funnel_;
+      if (master_) {
+        f.error = verdict;
+      }
+      funnel_barrier("xios_lite::Client");
+      verdict = f.error;
+      funnel_barrier("xios_lite::Client");
+    }
+    if (!verdict.empty()) {
+      fail("xios_lite::Client", comm_.rank(), verdict);
+    }
+  }
+
+  // Waits at the funnel's barrier; throws when it broke (a thread of the
+  // process left, or did not come within the timeout).
+  void funnel_barrier(const char* call) {
+    const std::string broken = funnel_->sync.arrive_and_wait(timeout_s_);
+    if (!broken.empty()) {
+      tell_servers_once(broken);
+      fail(call, comm_.rank(), broken);
+    }
+  }
+
+  // The master speaks for its process: a thread that left (or a process
+  // whose threads no longer meet) is news for every client, through the servers.
+  void tell_servers_once(const std::string& text) {
+    if (master_ && sink_ && !told_servers_) {
+      told_servers_ = true;
+      sink_->report_error(text);
+    }
+  }
+
   // Runs `work` once per process on the master (or here, in ep mode) after
   // every thread of the process passed its own check; every thread then
   // throws the same error if anything failed.
@@ -170,7 +270,7 @@ class ClientImpl {
     client::Funnel& f = *funnel_;
     const auto me = static_cast<std::size_t>(comm_.local_thread());
     f.errors[me] = my_error;
-    f.sync.arrive_and_wait();
+    funnel_barrier(call);
     if (master_) {
       f.error.clear();
       for (std::size_t t = 0; t < f.errors.size() && f.error.empty(); ++t) {
@@ -186,7 +286,7 @@ class ClientImpl {
         }
       }
     }
-    f.sync.arrive_and_wait();
+    funnel_barrier(call);
     if (!my_error.empty()) {
       fail(call, comm_.rank(), my_error);
     }
@@ -195,7 +295,29 @@ class ClientImpl {
     }
   }
 
-  [[nodiscard]] std::string check_blocks(const std::vector<int>& all, int stride) const;
+  // A sink to the servers for the messages of a client that never closed its
+  // definition (the servers wait for every client).
+  void ensure_control_sink() {
+    if (!sink_ && master_ && options_.mode != Mode::kSynchronous && !inter_.is_null()) {
+      sink_ = client::make_server_sink(cfg_, inter_, cfg_.buffers.min_bytes, timeout_s_, false);
+    }
+  }
+
+  void leave() noexcept;
+  // Frees the private communicator after an exchange that every client
+  // completed; after a failed one a message to this client may still be on
+  // its way, and a freed communicator's id, reused by a new communicator,
+  // would receive it: the communicator then stays allocated.
+  void release_comm(bool clean) {
+    if (clean) {
+      comm_.free();
+    }
+  }
+  void note_own_error(const std::string& text) {
+    if (own_error_.empty()) {
+      own_error_ = text;
+    }
+  }
 
   Config cfg_;
   World world_;
@@ -206,138 +328,117 @@ class ClientImpl {
   bool master_ = true;
   std::shared_ptr<client::Funnel> funnel_;
   ep::InterCommunicator inter_;
+  std::unique_ptr<client::Meeting> meeting_;
   std::vector<Block> blocks_;
+  std::vector<std::vector<std::uint8_t>> masks_;  // per domain: the model's mask of the block
   std::vector<std::int64_t> last_sent_;
   bool closed_ = false;
   bool finalised_ = false;
   std::int64_t step_ = 0;
   std::unique_ptr<client::RecordSink> sink_;
   std::unique_ptr<client::ClientEngine> engine_;
+  std::vector<double> widened_;  // send_field(float): the values as doubles
+  std::string own_error_;        // the first output this client failed to give (a due field)
+  bool told_servers_ = false;
   double t_start_;
   double in_calls_s_ = 0;
 };
 
-// Blocks of every endpoint: [process, thread, then ibegin ni jbegin nj per domain].
-std::string ClientImpl::check_blocks(const std::vector<int>& all, int stride) const {
-  const int n = static_cast<int>(all.size()) / stride;
-  std::vector<bool> used(cfg_.domains.size(), false);
-  for (const auto& file : cfg_.files) {
-    for (const auto& v : file.variables) {
-      used[static_cast<std::size_t>(
-          cfg_.grids[static_cast<std::size_t>(cfg_.fields[static_cast<std::size_t>(v.field)].grid)]
-              .domain)] = true;
+void ClientImpl::leave() noexcept {
+  finalised_ = true;
+  const std::string why =
+      "client " + std::to_string(comm_.rank()) + " was destroyed without finalise " +
+      (closed_ ? "after step " + std::to_string(step_) : std::string("before close_definition"));
+  if (funneled_ && funnel_) {
+    funnel_->sync.leave("thread " + std::to_string(comm_.local_thread()) +
+                        " of this process left: " + why);
+  }
+  // The servers first (quick), then the other clients (client 0 collects
+  // their exchange, which may take up to the timeout).
+  if (master_) {
+    try {
+      ensure_control_sink();
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): no server to tell
+    }
+    if (sink_) {
+      sink_->abandon(why);
     }
   }
-  auto block = [&](int r, std::size_t d) {
-    const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride + 2 +
-                   static_cast<std::ptrdiff_t>(4 * d);
-    return Block{p[0], p[1], p[2], p[3]};
-  };
-  auto text = [](int r, const Block& b) {
-    return "client " + std::to_string(r) + " [i " + std::to_string(b.ibegin) + "+" +
-           std::to_string(b.ni) + ", j " + std::to_string(b.jbegin) + "+" + std::to_string(b.nj) +
-           "]";
-  };
-  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-    if (!used[d]) {
-      continue;
-    }
-    const DomainDef& dom = cfg_.domains[d];
-    if (world_.server_processes > dom.nj_glo) {
-      return "domain '" + dom.id + "' has " + std::to_string(dom.nj_glo) +
-             " rows, fewer than the " + std::to_string(world_.server_processes) +
-             " servers that split it";
-    }
-    long long area = 0;
-    for (int r = 0; r < n; ++r) {
-      const Block a = block(r, d);
-      area += static_cast<long long>(a.ni) * a.nj;
-      for (int q = 0; q < r; ++q) {
-        const Block b = block(q, d);
-        const bool overlap = a.ni > 0 && a.nj > 0 && b.ni > 0 && b.nj > 0 &&
-                             a.ibegin < b.ibegin + b.ni && b.ibegin < a.ibegin + a.ni &&
-                             a.jbegin < b.jbegin + b.nj && b.jbegin < a.jbegin + a.nj;
-        if (overlap) {
-          return "domain '" + dom.id + "': blocks overlap: " + text(q, b) + " and " + text(r, a);
-        }
-      }
-    }
-    const long long total = static_cast<long long>(dom.ni_glo) * dom.nj_glo;
-    if (area != total) {
-      return "domain '" + dom.id + "': the blocks cover " + std::to_string(area) + " of its " +
-             std::to_string(total) + " points (every point needs exactly one client)";
-    }
+  if (meeting_) {
+    meeting_->leave(why);
   }
-  return "";
+  // The private communicator stays allocated: messages to this client may
+  // still be on their way, and a freed communicator's id, reused by a new
+  // one, would receive them.
+  meeting_.reset();
 }
+
+namespace {
+
+std::vector<std::byte> bytes_of(std::span<const int> values) {
+  const auto* p = reinterpret_cast<const std::byte*>(values.data());
+  return {p, p + values.size_bytes()};
+}
+
+template <class T>
+std::vector<T> values_of(const std::vector<std::byte>& bytes) {
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+}  // namespace
 
 void ClientImpl::close_definition() {
   constexpr const char* kCall = "xios_lite::Client::close_definition";
-  if (closed_) {
+  if (closed_ || finalised_) {
     fail(kCall, comm_.rank(), "the definition is already closed");
   }
-  const int stride = 2 + 4 * static_cast<int>(cfg_.domains.size());
-  std::vector<int> mine{comm_.process_rank(), comm_.local_thread()};
-  for (const Block& b : blocks_) {
-    mine.insert(mine.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
+  if (funneled_) {
+    funnel_->masks[static_cast<std::size_t>(comm_.local_thread())] = &masks_;
   }
-  std::vector<int> all(static_cast<std::size_t>(stride) * static_cast<std::size_t>(comm_.size()));
-  ep::allgather(comm_, std::span<const int>(mine), std::span<int>(all));
-  std::string error = check_blocks(all, stride);
+  const client::Meeting::Outcome met = meeting_->meet(
+      client::Meeting::Call::kCloseDefinition,
+      bytes_of(client::Layout::entry(comm_.process_rank(), comm_.local_thread(), blocks_)), "");
+  std::vector<int> all;
+  for (const auto& p : met.payloads) {
+    const std::vector<int> one = values_of<int>(p);
+    all.insert(all.end(), one.begin(), one.end());
+  }
+  const client::Layout layout(cfg_, std::move(all));
+  std::string error = met.failure.empty() ? layout.check_entries() : met.failure;
+  if (error.empty()) {
+    error = layout.check_coverage();
+  }
 
-  // This engine's blocks: its own, or (master) those of its process's threads.
-  std::vector<std::vector<Block>> engine_blocks(cfg_.domains.size());
-  int max_threads = 1;
-  for (int r = 0; r < comm_.size(); ++r) {
-    const int* p = all.data() + static_cast<std::ptrdiff_t>(r) * stride;
-    max_threads = std::max(max_threads, p[1] + 1);
-    const bool mine_to_handle = funneled_ ? p[0] == comm_.process_rank() : r == comm_.rank();
-    if (mine_to_handle) {
-      for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-        engine_blocks[d].push_back({p[2 + 4 * d], p[3 + 4 * d], p[4 + 4 * d], p[5 + 4 * d]});
+  // This engine's blocks and buffers; every client checks every engine's
+  // buffers so that all of them reach the same verdict.
+  const int engine_key = funneled_ ? comm_.process_rank() : comm_.rank();
+  std::vector<int> my_ranks;
+  std::size_t capacity = cfg_.buffers.min_bytes;
+  if (error.empty()) {
+    for (const auto& [engine, ranks] : layout.engines(funneled_)) {
+      const std::size_t cap = layout.buffer_capacity(ranks, error);
+      if (engine == engine_key) {
+        capacity = cap;
+        my_ranks = ranks;
       }
     }
   }
-
-  // Buffers: factor x one step of events, clamped; never below the largest event.
-  std::size_t step_bytes = 0;
-  std::size_t largest = 0;
-  for (const auto& file : cfg_.files) {
-    for (const auto& v : file.variables) {
-      const FieldDef& f = cfg_.fields[static_cast<std::size_t>(v.field)];
-      const int d = cfg_.grids[static_cast<std::size_t>(f.grid)].domain;
-      for (const Block& b : engine_blocks[static_cast<std::size_t>(d)]) {
-        const std::size_t bytes =
-            sizeof(transport::EventHeader) +
-            static_cast<std::size_t>(cfg_.levels(f.grid)) * b.ni * b.nj * sizeof(double);
-        step_bytes += bytes;
-        largest = std::max(largest, bytes);
-      }
-    }
-  }
-  const std::size_t control = sizeof(transport::EventHeader) + 4096;
-  largest = std::max(largest, control);
-  std::size_t capacity =
-      static_cast<std::size_t>(cfg_.buffers.factor * static_cast<double>(step_bytes + control));
-  capacity = std::clamp(capacity, cfg_.buffers.min_bytes, cfg_.buffers.max_bytes);
-  if (error.empty() && largest > capacity) {
-    error = "buffer_max_bytes " + std::to_string(cfg_.buffers.max_bytes) +
-            " is below the largest event of this client (" + std::to_string(largest) + " bytes)";
-  }
-  // A buffer-size error is local to a client: agree on it so all throw.
-  const int bad = ep::allreduce(comm_, error.empty() ? 0 : 1, MPI_MAX);
-  if (bad != 0 && error.empty()) {
-    error = "another client failed to close its definition";
-  }
+  const std::vector<std::vector<Block>> engine_blocks = layout.blocks_of(my_ranks);
 
   if (master_) {
-    if (options_.mode == Mode::kSynchronous) {
-      if (error.empty()) {
-        sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), max_threads);
+    try {
+      if (options_.mode == Mode::kSynchronous) {
+        if (error.empty()) {
+          sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), layout.max_threads());
+        }
+      } else {
+        sink_ = client::make_server_sink(cfg_, inter_, capacity, timeout_s_,
+                                         options_.progress_thread.value_or(cfg_.progress_thread));
       }
-    } else {
-      sink_ = client::make_server_sink(cfg_, inter_, capacity, timeout_s_,
-                                       options_.progress_thread.value_or(cfg_.progress_thread));
+    } catch (const std::exception& e) {
+      error = error.empty() ? failure_of(e).detail : error;
     }
   }
   if (!error.empty()) {
@@ -345,17 +446,48 @@ void ClientImpl::close_definition() {
     if (sink_) {
       try {
         (void)sink_->finish(error);
-      } catch (const ep::Error&) {
-        // the definition error below is the one to report
+      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
       }
     }
     sink_.reset();
     finalised_ = true;
-    comm_.free();
+    meeting_.reset();
+    release_comm(met.failure.empty());
     fail(kCall, comm_.rank(), error);
   }
+  // Every thread's masks (a master reads its process's threads' ones).
+  if (funneled_) {
+    funnel_barrier(kCall);
+  }
+  std::vector<std::vector<std::vector<std::uint8_t>>> engine_masks(cfg_.domains.size());
   if (master_) {
-    engine_ = std::make_unique<client::ClientEngine>(cfg_, std::move(engine_blocks), *sink_);
+    for (const int r : my_ranks) {
+      const std::vector<std::vector<std::uint8_t>>& model =
+          funneled_ ? *funnel_->masks[static_cast<std::size_t>(layout.thread(r))] : masks_;
+      for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+        engine_masks[d].push_back(
+            client::block_mask(cfg_.domains[d], layout.block(r, d), model[d]));
+      }
+    }
+  }
+  if (funneled_) {
+    funnel_barrier(kCall);  // the masters have read the threads' masks
+  }
+  if (master_) {
+    engine_ = std::make_unique<client::ClientEngine>(cfg_, engine_blocks, std::move(engine_masks),
+                                                     *sink_);
+    // The servers learn every client's blocks (they name the clients a
+    // record misses) and the EP ranks it speaks for (a funneled master: its
+    // process's threads).
+    std::vector<int> definition{static_cast<int>(my_ranks.size())};
+    definition.insert(definition.end(), my_ranks.begin(), my_ranks.end());
+    for (const auto& blocks : engine_blocks) {
+      definition.push_back(static_cast<int>(blocks.size()));
+      for (const Block& b : blocks) {
+        definition.insert(definition.end(), {b.ibegin, b.ni, b.jbegin, b.nj});
+      }
+    }
+    sink_->define(definition);
   }
   closed_ = true;
 }
@@ -370,11 +502,25 @@ void ClientImpl::update_calendar(std::int64_t step) {
     error = "step " + std::to_string(step) + " goes backwards (the previous step was " +
             std::to_string(step_) + ")";
   }
+  if (error.empty()) {
+    step_ = step;
+  }
+  const int rank = comm_.rank();
   meet(kCall, error, [&] {
-    engine_->end_step();
+    const std::vector<client::MissedField> missed = engine_->begin_step(step);
     sink_->progress();
+    if (!missed.empty()) {
+      // This client's own failure: the servers pass it on to every client.
+      const std::string text = engine_->describe(missed);
+      sink_->report_error("client " + std::to_string(rank) + ": " + text);
+      note_own_error(text);
+      throw ep::Error(ep::ErrorKind::kArgument, kCall, rank, text);
+    }
+    const std::string server_error = sink_->take_server_error();
+    if (!server_error.empty()) {
+      throw ep::Error(ep::ErrorKind::kArgument, kCall, rank, server_error);
+    }
   });
-  step_ = step;
   in_calls_s_ += MPI_Wtime() - t0;
 }
 
@@ -419,10 +565,10 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
                               "' and '" + other + "')");
         }
       }
-      engine_->send(field, step_, funnel_->parts);
+      engine_->send(field, funnel_->parts);
     } else {
       const std::span<const double> part = data;
-      engine_->send(field, step_, std::span<const std::span<const double>>(&part, 1));
+      engine_->send(field, std::span<const std::span<const double>>(&part, 1));
     }
     sink_->progress();
   });
@@ -434,63 +580,119 @@ Report ClientImpl::finalise() {
   if (finalised_) {
     fail(kCall, comm_.rank(), "called twice (or after a failed close_definition)");
   }
-  if (!closed_) {
-    fail(kCall, comm_.rank(), "called before close_definition");
-  }
   finalised_ = true;
+  const int rank = comm_.rank();
+  if (!closed_) {
+    // The other clients may be waiting in close_definition: they hear of this
+    // call there, and the servers that the definition failed.
+    const client::Meeting::Outcome met = meeting_->meet(client::Meeting::Call::kFinalise, {}, "");
+    std::string error = "called before close_definition";
+    if (!met.failure.empty()) {
+      error += " (" + met.failure + ")";
+    }
+    if (master_) {
+      try {
+        ensure_control_sink();
+        if (sink_) {
+          (void)sink_->finish("client " + std::to_string(rank) + " " + error);
+        }
+      } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): reported below
+      }
+    }
+    meeting_.reset();
+    release_comm(met.failure.empty());
+    fail(kCall, rank, error);
+  }
   const double t_call = MPI_Wtime();
-  std::string error;
+  std::string transport_error;
+  std::string server_error;
   std::vector<ServerReport> servers;
+  std::vector<int> gone;
   client::ClientStats stats;
   if (master_) {
     try {
-      engine_->end_step();  // records finished in the last step
+      const std::vector<client::MissedField> missed = engine_->finish();
+      if (!missed.empty()) {
+        const std::string text = engine_->describe(missed);
+        sink_->report_error("client " + std::to_string(rank) + ": " + text);
+        note_own_error(text);
+      }
     } catch (const std::exception& e) {
-      error = failure_of(e).detail;
+      transport_error = failure_of(e).detail;
     }
     try {
-      servers = sink_->finish("");
+      client::Finish fin = sink_->finish("");
+      servers = std::move(fin.reports);
+      server_error = std::move(fin.error);
+      gone = std::move(fin.gone);
     } catch (const std::exception& e) {
-      if (error.empty()) {
-        error = failure_of(e).detail;
-      }
+      transport_error = transport_error.empty() ? failure_of(e).detail : transport_error;
     }
     stats = sink_->stats();
   }
+  std::string funnel_error;
   if (funneled_) {
     client::Funnel& f = *funnel_;
     // The other threads may still be reading the previous call's outcome in
     // `f.error` (meet() publishes it at its last barrier): the master writes
     // the slots only once every thread has arrived here.
-    f.sync.arrive_and_wait();
-    if (master_) {
-      f.error = error;
-      f.servers = servers;
+    funnel_error = f.sync.arrive_and_wait(timeout_s_);
+    if (!funnel_error.empty() && master_ && sink_) {
+      note_own_error(funnel_error);  // the servers heard it during the run, if at all
     }
-    f.sync.arrive_and_wait();
-    error = f.error;
-    servers = f.servers;
-    f.sync.arrive_and_wait();
+    if (funnel_error.empty() && master_) {
+      f.error = transport_error;
+      f.servers = servers;
+      f.gone = gone;
+      f.server_error = server_error;
+    }
+    if (funnel_error.empty()) {
+      funnel_error = f.sync.arrive_and_wait(timeout_s_);
+    }
+    if (funnel_error.empty()) {
+      transport_error = f.error;
+      servers = f.servers;
+      gone = f.gone;
+      server_error = f.server_error;
+      funnel_error = f.sync.arrive_and_wait(timeout_s_);
+    }
   }
   in_calls_s_ += MPI_Wtime() - t_call;
   const double total = MPI_Wtime() - t_start_;
-  const std::vector<double> mine{static_cast<double>(comm_.rank()),
-                                 total,
-                                 in_calls_s_,
-                                 stats.blocked_s,
-                                 stats.bytes_sent,
-                                 stats.write_s};
-  std::vector<double> all(mine.size() * static_cast<std::size_t>(comm_.size()));
-  ep::allgather(comm_, std::span<const double>(mine), std::span<double>(all));
+  const std::vector<double> mine{
+      static_cast<double>(rank), total,        in_calls_s_, stats.blocked_s,
+      stats.bytes_sent,          stats.write_s};
+  const auto* raw = reinterpret_cast<const std::byte*>(mine.data());
+  const client::Meeting::Outcome met =
+      meeting_->meet(client::Meeting::Call::kFinalise,
+                     std::span<const std::byte>(raw, mine.size() * sizeof(double)), own_error_,
+                     options_.mode == Mode::kEndpoints ? gone : std::vector<int>{});
   Report report;
   report.mode = to_string(options_.mode);
   report.servers = servers;
-  for (std::size_t r = 0; r < static_cast<std::size_t>(comm_.size()); ++r) {
-    const double* p = all.data() + r * mine.size();
-    report.clients.push_back({static_cast<int>(p[0]), p[1], p[2], p[3], p[4], p[5]});
+  for (const auto& p : met.payloads) {
+    const std::vector<double> c = values_of<double>(p);
+    if (c.size() == mine.size()) {
+      report.clients.push_back({static_cast<int>(c[0]), c[1], c[2], c[3], c[4], c[5]});
+    }
   }
-  const int rank = comm_.rank();
-  comm_.free();
+  // The error every client gives: everything it knows, once each -- its own
+  // failure, its process's threads, the other clients, the servers, its own
+  // waits -- and when nothing else, another client's failure.
+  std::string error;
+  for (const std::string& part :
+       {own_error_, funnel_error, met.failure, server_error, transport_error}) {
+    if (!part.empty() && error.find(part) == std::string::npos) {
+      error += (error.empty() ? "" : "; ") + part;
+    }
+  }
+  for (std::size_t r = 0; r < met.errors.size() && error.empty(); ++r) {
+    if (!met.errors[r].empty()) {
+      error = "client " + std::to_string(r) + ": " + met.errors[r];
+    }
+  }
+  meeting_.reset();
+  release_comm(met.failure.empty());
   if (rank == 0) {
     if (options_.print_report) {
       report.print(stdout);
@@ -515,9 +717,15 @@ Client::~Client() = default;
 void Client::set_domain_block(const std::string& domain_id, const Block& block) {
   impl_->set_domain_block(domain_id, block);
 }
+void Client::set_domain_mask(const std::string& domain_id, std::span<const bool> valid) {
+  impl_->set_domain_mask(domain_id, valid);
+}
 void Client::close_definition() { impl_->close_definition(); }
 void Client::update_calendar(std::int64_t step) { impl_->update_calendar(step); }
 void Client::send_field(const std::string& id, std::span<const double> data) {
+  impl_->send_field(id, data);
+}
+void Client::send_field(const std::string& id, std::span<const float> data) {
   impl_->send_field(id, data);
 }
 Report Client::finalise() { return impl_->finalise(); }

@@ -1,5 +1,16 @@
 // The client's core: temporal operations for every output variable over
-// the client's blocks, and the hand-off of finished records to a sink.
+// the client's blocks, the check that every field is sent when it is due,
+// and the hand-off of finished records to a sink.
+//
+// Records are named by their output period (record k of a variable is its
+// period k, see Periods), never by how many records were sent before, so a
+// record can only ever hold data of its own period. A field is due at a step
+// when one of its output variables needs that step's values: every sampling
+// step (freq_op) of an average, minimum, maximum or accumulate; the last
+// step of the period of an instant; for a once variable, some step of the
+// file's first period. When a due field was not sent (or the step was
+// skipped by update_calendar), that period's record of the variable goes to
+// the sink as missing for this client's points, and the step is reported.
 //
 // In ep mode each thread has its own engine over its one block; in funneled
 // and synchronous modes the master thread's engine holds the blocks of all
@@ -8,6 +19,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "record_sink.hpp"
@@ -15,32 +27,64 @@
 
 namespace xios_lite::client {
 
+/// A due field that was not sent.
+struct MissedField {
+  int field = 0;
+  std::int64_t step = 0;
+  int gvar = 0;  ///< the first output variable that needed it
+};
+
 class ClientEngine {
  public:
-  /// `blocks[d]`: this engine's blocks of domain d (possibly empty ones).
-  ClientEngine(const Config& cfg, std::vector<std::vector<Block>> blocks, RecordSink& sink);
+  /// `blocks[d]`: this engine's blocks of domain d (possibly empty ones);
+  /// `masks[d]`: per block, nj x ni entries (1 valid, 0 masked) or empty (all valid).
+  ClientEngine(const Config& cfg, std::vector<std::vector<Block>> blocks,
+               std::vector<std::vector<std::vector<std::uint8_t>>> masks, RecordSink& sink);
 
+  /// Step `step` begins: ends the current step (`step` - 1 or earlier; the
+  /// steps in between were skipped) and hands its finished records to the
+  /// sink. Returns the due fields that were not sent.
+  std::vector<MissedField> begin_step(std::int64_t step);
   /// Values of this engine's blocks of `field`'s domain, one part per block
-  /// (nk x nj x ni each), at `step`.
-  void send(int field, std::int64_t step, std::span<const std::span<const double>> parts);
-  /// Hands the records finished during the step to the sink, in variable order.
-  void end_step();
+  /// (nk x nj x ni each), in the current step.
+  void send(int field, std::span<const std::span<const double>> parts);
+  /// The run ends after the current step: ends it as begin_step does.
+  /// Periods not over yet are not written.
+  std::vector<MissedField> finish();
+
+  /// "field 'sst' was due at step 5 and was not sent (file 'hist', variable
+  /// 'sst'); ..." for the first of `missed` and how many more there are.
+  [[nodiscard]] std::string describe(const std::vector<MissedField>& missed) const;
 
  private:
   struct Variable {
     int gvar = 0;
+    int field = 0;
+    Operation op = Operation::kInstant;
+    std::int64_t sample_every = 1;  // steps
     std::vector<LocalBlock> blocks;
     Accumulator acc;
-    Schedule schedule;
-    bool ready = false;
-    netcdf::RecordTime time;
+    Periods periods;
     bool centred_time = false;
+    std::int64_t period = 0;      // the period holding the current step
+    std::int64_t spoiled_at = 0;  // first step of the period that was due and not sent
+    bool sent = false;            // sent in the current step
+    bool once_done = false;       // a once variable's record went out
   };
+
+  void end_step(std::int64_t step, bool began, std::vector<MissedField>& missed);
+  void skip_steps(Variable& v, std::int64_t from, std::int64_t to,
+                  std::vector<MissedField>& missed);
+  void close_period(Variable& v);
+  void emit_once(Variable& v, std::int64_t step, bool missing);
+  [[nodiscard]] bool due(const Variable& v, std::int64_t step) const;
 
   const Config& cfg_;
   RecordSink& sink_;
+  std::vector<std::vector<std::vector<std::uint8_t>>> masks_;  // [domain][block], LocalBlock::mask
   std::vector<Variable> vars_;
   std::vector<std::vector<int>> vars_of_field_;
+  std::int64_t step_ = 0;  // the current step (0: none yet)
 };
 
 }  // namespace xios_lite::client

@@ -3,6 +3,8 @@
 // process passes the same number of blocks per write (padding with empty ones).
 #include <mpi.h>
 
+#include <algorithm>
+
 #include "record_sink.hpp"
 
 namespace xios_lite::client {
@@ -32,15 +34,37 @@ class FileSink final : public RecordSink {
     stats_.write_s += MPI_Wtime() - t0;
   }
 
-  void step_done() override {}
-  void progress() override {}
+  // The writes are collective: the blocks still take part, with _FillValue.
+  void put_missing(int gvar, const netcdf::RecordTime& t,
+                   std::span<const LocalBlock> blocks) override {
+    const netcdf::VariableSlot slot = netcdf::variable_table(cfg_)[static_cast<std::size_t>(gvar)];
+    const int field = cfg_.files[static_cast<std::size_t>(slot.file)]
+                          .variables[static_cast<std::size_t>(slot.pos)]
+                          .field;
+    std::size_t points = 0;
+    for (const LocalBlock& lb : blocks) {
+      points = std::max(points, lb.offset + static_cast<std::size_t>(lb.nk) * lb.block.nj *
+                                                static_cast<std::size_t>(lb.block.ni));
+    }
+    const std::vector<double> fill(points,
+                                   cfg_.fields[static_cast<std::size_t>(field)].default_value);
+    put(gvar, t, blocks, fill.data());
+  }
 
-  std::vector<ServerReport> finish(const std::string& /*failure*/) override {
+  void define(std::span<const int> /*blocks*/) override {}
+  void report_error(const std::string& /*text*/) override {}
+  void step_done(std::int64_t /*step*/) override {}
+  void progress() override {}
+  std::string take_server_error() override { return ""; }
+
+  Finish finish(const std::string& /*failure*/) override {
     const double t0 = MPI_Wtime();
     files_.close_all();
     stats_.write_s += MPI_Wtime() - t0;
     return {};
   }
+
+  void abandon(const std::string& /*why*/) noexcept override {}
 
   [[nodiscard]] ClientStats stats() const override { return stats_; }
 

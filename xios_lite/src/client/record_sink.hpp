@@ -4,6 +4,7 @@
 // order at the end of the step that completed it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -17,11 +18,20 @@
 
 namespace xios_lite::client {
 
-/// One block of a client's values: nk x nj x ni at `offset` in the values.
+/// One block of a client's values: nk x nj x ni at `offset` in the values;
+/// `mask`: nj x ni entries (0: masked point), empty when every point is valid.
 struct LocalBlock {
   Block block;
   int nk = 1;
   std::size_t offset = 0;
+  std::span<const std::uint8_t> mask;
+};
+
+/// How the servers ended the output.
+struct Finish {
+  std::vector<ServerReport> reports;
+  std::string error;      ///< the first server's error ("" when none)
+  std::vector<int> gone;  ///< clients a server stopped waiting for (EP ranks)
 };
 
 struct ClientStats {
@@ -36,13 +46,27 @@ class RecordSink {
   /// A finished record of variable `gvar`: `values` holds the blocks.
   virtual void put(int gvar, const netcdf::RecordTime& t, std::span<const LocalBlock> blocks,
                    const double* values) = 0;
-  /// End of a step: buffered data may leave now.
-  virtual void step_done() = 0;
-  /// Advances pending transfers; throws when a server reported an error.
+  /// The record of variable `gvar` at `t` will not come from these blocks
+  /// (a due field was not sent): their points are written as _FillValue.
+  virtual void put_missing(int gvar, const netcdf::RecordTime& t,
+                           std::span<const LocalBlock> blocks) = 0;
+  /// The definition closed: this client's blocks (4 ints per domain).
+  virtual void define(std::span<const int> blocks) = 0;
+  /// An error this client raised, for the servers to pass on to every client.
+  virtual void report_error(const std::string& text) = 0;
+  /// End of a step (`step` is the one beginning): buffered data may leave now.
+  virtual void step_done(std::int64_t step) = 0;
+  /// Advances pending transfers. Never throws for a server's error (see below).
   virtual void progress() = 0;
-  /// Ends the output: the servers' reports (none for files). Throws on any
-  /// error seen, after the shutdown completed where it could.
-  virtual std::vector<ServerReport> finish(const std::string& failure) = 0;
+  /// A server's error that arrived since the last call, once ("" when none).
+  virtual std::string take_server_error() = 0;
+  /// Ends the output: the servers' reports (none for files) and what the
+  /// servers reported (see Finish). Throws only for a timeout or an MPI
+  /// failure, after the shutdown completed where it could.
+  virtual Finish finish(const std::string& failure) = 0;
+  /// This client leaves without finalise (`why`): whatever is buffered is
+  /// sent, then the servers are told. Bounded by the timeout; never throws.
+  virtual void abandon(const std::string& why) noexcept = 0;
   [[nodiscard]] virtual ClientStats stats() const = 0;
 };
 

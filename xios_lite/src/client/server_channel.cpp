@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "ep/error.hpp"
@@ -21,6 +22,16 @@ ServerChannel::ServerChannel(const ep::InterCommunicator& inter, int server, std
       progress_(std::move(progress)) {
   buffers_[0].resize(capacity);
   buffers_[1].resize(capacity);
+  last_send_time_ = MPI_Wtime();
+}
+
+ServerChannel::~ServerChannel() {
+  for (std::size_t b = 0; b < buffers_.size(); ++b) {
+    if (!pending_[b].is_null()) {
+      // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): deliberately never freed (see header)
+      (void)new std::vector<std::byte>(std::move(buffers_[b]));
+    }
+  }
 }
 
 // Tests a pending send; tells the progress thread when it completed.
@@ -57,6 +68,10 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
   // moves only while this thread calls MPI (no progress thread), fragment by
   // fragment, so test often: yield first, then short sleeps (oversubscribed
   // nodes), polling for server errors.
+  if (!stuck_.empty()) {
+    // The server already let one wait time out: it is not waited for again.
+    throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client", inter_.rank(), stuck_);
+  }
   const double t0 = MPI_Wtime();
   auto sleep = std::chrono::microseconds(1);
   int polls = 0;
@@ -65,9 +80,11 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
     const double waited = MPI_Wtime() - t0;
     if (waited > timeout_s_) {
       blocked_s += waited;
-      throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client", inter_.rank(),
-                      "timed out after " + std::to_string(timeout_s_) + " s waiting for server " +
-                          std::to_string(server_) + " to receive a send buffer");
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g s", timeout_s_);
+      stuck_ = "timed out after " + std::string(limit) + " waiting for server " +
+               std::to_string(server_) + " to take a send buffer (the server is gone or stuck)";
+      throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client", inter_.rank(), stuck_);
     }
     if (++polls < 200) {
       std::this_thread::yield();
@@ -97,6 +114,7 @@ void ServerChannel::flush(double& blocked_s) {
   pending_[a] = inter_.isend(buffers_[a].data(), static_cast<int>(used_[a]), MPI_BYTE, server_,
                              transport::kEventsTag);
   bytes_sent_ += static_cast<double>(used_[a]);
+  last_send_time_ = MPI_Wtime();
   if (progress_) {
     progress_->sent();
   }

@@ -29,6 +29,11 @@ class ServerChannel {
   ServerChannel(const ep::InterCommunicator& inter, int server, std::size_t capacity,
                 double timeout_s, std::function<void()> poll,
                 std::shared_ptr<ProgressThread> progress);
+  /// A send still in flight keeps its buffer: MPI may read it until the
+  /// send completes, so such a buffer is left allocated (error paths only).
+  ~ServerChannel();
+  ServerChannel(const ServerChannel&) = delete;
+  ServerChannel& operator=(const ServerChannel&) = delete;
 
   /// Room for `bytes` contiguous bytes in the active buffer; may send the
   /// active buffer and wait for the other one. bytes <= capacity.
@@ -42,6 +47,12 @@ class ServerChannel {
   void drain(double& blocked_s);
   [[nodiscard]] bool idle();
   [[nodiscard]] double bytes_sent() const noexcept { return bytes_sent_; }
+  /// MPI_Wtime of the last send (of construction before the first).
+  [[nodiscard]] double last_send_time() const noexcept { return last_send_time_; }
+  /// Bytes waiting in the active buffer.
+  [[nodiscard]] std::size_t buffered() const noexcept {
+    return used_[static_cast<std::size_t>(active_)];
+  }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
 
  private:
@@ -59,6 +70,8 @@ class ServerChannel {
   std::array<ep::Request, 2> pending_;
   int active_ = 0;
   double bytes_sent_ = 0;
+  double last_send_time_ = 0;
+  std::string stuck_;  // set once a wait timed out: the server is not waited for again
 };
 
 }  // namespace xios_lite::client

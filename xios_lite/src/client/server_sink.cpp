@@ -1,5 +1,8 @@
 // Records to the servers: each block is cut along the servers' row bands
-// and every piece becomes one data event in that server's channel.
+// and every piece becomes one data (or missing) event in that server's
+// channel. Control events (the definition, a client error, finalise or
+// abandon, heartbeats) travel in the same channels, so a server sees each
+// client's events in the order they were made.
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -21,7 +24,10 @@ class ServerSink final : public RecordSink {
       : cfg_(cfg),
         inter_(std::move(inter)),
         table_(netcdf::variable_table(cfg)),
-        timeout_s_(timeout_s) {
+        timeout_s_(timeout_s),
+        // A server hears from a live client at least this often while the
+        // client calls the library (see the receiver's silence rule).
+        heartbeat_s_(std::min(1.0, timeout_s / 8)) {
     const int servers = inter_.remote_size();
     std::shared_ptr<ProgressThread> progress =
         progress_thread ? ProgressThread::acquire() : nullptr;
@@ -34,6 +40,169 @@ class ServerSink final : public RecordSink {
 
   void put(int gvar, const netcdf::RecordTime& t, std::span<const LocalBlock> blocks,
            const double* values) override {
+    pieces(transport::EventKind::kData, gvar, t, blocks, values);
+  }
+
+  void put_missing(int gvar, const netcdf::RecordTime& t,
+                   std::span<const LocalBlock> blocks) override {
+    pieces(transport::EventKind::kMissing, gvar, t, blocks, nullptr);
+  }
+
+  void define(std::span<const int> blocks) override {
+    const std::string payload(reinterpret_cast<const char*>(blocks.data()),
+                              blocks.size() * sizeof(int));
+    for (auto& c : channels_) {
+      append_control(*c, transport::EventKind::kDefinition, payload);
+    }
+  }
+
+  void report_error(const std::string& text) override {
+    for (auto& c : channels_) {
+      append_control(*c, transport::EventKind::kClientError, text);
+    }
+  }
+
+  void step_done(std::int64_t step) override {
+    const double now = MPI_Wtime();
+    for (auto& c : channels_) {
+      // A heartbeat rides along with data, or goes alone when the channel was idle.
+      if (c->buffered() > 0 || now - c->last_send_time() > heartbeat_s_) {
+        transport::EventHeader h;
+        h.magic_kind = transport::make_magic_kind(transport::EventKind::kHeartbeat);
+        h.time = static_cast<double>(step);
+        std::memcpy(c->reserve(sizeof h, stats_.blocked_s), &h, sizeof h);
+      }
+      c->flush(stats_.blocked_s);
+    }
+  }
+
+  void progress() override {
+    drain_error_messages();
+    for (auto& c : channels_) {
+      c->progress();
+    }
+  }
+
+  std::string take_server_error() override {
+    drain_error_messages();
+    if (server_error_.empty() || raised_) {
+      return "";
+    }
+    raised_ = true;
+    return server_error_;
+  }
+
+  Finish finish(const std::string& failure) override {
+    // Tell every server we are done (with the definition failure, if any),
+    // then wait for each acknowledgement, bounded by the timeout.
+    for (auto& c : channels_) {
+      if (!failure.empty()) {
+        append_control(*c, transport::EventKind::kDefinitionFailed, failure);
+      }
+      append_control(*c, transport::EventKind::kFinalise, "");
+    }
+    for (auto& c : channels_) {
+      c->drain(stats_.blocked_s);
+    }
+    // A server gives up on a silent client `timeout` after that client's
+    // last message: waiting longer here lets its verdict, which names the
+    // client, arrive instead of a bare timeout.
+    const double ack_timeout_s = 1.5 * timeout_s_ + 1.0;
+    Finish out;
+    out.reports.resize(channels_.size());
+    std::vector<bool> acked(channels_.size(), false);
+    const double t0 = MPI_Wtime();
+    std::size_t missing = channels_.size();
+    auto sleep = std::chrono::microseconds(1);
+    while (missing > 0) {
+      drain_error_messages();
+      if (std::optional<ep::Message> m = inter_.improbe(ep::kAnySource, transport::kAckTag)) {
+        const int s = m->status().source;
+        std::vector<std::byte> buf(m->status().bytes);
+        ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *m);
+        transport::FinaliseAck ack;
+        std::memcpy(&ack, buf.data(), sizeof ack);
+        ServerReport& r = out.reports[static_cast<std::size_t>(s)];
+        r = transport::report_of(ack);
+        r.server = s;  // the server's rank as this client numbers it
+        std::size_t at = sizeof ack;
+        for (int g = 0; g < ack.gone && at + sizeof(int) <= buf.size(); ++g, at += sizeof(int)) {
+          int rank = 0;
+          std::memcpy(&rank, buf.data() + at, sizeof rank);
+          out.gone.push_back(rank);
+        }
+        if (ack.failed != 0 && out.error.empty()) {
+          out.error = "server " + std::to_string(s) + " reported: " +
+                      std::string(reinterpret_cast<const char*>(buf.data() + at), buf.size() - at);
+        }
+        acked[static_cast<std::size_t>(s)] = true;
+        --missing;
+        continue;
+      }
+      if (MPI_Wtime() - t0 > ack_timeout_s) {
+        std::string which;
+        for (std::size_t s = 0; s < acked.size(); ++s) {
+          if (!acked[s]) {
+            which += (which.empty() ? "" : ", ") + std::to_string(s);
+          }
+        }
+        // The intercommunicator stays allocated (see abandon()).
+        throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client::finalise", inter_rank_,
+                        "timed out after " + seconds(ack_timeout_s) + " waiting for servers [" +
+                            which + "] to acknowledge (" + std::to_string(missing) + " of " +
+                            std::to_string(acked.size()) + " servers)");
+      }
+      std::this_thread::sleep_for(sleep);
+      sleep = std::min(sleep * 2, std::chrono::microseconds(1000));
+    }
+    drain_error_messages();
+    if (out.error.empty() && !server_error_.empty()) {
+      out.error = server_error_;
+    }
+    // Every server acknowledged: nothing more comes on it (the error
+    // channel's messages were sent before the acknowledgements, in order).
+    inter_.free();
+    return out;
+  }
+
+  void abandon(const std::string& why) noexcept override {
+    try {
+      for (auto& c : channels_) {
+        append_control(*c, transport::EventKind::kAbandon, why);
+      }
+      for (auto& c : channels_) {
+        c->drain(stats_.blocked_s);
+      }
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): a server gone as well
+    }
+    // The intercommunicator stays allocated: the servers may still send to
+    // this client (their error channel), and a freed communicator's id,
+    // reused by a new one, would receive those messages.
+  }
+
+  [[nodiscard]] ClientStats stats() const override {
+    ClientStats s = stats_;
+    for (const auto& c : channels_) {
+      s.bytes_sent += c->bytes_sent();
+    }
+    return s;
+  }
+
+ private:
+  static std::string seconds(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", s);
+    return text;
+  }
+
+  // One event per (block, server band) piece of a record: data with its
+  // values, or missing without. A server endpoint whose band is empty (a
+  // domain with fewer rows than server endpoints) gets an empty data event
+  // for every record from the client holding the domain's first point, so
+  // that a server process without rows still takes part in the collective
+  // writes of a one_file file.
+  void pieces(transport::EventKind kind, int gvar, const netcdf::RecordTime& t,
+              std::span<const LocalBlock> blocks, const double* values) {
     const VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
     const OutputVariable& v = cfg_.files[static_cast<std::size_t>(slot.file)]
                                   .variables[static_cast<std::size_t>(slot.pos)];
@@ -49,18 +218,19 @@ class ServerSink final : public RecordSink {
       }
       for (int s = 0; s < servers; ++s) {
         const netcdf::RowRange band = transport::band_of(nj_glo, s, servers);
-        const int j0 = std::max(b.jbegin, band.jbegin);
-        const int j1 = std::min(b.jbegin + b.nj, band.jbegin + band.nj);
-        if (j0 >= j1) {
+        const bool marker = band.nj == 0 && b.ibegin == 0 && b.jbegin == 0;
+        const int j0 = marker ? band.jbegin : std::max(b.jbegin, band.jbegin);
+        const int j1 = marker ? band.jbegin : std::min(b.jbegin + b.nj, band.jbegin + band.nj);
+        if (j0 >= j1 && !marker) {
           continue;
         }
         transport::EventHeader h;
-        h.magic_kind = transport::make_magic_kind(transport::EventKind::kData);
+        h.magic_kind = transport::make_magic_kind(marker ? transport::EventKind::kData : kind);
         h.var = static_cast<std::uint16_t>(gvar);
         h.record = static_cast<std::uint32_t>(t.record);
         h.nk = lb.nk;
         h.ibegin = b.ibegin;
-        h.ni = b.ni;
+        h.ni = marker ? 0 : b.ni;
         h.jbegin = j0;
         h.nj = j1 - j0;
         h.time = t.time;
@@ -70,6 +240,9 @@ class ServerSink final : public RecordSink {
             channels_[static_cast<std::size_t>(s)]->reserve(h.wire_bytes(), stats_.blocked_s);
         std::memcpy(out, &h, sizeof h);
         out += sizeof h;
+        if (kind != transport::EventKind::kData || marker) {
+          continue;
+        }
         const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);
         for (int k = 0; k < lb.nk; ++k) {
           for (int j = j0; j < j1; ++j) {
@@ -85,94 +258,6 @@ class ServerSink final : public RecordSink {
     }
   }
 
-  void step_done() override {
-    for (auto& c : channels_) {
-      c->flush(stats_.blocked_s);
-    }
-  }
-
-  void progress() override {
-    poll_errors();
-    for (auto& c : channels_) {
-      c->progress();
-    }
-  }
-
-  std::vector<ServerReport> finish(const std::string& failure) override {
-    // Tell every server we are done (with the definition failure, if any),
-    // then wait for each acknowledgement, bounded by the timeout.
-    for (std::size_t s = 0; s < channels_.size(); ++s) {
-      if (!failure.empty()) {
-        append_control(*channels_[s], transport::EventKind::kDefinition, failure);
-      }
-      append_control(*channels_[s], transport::EventKind::kFinalise, "");
-    }
-    reporting_ = false;  // errors are collected from the acknowledgements now
-    for (auto& c : channels_) {
-      c->drain(stats_.blocked_s);
-    }
-    std::vector<ServerReport> reports(channels_.size());
-    std::vector<bool> acked(channels_.size(), false);
-    std::string errors;
-    const double t0 = MPI_Wtime();
-    std::size_t missing = channels_.size();
-    auto sleep = std::chrono::microseconds(1);
-    while (missing > 0) {
-      drain_error_messages();
-      if (std::optional<ep::Message> m = inter_.improbe(ep::kAnySource, transport::kAckTag)) {
-        const int s = m->status().source;
-        std::vector<std::byte> buf(m->status().bytes);
-        ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *m);
-        transport::FinaliseAck ack;
-        std::memcpy(&ack, buf.data(), sizeof ack);
-        ServerReport& r = reports[static_cast<std::size_t>(s)];
-        r = transport::report_of(ack);
-        r.server = s;  // the server's rank as this client numbers it
-        if (ack.failed != 0 && errors.empty()) {
-          errors = "server " + std::to_string(s) + " reported: " +
-                   std::string(reinterpret_cast<const char*>(buf.data() + sizeof ack),
-                               buf.size() - sizeof ack);
-        }
-        acked[static_cast<std::size_t>(s)] = true;
-        --missing;
-        continue;
-      }
-      if (MPI_Wtime() - t0 > timeout_s_) {
-        std::string which;
-        for (std::size_t s = 0; s < acked.size(); ++s) {
-          if (!acked[s]) {
-            which += (which.empty() ? "" : ", ") + std::to_string(s);
-          }
-        }
-        throw ep::Error(ep::ErrorKind::kRequest, "xios_lite::Client::finalise", inter_.rank(),
-                        "timed out after " + std::to_string(timeout_s_) +
-                            " s waiting for servers [" + which + "] to acknowledge (" +
-                            std::to_string(missing) + " of " + std::to_string(acked.size()) +
-                            " servers)");
-      }
-      std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(1000));
-    }
-    drain_error_messages();
-    inter_.free();
-    if (!errors.empty() && failure.empty()) {
-      throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::Client::finalise", rank_for_errors(),
-                      errors);
-    }
-    return reports;
-  }
-
-  [[nodiscard]] ClientStats stats() const override {
-    ClientStats s = stats_;
-    for (const auto& c : channels_) {
-      s.bytes_sent += c->bytes_sent();
-    }
-    return s;
-  }
-
- private:
-  [[nodiscard]] int rank_for_errors() const { return inter_.rank(); }
-
   void append_control(ServerChannel& c, transport::EventKind kind, const std::string& text) {
     transport::EventHeader h;
     h.magic_kind = transport::make_magic_kind(kind);
@@ -182,36 +267,33 @@ class ServerSink final : public RecordSink {
     std::memcpy(out + sizeof h, text.data(), text.size());
   }
 
-  // Receives pending error texts; the first one is kept.
-  void drain_error_messages() {
-    while (std::optional<ep::Message> m = inter_.improbe(ep::kAnySource, transport::kErrorTag)) {
-      const int s = m->status().source;
-      std::string text(m->status().bytes, '\0');
-      ep::mrecv(text.data(), static_cast<int>(text.size()), MPI_CHAR, *m);
-      if (server_error_.empty()) {
-        server_error_ = "server " + std::to_string(s) + " reported: " + text;
+  // Receives pending error texts; the first one is kept. Never throws (it
+  // runs inside the channels' waits).
+  void drain_error_messages() noexcept {
+    try {
+      while (std::optional<ep::Message> m = inter_.improbe(ep::kAnySource, transport::kErrorTag)) {
+        const int s = m->status().source;
+        std::string text(m->status().bytes, '\0');
+        ep::mrecv(text.data(), static_cast<int>(text.size()), MPI_CHAR, *m);
+        if (server_error_.empty()) {
+          server_error_ = "server " + std::to_string(s) + " reported: " + text;
+        }
       }
-    }
-  }
-
-  // The error channel: a server error becomes an exception at the next call.
-  void poll_errors() {
-    drain_error_messages();
-    if (reporting_ && !server_error_.empty()) {
-      throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::Client", rank_for_errors(),
-                      server_error_);
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): the wait's timeout reports
     }
   }
 
   using VariableSlot = netcdf::VariableSlot;
   const Config& cfg_;
   ep::InterCommunicator inter_;
+  int inter_rank_ = inter_.rank();
   std::vector<VariableSlot> table_;
   double timeout_s_;
+  double heartbeat_s_;
   std::vector<std::unique_ptr<ServerChannel>> channels_;
   ClientStats stats_;
   std::string server_error_;
-  bool reporting_ = true;
+  bool raised_ = false;
 };
 
 }  // namespace

@@ -1,14 +1,48 @@
-// A period (lo, hi] ends at the step whose time equals hi; a step past hi
-// (when the model skips steps) closes the periods it jumped over first, and
-// those periods produce no record (they have no samples).
 #include "temporal.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace xios_lite::client {
 
-void Accumulator::add_part(std::size_t offset, std::span<const double> part) {
+void Accumulator::add_part(std::size_t offset, std::span<const double> part,
+                           std::span<const std::uint8_t> mask) {
   double* acc = values_.data() + offset;
+  if (every_point_valid_) {
+    fold_all_valid(acc, part);
+    return;
+  }
+  std::uint32_t* count = counts_.data() + offset;
+  const bool last_only = op_ == Operation::kInstant || op_ == Operation::kOnce;
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    const double v = part[i];
+    const bool valid =
+        (mask.empty() || mask[i % mask.size()] != 0) && !(detect_ && (v == fill_ || std::isnan(v)));
+    if (last_only) {
+      // The period's value is its last sample's, missing or not.
+      acc[i] = valid ? v : fill_;
+      count[i] = valid ? 1 : 0;
+      continue;
+    }
+    if (!valid) {
+      continue;
+    }
+    if (count[i] == 0) {
+      acc[i] = v;
+    } else if (op_ == Operation::kMinimum) {
+      acc[i] = std::min(acc[i], v);
+    } else if (op_ == Operation::kMaximum) {
+      acc[i] = std::max(acc[i], v);
+    } else {  // average, accumulate
+      acc[i] += v;
+    }
+    ++count[i];
+  }
+}
+
+// Every point valid: the sample is copied (first sample, instant, once) or
+// folded in, with no per-point counts.
+void Accumulator::fold_all_valid(double* acc, std::span<const double> part) const {
   if (samples_ == 0 || op_ == Operation::kInstant || op_ == Operation::kOnce) {
     std::copy(part.begin(), part.end(), acc);
     return;
@@ -16,19 +50,13 @@ void Accumulator::add_part(std::size_t offset, std::span<const double> part) {
   switch (op_) {
     case Operation::kAverage:
     case Operation::kAccumulate:
-      for (std::size_t i = 0; i < part.size(); ++i) {
-        acc[i] += part[i];
-      }
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] += part[i];
       break;
     case Operation::kMinimum:
-      for (std::size_t i = 0; i < part.size(); ++i) {
-        acc[i] = std::min(acc[i], part[i]);
-      }
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = std::min(acc[i], part[i]);
       break;
     case Operation::kMaximum:
-      for (std::size_t i = 0; i < part.size(); ++i) {
-        acc[i] = std::max(acc[i], part[i]);
-      }
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = std::max(acc[i], part[i]);
       break;
     default:
       break;
@@ -36,43 +64,39 @@ void Accumulator::add_part(std::size_t offset, std::span<const double> part) {
 }
 
 std::span<const double> Accumulator::result() {
-  if (op_ == Operation::kAverage && samples_ > 1) {
-    const double inv = 1.0 / samples_;
-    for (double& v : values_) {
-      v *= inv;
+  if (every_point_valid_) {
+    if (samples_ == 0) {
+      std::fill(values_.begin(), values_.end(), fill_);
+    } else if (op_ == Operation::kAverage && samples_ > 1) {
+      const double inv = 1.0 / samples_;
+      for (double& v : values_) v *= inv;
+    }
+    return values_;
+  }
+  for (std::size_t i = 0; i < values_.size(); ++i) {
+    if (counts_[i] == 0) {
+      values_[i] = fill_;
+    } else if (op_ == Operation::kAverage && counts_[i] > 1) {
+      // A multiplication by the reciprocal, as a reader computing the mean of
+      // the instants usually writes it (the bits then agree).
+      values_[i] *= 1.0 / counts_[i];
     }
   }
   return values_;
 }
 
-Schedule::Schedule(const Calendar& cal, const OutputVariable& var, const FileDef& file)
-    : cal_(cal), output_(file.output_freq), once_(var.operation == Operation::kOnce) {
-  sample_every_ = std::max<std::int64_t>(1, cal.boundary(var.freq_op, 1) / cal.timestep_seconds());
+void Accumulator::reset() {
+  samples_ = 0;
+  std::fill(counts_.begin(), counts_.end(), 0U);
 }
 
-Schedule::Decision Schedule::at(std::int64_t step, std::int64_t t) {
-  Decision d;
-  if (once_) {
-    if (!once_done_) {
-      once_done_ = true;
-      d.sample = true;
-      d.period_end = true;
-      d.lo = d.hi = static_cast<double>(t);
-    }
-    return d;
+std::int64_t Periods::of_step(std::int64_t step, std::int64_t from) const {
+  const std::int64_t t = step * cal_->timestep_seconds();
+  std::int64_t k = std::max<std::int64_t>(from, 0);
+  while (cal_->boundary(output_, k + 1) < t) {
+    ++k;
   }
-  while (cal_.boundary(output_, k_) < t) {
-    ++k_;  // a period skipped over without reaching its end step
-    d.restart = true;
-  }
-  d.sample = step % sample_every_ == 0;
-  d.lo = static_cast<double>(cal_.boundary(output_, k_ - 1));
-  d.hi = static_cast<double>(cal_.boundary(output_, k_));
-  if (cal_.boundary(output_, k_) == t) {
-    d.period_end = true;
-    ++k_;
-  }
-  return d;
+  return k;
 }
 
 }  // namespace xios_lite::client

@@ -1,10 +1,10 @@
 // Temporal operations on the client: what leaves the client at each output
 // period is already reduced in time (XIOS's "online operations").
 //
-// A Schedule decides, from the step's time, whether a sample is taken
-// (freq_op) and whether the output period ends (output_freq); an
-// Accumulator folds the samples of one period into the client's values.
-// Thread safety: none; one per output variable of one client.
+// A Period tells which output period a step belongs to and when the period
+// ends; an Accumulator folds the samples of one period into the client's
+// values, point by point, skipping missing points. Thread safety: none; one
+// per output variable of one client.
 #pragma once
 
 #include <cstdint>
@@ -15,53 +15,77 @@
 
 namespace xios_lite::client {
 
+/// Folds the samples of one output period. A point is missing in a sample
+/// when its mask entry is 0 or, with detect_missing, when its value equals
+/// the fill value; missing points are left out of the operation, and a
+/// point missing in every sample of the period comes out as the fill value.
 class Accumulator {
  public:
   Accumulator() = default;
-  Accumulator(Operation op, std::size_t points) : op_(op), values_(points) {}
+  /// `masked`: some part will come with a mask. Without masks and without
+  /// detect_missing every point is valid in every sample, and the samples
+  /// are folded without per-point counts.
+  Accumulator(Operation op, std::size_t points, double fill, bool detect_missing, bool masked)
+      : op_(op),
+        fill_(fill),
+        detect_(detect_missing),
+        every_point_valid_(!detect_missing && !masked),
+        values_(points, fill),
+        counts_(every_point_valid_ ? 0 : points, 0) {}
 
-  /// Folds part of a sample: values [offset, offset + part.size()). Call
-  /// add_part for every part, then end_sample().
-  void add_part(std::size_t offset, std::span<const double> part);
+  /// Folds part of a sample: values [offset, offset + part.size()). `mask`
+  /// (empty: every point valid) repeats over the part (one entry per point
+  /// of one level). Call add_part for every part, then end_sample().
+  void add_part(std::size_t offset, std::span<const double> part,
+                std::span<const std::uint8_t> mask);
   void end_sample() { ++samples_; }
   [[nodiscard]] int samples() const noexcept { return samples_; }
 
-  /// The period's result (the average divided out), valid until reset().
+  /// The period's result (averages divided out, missing points = fill),
+  /// valid until reset().
   [[nodiscard]] std::span<const double> result();
-  void reset() { samples_ = 0; }
+  /// Starts a new period.
+  void reset();
 
  private:
+  void fold_all_valid(double* acc, std::span<const double> part) const;
+
   Operation op_ = Operation::kInstant;
+  double fill_ = 0;
+  bool detect_ = false;
+  bool every_point_valid_ = true;
   std::vector<double> values_;
+  std::vector<std::uint32_t> counts_;  // valid samples per point in this period
   int samples_ = 0;
-  bool finished_ = false;
 };
 
-/// When an output variable samples and when its periods end.
-class Schedule {
+/// The output periods of a file: period k (k = 0, 1, ...) covers the times
+/// (boundary(output_freq, k), boundary(output_freq, k + 1)], and step s
+/// (time s x timestep) belongs to the period holding its time. A period
+/// ends with its last step, the step s with s x timestep <= its end <
+/// (s + 1) x timestep. Thread-safe (const).
+class Periods {
  public:
-  Schedule(const Calendar& cal, const OutputVariable& var, const FileDef& file);
+  Periods(const Calendar& cal, const Frequency& output) : cal_(&cal), output_(output) {}
 
-  struct Decision {
-    bool sample = false;      ///< fold this step's values in
-    bool period_end = false;  ///< after folding, the period is complete
-    bool restart = false;     ///< earlier samples belong to a period skipped over: drop them
-    double lo = 0, hi = 0;    ///< the period, in seconds since the start
-  };
-  /// For a step at time `t` (seconds since the start). Steps come in increasing order.
-  Decision at(std::int64_t step, std::int64_t t);
-  /// The next record number (records are numbered as they are completed).
-  int take_record() { return records_++; }
-  [[nodiscard]] bool once() const noexcept { return once_; }
+  /// The period holding step `step` (>= 1), searched from `from` (a period
+  /// at or before it).
+  [[nodiscard]] std::int64_t of_step(std::int64_t step, std::int64_t from = 0) const;
+  /// The last step of period k.
+  [[nodiscard]] std::int64_t last_step(std::int64_t k) const {
+    return cal_->boundary(output_, k + 1) / cal_->timestep_seconds();
+  }
+  /// Start and end of period k, in seconds since the calendar start.
+  [[nodiscard]] double lo(std::int64_t k) const {
+    return static_cast<double>(cal_->boundary(output_, k));
+  }
+  [[nodiscard]] double hi(std::int64_t k) const {
+    return static_cast<double>(cal_->boundary(output_, k + 1));
+  }
 
  private:
-  const Calendar& cal_;
+  const Calendar* cal_;
   Frequency output_;
-  std::int64_t sample_every_ = 1;  // steps
-  std::int64_t k_ = 1;             // the current period ends at boundary(output_, k_)
-  int records_ = 0;
-  bool once_ = false;
-  bool once_done_ = false;
 };
 
 }  // namespace xios_lite::client

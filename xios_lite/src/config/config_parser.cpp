@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -44,6 +45,9 @@ struct InheritedField {
   std::optional<Operation> operation;
   std::optional<Frequency> freq_op;
   std::optional<double> default_value;
+  std::optional<bool> detect_missing_value;
+  std::optional<int> prec;
+  std::optional<double> chunking_blocksize_target;
   pugi::xml_node grid_node;  // where grid_ref was set (for messages)
 };
 
@@ -203,8 +207,9 @@ class Parser {
   }
 
   void parse_domain(const pugi::xml_node& n) {
-    src_.check_attributes(n, {"id", "ni_glo", "nj_glo", "lon_start", "lon_end", "lat_start",
-                              "lat_end", "lon_values", "lat_values"});
+    src_.check_attributes(
+        n, {"id", "ni_glo", "nj_glo", "lon_start", "lon_end", "lat_start", "lat_end", "lon_values",
+            "lat_values", "mask", "bounds_lon", "bounds_lat"});
     DomainDef d;
     d.id = src_.required(n, "id");
     unique_id(domain_ids_, n, d.id);
@@ -230,6 +235,28 @@ class Parser {
       if (lat < -90.0 || lat > 90.0) {
         src_.fail(n, n.attribute("lat_values") ? "lat_values" : "lat_start",
                   "latitude " + std::to_string(lat) + " out of range [-90, 90]");
+      }
+    }
+    if (n.attribute("bounds_lon")) {
+      d.bounds_lon = src_.reals(n, "bounds_lon", 2 * static_cast<std::size_t>(d.ni_glo));
+    }
+    if (n.attribute("bounds_lat")) {
+      d.bounds_lat = src_.reals(n, "bounds_lat", 2 * static_cast<std::size_t>(d.nj_glo));
+      for (double lat : d.bounds_lat) {
+        if (lat < -90.0 || lat > 90.0) {
+          src_.fail(n, "bounds_lat", "latitude " + std::to_string(lat) + " out of range [-90, 90]");
+        }
+      }
+    }
+    if (n.attribute("mask")) {
+      const std::size_t points = static_cast<std::size_t>(d.ni_glo) * d.nj_glo;
+      for (const double v : src_.reals(n, "mask", points)) {
+        if (v != 0.0 && v != 1.0) {
+          char text[32];
+          std::snprintf(text, sizeof text, "%g", v);
+          src_.fail(n, "mask", "value " + std::string(text) + " out of range (0 masked, 1 valid)");
+        }
+        d.mask.push_back(v != 0.0 ? 1 : 0);
       }
     }
     cfg_.domains.push_back(std::move(d));
@@ -320,12 +347,36 @@ class Parser {
     if (n.attribute("default_value")) {
       inh.default_value = src_.real(n, "default_value");
     }
+    if (n.attribute("detect_missing_value")) {
+      inh.detect_missing_value = src_.boolean(n, "detect_missing_value");
+    }
+    if (n.attribute("prec")) {
+      inh.prec = static_cast<int>(src_.integer(n, "prec", 2, 8));
+      if (*inh.prec != 4 && *inh.prec != 8) {
+        src_.fail(n, "prec",
+                  "value " + std::to_string(*inh.prec) + " out of range (4: float, 8: double)");
+      }
+    }
+    if (n.attribute("chunking_blocksize_target")) {
+      inh.chunking_blocksize_target = chunk_target(n);
+    }
     return inh;
   }
 
+  // MiB, positive and below HDF5's 4 GiB chunk limit.
+  [[nodiscard]] double chunk_target(const pugi::xml_node& n) const {
+    const double mib = src_.real(n, "chunking_blocksize_target");
+    if (mib <= 0 || mib >= 4096) {
+      src_.fail(n, "chunking_blocksize_target",
+                "value out of range (0, 4096) MiB (HDF5 chunks stay below 4 GiB)");
+    }
+    return mib;
+  }
+
   void parse_field_group(const pugi::xml_node& g, const InheritedField& parent) {
-    src_.check_attributes(g, {"id", "units", "standard_name", "long_name", "grid_ref", "operation",
-                              "freq_op", "default_value"});
+    src_.check_attributes(
+        g, {"id", "units", "standard_name", "long_name", "grid_ref", "operation", "freq_op",
+            "default_value", "detect_missing_value", "prec", "chunking_blocksize_target"});
     src_.check_children(g, {"field", "field_group"});
     if (g.attribute("id")) {
       unique_id(field_ids_, g, g.attribute("id").value());
@@ -341,8 +392,9 @@ class Parser {
   }
 
   void parse_field(const pugi::xml_node& n, const InheritedField& parent) {
-    src_.check_attributes(n, {"id", "name", "units", "standard_name", "long_name", "grid_ref",
-                              "operation", "freq_op", "default_value"});
+    src_.check_attributes(
+        n, {"id", "name", "units", "standard_name", "long_name", "grid_ref", "operation", "freq_op",
+            "default_value", "detect_missing_value", "prec", "chunking_blocksize_target"});
     FieldDef f;
     f.id = src_.required(n, "id");
     unique_id(field_ids_, n, f.id);
@@ -360,12 +412,15 @@ class Parser {
     if (inh.default_value) {
       f.default_value = *inh.default_value;
     }
+    f.detect_missing_value = inh.detect_missing_value.value_or(false);
+    f.prec = inh.prec.value_or(8);
+    f.chunking_blocksize_target = inh.chunking_blocksize_target.value_or(0);
     cfg_.fields.push_back(std::move(f));
   }
 
   void parse_file(const pugi::xml_node& n) {
     src_.check_attributes(n, {"id", "name", "description", "output_freq", "split_freq", "sync_freq",
-                              "compression_level", "type", "enabled"});
+                              "compression_level", "type", "enabled", "chunking_blocksize_target"});
     src_.check_children(n, {"field"});
     if (n.attribute("enabled") && !n.attribute("enabled").as_bool(true)) {
       return;
@@ -399,6 +454,9 @@ class Parser {
     multiple_of_output("sync_freq", f.sync_freq);
     if (n.attribute("compression_level")) {
       f.compression_level = static_cast<int>(src_.integer(n, "compression_level", 0, 9));
+    }
+    if (n.attribute("chunking_blocksize_target")) {
+      f.chunking_blocksize_target = chunk_target(n);
     }
     if (n.attribute("type")) {
       const std::string t = n.attribute("type").value();

@@ -103,6 +103,14 @@ class XmlSource {
     return v;
   }
 
+  [[nodiscard]] bool boolean(const pugi::xml_node& node, const char* attr) const {
+    const std::string text = required(node, attr);
+    if (text != "true" && text != "false") {
+      fail(node, attr, "value '" + text + "' out of range (expected true or false)");
+    }
+    return text == "true";
+  }
+
   [[nodiscard]] double real(const pugi::xml_node& node, const char* attr) const {
     const std::string text = required(node, attr);
     char* end = nullptr;

@@ -1,15 +1,20 @@
-// CF-1.8 NetCDF-4 files: dimensions and coordinates per domain and axis, a
-// time axis in "seconds since <start>" with the calendar, time_bounds and
-// cell_methods, _FillValue, deflate+shuffle and one-record chunks.
+// CF-1.8 NetCDF-4 files: dimensions and coordinates per domain and axis
+// (with cell bounds when given), a time axis in "seconds since <start>" with
+// the calendar, time_bounds and cell_methods, _FillValue and missing_value,
+// double or float variables (prec), deflate+shuffle and chunks of a target
+// size (chunking.hpp).
 #include "nc_file.hpp"
 
 #include <netcdf.h>
 #include <netcdf_par.h>
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <map>
 
+#include "chunking.hpp"
 #include "ep/error.hpp"
 
 namespace xios_lite::netcdf {
@@ -94,12 +99,16 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
       axis_dims.emplace(g.axis, -1);
     }
   }
+  int nvertex_dim = -1;  // "nvertex" (2), made for the first domain with bounds
   for (auto& [d, dims] : domain_dims) {
     const DomainDef& dom = cfg.domains[static_cast<std::size_t>(d)];
     const std::string suffix = used_domains > 1 ? "_" + dom.id : "";
     const std::string lat = "lat" + suffix;
     const std::string lon = "lon" + suffix;
     const RowRange r = rows_.at(static_cast<std::size_t>(d));
+    if (r.nj == 0) {
+      continue;  // this process holds no row of the domain: its variables are left out
+    }
     check(nc_def_dim(ncid_, lat.c_str(), static_cast<size_t>(r.nj), &dims.first), "nc_def_dim",
           lat);
     check(nc_def_dim(ncid_, lon.c_str(), static_cast<size_t>(dom.ni_glo), &dims.second),
@@ -120,6 +129,26 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
     check(nc_put_att_int(ncid_, NC_GLOBAL, ("DOMAIN_" + dom.id + "_jbegin").c_str(), NC_INT, 1,
                          &first),
           "nc_put_att_int", lat);
+    // CF cell bounds: bounds_lat(lat, nvertex), bounds_lon(lon, nvertex).
+    int lat_bounds = -1;
+    int lon_bounds = -1;
+    if ((!dom.bounds_lat.empty() || !dom.bounds_lon.empty()) && nvertex_dim < 0) {
+      check(nc_def_dim(ncid_, "nvertex", 2, &nvertex_dim), "nc_def_dim", "nvertex");
+    }
+    const auto def_bounds = [&](const std::string& coord, int coord_var, int coord_dim) {
+      const std::string name = "bounds_" + coord;
+      const int dims2[2] = {coord_dim, nvertex_dim};
+      int id = -1;
+      check(nc_def_var(ncid_, name.c_str(), NC_DOUBLE, 2, dims2, &id), "nc_def_var", name);
+      put_text(coord_var, "bounds", name, coord);
+      return id;
+    };
+    if (!dom.bounds_lat.empty()) {
+      lat_bounds = def_bounds(lat, lat_var, dims.first);
+    }
+    if (!dom.bounds_lon.empty()) {
+      lon_bounds = def_bounds(lon, lon_var, dims.second);
+    }
     // Coordinate values are written by every rank of a parallel file (the
     // same values), which NetCDF allows in independent or collective mode.
     check(nc_enddef(ncid_), "nc_enddef", lat);
@@ -134,6 +163,24 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
     const size_t lon_count = static_cast<size_t>(dom.ni_glo);
     check(nc_put_vara_double(ncid_, lon_var, &lat_start, &lon_count, dom.lon.data()),
           "nc_put_vara_double", lon);
+    const size_t bounds_start[2] = {0, 0};
+    if (lat_bounds >= 0) {
+      if (parallel_) {
+        check(nc_var_par_access(ncid_, lat_bounds, NC_COLLECTIVE), "nc_var_par_access", lat);
+      }
+      const size_t count[2] = {lat_count, 2};
+      check(nc_put_vara_double(ncid_, lat_bounds, bounds_start, count,
+                               dom.bounds_lat.data() + 2 * static_cast<std::size_t>(r.jbegin)),
+            "nc_put_vara_double", "bounds_" + lat);
+    }
+    if (lon_bounds >= 0) {
+      if (parallel_) {
+        check(nc_var_par_access(ncid_, lon_bounds, NC_COLLECTIVE), "nc_var_par_access", lon);
+      }
+      const size_t count[2] = {lon_count, 2};
+      check(nc_put_vara_double(ncid_, lon_bounds, bounds_start, count, dom.bounds_lon.data()),
+            "nc_put_vara_double", "bounds_" + lon);
+    }
     check(nc_redef(ncid_), "nc_redef", lat);
   }
   for (auto& [a, dim] : axis_dims) {
@@ -163,6 +210,19 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
     const FieldDef& f = cfg.fields[static_cast<std::size_t>(v.field)];
     const GridDef& g = cfg.grids[static_cast<std::size_t>(f.grid)];
     const DomainDef& dom = cfg.domains[static_cast<std::size_t>(g.domain)];
+    const RowRange rows = rows_.at(static_cast<std::size_t>(g.domain));
+    if (rows.nj == 0) {
+      var_ids_.push_back(-1);  // no row of its domain here: written by the other processes
+      continue;
+    }
+    const std::uint64_t levels =
+        g.axis >= 0 ? static_cast<std::uint64_t>(cfg.axes[static_cast<std::size_t>(g.axis)].n_glo)
+                    : 1;
+    const double target_mib = f.chunking_blocksize_target > 0 ? f.chunking_blocksize_target
+                                                              : fd.chunking_blocksize_target;
+    const std::array<std::uint64_t, 3> box = chunk_extents(
+        {levels, static_cast<std::uint64_t>(rows.nj), static_cast<std::uint64_t>(dom.ni_glo)},
+        static_cast<std::uint64_t>(f.prec), target_mib * 1024.0 * 1024.0);
     std::vector<int> dims;
     std::vector<size_t> chunks;
     if (v.operation != Operation::kOnce) {
@@ -171,23 +231,33 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
     }
     if (g.axis >= 0) {
       dims.push_back(axis_dims.at(g.axis));
-      chunks.push_back(static_cast<size_t>(cfg.axes[static_cast<std::size_t>(g.axis)].n_glo));
+      chunks.push_back(static_cast<size_t>(box[0]));
     }
     dims.push_back(domain_dims.at(g.domain).first);
     dims.push_back(domain_dims.at(g.domain).second);
-    chunks.push_back(
-        static_cast<size_t>(std::max(1, rows_.at(static_cast<std::size_t>(g.domain)).nj)));
-    chunks.push_back(static_cast<size_t>(dom.ni_glo));
+    chunks.push_back(static_cast<size_t>(box[1]));
+    chunks.push_back(static_cast<size_t>(box[2]));
+    const nc_type type = f.prec == 4 ? NC_FLOAT : NC_DOUBLE;
     int id = -1;
-    check(nc_def_var(ncid_, v.name.c_str(), NC_DOUBLE, static_cast<int>(dims.size()), dims.data(),
-                     &id),
+    check(nc_def_var(ncid_, v.name.c_str(), type, static_cast<int>(dims.size()), dims.data(), &id),
           "nc_def_var", v.name);
     check(nc_def_var_chunking(ncid_, id, NC_CHUNKED, chunks.data()), "nc_def_var_chunking", v.name);
     if (fd.compression_level > 0) {
       check(nc_def_var_deflate(ncid_, id, 1, 1, fd.compression_level), "nc_def_var_deflate",
             v.name);
     }
-    check(nc_def_var_fill(ncid_, id, 0, &f.default_value), "nc_def_var_fill", v.name);
+    // CF: missing points hold _FillValue; missing_value says the same to
+    // readers that look for it. Both in the variable's type.
+    if (type == NC_FLOAT) {
+      const auto fill = static_cast<float>(f.default_value);
+      check(nc_def_var_fill(ncid_, id, 0, &fill), "nc_def_var_fill", v.name);
+      check(nc_put_att_float(ncid_, id, "missing_value", NC_FLOAT, 1, &fill), "nc_put_att_float",
+            v.name);
+    } else {
+      check(nc_def_var_fill(ncid_, id, 0, &f.default_value), "nc_def_var_fill", v.name);
+      check(nc_put_att_double(ncid_, id, "missing_value", NC_DOUBLE, 1, &f.default_value),
+            "nc_put_att_double", v.name);
+    }
     if (!f.standard_name.empty()) {
       put_text(id, "standard_name", f.standard_name, v.name);
     }
@@ -205,7 +275,9 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
   if (parallel_) {
     // Records extend the unlimited dimension, which parallel HDF5 only allows collectively.
     for (int id : var_ids_) {
-      check(nc_var_par_access(ncid_, id, NC_COLLECTIVE), "nc_var_par_access", "");
+      if (id >= 0) {
+        check(nc_var_par_access(ncid_, id, NC_COLLECTIVE), "nc_var_par_access", "");
+      }
     }
     if (time_var_ >= 0) {
       check(nc_var_par_access(ncid_, time_var_, NC_COLLECTIVE), "nc_var_par_access", "time");
@@ -243,6 +315,9 @@ void NcFile::write_block(int var, int record, int jbegin, int nj, int ibegin, in
                          const double* data) {
   const FileDef& fd = cfg_->files[static_cast<std::size_t>(file_)];
   const OutputVariable& v = fd.variables.at(static_cast<std::size_t>(var));
+  if (var_ids_.at(static_cast<std::size_t>(var)) < 0) {
+    return;  // not held by this process's file (no row of its domain)
+  }
   const GridDef& g =
       cfg_->grids[static_cast<std::size_t>(cfg_->fields[static_cast<std::size_t>(v.field)].grid)];
   const RowRange rows = rows_.at(static_cast<std::size_t>(g.domain));
@@ -268,7 +343,8 @@ void NcFile::write_block(int var, int record, int jbegin, int nj, int ibegin, in
   check(nc_put_vara_double(ncid_, var_ids_.at(static_cast<std::size_t>(var)), start.data(),
                            count.data(), empty ? &kNothing : data),
         "nc_put_vara_double", v.name);
-  bytes_written_ += empty ? 0.0 : static_cast<double>(nk) * nj * ni * sizeof(double);
+  const int prec = cfg_->fields[static_cast<std::size_t>(v.field)].prec;
+  bytes_written_ += empty ? 0.0 : static_cast<double>(nk) * nj * ni * prec;
 }
 
 void NcFile::sync() { check(nc_sync(ncid_), "nc_sync", ""); }

@@ -37,6 +37,10 @@ OutputFiles::OutputFiles(const Config& cfg, std::vector<RowRange> rows, std::str
   for (std::size_t f = 0; f < cfg.files.size(); ++f) {
     for (const auto& v : cfg.files[f].variables) {
       files_[f].timed_vars += v.operation != Operation::kOnce ? 1 : 0;
+      const int domain =
+          cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(v.field)].grid)]
+              .domain;
+      files_[f].held = files_[f].held || rows_.at(static_cast<std::size_t>(domain)).nj > 0;
     }
     files_[f].next_sync = 1;
   }
@@ -71,6 +75,20 @@ void OutputFiles::open(int file, std::int64_t split, int first_record) {
   st.split = split;
   st.first_record = first_record;
   paths_.push_back(path);
+  // A once variable belongs in every file of the split, not only the first.
+  for (const OnceRecord& once : once_) {
+    const VariableSlot slot = table_.at(static_cast<std::size_t>(once.gvar));
+    if (slot.file == file) {
+      write_blocks(st, slot.pos, 0, once.views);
+    }
+  }
+}
+
+void OutputFiles::write_blocks(FileState& st, int pos, int local_record,
+                               std::span<const BlockView> blocks) {
+  for (const BlockView& b : blocks) {
+    st.nc->write_block(pos, local_record, b.jbegin, b.nj, b.ibegin, b.ni, b.nk, b.data);
+  }
 }
 
 void OutputFiles::finish_file(FileState& st) {
@@ -85,6 +103,9 @@ void OutputFiles::write(int gvar, const RecordTime& t, std::span<const BlockView
   const FileDef& fd = cfg_.files[static_cast<std::size_t>(slot.file)];
   const OutputVariable& var = fd.variables[static_cast<std::size_t>(slot.pos)];
   FileState& st = files_[static_cast<std::size_t>(slot.file)];
+  if (!st.held) {
+    return;  // a process holding no row of the file's domains writes no file
+  }
   const bool timed = var.operation != Operation::kOnce;
   if (timed) {
     std::int64_t split = 0;
@@ -104,13 +125,24 @@ void OutputFiles::write(int gvar, const RecordTime& t, std::span<const BlockView
       st.time_record = t.record;
       st.written_in_record = 0;
     }
-  } else if (!st.nc) {
-    open(slot.file, 0, 0);
+  } else {
+    if (!st.nc) {
+      open(slot.file, 0, 0);
+    }
+    if (fd.split_freq.is_set()) {
+      OnceRecord once{gvar, t, {blocks.begin(), blocks.end()}, {}};
+      once.values.reserve(once.views.size());  // the views point into them
+      for (BlockView& v : once.views) {
+        const std::size_t n = static_cast<std::size_t>(v.nk) * static_cast<std::size_t>(v.nj) *
+                              static_cast<std::size_t>(v.ni);
+        once.values.emplace_back(v.data, v.data + (v.data != nullptr ? n : 0));
+        v.data = once.values.back().data();
+      }
+      once_.push_back(std::move(once));
+    }
   }
   const int local_record = timed ? t.record - st.first_record : 0;
-  for (const BlockView& b : blocks) {
-    st.nc->write_block(slot.pos, local_record, b.jbegin, b.nj, b.ibegin, b.ni, b.nk, b.data);
-  }
+  write_blocks(st, slot.pos, local_record, blocks);
   if (timed && ++st.written_in_record == st.timed_vars && fd.sync_freq.is_set()) {
     // The record is complete: sync once its end passed the next sync boundary.
     const auto hi = static_cast<std::int64_t>(t.hi);

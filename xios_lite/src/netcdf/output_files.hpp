@@ -4,8 +4,9 @@
 //
 // Records must come in the canonical order of each file: record by record,
 // and within a record the file's variables in configuration order (`once`
-// variables only in record 0). The server's writer thread restores that
-// order from whatever arrives; synchronous clients produce it directly.
+// variables only in record 0; every later split file gets them again when
+// it is opened). The server's writer thread restores that order from
+// whatever arrives; synchronous clients produce it directly.
 //
 // Thread safety and collectivity as NcFile: one thread per process; with a
 // parallel communicator every call is collective over it.
@@ -83,11 +84,20 @@ class OutputFiles {
     int first_record = 0;        // global record number of local record 0
     int time_record = -1;        // last record whose time is written
     int timed_vars = 0;          // non-once variables of the file
+    bool held = false;           // some variable's domain has rows here (else no file)
     int written_in_record = 0;   // of the current record
     std::int64_t next_sync = 0;  // boundary index of sync_freq
   };
+  // A once variable's record, kept to be written into every later split file.
+  struct OnceRecord {
+    int gvar = 0;
+    RecordTime time;
+    std::vector<BlockView> views;             // their data point into `values`
+    std::vector<std::vector<double>> values;  // one copy per view
+  };
   void open(int file, std::int64_t split, int first_record);
   void finish_file(FileState& st);
+  void write_blocks(FileState& st, int pos, int local_record, std::span<const BlockView> blocks);
 
   const Config& cfg_;
   std::vector<RowRange> rows_;
@@ -96,6 +106,7 @@ class OutputFiles {
   int ep_rank_;
   std::vector<VariableSlot> table_;
   std::vector<FileState> files_;
+  std::vector<OnceRecord> once_;  // in the order written
   std::vector<std::string> paths_;
   double bytes_written_ = 0;
 };

@@ -1,7 +1,18 @@
 // One receiving endpoint of a server process. It takes event buffers from
 // any client, places their data in the process's RecordAssembly, follows the
-// control events (a failed definition, a client's finalise) and carries the
-// error channel: the writer's first error is sent to every client at once.
+// control events (the definition, a client's error, finalise, a client
+// leaving) and carries the error channel: the first problem it sees (a
+// write error, a client's error, a client gone) is sent to every client at
+// once.
+//
+// It stops when no client is running any more: each one finalised, left
+// without finalise (its Client was destroyed: it said so), or is gone. A
+// client is gone when nothing came from it for `timeout_s` while others
+// went on talking after its last message: the clock of a client starts at
+// its last message, and it counts only once another client shows that the
+// run goes on (a live client calling the library sends at least a
+// heartbeat every second or so). A pause of the whole model (all clients
+// computing) starts no clock.
 //
 // Thread safety: a Receiver belongs to one thread (its endpoint's); the
 // assembly and the writer it shares are thread-safe.
@@ -18,16 +29,18 @@
 namespace xios_lite::server {
 
 struct ReceiverOutcome {
-  ServerReport stats;            ///< busy_s, idle_s and bytes_received of this endpoint
-  int unfinished = 0;            ///< clients that had not finalised when the loop ended
-  std::string definition_error;  ///< the clients' definition failure, as they sent it
-  std::string failure;           ///< a timeout or a corrupt event ("" when none)
+  ServerReport stats;              ///< busy_s, idle_s and bytes_received of this endpoint
+  std::vector<int> finalised;      ///< clients that finalised (they wait for an acknowledgement)
+  std::vector<int> left;           ///< clients that left without finalise
+  std::vector<int> gone;           ///< clients this endpoint stopped waiting for
+  std::string definition_error;    ///< the clients' definition failure, as they sent it
+  std::vector<std::string> notes;  ///< client errors, leaving clients, silences: for the report
+  std::string failure;             ///< a corrupt event ("" when none)
 };
 
-/// Receives until every client of `inter` has finalised, until `timeout_s`
-/// after the first finalise (the failure names the missing clients), or up
-/// to a corrupt event. Not collective; errors sent to clients are waited for
-/// before returning.
+/// Receives until no client of `inter` is running (see above). Not
+/// collective; errors sent to clients are waited for (bounded) before
+/// returning.
 ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
                                         RecordAssembly& assembly, const WriterThread& writer,
                                         double timeout_s);

@@ -1,6 +1,7 @@
 #include "record_assembly.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace xios_lite::server {
 
@@ -9,15 +10,24 @@ RecordAssembly::RecordAssembly(const Config& cfg, const ServerProcess& process,
     : cfg_(cfg),
       table_(netcdf::variable_table(cfg)),
       rows_(process.rows(cfg)),
+      first_endpoint_(process.first_endpoint),
       writer_(writer),
       in_flight_(bytes_in_flight) {}
+
+int RecordAssembly::domain_of(int gvar) const {
+  const netcdf::VariableSlot& v = table_[static_cast<std::size_t>(gvar)];
+  const OutputVariable& ov =
+      cfg_.files[static_cast<std::size_t>(v.file)].variables[static_cast<std::size_t>(v.pos)];
+  return cfg_.grids[static_cast<std::size_t>(cfg_.fields[static_cast<std::size_t>(ov.field)].grid)]
+      .domain;
+}
 
 std::unique_ptr<RecordBuffer> RecordAssembly::make_record(const transport::EventHeader& h) const {
   const netcdf::VariableSlot& v = table_[h.var];
   const OutputVariable& ov =
       cfg_.files[static_cast<std::size_t>(v.file)].variables[static_cast<std::size_t>(v.pos)];
   const FieldDef& f = cfg_.fields[static_cast<std::size_t>(ov.field)];
-  const auto domain = static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
+  const auto domain = static_cast<std::size_t>(domain_of(h.var));
   auto record = std::make_unique<RecordBuffer>();
   record->gvar = static_cast<int>(h.var);
   record->time = {static_cast<int>(h.record), h.time, h.bound_lo, h.bound_hi};
@@ -30,9 +40,54 @@ std::unique_ptr<RecordBuffer> RecordAssembly::make_record(const transport::Event
   return record;
 }
 
-bool RecordAssembly::place(const transport::EventHeader& h, const std::byte* payload) {
+bool RecordAssembly::define(int client, std::span<const int> layout) {
+  std::vector<std::size_t> points(cfg_.domains.size(), 0);
+  if (layout.empty() || layout[0] < 0 || static_cast<std::size_t>(layout[0]) >= layout.size()) {
+    return false;
+  }
+  std::string ranks;
+  for (int r = 1; r <= layout[0]; ++r) {
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(layout[static_cast<std::size_t>(r)]);
+  }
+  std::size_t at = static_cast<std::size_t>(layout[0]) + 1;
+  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+    if (at >= layout.size() || layout[at] < 0) {
+      return false;
+    }
+    const auto blocks = static_cast<std::size_t>(layout[at++]);
+    if (at + 4 * blocks > layout.size()) {
+      return false;
+    }
+    const netcdf::RowRange rows = rows_[d];
+    for (std::size_t b = 0; b < blocks; ++b, at += 4) {
+      const int ni = layout[at + 1];
+      const int j0 = std::max(layout[at + 2], rows.jbegin);
+      const int j1 = std::min(layout[at + 2] + layout[at + 3], rows.jbegin + rows.nj);
+      if (j1 > j0 && ni > 0) {
+        points[d] += static_cast<std::size_t>(ni) * static_cast<std::size_t>(j1 - j0);
+      }
+    }
+  }
+  const std::lock_guard lock(mutex_);
+  expected_[client] = std::move(points);
+  ranks_[client] = ranks;
+  return true;
+}
+
+std::string RecordAssembly::ranks_of(int client) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = ranks_.find(client);
+  return it != ranks_.end() ? it->second : std::to_string(client);
+}
+
+bool RecordAssembly::place(int client, int endpoint, const transport::EventHeader& h,
+                           const std::byte* payload) {
   if (h.var >= table_.size()) {
     return false;
+  }
+  if (h.points() == 0 &&
+      (rows_[static_cast<std::size_t>(domain_of(h.var))].nj > 0 || endpoint != first_endpoint_)) {
+    return true;  // a marker for a process that holds rows (or taken by its first endpoint)
   }
   const Key key{static_cast<int>(h.var), static_cast<int>(h.record)};
   RecordBuffer* record = nullptr;
@@ -50,15 +105,27 @@ bool RecordAssembly::place(const transport::EventHeader& h, const std::byte* pay
   if (!record->holds(h)) {
     return false;
   }
-  record->copy_in(h, payload);
+  const bool data = h.kind() == transport::EventKind::kData;
+  if (data) {
+    record->copy_in(h, payload);
+  }
   std::unique_ptr<RecordBuffer> complete;
   {
     const std::lock_guard lock(mutex_);
     record->filled += h.points();
+    if (data) {
+      record->given.emplace_back(client, h.points());
+    } else if (std::find(record->missing_from.begin(), record->missing_from.end(), client) ==
+               record->missing_from.end()) {
+      record->missing_from.push_back(client);
+    }
     if (record->complete()) {
       auto it = records_.find(key);
       complete = std::move(it->second);
       records_.erase(it);
+      if (!complete->missing_from.empty()) {
+        note_incomplete(*complete);
+      }
     }
   }
   if (complete) {
@@ -67,14 +134,73 @@ bool RecordAssembly::place(const transport::EventHeader& h, const std::byte* pay
   return true;
 }
 
-std::size_t RecordAssembly::drop_incomplete() {
-  const std::lock_guard lock(mutex_);
-  const std::size_t dropped = records_.size();
-  for (const auto& [key, record] : records_) {
-    in_flight_.fetch_sub(record->bytes(), std::memory_order_relaxed);
+std::string RecordAssembly::describe_missing(const RecordBuffer& r) const {
+  std::set<int> missing(r.missing_from.begin(), r.missing_from.end());
+  const auto domain = static_cast<std::size_t>(domain_of(r.gvar));
+  std::map<int, std::size_t> given;
+  for (const auto& [client, points] : r.given) {
+    given[client] += points;
   }
-  records_.clear();
-  return dropped;
+  for (const auto& [client, points] : expected_) {
+    const std::size_t want = points[domain] * static_cast<std::size_t>(r.nk);
+    if (want > 0 && given[client] < want) {
+      missing.insert(client);
+    }
+  }
+  const netcdf::VariableSlot& slot = table_[static_cast<std::size_t>(r.gvar)];
+  const FileDef& file = cfg_.files[static_cast<std::size_t>(slot.file)];
+  std::string clients;
+  for (int c : missing) {
+    const auto it = ranks_.find(c);
+    clients +=
+        (clients.empty() ? "" : ", ") + (it != ranks_.end() ? it->second : std::to_string(c));
+  }
+  const auto seconds = static_cast<std::int64_t>(r.time.time);
+  return "file '" + file.id + "', variable '" +
+         file.variables[static_cast<std::size_t>(slot.pos)].name + "', record " +
+         std::to_string(r.time.record) + " (time " + format_date(cfg_.calendar.date_at(seconds)) +
+         "): no data from clients [" + (clients.empty() ? "?" : clients) + "]";
+}
+
+void RecordAssembly::note_incomplete(const RecordBuffer& r) {
+  if (incomplete_.size() < kKeptLines) {
+    incomplete_.push_back(describe_missing(r));
+  }
+  ++incomplete_count_;
+}
+
+std::size_t RecordAssembly::flush_incomplete() {
+  std::vector<std::unique_ptr<RecordBuffer>> left;
+  {
+    const std::lock_guard lock(mutex_);
+    for (auto& [key, record] : records_) {
+      note_incomplete(*record);
+      left.push_back(std::move(record));
+    }
+    records_.clear();
+  }
+  const std::size_t n = left.size();
+  for (auto& r : left) {
+    writer_.push(std::move(r));
+  }
+  return n;
+}
+
+std::string RecordAssembly::incomplete_report(std::size_t limit) const {
+  const std::lock_guard lock(mutex_);
+  if (incomplete_count_ == 0) {
+    return "";
+  }
+  std::string text = std::to_string(incomplete_count_) +
+                     " record(s) written with _FillValue where data is missing: ";
+  for (std::size_t i = 0; i < incomplete_.size() && i < limit; ++i) {
+    text += (i > 0 ? "; " : "") + incomplete_[i];
+  }
+  if (incomplete_count_ > limit) {
+    text += "; and " + std::to_string(incomplete_count_ - std::min(limit, incomplete_.size())) +
+            " more";
+  }
+  return text;
 }
 
 std::size_t RecordAssembly::peak_bytes() const {

@@ -2,7 +2,16 @@
 // receiving endpoints places the pieces its clients send for its rows; a
 // record spans the rows of the whole process (the union of its endpoints'
 // bands), so the writer writes it with one call, and it goes to the writer
-// once every point has arrived, whichever endpoint placed the last piece.
+// once every point has been accounted for, whichever endpoint placed the
+// last piece.
+//
+// Records are keyed by (variable, output period): pieces of different
+// periods never meet in one record. A piece is data (values) or missing
+// (the client did not send the field when it was due); a record with
+// missing points is written with _FillValue there and reported, naming the
+// file, the variable, the time and the clients. Records still incomplete
+// when the clients are done (a client gone, or finalised earlier than the
+// others) are written the same way by flush_incomplete().
 //
 // Thread safety: every member may be called by any receiving thread at once.
 // The pieces of one record cover disjoint points, so they are copied outside
@@ -16,6 +25,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -31,16 +42,34 @@ class RecordAssembly {
   RecordAssembly(const Config& cfg, const ServerProcess& process, WriterThread& writer,
                  std::atomic<std::size_t>& bytes_in_flight);
 
-  /// Copies the data event `h` (values `payload`) into its record, made on
-  /// first use and filled with the field's default_value; hands the record
-  /// to the writer once complete. Returns false, and places nothing, when
-  /// the event names no variable of the configuration or points outside
-  /// this process's rows (a corrupt or misrouted event).
-  [[nodiscard]] bool place(const transport::EventHeader& h, const std::byte* payload);
+  /// Client `client`'s definition (its kDefinition payload: the count of EP
+  /// ranks it speaks for and the ranks, then per domain a count of blocks
+  /// and ibegin ni jbegin nj per block). Returns false for a malformed one.
+  [[nodiscard]] bool define(int client, std::span<const int> layout);
 
-  /// Drops the records still incomplete (their clients finalised without
-  /// sending every piece) and returns how many there were.
-  std::size_t drop_incomplete();
+  /// The EP ranks client `client` speaks for, "2, 3" (itself before its definition).
+  [[nodiscard]] std::string ranks_of(int client) const;
+
+  /// Places the data or missing event `h` of `client` (values `payload`)
+  /// in its record, made on first use and filled with the field's
+  /// default_value; hands the record to the writer once complete. Returns
+  /// false, and places nothing, when the event names no variable of the
+  /// configuration or points outside this process's rows (a corrupt or
+  /// misrouted event).
+  /// `endpoint`: the receiving endpoint (EP rank among the servers). An
+  /// empty data event (a domain with fewer rows than server endpoints) makes
+  /// an empty record on a process without rows of the domain, once (at its
+  /// first endpoint), and is ignored elsewhere.
+  [[nodiscard]] bool place(int client, int endpoint, const transport::EventHeader& h,
+                           const std::byte* payload);
+
+  /// Hands the records still incomplete to the writer (their missing points
+  /// stay _FillValue) and returns how many there were.
+  std::size_t flush_incomplete();
+
+  /// The records written with missing points, one line each (at most
+  /// `limit`, then how many more), "" when none.
+  [[nodiscard]] std::string incomplete_report(std::size_t limit = 8) const;
 
   /// Bytes of records in flight (reassembly and write queue) at the peak.
   [[nodiscard]] std::size_t peak_bytes() const;
@@ -49,15 +78,26 @@ class RecordAssembly {
   using Key = std::pair<int, int>;  // (variable, record)
 
   [[nodiscard]] std::unique_ptr<RecordBuffer> make_record(const transport::EventHeader& h) const;
+  // Under mutex_: the line naming what `r` misses, and who.
+  [[nodiscard]] std::string describe_missing(const RecordBuffer& r) const;
+  [[nodiscard]] int domain_of(int gvar) const;
+  void note_incomplete(const RecordBuffer& r);  // under mutex_
+  static constexpr std::size_t kKeptLines = 64;
 
   const Config& cfg_;
   std::vector<netcdf::VariableSlot> table_;
   std::vector<netcdf::RowRange> rows_;  // per domain
+  int first_endpoint_;
   WriterThread& writer_;
   std::atomic<std::size_t>& in_flight_;
 
   mutable std::mutex mutex_;
   std::map<Key, std::unique_ptr<RecordBuffer>> records_;
+  // Per client, per domain: the points of this process's rows it holds.
+  std::map<int, std::vector<std::size_t>> expected_;
+  std::map<int, std::string> ranks_;     // per client: the EP ranks it speaks for
+  std::vector<std::string> incomplete_;  // the first kKeptLines lines, in the order found
+  std::size_t incomplete_count_ = 0;
   std::size_t peak_ = 0;
 };
 

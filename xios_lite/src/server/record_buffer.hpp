@@ -1,11 +1,14 @@
 // One record of one variable being reassembled on a server process: the
 // process's rows of the global field, filled piece by piece from the
-// clients' blocks. Complete when every point of those rows has arrived
-// (close_definition proved that the clients' blocks cover each point exactly
-// once). RecordAssembly counts the points filled.
+// clients' blocks. Complete when every point of those rows has been
+// accounted for, as data or as missing (close_definition proved that the
+// clients' blocks cover each point exactly once). Points that never come
+// keep the field's default_value (_FillValue). RecordAssembly counts the
+// points and who gave them.
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "netcdf/output_files.hpp"
@@ -17,10 +20,12 @@ struct RecordBuffer {
   int gvar = 0;
   netcdf::RecordTime time;
   int nk = 1;
-  netcdf::RowRange rows;     ///< this server process's rows, global indices
-  int ni = 0;                ///< the whole row (ni_glo)
-  std::vector<double> data;  ///< nk x rows.nj x ni
-  std::size_t filled = 0;
+  netcdf::RowRange rows;                           ///< this server process's rows, global indices
+  int ni = 0;                                      ///< the whole row (ni_glo)
+  std::vector<double> data;                        ///< nk x rows.nj x ni
+  std::size_t filled = 0;                          ///< points accounted for (data or missing)
+  std::vector<std::pair<int, std::size_t>> given;  ///< (client, data points) as they came
+  std::vector<int> missing_from;                   ///< clients that said their points will not come
 
   [[nodiscard]] bool complete() const noexcept { return filled == data.size(); }
   [[nodiscard]] std::size_t bytes() const noexcept { return data.size() * sizeof(double); }

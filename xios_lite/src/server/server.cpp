@@ -9,8 +9,10 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -23,6 +25,7 @@
 #include "receiver.hpp"
 #include "record_assembly.hpp"
 #include "server_process.hpp"
+#include "transport/config_check.hpp"
 #include "transport/event.hpp"
 #include "writer_thread.hpp"
 #include "xios_lite/config.hpp"
@@ -71,52 +74,74 @@ int receiving_endpoints(const World& world, const ServerOptions& options) {
 // What one receiving endpoint did, kept until the process reports.
 struct EndpointRun {
   server::ReceiverOutcome received;
-  bool abandoned = false;  // its intercommunicator or loop failed: no acknowledgements
-  std::string error;       // an exception of its own
+  std::string error;  // an exception of its own
 };
 
 // What the process decides once every endpoint has stopped receiving.
 struct ProcessEnd {
   server::WriterStats writer;
   std::size_t peak_record_bytes = 0;
-  std::string error;  // sent to every client with the acknowledgements
-  bool can_acknowledge = true;
+  std::string error;            // sent to every client with the acknowledgements
+  std::vector<int> gone;        // clients that left or are gone: not acknowledged
+  bool silent_clients = false;  // some endpoint stopped waiting for a client that may be alive
 };
 
+// Everything that went wrong, once each, most telling first.
 std::string process_error(const std::vector<EndpointRun>& runs, const std::string& writer_error,
-                          std::size_t dropped) {
+                          const std::string& incomplete) {
   for (const EndpointRun& r : runs) {
     if (!r.received.definition_error.empty()) {
       return "the clients' definition failed: " + r.received.definition_error;
     }
   }
-  if (!writer_error.empty()) {
-    return writer_error;
-  }
+  std::vector<std::string> parts;
+  const auto add = [&parts](const std::string& part) {
+    if (!part.empty() && std::find(parts.begin(), parts.end(), part) == parts.end()) {
+      parts.push_back(part);
+    }
+  };
+  add(writer_error);
   for (const EndpointRun& r : runs) {
-    if (!r.error.empty()) return r.error;
-    if (!r.received.failure.empty()) return r.received.failure;
+    add(r.error);
+    add(r.received.failure);
+    for (const std::string& note : r.received.notes) {
+      add(note);
+    }
   }
-  if (dropped > 0) {
-    return std::to_string(dropped) +
-           " records were incomplete at finalise (not every client sent them)";
+  add(incomplete);
+  std::string text;
+  for (const std::string& part : parts) {
+    text += (text.empty() ? "" : "; ") + part;
   }
-  return "";
+  return text;
 }
 
-void send_acknowledgements(const ep::InterCommunicator& inter, const ServerReport& r,
-                           const std::string& error) {
+// Acknowledges the clients that finalised (the others are gone, or left):
+// the report, the clients the server stopped waiting for, the error.
+void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector<int>& finalised,
+                           const ServerReport& r, const ProcessEnd& end, double timeout_s) {
   transport::FinaliseAck ack = transport::ack_of(r);
-  ack.failed = error.empty() ? 0 : 1;
-  std::vector<std::byte> ack_buf(sizeof ack + error.size());
+  ack.failed = end.error.empty() ? 0 : 1;
+  ack.gone = static_cast<std::int32_t>(end.gone.size());
+  std::vector<std::byte> ack_buf(sizeof ack + end.gone.size() * sizeof(int) + end.error.size());
   std::memcpy(ack_buf.data(), &ack, sizeof ack);
-  std::memcpy(ack_buf.data() + sizeof ack, error.data(), error.size());
+  std::memcpy(ack_buf.data() + sizeof ack, end.gone.data(), end.gone.size() * sizeof(int));
+  std::memcpy(ack_buf.data() + sizeof ack + end.gone.size() * sizeof(int), end.error.data(),
+              end.error.size());
   std::vector<ep::Request> acks;
-  for (int c = 0; c < inter.remote_size(); ++c) {
+  for (int c : finalised) {
     acks.push_back(inter.isend(ack_buf.data(), static_cast<int>(ack_buf.size()), MPI_BYTE, c,
                                transport::kAckTag));
   }
-  ep::wait_all(acks);
+  // A client that gave up waiting never receives its acknowledgement: bounded.
+  const double t0 = MPI_Wtime();
+  while (!ep::test_all(acks) && MPI_Wtime() - t0 < timeout_s) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  if (!ep::test_all(acks)) {
+    // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): MPI may still read it
+    (void)new std::vector<std::byte>(std::move(ack_buf));
+  }
 }
 
 }  // namespace
@@ -141,13 +166,15 @@ ServerReport run_server(const World& world, const std::string& config_path,
   server::WriterThread writer(cfg, process, shared_comm, in_flight);
   server::RecordAssembly assembly(cfg, process, writer, in_flight);
 
-  // Every endpoint receives until its clients have finalised; the last one
-  // to stop ends the writer (records then complete are written, files
-  // closed), and every endpoint acknowledges with the process's verdict.
+  // Every endpoint receives until none of its clients runs any more; the
+  // last one to stop hands the incomplete records to the writer (written
+  // with _FillValue where data is missing), ends it (files closed), and
+  // every endpoint acknowledges its finalised clients with the process's
+  // verdict.
   std::vector<EndpointRun> runs(static_cast<std::size_t>(threads));
   ProcessEnd end;
   std::barrier stopped(threads, [&]() noexcept {
-    const std::size_t dropped = assembly.drop_incomplete();
+    (void)assembly.flush_incomplete();
     try {
       end.writer = writer.finish();
     } catch (const std::exception& e) {
@@ -155,9 +182,18 @@ ServerReport run_server(const World& world, const std::string& config_path,
     }
     end.peak_record_bytes = assembly.peak_bytes();
     for (const EndpointRun& r : runs) {
-      if (r.abandoned || r.received.unfinished > 0) end.can_acknowledge = false;
+      end.silent_clients = end.silent_clients || !r.received.gone.empty();
+      for (const std::vector<int>* list : {&r.received.left, &r.received.gone}) {
+        for (int c : *list) {
+          if (std::find(end.gone.begin(), end.gone.end(), c) == end.gone.end()) {
+            end.gone.push_back(c);
+          }
+        }
+      }
     }
-    if (end.error.empty()) end.error = process_error(runs, writer.error(), dropped);
+    if (end.error.empty()) {
+      end.error = process_error(runs, writer.error(), assembly.incomplete_report());
+    }
   });
 
   const auto serve = [&](int t) {
@@ -166,26 +202,32 @@ ServerReport run_server(const World& world, const std::string& config_path,
     std::optional<ep::InterCommunicator> inter;
     try {
       inter.emplace(ep::create_intercomm(me, 0, world.world, world.client_leader, kIntercommTag));
-      run.received = server::receive_until_finalised(*inter, assembly, writer, timeout_s);
+      run.error = transport::check_same_definitions(*inter, cfg, true);
+      if (run.error.empty()) {
+        run.received = server::receive_until_finalised(*inter, assembly, writer, timeout_s);
+      }
     } catch (const std::exception& e) {
       run.error = e.what();
-      run.abandoned = true;
     }
     stopped.arrive_and_wait();
-    if (!end.can_acknowledge) {
-      return;  // some clients never finalised: no acknowledgement can be exchanged with them
-    }
     try {
-      ServerReport stats = run.received.stats;
-      stats.server = me.rank();
-      if (t == 0) {  // the process's writer reports through its first endpoint
-        stats.write_s = end.writer.write_s;
-        stats.bytes_written = end.writer.bytes_written;
-        stats.peak_record_bytes = static_cast<double>(end.peak_record_bytes);
-        stats.peak_rss_bytes = peak_rss_bytes();
+      if (inter) {
+        ServerReport stats = run.received.stats;
+        stats.server = me.rank();
+        if (t == 0) {  // the process's writer reports through its first endpoint
+          stats.write_s = end.writer.write_s;
+          stats.bytes_written = end.writer.bytes_written;
+          stats.peak_record_bytes = static_cast<double>(end.peak_record_bytes);
+          stats.peak_rss_bytes = peak_rss_bytes();
+        }
+        send_acknowledgements(*inter, run.received.finalised, stats, end, timeout_s);
+        // A client this server stopped waiting for may still send to it: the
+        // intercommunicator then stays allocated (a freed one's id, reused
+        // by a new communicator, would receive those messages).
+        if (!end.silent_clients) {
+          inter->free();
+        }
       }
-      send_acknowledgements(*inter, stats, end.error);
-      inter->free();
       me.free();
     } catch (const std::exception& e) {
       run.error = e.what();
@@ -214,12 +256,10 @@ ServerReport run_server(const World& world, const std::string& config_path,
   report.bytes_written = end.writer.bytes_written;
   report.peak_record_bytes = static_cast<double>(end.peak_record_bytes);
   report.peak_rss_bytes = peak_rss_bytes();
-  if (!end.can_acknowledge) {
-    throw ep::Error(ep::ErrorKind::kRequest, kCall, process.first_endpoint, end.error);
-  }
   for (const EndpointRun& r : runs) {
-    if (!r.error.empty())
+    if (!r.error.empty() && end.error.empty()) {
       throw ep::Error(ep::ErrorKind::kRequest, kCall, process.first_endpoint, r.error);
+    }
   }
   if (!end.error.empty()) {
     throw ep::Error(ep::ErrorKind::kArgument, kCall, process.first_endpoint, end.error);

@@ -1,7 +1,8 @@
 // How several servers split a domain: server s of S holds the rows
 // [jbegin(s), jbegin(s) + nj(s)) of every domain, the first nj_glo % S
 // servers one row more. Clients use it to route sub-blocks, servers to size
-// their records and files. Needs nj_glo >= S (checked at close_definition).
+// their records and files. With fewer rows than servers (nj_glo < S) the
+// last S - nj_glo servers hold no row (an empty band starting at nj_glo).
 #pragma once
 
 #include "netcdf/nc_file.hpp"
@@ -16,6 +17,8 @@ namespace xios_lite::transport {
 
 static_assert(band_of(10, 0, 3).nj == 4 && band_of(10, 1, 3).jbegin == 4 &&
               band_of(10, 2, 3).jbegin == 7 && band_of(10, 2, 3).nj == 3);
+static_assert(band_of(2, 1, 4).jbegin == 1 && band_of(2, 1, 4).nj == 1 &&
+              band_of(2, 3, 4).jbegin == 2 && band_of(2, 3, 4).nj == 0);
 
 /// The rows of `count` consecutive servers from `first` (a server process
 /// with several receiving endpoints): their bands are adjacent, so the union

@@ -2,29 +2,39 @@
 //
 // A client packs events back to back into a send buffer; one MPI message is
 // one buffer, so a message holds one or more events. Each event is a fixed
-// 56-byte header followed by `nk * nj * ni` doubles (data events only):
+// 56-byte header followed by its payload:
 //
 //   byte  0      4      6      8       12      16      20      24      28      32
 //         +------+------+------+-------+-------+-------+-------+-------+-------+
 //         | magic|kind  | var  |flags  |record |  nk   |ibegin |  ni   |jbegin | ...
 //         +------+------+------+-------+-------+-------+-------+-------+-------+
 //   byte 28      32             40             48             56
-//         | nj    |  time (f64)  | bound_lo f64 | bound_hi f64 | payload: nk*nj*ni f64 ...
+//         | nj    |  time (f64)  | bound_lo f64 | bound_hi f64 | payload ...
 //
 //   magic_kind (u32): bits 31..8 the magic 0x584C49 ("XLI"), bits 7..0 the kind.
 //   var (u16):  index of the output variable in the server's variable table
 //               (Config order: file by file, variable by variable).
 //   flags (u16): reserved, 0.
-//   record (u32): output record of that variable (0, 1, ...).
+//   record (u32): data and missing events: the output record of that
+//               variable, which is the index of its output period (period k
+//               covers (boundary(k), boundary(k+1)]), never a count of
+//               records sent; control events: the payload's length in bytes.
 //   nk, ibegin, ni, jbegin, nj (i32): the sub-block carried, in global indices.
-//   time, bound_lo, bound_hi (f64): seconds since the calendar start.
+//   time, bound_lo, bound_hi (f64): seconds since the calendar start; a
+//               heartbeat carries the client's current step in `time`.
+//
+// Payload by kind: kData nk*nj*ni f64 values; kMissing nothing (the points
+// of the sub-block will not come: their client did not send the field when
+// it was due); the control events a text or, for kDefinition, 4 i32 per
+// domain (ibegin ni jbegin nj of the client's block, Config order).
 //
 // Events of one client reach one server in the order they were packed (MPI
 // non-overtaking on one communicator); the server does not depend on the
 // order between clients.
 //
 // Server -> client messages are separate tags: kErrorTag (a text) and
-// kAckTag (a FinaliseAck followed by a text, empty when all went well).
+// kAckTag (a FinaliseAck, the EP ranks of the clients the server stopped
+// waiting for, then a text, empty when all went well).
 #pragma once
 
 #include <cstddef>
@@ -37,9 +47,14 @@
 namespace xios_lite::transport {
 
 enum class EventKind : std::uint8_t {
-  kData = 1,        ///< a sub-block of one record of one variable
-  kFinalise = 2,    ///< the client sends nothing more
-  kDefinition = 3,  ///< definition closed; header.record = 0 ok, 1 failed (text payload follows)
+  kData = 1,              ///< a sub-block of one record of one variable
+  kFinalise = 2,          ///< the client finalised: it sends nothing more
+  kDefinitionFailed = 3,  ///< close_definition failed on the clients (text: why)
+  kDefinition = 4,        ///< close_definition succeeded (payload: the client's blocks)
+  kMissing = 5,           ///< a sub-block of a record that will not come (no payload)
+  kClientError = 6,       ///< an error the client raised (text), for every client to hear
+  kAbandon = 7,           ///< the client left without finalise (text: why); sends nothing more
+  kHeartbeat = 8,         ///< the client is alive (time: its step); no payload
 };
 
 inline constexpr std::uint32_t kMagic = 0x584C49;  // "XLI"
@@ -66,9 +81,20 @@ struct EventHeader {
     return static_cast<std::size_t>(nk) * static_cast<std::size_t>(nj) *
            static_cast<std::size_t>(ni);
   }
-  /// Header plus payload in bytes (data events; other kinds carry `payload_bytes` in record).
+  /// Whether the event names a sub-block of a record (data or missing).
+  [[nodiscard]] constexpr bool is_piece() const noexcept {
+    return kind() == EventKind::kData || kind() == EventKind::kMissing;
+  }
+  /// Payload bytes: the values of a data event, nothing for a missing one,
+  /// `record` bytes for the control events.
+  [[nodiscard]] constexpr std::size_t payload_bytes() const noexcept {
+    if (kind() == EventKind::kData) return points() * sizeof(double);
+    if (kind() == EventKind::kMissing || kind() == EventKind::kHeartbeat) return 0;
+    return record;
+  }
+  /// Header plus payload in bytes.
   [[nodiscard]] constexpr std::size_t wire_bytes() const noexcept {
-    return sizeof(EventHeader) + (kind() == EventKind::kData ? points() * sizeof(double) : 0);
+    return sizeof(EventHeader) + payload_bytes();
   }
 };
 
@@ -82,6 +108,12 @@ static_assert(offsetof(EventHeader, nj) == 28 && offsetof(EventHeader, time) == 
 static_assert(offsetof(EventHeader, bound_hi) == 48);
 static_assert(EventHeader{make_magic_kind(EventKind::kData)}.kind() == EventKind::kData);
 static_assert(EventHeader{make_magic_kind(EventKind::kFinalise)}.valid());
+static_assert(EventHeader{make_magic_kind(EventKind::kMissing), 0, 0, 0, 1, 0, 4, 0, 2}
+                  .wire_bytes() == sizeof(EventHeader));
+static_assert(EventHeader{make_magic_kind(EventKind::kData), 0, 0, 0, 1, 0, 4, 0, 2}.wire_bytes() ==
+              sizeof(EventHeader) + 8 * sizeof(double));
+static_assert(EventHeader{make_magic_kind(EventKind::kAbandon), 0, 0, 5}.wire_bytes() ==
+              sizeof(EventHeader) + 5);
 
 /// MPI tags on the client/server intercommunicator.
 inline constexpr int kEventsTag = 11;  ///< client -> server: a buffer of events
@@ -99,14 +131,24 @@ struct FinaliseAck {
   double peak_rss_bytes = 0;     ///< the server process's peak resident memory
   std::int32_t server = 0;
   std::int32_t failed = 0;  ///< 1: the text that follows is the error
+  std::int32_t gone = 0;    ///< i32 EP ranks of clients the server stopped waiting for follow
+  std::int32_t reserved = 0;
 };
-static_assert(sizeof(FinaliseAck) == 64);
+static_assert(sizeof(FinaliseAck) == 72);
 
 /// The acknowledgement carrying a server endpoint's report (`failed` 0).
 [[nodiscard]] inline FinaliseAck ack_of(const ServerReport& r) noexcept {
-  return {r.busy_s,         r.idle_s,        r.write_s,
-          r.bytes_received, r.bytes_written, r.peak_record_bytes,
-          r.peak_rss_bytes, r.server,        0};
+  return {r.busy_s,
+          r.idle_s,
+          r.write_s,
+          r.bytes_received,
+          r.bytes_written,
+          r.peak_record_bytes,
+          r.peak_rss_bytes,
+          r.server,
+          0,
+          0,
+          0};
 }
 
 /// The report an acknowledgement carries.

@@ -1,0 +1,195 @@
+// Missing values and masks, as XIOS treats them: points masked by the domain
+// (its `mask` in the configuration, or Client::set_domain_mask) and values
+// equal to default_value with detect_missing_value="true" are left out of
+// every temporal operation; a point missing over a whole period is
+// _FillValue; _FillValue and missing_value are written. Before, land points
+// sent as _FillValue entered the averages (4.98e36 for a cell missing half
+// the time) and a maximum returned the fill value.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ep_test.hpp"
+#include "xios_test_support.hpp"
+
+namespace {
+
+using xios_lite::Block;
+using xios_lite::Mode;
+using xios_test::mode;
+using xios_test::servers;
+
+constexpr int kNi = 6;
+constexpr int kNj = 4;
+constexpr int kSteps = 8;  // two periods of 4
+constexpr double kFill = -1e20;
+
+// Row 0, columns 0 and 1: land in the configuration's mask.
+bool config_land(int j, int i) { return j == 0 && i < 2; }
+// Land the model adds (set_domain_mask).
+bool model_land(int j, int i) { return j == 2 && i == 4; }
+// Sent as the fill value at every step / at odd steps.
+bool always_missing(int j, int i) { return j == 3 && i == 0; }
+bool sometimes_missing(int j, int i) { return j == 1 && i >= 3; }
+
+double sample(int s, int j, int i) { return std::sin(s * 1.3 + j) * 10 + i - 0.25 * s; }
+
+// What the model sends at step s (land gets garbage: it must not count).
+double sent(int s, int j, int i) {
+  if (config_land(j, i) || model_land(j, i)) {
+    return 1e30;
+  }
+  if (always_missing(j, i) || (sometimes_missing(j, i) && s % 2 == 1)) {
+    return kFill;
+  }
+  return sample(s, j, i);
+}
+
+std::string mask_attribute() {
+  std::string m;
+  for (int j = 0; j < kNj; ++j) {
+    for (int i = 0; i < kNi; ++i) {
+      m += config_land(j, i) ? "0 " : "1 ";
+    }
+  }
+  return m;
+}
+
+std::string config(const std::string& name) {
+  return R"(<xios_lite><context id="missing">
+  <calendar type="noleap" start_date="2000-01-01" timestep="1h"/>
+  <options finalise_timeout="20"/>
+  <domain_definition><domain id="dom" ni_glo="6" nj_glo="4" mask=")" +
+         mask_attribute() + R"("/></domain_definition>
+  <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
+  <field_definition>
+    <field_group grid_ref="g" default_value="-1e20" detect_missing_value="true">
+      <field id="x"/>
+    </field_group>
+  </field_definition>
+  <file_definition>
+    <file id="ops" name=")" +
+         name + R"(" output_freq="4ts" type="one_file">
+      <field field_ref="x" name="x_avg" operation="average"/>
+      <field field_ref="x" name="x_min" operation="minimum"/>
+      <field field_ref="x" name="x_max" operation="maximum"/>
+      <field field_ref="x" name="x_sum" operation="accumulate"/>
+      <field field_ref="x" name="x_inst" operation="instant"/>
+    </file>
+  </file_definition>
+</context></xios_lite>
+)";
+}
+
+// The expected record of `op` for period r (steps 4r+1 .. 4r+4) at a point.
+double expected(const std::string& op, int r, int j, int i) {
+  if (config_land(j, i) || model_land(j, i) || always_missing(j, i)) {
+    return kFill;
+  }
+  std::vector<double> valid;
+  for (int s = 4 * r + 1; s <= 4 * r + 4; ++s) {
+    if (sent(s, j, i) != kFill) {
+      valid.push_back(sample(s, j, i));
+    }
+  }
+  if (op == "x_inst") {
+    const int last = 4 * r + 4;
+    return sent(last, j, i) == kFill ? kFill : sample(last, j, i);
+  }
+  if (valid.empty()) {
+    return kFill;
+  }
+  double sum = valid[0];
+  double lo = valid[0];
+  double hi = valid[0];
+  for (std::size_t n = 1; n < valid.size(); ++n) {
+    sum += valid[n];
+    lo = std::min(lo, valid[n]);
+    hi = std::max(hi, valid[n]);
+  }
+  if (op == "x_avg")
+    return valid.size() > 1 ? sum * (1.0 / static_cast<double>(valid.size())) : sum;
+  if (op == "x_min") return lo;
+  if (op == "x_max") return hi;
+  return sum;
+}
+
+void run_and_check(Mode mode, int servers, const std::string& tag) {
+  const std::string dir = xios_test::scratch_dir(tag);
+  const std::string cfg = dir + "/iodef.xml";
+  xios_test::write_file(cfg, config(dir + "/ops"));
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers;
+  spec.mode = mode;
+  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+    const std::unique_ptr<bool[]> valid(new bool[points]);
+    std::size_t at = 0;
+    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
+        valid[at++] = !model_land(j, i);
+      }
+    }
+    c.set_domain_mask("dom", std::span<const bool>(valid.get(), points));
+    c.close_definition();
+    for (int s = 1; s <= kSteps; ++s) {
+      c.update_calendar(s);
+      std::vector<double> v;
+      for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+        for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
+          v.push_back(sent(s, j, i));
+        }
+      }
+      c.send_field("x", v);
+    }
+    (void)c.finalise();
+  };
+  const xios_test::Outcome outcome = xios_test::run(spec);
+  for (const auto& e : outcome.client_errors) {
+    ADD_FAILURE() << "client error: " << e;
+  }
+  EXPECT_EQ(outcome.server_error, "");
+  if (ep_test::world_rank() == 0) {
+    const std::string path = dir + "/ops.nc";
+    for (const std::string op : {"x_avg", "x_min", "x_max", "x_sum", "x_inst"}) {
+      const std::vector<double> got = xios_test::read_var(path, op);
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(2 * kNj * kNi)) << op;
+      std::size_t n = 0;
+      for (int r = 0; r < 2; ++r) {
+        for (int j = 0; j < kNj; ++j) {
+          for (int i = 0; i < kNi; ++i, ++n) {
+            EXPECT_EQ(got[n], expected(op, r, j, i))
+                << tag << " " << op << " period " << r << " j " << j << " i " << i;
+          }
+        }
+      }
+      EXPECT_EQ(xios_test::double_att(path, op, "_FillValue"), kFill) << op;
+      EXPECT_EQ(xios_test::double_att(path, op, "missing_value"), kFill) << op;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(XiosMissing, LandAndMissingPointsInEveryOperation) {
+  run_and_check(mode(), servers(), "missing");
+}
+
+// The funneled mode gathers the threads' masks on the master.
+TEST(XiosMissing, FunneledModeMasks) {
+  if (servers() == 0) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  run_and_check(Mode::kFunneled, servers(), "missing_funneled");
+}
+
+}  // namespace
