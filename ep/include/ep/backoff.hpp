@@ -107,7 +107,13 @@ class Backoff {
     }
   }
   /// Starts over with spinning (after progress was made).
-  void reset() { polls_ = 0; }
+  void reset() {
+    polls_ = 0;
+    if (registered_) {
+      detail::unregister_parked();
+      registered_ = false;
+    }
+  }
   [[nodiscard]] long polls() const { return polls_; }
 
   static constexpr long kSpinPolls = 64;

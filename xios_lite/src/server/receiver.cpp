@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "ep/backoff.hpp"
 #include "transport/event.hpp"
 
 namespace xios_lite::server {
@@ -61,7 +62,10 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
   std::vector<ep::Request> error_sends;
   std::vector<std::byte> buf;
   double t_idle = t_start;
-  auto sleep = std::chrono::microseconds(1);
+  // Idle polls wait by the process's wait policy (ep/backoff.hpp): a server
+  // with a core of its own spins and sees the next event at once; on shared
+  // cores it parks between polls and leaves the core to the clients.
+  ep::Backoff idle;
 
   const auto note = [&](const std::string& text) {
     if (std::find(out.notes.begin(), out.notes.end(), text) == out.notes.end()) {
@@ -112,13 +116,12 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
       }
     }
     if (!msg) {
-      std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(50));
+      idle.pause();
       continue;
     }
     const double t0 = MPI_Wtime();
     out.stats.idle_s += t0 - t_idle;
-    sleep = std::chrono::microseconds(1);
+    idle.reset();
     const int source = msg->status().source;
     const auto from = static_cast<std::size_t>(source);
     buf.resize(msg->status().bytes);
