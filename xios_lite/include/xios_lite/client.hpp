@@ -74,6 +74,9 @@ struct Block {
 
 struct ClientOptions {
   Mode mode = Mode::kEndpoints;
+  /// The context of the configuration this client writes (XIOS's
+  /// xios_context_initialize); "" : the only one besides "xios".
+  std::string context;
   std::optional<double> finalise_timeout_s;  ///< overrides the configuration
   std::optional<std::string> report_json;    ///< overrides the configuration
   std::optional<bool> progress_thread;       ///< overrides the configuration (see "Progress")

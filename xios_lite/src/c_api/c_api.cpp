@@ -268,7 +268,7 @@ int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char*
     // The client parses the same file (and fails collectively on a bad one)
     // before this copy is read for the shape checks.
     c->client = std::make_unique<xios_lite::Client>(ep_comm, w.world, path, options);
-    c->config = xios_lite::parse_config(path);
+    c->config = xios_lite::parse_config(path, options.context);
     *out = c.release();
   });
 }

@@ -70,7 +70,14 @@ class ClientImpl {
  public:
   ClientImpl(const ep::Communicator& comm, const World& world, const std::string& path,
              const ClientOptions& options)
-      : cfg_(parse_config(path)), world_(world), options_(options), t_start_(MPI_Wtime()) {
+      : cfg_(parse_config(path, options.context)),
+        world_(world),
+        options_(options),
+        t_start_(MPI_Wtime()) {
+    if (!cfg_.complete) {
+      fail("xios_lite::Client", comm.rank(),
+           cfg_.path + ": the configuration does not give " + undefined_definitions(cfg_));
+    }
     timeout_s_ = options.finalise_timeout_s.value_or(cfg_.finalise_timeout_s);
     const bool sync = options.mode == Mode::kSynchronous;
     if (world.role != Role::kClient) {
@@ -538,8 +545,14 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
     error = "field '" + id + "' sent before the first update_calendar";
   } else if (last_sent_[static_cast<std::size_t>(field)] == step_) {
     error = "field '" + id + "' sent twice in step " + std::to_string(step_);
+  } else if (const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)]; !f.expr.empty()) {
+    error = "field '" + id + "' is computed from its expression '" + f.expr +
+            "': send the fields it reads";
+  } else if (f.source_field >= 0) {
+    error = "field '" + id + "' takes its values from field '" +
+            cfg_.fields[static_cast<std::size_t>(f.source_field)].id +
+            "' (field_ref): send that one";
   } else {
-    const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
     const Block& b =
         blocks_[static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain)];
     const std::size_t expected = static_cast<std::size_t>(cfg_.levels(f.grid)) * b.ni * b.nj;

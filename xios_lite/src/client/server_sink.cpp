@@ -206,9 +206,7 @@ class ServerSink final : public RecordSink {
     const VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
     const OutputVariable& v = cfg_.files[static_cast<std::size_t>(slot.file)]
                                   .variables[static_cast<std::size_t>(slot.pos)];
-    const int domain =
-        cfg_.grids[static_cast<std::size_t>(cfg_.fields[static_cast<std::size_t>(v.field)].grid)]
-            .domain;
+    const int domain = cfg_.domain_of_field(v.source);
     const int nj_glo = cfg_.domains[static_cast<std::size_t>(domain)].nj_glo;
     const int servers = static_cast<int>(channels_.size());
     for (const LocalBlock& lb : blocks) {

@@ -18,15 +18,13 @@ int RecordAssembly::domain_of(int gvar) const {
   const netcdf::VariableSlot& v = table_[static_cast<std::size_t>(gvar)];
   const OutputVariable& ov =
       cfg_.files[static_cast<std::size_t>(v.file)].variables[static_cast<std::size_t>(v.pos)];
-  return cfg_.grids[static_cast<std::size_t>(cfg_.fields[static_cast<std::size_t>(ov.field)].grid)]
-      .domain;
+  return cfg_.domain_of_field(ov.source);
 }
 
 std::unique_ptr<RecordBuffer> RecordAssembly::make_record(const transport::EventHeader& h) const {
   const netcdf::VariableSlot& v = table_[h.var];
   const OutputVariable& ov =
       cfg_.files[static_cast<std::size_t>(v.file)].variables[static_cast<std::size_t>(v.pos)];
-  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(ov.field)];
   const auto domain = static_cast<std::size_t>(domain_of(h.var));
   auto record = std::make_unique<RecordBuffer>();
   record->gvar = static_cast<int>(h.var);
@@ -36,7 +34,7 @@ std::unique_ptr<RecordBuffer> RecordAssembly::make_record(const transport::Event
   record->ni = cfg_.domains[domain].ni_glo;
   record->data.assign(static_cast<std::size_t>(h.nk) * static_cast<std::size_t>(record->rows.nj) *
                           static_cast<std::size_t>(record->ni),
-                      f.default_value);
+                      ov.default_value);
   return record;
 }
 

@@ -149,6 +149,10 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
 ServerReport run_server(const World& world, const std::string& config_path,
                         const ServerOptions& options) {
   const Config cfg = parse_config(config_path);
+  if (!cfg.complete) {
+    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1,
+                    cfg.path + ": the configuration does not give " + undefined_definitions(cfg));
+  }
   const double timeout_s = options.finalise_timeout_s.value_or(cfg.finalise_timeout_s);
   const int threads = receiving_endpoints(world, options);
   std::vector<ep::Communicator> eps = ep::create_endpoints(world.local, threads);
