@@ -66,6 +66,7 @@ class FileSink final : public RecordSink {
   }
 
   void define(std::span<const int> /*blocks*/) override {}
+  void define_context(std::span<const std::byte> /*definitions*/) override {}
   void report_error(const std::string& /*text*/) override {}
   void step_done(std::int64_t /*step*/) override {}
   void progress() override {}

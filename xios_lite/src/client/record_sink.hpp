@@ -52,6 +52,9 @@ class RecordSink {
                            std::span<const LocalBlock> blocks) = 0;
   /// The definition closed: this client's blocks (4 ints per domain).
   virtual void define(std::span<const int> blocks) = 0;
+  /// Client 0 only, before define(): the definitions completed with the
+  /// model's values (transport kContextDefinition payload).
+  virtual void define_context(std::span<const std::byte> definitions) = 0;
   /// An error this client raised, for the servers to pass on to every client.
   virtual void report_error(const std::string& text) = 0;
   /// End of a step (`step` is the one beginning): buffered data may leave now.

@@ -56,6 +56,14 @@ class ServerSink final : public RecordSink {
     }
   }
 
+  void define_context(std::span<const std::byte> definitions) override {
+    const std::string payload(reinterpret_cast<const char*>(definitions.data()),
+                              definitions.size());
+    for (auto& c : channels_) {
+      append_control(*c, transport::EventKind::kContextDefinition, payload);
+    }
+  }
+
   void report_error(const std::string& text) override {
     for (auto& c : channels_) {
       append_control(*c, transport::EventKind::kClientError, text);

@@ -276,7 +276,10 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
       put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
       if (!ax.bounds.empty()) {
         const std::string bname = ax.name + "_bounds";
-        const int dims2[2] = {dim, vertex_dim(2)};
+        if (nbnd_dim < 0) {
+          check(nc_def_dim(ncid_, "axis_nbounds", 2, &nbnd_dim), "nc_def_dim", "axis_nbounds");
+        }
+        const int dims2[2] = {dim, nbnd_dim};
         int bvar = -1;
         check(nc_def_var(ncid_, bname.c_str(), NC_DOUBLE, 2, dims2, &bvar), "nc_def_var", bname);
         put_text(var, "bounds", bname, ax.name);

@@ -25,8 +25,9 @@
 //
 // Payload by kind: kData nk*nj*ni f64 values; kMissing nothing (the points
 // of the sub-block will not come: their client did not send the field when
-// it was due); the control events a text or, for kDefinition, 4 i32 per
-// domain (ibegin ni jbegin nj of the client's block, Config order).
+// it was due); the control events a text or, for kDefinition, the client's
+// blocks (see RecordAssembly::define), for kContextDefinition the
+// definitions the model completed (sizes, coordinates, calendar).
 //
 // Events of one client reach one server in the order they were packed (MPI
 // non-overtaking on one communicator); the server does not depend on the
@@ -55,6 +56,10 @@ enum class EventKind : std::uint8_t {
   kClientError = 6,       ///< an error the client raised (text), for every client to hear
   kAbandon = 7,           ///< the client left without finalise (text: why); sends nothing more
   kHeartbeat = 8,         ///< the client is alive (time: its step); no payload
+  /// Client 0's completed definitions (payload: the digest of their
+  /// definition_text as a u64, then config::pack of global_definitions):
+  /// the first event of client 0 in every channel after close_definition.
+  kContextDefinition = 9,
 };
 
 inline constexpr std::uint32_t kMagic = 0x584C49;  // "XLI"
