@@ -601,6 +601,17 @@ void ClientImpl::close_definition() {
   if (error.empty()) {
     error = layout.check_coverage();
   }
+  if (error.empty() && options_.mode == Mode::kSynchronous) {
+    for (const FileDef& f : cfg_.files) {
+      for (const OutputVariable& v : f.variables) {
+        if (v.shape.reduces() && error.empty()) {
+          error = "file '" + f.id + "', variable '" + v.name +
+                  "': grid reductions (reduce_axis, reduce_domain) are computed by the servers, "
+                  "and the synchronous mode has none";
+        }
+      }
+    }
+  }
 
   // This engine's blocks and buffers; every client checks every engine's
   // buffers so that all of them reach the same verdict.

@@ -59,15 +59,18 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
         std::any_of(file.variables.begin(), file.variables.end(), [](const auto& o) {
           return o.operation != Operation::kInstant && o.operation != Operation::kOnce;
         });
+    const bool per_sample = ov.shape.reduces();
     Variable v{static_cast<int>(g),
                ov.source,
-               ov.operation,
+               per_sample ? Operation::kInstant : ov.operation,
                std::max<std::int64_t>(1, steps_of(cfg.calendar, ov.freq_op)),
                steps_of(cfg.calendar, ov.freq_offset),
                std::move(lbs),
-               Accumulator(ov.operation, offset, ov.default_value, ov.detect_missing_value, masked),
+               Accumulator(per_sample ? Operation::kInstant : ov.operation, offset,
+                           ov.default_value, ov.detect_missing_value, masked),
                Periods(cfg.calendar, file.output_freq),
                centred};
+    v.per_sample = per_sample;
     vars_.push_back(std::move(v));
     vars_of_field_[static_cast<std::size_t>(ov.source)].push_back(static_cast<int>(g));
   }
@@ -112,11 +115,19 @@ bool ClientEngine::sampled(const Variable& v, std::int64_t step) const {
   return step >= 1 && step >= v.sample_offset && (step - v.sample_offset) % v.sample_every == 0;
 }
 
+std::int64_t ClientEngine::last_step(const Variable& v, std::int64_t k) const {
+  if (!v.per_sample) {
+    return v.periods.last_step(k);
+  }
+  const std::int64_t first = v.sample_offset > 0 ? v.sample_offset : v.sample_every;
+  return first + k * v.sample_every;
+}
+
 bool ClientEngine::due(const Variable& v, std::int64_t step) const {
   if (v.op == Operation::kOnce || !sampled(v, step)) {
     return false;
   }
-  return v.op != Operation::kInstant || step == v.periods.last_step(v.period);
+  return v.op != Operation::kInstant || step == last_step(v, v.period);
 }
 
 std::vector<std::span<const double>> ClientEngine::parts_of(
@@ -230,11 +241,16 @@ void ClientEngine::compute_expressions() {
 void ClientEngine::close_period(Variable& v) {
   netcdf::RecordTime t;
   t.record = static_cast<int>(v.period);
-  t.lo = v.periods.lo(v.period);
-  t.hi = v.periods.hi(v.period);
-  // One time axis per file: the period's middle when the file has time
-  // bounds (a non-instant variable), else its end (the instant sampled).
-  t.time = v.centred_time ? 0.5 * (t.lo + t.hi) : t.hi;
+  if (v.per_sample) {
+    // A sample: its time (the servers place it in its output period).
+    t.time = t.lo = t.hi = static_cast<double>(cfg_.calendar.time_of_step(last_step(v, v.period)));
+  } else {
+    t.lo = v.periods.lo(v.period);
+    t.hi = v.periods.hi(v.period);
+    // One time axis per file: the period's middle when the file has time
+    // bounds (a non-instant variable), else its end (the instant sampled).
+    t.time = v.centred_time ? 0.5 * (t.lo + t.hi) : t.hi;
+  }
   if (v.spoiled_at > 0) {
     sink_.put_missing(v.gvar, t, v.blocks);
   } else {
@@ -291,7 +307,7 @@ void ClientEngine::end_step(std::int64_t step, bool began, std::vector<MissedFie
       v.spoiled_at = v.spoiled_at > 0 ? v.spoiled_at : step;
       note(missed, v.field, step, v.gvar, began ? missing_operand(v.field) : -1);
     }
-    if (step == v.periods.last_step(v.period)) {
+    if (step == last_step(v, v.period)) {
       close_period(v);
     }
   }
@@ -313,7 +329,7 @@ void ClientEngine::skip_steps(Variable& v, std::int64_t from, std::int64_t to,
       }
       return;
     }
-    const std::int64_t last = v.periods.last_step(v.period);
+    const std::int64_t last = last_step(v, v.period);
     const std::int64_t seg_end = std::min(last, to);
     std::int64_t first_due = 0;
     if (v.op == Operation::kInstant) {

@@ -84,6 +84,9 @@ class ClientEngine {
     std::int64_t spoiled_at = 0;  // first step of the period that was due and not sent
     bool sent = false;            // sent in the current step
     bool once_done = false;       // a once variable's record went out
+    // A variable the servers reduce: every sample is a record of its own
+    // (record k: the k-th sampling step), an instant.
+    bool per_sample = false;
   };
   // An expression field: its values this step, computed from its operands'.
   struct Computed {
@@ -107,6 +110,8 @@ class ClientEngine {
   void feed(int field, std::span<const std::span<const double>> parts);
   void compute_expressions();
   [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;
+  /// The last step of record `k` of `v` (its period's, or its k-th sampling step).
+  [[nodiscard]] std::int64_t last_step(const Variable& v, std::int64_t k) const;
   [[nodiscard]] bool due(const Variable& v, std::int64_t step) const;
   [[nodiscard]] int missing_operand(int field) const;
   [[nodiscard]] std::vector<std::span<const double>> parts_of(

@@ -205,10 +205,11 @@ class ServerSink final : public RecordSink {
 
   // One event per (block, server band) piece of a record: data with its
   // values, or missing without. A server endpoint whose band is empty (a
-  // domain with fewer rows than server endpoints) gets an empty data event
-  // for every record from the client holding the domain's first point, so
-  // that a server process without rows still takes part in the collective
-  // writes of a one_file file.
+  // domain with fewer rows than server endpoints, or every endpoint but the
+  // first for a variable that needs the whole domain) gets an empty data
+  // event for every record from the client holding the domain's first
+  // point, so that a server process without rows still takes part in the
+  // collective writes of a one_file file.
   void pieces(transport::EventKind kind, int gvar, const netcdf::RecordTime& t,
               std::span<const LocalBlock> blocks, const double* values) {
     const VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
@@ -217,13 +218,18 @@ class ServerSink final : public RecordSink {
     const int domain = cfg_.domain_of_field(v.source);
     const int nj_glo = cfg_.domains[static_cast<std::size_t>(domain)].nj_glo;
     const int servers = static_cast<int>(channels_.size());
+    // A global or along-j reduction needs the whole domain in one place:
+    // all of it goes to server endpoint 0, the others get markers.
+    const bool whole = v.shape.needs_whole_domain();
     for (const LocalBlock& lb : blocks) {
       const Block& b = lb.block;
       if (b.ni == 0 || b.nj == 0) {
         continue;
       }
       for (int s = 0; s < servers; ++s) {
-        const netcdf::RowRange band = transport::band_of(nj_glo, s, servers);
+        const netcdf::RowRange band =
+            whole ? (s == 0 ? netcdf::RowRange{0, nj_glo} : netcdf::RowRange{nj_glo, 0})
+                  : transport::band_of(nj_glo, s, servers);
         const bool marker = band.nj == 0 && b.ibegin == 0 && b.jbegin == 0;
         const int j0 = marker ? band.jbegin : std::max(b.jbegin, band.jbegin);
         const int j1 = marker ? band.jbegin : std::min(b.jbegin + b.nj, band.jbegin + band.nj);

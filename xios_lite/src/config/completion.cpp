@@ -215,7 +215,7 @@ void complete_axis(Config& cfg, AxisDef& a) {
       a.bounds.push_back(s.bounds[2 * static_cast<std::size_t>(k) + 1]);
     }
   }
-  if (a.name.empty()) a.name = s.name;
+  if (a.name.empty()) a.name = a.id;  // a dimension of its own beside its source's
   if (a.unit.empty()) a.unit = s.unit;
   if (a.positive.empty()) a.positive = s.positive;
   if (a.long_name.empty()) a.long_name = s.long_name;
@@ -514,9 +514,6 @@ void complete_definitions(Config& cfg) {
       }
       v.source = data;
       v.shape = resolve_shape(cfg, v, data);
-      if (v.shape.reduces()) {
-        fail_at(v.where, "grid_ref", "unsupported XIOS feature (reduce_axis and reduce_domain)");
-      }
       if (v.shape.reduces() && v.operation == Operation::kOnce) {
         fail_at(v.where, "operation", "a reduced variable with operation once");
       }

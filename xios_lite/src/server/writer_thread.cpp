@@ -159,7 +159,7 @@ void WriterThread::write(const RecordBuffer& r) {
   const OutputVariable& v = file.variables[static_cast<std::size_t>(slot.pos)];
   netcdf::BlockView view{r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data()};
   netcdf::OutputBlock cut;
-  if (!netcdf::writes_field_grid(cfg_, v)) {
+  if (!v.shape.reduces() && !netcdf::writes_field_grid(cfg_, v)) {
     // XIOS's zoom and extract: the variable's window and levels of the record.
     cut = netcdf::cut_to_output(v.shape, r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data());
     view = {cut.jbegin, cut.nj, cut.ibegin, cut.ni, cut.nk, cut.values.data()};
