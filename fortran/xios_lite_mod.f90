@@ -41,7 +41,8 @@ module xios_lite_mod
             xios_lite_initialise, xios_lite_set_domain_block, xios_lite_set_domain_mask, &
             xios_lite_set_domain_attr, xios_lite_set_axis_attr, xios_lite_define_calendar, &
             xios_lite_set_timestep, xios_lite_close_definition, &
-            xios_lite_update_calendar, xios_lite_send_field, xios_lite_finalise, &
+            xios_lite_update_calendar, xios_lite_send_field, xios_lite_recv_field, &
+            xios_lite_finalise, &
             xios_lite_last_error
 
   integer, parameter, public :: XIOS_LITE_ROLE_CLIENT = 0, XIOS_LITE_ROLE_SERVER = 1
@@ -63,6 +64,12 @@ module xios_lite_mod
   interface xios_lite_send_field
     module procedure send_field_2d, send_field_3d, send_field_2d_r4, send_field_3d_r4
   end interface xios_lite_send_field
+
+  !> Receives a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array from a file
+  !> in read mode (xios_recv_field).
+  interface xios_lite_recv_field
+    module procedure recv_field_2d, recv_field_3d
+  end interface xios_lite_recv_field
 
   interface
     integer(c_int) function c_split(world, role, out) bind(C, name="xios_lite_world_split_f")
@@ -205,6 +212,14 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_send
+    integer(c_int) function c_recv(client, id, data, rank, extents) &
+        bind(C, name="xios_lite_recv_field")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client, data
+      character(kind=c_char), intent(in) :: id(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_recv
     integer(c_int) function c_send_float(client, id, data, rank, extents) &
         bind(C, name="xios_lite_send_field_float")
       import :: c_int, c_ptr, c_char, c_int64_t
@@ -538,6 +553,30 @@ contains
     call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
                                 3_c_int, extents)), ierr)
   end subroutine send_field_3d_r4
+
+  !> field(ni, nj) from a file in read mode: the record of the current step's period.
+  subroutine recv_field_2d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(out), contiguous, target :: field(:, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(2)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 2_c_int, &
+                          extents)), ierr)
+  end subroutine recv_field_2d
+
+  !> field(ni, nj, nk) from a file in read mode.
+  subroutine recv_field_3d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(out), contiguous, target :: field(:, :, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(3)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
+                          extents)), ierr)
+  end subroutine recv_field_3d
 
   !> Flushes, waits for the servers, prints the report. Collective; the
   !> client is released (also on failure).

@@ -490,3 +490,94 @@ TEST(CApi, ModelSetsGeometryAndCalendar) {
     EXPECT_EQ(xios_test::read_var(path, "deep"), deep);
   }
 }
+
+// recv_field through the C interface: a file the clients wrote is read back
+// as input (restart files are written this way), record by record, with
+// the shape check and a record past the end refused, naming the call.
+TEST(CApi, RecvFieldReadsWhatWasWritten) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs a client and a server process";
+  }
+  const std::string dir = xios_test::scratch_dir("c_read");
+  const std::string out_cfg = dir + "/iodef_out.xml";
+  xios_test::write_file(out_cfg, config_text(dir));
+  constexpr int kWritten = 2;
+  run_clients_and_server(out_cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
+    xios_lite_client_t client = nullptr;
+    EXPECT_EQ(
+        xios_lite_client_create(comm, world, out_cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
+        EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
+    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    for (int s = 1; s <= kWritten; ++s) {
+      std::vector<double> flat;
+      std::vector<double> deep;
+      for (int k = 0; k < kNk; ++k) {
+        for (int j = j0; j < j0 + nj; ++j) {
+          for (int i = 0; i < kNi; ++i) {
+            deep.push_back(value(s, k, j, i));
+            if (k == 0) flat.push_back(value(s, 7, j, i));
+          }
+        }
+      }
+      const std::int64_t flat_shape[] = {kNi, nj};
+      const std::int64_t deep_shape[] = {kNi, nj, kNk};
+      EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK);
+      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK);
+      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK);
+    }
+    EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+  });
+  if (HasFatalFailure()) return;
+  std::string in_text = config_text(dir);
+  const std::string file = R"(type="one_file")";
+  in_text.replace(in_text.find(file), file.size(), R"(mode="read")");
+  const std::string in_cfg = dir + "/iodef_in.xml";
+  xios_test::write_file(in_cfg, in_text);
+  run_clients_and_server(in_cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
+    xios_lite_client_t client = nullptr;
+    EXPECT_EQ(
+        xios_lite_client_create(comm, world, in_cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
+        EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
+    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    std::vector<double> flat(static_cast<std::size_t>(kNi * nj));
+    std::vector<double> deep(flat.size() * kNk);
+    const std::int64_t flat_shape[] = {kNi, nj};
+    const std::int64_t deep_shape[] = {kNi, nj, kNk};
+    for (int s = 1; s <= kWritten + 1; ++s) {
+      EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK);
+      if (s > kWritten) {
+        if (nj > 0) {
+          EXPECT_EQ(xios_lite_recv_field(client, "deep", deep.data(), 3, deep_shape),
+                    EP_ERR_ARGUMENT);
+          EXPECT_TRUE(contains(xios_lite_last_error(), "record 2 does not exist"))
+              << xios_lite_last_error();
+        }
+        break;
+      }
+      EXPECT_EQ(xios_lite_recv_field(client, "flat", deep.data(), 3, deep_shape), EP_ERR_COUNT);
+      EXPECT_TRUE(contains(xios_lite_last_error(), "xios_lite_recv_field") &&
+                  contains(xios_lite_last_error(), "field 'flat'"))
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_recv_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+          << xios_lite_last_error();
+      EXPECT_EQ(xios_lite_recv_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+          << xios_lite_last_error();
+      for (int k = 0; k < kNk; ++k) {
+        for (int j = 0; j < nj; ++j) {
+          for (int i = 0; i < kNi; ++i) {
+            const auto at = static_cast<std::size_t>((k * nj + j) * kNi + i);
+            EXPECT_EQ(deep[at], value(s, k, j0 + j, i));
+            if (k == 0) {
+              EXPECT_EQ(flat[at], value(s, 7, j0 + j, i));
+            }
+          }
+        }
+      }
+    }
+    EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+  });
+}

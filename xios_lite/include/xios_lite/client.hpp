@@ -163,6 +163,20 @@ class Client {
   /// field's `prec`, whichever form the model sends.
   void send_field(const std::string& id, std::span<const float> data);
 
+  /// XIOS's xios_recv_field: this client's block (levels x nj x ni, ni
+  /// fastest) of field `id` from the file in read mode that holds it, the
+  /// record of the file's output period holding the current step (record
+  /// 0 before the first update_calendar: restart input). In the endpoints
+  /// mode the servers read the file (once, at close_definition, each its
+  /// rows) and answer each request; in the funneled and synchronous modes
+  /// each thread reads its block from the file itself. Local; waits for
+  /// the servers' answer, bounded by the finalise timeout. Throws, naming
+  /// the field, the step, the record and the file, for an unknown field,
+  /// a field in no read file, a wrong size, a call outside close_definition
+  /// .. finalise, a file that cannot be read, a missing variable or one
+  /// whose dimensions differ from the grid's, and a record past the end.
+  void recv_field(const std::string& id, std::span<double> data);
+
   /// Flushes, waits for every server to finish (at most 1.5 finalise
   /// timeouts + 1 s, then throws naming what it still waits for), gathers
   /// and prints the report (bounded by the timeout). Collective. Throws,

@@ -323,6 +323,9 @@ struct Config {
   std::vector<GridDef> grids;
   std::vector<FieldDef> fields;
   std::vector<FileDef> files;
+  /// Files in read mode (mode="read"): what recv_field reads, one record
+  /// per output period (see docs/xios_lite.md, "Read mode"). Never written.
+  std::vector<FileDef> inputs;
   BufferSettings buffers;
   double finalise_timeout_s = 60.0;
   bool progress_thread = true;  ///< clients: progress sends while the model computes
@@ -339,6 +342,13 @@ struct Config {
   [[nodiscard]] int levels(int grid) const;
   /// The domain of a field's grid.
   [[nodiscard]] int domain_of_field(int field) const;
+  /// The input variable (file by file in `inputs`, variable by variable)
+  /// that field `field` is read from, or -1.
+  [[nodiscard]] int find_input(int field) const;
+  /// The input variable `index` (as find_input numbers them).
+  [[nodiscard]] const OutputVariable& input_variable(int index) const;
+  /// The file of input variable `index`.
+  [[nodiscard]] const FileDef& input_file(int index) const;
 };
 
 /// Every context of a configuration file (the "xios" context's settings

@@ -129,6 +129,13 @@ int xios_lite_send_field(xios_lite_client_t client, const char* id, const double
  * field's `prec`). */
 int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
                                int rank, const int64_t* extents);
+/** XIOS's xios_recv_field: fills `data` (extents as for send_field) with
+ * this client's block of field `id` from the file in read mode holding it,
+ * the record of the current step's period (record 0 before the first
+ * update_calendar). Local. A missing file, variable or record is
+ * EP_ERR_ARGUMENT with the field, step, record and file in the message. */
+int xios_lite_recv_field(xios_lite_client_t client, const char* id, double* data, int rank,
+                         const int64_t* extents);
 /** Collective: flushes, waits for the servers, prints the report (EP rank 0).
  * Releases the client and sets *client to NULL, also on failure. */
 int xios_lite_finalise(xios_lite_client_t* client);

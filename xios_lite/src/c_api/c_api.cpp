@@ -113,8 +113,8 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
 // The number of values of a send with these extents; throws when they are
 // not those of the field's definition on this client.
 std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const void* data,
-                         int rank, const int64_t* extents) {
-  constexpr const char* kCall = "xios_lite_send_field";
+                         int rank, const int64_t* extents,
+                         const char* kCall = "xios_lite_send_field") {
   if (rank < 1 || rank > 3 || extents == nullptr) {
     argument_error(kCall, c.ep_rank,
                    "field '" + field + "': array rank " + std::to_string(rank) +
@@ -572,6 +572,17 @@ int xios_lite_send_field(xios_lite_client_t client, const char* id, const double
 int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
                                int rank, const int64_t* extents) {
   return send_field(client, id, data, rank, extents);
+}
+
+int xios_lite_recv_field(xios_lite_client_t client, const char* id, double* data, int rank,
+                         const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_recv_field";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
+    const std::size_t n = checked_size(c, field, data, rank, extents, kCall);
+    c.client->recv_field(field, std::span<double>(data, n));
+  });
 }
 
 int xios_lite_finalise(xios_lite_client_t* client) {

@@ -17,6 +17,7 @@
 #include "funnel.hpp"
 #include "layout.hpp"
 #include "meeting.hpp"
+#include "netcdf/input_file.hpp"
 #include "record_sink.hpp"
 #include "transport/bands.hpp"
 #include "transport/config_check.hpp"
@@ -275,6 +276,7 @@ class ClientImpl {
 
   void close_definition();
   void update_calendar(std::int64_t step);
+  void recv_field(const std::string& id, std::span<double> data);
   void send_field(const std::string& id, std::span<const double> data);
   void send_field(const std::string& id, std::span<const float> data) {
     const int field = cfg_.find_field(id);
@@ -796,6 +798,61 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
   in_calls_s_ += MPI_Wtime() - t0;
 }
 
+void ClientImpl::recv_field(const std::string& id, std::span<double> data) {
+  constexpr const char* kCall = "xios_lite::Client::recv_field";
+  const double t0 = MPI_Wtime();
+  const int field = cfg_.find_field(id);
+  const int input = field >= 0 ? cfg_.find_input(field) : -1;
+  if (!closed_ || finalised_) {
+    fail(kCall, comm_.rank(),
+         finalised_ ? "called after finalise" : "before close_definition (field '" + id + "')");
+  }
+  if (field < 0) {
+    fail(kCall, comm_.rank(), "field '" + id + "' was never defined");
+  }
+  if (input < 0) {
+    fail(kCall, comm_.rank(), "field '" + id + "' is in no file of mode=\"read\"");
+  }
+  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+  const int nk = cfg_.levels(f.grid);
+  const Block& b =
+      blocks_[static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain)];
+  const std::size_t expected = static_cast<std::size_t>(nk) * b.ni * b.nj;
+  if (data.size() != expected) {
+    fail(kCall, comm_.rank(),
+         "field '" + id + "': room for " + std::to_string(data.size()) + " values, expected " +
+             std::to_string(expected) + " (levels " + std::to_string(nk) + " x nj " +
+             std::to_string(b.nj) + " x ni " + std::to_string(b.ni) + ")");
+  }
+  // The record of the file's period holding this step (before the first
+  // update_calendar: the first record).
+  const FileDef& file = cfg_.input_file(input);
+  const std::int64_t per_record = std::max<std::int64_t>(
+      1, cfg_.calendar.fixed_seconds(file.output_freq) / cfg_.calendar.timestep_seconds());
+  const std::int64_t record = step_ == 0 ? 0 : (step_ - 1) / per_record;
+  std::string error;
+  if (options_.mode == Mode::kEndpoints) {
+    error = sink_->fetch(input, record, b, nk, data);
+  } else if (expected > 0) {
+    // Without endpoints to the servers, every thread reads its block itself.
+    const DomainDef& d = cfg_.domains[static_cast<std::size_t>(cfg_.domain_of_field(field))];
+    const netcdf::InputVariableShape shape{netcdf::input_path(file),
+                                           cfg_.input_variable(input).name, nk, d.nj_glo, d.ni_glo};
+    netcdf::InputBlock block;
+    error = netcdf::read_input(shape, static_cast<int>(record), 1, b.jbegin, b.nj, b.ibegin, b.ni,
+                               block);
+    if (error.empty()) {
+      std::copy(block.values.begin(), block.values.end(), data.begin());
+    }
+  }
+  in_calls_s_ += MPI_Wtime() - t0;
+  if (!error.empty()) {
+    fail(kCall, comm_.rank(),
+         "field '" + id + "' at step " + std::to_string(step_) + " (record " +
+             std::to_string(record) + " of file '" + file.id + "'): " + error);
+  }
+}
+
 Report ClientImpl::finalise() {
   constexpr const char* kCall = "xios_lite::Client::finalise";
   if (finalised_) {
@@ -954,6 +1011,9 @@ void Client::set_timestep(const std::string& duration) { impl_->set_timestep(dur
 void Client::close_definition() { impl_->close_definition(); }
 const Config& Client::config() const { return impl_->config(); }
 void Client::update_calendar(std::int64_t step) { impl_->update_calendar(step); }
+void Client::recv_field(const std::string& id, std::span<double> data) {
+  impl_->recv_field(id, data);
+}
 void Client::send_field(const std::string& id, std::span<const double> data) {
   impl_->send_field(id, data);
 }

@@ -71,6 +71,17 @@ class RecordSink {
   /// sent, then the servers are told. Bounded by the timeout; never throws.
   virtual void abandon(const std::string& why) noexcept = 0;
   [[nodiscard]] virtual ClientStats stats() const = 0;
+  /// recv_field: the block `b` (nk levels) of record `record` of input
+  /// variable `input` (Config::find_input numbering) into `out` (nk x nj x
+  /// ni, ni fastest), from the servers holding its rows. Waits for them,
+  /// bounded by the timeout. Returns "" or what went wrong (a server's
+  /// answer names the file, the variable and the record). Only the sink to
+  /// the servers reads; the others answer that they cannot.
+  virtual std::string fetch(int input, std::int64_t record, const Block& b, int nk,
+                            std::span<double> out) {
+    (void)input, (void)record, (void)b, (void)nk, (void)out;
+    return "this client reads its input itself";
+  }
 };
 
 /// Sink to the servers over `inter` (this client's intercommunicator handle).

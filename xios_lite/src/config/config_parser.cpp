@@ -1527,6 +1527,41 @@ class ContextParser {
   std::set<std::string> ts_variables_;
 };
 
+// Files in read mode leave `files` for `inputs`: nothing is written to
+// them and no temporal operation runs for their fields. A field read from
+// a file takes the file's record as it is: no expression, no transformation
+// of its grid, and a frequency in fixed units (a record per output period).
+void separate_inputs(Config& cfg) {
+  std::vector<FileDef> outputs;
+  for (FileDef& f : cfg.files) {
+    if (!f.read) {
+      outputs.push_back(std::move(f));
+      continue;
+    }
+    if (f.output_freq.is_calendar_dependent()) {
+      config::fail_at(f.where, "output_freq",
+                      "unsupported XIOS feature (files in read mode with records in months or "
+                      "years: give the period in ts, s, mi, h or d)");
+    }
+    for (const OutputVariable& v : f.variables) {
+      const FieldDef& field = cfg.fields[static_cast<std::size_t>(v.field)];
+      if (!field.expr.empty() || field.source_field >= 0) {
+        config::fail_at(v.where, "field_ref",
+                        "field '" + field.id +
+                            "' is read from a file in read mode: it cannot also take its values "
+                            "from an expression or another field");
+      }
+      if (v.grid >= 0 && v.grid != field.grid) {
+        config::fail_at(v.where, "grid_ref",
+                        "unsupported XIOS feature (grid transformations of fields read from a "
+                        "file)");
+      }
+    }
+    cfg.inputs.push_back(std::move(f));
+  }
+  cfg.files = std::move(outputs);
+}
+
 Simulation parse_tree(const Element& root, const std::string& path) {
   if (root.name != "simulation" && root.name != "xios_lite") {
     fail(root, "", "root element must be <simulation> (XIOS) or <xios_lite>");
@@ -1550,11 +1585,7 @@ Simulation parse_tree(const Element& root, const std::string& path) {
       fail(*ctx, "id", "duplicate id '" + ctx->get("id") + "'");
     }
     Config cfg = ContextParser(*ctx, settings, path).run();
-    for (const FileDef& f : cfg.files) {
-      if (f.read) {
-        config::unsupported(*ctx, "", "files in read mode (file '" + f.id + "', mode=\"read\")");
-      }
-    }
+    separate_inputs(cfg);
     if (undefined_definitions(cfg).empty()) {
       complete_definitions(cfg);
     }
@@ -1675,6 +1706,35 @@ int Config::levels(int grid) const {
 
 int Config::domain_of_field(int field) const {
   return grids.at(static_cast<std::size_t>(fields.at(static_cast<std::size_t>(field)).grid)).domain;
+}
+
+int Config::find_input(int field) const {
+  int index = 0;
+  for (const FileDef& f : inputs) {
+    for (const OutputVariable& v : f.variables) {
+      if (v.field == field) return index;
+      ++index;
+    }
+  }
+  return -1;
+}
+
+const FileDef& Config::input_file(int index) const {
+  for (const FileDef& f : inputs) {
+    if (index < static_cast<int>(f.variables.size())) return f;
+    index -= static_cast<int>(f.variables.size());
+  }
+  throw ep::Error(ep::ErrorKind::kArgument, config::kCall, -1,
+                  "no input variable " + std::to_string(index));
+}
+
+const OutputVariable& Config::input_variable(int index) const {
+  const FileDef& f = input_file(index);
+  for (const FileDef& g : inputs) {
+    if (&g == &f) break;
+    index -= static_cast<int>(g.variables.size());
+  }
+  return f.variables.at(static_cast<std::size_t>(index));
 }
 
 Simulation parse_simulation(const std::string& path) {

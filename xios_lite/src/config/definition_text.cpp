@@ -122,6 +122,14 @@ std::string definition_text(const Config& cfg) {
           << attributes_text(v.attributes) << "\n";
     }
   }
+  for (const FileDef& f : cfg.inputs) {
+    out << "input " << f.id << ": name " << f.name << f.name_suffix << " output_freq "
+        << to_string(f.output_freq) << "\n";
+    for (const OutputVariable& v : f.variables) {
+      out << "input " << f.id << " variable " << v.name << ": field "
+          << cfg.fields[static_cast<std::size_t>(v.field)].id << "\n";
+    }
+  }
   return out.str();
 }
 

@@ -38,6 +38,8 @@ std::string ProcessContext::define(std::span<const std::byte> payload) {
     error_ = "the definitions the clients completed differ from this server's once completed";
     return error_;
   }
+  // Before the writer thread starts: NetCDF is called by one thread at a time.
+  inputs_ = std::make_unique<InputStore>(cfg_, process_.rows(cfg_));
   writer_ = std::make_unique<WriterThread>(cfg_, process_, servers_comm_, in_flight_);
   assembly_ = std::make_unique<RecordAssembly>(cfg_, process_, *writer_, in_flight_);
   assembly_ready_.store(assembly_.get(), std::memory_order_release);

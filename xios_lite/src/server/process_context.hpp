@@ -1,12 +1,11 @@
 // What a server process writes with: the definitions (the configuration
 // completed with what the model set), the record assembly and the writer
-// thread. The model may size its domains and set its calendar at run time,
-// so all three are made when client 0's completed definitions arrive
-// (transport kContextDefinition, the first event of client 0 in every
-// channel after close_definition): the first receiving endpoint to get them
-// makes them, the others find them made and check that theirs are the same.
-// Until then the receiving endpoints keep aside the events that need them
-// (receiver.cpp).
+// thread, and the input read for recv_field. The model may size its domains
+// and set its calendar at run time, so all four are made when client 0's completed definitions
+// arrive (transport kContextDefinition, the first event of client 0 in every channel after
+// close_definition): the first receiving endpoint to get them makes them, the others find them made
+// and check that theirs are the same. Until then the receiving endpoints keep aside the events that
+// need them (receiver.cpp).
 //
 // Thread safety: define() and the accessors may be called by any receiving
 // thread; made() publishes the assembly with release/acquire, so a thread
@@ -20,6 +19,7 @@
 #include <span>
 #include <string>
 
+#include "input_store.hpp"
 #include "record_assembly.hpp"
 #include "server_process.hpp"
 #include "writer_thread.hpp"
@@ -51,6 +51,8 @@ class ProcessContext {
   [[nodiscard]] WriterThread* writer() const {
     return assembly() != nullptr ? writer_.get() : nullptr;
   }
+  /// What recv_field reads (call only once assembly() is non-null).
+  [[nodiscard]] const InputStore& inputs() const { return *inputs_; }
   /// The completed definitions (call only once assembly() is non-null).
   [[nodiscard]] const Config& config() const { return cfg_; }
 
@@ -62,6 +64,7 @@ class ProcessContext {
   std::atomic<std::size_t>& in_flight_;
   std::uint64_t digest_ = 0;
   std::string error_;  // a failed define, for every later call
+  std::unique_ptr<InputStore> inputs_;
   std::unique_ptr<WriterThread> writer_;
   std::unique_ptr<RecordAssembly> assembly_;
   std::atomic<RecordAssembly*> assembly_ready_{nullptr};

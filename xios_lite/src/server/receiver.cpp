@@ -60,6 +60,12 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
   std::string problem;  // the first one, sent to every client
   std::string written_error;
   std::vector<ep::Request> error_sends;
+  // Answers to read requests, each buffer kept until its send completes.
+  struct Answer {
+    ep::Request request;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<Answer> answers;
   std::vector<std::byte> buf;
   double t_idle = t_start;
   auto sleep = std::chrono::microseconds(1);
@@ -93,7 +99,8 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
         RecordAssembly* assembly = context.assembly();
         const bool needs_definitions = h.kind() == transport::EventKind::kData ||
                                        h.kind() == transport::EventKind::kMissing ||
-                                       h.kind() == transport::EventKind::kDefinition;
+                                       h.kind() == transport::EventKind::kDefinition ||
+                                       h.kind() == transport::EventKind::kReadRequest;
         if (needs_definitions && assembly == nullptr) {
           waiting.push_back(
               {source, h, std::vector<std::byte>(payload, payload + h.payload_bytes())});
@@ -130,6 +137,13 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
                 handle(w.source, w.header, w.payload.data());
               }
             }
+            break;
+          }
+          case transport::EventKind::kReadRequest: {
+            Answer a{ep::Request{}, context.inputs().answer(h)};
+            a.request = inter.isend(a.bytes.data(), static_cast<int>(a.bytes.size()), MPI_BYTE,
+                                    source, transport::kReadTag);
+            answers.push_back(std::move(a));
             break;
           }
           case transport::EventKind::kDefinitionFailed:
@@ -178,6 +192,7 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
                                           MPI_CHAR, c, transport::kErrorTag));
       }
     }
+    std::erase_if(answers, [](Answer& a) { return a.request.is_null() || ep::test(a.request); });
     std::optional<ep::Message> msg = inter.improbe(ep::kAnySource, transport::kEventsTag);
     const double now = MPI_Wtime();
     if (now - last_check > 0.01 || !msg) {
@@ -242,6 +257,15 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
          " event(s) of the clients waited for client 0's definitions, which never came");
   }
   settle(error_sends, std::min(timeout_s, 2.0));
+  std::vector<ep::Request> answer_sends;
+  for (Answer& a : answers) answer_sends.push_back(std::move(a.request));
+  settle(answer_sends, std::min(timeout_s, 2.0));
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    if (!answer_sends[i].is_null() && !ep::test(answer_sends[i])) {
+      // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): MPI may still read it
+      (void)new std::vector<std::byte>(std::move(answers[i].bytes));
+    }
+  }
   return out;
 }
 
