@@ -77,6 +77,13 @@ module xios_lite_mod
       integer(c_int), value :: world, role
       type(c_ptr), intent(out) :: out
     end function c_split
+    integer(c_int) function c_split_context(world, role, context, out) &
+        bind(C, name="xios_lite_world_split_context_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: world, role
+      character(kind=c_char), intent(in) :: context(*)
+      type(c_ptr), intent(out) :: out
+    end function c_split_context
     integer(c_int) function c_split_last(world, n, out) &
         bind(C, name="xios_lite_world_split_last_ranks_f")
       import :: c_int, c_ptr
@@ -249,11 +256,19 @@ contains
   end subroutine xios_lite_split_last_ranks
 
   !> split_world with an explicit role (MPMD launches: XIOS_LITE_ROLE_CLIENT).
-  subroutine xios_lite_split_world(comm, role, world, ierr)
+  !> context: several contexts in one run, the context this client process
+  !> writes (servers leave it out); see split_world in xios_lite/server.hpp.
+  subroutine xios_lite_split_world(comm, role, world, ierr, context)
     integer, intent(in) :: comm, role
     type(xios_lite_world), intent(out) :: world
     integer, intent(out), optional :: ierr
-    call check(int(c_split(int(comm, c_int), int(role, c_int), world%handle)), ierr)
+    character(len=*), intent(in), optional :: context
+    if (present(context)) then
+      call check(int(c_split_context(int(comm, c_int), int(role, c_int), &
+                                     trim(context) // c_null_char, world%handle)), ierr)
+    else
+      call check(int(c_split(int(comm, c_int), int(role, c_int), world%handle)), ierr)
+    end if
   end subroutine xios_lite_split_world
 
   logical function xios_lite_is_server(world)

@@ -77,7 +77,8 @@ struct Block {
 struct ClientOptions {
   Mode mode = Mode::kEndpoints;
   /// The context of the configuration this client writes (XIOS's
-  /// xios_context_initialize); "" : the only one besides "xios".
+  /// xios_context_initialize); "" : the World's (split_world with a
+  /// context), else the only one besides "xios".
   std::string context;
   std::optional<double> finalise_timeout_s;  ///< overrides the configuration
   std::optional<std::string> report_json;    ///< overrides the configuration

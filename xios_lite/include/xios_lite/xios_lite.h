@@ -46,6 +46,13 @@ enum { XIOS_LITE_MODE_ENDPOINTS = 0, XIOS_LITE_MODE_FUNNELED = 1, XIOS_LITE_MODE
 /** split_world(world, role): collective over `world`. */
 int xios_lite_world_split(MPI_Comm world, int role, xios_lite_world_t* out);
 int xios_lite_world_split_f(MPI_Fint world, int role, xios_lite_world_t* out);
+/** split_world(world, role, context): several contexts in one run (a
+ * client process names the context its threads write, servers pass NULL
+ * or ""); collective over `world`. */
+int xios_lite_world_split_context(MPI_Comm world, int role, const char* context,
+                                  xios_lite_world_t* out);
+int xios_lite_world_split_context_f(MPI_Fint world, int role, const char* context,
+                                    xios_lite_world_t* out);
 /** split_world with the last `n_servers` ranks of `world` as servers. */
 int xios_lite_world_split_last_ranks(MPI_Comm world, int n_servers, xios_lite_world_t* out);
 int xios_lite_world_split_last_ranks_f(MPI_Fint world, int n_servers, xios_lite_world_t* out);

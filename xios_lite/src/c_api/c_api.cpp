@@ -144,9 +144,9 @@ std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, 
   return n;
 }
 
-xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role) {
+xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role, const char* context = nullptr) {
   auto world = std::make_unique<xios_lite_world_s>();
-  world->world = xios_lite::split_world(comm, role);
+  world->world = xios_lite::split_world(comm, role, context != nullptr ? context : "");
   return world.release();
 }
 
@@ -196,6 +196,25 @@ int xios_lite_world_split(MPI_Comm world, int role, xios_lite_world_t* out) {
 
 int xios_lite_world_split_f(MPI_Fint world, int role, xios_lite_world_t* out) {
   return xios_lite_world_split(MPI_Comm_f2c(world), role, out);
+}
+
+int xios_lite_world_split_context(MPI_Comm world, int role, const char* context,
+                                  xios_lite_world_t* out) {
+  return guarded([&] {
+    checked(out, "xios_lite_world_split_context");
+    if (role != XIOS_LITE_ROLE_CLIENT && role != XIOS_LITE_ROLE_SERVER) {
+      argument_error("xios_lite_world_split_context", -1,
+                     "role " + std::to_string(role) + " is neither client (0) nor server (1)");
+    }
+    *out = split(
+        world, role == XIOS_LITE_ROLE_SERVER ? xios_lite::Role::kServer : xios_lite::Role::kClient,
+        context);
+  });
+}
+
+int xios_lite_world_split_context_f(MPI_Fint world, int role, const char* context,
+                                    xios_lite_world_t* out) {
+  return xios_lite_world_split_context(MPI_Comm_f2c(world), role, context, out);
 }
 
 int xios_lite_world_split_last_ranks(MPI_Comm world, int n_servers, xios_lite_world_t* out) {

@@ -148,7 +148,7 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
 
 ServerReport run_server(const World& world, const std::string& config_path,
                         const ServerOptions& options) {
-  Config cfg = parse_config(config_path);
+  Config cfg = parse_config(config_path, world.context);
   const double timeout_s = options.finalise_timeout_s.value_or(cfg.finalise_timeout_s);
   const int threads = receiving_endpoints(world, options);
   std::vector<ep::Communicator> eps = ep::create_endpoints(world.local, threads);
