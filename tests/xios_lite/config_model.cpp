@@ -42,6 +42,36 @@ double ua(int s, int k, int j, int i) { return 0.5 * (i - 3.5) + k - 0.25 * s + 
 double ps(int s, int j, int i) { return 100000.0 + 100.0 * j - 10.0 * i + 25.0 * s; }
 double sst(int s, int j, int i) { return 15.0 + 0.5 * j - 0.25 * i + 0.1 * s; }
 double thetao(int s, int k, int j, int i) { return 10.0 - 3.0 * k + 0.5 * j + 0.01 * i + 0.2 * s; }
+// The ocean's forcing, record r (one per 4 h: two steps).
+double qns(int r, int j, int i) { return -50.0 + 10.0 * r + 2.0 * j - 0.5 * i; }
+constexpr int kForcingRecords = kSteps / 2;
+
+// The forcing file an earlier run would have left: written by the ocean's
+// first client before close_definition (the servers read it once the
+// definitions are complete).
+bool write_forcing(const char* path) {
+  std::vector<double> values;
+  for (int r = 0; r < kForcingRecords; ++r) {
+    for (int j = 0; j < kOceNj; ++j) {
+      for (int i = 0; i < kOceNi; ++i) values.push_back(qns(r, j, i));
+    }
+  }
+  int nc = -1;
+  int t = -1;
+  int y = -1;
+  int x = -1;
+  int v = -1;
+  if (nc_create(path, NC_NETCDF4 | NC_CLOBBER, &nc) != NC_NOERR) return false;
+  bool ok = nc_def_dim(nc, "time_counter", NC_UNLIMITED, &t) == NC_NOERR &&
+            nc_def_dim(nc, "y", kOceNj, &y) == NC_NOERR &&
+            nc_def_dim(nc, "x", kOceNi, &x) == NC_NOERR;
+  const int var_dims[] = {t, y, x};
+  ok = ok && nc_def_var(nc, "qns", NC_DOUBLE, 3, var_dims, &v) == NC_NOERR;
+  const std::size_t start[] = {0, 0, 0};
+  const std::size_t count[] = {kForcingRecords, kOceNj, kOceNi};
+  ok = ok && nc_put_vara_double(nc, v, start, count, values.data()) == NC_NOERR;
+  return nc_close(nc) == NC_NOERR && ok;
+}
 
 using Record = std::vector<double>;
 
@@ -284,6 +314,10 @@ int main(int argc, char** argv) {
         define_atmosphere(client, j0, nj);
       } else {
         client.set_domain_block("domain_oce", {0, kOceNi, j0, nj});
+        if (comm.rank() == 0 && !write_forcing("ocean_forcing.nc")) {
+          std::fprintf(stderr, "config_model: cannot write ocean_forcing.nc\n");
+          failed = 1;
+        }
       }
       client.close_definition();
       if (comm.rank() == 0) {
@@ -318,6 +352,14 @@ int main(int argc, char** argv) {
               "ua", block(kAtmNk, kAtmNi, [s](int k, int j, int i) { return ua(s, k, j, i); }));
           client.send_field("ps", block(1, kAtmNi, [s](int, int j, int i) { return ps(s, j, i); }));
         } else {
+          std::vector<double> forcing(static_cast<std::size_t>(kOceNi) * nj);
+          client.recv_field("qns", forcing);
+          if (forcing !=
+              block(1, kOceNi, [s](int, int j, int i) { return qns((s - 1) / 2, j, i); })) {
+            std::fprintf(stderr, "config_model: ocean client %d: qns at step %d differs\n",
+                         comm.rank(), s);
+            failed = 1;
+          }
           client.send_field("sst",
                             block(1, kOceNi, [s](int, int j, int i) { return sst(s, j, i); }));
           client.send_field("thetao", block(kOceNk, kOceNi, [s](int k, int j, int i) {
