@@ -9,8 +9,8 @@
 // on after them.
 //
 // Shapes: r1t2 (synchronous: each thread reads its block), r2t2 and r3t1
-// (one server, one and three receiving endpoints), r4t1 (two server
-// processes of two receiving endpoints each, one client).
+// (one server, one and three receiving endpoints; and the funneled mode),
+// r4t1 (two server processes of two receiving endpoints each, one client).
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <netcdf.h>
@@ -145,8 +145,10 @@ std::string config(const std::string& dir) {
 )xml";
 }
 
-// Runs the model with `servers` server processes of `threads` receiving endpoints.
-void run_and_check(const std::string& tag, int servers, int threads) {
+// Runs the model with `servers` server processes of `threads` receiving
+// endpoints (none: the synchronous mode).
+void run_and_check(const std::string& tag, int servers, int threads,
+                   xios_lite::Mode mode = xios_lite::Mode::kEndpoints) {
   const std::string dir = xios_test::scratch_dir(tag);
   write_inputs(dir);
   const std::string cfg = dir + "/iodef.xml";
@@ -155,7 +157,7 @@ void run_and_check(const std::string& tag, int servers, int threads) {
   spec.config = cfg;
   spec.servers = servers;
   spec.server_threads = threads;
-  spec.mode = servers > 0 ? xios_lite::Mode::kEndpoints : xios_lite::Mode::kSynchronous;
+  spec.mode = servers > 0 ? mode : xios_lite::Mode::kSynchronous;
   spec.model = [dir](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     c.set_domain_block("d", b);
@@ -244,6 +246,15 @@ void run_and_check(const std::string& tag, int servers, int threads) {
 
 TEST(XiosRead, ForcingAndRestartInput) {
   run_and_check("read", xios_test::servers(), ep_test::world_size() == 3 ? 3 : 1);
+}
+
+// The funneled mode: the master thread is the servers' client, every
+// thread reads its own block from the file.
+TEST(XiosRead, Funneled) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  run_and_check("read_funneled", 1, 1, xios_lite::Mode::kFunneled);
 }
 
 TEST(XiosRead, SeveralServerProcesses) {

@@ -417,4 +417,46 @@ TEST(XiosExpressions, InTheConfiguration) {
             std::string::npos);
 }
 
+// Files in read mode: kept apart from the output files (Config::inputs),
+// what cannot be read refused with its place.
+TEST(XiosReadMode, InputFilesAndTheirLimits) {
+  const auto expect_has = [](const std::string& text, const std::string& part) {
+    EXPECT_NE(text.find(part), std::string::npos) << text;
+  };
+  const auto xml = [](const std::string& file, const std::string& fields) {
+    return R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <domain_definition><domain id="d" ni_glo="4" nj_glo="3"/></domain_definition>
+  <grid_definition><grid id="g"><domain domain_ref="d"/></grid></grid_definition>
+  <field_definition><field id="a" grid_ref="g"/><field id="b" grid_ref="g">@a * 2</field></field_definition>
+  <file_definition>
+    <file id="out" output_freq="1h"><field field_ref="a"/></file>
+    )" + file +
+           fields +
+           R"(</file>
+  </file_definition>
+</context></simulation>)";
+  };
+  const Config cfg = xios_lite::parse_config_string(
+      xml(R"(<file id="in" name="forcing" output_freq="2h" mode="read">)",
+          R"(<field field_ref="a"/>)"),
+      "iodef.xml");
+  ASSERT_EQ(cfg.files.size(), 1U);
+  ASSERT_EQ(cfg.inputs.size(), 1U);
+  EXPECT_EQ(cfg.inputs[0].id, "in");
+  EXPECT_EQ(cfg.find_input(cfg.find_field("a")), 0);
+  EXPECT_EQ(cfg.input_variable(0).name, "a");
+  EXPECT_EQ(cfg.find_input(cfg.find_field("b")), -1);
+  EXPECT_NE(xios_lite::definition_text(cfg).find("input in variable a: field a"),
+            std::string::npos);
+  expect_has(
+      error_of(xml(R"(<file id="in" output_freq="1mo" mode="read">)", R"(<field field_ref="a"/>)")),
+      "<file id=\"in\"> attribute output_freq: unsupported XIOS feature (files in read "
+      "mode with records in months or years");
+  expect_has(
+      error_of(xml(R"(<file id="in" output_freq="1h" mode="read">)", R"(<field field_ref="b"/>)")),
+      "field 'b' is read from a file in read mode: it cannot also take its values from an "
+      "expression");
+}
+
 }  // namespace
