@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 #include <set>
+#include <utility>
 
 #include "xml_tree.hpp"
 
@@ -38,6 +39,10 @@ class ExpressionParser {
 
  private:
   struct Bad {
+    // A constructor, not an aggregate: Bad("...") compiles with every
+    // compiler the project builds with (Clang has no parenthesised
+    // aggregate initialisation before version 16).
+    explicit Bad(std::string text) : what(std::move(text)) {}
     std::string what;
   };
   using Op = Expression::Op;

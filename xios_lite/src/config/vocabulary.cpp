@@ -209,7 +209,10 @@ void unsupported(const Element& e, std::string_view attr, std::string_view why) 
 
 void check_attributes(const Element& e, std::initializer_list<std::string_view> supported) {
   const std::string_view table = table_of(e.name);
-  for (const auto& [name, value] : e.attributes) {
+  for (const auto& attribute : e.attributes) {
+    // A plain reference (not a structured binding): lambdas capture it in
+    // every compiler the project builds with.
+    const std::string& name = attribute.first;
     if (std::find(supported.begin(), supported.end(), name) != supported.end()) {
       continue;
     }
