@@ -161,6 +161,8 @@ struct File {
   int steps_per_record = 1;
   std::vector<Variable> variables;
   std::vector<xios_lite::Attribute> attributes;
+  double period_s = 0;  ///< output_freq in seconds
+  double origin_s = 0;  ///< from the time origin to the start date
 };
 
 std::vector<double> read_var(const std::string& path, const std::string& var, std::string& error) {
@@ -207,6 +209,20 @@ std::string text_att(const std::string& path, const std::string& name) {
 int check(const File& f) {
   int bad = 0;
   const int records = kSteps / f.steps_per_record;
+  // Every file here has a mean: time is the middle of each output period,
+  // in seconds since the calendar's time origin.
+  std::string time_error;
+  const std::vector<double> time = read_var(f.path, "time", time_error);
+  for (int r = 0; r < records; ++r) {
+    const double want = f.origin_s + (r + 0.5) * f.period_s;
+    if (!time_error.empty() || time.size() != static_cast<std::size_t>(records) ||
+        time[static_cast<std::size_t>(r)] != want) {
+      std::fprintf(stderr, "config_model: %s: time[%d] is not %.17g %s\n", f.path.c_str(), r, want,
+                   time_error.c_str());
+      ++bad;
+      break;
+    }
+  }
   for (const Variable& v : f.variables) {
     const auto e = expectations().find(v.name);
     if (e == expectations().end()) {
@@ -327,7 +343,10 @@ int main(int argc, char** argv) {
                     static_cast<int>(c.calendar.fixed_seconds(f.output_freq) /
                                      c.calendar.timestep_seconds()),
                     {},
-                    f.attributes};
+                    f.attributes,
+                    static_cast<double>(c.calendar.fixed_seconds(f.output_freq)),
+                    // The ocean's time origin is 150 days (noleap) before its start.
+                    atm ? 0.0 : 150.0 * 86400.0};
           for (const xios_lite::OutputVariable& v : f.variables) {
             file.variables.push_back({v.name, v.operation});
           }
