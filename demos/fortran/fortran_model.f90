@@ -91,24 +91,34 @@ contains
     value = step * 10000d0 + k * 1000d0 + j * 100d0 + i
   end function value
 
-  !> One thread: its block is rows [j0, j0 + nj) of the whole width.
+  !> This thread's client, its definition closed: its block is rows
+  !> [j0, j0 + nj) of the whole width.
+  subroutine open_client(comm, client, rank, j0, nj)
+    type(ep_comm), intent(inout) :: comm
+    type(xios_lite_client), intent(out) :: client
+    integer, intent(out) :: rank, j0, nj
+    integer :: size
+
+    call ep_comm_rank(comm, rank)
+    call ep_comm_size(comm, size)
+    j0 = nj_glo * rank / size
+    nj = nj_glo * (rank + 1) / size - j0
+    call xios_lite_initialise(client, comm, world, config, mode)
+    call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
+    call xios_lite_close_definition(client)
+  end subroutine open_client
+
+  !> One thread writing its block at every step.
   subroutine run_client(comm, failures)
     type(ep_comm), intent(inout) :: comm
     integer, intent(inout) :: failures
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
     character(len=EP_MAX_ERROR_STRING) :: message
-    integer :: rank, size, j0, nj, step, i, j, k, ierr
+    integer :: rank, j0, nj, step, i, j, k, ierr
 
-    call ep_comm_rank(comm, rank)
-    call ep_comm_size(comm, size)
-    j0 = nj_glo * rank / size
-    nj = nj_glo * (rank + 1) / size - j0
+    call open_client(comm, client, rank, j0, nj)
     allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk), wrong(ni_glo, nj + 1))
-
-    call xios_lite_initialise(client, comm, world, config, mode)
-    call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
-    call xios_lite_close_definition(client)
     do step = 1, n_steps
       call xios_lite_update_calendar(client, step)
       do j = 1, nj
@@ -145,17 +155,10 @@ contains
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :)
     character(len=EP_MAX_ERROR_STRING) :: message
-    integer :: rank, size, j0, nj, step, i, j, k, ierr
+    integer :: rank, j0, nj, step, i, j, k, ierr
 
-    call ep_comm_rank(comm, rank)
-    call ep_comm_size(comm, size)
-    j0 = nj_glo * rank / size
-    nj = nj_glo * (rank + 1) / size - j0
+    call open_client(comm, client, rank, j0, nj)
     allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk))
-
-    call xios_lite_initialise(client, comm, world, config, mode)
-    call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
-    call xios_lite_close_definition(client)
     do step = 1, n_steps + 1
       call xios_lite_update_calendar(client, step)
       if (step > n_steps) then
