@@ -581,3 +581,30 @@ TEST(CApi, RecvFieldReadsWhatWasWritten) {
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
   });
 }
+
+// xios_lite_world_split_context: one context named splits as the plain
+// call; two contexts with one server process fail on every process with
+// the reason (collective: no process is left waiting).
+TEST(CApi, WorldSplitContext) {
+  if (ep_test::world_size() < 3) {
+    GTEST_SKIP() << "needs two client processes and a server";
+  }
+  const int rank = ep_test::world_rank();
+  const bool server = rank == ep_test::world_size() - 1;
+  const int role = server ? XIOS_LITE_ROLE_SERVER : XIOS_LITE_ROLE_CLIENT;
+  xios_lite_world_t world = nullptr;
+  EXPECT_EQ(xios_lite_world_split_context(MPI_COMM_WORLD, role, server ? nullptr : "ocean", &world),
+            EP_OK)
+      << xios_lite_last_error();
+  int got = -1;
+  EXPECT_EQ(xios_lite_world_role(world, &got), EP_OK);
+  EXPECT_EQ(got, role);
+  EXPECT_EQ(xios_lite_world_free(&world), EP_OK);
+  EXPECT_EQ(xios_lite_world_split_context(
+                MPI_COMM_WORLD, role, server ? "" : (rank == 0 ? "atmosphere" : "ocean"), &world),
+            EP_ERR_ARGUMENT);
+  EXPECT_TRUE(contains(xios_lite_last_error(), "xios_lite::split_world") &&
+              contains(xios_lite_last_error(), "need at least 2 server processes"))
+      << xios_lite_last_error();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
