@@ -39,8 +39,10 @@ module xios_lite_mod
   public :: xios_lite_world, xios_lite_client, xios_lite_split_last_ranks, xios_lite_split_world, &
             xios_lite_is_server, xios_lite_local_comm, xios_lite_free_world, xios_lite_run_server, &
             xios_lite_initialise, xios_lite_set_domain_block, xios_lite_set_domain_mask, &
-            xios_lite_close_definition, &
-            xios_lite_update_calendar, xios_lite_send_field, xios_lite_finalise, &
+            xios_lite_set_domain_attr, xios_lite_set_axis_attr, xios_lite_define_calendar, &
+            xios_lite_set_timestep, xios_lite_close_definition, &
+            xios_lite_update_calendar, xios_lite_send_field, xios_lite_recv_field, &
+            xios_lite_finalise, &
             xios_lite_last_error
 
   integer, parameter, public :: XIOS_LITE_ROLE_CLIENT = 0, XIOS_LITE_ROLE_SERVER = 1
@@ -63,12 +65,25 @@ module xios_lite_mod
     module procedure send_field_2d, send_field_3d, send_field_2d_r4, send_field_3d_r4
   end interface xios_lite_send_field
 
+  !> Receives a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array from a file
+  !> in read mode (xios_recv_field).
+  interface xios_lite_recv_field
+    module procedure recv_field_2d, recv_field_3d
+  end interface xios_lite_recv_field
+
   interface
     integer(c_int) function c_split(world, role, out) bind(C, name="xios_lite_world_split_f")
       import :: c_int, c_ptr
       integer(c_int), value :: world, role
       type(c_ptr), intent(out) :: out
     end function c_split
+    integer(c_int) function c_split_context(world, role, context, out) &
+        bind(C, name="xios_lite_world_split_context_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: world, role
+      character(kind=c_char), intent(in) :: context(*)
+      type(c_ptr), intent(out) :: out
+    end function c_split_context
     integer(c_int) function c_split_last(world, n, out) &
         bind(C, name="xios_lite_world_split_last_ranks_f")
       import :: c_int, c_ptr
@@ -117,6 +132,76 @@ module xios_lite_mod
       integer(c_int), intent(in) :: valid(*)
       integer(c_int), value :: ni, nj
     end function c_set_mask
+    integer(c_int) function c_dom_int(client, domain, name, value) &
+        bind(C, name="xios_lite_set_domain_attr_int")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*), name(*)
+      integer(c_int), value :: value
+    end function c_dom_int
+    integer(c_int) function c_dom_double(client, domain, name, values, rank, extents) &
+        bind(C, name="xios_lite_set_domain_attr_double")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client, values
+      character(kind=c_char), intent(in) :: domain(*), name(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_dom_double
+    integer(c_int) function c_dom_text(client, domain, name, value) &
+        bind(C, name="xios_lite_set_domain_attr_text")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*), name(*), value(*)
+    end function c_dom_text
+    integer(c_int) function c_dom_mask(client, domain, valid, rank, extents) &
+        bind(C, name="xios_lite_set_domain_attr_mask")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*)
+      integer(c_int), intent(in) :: valid(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_dom_mask
+    integer(c_int) function c_axis_int(client, axis, name, value) &
+        bind(C, name="xios_lite_set_axis_attr_int")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: axis(*), name(*)
+      integer(c_int), value :: value
+    end function c_axis_int
+    integer(c_int) function c_axis_double(client, axis, name, values, rank, extents) &
+        bind(C, name="xios_lite_set_axis_attr_double")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client, values
+      character(kind=c_char), intent(in) :: axis(*), name(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_axis_double
+    integer(c_int) function c_axis_text(client, axis, name, value) &
+        bind(C, name="xios_lite_set_axis_attr_text")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: axis(*), name(*), value(*)
+    end function c_axis_text
+    integer(c_int) function c_calendar(client, type, start_date, time_origin, timestep) &
+        bind(C, name="xios_lite_define_calendar")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: type(*), start_date(*), time_origin(*), timestep(*)
+    end function c_calendar
+    integer(c_int) function c_calendar_user(client, day_length, month_lengths, months) &
+        bind(C, name="xios_lite_define_calendar_user")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: client
+      integer(c_int64_t), value :: day_length
+      integer(c_int), intent(in) :: month_lengths(*)
+      integer(c_int), value :: months
+    end function c_calendar_user
+    integer(c_int) function c_timestep(client, duration) bind(C, name="xios_lite_set_timestep")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: duration(*)
+    end function c_timestep
     integer(c_int) function c_close(client) bind(C, name="xios_lite_close_definition")
       import :: c_int, c_ptr
       type(c_ptr), value :: client
@@ -134,6 +219,14 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_send
+    integer(c_int) function c_recv(client, id, data, rank, extents) &
+        bind(C, name="xios_lite_recv_field")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client, data
+      character(kind=c_char), intent(in) :: id(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_recv
     integer(c_int) function c_send_float(client, id, data, rank, extents) &
         bind(C, name="xios_lite_send_field_float")
       import :: c_int, c_ptr, c_char, c_int64_t
@@ -163,11 +256,19 @@ contains
   end subroutine xios_lite_split_last_ranks
 
   !> split_world with an explicit role (MPMD launches: XIOS_LITE_ROLE_CLIENT).
-  subroutine xios_lite_split_world(comm, role, world, ierr)
+  !> context: several contexts in one run, the context this client process
+  !> writes (servers leave it out); see split_world in xios_lite/server.hpp.
+  subroutine xios_lite_split_world(comm, role, world, ierr, context)
     integer, intent(in) :: comm, role
     type(xios_lite_world), intent(out) :: world
     integer, intent(out), optional :: ierr
-    call check(int(c_split(int(comm, c_int), int(role, c_int), world%handle)), ierr)
+    character(len=*), intent(in), optional :: context
+    if (present(context)) then
+      call check(int(c_split_context(int(comm, c_int), int(role, c_int), &
+                                     trim(context) // c_null_char, world%handle)), ierr)
+    else
+      call check(int(c_split(int(comm, c_int), int(role, c_int), world%handle)), ierr)
+    end if
   end subroutine xios_lite_split_world
 
   logical function xios_lite_is_server(world)
@@ -243,7 +344,169 @@ contains
                               int(size(valid, 1), c_int), int(size(valid, 2), c_int))), ierr)
   end subroutine xios_lite_set_domain_mask
 
-  !> Checks every block and tells the servers. Collective.
+  !> XIOS's xios_set_domain_attr: every argument optional, named as in XIOS.
+  !> Sizes and type are global; ibegin/ni/jbegin/nj (0-based) this client's
+  !> block; the arrays this block's values: lonvalue_1d(ni), latvalue_1d(nj)
+  !> (rectilinear), lonvalue_2d(ni, nj), latvalue_2d(ni, nj) (curvilinear),
+  !> bounds_lon_1d(2, ni), bounds_lat_1d(2, nj), bounds_lon_2d(nvertex, ni, nj),
+  !> bounds_lat_2d(nvertex, ni, nj), area(ni, nj), mask_1d(ni*nj) or
+  !> mask_2d(ni, nj) (.false. = masked). Local; before close_definition.
+  subroutine xios_lite_set_domain_attr(client, domain_id, ni_glo, nj_glo, ibegin, ni, jbegin, &
+                                       nj, type, lonvalue_1d, latvalue_1d, lonvalue_2d, &
+                                       latvalue_2d, nvertex, bounds_lon_1d, bounds_lat_1d, &
+                                       bounds_lon_2d, bounds_lat_2d, area, mask_1d, mask_2d, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: domain_id
+    integer, intent(in), optional :: ni_glo, nj_glo, ibegin, ni, jbegin, nj, nvertex
+    character(len=*), intent(in), optional :: type
+    real(c_double), intent(in), optional, contiguous, target :: lonvalue_1d(:), latvalue_1d(:), &
+        lonvalue_2d(:, :), latvalue_2d(:, :), bounds_lon_1d(:, :), bounds_lat_1d(:, :), &
+        bounds_lon_2d(:, :, :), bounds_lat_2d(:, :, :), area(:, :)
+    logical, intent(in), optional :: mask_1d(:), mask_2d(:, :)
+    integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: id
+    integer :: rc
+    id = trim(domain_id) // c_null_char
+    rc = 0
+    call int_attr('ni_glo', ni_glo)
+    call int_attr('nj_glo', nj_glo)
+    call int_attr('ibegin', ibegin)
+    call int_attr('ni', ni)
+    call int_attr('jbegin', jbegin)
+    call int_attr('nj', nj)
+    call int_attr('nvertex', nvertex)
+    if (present(type) .and. rc == 0) rc = int(c_dom_text(client%handle, id, &
+        'type' // c_null_char, trim(type) // c_null_char))
+    if (present(lonvalue_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'lonvalue_1d' // c_null_char, c_loc(lonvalue_1d), 1_c_int, int(shape(lonvalue_1d), c_int64_t)))
+    if (present(latvalue_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'latvalue_1d' // c_null_char, c_loc(latvalue_1d), 1_c_int, int(shape(latvalue_1d), c_int64_t)))
+    if (present(lonvalue_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'lonvalue_2d' // c_null_char, c_loc(lonvalue_2d), 2_c_int, int(shape(lonvalue_2d), c_int64_t)))
+    if (present(latvalue_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'latvalue_2d' // c_null_char, c_loc(latvalue_2d), 2_c_int, int(shape(latvalue_2d), c_int64_t)))
+    if (present(bounds_lon_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'bounds_lon_1d' // c_null_char, c_loc(bounds_lon_1d), 2_c_int, &
+        int(shape(bounds_lon_1d), c_int64_t)))
+    if (present(bounds_lat_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'bounds_lat_1d' // c_null_char, c_loc(bounds_lat_1d), 2_c_int, &
+        int(shape(bounds_lat_1d), c_int64_t)))
+    if (present(bounds_lon_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'bounds_lon_2d' // c_null_char, c_loc(bounds_lon_2d), 3_c_int, &
+        int(shape(bounds_lon_2d), c_int64_t)))
+    if (present(bounds_lat_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'bounds_lat_2d' // c_null_char, c_loc(bounds_lat_2d), 3_c_int, &
+        int(shape(bounds_lat_2d), c_int64_t)))
+    if (present(area) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
+        'area' // c_null_char, c_loc(area), 2_c_int, int(shape(area), c_int64_t)))
+    if (present(mask_1d) .and. rc == 0) rc = int(c_dom_mask(client%handle, id, &
+        merge(1_c_int, 0_c_int, mask_1d), 1_c_int, int(shape(mask_1d), c_int64_t)))
+    if (present(mask_2d) .and. rc == 0) rc = int(c_dom_mask(client%handle, id, &
+        reshape(merge(1_c_int, 0_c_int, mask_2d), [size(mask_2d)]), 2_c_int, &
+        int(shape(mask_2d), c_int64_t)))
+    call check(rc, ierr)
+  contains
+    subroutine int_attr(name, value)
+      character(len=*), intent(in) :: name
+      integer, intent(in), optional :: value
+      if (present(value) .and. rc == 0) then
+        rc = int(c_dom_int(client%handle, id, name // c_null_char, int(value, c_int)))
+      end if
+    end subroutine int_attr
+  end subroutine xios_lite_set_domain_attr
+
+  !> XIOS's xios_set_axis_attr: every argument optional. Every client that
+  !> sets an attribute sets the same value. Local; before close_definition.
+  subroutine xios_lite_set_axis_attr(client, axis_id, n_glo, value, bounds, name, unit, positive, &
+                                     long_name, standard_name, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: axis_id
+    integer, intent(in), optional :: n_glo
+    real(c_double), intent(in), optional, contiguous, target :: value(:), bounds(:, :)
+    character(len=*), intent(in), optional :: name, unit, positive, long_name, standard_name
+    integer, intent(out), optional :: ierr
+    character(len=:), allocatable :: id
+    integer :: rc
+    id = trim(axis_id) // c_null_char
+    rc = 0
+    if (present(n_glo)) rc = int(c_axis_int(client%handle, id, 'n_glo' // c_null_char, &
+                                            int(n_glo, c_int)))
+    if (present(value) .and. rc == 0) rc = int(c_axis_double(client%handle, id, &
+        'value' // c_null_char, c_loc(value), 1_c_int, int(shape(value), c_int64_t)))
+    if (present(bounds) .and. rc == 0) rc = int(c_axis_double(client%handle, id, &
+        'bounds' // c_null_char, c_loc(bounds), 2_c_int, int(shape(bounds), c_int64_t)))
+    call text_attr('name', name)
+    call text_attr('unit', unit)
+    call text_attr('positive', positive)
+    call text_attr('long_name', long_name)
+    call text_attr('standard_name', standard_name)
+    call check(rc, ierr)
+  contains
+    subroutine text_attr(attr, text)
+      character(len=*), intent(in) :: attr
+      character(len=*), intent(in), optional :: text
+      if (present(text) .and. rc == 0) then
+        rc = int(c_axis_text(client%handle, id, attr // c_null_char, trim(text) // c_null_char))
+      end if
+    end subroutine text_attr
+  end subroutine xios_lite_set_axis_attr
+
+  !> XIOS's xios_define_calendar: type ('Gregorian', 'NoLeap', 'D360',
+  !> 'AllLeap', 'Julian', 'user_defined'), start_date and time_origin
+  !> ('2000-01-01 00:00:00', an offset '+ 1d' allowed), timestep (a
+  !> duration, '1800s'), and a user_defined calendar's day_length (s) and
+  !> month_lengths (days). Every argument optional. Local.
+  subroutine xios_lite_define_calendar(client, type, start_date, time_origin, timestep, &
+                                       day_length, month_lengths, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in), optional :: type, start_date, time_origin, timestep
+    integer, intent(in), optional :: day_length
+    integer, intent(in), optional :: month_lengths(:)
+    integer, intent(out), optional :: ierr
+    integer :: rc
+    rc = int(c_calendar(client%handle, text(type), text(start_date), text(time_origin), &
+                        text(timestep)))
+    if (rc == 0 .and. (present(day_length) .or. present(month_lengths))) then
+      if (.not. (present(day_length) .and. present(month_lengths))) then
+        rc = int(c_calendar_user(client%handle, 0_c_int64_t, [0_c_int], 0_c_int))
+      else
+        rc = int(c_calendar_user(client%handle, int(day_length, c_int64_t), &
+                                 int(month_lengths, c_int), int(size(month_lengths), c_int)))
+      end if
+    end if
+    call check(rc, ierr)
+  contains
+    function text(value) result(out)
+      character(len=*), intent(in), optional :: value
+      character(len=:), allocatable :: out
+      if (present(value)) then
+        out = trim(value) // c_null_char
+      else
+        out = c_null_char
+      end if
+    end function text
+  end subroutine xios_lite_define_calendar
+
+  !> XIOS's xios_set_timestep: the timestep as a duration ('1800s', '1h')
+  !> or in seconds. Local; before close_definition.
+  subroutine xios_lite_set_timestep(client, duration, seconds, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in), optional :: duration
+    integer, intent(in), optional :: seconds
+    integer, intent(out), optional :: ierr
+    character(len=32) :: text
+    if (present(duration)) then
+      text = duration
+    else if (present(seconds)) then
+      write (text, '(i0, "s")') seconds
+    else
+      text = ''
+    end if
+    call check(int(c_timestep(client%handle, trim(text) // c_null_char)), ierr)
+  end subroutine xios_lite_set_timestep
+
+  !> Assembles and completes the definitions, checks every block and tells
+  !> the servers. Collective.
   subroutine xios_lite_close_definition(client, ierr)
     type(xios_lite_client), intent(in) :: client
     integer, intent(out), optional :: ierr
@@ -305,6 +568,30 @@ contains
     call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
                                 3_c_int, extents)), ierr)
   end subroutine send_field_3d_r4
+
+  !> field(ni, nj) from a file in read mode: the record of the current step's period.
+  subroutine recv_field_2d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(out), contiguous, target :: field(:, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(2)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 2_c_int, &
+                          extents)), ierr)
+  end subroutine recv_field_2d
+
+  !> field(ni, nj, nk) from a file in read mode.
+  subroutine recv_field_3d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(out), contiguous, target :: field(:, :, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(3)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
+                          extents)), ierr)
+  end subroutine recv_field_3d
 
   !> Flushes, waits for the servers, prints the report. Collective; the
   !> client is released (also on failure).

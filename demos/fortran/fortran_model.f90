@@ -10,6 +10,11 @@
 ! sends tas(ni, nj) and ta(ni, nj, nk); check_fortran_output then reads
 ! fortran_out.nc back. The value at global point (i, j), level k and step s
 ! is s*10000 + k*1000 + j*100 + i (0-based i, j; k = 0 for tas).
+! With a third argument `read` (and iodef_fortran_read.xml, which declares
+! fortran_out.nc a file in read mode) the same model reads that file back as
+! input instead, record by record with xios_lite_recv_field, compares every
+! value with the one written, checks that a record past the end is refused
+! and prints "fortran input read back exactly".
 ! Exit status 0 when everything worked, 1 otherwise.
 program fortran_model
   use mpi
@@ -20,21 +25,25 @@ program fortran_model
 
   integer, parameter :: ni_glo = 12, nj_glo = 6, nk = 3, n_steps = 4
   character(len=512) :: config
-  character(len=32) :: mode_name
+  character(len=32) :: mode_name, action
   integer :: mode
   type(xios_lite_world) :: world
   type(ep_comm), allocatable :: comms(:)
-  integer :: provided, ierr, failures
+  integer :: provided, ierr, failures, rank
+  logical :: reading
 
   call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
   if (provided < MPI_THREAD_MULTIPLE .or. command_argument_count() < 1) then
-    write (*, '(a)') 'usage: fortran_model CONFIG.xml [endpoints|funneled|synchronous]' // &
+    write (*, '(a)') 'usage: fortran_model CONFIG.xml [endpoints|funneled|synchronous [read]]' // &
                      ' (needs MPI_THREAD_MULTIPLE)'
     call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
   end if
   call get_command_argument(1, config)
   mode_name = 'endpoints'
   if (command_argument_count() >= 2) call get_command_argument(2, mode_name)
+  action = 'write'
+  if (command_argument_count() >= 3) call get_command_argument(3, action)
+  reading = trim(action) == 'read'
   select case (trim(mode_name))
   case ('endpoints')
     mode = XIOS_LITE_MODE_ENDPOINTS
@@ -59,11 +68,19 @@ program fortran_model
     !$omp single
     call ep_create_endpoints(xios_lite_local_comm(world), omp_get_num_threads(), comms)
     !$omp end single
-    call run_client(comms(omp_get_thread_num() + 1), failures)
+    if (reading) then
+      call read_client(comms(omp_get_thread_num() + 1), failures)
+    else
+      call run_client(comms(omp_get_thread_num() + 1), failures)
+    end if
     !$omp end parallel
   end if
   call xios_lite_free_world(world)
   call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  if (reading .and. rank == 0 .and. failures == 0) then
+    write (*, '(a)') 'fortran input read back exactly'
+  end if
   call MPI_Finalize(ierr)
   if (failures /= 0) error stop 1
 
@@ -74,24 +91,34 @@ contains
     value = step * 10000d0 + k * 1000d0 + j * 100d0 + i
   end function value
 
-  !> One thread: its block is rows [j0, j0 + nj) of the whole width.
+  !> This thread's client, its definition closed: its block is rows
+  !> [j0, j0 + nj) of the whole width.
+  subroutine open_client(comm, client, rank, j0, nj)
+    type(ep_comm), intent(inout) :: comm
+    type(xios_lite_client), intent(out) :: client
+    integer, intent(out) :: rank, j0, nj
+    integer :: size
+
+    call ep_comm_rank(comm, rank)
+    call ep_comm_size(comm, size)
+    j0 = nj_glo * rank / size
+    nj = nj_glo * (rank + 1) / size - j0
+    call xios_lite_initialise(client, comm, world, config, mode)
+    call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
+    call xios_lite_close_definition(client)
+  end subroutine open_client
+
+  !> One thread writing its block at every step.
   subroutine run_client(comm, failures)
     type(ep_comm), intent(inout) :: comm
     integer, intent(inout) :: failures
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
     character(len=EP_MAX_ERROR_STRING) :: message
-    integer :: rank, size, j0, nj, step, i, j, k, ierr
+    integer :: rank, j0, nj, step, i, j, k, ierr
 
-    call ep_comm_rank(comm, rank)
-    call ep_comm_size(comm, size)
-    j0 = nj_glo * rank / size
-    nj = nj_glo * (rank + 1) / size - j0
+    call open_client(comm, client, rank, j0, nj)
     allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk), wrong(ni_glo, nj + 1))
-
-    call xios_lite_initialise(client, comm, world, config, mode)
-    call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
-    call xios_lite_close_definition(client)
     do step = 1, n_steps
       call xios_lite_update_calendar(client, step)
       do j = 1, nj
@@ -120,5 +147,47 @@ contains
     call xios_lite_finalise(client)
     call ep_comm_free(comm)
   end subroutine run_client
+
+  !> One thread reading its block of every record back (read mode).
+  subroutine read_client(comm, failures)
+    type(ep_comm), intent(inout) :: comm
+    integer, intent(inout) :: failures
+    type(xios_lite_client) :: client
+    real(8), allocatable :: tas(:, :), ta(:, :, :)
+    character(len=EP_MAX_ERROR_STRING) :: message
+    integer :: rank, j0, nj, step, i, j, k, ierr
+
+    call open_client(comm, client, rank, j0, nj)
+    allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk))
+    do step = 1, n_steps + 1
+      call xios_lite_update_calendar(client, step)
+      if (step > n_steps) then
+        ! The file holds n_steps records: the next one is refused, named.
+        call xios_lite_recv_field(client, 'tas', tas, ierr)
+        message = xios_lite_last_error()
+        if (nj > 0 .and. (ierr /= EP_ERR_ARGUMENT .or. &
+                          index(message, 'record 4 does not exist') == 0)) then
+          write (*, '(a, i0, a)') 'fortran_model: a record past the end gave ierr ', ierr, &
+                                  ': ' // trim(message)
+          failures = failures + 1
+        end if
+        exit
+      end if
+      call xios_lite_recv_field(client, 'tas', tas)
+      call xios_lite_recv_field(client, 'ta', ta)
+      do j = 1, nj
+        do i = 1, ni_glo
+          if (abs(tas(i, j) - value(step, 0, j0 + j - 1, i - 1)) > 0d0) failures = failures + 1
+          do k = 1, nk
+            if (abs(ta(i, j, k) - value(step, k, j0 + j - 1, i - 1)) > 0d0) failures = failures + 1
+          end do
+        end do
+      end do
+    end do
+    if (failures /= 0) write (*, '(a, i0, a, i0)') 'fortran_model: client ', rank, &
+                                                   ' values read back differing: ', failures
+    call xios_lite_finalise(client)
+    call ep_comm_free(comm)
+  end subroutine read_client
 
 end program fortran_model

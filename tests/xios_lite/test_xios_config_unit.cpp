@@ -86,13 +86,13 @@ TEST(XiosConfig, ParsesAndInherits) {
   EXPECT_EQ(cfg.calendar.timestep_seconds(), 3600);
   EXPECT_EQ(cfg.calendar.type(), xios_lite::CalendarType::kNoLeap);
   ASSERT_EQ(cfg.fields.size(), 3U);
-  EXPECT_EQ(cfg.fields[0].units, "K");  // inherited from the group
+  EXPECT_EQ(cfg.fields[0].unit, "K");  // inherited from the group
   EXPECT_EQ(cfg.fields[0].operation, xios_lite::Operation::kAverage);
   EXPECT_EQ(cfg.fields[1].grid, 1);  // own grid_ref overrides the group's
   EXPECT_EQ(cfg.fields[2].operation, xios_lite::Operation::kInstant);
   ASSERT_EQ(cfg.files.size(), 1U);
   const auto& f = cfg.files[0];
-  EXPECT_EQ(f.output_freq, (xios_lite::Frequency{6, xios_lite::Frequency::Unit::kHour}));
+  EXPECT_EQ(f.output_freq, (xios_lite::Frequency{0, 0, 0, 6 * 3600, 0}));
   EXPECT_EQ(f.compression_level, 2);
   ASSERT_EQ(f.variables.size(), 3U);
   EXPECT_EQ(f.variables[1].name, "ta_max");
@@ -251,9 +251,12 @@ TEST(XiosConfig, XmlSyntaxErrorHasLine) {
 TEST(XiosCalendar, Frequencies) {
   xios_lite::Frequency f;
   EXPECT_TRUE(xios_lite::parse_frequency("1ts", f));
-  EXPECT_EQ(f.unit, xios_lite::Frequency::Unit::kTimestep);
+  EXPECT_EQ(f, (xios_lite::Frequency{0, 0, 0, 0, 1}));
   EXPECT_TRUE(xios_lite::parse_frequency("1mo", f));
-  EXPECT_EQ(f.unit, xios_lite::Frequency::Unit::kMonth);
+  EXPECT_EQ(f, (xios_lite::Frequency{0, 1, 0, 0, 0}));
+  EXPECT_TRUE(xios_lite::parse_frequency("1y2mo3d4h5mi6s", f));
+  EXPECT_EQ(f, (xios_lite::Frequency{1, 2, 3, 4 * 3600 + 5 * 60 + 6, 0}));
+  EXPECT_EQ(xios_lite::to_string(f), "1y2mo3d4h5mi6s");
   EXPECT_TRUE(xios_lite::parse_frequency("30mi", f));
   EXPECT_EQ(xios_lite::to_string(f), "30mi");
   EXPECT_FALSE(xios_lite::parse_frequency("0d", f));
@@ -264,7 +267,7 @@ TEST(XiosCalendar, Frequencies) {
 TEST(XiosCalendar, MonthBoundariesFollowTheCalendar) {
   using xios_lite::Calendar;
   using xios_lite::CalendarType;
-  const xios_lite::Frequency month{1, xios_lite::Frequency::Unit::kMonth};
+  const xios_lite::Frequency month{0, 1, 0, 0, 0};
   const Calendar greg(CalendarType::kGregorian, {2000, 1, 1, 0, 0, 0}, 3600);
   EXPECT_EQ(greg.boundary(month, 2), (31 + 29) * 86400);  // 2000 is a leap year
   const Calendar noleap(CalendarType::kNoLeap, {2000, 1, 1, 0, 0, 0}, 3600);

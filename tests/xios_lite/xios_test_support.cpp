@@ -72,8 +72,12 @@ Outcome run(const RunSpec& spec) {
   Outcome out;
   xios_lite::World world;
   try {
-    world = xios_lite::split_world(MPI_COMM_WORLD,
-                                   xios_lite::role_of_last_ranks(MPI_COMM_WORLD, spec.servers));
+    const xios_lite::Role role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, spec.servers);
+    world = spec.context
+                ? xios_lite::split_world(
+                      MPI_COMM_WORLD, role,
+                      role == xios_lite::Role::kClient ? spec.context(ep_test::world_rank()) : "")
+                : xios_lite::split_world(MPI_COMM_WORLD, role);
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what();
     return out;

@@ -67,6 +67,9 @@ struct RunSpec {
   int server_threads = 1;               ///< receiving endpoints per server process
   /// Threads of client process `p` (its rank among the client processes).
   std::function<int(int p)> threads = [](int) { return 0; };  // 0: OMP_NUM_THREADS
+  /// The context of client process `world_rank` (split_world with a
+  /// context); unset: the plain split_world.
+  std::function<std::string(int world_rank)> context;
   /// Runs the model on one endpoint, from the Client's construction on.
   std::function<void(xios_lite::Client&, const ep::Communicator&)> model;
 };

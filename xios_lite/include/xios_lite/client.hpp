@@ -56,6 +56,8 @@
 #include <string>
 
 #include "ep/communicator.hpp"
+#include "xios_lite/config.hpp"
+#include "xios_lite/model_attributes.hpp"
 #include "xios_lite/report.hpp"
 #include "xios_lite/server.hpp"
 
@@ -74,6 +76,10 @@ struct Block {
 
 struct ClientOptions {
   Mode mode = Mode::kEndpoints;
+  /// The context of the configuration this client writes (XIOS's
+  /// xios_context_initialize); "" : the World's (split_world with a
+  /// context), else the only one besides "xios".
+  std::string context;
   std::optional<double> finalise_timeout_s;  ///< overrides the configuration
   std::optional<std::string> report_json;    ///< overrides the configuration
   std::optional<bool> progress_thread;       ///< overrides the configuration (see "Progress")
@@ -109,10 +115,38 @@ class Client {
   /// domain, a wrong size, or a call after close_definition.
   void set_domain_mask(const std::string& domain_id, std::span<const bool> valid);
 
-  /// Checks the blocks of all clients (no overlap, full coverage of every
-  /// domain used by a file), sizes the buffers and tells the servers.
-  /// Collective. Throws the same ep::Error on every endpoint on failure.
+  /// XIOS's xios_set_domain_attr: the domain's global sizes and type, this
+  /// client's block (ibegin, ni, jbegin, nj: the same as set_domain_block)
+  /// and its block's coordinates, bounds, areas and mask (see
+  /// model_attributes.hpp). Attributes not given keep their value; a later
+  /// call overrides. Local; before close_definition, which assembles the
+  /// clients' pieces and checks them. Throws for an unknown domain, a call
+  /// after close_definition, or a mask of the wrong size.
+  void set_domain_attr(const std::string& domain_id, const DomainAttributes& attributes);
+
+  /// XIOS's xios_set_axis_attr: n_glo, value, bounds, names, unit,
+  /// positive. Local; before close_definition. Every client that sets an
+  /// attribute sets the same value (checked at close_definition).
+  void set_axis_attr(const std::string& axis_id, const AxisAttributes& attributes);
+
+  /// XIOS's xios_define_calendar: type, start date, time origin, timestep,
+  /// and the day and month lengths of a user_defined calendar. Local;
+  /// before close_definition; every client that defines it gives the same.
+  void define_calendar(const CalendarAttributes& calendar);
+  /// XIOS's xios_set_timestep: the model's timestep as a duration ("1800s",
+  /// "1h", "30mi"). Local; before close_definition.
+  void set_timestep(const std::string& duration);
+
+  /// Assembles the definitions every client set, completes them (sizes,
+  /// coordinates, calendar), checks the blocks of all clients (no overlap,
+  /// full coverage of every domain used by a file), sizes the buffers and
+  /// tells the servers. Collective. Throws the same ep::Error on every
+  /// endpoint on failure.
   void close_definition();
+
+  /// The definitions this client writes with: the configuration's, and
+  /// after close_definition completed with what the model set. Local.
+  [[nodiscard]] const Config& config() const;
 
   /// Starts timestep `step` (1, 2, ...). Throws when the step does not grow,
   /// when a field due in the steps before was not sent (the step begins
@@ -129,6 +163,20 @@ class Client {
   /// single precision stays a missing value). The file's precision is the
   /// field's `prec`, whichever form the model sends.
   void send_field(const std::string& id, std::span<const float> data);
+
+  /// XIOS's xios_recv_field: this client's block (levels x nj x ni, ni
+  /// fastest) of field `id` from the file in read mode that holds it, the
+  /// record of the file's output period holding the current step (record
+  /// 0 before the first update_calendar: restart input). In the endpoints
+  /// mode the servers read the file (once, at close_definition, each its
+  /// rows) and answer each request; in the funneled and synchronous modes
+  /// each thread reads its block from the file itself. Local; waits for
+  /// the servers' answer, bounded by the finalise timeout. Throws, naming
+  /// the field, the step, the record and the file, for an unknown field,
+  /// a field in no read file, a wrong size, a call outside close_definition
+  /// .. finalise, a file that cannot be read, a missing variable or one
+  /// whose dimensions differ from the grid's, and a record past the end.
+  void recv_field(const std::string& id, std::span<double> data);
 
   /// Flushes, waits for every server to finish (at most 1.5 finalise
   /// timeouts + 1 s, then throws naming what it still waits for), gathers

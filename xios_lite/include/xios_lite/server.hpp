@@ -38,6 +38,13 @@ struct World {
   int server_leader = -1;          ///< world rank of the first server process (-1: no servers)
   int client_processes = 0;
   int server_processes = 0;
+  /// The context these processes run (several contexts: see the
+  /// split_world overload below); "" : the configuration's only one.
+  /// Client and run_server use it when they are not given one.
+  std::string context;
+  /// With several contexts, `world` is this context's part of the world
+  /// (its clients and its share of the servers), owned: free_world frees it.
+  MPI_Comm context_world = MPI_COMM_NULL;
 };
 
 /// Role of the calling process when the last `n_servers` ranks of `world`
@@ -50,7 +57,25 @@ struct World {
 /// process or when the server processes are not the last ranks of `world`.
 [[nodiscard]] World split_world(MPI_Comm world, Role role);
 
-/// Frees world.local. Collective over the processes of the role.
+/// Several contexts in one run (coupled components, XIOS's contexts with
+/// their own clients): a client process names the context its threads
+/// write (every thread of a process the same); servers pass "". When the
+/// clients name more than one context, each context gets its own clients
+/// and a share of the server processes (in the order the contexts first
+/// appear among the client ranks, as even as possible, the first ones one
+/// more) and the World returned is that context's: `world` holds only its
+/// clients and servers, and Client and run_server on it know nothing of
+/// the other contexts. Without servers (synchronous mode) each context's
+/// clients write alone. Collective over `world`, one thread per process.
+/// Throws ep::Error on every process for fewer server processes than
+/// contexts (but more than none), clients that name a context and clients
+/// that name none, a context name over 63 characters, and the errors of
+/// split_world(world, role). With one context (or none named) it is
+/// split_world(world, role) and sets World::context.
+[[nodiscard]] World split_world(MPI_Comm world, Role role, const std::string& context);
+
+/// Frees world.local (and the context's part of the world). Collective
+/// over the processes of the role.
 void free_world(World& world);
 
 struct ServerOptions {

@@ -46,6 +46,13 @@ enum { XIOS_LITE_MODE_ENDPOINTS = 0, XIOS_LITE_MODE_FUNNELED = 1, XIOS_LITE_MODE
 /** split_world(world, role): collective over `world`. */
 int xios_lite_world_split(MPI_Comm world, int role, xios_lite_world_t* out);
 int xios_lite_world_split_f(MPI_Fint world, int role, xios_lite_world_t* out);
+/** split_world(world, role, context): several contexts in one run (a
+ * client process names the context its threads write, servers pass NULL
+ * or ""); collective over `world`. */
+int xios_lite_world_split_context(MPI_Comm world, int role, const char* context,
+                                  xios_lite_world_t* out);
+int xios_lite_world_split_context_f(MPI_Fint world, int role, const char* context,
+                                    xios_lite_world_t* out);
 /** split_world with the last `n_servers` ranks of `world` as servers. */
 int xios_lite_world_split_last_ranks(MPI_Comm world, int n_servers, xios_lite_world_t* out);
 int xios_lite_world_split_last_ranks_f(MPI_Fint world, int n_servers, xios_lite_world_t* out);
@@ -75,7 +82,46 @@ int xios_lite_set_domain_block(xios_lite_client_t client, const char* domain_id,
  * set_domain_block, before close_definition. */
 int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, const int* valid,
                               int ni, int nj);
-/** Collective: checks every block, tells the servers. */
+/* ---- definitions set by the model before close_definition (XIOS's
+ * xios_set_domain_attr, xios_set_axis_attr, xios_define_calendar,
+ * xios_set_timestep), one attribute per call, named as in XIOS (see
+ * xios_lite/model_attributes.hpp for what each is). Local. ---- */
+/** ni_glo, nj_glo, ibegin, ni, jbegin, nj (0-based), nvertex. */
+int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
+                                  const char* name, int value);
+/** lonvalue_1d, latvalue_1d, lonvalue_2d, latvalue_2d, bounds_lon_1d,
+ * bounds_lat_1d, bounds_lon_2d, bounds_lat_2d, area: this client's block's
+ * values, an array of `rank` extents (Fortran order, i fastest). */
+int xios_lite_set_domain_attr_double(xios_lite_client_t client, const char* domain_id,
+                                     const char* name, const double* values, int rank,
+                                     const int64_t* extents);
+/** type: "rectilinear" or "curvilinear". */
+int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain_id,
+                                   const char* name, const char* value);
+/** mask_1d / mask_2d of this client's block: 0 masked, else valid. */
+int xios_lite_set_domain_attr_mask(xios_lite_client_t client, const char* domain_id,
+                                   const int* valid, int rank, const int64_t* extents);
+/** n_glo. */
+int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, const char* name,
+                                int value);
+/** value (n_glo), bounds (2 x n_glo). */
+int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_id, const char* name,
+                                   const double* values, int rank, const int64_t* extents);
+/** name, unit, positive, long_name, standard_name. */
+int xios_lite_set_axis_attr_text(xios_lite_client_t client, const char* axis_id, const char* name,
+                                 const char* value);
+/** The calendar: type ("Gregorian", "NoLeap", "D360", "AllLeap", "Julian",
+ * "user_defined"), start date, time origin, timestep (a duration, "1800s");
+ * NULL or "" leaves one unset. */
+int xios_lite_define_calendar(xios_lite_client_t client, const char* type, const char* start_date,
+                              const char* time_origin, const char* timestep);
+/** A user_defined calendar's day length (seconds) and month lengths (days). */
+int xios_lite_define_calendar_user(xios_lite_client_t client, int64_t day_length,
+                                   const int* month_lengths, int months);
+/** The timestep as a duration ("1800s", "1h", "30mi"). */
+int xios_lite_set_timestep(xios_lite_client_t client, const char* duration);
+
+/** Collective: assembles and completes the definitions, checks every block, tells the servers. */
 int xios_lite_close_definition(xios_lite_client_t client);
 /** Starts timestep `step` (1, 2, ...). */
 int xios_lite_update_calendar(xios_lite_client_t client, int64_t step);
@@ -90,6 +136,13 @@ int xios_lite_send_field(xios_lite_client_t client, const char* id, const double
  * field's `prec`). */
 int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
                                int rank, const int64_t* extents);
+/** XIOS's xios_recv_field: fills `data` (extents as for send_field) with
+ * this client's block of field `id` from the file in read mode holding it,
+ * the record of the current step's period (record 0 before the first
+ * update_calendar). Local. A missing file, variable or record is
+ * EP_ERR_ARGUMENT with the field, step, record and file in the message. */
+int xios_lite_recv_field(xios_lite_client_t client, const char* id, double* data, int rank,
+                         const int64_t* extents);
 /** Collective: flushes, waits for the servers, prints the report (EP rank 0).
  * Releases the client and sets *client to NULL, also on failure. */
 int xios_lite_finalise(xios_lite_client_t* client);

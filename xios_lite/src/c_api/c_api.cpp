@@ -2,6 +2,7 @@
 // a thread-local message; send_field checks the array's extents against the
 // configuration and this client's blocks, so that a Fortran model learns
 // which field has which wrong shape.
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -23,8 +24,9 @@ struct xios_lite_world_s {
 
 struct xios_lite_client_s {
   std::unique_ptr<xios_lite::Client> client;
-  xios_lite::Config config;  // for the shape checks of send_field
-  std::map<std::string, xios_lite::Block> blocks;
+  std::map<std::string, xios_lite::Block> blocks;  // for the shape checks of send_field
+  std::map<std::string, xios_lite::DomainAttributes>
+      block_parts;  // blocks given by set_domain_attr
   int ep_rank = -1;
   xios_lite::Mode mode = xios_lite::Mode::kEndpoints;
 };
@@ -83,14 +85,14 @@ std::string shape_string(const std::vector<std::int64_t>& extents) {
 std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std::string& id,
                                          std::string& meaning) {
   constexpr const char* kCall = "xios_lite_send_field";
-  const int field = c.config.find_field(id);
+  const xios_lite::Config& config = c.client->config();
+  const int field = config.find_field(id);
   if (field < 0) {
-    argument_error(kCall, c.ep_rank, "unknown field '" + id + "' in " + c.config.path);
+    argument_error(kCall, c.ep_rank, "unknown field '" + id + "' in " + config.path);
   }
   const xios_lite::GridDef& grid =
-      c.config
-          .grids[static_cast<std::size_t>(c.config.fields[static_cast<std::size_t>(field)].grid)];
-  const std::string& domain = c.config.domains[static_cast<std::size_t>(grid.domain)].id;
+      config.grids[static_cast<std::size_t>(config.fields[static_cast<std::size_t>(field)].grid)];
+  const std::string& domain = config.domains[static_cast<std::size_t>(grid.domain)].id;
   const auto block = c.blocks.find(domain);
   if (block == c.blocks.end()) {
     argument_error(kCall, c.ep_rank,
@@ -100,7 +102,7 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
   std::vector<std::int64_t> shape{block->second.ni, block->second.nj};
   meaning = "(ni, nj) of this client's block of domain '" + domain + "'";
   if (grid.axis >= 0) {
-    const xios_lite::AxisDef& axis = c.config.axes[static_cast<std::size_t>(grid.axis)];
+    const xios_lite::AxisDef& axis = config.axes[static_cast<std::size_t>(grid.axis)];
     shape.push_back(axis.n_glo);
     meaning =
         "(ni, nj, nk) of this client's block of domain '" + domain + "' and axis '" + axis.id + "'";
@@ -111,14 +113,20 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
 // The number of values of a send with these extents; throws when they are
 // not those of the field's definition on this client.
 std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const void* data,
-                         int rank, const int64_t* extents) {
-  constexpr const char* kCall = "xios_lite_send_field";
+                         int rank, const int64_t* extents,
+                         const char* kCall = "xios_lite_send_field") {
   if (rank < 1 || rank > 3 || extents == nullptr) {
     argument_error(kCall, c.ep_rank,
                    "field '" + field + "': array rank " + std::to_string(rank) +
                        (extents == nullptr ? " with null extents" : " is not 2 or 3"));
   }
   const std::vector<std::int64_t> given(extents, extents + rank);
+  if (!c.client->config().complete) {
+    // Before close_definition: the Client refuses the send with its own message.
+    std::size_t n = 1;
+    for (const std::int64_t e : given) n *= static_cast<std::size_t>(std::max<std::int64_t>(e, 0));
+    return n;
+  }
   std::string meaning;
   const std::vector<std::int64_t> expected = expected_shape(c, field, meaning);
   if (given != expected) {
@@ -136,9 +144,9 @@ std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, 
   return n;
 }
 
-xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role) {
+xios_lite_world_s* split(MPI_Comm comm, xios_lite::Role role, const char* context = nullptr) {
   auto world = std::make_unique<xios_lite_world_s>();
-  world->world = xios_lite::split_world(comm, role);
+  world->world = xios_lite::split_world(comm, role, context != nullptr ? context : "");
   return world.release();
 }
 
@@ -188,6 +196,25 @@ int xios_lite_world_split(MPI_Comm world, int role, xios_lite_world_t* out) {
 
 int xios_lite_world_split_f(MPI_Fint world, int role, xios_lite_world_t* out) {
   return xios_lite_world_split(MPI_Comm_f2c(world), role, out);
+}
+
+int xios_lite_world_split_context(MPI_Comm world, int role, const char* context,
+                                  xios_lite_world_t* out) {
+  return guarded([&] {
+    checked(out, "xios_lite_world_split_context");
+    if (role != XIOS_LITE_ROLE_CLIENT && role != XIOS_LITE_ROLE_SERVER) {
+      argument_error("xios_lite_world_split_context", -1,
+                     "role " + std::to_string(role) + " is neither client (0) nor server (1)");
+    }
+    *out = split(
+        world, role == XIOS_LITE_ROLE_SERVER ? xios_lite::Role::kServer : xios_lite::Role::kClient,
+        context);
+  });
+}
+
+int xios_lite_world_split_context_f(MPI_Fint world, int role, const char* context,
+                                    xios_lite_world_t* out) {
+  return xios_lite_world_split_context(MPI_Comm_f2c(world), role, context, out);
 }
 
 int xios_lite_world_split_last_ranks(MPI_Comm world, int n_servers, xios_lite_world_t* out) {
@@ -268,7 +295,6 @@ int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char*
     // The client parses the same file (and fails collectively on a bad one)
     // before this copy is read for the shape checks.
     c->client = std::make_unique<xios_lite::Client>(ep_comm, w.world, path, options);
-    c->config = xios_lite::parse_config(path);
     *out = c.release();
   });
 }
@@ -312,6 +338,242 @@ int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, 
   });
 }
 
+namespace {
+
+// The number of values of an array of `rank` extents (XIOS's arrays of 1 to 3 dimensions).
+std::size_t array_size(const char* call, int ep_rank, const std::string& what, const void* data,
+                       int rank, const int64_t* extents) {
+  if (rank < 1 || rank > 3 || extents == nullptr) {
+    argument_error(call, ep_rank, what + ": array rank " + std::to_string(rank) + " is not 1 to 3");
+  }
+  std::size_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (extents[d] < 0) {
+      argument_error(call, ep_rank, what + ": negative extent " + std::to_string(extents[d]));
+    }
+    n *= static_cast<std::size_t>(extents[d]);
+  }
+  if (data == nullptr && n > 0) {
+    argument_error(call, ep_rank, what + ": null data");
+  }
+  return n;
+}
+
+std::string optional_text(const char* s) { return s == nullptr ? std::string() : std::string(s); }
+
+}  // namespace
+
+int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
+                                  const char* name, int value) {
+  constexpr const char* kCall = "xios_lite_set_domain_attr_int";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
+    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
+    xios_lite::DomainAttributes a;
+    if (attr == "ni_glo") {
+      a.ni_glo = value;
+    } else if (attr == "nj_glo") {
+      a.nj_glo = value;
+    } else if (attr == "ibegin") {
+      a.ibegin = value;
+    } else if (attr == "ni") {
+      a.ni = value;
+    } else if (attr == "jbegin") {
+      a.jbegin = value;
+    } else if (attr == "nj") {
+      a.nj = value;
+    } else if (attr == "nvertex") {
+      a.nvertex = value;
+    } else {
+      argument_error(kCall, c.ep_rank,
+                     "'" + attr +
+                         "' is not an integer domain attribute (ni_glo, nj_glo, ibegin, "
+                         "ni, jbegin, nj, nvertex)");
+    }
+    c.client->set_domain_attr(domain, a);
+    // The block as set_domain_block would have it, for the shape checks.
+    xios_lite::DomainAttributes& part = c.block_parts[domain];
+    for (auto [from, to] : {std::pair{&a.ibegin, &part.ibegin}, std::pair{&a.ni, &part.ni},
+                            std::pair{&a.jbegin, &part.jbegin}, std::pair{&a.nj, &part.nj}}) {
+      if (*from) *to = *from;
+    }
+    if (part.ibegin && part.ni && part.jbegin && part.nj) {
+      c.blocks[domain] = {*part.ibegin, *part.ni, *part.jbegin, *part.nj};
+    }
+  });
+}
+
+int xios_lite_set_domain_attr_double(xios_lite_client_t client, const char* domain_id,
+                                     const char* name, const double* values, int rank,
+                                     const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_set_domain_attr_double";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
+    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
+    const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
+    const std::vector<double> v(values, values + n);
+    xios_lite::DomainAttributes a;
+    static const std::map<std::string, std::vector<double> xios_lite::DomainAttributes::*> kArrays{
+        {"lonvalue_1d", &xios_lite::DomainAttributes::lonvalue_1d},
+        {"latvalue_1d", &xios_lite::DomainAttributes::latvalue_1d},
+        {"lonvalue_2d", &xios_lite::DomainAttributes::lonvalue_2d},
+        {"latvalue_2d", &xios_lite::DomainAttributes::latvalue_2d},
+        {"bounds_lon_1d", &xios_lite::DomainAttributes::bounds_lon_1d},
+        {"bounds_lat_1d", &xios_lite::DomainAttributes::bounds_lat_1d},
+        {"bounds_lon_2d", &xios_lite::DomainAttributes::bounds_lon_2d},
+        {"bounds_lat_2d", &xios_lite::DomainAttributes::bounds_lat_2d},
+        {"area", &xios_lite::DomainAttributes::area}};
+    const auto it = kArrays.find(attr);
+    if (it == kArrays.end()) {
+      argument_error(kCall, c.ep_rank,
+                     "'" + attr +
+                         "' is not an array domain attribute (lonvalue_1d, latvalue_1d, "
+                         "lonvalue_2d, latvalue_2d, bounds_lon_1d, bounds_lat_1d, bounds_lon_2d, "
+                         "bounds_lat_2d, area)");
+    }
+    a.*(it->second) = v;
+    c.client->set_domain_attr(domain, a);
+  });
+}
+
+int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain_id,
+                                   const char* name, const char* value) {
+  constexpr const char* kCall = "xios_lite_set_domain_attr_text";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
+    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
+    if (attr != "type") {
+      argument_error(kCall, c.ep_rank, "'" + attr + "' is not a text domain attribute (type)");
+    }
+    xios_lite::DomainAttributes a;
+    a.type = checked_string(value, kCall, "value", c.ep_rank);
+    c.client->set_domain_attr(domain, a);
+  });
+}
+
+int xios_lite_set_domain_attr_mask(xios_lite_client_t client, const char* domain_id,
+                                   const int* valid, int rank, const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_set_domain_attr_mask";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
+    const std::size_t n = array_size(kCall, c.ep_rank, "mask", valid, rank, extents);
+    xios_lite::DomainAttributes a;
+    a.mask.assign(n, true);
+    for (std::size_t i = 0; i < n; ++i) {
+      a.mask[i] = valid[i] != 0;
+    }
+    c.client->set_domain_attr(domain, a);
+  });
+}
+
+int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, const char* name,
+                                int value) {
+  constexpr const char* kCall = "xios_lite_set_axis_attr_int";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
+    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
+    if (attr != "n_glo") {
+      argument_error(kCall, c.ep_rank, "'" + attr + "' is not an integer axis attribute (n_glo)");
+    }
+    xios_lite::AxisAttributes a;
+    a.n_glo = value;
+    c.client->set_axis_attr(axis, a);
+  });
+}
+
+int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_id, const char* name,
+                                   const double* values, int rank, const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_set_axis_attr_double";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
+    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
+    const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
+    xios_lite::AxisAttributes a;
+    if (attr == "value") {
+      a.value.assign(values, values + n);
+    } else if (attr == "bounds") {
+      a.bounds.assign(values, values + n);
+    } else {
+      argument_error(kCall, c.ep_rank,
+                     "'" + attr + "' is not an array axis attribute (value, bounds)");
+    }
+    c.client->set_axis_attr(axis, a);
+  });
+}
+
+int xios_lite_set_axis_attr_text(xios_lite_client_t client, const char* axis_id, const char* name,
+                                 const char* value) {
+  constexpr const char* kCall = "xios_lite_set_axis_attr_text";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
+    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
+    const std::string text = checked_string(value, kCall, "value", c.ep_rank);
+    xios_lite::AxisAttributes a;
+    if (attr == "name") {
+      a.name = text;
+    } else if (attr == "unit") {
+      a.unit = text;
+    } else if (attr == "positive") {
+      a.positive = text;
+    } else if (attr == "long_name") {
+      a.long_name = text;
+    } else if (attr == "standard_name") {
+      a.standard_name = text;
+    } else {
+      argument_error(kCall, c.ep_rank,
+                     "'" + attr +
+                         "' is not a text axis attribute (name, unit, positive, "
+                         "long_name, standard_name)");
+    }
+    c.client->set_axis_attr(axis, a);
+  });
+}
+
+int xios_lite_define_calendar(xios_lite_client_t client, const char* type, const char* start_date,
+                              const char* time_origin, const char* timestep) {
+  constexpr const char* kCall = "xios_lite_define_calendar";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    xios_lite::CalendarAttributes cal;
+    if (type != nullptr && *type != '\0') cal.type = optional_text(type);
+    if (start_date != nullptr && *start_date != '\0') cal.start_date = optional_text(start_date);
+    if (time_origin != nullptr && *time_origin != '\0')
+      cal.time_origin = optional_text(time_origin);
+    if (timestep != nullptr && *timestep != '\0') cal.timestep = optional_text(timestep);
+    c.client->define_calendar(cal);
+  });
+}
+
+int xios_lite_define_calendar_user(xios_lite_client_t client, int64_t day_length,
+                                   const int* month_lengths, int months) {
+  constexpr const char* kCall = "xios_lite_define_calendar_user";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    if (months < 1 || month_lengths == nullptr) {
+      argument_error(kCall, c.ep_rank, "a user_defined calendar needs at least one month");
+    }
+    xios_lite::CalendarAttributes cal;
+    cal.day_length = day_length;
+    cal.month_lengths.assign(month_lengths, month_lengths + months);
+    c.client->define_calendar(cal);
+  });
+}
+
+int xios_lite_set_timestep(xios_lite_client_t client, const char* duration) {
+  constexpr const char* kCall = "xios_lite_set_timestep";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    c.client->set_timestep(checked_string(duration, kCall, "duration", c.ep_rank));
+  });
+}
+
 int xios_lite_close_definition(xios_lite_client_t client) {
   return guarded([&] { checked(client, "xios_lite_close_definition").client->close_definition(); });
 }
@@ -329,6 +591,17 @@ int xios_lite_send_field(xios_lite_client_t client, const char* id, const double
 int xios_lite_send_field_float(xios_lite_client_t client, const char* id, const float* data,
                                int rank, const int64_t* extents) {
   return send_field(client, id, data, rank, extents);
+}
+
+int xios_lite_recv_field(xios_lite_client_t client, const char* id, double* data, int rank,
+                         const int64_t* extents) {
+  constexpr const char* kCall = "xios_lite_recv_field";
+  return guarded([&] {
+    xios_lite_client_s& c = checked(client, kCall);
+    const std::string field = checked_string(id, kCall, "field id", c.ep_rank);
+    const std::size_t n = checked_size(c, field, data, rank, extents, kCall);
+    c.client->recv_field(field, std::span<double>(data, n));
+  });
 }
 
 int xios_lite_finalise(xios_lite_client_t* client) {

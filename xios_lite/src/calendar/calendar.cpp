@@ -1,19 +1,24 @@
-// Calendars and frequencies. Day numbers: the gregorian calendar uses the
-// proleptic civil-from-days conversion (exact for any year); noleap and
-// 360_day are plain arithmetic on fixed month lengths.
+// Calendars and durations. Day numbers: the gregorian calendar uses the
+// proleptic civil-from-days conversion and the julian one the Julian Day
+// Number (both exact for any year); the calendars with the same year every
+// year (noleap, all_leap, 360_day, user_defined) are plain arithmetic on
+// their month lengths.
 #include "xios_lite/calendar.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <numeric>
 
 #include "ep/error.hpp"
 
 namespace xios_lite {
 namespace {
 
-constexpr std::int64_t kSecondsPerDay = 86400;
 constexpr std::array<int, 12> kNoLeapMonthDays{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+constexpr std::array<int, 12> kAllLeapMonthDays{31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
@@ -24,6 +29,7 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 }
 
 bool is_gregorian_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool is_julian_leap(int y) { return floor_div(y, 4) * 4 == y; }
 
 // Days since 1970-01-01 of a proleptic gregorian date.
 std::int64_t civil_to_days(std::int64_t y, int m, int d) {
@@ -49,19 +55,50 @@ Date days_to_civil(std::int64_t z) {
   return d;
 }
 
-std::int64_t seconds_of(Frequency::Unit unit) {
-  switch (unit) {
-    case Frequency::Unit::kSecond:
-      return 1;
-    case Frequency::Unit::kMinute:
-      return 60;
-    case Frequency::Unit::kHour:
-      return 3600;
-    case Frequency::Unit::kDay:
-      return kSecondsPerDay;
-    default:
-      return 0;
+// The Julian Day Number of a julian-calendar date, and back.
+std::int64_t julian_to_days(std::int64_t y, int m, int d) {
+  const std::int64_t a = (14 - m) / 12;
+  const std::int64_t yy = y + 4800 - a;
+  const std::int64_t mm = m + 12 * a - 3;
+  return d + (153 * mm + 2) / 5 + 365 * yy + floor_div(yy, 4) - 32083;
+}
+
+Date days_to_julian(std::int64_t jdn) {
+  const std::int64_t c = jdn + 32082;
+  const std::int64_t d = floor_div(4 * c + 3, 1461);
+  const std::int64_t e = c - floor_div(1461 * d, 4);
+  const std::int64_t m = (5 * e + 2) / 153;
+  Date out;
+  out.day = static_cast<int>(e - (153 * m + 2) / 5 + 1);
+  out.month = static_cast<int>(m + 3 - 12 * (m / 10));
+  out.year = static_cast<int>(d - 4800 + m / 10);
+  return out;
+}
+
+// Reads an unsigned whole number at `at`; false when there is none.
+bool read_number(std::string_view text, std::size_t& at, std::int64_t& value) {
+  const char* first = text.data() + at;
+  const char* last = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc{} || ptr == first || value < 0) {
+    return false;
   }
+  at += static_cast<std::size_t>(ptr - first);
+  return true;
+}
+
+// 'text' (built by appending: GCC 12 warns, -Wrestrict, on "'" + std::string).
+std::string quote(std::string_view text) {
+  std::string q(1, '\'');
+  q.append(text);
+  q.append(1, '\'');
+  return q;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
+  return s;
 }
 
 }  // namespace
@@ -74,8 +111,42 @@ std::string_view to_string(CalendarType type) noexcept {
       return "noleap";
     case CalendarType::k360Day:
       return "360_day";
+    case CalendarType::kJulian:
+      return "julian";
+    case CalendarType::kAllLeap:
+      return "all_leap";
+    case CalendarType::kUserDefined:
+      return "user_defined";
   }
   return "gregorian";
+}
+
+bool parse_calendar_type(std::string_view text, CalendarType& out) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const std::array<std::pair<const char*, CalendarType>, 13> kNames{{
+      {"gregorian", CalendarType::kGregorian},
+      {"standard", CalendarType::kGregorian},
+      {"proleptic_gregorian", CalendarType::kGregorian},
+      {"julian", CalendarType::kJulian},
+      {"noleap", CalendarType::kNoLeap},
+      {"365_day", CalendarType::kNoLeap},
+      {"allleap", CalendarType::kAllLeap},
+      {"all_leap", CalendarType::kAllLeap},
+      {"366_day", CalendarType::kAllLeap},
+      {"d360", CalendarType::k360Day},
+      {"360_day", CalendarType::k360Day},
+      {"user_defined", CalendarType::kUserDefined},
+      {"userdefined", CalendarType::kUserDefined},
+  }};
+  for (const auto& [name, type] : kNames) {
+    if (lower == name) {
+      out = type;
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string format_date(const Date& d) {
@@ -91,30 +162,81 @@ std::string format_date_compact(const Date& d) {
   return buf;
 }
 
+std::string format_date_as(const Date& d, std::string_view format) {
+  std::string out;
+  char buf[16];
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%' || i + 1 >= format.size()) {
+      out.push_back(format[i]);
+      continue;
+    }
+    const std::string_view rest = format.substr(i + 1);
+    auto put = [&](const char* spec, int value, std::size_t skip) {
+      std::snprintf(buf, sizeof buf, spec, value);
+      out += buf;
+      i += skip;
+    };
+    if (rest.rfind("mo", 0) == 0) {
+      put("%02d", d.month, 2);
+    } else if (rest.rfind("mi", 0) == 0) {
+      put("%02d", d.minute, 2);
+    } else if (rest[0] == 'y') {
+      put("%04d", d.year, 1);
+    } else if (rest[0] == 'd') {
+      put("%02d", d.day, 1);
+    } else if (rest[0] == 'h') {
+      put("%02d", d.hour, 1);
+    } else if (rest[0] == 's') {
+      put("%02d", d.second, 1);
+    } else if (rest[0] == '%') {
+      out.push_back('%');
+      ++i;
+    } else {
+      out.push_back('%');
+    }
+  }
+  return out;
+}
+
 bool parse_frequency(std::string_view text, Frequency& out) {
-  std::int64_t count = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
-  if (ec != std::errc{} || ptr == text.data() || count <= 0) {
+  text = trim(text);
+  Frequency f;
+  std::size_t at = 0;
+  if (text.empty()) {
     return false;
   }
-  const std::string_view unit(ptr, static_cast<std::size_t>(text.data() + text.size() - ptr));
-  Frequency f;
-  f.count = count;
-  if (unit == "ts") {
-    f.unit = Frequency::Unit::kTimestep;
-  } else if (unit == "s") {
-    f.unit = Frequency::Unit::kSecond;
-  } else if (unit == "mi") {
-    f.unit = Frequency::Unit::kMinute;
-  } else if (unit == "h") {
-    f.unit = Frequency::Unit::kHour;
-  } else if (unit == "d") {
-    f.unit = Frequency::Unit::kDay;
-  } else if (unit == "mo") {
-    f.unit = Frequency::Unit::kMonth;
-  } else if (unit == "y") {
-    f.unit = Frequency::Unit::kYear;
-  } else {
+  while (at < text.size()) {
+    std::int64_t count = 0;
+    if (!read_number(text, at, count)) {
+      return false;
+    }
+    const std::string_view rest = text.substr(at);
+    auto unit_is = [&](std::string_view u) {
+      if (rest.rfind(u, 0) != 0) {
+        return false;
+      }
+      at += u.size();
+      return true;
+    };
+    if (unit_is("ts")) {
+      f.timesteps += count;
+    } else if (unit_is("mo")) {
+      f.months += count;
+    } else if (unit_is("mi")) {
+      f.seconds += 60 * count;
+    } else if (unit_is("y")) {
+      f.years += count;
+    } else if (unit_is("d")) {
+      f.days += count;
+    } else if (unit_is("h")) {
+      f.seconds += 3600 * count;
+    } else if (unit_is("s")) {
+      f.seconds += count;
+    } else {
+      return false;
+    }
+  }
+  if (!f.is_set()) {
     return false;
   }
   out = f;
@@ -122,12 +244,39 @@ bool parse_frequency(std::string_view text, Frequency& out) {
 }
 
 std::string to_string(const Frequency& f) {
-  static constexpr std::array<const char*, 7> kUnits{"ts", "s", "mi", "h", "d", "mo", "y"};
-  return std::to_string(f.count) + kUnits[static_cast<std::size_t>(f.unit)];
+  std::string out;
+  auto add = [&out](std::int64_t n, const char* unit) {
+    if (n != 0) {
+      out += std::to_string(n) + unit;
+    }
+  };
+  add(f.years, "y");
+  add(f.months, "mo");
+  add(f.days, "d");
+  add(f.seconds / 3600, "h");
+  add(f.seconds % 3600 / 60, "mi");
+  add(f.seconds % 60, "s");
+  add(f.timesteps, "ts");
+  return out.empty() ? "0s" : out;
 }
 
-Calendar::Calendar(CalendarType type, Date start, std::int64_t timestep_seconds)
-    : type_(type), start_(start), timestep_(timestep_seconds) {
+Calendar::Calendar(CalendarType type, Date start, std::int64_t timestep_seconds, UserCalendar user)
+    : type_(type),
+      start_(start),
+      origin_(start),
+      timestep_(timestep_seconds),
+      user_(std::move(user)) {
+  if (type_ == CalendarType::kUserDefined) {
+    if (user_.day_length <= 0 || user_.month_lengths.empty() ||
+        std::any_of(user_.month_lengths.begin(), user_.month_lengths.end(),
+                    [](int m) { return m <= 0; })) {
+      throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::Calendar", -1,
+                      "a user_defined calendar needs a positive day_length and month_lengths "
+                      "of at least one positive month");
+    }
+  } else {
+    user_ = UserCalendar{};
+  }
   if (!is_valid(start)) {
     throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::Calendar", -1,
                     "start date " + format_date(start) + " is not a valid " +
@@ -139,78 +288,95 @@ Calendar::Calendar(CalendarType type, Date start, std::int64_t timestep_seconds)
   }
 }
 
+void Calendar::set_time_origin(const Date& origin) {
+  if (!is_valid(origin)) {
+    throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::Calendar", -1,
+                    "time origin " + format_date(origin) + " is not a valid " +
+                        std::string(to_string(type_)) + " date");
+  }
+  origin_ = origin;
+}
+
+int Calendar::months_per_year() const noexcept {
+  return type_ == CalendarType::kUserDefined ? static_cast<int>(user_.month_lengths.size()) : 12;
+}
+
 int Calendar::days_in_month(int year, int month) const {
+  const auto m = static_cast<std::size_t>(month - 1);
   switch (type_) {
     case CalendarType::k360Day:
       return 30;
     case CalendarType::kNoLeap:
-      return kNoLeapMonthDays[static_cast<std::size_t>(month - 1)];
+      return kNoLeapMonthDays[m];
+    case CalendarType::kAllLeap:
+      return kAllLeapMonthDays[m];
     case CalendarType::kGregorian:
-      return month == 2 && is_gregorian_leap(year)
-                 ? 29
-                 : kNoLeapMonthDays[static_cast<std::size_t>(month - 1)];
+      return month == 2 && is_gregorian_leap(year) ? 29 : kNoLeapMonthDays[m];
+    case CalendarType::kJulian:
+      return month == 2 && is_julian_leap(year) ? 29 : kNoLeapMonthDays[m];
+    case CalendarType::kUserDefined:
+      return user_.month_lengths[m];
   }
   return 30;
 }
 
 bool Calendar::is_valid(const Date& d) const {
-  return d.month >= 1 && d.month <= 12 && d.day >= 1 && d.day <= days_in_month(d.year, d.month) &&
-         d.hour >= 0 && d.hour < 24 && d.minute >= 0 && d.minute < 60 && d.second >= 0 &&
-         d.second < 60;
+  const std::int64_t in_day = static_cast<std::int64_t>(d.hour) * 3600 +
+                              static_cast<std::int64_t>(d.minute) * 60 + d.second;
+  return d.month >= 1 && d.month <= months_per_year() && d.day >= 1 &&
+         d.day <= days_in_month(d.year, d.month) && d.hour >= 0 && d.minute >= 0 && d.minute < 60 &&
+         d.second >= 0 && d.second < 60 && in_day < user_.day_length;
 }
 
 std::int64_t Calendar::days_from_epoch(int year, int month, int day) const {
   switch (type_) {
     case CalendarType::kGregorian:
       return civil_to_days(year, month, day);
-    case CalendarType::kNoLeap: {
-      std::int64_t days = static_cast<std::int64_t>(year) * 365;
-      for (int m = 1; m < month; ++m) {
-        days += kNoLeapMonthDays[static_cast<std::size_t>(m - 1)];
+    case CalendarType::kJulian:
+      return julian_to_days(year, month, day);
+    default: {
+      // The same months every year.
+      std::int64_t year_days = 0;
+      std::int64_t before = 0;
+      for (int m = 1; m <= months_per_year(); ++m) {
+        year_days += days_in_month(0, m);
+        before += m < month ? days_in_month(0, m) : 0;
       }
-      return days + day - 1;
+      return static_cast<std::int64_t>(year) * year_days + before + day - 1;
     }
-    case CalendarType::k360Day:
-      return static_cast<std::int64_t>(year) * 360 + (month - 1) * 30 + day - 1;
   }
-  return 0;
 }
 
-std::int64_t Calendar::seconds_since_start(const Date& d) const {
-  auto abs_seconds = [&](const Date& x) {
-    return days_from_epoch(x.year, x.month, x.day) * kSecondsPerDay + x.hour * 3600 +
-           x.minute * 60 + x.second;
-  };
-  return abs_seconds(d) - abs_seconds(start_);
+std::int64_t Calendar::absolute_seconds(const Date& d) const {
+  return days_from_epoch(d.year, d.month, d.day) * user_.day_length +
+         static_cast<std::int64_t>(d.hour) * 3600 + static_cast<std::int64_t>(d.minute) * 60 +
+         d.second;
 }
 
-Date Calendar::date_at(std::int64_t seconds) const {
-  const std::int64_t total =
-      days_from_epoch(start_.year, start_.month, start_.day) * kSecondsPerDay + start_.hour * 3600 +
-      start_.minute * 60 + start_.second + seconds;
-  const std::int64_t days = floor_div(total, kSecondsPerDay);
-  const std::int64_t rem = total - days * kSecondsPerDay;
+Date Calendar::from_absolute(std::int64_t total) const {
+  const std::int64_t days = floor_div(total, user_.day_length);
+  const std::int64_t rem = total - days * user_.day_length;
   Date d;
   switch (type_) {
     case CalendarType::kGregorian:
       d = days_to_civil(days);
       break;
-    case CalendarType::kNoLeap: {
-      d.year = static_cast<int>(floor_div(days, 365));
-      std::int64_t doy = days - static_cast<std::int64_t>(d.year) * 365;
+    case CalendarType::kJulian:
+      d = days_to_julian(days);
+      break;
+    default: {
+      std::int64_t year_days = 0;
+      for (int m = 1; m <= months_per_year(); ++m) {
+        year_days += days_in_month(0, m);
+      }
+      d.year = static_cast<int>(floor_div(days, year_days));
+      std::int64_t doy = days - static_cast<std::int64_t>(d.year) * year_days;
       d.month = 1;
-      while (doy >= kNoLeapMonthDays[static_cast<std::size_t>(d.month - 1)]) {
-        doy -= kNoLeapMonthDays[static_cast<std::size_t>(d.month - 1)];
+      while (doy >= days_in_month(d.year, d.month)) {
+        doy -= days_in_month(d.year, d.month);
         ++d.month;
       }
       d.day = static_cast<int>(doy) + 1;
-      break;
-    }
-    case CalendarType::k360Day: {
-      d.year = static_cast<int>(floor_div(days, 360));
-      const std::int64_t doy = days - static_cast<std::int64_t>(d.year) * 360;
-      d.month = static_cast<int>(doy / 30) + 1;
-      d.day = static_cast<int>(doy % 30) + 1;
       break;
     }
   }
@@ -220,22 +386,85 @@ Date Calendar::date_at(std::int64_t seconds) const {
   return d;
 }
 
+std::int64_t Calendar::seconds_since_start(const Date& d) const {
+  return absolute_seconds(d) - absolute_seconds(start_);
+}
+
+Date Calendar::date_at(std::int64_t seconds) const {
+  return from_absolute(absolute_seconds(start_) + seconds);
+}
+
+Date Calendar::add_months(const Date& from, std::int64_t months) const {
+  const std::int64_t per_year = months_per_year();
+  const std::int64_t m0 = from.month - 1 + months;
+  Date d = from;
+  d.year = static_cast<int>(from.year + floor_div(m0, per_year));
+  d.month = static_cast<int>(m0 - floor_div(m0, per_year) * per_year) + 1;
+  d.day = std::min(d.day, days_in_month(d.year, d.month));
+  return d;
+}
+
+Date Calendar::add(const Date& date, const Frequency& f) const {
+  const Date shifted = add_months(date, f.years * months_per_year() + f.months);
+  return from_absolute(absolute_seconds(shifted) + fixed_seconds(f));
+}
+
 std::int64_t Calendar::boundary(const Frequency& f, std::int64_t k) const {
-  if (f.unit == Frequency::Unit::kTimestep) {
-    return k * f.count * timestep_;
+  std::int64_t t = 0;
+  if (f.is_calendar_dependent()) {
+    t = seconds_since_start(add_months(start_, k * (f.years * months_per_year() + f.months)));
   }
-  if (!f.is_calendar_dependent()) {
-    return k * f.count * seconds_of(f.unit);
+  return t + k * fixed_seconds(f);
+}
+
+std::string parse_date(std::string_view text, const Calendar& cal, Date& out) {
+  std::string_view date_part = trim(text);
+  std::string_view offset_part;
+  if (const auto plus = date_part.find('+'); plus != std::string_view::npos) {
+    offset_part = trim(date_part.substr(plus + 1));
+    date_part = trim(date_part.substr(0, plus));
   }
-  const std::int64_t months = k * f.count * (f.unit == Frequency::Unit::kYear ? 12 : 1);
-  const std::int64_t m0 = start_.month - 1 + months;
-  Date d = start_;
-  d.year = static_cast<int>(start_.year + floor_div(m0, 12));
-  d.month = static_cast<int>(m0 - floor_div(m0, 12) * 12) + 1;
-  if (d.day > days_in_month(d.year, d.month)) {
-    d.day = days_in_month(d.year, d.month);
+  // YYYY[-MM[-DD[ hh[:mm[:ss]]]]]: each field after its separator.
+  Date d;
+  d.month = d.day = 1;
+  int* fields[6] = {&d.year, &d.month, &d.day, &d.hour, &d.minute, &d.second};
+  const char separators[6] = {'\0', '-', '-', ' ', ':', ':'};
+  std::size_t at = 0;
+  bool negative = !date_part.empty() && date_part[0] == '-';
+  at = negative ? 1 : 0;
+  for (int f = 0; f < 6; ++f) {
+    if (f > 0) {
+      if (at >= date_part.size()) {
+        break;
+      }
+      if (date_part[at] != separators[f]) {
+        return quote(text) + " is not a date YYYY-MM-DD hh:mm:ss";
+      }
+      ++at;
+      while (f == 3 && at < date_part.size() && date_part[at] == ' ') ++at;
+    }
+    std::int64_t v = 0;
+    if (!read_number(date_part, at, v) || v > 1000000) {
+      return quote(text) + " is not a date YYYY-MM-DD hh:mm:ss";
+    }
+    *fields[f] = static_cast<int>(f == 0 && negative ? -v : v);
   }
-  return seconds_since_start(d);
+  if (at != date_part.size()) {
+    return quote(text) + " is not a date YYYY-MM-DD hh:mm:ss";
+  }
+  if (!cal.is_valid(d)) {
+    return quote(text) + " out of range for a " + std::string(to_string(cal.type())) + " calendar";
+  }
+  if (!offset_part.empty()) {
+    Frequency offset;
+    if (!parse_frequency(offset_part, offset) || offset.timesteps != 0) {
+      return quote(text) + ": bad offset " + quote(offset_part) +
+             " (expected a duration such as 1d or 12h)";
+    }
+    d = cal.add(d, offset);
+  }
+  out = d;
+  return "";
 }
 
 }  // namespace xios_lite

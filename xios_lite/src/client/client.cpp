@@ -10,12 +10,14 @@
 #include <memory>
 
 #include "client_engine.hpp"
+#include "config/model_definitions.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
 #include "layout.hpp"
 #include "meeting.hpp"
+#include "netcdf/input_file.hpp"
 #include "record_sink.hpp"
 #include "transport/bands.hpp"
 #include "transport/config_check.hpp"
@@ -70,7 +72,10 @@ class ClientImpl {
  public:
   ClientImpl(const ep::Communicator& comm, const World& world, const std::string& path,
              const ClientOptions& options)
-      : cfg_(parse_config(path)), world_(world), options_(options), t_start_(MPI_Wtime()) {
+      : cfg_(parse_config(path, options.context.empty() ? world.context : options.context)),
+        world_(world),
+        options_(options),
+        t_start_(MPI_Wtime()) {
     timeout_s_ = options.finalise_timeout_s.value_or(cfg_.finalise_timeout_s);
     const bool sync = options.mode == Mode::kSynchronous;
     if (world.role != Role::kClient) {
@@ -132,22 +137,132 @@ class ClientImpl {
 
   void set_domain_block(const std::string& id, const Block& b) {
     constexpr const char* kCall = "xios_lite::Client::set_domain_block";
-    const std::size_t d = defining_domain(kCall, id);
+    set_block(kCall, defining_domain(kCall, id), b);
+  }
+
+  // A block of domain `d`, checked against the sizes known so far (the
+  // model may still set them: close_definition checks again).
+  void set_block(const char* kCall, std::size_t d, const Block& b) {
     const DomainDef& dom = cfg_.domains[d];
-    if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 || b.ibegin + b.ni > dom.ni_glo ||
-        b.jbegin + b.nj > dom.nj_glo) {
+    const auto set = model_.domains.find(static_cast<int>(d));
+    const int ni_glo =
+        set != model_.domains.end() && set->second.ni_glo ? *set->second.ni_glo : dom.ni_glo;
+    const int nj_glo =
+        set != model_.domains.end() && set->second.nj_glo ? *set->second.nj_glo : dom.nj_glo;
+    const bool sized = ni_glo > 0 && nj_glo > 0;
+    const std::string& id = dom.id;
+    if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 ||
+        (sized && (b.ibegin + b.ni > ni_glo || b.jbegin + b.nj > nj_glo))) {
       fail(kCall, comm_.rank(),
            "block (ibegin " + std::to_string(b.ibegin) + ", ni " + std::to_string(b.ni) +
                ", jbegin " + std::to_string(b.jbegin) + ", nj " + std::to_string(b.nj) +
-               ") outside domain '" + id + "' of " + std::to_string(dom.ni_glo) + " x " +
-               std::to_string(dom.nj_glo));
+               ") outside domain '" + id + "' of " + std::to_string(ni_glo) + " x " +
+               std::to_string(nj_glo));
     }
     blocks_[d] = b;
   }
 
+  void set_domain_attr(const std::string& id, const DomainAttributes& a) {
+    constexpr const char* kCall = "xios_lite::Client::set_domain_attr";
+    const std::size_t d = defining_domain(kCall, id);
+    DomainAttributes& mine = model_.domains[static_cast<int>(d)];
+    const auto take = [](auto& to, const auto& from) {
+      if (from) to = from;
+    };
+    const auto take_list = [](auto& to, const auto& from) {
+      if (!from.empty()) to = from;
+    };
+    take(mine.ni_glo, a.ni_glo);
+    take(mine.nj_glo, a.nj_glo);
+    take(mine.type, a.type);
+    take(mine.nvertex, a.nvertex);
+    take_list(mine.lonvalue_1d, a.lonvalue_1d);
+    take_list(mine.latvalue_1d, a.latvalue_1d);
+    take_list(mine.lonvalue_2d, a.lonvalue_2d);
+    take_list(mine.latvalue_2d, a.latvalue_2d);
+    take_list(mine.bounds_lon_1d, a.bounds_lon_1d);
+    take_list(mine.bounds_lat_1d, a.bounds_lat_1d);
+    take_list(mine.bounds_lon_2d, a.bounds_lon_2d);
+    take_list(mine.bounds_lat_2d, a.bounds_lat_2d);
+    take_list(mine.area, a.area);
+    // The block: XIOS's ibegin, ni, jbegin, nj (all four by the time of close_definition).
+    take(mine.ibegin, a.ibegin);
+    take(mine.ni, a.ni);
+    take(mine.jbegin, a.jbegin);
+    take(mine.nj, a.nj);
+    if (mine.ibegin && mine.ni && mine.jbegin && mine.nj) {
+      set_block(kCall, d, {*mine.ibegin, *mine.ni, *mine.jbegin, *mine.nj});
+    }
+    if (!a.mask.empty()) {
+      set_mask(kCall, d, a.mask);
+    }
+  }
+
+  void set_axis_attr(const std::string& id, const AxisAttributes& a) {
+    constexpr const char* kCall = "xios_lite::Client::set_axis_attr";
+    if (closed_ || finalised_) {
+      fail(kCall, comm_.rank(), "the definition is already closed");
+    }
+    const int axis = cfg_.find_axis(id);
+    if (axis < 0) {
+      fail(kCall, comm_.rank(), "unknown axis '" + id + "'");
+    }
+    AxisAttributes& mine = model_.axes[axis];
+    const auto take = [](auto& to, const auto& from) {
+      if (from) to = from;
+    };
+    take(mine.n_glo, a.n_glo);
+    if (!a.value.empty()) mine.value = a.value;
+    if (!a.bounds.empty()) mine.bounds = a.bounds;
+    take(mine.name, a.name);
+    take(mine.unit, a.unit);
+    take(mine.positive, a.positive);
+    take(mine.long_name, a.long_name);
+    take(mine.standard_name, a.standard_name);
+  }
+
+  void define_calendar(const CalendarAttributes& c) {
+    constexpr const char* kCall = "xios_lite::Client::define_calendar";
+    if (closed_ || finalised_) {
+      fail(kCall, comm_.rank(), "the definition is already closed");
+    }
+    CalendarAttributes& mine = model_.calendar ? *model_.calendar : model_.calendar.emplace();
+    const auto take = [](auto& to, const auto& from) {
+      if (from) to = from;
+    };
+    take(mine.type, c.type);
+    take(mine.start_date, c.start_date);
+    take(mine.time_origin, c.time_origin);
+    take(mine.timestep, c.timestep);
+    take(mine.day_length, c.day_length);
+    if (!c.month_lengths.empty()) mine.month_lengths = c.month_lengths;
+  }
+
+  void set_timestep(const std::string& duration) {
+    constexpr const char* kCall = "xios_lite::Client::set_timestep";
+    if (closed_ || finalised_) {
+      fail(kCall, comm_.rank(), "the definition is already closed");
+    }
+    Frequency f;
+    if (!parse_frequency(duration, f) || f.timesteps != 0 || f.is_calendar_dependent()) {
+      fail(kCall, comm_.rank(),
+           "timestep '" + duration + "' is not a duration in s, mi, h or d (\"1800s\", \"1h\")");
+    }
+    CalendarAttributes c;
+    c.timestep = duration;
+    define_calendar(c);
+  }
+
+  [[nodiscard]] const Config& config() const { return cfg_; }
+
   void set_domain_mask(const std::string& id, std::span<const bool> valid) {
     constexpr const char* kCall = "xios_lite::Client::set_domain_mask";
-    const std::size_t d = defining_domain(kCall, id);
+    set_mask(kCall, defining_domain(kCall, id), valid);
+  }
+
+  template <class Range>
+  void set_mask(const char* kCall, std::size_t d, const Range& valid) {
+    const std::string& id = cfg_.domains[d].id;
     const Block& b = blocks_[d];
     const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
     if (valid.size() != points) {
@@ -161,6 +276,7 @@ class ClientImpl {
 
   void close_definition();
   void update_calendar(std::int64_t step);
+  void recv_field(const std::string& id, std::span<double> data);
   void send_field(const std::string& id, std::span<const double> data);
   void send_field(const std::string& id, std::span<const float> data) {
     const int field = cfg_.find_field(id);
@@ -330,6 +446,7 @@ class ClientImpl {
   ep::InterCommunicator inter_;
   std::unique_ptr<client::Meeting> meeting_;
   std::vector<Block> blocks_;
+  config::ModelDefinitions model_;                // what this client set (set_domain_attr, ...)
   std::vector<std::vector<std::uint8_t>> masks_;  // per domain: the model's mask of the block
   std::vector<std::int64_t> last_sent_;
   bool closed_ = false;
@@ -380,6 +497,16 @@ std::vector<std::byte> bytes_of(std::span<const int> values) {
   return {p, p + values.size_bytes()};
 }
 
+// `head` (8 bytes), then `a`, then `b`.
+std::vector<std::byte> concatenated(std::uint64_t head, std::span<const std::byte> a,
+                                    std::span<const std::byte> b) {
+  std::vector<std::byte> out(sizeof head + a.size() + b.size());
+  std::memcpy(out.data(), &head, sizeof head);
+  if (!a.empty()) std::memcpy(out.data() + sizeof head, a.data(), a.size());
+  if (!b.empty()) std::memcpy(out.data() + sizeof head + a.size(), b.data(), b.size());
+  return out;
+}
+
 template <class T>
 std::vector<T> values_of(const std::vector<std::byte>& bytes) {
   std::vector<T> out(bytes.size() / sizeof(T));
@@ -397,18 +524,95 @@ void ClientImpl::close_definition() {
   if (funneled_) {
     funnel_->masks[static_cast<std::size_t>(comm_.local_thread())] = &masks_;
   }
-  const client::Meeting::Outcome met = meeting_->meet(
-      client::Meeting::Call::kCloseDefinition,
-      bytes_of(client::Layout::entry(comm_.process_rank(), comm_.local_thread(), blocks_)), "");
+  // This client's entry: its layout (process, thread, blocks), then what
+  // the model set (config::pack); a block given in pieces by
+  // set_domain_attr must be whole by now.
+  std::string own_error;
+  for (const auto& [d, a] : model_.domains) {
+    const int given = (a.ibegin ? 1 : 0) + (a.ni ? 1 : 0) + (a.jbegin ? 1 : 0) + (a.nj ? 1 : 0);
+    if (given > 0 && given < 4 && own_error.empty()) {
+      own_error = "domain '" + cfg_.domains[static_cast<std::size_t>(d)].id +
+                  "': set_domain_attr gave only part of the block (ibegin, ni, jbegin and nj "
+                  "go together)";
+    }
+  }
+  const std::vector<std::byte> entry = [&] {
+    std::vector<std::byte> out =
+        bytes_of(client::Layout::entry(comm_.process_rank(), comm_.local_thread(), blocks_));
+    const std::uint64_t layout_bytes = out.size();
+    const std::vector<std::byte> model = config::pack(model_);
+    return concatenated(layout_bytes, out, model);
+  }();
+  const client::Meeting::Outcome met =
+      meeting_->meet(client::Meeting::Call::kCloseDefinition, entry, own_error);
   std::vector<int> all;
+  std::vector<config::ModelDefinitions> models;
+  bool malformed = false;
   for (const auto& p : met.payloads) {
-    const std::vector<int> one = values_of<int>(p);
+    std::uint64_t layout_bytes = 0;
+    if (p.size() < sizeof layout_bytes) {
+      malformed = !p.empty() || malformed;
+      models.emplace_back();
+      continue;
+    }
+    std::memcpy(&layout_bytes, p.data(), sizeof layout_bytes);
+    if (layout_bytes > p.size() - sizeof layout_bytes) {
+      malformed = true;
+      models.emplace_back();
+      continue;
+    }
+    const auto first = p.begin() + static_cast<std::ptrdiff_t>(sizeof layout_bytes);
+    const std::vector<int> one = values_of<int>(
+        std::vector<std::byte>(first, first + static_cast<std::ptrdiff_t>(layout_bytes)));
     all.insert(all.end(), one.begin(), one.end());
+    config::ModelDefinitions m;
+    malformed = !config::unpack(
+                    std::span<const std::byte>(p).subspan(sizeof layout_bytes + layout_bytes), m) ||
+                malformed;
+    models.push_back(std::move(m));
   }
   const client::Layout layout(cfg_, std::move(all));
   std::string error = met.failure.empty() ? layout.check_entries() : met.failure;
+  for (std::size_t r = 0; r < met.errors.size() && error.empty(); ++r) {
+    if (!met.errors[r].empty()) {
+      error = "client " + std::to_string(r) + ": " + met.errors[r];
+    }
+  }
+  if (error.empty() && malformed) {
+    error = "a client's definitions arrived malformed";
+  }
+  std::vector<std::byte> context;  // client 0: what the servers complete their definitions with
+  if (error.empty()) {
+    // Every client assembles the same definitions from the same entries
+    // (or fails with the same error).
+    try {
+      std::vector<std::vector<Window>> blocks(static_cast<std::size_t>(layout.clients()));
+      for (int r = 0; r < layout.clients(); ++r) {
+        for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+          const Block b = layout.block(r, d);
+          blocks[static_cast<std::size_t>(r)].push_back({b.ibegin, b.ni, b.jbegin, b.nj});
+        }
+      }
+      config::apply_model_definitions(cfg_, models, blocks);
+      const std::vector<std::byte> packed = config::pack(config::global_definitions(cfg_));
+      context = concatenated(digest_of(definition_text(cfg_)), packed, {});
+    } catch (const std::exception& e) {
+      error = failure_of(e).detail;
+    }
+  }
   if (error.empty()) {
     error = layout.check_coverage();
+  }
+  if (error.empty() && options_.mode == Mode::kSynchronous) {
+    for (const FileDef& f : cfg_.files) {
+      for (const OutputVariable& v : f.variables) {
+        if (v.shape.reduces() && error.empty()) {
+          error = "file '" + f.id + "', variable '" + v.name +
+                  "': grid reductions (reduce_axis, reduce_domain) are computed by the servers, "
+                  "and the synchronous mode has none";
+        }
+      }
+    }
   }
 
   // This engine's blocks and buffers; every client checks every engine's
@@ -416,9 +620,19 @@ void ClientImpl::close_definition() {
   const int engine_key = funneled_ ? comm_.process_rank() : comm_.rank();
   std::vector<int> my_ranks;
   std::size_t capacity = cfg_.buffers.min_bytes;
+  const std::size_t context_event = sizeof(transport::EventHeader) + context.size();
   if (error.empty()) {
     for (const auto& [engine, ranks] : layout.engines(funneled_)) {
-      const std::size_t cap = layout.buffer_capacity(ranks, error);
+      std::size_t cap = layout.buffer_capacity(ranks, error);
+      if (ranks.front() == 0 && options_.mode != Mode::kSynchronous) {
+        // Client 0 sends the completed definitions as one event.
+        if (context_event > cfg_.buffers.max_bytes && error.empty()) {
+          error = "the definitions the model completed take " + std::to_string(context_event) +
+                  " bytes, more than buffer_max_bytes " + std::to_string(cfg_.buffers.max_bytes) +
+                  " (raise max_buffer_size)";
+        }
+        cap = std::max(cap, context_event);
+      }
       if (engine == engine_key) {
         capacity = cap;
         my_ranks = ranks;
@@ -479,6 +693,9 @@ void ClientImpl::close_definition() {
     // The servers learn every client's blocks (they name the clients a
     // record misses) and the EP ranks it speaks for (a funneled master: its
     // process's threads).
+    if (comm_.rank() == 0) {
+      sink_->define_context(context);
+    }
     std::vector<int> definition{static_cast<int>(my_ranks.size())};
     definition.insert(definition.end(), my_ranks.begin(), my_ranks.end());
     for (const auto& blocks : engine_blocks) {
@@ -538,8 +755,14 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
     error = "field '" + id + "' sent before the first update_calendar";
   } else if (last_sent_[static_cast<std::size_t>(field)] == step_) {
     error = "field '" + id + "' sent twice in step " + std::to_string(step_);
+  } else if (const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)]; !f.expr.empty()) {
+    error = "field '" + id + "' is computed from its expression '" + f.expr +
+            "': send the fields it reads";
+  } else if (f.source_field >= 0) {
+    error = "field '" + id + "' takes its values from field '" +
+            cfg_.fields[static_cast<std::size_t>(f.source_field)].id +
+            "' (field_ref): send that one";
   } else {
-    const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
     const Block& b =
         blocks_[static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain)];
     const std::size_t expected = static_cast<std::size_t>(cfg_.levels(f.grid)) * b.ni * b.nj;
@@ -573,6 +796,61 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
     sink_->progress();
   });
   in_calls_s_ += MPI_Wtime() - t0;
+}
+
+void ClientImpl::recv_field(const std::string& id, std::span<double> data) {
+  constexpr const char* kCall = "xios_lite::Client::recv_field";
+  const double t0 = MPI_Wtime();
+  const int field = cfg_.find_field(id);
+  const int input = field >= 0 ? cfg_.find_input(field) : -1;
+  if (!closed_ || finalised_) {
+    fail(kCall, comm_.rank(),
+         finalised_ ? "called after finalise" : "before close_definition (field '" + id + "')");
+  }
+  if (field < 0) {
+    fail(kCall, comm_.rank(), "field '" + id + "' was never defined");
+  }
+  if (input < 0) {
+    fail(kCall, comm_.rank(), "field '" + id + "' is in no file of mode=\"read\"");
+  }
+  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+  const int nk = cfg_.levels(f.grid);
+  const Block& b =
+      blocks_[static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain)];
+  const std::size_t expected = static_cast<std::size_t>(nk) * b.ni * b.nj;
+  if (data.size() != expected) {
+    fail(kCall, comm_.rank(),
+         "field '" + id + "': room for " + std::to_string(data.size()) + " values, expected " +
+             std::to_string(expected) + " (levels " + std::to_string(nk) + " x nj " +
+             std::to_string(b.nj) + " x ni " + std::to_string(b.ni) + ")");
+  }
+  // The record of the file's period holding this step (before the first
+  // update_calendar: the first record).
+  const FileDef& file = cfg_.input_file(input);
+  const std::int64_t per_record = std::max<std::int64_t>(
+      1, cfg_.calendar.fixed_seconds(file.output_freq) / cfg_.calendar.timestep_seconds());
+  const std::int64_t record = step_ == 0 ? 0 : (step_ - 1) / per_record;
+  std::string error;
+  if (options_.mode == Mode::kEndpoints) {
+    error = sink_->fetch(input, record, b, nk, data);
+  } else if (expected > 0) {
+    // Without endpoints to the servers, every thread reads its block itself.
+    const DomainDef& d = cfg_.domains[static_cast<std::size_t>(cfg_.domain_of_field(field))];
+    const netcdf::InputVariableShape shape{netcdf::input_path(file),
+                                           cfg_.input_variable(input).name, nk, d.nj_glo, d.ni_glo};
+    netcdf::InputBlock block;
+    error = netcdf::read_input(shape, static_cast<int>(record), 1, b.jbegin, b.nj, b.ibegin, b.ni,
+                               block);
+    if (error.empty()) {
+      std::copy(block.values.begin(), block.values.end(), data.begin());
+    }
+  }
+  in_calls_s_ += MPI_Wtime() - t0;
+  if (!error.empty()) {
+    fail(kCall, comm_.rank(),
+         "field '" + id + "' at step " + std::to_string(step_) + " (record " +
+             std::to_string(record) + " of file '" + file.id + "'): " + error);
+  }
 }
 
 Report ClientImpl::finalise() {
@@ -720,8 +998,22 @@ void Client::set_domain_block(const std::string& domain_id, const Block& block) 
 void Client::set_domain_mask(const std::string& domain_id, std::span<const bool> valid) {
   impl_->set_domain_mask(domain_id, valid);
 }
+void Client::set_domain_attr(const std::string& domain_id, const DomainAttributes& attributes) {
+  impl_->set_domain_attr(domain_id, attributes);
+}
+void Client::set_axis_attr(const std::string& axis_id, const AxisAttributes& attributes) {
+  impl_->set_axis_attr(axis_id, attributes);
+}
+void Client::define_calendar(const CalendarAttributes& calendar) {
+  impl_->define_calendar(calendar);
+}
+void Client::set_timestep(const std::string& duration) { impl_->set_timestep(duration); }
 void Client::close_definition() { impl_->close_definition(); }
+const Config& Client::config() const { return impl_->config(); }
 void Client::update_calendar(std::int64_t step) { impl_->update_calendar(step); }
+void Client::recv_field(const std::string& id, std::span<double> data) {
+  impl_->recv_field(id, data);
+}
 void Client::send_field(const std::string& id, std::span<const double> data) {
   impl_->send_field(id, data);
 }

@@ -1,25 +1,49 @@
 #include "client_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 
 namespace xios_lite::client {
+namespace {
+
+std::int64_t steps_of(const Calendar& cal, const Frequency& f) {
+  return cal.fixed_seconds(f) / cal.timestep_seconds();
+}
+
+std::size_t points_of(const std::vector<Block>& blocks, int nk) {
+  std::size_t n = 0;
+  for (const Block& b : blocks) {
+    n += static_cast<std::size_t>(nk) * static_cast<std::size_t>(b.ni) *
+         static_cast<std::size_t>(b.nj);
+  }
+  return n;
+}
+
+}  // namespace
 
 ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> blocks,
                            std::vector<std::vector<std::vector<std::uint8_t>>> masks,
                            RecordSink& sink)
-    : cfg_(cfg), sink_(sink), masks_(std::move(masks)), vars_of_field_(cfg.fields.size()) {
+    : cfg_(cfg),
+      sink_(sink),
+      blocks_(std::move(blocks)),
+      masks_(std::move(masks)),
+      vars_of_field_(cfg.fields.size()),
+      computed_of_field_(cfg.fields.size(), -1),
+      kept_(cfg.fields.size()) {
   const auto table = netcdf::variable_table(cfg);
   vars_.reserve(table.size());
   for (std::size_t g = 0; g < table.size(); ++g) {
     const FileDef& file = cfg.files[static_cast<std::size_t>(table[g].file)];
     const OutputVariable& ov = file.variables[static_cast<std::size_t>(table[g].pos)];
-    const FieldDef& f = cfg.fields[static_cast<std::size_t>(ov.field)];
+    const FieldDef& f = cfg.fields[static_cast<std::size_t>(ov.source)];
     const auto domain =
         static_cast<std::size_t>(cfg.grids[static_cast<std::size_t>(f.grid)].domain);
     const int nk = cfg.levels(f.grid);
     std::vector<LocalBlock> lbs;
     std::size_t offset = 0;
-    const std::vector<Block>& mine = blocks.at(domain);
+    const std::vector<Block>& mine = blocks_.at(domain);
     for (std::size_t b = 0; b < mine.size(); ++b) {
       LocalBlock lb{mine[b], nk, offset, {}};
       if (domain < masks_.size() && b < masks_[domain].size()) {
@@ -35,32 +59,110 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
         std::any_of(file.variables.begin(), file.variables.end(), [](const auto& o) {
           return o.operation != Operation::kInstant && o.operation != Operation::kOnce;
         });
+    const bool per_sample = ov.shape.reduces();
     Variable v{static_cast<int>(g),
-               ov.field,
-               ov.operation,
-               std::max<std::int64_t>(
-                   1, cfg.calendar.boundary(ov.freq_op, 1) / cfg.calendar.timestep_seconds()),
+               ov.source,
+               per_sample ? Operation::kInstant : ov.operation,
+               std::max<std::int64_t>(1, steps_of(cfg.calendar, ov.freq_op)),
+               steps_of(cfg.calendar, ov.freq_offset),
                std::move(lbs),
-               Accumulator(ov.operation, offset, f.default_value, f.detect_missing_value, masked),
+               Accumulator(per_sample ? Operation::kInstant : ov.operation, offset,
+                           ov.default_value, ov.detect_missing_value, masked),
                Periods(cfg.calendar, file.output_freq),
                centred};
+    v.per_sample = per_sample;
     vars_.push_back(std::move(v));
-    vars_of_field_[static_cast<std::size_t>(ov.field)].push_back(static_cast<int>(g));
+    vars_of_field_[static_cast<std::size_t>(ov.source)].push_back(static_cast<int>(g));
   }
+  // The expressions the variables need, operands first.
+  std::vector<int> state(cfg.fields.size(), 0);
+  const std::function<void(int)> need = [&](int field) {
+    const FieldDef& f = cfg.fields[static_cast<std::size_t>(field)];
+    if (f.expr.empty() || state[static_cast<std::size_t>(field)] != 0) {
+      return;
+    }
+    state[static_cast<std::size_t>(field)] = 1;
+    Computed c;
+    c.field = field;
+    std::string error;
+    (void)c.expr.compile(f.expr, error);  // checked when the definitions were completed
+    for (const int op : f.expr_operands) {
+      int data = op;
+      while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
+             cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
+        data = cfg.fields[static_cast<std::size_t>(data)].source_field;
+      }
+      need(data);
+      if (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
+          !kept_[static_cast<std::size_t>(data)]) {
+        kept_[static_cast<std::size_t>(data)] = std::make_unique<Kept>();
+      }
+      c.operands.push_back(data);
+    }
+    const int domain = cfg.grids[static_cast<std::size_t>(f.grid)].domain;
+    c.values.resize(points_of(blocks_.at(static_cast<std::size_t>(domain)), cfg.levels(f.grid)));
+    computed_of_field_[static_cast<std::size_t>(field)] = static_cast<int>(computed_.size());
+    computed_.push_back(std::move(c));
+  };
+  for (std::size_t f = 0; f < cfg.fields.size(); ++f) {
+    if (!vars_of_field_[f].empty()) {
+      need(static_cast<int>(f));
+    }
+  }
+}
+
+bool ClientEngine::sampled(const Variable& v, std::int64_t step) const {
+  return step >= 1 && step >= v.sample_offset && (step - v.sample_offset) % v.sample_every == 0;
+}
+
+std::int64_t ClientEngine::last_step(const Variable& v, std::int64_t k) const {
+  if (!v.per_sample) {
+    return v.periods.last_step(k);
+  }
+  const std::int64_t first = v.sample_offset > 0 ? v.sample_offset : v.sample_every;
+  return first + k * v.sample_every;
 }
 
 bool ClientEngine::due(const Variable& v, std::int64_t step) const {
-  if (v.op == Operation::kOnce || step % v.sample_every != 0) {
+  if (v.op == Operation::kOnce || !sampled(v, step)) {
     return false;
   }
-  return v.op != Operation::kInstant || step == v.periods.last_step(v.period);
+  return v.op != Operation::kInstant || step == last_step(v, v.period);
+}
+
+std::vector<std::span<const double>> ClientEngine::parts_of(
+    int field, const std::vector<double>& values) const {
+  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+  const int nk = cfg_.levels(f.grid);
+  std::vector<std::span<const double>> parts;
+  std::size_t offset = 0;
+  for (const Block& b :
+       blocks_.at(static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain))) {
+    const std::size_t n = static_cast<std::size_t>(nk) * static_cast<std::size_t>(b.ni) *
+                          static_cast<std::size_t>(b.nj);
+    parts.emplace_back(values.data() + offset, n);
+    offset += n;
+  }
+  return parts;
 }
 
 void ClientEngine::send(int field, std::span<const std::span<const double>> parts) {
+  if (Kept* kept = kept_[static_cast<std::size_t>(field)].get()) {
+    // An expression reads this field at the end of the step: keep its values.
+    kept->values.clear();
+    for (const std::span<const double> p : parts) {
+      kept->values.insert(kept->values.end(), p.begin(), p.end());
+    }
+    kept->sent = true;
+  }
+  feed(field, parts);
+}
+
+void ClientEngine::feed(int field, std::span<const std::span<const double>> parts) {
   for (int g : vars_of_field_[static_cast<std::size_t>(field)]) {
     Variable& v = vars_[static_cast<std::size_t>(g)];
     v.sent = true;
-    const bool sample = v.op == Operation::kOnce ? !v.once_done : step_ % v.sample_every == 0;
+    const bool sample = v.op == Operation::kOnce ? !v.once_done : sampled(v, step_);
     if (!sample) {
       continue;
     }
@@ -74,14 +176,81 @@ void ClientEngine::send(int field, std::span<const std::span<const double>> part
   }
 }
 
+// The operand (a field the model sends) that keeps expression `field` from
+// being computed in this step, -1 when none.
+int ClientEngine::missing_operand(int field) const {
+  const int c = computed_of_field_[static_cast<std::size_t>(field)];
+  if (c < 0) {
+    return -1;
+  }
+  for (const int op : computed_[static_cast<std::size_t>(c)].operands) {
+    if (const Kept* kept = kept_[static_cast<std::size_t>(op)].get(); kept != nullptr) {
+      if (!kept->sent) return op;
+    } else if (const int inner = missing_operand(op); inner >= 0) {
+      return inner;
+    }
+  }
+  return -1;
+}
+
+// Evaluates every expression whose operands came in this step, operands
+// first, and feeds its variables as a send would.
+void ClientEngine::compute_expressions() {
+  for (Computed& c : computed_) {
+    c.ready = false;
+    std::vector<std::span<const double>> inputs;
+    std::vector<std::vector<std::uint8_t>> missing;
+    bool all = true;
+    for (const int op : c.operands) {
+      const FieldDef& of = cfg_.fields[static_cast<std::size_t>(op)];
+      const std::vector<double>* values = nullptr;
+      if (const Kept* kept = kept_[static_cast<std::size_t>(op)].get()) {
+        all = all && kept->sent;
+        values = &kept->values;
+      } else {
+        const Computed& inner =
+            computed_[static_cast<std::size_t>(computed_of_field_[static_cast<std::size_t>(op)])];
+        all = all && inner.ready;
+        values = &inner.values;
+      }
+      if (!all) {
+        break;
+      }
+      inputs.emplace_back(*values);
+      std::vector<std::uint8_t> gone;
+      if (of.detect_missing_value) {
+        gone.resize(values->size());
+        for (std::size_t i = 0; i < values->size(); ++i) {
+          const double x = (*values)[i];
+          gone[i] = (x == of.default_value || std::isnan(x)) ? 1 : 0;
+        }
+      }
+      missing.push_back(std::move(gone));
+    }
+    if (!all) {
+      continue;
+    }
+    const FieldDef& f = cfg_.fields[static_cast<std::size_t>(c.field)];
+    c.expr.evaluate(inputs, missing, f.default_value, c.values);
+    c.ready = true;
+    const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
+    feed(c.field, parts);
+  }
+}
+
 void ClientEngine::close_period(Variable& v) {
   netcdf::RecordTime t;
   t.record = static_cast<int>(v.period);
-  t.lo = v.periods.lo(v.period);
-  t.hi = v.periods.hi(v.period);
-  // One time axis per file: the period's middle when the file has time
-  // bounds (a non-instant variable), else its end (the instant sampled).
-  t.time = v.centred_time ? 0.5 * (t.lo + t.hi) : t.hi;
+  if (v.per_sample) {
+    // A sample: its time (the servers place it in its output period).
+    t.time = t.lo = t.hi = static_cast<double>(cfg_.calendar.time_of_step(last_step(v, v.period)));
+  } else {
+    t.lo = v.periods.lo(v.period);
+    t.hi = v.periods.hi(v.period);
+    // One time axis per file: the period's middle when the file has time
+    // bounds (a non-instant variable), else its end (the instant sampled).
+    t.time = v.centred_time ? 0.5 * (t.lo + t.hi) : t.hi;
+  }
   if (v.spoiled_at > 0) {
     sink_.put_missing(v.gvar, t, v.blocks);
   } else {
@@ -107,17 +276,20 @@ void ClientEngine::emit_once(Variable& v, std::int64_t step, bool missing) {
 }
 
 namespace {
-void note(std::vector<MissedField>& missed, int field, std::int64_t step, int gvar) {
+void note(std::vector<MissedField>& missed, int field, std::int64_t step, int gvar, int operand) {
   const bool known = std::any_of(missed.begin(), missed.end(), [&](const MissedField& m) {
     return m.field == field && m.step == step;
   });
   if (!known) {
-    missed.push_back({field, step, gvar});
+    missed.push_back({field, step, gvar, operand});
   }
 }
 }  // namespace
 
 void ClientEngine::end_step(std::int64_t step, bool began, std::vector<MissedField>& missed) {
+  if (began) {
+    compute_expressions();
+  }
   for (Variable& v : vars_) {
     if (v.op == Operation::kOnce) {
       if (v.once_done) {
@@ -126,18 +298,21 @@ void ClientEngine::end_step(std::int64_t step, bool began, std::vector<MissedFie
       if (began && v.sent) {
         emit_once(v, step, false);
       } else if (step >= v.periods.last_step(0)) {
-        note(missed, v.field, step, v.gvar);
+        note(missed, v.field, step, v.gvar, began ? missing_operand(v.field) : -1);
         emit_once(v, step, true);
       }
       continue;
     }
     if (due(v, step) && !(began && v.sent)) {
       v.spoiled_at = v.spoiled_at > 0 ? v.spoiled_at : step;
-      note(missed, v.field, step, v.gvar);
+      note(missed, v.field, step, v.gvar, began ? missing_operand(v.field) : -1);
     }
-    if (step == v.periods.last_step(v.period)) {
+    if (step == last_step(v, v.period)) {
       close_period(v);
     }
+  }
+  for (auto& kept : kept_) {
+    if (kept) kept->sent = false;
   }
 }
 
@@ -149,23 +324,26 @@ void ClientEngine::skip_steps(Variable& v, std::int64_t from, std::int64_t to,
     if (v.op == Operation::kOnce) {
       if (!v.once_done && to >= v.periods.last_step(0)) {
         const std::int64_t at = std::max(from, v.periods.last_step(0));
-        note(missed, v.field, at, v.gvar);
+        note(missed, v.field, at, v.gvar, -1);
         emit_once(v, at, true);
       }
       return;
     }
-    const std::int64_t last = v.periods.last_step(v.period);
+    const std::int64_t last = last_step(v, v.period);
     const std::int64_t seg_end = std::min(last, to);
     std::int64_t first_due = 0;
     if (v.op == Operation::kInstant) {
-      first_due = (last <= seg_end && last % v.sample_every == 0) ? last : 0;
+      first_due = (last <= seg_end && sampled(v, last)) ? last : 0;
     } else {
-      const std::int64_t s = (from + v.sample_every - 1) / v.sample_every * v.sample_every;
+      // The first sampling step at or after `from`.
+      const std::int64_t base = std::max({from, v.sample_offset, std::int64_t{1}});
+      const std::int64_t k = (base - v.sample_offset + v.sample_every - 1) / v.sample_every;
+      const std::int64_t s = v.sample_offset + k * v.sample_every;
       first_due = s <= seg_end ? s : 0;
     }
     if (first_due > 0) {
       v.spoiled_at = v.spoiled_at > 0 ? v.spoiled_at : first_due;
-      note(missed, v.field, first_due, v.gvar);
+      note(missed, v.field, first_due, v.gvar, -1);
     }
     if (seg_end == last) {
       close_period(v);
@@ -204,9 +382,18 @@ std::string ClientEngine::describe(const std::vector<MissedField>& missed) const
   const MissedField& m = missed.front();
   const auto slot = netcdf::variable_table(cfg_)[static_cast<std::size_t>(m.gvar)];
   const FileDef& file = cfg_.files[static_cast<std::size_t>(slot.file)];
-  std::string text = "field '" + cfg_.fields[static_cast<std::size_t>(m.field)].id +
-                     "' was due at step " + std::to_string(m.step) + " and was not sent (file '" +
-                     file.id + "', variable '" +
+  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(m.field)];
+  std::string what = "field '" + f.id + "' was due at step " + std::to_string(m.step);
+  if (!f.expr.empty()) {
+    what += m.operand >= 0
+                ? " and could not be computed (its expression reads field '" +
+                      cfg_.fields[static_cast<std::size_t>(m.operand)].id + "', which was not sent)"
+                : " and could not be computed (a field its expression reads was not "
+                  "sent)";
+  } else {
+    what += " and was not sent";
+  }
+  std::string text = what + " (file '" + file.id + "', variable '" +
                      file.variables[static_cast<std::size_t>(slot.pos)].name +
                      "'): this client's points of that record are written as _FillValue";
   if (missed.size() > 1) {

@@ -1,16 +1,26 @@
-// The client's core: temporal operations for every output variable over
-// the client's blocks, the check that every field is sent when it is due,
-// and the hand-off of finished records to a sink.
+// The client's core: expressions and temporal operations for every output
+// variable over the client's blocks, the check that every field is sent when
+// it is due, and the hand-off of finished records to a sink.
 //
 // Records are named by their output period (record k of a variable is its
 // period k, see Periods), never by how many records were sent before, so a
 // record can only ever hold data of its own period. A field is due at a step
 // when one of its output variables needs that step's values: every sampling
-// step (freq_op) of an average, minimum, maximum or accumulate; the last
-// step of the period of an instant; for a once variable, some step of the
-// file's first period. When a due field was not sent (or the step was
-// skipped by update_calendar), that period's record of the variable goes to
-// the sink as missing for this client's points, and the step is reported.
+// step (freq_op, from freq_offset) of an average, minimum, maximum or
+// accumulate; the last step of the period of an instant; for a once
+// variable, some step of the file's first period; and every step an
+// expression that reads it is due. When a due field was not sent (or the
+// step was skipped by update_calendar), that period's record of the variable
+// goes to the sink as missing for this client's points, and the step is
+// reported.
+//
+// Expressions (XIOS's expr) are evaluated at the end of each step from the
+// values their fields were sent with in that step, before the temporal
+// operation, as XIOS does. A variable whose grid reduces its field's grid
+// (reduce_axis, reduce_domain) is reduced on the servers before its
+// temporal operation: the engine then sends every sample (an instant at each
+// sampling step, its period being one sampling interval) and the servers
+// do the rest.
 //
 // In ep mode each thread has its own engine over its one block; in funneled
 // and synchronous modes the master thread's engine holds the blocks of all
@@ -18,10 +28,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "config/expression.hpp"
 #include "record_sink.hpp"
 #include "temporal.hpp"
 
@@ -31,7 +43,8 @@ namespace xios_lite::client {
 struct MissedField {
   int field = 0;
   std::int64_t step = 0;
-  int gvar = 0;  ///< the first output variable that needed it
+  int gvar = 0;      ///< the first output variable that needed it
+  int operand = -1;  ///< an expression's operand that was not sent (-1: none)
 };
 
 class ClientEngine {
@@ -59,9 +72,10 @@ class ClientEngine {
  private:
   struct Variable {
     int gvar = 0;
-    int field = 0;
+    int field = 0;  // the field whose values it takes (OutputVariable::source)
     Operation op = Operation::kInstant;
-    std::int64_t sample_every = 1;  // steps
+    std::int64_t sample_every = 1;   // steps
+    std::int64_t sample_offset = 0;  // steps (freq_offset)
     std::vector<LocalBlock> blocks;
     Accumulator acc;
     Periods periods;
@@ -70,6 +84,22 @@ class ClientEngine {
     std::int64_t spoiled_at = 0;  // first step of the period that was due and not sent
     bool sent = false;            // sent in the current step
     bool once_done = false;       // a once variable's record went out
+    // A variable the servers reduce: every sample is a record of its own
+    // (record k: the k-th sampling step), an instant.
+    bool per_sample = false;
+  };
+  // An expression field: its values this step, computed from its operands'.
+  struct Computed {
+    int field = 0;
+    Expression expr;
+    std::vector<int> operands;  // data fields, one per operand of expr
+    std::vector<double> values;
+    bool ready = false;  // computed in the current step
+  };
+  // A field an expression reads: its values in the current step.
+  struct Kept {
+    std::vector<double> values;
+    bool sent = false;
   };
 
   void end_step(std::int64_t step, bool began, std::vector<MissedField>& missed);
@@ -77,14 +107,26 @@ class ClientEngine {
                   std::vector<MissedField>& missed);
   void close_period(Variable& v);
   void emit_once(Variable& v, std::int64_t step, bool missing);
+  void feed(int field, std::span<const std::span<const double>> parts);
+  void compute_expressions();
+  [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;
+  /// The last step of record `k` of `v` (its period's, or its k-th sampling step).
+  [[nodiscard]] std::int64_t last_step(const Variable& v, std::int64_t k) const;
   [[nodiscard]] bool due(const Variable& v, std::int64_t step) const;
+  [[nodiscard]] int missing_operand(int field) const;
+  [[nodiscard]] std::vector<std::span<const double>> parts_of(
+      int field, const std::vector<double>& values) const;
 
   const Config& cfg_;
   RecordSink& sink_;
+  std::vector<std::vector<Block>> blocks_;
   std::vector<std::vector<std::vector<std::uint8_t>>> masks_;  // [domain][block], LocalBlock::mask
   std::vector<Variable> vars_;
   std::vector<std::vector<int>> vars_of_field_;
-  std::int64_t step_ = 0;  // the current step (0: none yet)
+  std::vector<Computed> computed_;           // in evaluation order (operands first)
+  std::vector<int> computed_of_field_;       // field -> index into computed_, -1
+  std::vector<std::unique_ptr<Kept>> kept_;  // per field: kept when an expression reads it
+  std::int64_t step_ = 0;                    // the current step (0: none yet)
 };
 
 }  // namespace xios_lite::client

@@ -14,21 +14,37 @@ class FileSink final : public RecordSink {
  public:
   FileSink(const Config& cfg, MPI_Comm processes, int ep_rank, int blocks_per_call)
       : cfg_(cfg),
-        files_(cfg, full_rows(cfg), "", processes, ep_rank),
+        files_(cfg, {full_rows(cfg), true, 0, 1}, processes, ep_rank),
         blocks_per_call_(blocks_per_call) {}
 
   void put(int gvar, const netcdf::RecordTime& t, std::span<const LocalBlock> blocks,
            const double* values) override {
     const double t0 = MPI_Wtime();
     std::vector<netcdf::BlockView> views(static_cast<std::size_t>(blocks_per_call_));
+    std::vector<netcdf::OutputBlock> cuts;
+    cuts.reserve(blocks.size());
+    const netcdf::VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
+    const OutputVariable& v = cfg_.files[static_cast<std::size_t>(slot.file)]
+                                  .variables[static_cast<std::size_t>(slot.pos)];
+    const bool as_is = netcdf::writes_field_grid(cfg_, v);
     std::size_t n = 0;
     for (const LocalBlock& lb : blocks) {
       if (lb.block.ni == 0 || lb.block.nj == 0) {
         continue;
       }
-      views[n++] = {lb.block.jbegin, lb.block.nj, lb.block.ibegin,
-                    lb.block.ni,     lb.nk,       values + lb.offset};
       stats_.bytes_sent += static_cast<double>(lb.nk) * lb.block.nj * lb.block.ni * sizeof(double);
+      if (as_is) {
+        views[n++] = {lb.block.jbegin, lb.block.nj, lb.block.ibegin,
+                      lb.block.ni,     lb.nk,       values + lb.offset};
+        continue;
+      }
+      // XIOS's zoom and extract: the block's part of the window and levels.
+      cuts.push_back(netcdf::cut_to_output(v.shape, lb.block.jbegin, lb.block.nj, lb.block.ibegin,
+                                           lb.block.ni, lb.nk, values + lb.offset));
+      const netcdf::OutputBlock& c = cuts.back();
+      if (c.nj > 0) {
+        views[n++] = {c.jbegin, c.nj, c.ibegin, c.ni, c.nk, c.values.data()};
+      }
     }
     files_.write(gvar, t, views);
     stats_.write_s += MPI_Wtime() - t0;
@@ -37,21 +53,20 @@ class FileSink final : public RecordSink {
   // The writes are collective: the blocks still take part, with _FillValue.
   void put_missing(int gvar, const netcdf::RecordTime& t,
                    std::span<const LocalBlock> blocks) override {
-    const netcdf::VariableSlot slot = netcdf::variable_table(cfg_)[static_cast<std::size_t>(gvar)];
-    const int field = cfg_.files[static_cast<std::size_t>(slot.file)]
-                          .variables[static_cast<std::size_t>(slot.pos)]
-                          .field;
+    const netcdf::VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
+    const OutputVariable& v = cfg_.files[static_cast<std::size_t>(slot.file)]
+                                  .variables[static_cast<std::size_t>(slot.pos)];
     std::size_t points = 0;
     for (const LocalBlock& lb : blocks) {
       points = std::max(points, lb.offset + static_cast<std::size_t>(lb.nk) * lb.block.nj *
                                                 static_cast<std::size_t>(lb.block.ni));
     }
-    const std::vector<double> fill(points,
-                                   cfg_.fields[static_cast<std::size_t>(field)].default_value);
+    const std::vector<double> fill(points, v.default_value);
     put(gvar, t, blocks, fill.data());
   }
 
   void define(std::span<const int> /*blocks*/) override {}
+  void define_context(std::span<const std::byte> /*definitions*/) override {}
   void report_error(const std::string& /*text*/) override {}
   void step_done(std::int64_t /*step*/) override {}
   void progress() override {}
@@ -78,6 +93,7 @@ class FileSink final : public RecordSink {
   }
 
   const Config& cfg_;
+  std::vector<netcdf::VariableSlot> table_ = netcdf::variable_table(cfg_);
   netcdf::OutputFiles files_;
   int blocks_per_call_;
   ClientStats stats_;

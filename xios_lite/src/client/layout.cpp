@@ -39,9 +39,7 @@ std::string Layout::check_coverage() const {
   std::vector<bool> used(cfg.domains.size(), false);
   for (const auto& file : cfg.files) {
     for (const auto& v : file.variables) {
-      used[static_cast<std::size_t>(
-          cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(v.field)].grid)]
-              .domain)] = true;
+      used[static_cast<std::size_t>(cfg.domain_of_field(v.source))] = true;
     }
   }
   auto text = [](int r, const Block& b) {
@@ -91,7 +89,7 @@ std::size_t Layout::buffer_capacity(const std::vector<int>& ranks, std::string& 
   std::size_t largest = 0;
   for (const auto& file : cfg.files) {
     for (const auto& v : file.variables) {
-      const FieldDef& f = cfg.fields[static_cast<std::size_t>(v.field)];
+      const FieldDef& f = cfg.fields[static_cast<std::size_t>(v.source)];
       const auto d = static_cast<std::size_t>(cfg.grids[static_cast<std::size_t>(f.grid)].domain);
       for (int r : ranks) {
         const Block b = block(r, d);

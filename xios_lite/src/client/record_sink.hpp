@@ -52,6 +52,9 @@ class RecordSink {
                            std::span<const LocalBlock> blocks) = 0;
   /// The definition closed: this client's blocks (4 ints per domain).
   virtual void define(std::span<const int> blocks) = 0;
+  /// Client 0 only, before define(): the definitions completed with the
+  /// model's values (transport kContextDefinition payload).
+  virtual void define_context(std::span<const std::byte> definitions) = 0;
   /// An error this client raised, for the servers to pass on to every client.
   virtual void report_error(const std::string& text) = 0;
   /// End of a step (`step` is the one beginning): buffered data may leave now.
@@ -68,6 +71,17 @@ class RecordSink {
   /// sent, then the servers are told. Bounded by the timeout; never throws.
   virtual void abandon(const std::string& why) noexcept = 0;
   [[nodiscard]] virtual ClientStats stats() const = 0;
+  /// recv_field: the block `b` (nk levels) of record `record` of input
+  /// variable `input` (Config::find_input numbering) into `out` (nk x nj x
+  /// ni, ni fastest), from the servers holding its rows. Waits for them,
+  /// bounded by the timeout. Returns "" or what went wrong (a server's
+  /// answer names the file, the variable and the record). Only the sink to
+  /// the servers reads; the others answer that they cannot.
+  virtual std::string fetch(int input, std::int64_t record, const Block& b, int nk,
+                            std::span<double> out) {
+    (void)input, (void)record, (void)b, (void)nk, (void)out;
+    return "this client reads its input itself";
+  }
 };
 
 /// Sink to the servers over `inter` (this client's intercommunicator handle).

@@ -97,6 +97,14 @@ void ServerChannel::wait_free(int index, double& blocked_s) {
 }
 
 std::byte* ServerChannel::reserve(std::size_t bytes, double& blocked_s) {
+  if (bytes > capacity_) {
+    // close_definition sized the buffers for the largest event: a larger
+    // one is a bug, never silently written past the buffer.
+    throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::Client", -1,
+                    "an event of " + std::to_string(bytes) +
+                        " bytes does not fit the send buffer of " + std::to_string(capacity_) +
+                        " bytes");
+  }
   if (used_[static_cast<std::size_t>(active_)] + bytes > capacity_) {
     flush(blocked_s);
   }

@@ -3,6 +3,7 @@
 // channel. Control events (the definition, a client error, finalise or
 // abandon, heartbeats) travel in the same channels, so a server sees each
 // client's events in the order they were made.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -53,6 +54,14 @@ class ServerSink final : public RecordSink {
                               blocks.size() * sizeof(int));
     for (auto& c : channels_) {
       append_control(*c, transport::EventKind::kDefinition, payload);
+    }
+  }
+
+  void define_context(std::span<const std::byte> definitions) override {
+    const std::string payload(reinterpret_cast<const char*>(definitions.data()),
+                              definitions.size());
+    for (auto& c : channels_) {
+      append_control(*c, transport::EventKind::kContextDefinition, payload);
     }
   }
 
@@ -180,6 +189,107 @@ class ServerSink final : public RecordSink {
     // reused by a new one, would receive those messages.
   }
 
+  std::string fetch(int input, std::int64_t record, const Block& b, int nk,
+                    std::span<double> out) override {
+    const int domain = cfg_.domain_of_field(cfg_.input_variable(input).field);
+    const int nj_glo = cfg_.domains[static_cast<std::size_t>(domain)].nj_glo;
+    const int servers = static_cast<int>(channels_.size());
+    // One request per server band the block crosses, then every answer.
+    // The answers carry the request's number (in `time`): an answer to an
+    // earlier request that was given up on is dropped, never taken for this one.
+    const double number = static_cast<double>(++fetches_);
+    std::vector<bool> asked(channels_.size(), false);
+    std::size_t waiting = 0;
+    for (int s = 0; s < servers && b.ni > 0; ++s) {
+      const netcdf::RowRange band = transport::band_of(nj_glo, s, servers);
+      const int j0 = std::max(b.jbegin, band.jbegin);
+      const int j1 = std::min(b.jbegin + b.nj, band.jbegin + band.nj);
+      if (j0 >= j1) {
+        continue;
+      }
+      transport::EventHeader h;
+      h.magic_kind = transport::make_magic_kind(transport::EventKind::kReadRequest);
+      h.var = static_cast<std::uint16_t>(input);
+      h.record = static_cast<std::uint32_t>(record);
+      h.nk = nk;
+      h.ibegin = b.ibegin;
+      h.ni = b.ni;
+      h.jbegin = j0;
+      h.nj = j1 - j0;
+      h.time = number;
+      ServerChannel& c = *channels_[static_cast<std::size_t>(s)];
+      std::memcpy(c.reserve(sizeof h, stats_.blocked_s), &h, sizeof h);
+      c.flush(stats_.blocked_s);
+      asked[static_cast<std::size_t>(s)] = true;
+      ++waiting;
+    }
+    std::string error;
+    const double t0 = MPI_Wtime();
+    auto sleep = std::chrono::microseconds(1);
+    while (waiting > 0) {
+      for (auto& c : channels_) {
+        c->progress();
+      }
+      std::optional<ep::Message> m = inter_.improbe(ep::kAnySource, transport::kReadTag);
+      if (!m) {
+        drain_error_messages();
+        if (!server_error_.empty()) {
+          return "waiting for the servers' answer: " + server_error_;
+        }
+        if (MPI_Wtime() - t0 > timeout_s_) {
+          std::string which;
+          for (std::size_t s = 0; s < asked.size(); ++s) {
+            if (asked[s]) which += (which.empty() ? "" : ", ") + std::to_string(s);
+          }
+          return "no answer from servers [" + which + "] within the timeout (" +
+                 seconds(timeout_s_) + ")";
+        }
+        std::this_thread::sleep_for(sleep);
+        sleep = std::min(sleep * 2, std::chrono::microseconds(200));
+        continue;
+      }
+      const auto s = static_cast<std::size_t>(m->status().source);
+      std::vector<std::byte> buf(m->status().bytes);
+      ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *m);
+      transport::EventHeader h;
+      if (buf.size() >= sizeof h) {
+        h = transport::read_header(buf, 0);
+      }
+      if (h.valid() && h.kind() == transport::EventKind::kReadReply && h.time < number) {
+        continue;
+      }
+      if (s >= asked.size() || !asked[s] || !h.valid() ||
+          h.kind() != transport::EventKind::kReadReply) {
+        return "server " + std::to_string(s) + " sent an answer nobody asked for";
+      }
+      asked[s] = false;
+      --waiting;
+      if (h.flags != 0) {
+        if (error.empty()) {
+          error = "server " + std::to_string(s) + ": " +
+                  std::string(reinterpret_cast<const char*>(buf.data() + sizeof h),
+                              buf.size() - sizeof h);
+        }
+        continue;
+      }
+      if (buf.size() != sizeof h + h.points() * sizeof(double)) {
+        return "server " + std::to_string(s) + " sent a malformed answer";
+      }
+      const std::byte* in = buf.data() + sizeof h;
+      const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);
+      for (int k = 0; k < nk; ++k) {
+        for (int j = h.jbegin; j < h.jbegin + h.nj; ++j) {
+          double* to = out.data() + (static_cast<std::size_t>(k) * b.nj +
+                                     static_cast<std::size_t>(j - b.jbegin)) *
+                                        static_cast<std::size_t>(b.ni);
+          std::memcpy(to, in, row_bytes);
+          in += row_bytes;
+        }
+      }
+    }
+    return error;
+  }
+
   [[nodiscard]] ClientStats stats() const override {
     ClientStats s = stats_;
     for (const auto& c : channels_) {
@@ -197,27 +307,31 @@ class ServerSink final : public RecordSink {
 
   // One event per (block, server band) piece of a record: data with its
   // values, or missing without. A server endpoint whose band is empty (a
-  // domain with fewer rows than server endpoints) gets an empty data event
-  // for every record from the client holding the domain's first point, so
-  // that a server process without rows still takes part in the collective
-  // writes of a one_file file.
+  // domain with fewer rows than server endpoints, or every endpoint but the
+  // first for a variable that needs the whole domain) gets an empty data
+  // event for every record from the client holding the domain's first
+  // point, so that a server process without rows still takes part in the
+  // collective writes of a one_file file.
   void pieces(transport::EventKind kind, int gvar, const netcdf::RecordTime& t,
               std::span<const LocalBlock> blocks, const double* values) {
     const VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
     const OutputVariable& v = cfg_.files[static_cast<std::size_t>(slot.file)]
                                   .variables[static_cast<std::size_t>(slot.pos)];
-    const int domain =
-        cfg_.grids[static_cast<std::size_t>(cfg_.fields[static_cast<std::size_t>(v.field)].grid)]
-            .domain;
+    const int domain = cfg_.domain_of_field(v.source);
     const int nj_glo = cfg_.domains[static_cast<std::size_t>(domain)].nj_glo;
     const int servers = static_cast<int>(channels_.size());
+    // A global or along-j reduction needs the whole domain in one place:
+    // all of it goes to server endpoint 0, the others get markers.
+    const bool whole = v.shape.needs_whole_domain();
     for (const LocalBlock& lb : blocks) {
       const Block& b = lb.block;
       if (b.ni == 0 || b.nj == 0) {
         continue;
       }
       for (int s = 0; s < servers; ++s) {
-        const netcdf::RowRange band = transport::band_of(nj_glo, s, servers);
+        const netcdf::RowRange band =
+            whole ? (s == 0 ? netcdf::RowRange{0, nj_glo} : netcdf::RowRange{nj_glo, 0})
+                  : transport::band_of(nj_glo, s, servers);
         const bool marker = band.nj == 0 && b.ibegin == 0 && b.jbegin == 0;
         const int j0 = marker ? band.jbegin : std::max(b.jbegin, band.jbegin);
         const int j1 = marker ? band.jbegin : std::min(b.jbegin + b.nj, band.jbegin + band.nj);
@@ -294,6 +408,7 @@ class ServerSink final : public RecordSink {
   ClientStats stats_;
   std::string server_error_;
   bool raised_ = false;
+  std::int64_t fetches_ = 0;  // read requests made (numbers their answers)
 };
 
 }  // namespace

@@ -9,10 +9,13 @@
 #include <netcdf_par.h>
 
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <ctime>
 #include <map>
+#include <set>
 
 #include "chunking.hpp"
 #include "ep/error.hpp"
@@ -31,6 +34,109 @@ void NcFile::check(int rc, const char* call, const std::string& var) const {
   throw ep::Error(ep::ErrorKind::kArgument, call, ep_rank_, detail);
 }
 
+namespace {
+
+// The cell_methods of a variable: the temporal operation, the reductions of
+// its grid, and the configuration's own text by its mode.
+std::string cell_methods_of(const Config& cfg, const OutputVariable& v) {
+  std::string generated;
+  const auto method = [](Reduction r) {
+    switch (r) {
+      case Reduction::kSum:
+        return "sum";
+      case Reduction::kMin:
+        return "minimum";
+      case Reduction::kMax:
+        return "maximum";
+      default:
+        return "mean";
+    }
+  };
+  const OutputShape& s = v.shape;
+  if (s.horizontal == OutputShape::Horizontal::kGlobal) {
+    generated += std::string("area: ") + method(s.horizontal_op) + " ";
+  } else if (s.horizontal == OutputShape::Horizontal::kAlongI) {
+    generated += std::string("longitude: ") + method(s.horizontal_op) + " ";
+  } else if (s.horizontal == OutputShape::Horizontal::kAlongJ) {
+    generated += std::string("latitude: ") + method(s.horizontal_op) + " ";
+  }
+  if (s.vertical_op != Reduction::kNone) {
+    const int field_axis =
+        cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(v.source)].grid)]
+            .axis;
+    generated +=
+        cfg.axes[static_cast<std::size_t>(field_axis)].name + ": " + method(s.vertical_op) + " ";
+  }
+  generated += cell_method(v.operation);
+  switch (v.cell_methods_mode) {
+    case FieldDef::CellMethodsMode::kOverwrite:
+      return v.cell_methods.empty() ? generated : v.cell_methods;
+    case FieldDef::CellMethodsMode::kPrefix:
+      return v.cell_methods.empty() ? generated : v.cell_methods + " " + generated;
+    case FieldDef::CellMethodsMode::kSuffix:
+      return v.cell_methods.empty() ? generated : generated + " " + v.cell_methods;
+    case FieldDef::CellMethodsMode::kNone:
+      return "";
+  }
+  return generated;
+}
+
+}  // namespace
+
+void NcFile::put_attributes(int varid, const std::vector<Attribute>& attributes,
+                            const std::string& var) {
+  for (const Attribute& a : attributes) {
+    const char* name = a.name.c_str();
+    switch (a.type) {
+      case Attribute::Type::kString:
+        check(nc_put_att_text(ncid_, varid, name, a.value.size(), a.value.c_str()),
+              "nc_put_att_text", var);
+        break;
+      case Attribute::Type::kBool: {
+        std::string lower = a.value;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const signed char v = lower == "true" || lower == ".true." ? 1 : 0;
+        check(nc_put_att_schar(ncid_, varid, name, NC_BYTE, 1, &v), "nc_put_att_schar", var);
+        break;
+      }
+      case Attribute::Type::kInt32: {
+        const int v = static_cast<int>(std::strtol(a.value.c_str(), nullptr, 10));
+        check(nc_put_att_int(ncid_, varid, name, NC_INT, 1, &v), "nc_put_att_int", var);
+        break;
+      }
+      case Attribute::Type::kInt64: {
+        const long long v = std::strtoll(a.value.c_str(), nullptr, 10);
+        check(nc_put_att_longlong(ncid_, varid, name, NC_INT64, 1, &v), "nc_put_att_longlong", var);
+        break;
+      }
+      case Attribute::Type::kFloat: {
+        const float v = std::strtof(a.value.c_str(), nullptr);
+        check(nc_put_att_float(ncid_, varid, name, NC_FLOAT, 1, &v), "nc_put_att_float", var);
+        break;
+      }
+      case Attribute::Type::kDouble: {
+        const double v = std::strtod(a.value.c_str(), nullptr);
+        check(nc_put_att_double(ncid_, varid, name, NC_DOUBLE, 1, &v), "nc_put_att_double", var);
+        break;
+      }
+    }
+  }
+}
+
+// Writes `values` (the variable's whole extent in this file) once, leaving
+// define mode and coming back to it.
+void NcFile::put_coordinate(int varid, const std::vector<std::size_t>& count, const double* values,
+                            const std::string& var) {
+  check(nc_enddef(ncid_), "nc_enddef", var);
+  if (parallel_) {
+    check(nc_var_par_access(ncid_, varid, NC_COLLECTIVE), "nc_var_par_access", var);
+  }
+  const std::vector<std::size_t> start(count.size(), 0);
+  check(nc_put_vara_double(ncid_, varid, start.data(), count.data(), values), "nc_put_vara_double",
+        var);
+  check(nc_redef(ncid_), "nc_redef", var);
+}
+
 NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector<RowRange> rows,
                MPI_Comm comm, int ep_rank)
     : path_(path),
@@ -40,6 +146,9 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
       parallel_(comm != MPI_COMM_NULL),
       ep_rank_(ep_rank) {
   const FileDef& fd = cfg.files.at(static_cast<std::size_t>(file));
+  for (const OutputVariable& v : fd.variables) {
+    layouts_.push_back(layout_of(cfg, v));
+  }
   if (parallel_) {
     check(nc_create_par(path.c_str(), NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &ncid_),
           "nc_create_par", "");
@@ -47,7 +156,6 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
     check(nc_create(path.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid_), "nc_create", "");
   }
 
-  // Global attributes.
   auto put_text = [&](int varid, const char* name, const std::string& value,
                       const std::string& var) {
     check(nc_put_att_text(ncid_, varid, name, value.size(), value.c_str()), "nc_put_att_text",
@@ -60,6 +168,7 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   put_text(NC_GLOBAL, "history", std::string(stamp) + " created by xios_lite", "");
   put_text(NC_GLOBAL, "source", "xios_lite context " + cfg.context, "");
+  put_attributes(NC_GLOBAL, fd.attributes, "");
 
   bool has_time = false;
   bool has_bounds = false;
@@ -72,12 +181,21 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
   int time_dim = -1;
   int nbnd_dim = -1;
   if (has_time) {
+    const Calendar& cal = cfg.calendar;
     check(nc_def_dim(ncid_, "time", NC_UNLIMITED, &time_dim), "nc_def_dim", "time");
     check(nc_def_var(ncid_, "time", NC_DOUBLE, 1, &time_dim, &time_var_), "nc_def_var", "time");
     put_text(time_var_, "standard_name", "time", "time");
     put_text(time_var_, "axis", "T", "time");
-    put_text(time_var_, "units", "seconds since " + format_date(cfg.calendar.start()), "time");
-    put_text(time_var_, "calendar", std::string(to_string(cfg.calendar.type())), "time");
+    put_text(time_var_, "units", "seconds since " + format_date(cal.time_origin()), "time");
+    put_text(time_var_, "calendar", std::string(to_string(cal.type())), "time");
+    if (cal.type() == CalendarType::kUserDefined) {
+      const std::vector<int>& months = cal.user().month_lengths;
+      check(nc_put_att_int(ncid_, time_var_, "month_lengths", NC_INT, months.size(), months.data()),
+            "nc_put_att_int", "time");
+      const long long day = cal.day_length();
+      check(nc_put_att_longlong(ncid_, time_var_, "day_length", NC_INT64, 1, &day),
+            "nc_put_att_longlong", "time");
+    }
     if (has_bounds) {
       put_text(time_var_, "bounds", "time_bounds", "time");
       check(nc_def_dim(ncid_, "axis_nbounds", 2, &nbnd_dim), "nc_def_dim", "axis_nbounds");
@@ -85,190 +203,183 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
       check(nc_def_var(ncid_, "time_bounds", NC_DOUBLE, 2, dims, &bounds_var_), "nc_def_var",
             "time_bounds");
     }
+    time_offset_ = static_cast<double>(cal.origin_offset());
   }
 
-  // Dimensions and coordinates of the domains and axes this file uses.
-  std::map<int, std::pair<int, int>> domain_dims;  // domain -> (lat dim, lon dim)
-  std::map<int, int> axis_dims;
-  int used_domains = 0;
-  for (const auto& v : fd.variables) {
-    const GridDef& g =
-        cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(v.field)].grid)];
-    used_domains += domain_dims.emplace(g.domain, std::pair{-1, -1}).second ? 1 : 0;
-    if (g.axis >= 0) {
-      axis_dims.emplace(g.axis, -1);
+  // Output domains with rows here: several get their id as a suffix.
+  std::set<int> domains;
+  for (std::size_t p = 0; p < layouts_.size(); ++p) {
+    if (layouts_[p].horizontal == VariableLayout::Horizontal::kDomain && rows_[p].nj > 0) {
+      domains.insert(layouts_[p].domain);
     }
   }
-  int nvertex_dim = -1;  // "nvertex" (2), made for the first domain with bounds
-  for (auto& [d, dims] : domain_dims) {
-    const DomainDef& dom = cfg.domains[static_cast<std::size_t>(d)];
-    const std::string suffix = used_domains > 1 ? "_" + dom.id : "";
-    const std::string lat = "lat" + suffix;
-    const std::string lon = "lon" + suffix;
-    const RowRange r = rows_.at(static_cast<std::size_t>(d));
+  struct DomainDims {
+    int j = -1;
+    int i = -1;
+    std::string coordinates;  // the data variables' coordinates attribute (curvilinear)
+    bool area = false;
+    std::string area_name;
+  };
+  std::map<int, DomainDims> domain_dims;
+  std::map<int, int> reduced_dims;  // reduced axis -> dimension
+  std::map<int, int> axis_dims;     // vertical axis -> dimension
+  int nvertex_dim = -1;
+  int nvertex_size = 0;
+  const auto vertex_dim = [&](int n) {
+    if (nvertex_dim < 0) {
+      check(nc_def_dim(ncid_, "nvertex", static_cast<size_t>(n), &nvertex_dim), "nc_def_dim",
+            "nvertex");
+      nvertex_size = n;
+    } else if (n != nvertex_size) {
+      throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::NcFile", ep_rank_,
+                      "file '" + path_ + "': domains with different numbers of cell vertices");
+    }
+    return nvertex_dim;
+  };
+  for (std::size_t p = 0; p < layouts_.size(); ++p) {
+    const VariableLayout& l = layouts_[p];
+    const RowRange r = rows_[p];
     if (r.nj == 0) {
-      continue;  // this process holds no row of the domain: its variables are left out
+      continue;
     }
-    check(nc_def_dim(ncid_, lat.c_str(), static_cast<size_t>(r.nj), &dims.first), "nc_def_dim",
-          lat);
-    check(nc_def_dim(ncid_, lon.c_str(), static_cast<size_t>(dom.ni_glo), &dims.second),
-          "nc_def_dim", lon);
-    int lat_var = -1;
-    int lon_var = -1;
-    check(nc_def_var(ncid_, lat.c_str(), NC_DOUBLE, 1, &dims.first, &lat_var), "nc_def_var", lat);
-    check(nc_def_var(ncid_, lon.c_str(), NC_DOUBLE, 1, &dims.second, &lon_var), "nc_def_var", lon);
-    put_text(lat_var, "units", "degrees_north", lat);
-    put_text(lat_var, "standard_name", "latitude", lat);
-    put_text(lat_var, "long_name", "latitude", lat);
-    put_text(lat_var, "axis", "Y", lat);
-    put_text(lon_var, "units", "degrees_east", lon);
-    put_text(lon_var, "standard_name", "longitude", lon);
-    put_text(lon_var, "long_name", "longitude", lon);
-    put_text(lon_var, "axis", "X", lon);
-    const int first = r.jbegin;
-    check(nc_put_att_int(ncid_, NC_GLOBAL, ("DOMAIN_" + dom.id + "_jbegin").c_str(), NC_INT, 1,
-                         &first),
-          "nc_put_att_int", lat);
-    // CF cell bounds: bounds_lat(lat, nvertex), bounds_lon(lon, nvertex).
-    int lat_bounds = -1;
-    int lon_bounds = -1;
-    if ((!dom.bounds_lat.empty() || !dom.bounds_lon.empty()) && nvertex_dim < 0) {
-      check(nc_def_dim(ncid_, "nvertex", 2, &nvertex_dim), "nc_def_dim", "nvertex");
+    if (l.horizontal == VariableLayout::Horizontal::kDomain && domain_dims.count(l.domain) == 0) {
+      define_domain(l.domain, r, domains.size() > 1, vertex_dim, domain_dims[l.domain].j,
+                    domain_dims[l.domain].i, domain_dims[l.domain].coordinates,
+                    domain_dims[l.domain].area_name);
     }
-    const auto def_bounds = [&](const std::string& coord, int coord_var, int coord_dim) {
-      const std::string name = "bounds_" + coord;
-      const int dims2[2] = {coord_dim, nvertex_dim};
-      int id = -1;
-      check(nc_def_var(ncid_, name.c_str(), NC_DOUBLE, 2, dims2, &id), "nc_def_var", name);
-      put_text(coord_var, "bounds", name, coord);
-      return id;
-    };
-    if (!dom.bounds_lat.empty()) {
-      lat_bounds = def_bounds(lat, lat_var, dims.first);
+    if (l.horizontal == VariableLayout::Horizontal::kAxis &&
+        reduced_dims.count(l.reduced_axis) == 0) {
+      const AxisDef& ax = cfg.axes[static_cast<std::size_t>(l.reduced_axis)];
+      int dim = -1;
+      int var = -1;
+      check(nc_def_dim(ncid_, ax.name.c_str(), static_cast<size_t>(r.nj), &dim), "nc_def_dim",
+            ax.name);
+      check(nc_def_var(ncid_, ax.name.c_str(), NC_DOUBLE, 1, &dim, &var), "nc_def_var", ax.name);
+      if (!ax.unit.empty()) put_text(var, "units", ax.unit, ax.name);
+      if (!ax.standard_name.empty()) put_text(var, "standard_name", ax.standard_name, ax.name);
+      put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
+      put_coordinate(var, {static_cast<std::size_t>(r.nj)},
+                     ax.value.data() + static_cast<std::size_t>(r.jbegin), ax.name);
+      reduced_dims[l.reduced_axis] = dim;
     }
-    if (!dom.bounds_lon.empty()) {
-      lon_bounds = def_bounds(lon, lon_var, dims.second);
-    }
-    // Coordinate values are written by every rank of a parallel file (the
-    // same values), which NetCDF allows in independent or collective mode.
-    check(nc_enddef(ncid_), "nc_enddef", lat);
-    if (parallel_) {
-      check(nc_var_par_access(ncid_, lat_var, NC_COLLECTIVE), "nc_var_par_access", lat);
-      check(nc_var_par_access(ncid_, lon_var, NC_COLLECTIVE), "nc_var_par_access", lon);
-    }
-    const size_t lat_start = 0;
-    const size_t lat_count = static_cast<size_t>(r.nj);
-    check(nc_put_vara_double(ncid_, lat_var, &lat_start, &lat_count, dom.lat.data() + r.jbegin),
-          "nc_put_vara_double", lat);
-    const size_t lon_count = static_cast<size_t>(dom.ni_glo);
-    check(nc_put_vara_double(ncid_, lon_var, &lat_start, &lon_count, dom.lon.data()),
-          "nc_put_vara_double", lon);
-    const size_t bounds_start[2] = {0, 0};
-    if (lat_bounds >= 0) {
-      if (parallel_) {
-        check(nc_var_par_access(ncid_, lat_bounds, NC_COLLECTIVE), "nc_var_par_access", lat);
+    if (l.vertical_axis >= 0 && axis_dims.count(l.vertical_axis) == 0) {
+      const AxisDef& ax = cfg.axes[static_cast<std::size_t>(l.vertical_axis)];
+      int dim = -1;
+      int var = -1;
+      check(nc_def_dim(ncid_, ax.name.c_str(), static_cast<size_t>(ax.n_glo), &dim), "nc_def_dim",
+            ax.name);
+      check(nc_def_var(ncid_, ax.name.c_str(), NC_DOUBLE, 1, &dim, &var), "nc_def_var", ax.name);
+      put_text(var, "axis", "Z", ax.name);
+      if (!ax.unit.empty()) put_text(var, "units", ax.unit, ax.name);
+      if (!ax.positive.empty()) put_text(var, "positive", ax.positive, ax.name);
+      if (!ax.standard_name.empty()) put_text(var, "standard_name", ax.standard_name, ax.name);
+      put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
+      if (!ax.bounds.empty()) {
+        const std::string bname = ax.name + "_bounds";
+        if (nbnd_dim < 0) {
+          check(nc_def_dim(ncid_, "axis_nbounds", 2, &nbnd_dim), "nc_def_dim", "axis_nbounds");
+        }
+        const int dims2[2] = {dim, nbnd_dim};
+        int bvar = -1;
+        check(nc_def_var(ncid_, bname.c_str(), NC_DOUBLE, 2, dims2, &bvar), "nc_def_var", bname);
+        put_text(var, "bounds", bname, ax.name);
+        put_coordinate(bvar, {static_cast<std::size_t>(ax.n_glo), 2}, ax.bounds.data(), bname);
       }
-      const size_t count[2] = {lat_count, 2};
-      check(nc_put_vara_double(ncid_, lat_bounds, bounds_start, count,
-                               dom.bounds_lat.data() + 2 * static_cast<std::size_t>(r.jbegin)),
-            "nc_put_vara_double", "bounds_" + lat);
+      put_coordinate(var, {static_cast<std::size_t>(ax.n_glo)}, ax.value.data(), ax.name);
+      axis_dims[l.vertical_axis] = dim;
     }
-    if (lon_bounds >= 0) {
-      if (parallel_) {
-        check(nc_var_par_access(ncid_, lon_bounds, NC_COLLECTIVE), "nc_var_par_access", lon);
-      }
-      const size_t count[2] = {lon_count, 2};
-      check(nc_put_vara_double(ncid_, lon_bounds, bounds_start, count, dom.bounds_lon.data()),
-            "nc_put_vara_double", "bounds_" + lon);
-    }
-    check(nc_redef(ncid_), "nc_redef", lat);
-  }
-  for (auto& [a, dim] : axis_dims) {
-    const AxisDef& ax = cfg.axes[static_cast<std::size_t>(a)];
-    check(nc_def_dim(ncid_, ax.name.c_str(), static_cast<size_t>(ax.n_glo), &dim), "nc_def_dim",
-          ax.name);
-    int var = -1;
-    check(nc_def_var(ncid_, ax.name.c_str(), NC_DOUBLE, 1, &dim, &var), "nc_def_var", ax.name);
-    put_text(var, "axis", "Z", ax.name);
-    if (!ax.units.empty()) {
-      put_text(var, "units", ax.units, ax.name);
-    }
-    if (!ax.positive.empty()) {
-      put_text(var, "positive", ax.positive, ax.name);
-    }
-    put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
-    check(nc_enddef(ncid_), "nc_enddef", ax.name);
-    if (parallel_) {
-      check(nc_var_par_access(ncid_, var, NC_COLLECTIVE), "nc_var_par_access", ax.name);
-    }
-    check(nc_put_var_double(ncid_, var, ax.value.data()), "nc_put_var_double", ax.name);
-    check(nc_redef(ncid_), "nc_redef", ax.name);
   }
 
   // The variables.
-  for (const auto& v : fd.variables) {
-    const FieldDef& f = cfg.fields[static_cast<std::size_t>(v.field)];
-    const GridDef& g = cfg.grids[static_cast<std::size_t>(f.grid)];
-    const DomainDef& dom = cfg.domains[static_cast<std::size_t>(g.domain)];
-    const RowRange rows = rows_.at(static_cast<std::size_t>(g.domain));
-    if (rows.nj == 0) {
-      var_ids_.push_back(-1);  // no row of its domain here: written by the other processes
+  for (std::size_t p = 0; p < fd.variables.size(); ++p) {
+    const OutputVariable& v = fd.variables[p];
+    const VariableLayout& l = layouts_[p];
+    const RowRange r = rows_[p];
+    if (r.nj == 0) {
+      var_ids_.push_back(-1);  // none of its rows here: written by the other processes
       continue;
     }
-    const std::uint64_t levels =
-        g.axis >= 0 ? static_cast<std::uint64_t>(cfg.axes[static_cast<std::size_t>(g.axis)].n_glo)
-                    : 1;
-    const double target_mib = f.chunking_blocksize_target > 0 ? f.chunking_blocksize_target
+    const double target_mib = v.chunking_blocksize_target > 0 ? v.chunking_blocksize_target
                                                               : fd.chunking_blocksize_target;
-    const std::array<std::uint64_t, 3> box = chunk_extents(
-        {levels, static_cast<std::uint64_t>(rows.nj), static_cast<std::uint64_t>(dom.ni_glo)},
-        static_cast<std::uint64_t>(f.prec), target_mib * 1024.0 * 1024.0);
+    const std::array<std::uint64_t, 3> box =
+        chunk_extents({static_cast<std::uint64_t>(std::max(l.levels, 1)),
+                       static_cast<std::uint64_t>(r.nj), static_cast<std::uint64_t>(l.columns)},
+                      static_cast<std::uint64_t>(v.prec), target_mib * 1024.0 * 1024.0);
     std::vector<int> dims;
     std::vector<size_t> chunks;
     if (v.operation != Operation::kOnce) {
       dims.push_back(time_dim);
       chunks.push_back(1);
     }
-    if (g.axis >= 0) {
-      dims.push_back(axis_dims.at(g.axis));
+    if (l.levels > 0) {
+      dims.push_back(axis_dims.at(l.vertical_axis));
       chunks.push_back(static_cast<size_t>(box[0]));
     }
-    dims.push_back(domain_dims.at(g.domain).first);
-    dims.push_back(domain_dims.at(g.domain).second);
-    chunks.push_back(static_cast<size_t>(box[1]));
-    chunks.push_back(static_cast<size_t>(box[2]));
-    const nc_type type = f.prec == 4 ? NC_FLOAT : NC_DOUBLE;
+    if (l.horizontal == VariableLayout::Horizontal::kDomain) {
+      dims.push_back(domain_dims.at(l.domain).j);
+      dims.push_back(domain_dims.at(l.domain).i);
+      chunks.push_back(static_cast<size_t>(box[1]));
+      chunks.push_back(static_cast<size_t>(box[2]));
+    } else if (l.horizontal == VariableLayout::Horizontal::kAxis) {
+      dims.push_back(reduced_dims.at(l.reduced_axis));
+      chunks.push_back(static_cast<size_t>(box[1]));
+    }
+    const nc_type type = v.prec == 4 ? NC_FLOAT : NC_DOUBLE;
     int id = -1;
     check(nc_def_var(ncid_, v.name.c_str(), type, static_cast<int>(dims.size()), dims.data(), &id),
           "nc_def_var", v.name);
-    check(nc_def_var_chunking(ncid_, id, NC_CHUNKED, chunks.data()), "nc_def_var_chunking", v.name);
-    if (fd.compression_level > 0) {
-      check(nc_def_var_deflate(ncid_, id, 1, 1, fd.compression_level), "nc_def_var_deflate",
+    if (!dims.empty()) {
+      check(nc_def_var_chunking(ncid_, id, NC_CHUNKED, chunks.data()), "nc_def_var_chunking",
             v.name);
+    }
+    const int level = v.compression_level >= 0 ? v.compression_level : fd.compression_level;
+    if (level > 0 && !dims.empty()) {
+      check(nc_def_var_deflate(ncid_, id, 1, 1, level), "nc_def_var_deflate", v.name);
     }
     // CF: missing points hold _FillValue; missing_value says the same to
-    // readers that look for it. Both in the variable's type.
+    // readers that look for it. Both in the variable's type, as are
+    // valid_min and valid_max.
+    const auto put_typed = [&](const char* name, double value) {
+      if (type == NC_FLOAT) {
+        const auto f = static_cast<float>(value);
+        check(nc_put_att_float(ncid_, id, name, NC_FLOAT, 1, &f), "nc_put_att_float", v.name);
+      } else {
+        check(nc_put_att_double(ncid_, id, name, NC_DOUBLE, 1, &value), "nc_put_att_double",
+              v.name);
+      }
+    };
     if (type == NC_FLOAT) {
-      const auto fill = static_cast<float>(f.default_value);
+      const auto fill = static_cast<float>(v.default_value);
       check(nc_def_var_fill(ncid_, id, 0, &fill), "nc_def_var_fill", v.name);
-      check(nc_put_att_float(ncid_, id, "missing_value", NC_FLOAT, 1, &fill), "nc_put_att_float",
-            v.name);
     } else {
-      check(nc_def_var_fill(ncid_, id, 0, &f.default_value), "nc_def_var_fill", v.name);
-      check(nc_put_att_double(ncid_, id, "missing_value", NC_DOUBLE, 1, &f.default_value),
-            "nc_put_att_double", v.name);
+      check(nc_def_var_fill(ncid_, id, 0, &v.default_value), "nc_def_var_fill", v.name);
     }
-    if (!f.standard_name.empty()) {
-      put_text(id, "standard_name", f.standard_name, v.name);
+    put_typed("missing_value", v.default_value);
+    if (v.valid_min) put_typed("valid_min", *v.valid_min);
+    if (v.valid_max) put_typed("valid_max", *v.valid_max);
+    if (!v.standard_name.empty()) {
+      put_text(id, "standard_name", v.standard_name, v.name);
     }
-    put_text(id, "long_name", f.long_name, v.name);
-    if (!f.units.empty()) {
-      put_text(id, "units", f.units, v.name);
+    put_text(id, "long_name", v.long_name, v.name);
+    if (!v.unit.empty()) {
+      put_text(id, "units", v.unit, v.name);
+    }
+    if (!v.comment.empty()) {
+      put_text(id, "comment", v.comment, v.name);
     }
     if (v.operation != Operation::kOnce) {
-      put_text(id, "cell_methods", cell_method(v.operation), v.name);
+      const std::string methods = cell_methods_of(cfg, v);
+      if (!methods.empty()) {
+        put_text(id, "cell_methods", methods, v.name);
+      }
     }
     put_text(id, "online_operation", to_string(v.operation), v.name);
+    if (l.horizontal == VariableLayout::Horizontal::kDomain) {
+      const DomainDims& dd = domain_dims.at(l.domain);
+      if (!dd.coordinates.empty()) put_text(id, "coordinates", dd.coordinates, v.name);
+      if (!dd.area_name.empty()) put_text(id, "cell_measures", "area: " + dd.area_name, v.name);
+    }
+    put_attributes(id, v.attributes, v.name);
     var_ids_.push_back(id);
   }
   check(nc_enddef(ncid_), "nc_enddef", "");
@@ -289,6 +400,95 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
   }
 }
 
+// The dimensions and coordinates of output domain `d`, rows `r` of it.
+template <class VertexDim>
+void NcFile::define_domain(int d, RowRange r, bool suffixed, VertexDim&& vertex_dim, int& j_dim,
+                           int& i_dim, std::string& coordinates, std::string& area_name) {
+  const DomainDef& dom = cfg_->domains[static_cast<std::size_t>(d)];
+  const std::string suffix = suffixed ? "_" + dom.id : "";
+  const bool curvilinear = dom.type == DomainType::kCurvilinear;
+  const std::string lat = "lat" + suffix;
+  const std::string lon = "lon" + suffix;
+  const std::string jname = curvilinear ? "y" + suffix : lat;
+  const std::string iname = curvilinear ? "x" + suffix : lon;
+  const auto ni = static_cast<std::size_t>(dom.ni_glo);
+  const auto nj = static_cast<std::size_t>(r.nj);
+  const auto j0 = static_cast<std::size_t>(r.jbegin);
+  auto put_text = [&](int varid, const char* name, const std::string& value,
+                      const std::string& var) {
+    check(nc_put_att_text(ncid_, varid, name, value.size(), value.c_str()), "nc_put_att_text", var);
+  };
+  check(nc_def_dim(ncid_, jname.c_str(), nj, &j_dim), "nc_def_dim", jname);
+  check(nc_def_dim(ncid_, iname.c_str(), ni, &i_dim), "nc_def_dim", iname);
+  int lat_var = -1;
+  int lon_var = -1;
+  if (curvilinear) {
+    const int dims[2] = {j_dim, i_dim};
+    check(nc_def_var(ncid_, lat.c_str(), NC_DOUBLE, 2, dims, &lat_var), "nc_def_var", lat);
+    check(nc_def_var(ncid_, lon.c_str(), NC_DOUBLE, 2, dims, &lon_var), "nc_def_var", lon);
+    coordinates = lat + " " + lon;
+  } else {
+    check(nc_def_var(ncid_, lat.c_str(), NC_DOUBLE, 1, &j_dim, &lat_var), "nc_def_var", lat);
+    check(nc_def_var(ncid_, lon.c_str(), NC_DOUBLE, 1, &i_dim, &lon_var), "nc_def_var", lon);
+    put_text(lat_var, "axis", "Y", lat);
+    put_text(lon_var, "axis", "X", lon);
+  }
+  put_text(lat_var, "units", "degrees_north", lat);
+  put_text(lat_var, "standard_name", "latitude", lat);
+  put_text(lat_var, "long_name", "latitude", lat);
+  put_text(lon_var, "units", "degrees_east", lon);
+  put_text(lon_var, "standard_name", "longitude", lon);
+  put_text(lon_var, "long_name", "longitude", lon);
+  const int first = r.jbegin;
+  check(
+      nc_put_att_int(ncid_, NC_GLOBAL, ("DOMAIN_" + dom.id + "_jbegin").c_str(), NC_INT, 1, &first),
+      "nc_put_att_int", lat);
+  // CF cell bounds: bounds_lat(lat, nvertex) / bounds_lat(y, x, nvertex).
+  const auto def_bounds = [&](const std::string& coord, int coord_var, std::vector<int> dims) {
+    const std::string name = "bounds_" + coord;
+    int id = -1;
+    check(
+        nc_def_var(ncid_, name.c_str(), NC_DOUBLE, static_cast<int>(dims.size()), dims.data(), &id),
+        "nc_def_var", name);
+    put_text(coord_var, "bounds", name, coord);
+    return id;
+  };
+  if (curvilinear) {
+    const std::size_t row = ni;
+    put_coordinate(lat_var, {nj, ni}, dom.lat.data() + j0 * row, lat);
+    put_coordinate(lon_var, {nj, ni}, dom.lon.data() + j0 * row, lon);
+    const auto nv = static_cast<std::size_t>(dom.nvertex);
+    if (!dom.bounds_lat.empty()) {
+      const int id = def_bounds(lat, lat_var, {j_dim, i_dim, vertex_dim(dom.nvertex)});
+      put_coordinate(id, {nj, ni, nv}, dom.bounds_lat.data() + j0 * row * nv, "bounds_" + lat);
+    }
+    if (!dom.bounds_lon.empty()) {
+      const int id = def_bounds(lon, lon_var, {j_dim, i_dim, vertex_dim(dom.nvertex)});
+      put_coordinate(id, {nj, ni, nv}, dom.bounds_lon.data() + j0 * row * nv, "bounds_" + lon);
+    }
+  } else {
+    put_coordinate(lat_var, {nj}, dom.lat.data() + j0, lat);
+    put_coordinate(lon_var, {ni}, dom.lon.data(), lon);
+    if (!dom.bounds_lat.empty()) {
+      const int id = def_bounds(lat, lat_var, {j_dim, vertex_dim(2)});
+      put_coordinate(id, {nj, 2}, dom.bounds_lat.data() + 2 * j0, "bounds_" + lat);
+    }
+    if (!dom.bounds_lon.empty()) {
+      const int id = def_bounds(lon, lon_var, {i_dim, vertex_dim(2)});
+      put_coordinate(id, {ni, 2}, dom.bounds_lon.data(), "bounds_" + lon);
+    }
+  }
+  if (!dom.area.empty()) {
+    area_name = "area" + suffix;
+    const int dims[2] = {j_dim, i_dim};
+    int id = -1;
+    check(nc_def_var(ncid_, area_name.c_str(), NC_DOUBLE, 2, dims, &id), "nc_def_var", area_name);
+    put_text(id, "standard_name", "cell_area", area_name);
+    put_text(id, "units", "m2", area_name);
+    put_coordinate(id, {nj, ni}, dom.area.data() + j0 * ni, area_name);
+  }
+}
+
 NcFile::~NcFile() {
   if (ncid_ >= 0) {
     nc_close(ncid_);  // errors were reported by an explicit close(); nothing to do here
@@ -301,11 +501,12 @@ void NcFile::write_time(int record, double time, double lo, double hi) {
   }
   const size_t start = static_cast<size_t>(record);
   const size_t one = 1;
-  check(nc_put_vara_double(ncid_, time_var_, &start, &one, &time), "nc_put_vara_double", "time");
+  const double t = time + time_offset_;
+  check(nc_put_vara_double(ncid_, time_var_, &start, &one, &t), "nc_put_vara_double", "time");
   if (bounds_var_ >= 0) {
     const size_t bstart[2] = {start, 0};
     const size_t bcount[2] = {1, 2};
-    const double b[2] = {lo, hi};
+    const double b[2] = {lo + time_offset_, hi + time_offset_};
     check(nc_put_vara_double(ncid_, bounds_var_, bstart, bcount, b), "nc_put_vara_double",
           "time_bounds");
   }
@@ -316,11 +517,10 @@ void NcFile::write_block(int var, int record, int jbegin, int nj, int ibegin, in
   const FileDef& fd = cfg_->files[static_cast<std::size_t>(file_)];
   const OutputVariable& v = fd.variables.at(static_cast<std::size_t>(var));
   if (var_ids_.at(static_cast<std::size_t>(var)) < 0) {
-    return;  // not held by this process's file (no row of its domain)
+    return;  // not held by this process's file
   }
-  const GridDef& g =
-      cfg_->grids[static_cast<std::size_t>(cfg_->fields[static_cast<std::size_t>(v.field)].grid)];
-  const RowRange rows = rows_.at(static_cast<std::size_t>(g.domain));
+  const VariableLayout& l = layouts_[static_cast<std::size_t>(var)];
+  const RowRange rows = rows_[static_cast<std::size_t>(var)];
   std::vector<size_t> start;
   std::vector<size_t> count;
   const bool empty = nj == 0 || ni == 0;
@@ -328,23 +528,29 @@ void NcFile::write_block(int var, int record, int jbegin, int nj, int ibegin, in
     start.push_back(static_cast<size_t>(record));
     count.push_back(empty ? 0 : 1);
   }
-  if (g.axis >= 0) {
+  if (l.levels > 0) {
     start.push_back(0);
     count.push_back(empty ? 0 : static_cast<size_t>(nk));
   }
-  start.push_back(empty ? 0 : static_cast<size_t>(jbegin - rows.jbegin));
-  count.push_back(static_cast<size_t>(nj));
-  start.push_back(empty ? 0 : static_cast<size_t>(ibegin));
-  count.push_back(empty ? 0 : static_cast<size_t>(ni));
+  if (l.horizontal != VariableLayout::Horizontal::kNone) {
+    start.push_back(empty ? 0 : static_cast<size_t>(jbegin - rows.jbegin));
+    count.push_back(static_cast<size_t>(nj));
+  }
+  if (l.horizontal == VariableLayout::Horizontal::kDomain) {
+    start.push_back(empty ? 0 : static_cast<size_t>(ibegin));
+    count.push_back(empty ? 0 : static_cast<size_t>(ni));
+  }
   if (empty && !parallel_) {
     return;
+  }
+  if (empty && count.empty()) {
+    return;  // a scalar variable held by another process: nothing to take part in
   }
   static const double kNothing = 0.0;
   check(nc_put_vara_double(ncid_, var_ids_.at(static_cast<std::size_t>(var)), start.data(),
                            count.data(), empty ? &kNothing : data),
         "nc_put_vara_double", v.name);
-  const int prec = cfg_->fields[static_cast<std::size_t>(v.field)].prec;
-  bytes_written_ += empty ? 0.0 : static_cast<double>(nk) * nj * ni * prec;
+  bytes_written_ += empty ? 0.0 : static_cast<double>(nk) * nj * ni * v.prec;
 }
 
 void NcFile::sync() { check(nc_sync(ncid_), "nc_sync", ""); }

@@ -17,21 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "variable_layout.hpp"
 #include "xios_lite/config.hpp"
 
 namespace xios_lite::netcdf {
 
-/// Rows of a domain held by a file: [jbegin, jbegin + nj).
-struct RowRange {
-  int jbegin = 0;
-  int nj = 0;
-};
-
 class NcFile {
  public:
   /// Creates `path` and defines every variable of `cfg.files[file]`. `rows`
-  /// gives, per domain of cfg.domains, the rows stored in this file (the whole
-  /// domain for a shared file). `comm` != MPI_COMM_NULL: parallel create,
+  /// gives, per variable of the file, the rows of its row dimension stored
+  /// in this file (all of them for a shared file; nj 0: the variable is
+  /// not in this file). `comm` != MPI_COMM_NULL: parallel create,
   /// collective over comm. `ep_rank` only labels errors.
   NcFile(const std::string& path, const Config& cfg, int file, std::vector<RowRange> rows,
          MPI_Comm comm, int ep_rank);
@@ -44,8 +40,9 @@ class NcFile {
   /// Writes time[record] (and time_bounds[record] when the file has them).
   void write_time(int record, double time, double lo, double hi);
   /// Writes a block of variable `var` (position in the file's variable list)
-  /// at `record` (ignored for `once` variables): levels [0, nk), global rows
-  /// [jbegin, jbegin+nj) (inside this file's rows), columns [ibegin, ibegin+ni).
+  /// at `record` (ignored for `once` variables): output levels [0, nk),
+  /// rows [jbegin, jbegin+nj) of its row dimension (inside this file's
+  /// rows), columns [ibegin, ibegin+ni) (a variable without columns: 0, 1).
   /// `data` is nk x nj x ni, ni fastest. nj == 0 writes nothing (still collective).
   void write_block(int var, int record, int jbegin, int nj, int ibegin, int ni, int nk,
                    const double* data);
@@ -57,11 +54,18 @@ class NcFile {
 
  private:
   void check(int rc, const char* call, const std::string& var) const;
+  void put_attributes(int varid, const std::vector<Attribute>& attributes, const std::string& var);
+  void put_coordinate(int varid, const std::vector<std::size_t>& count, const double* values,
+                      const std::string& var);
+  template <class VertexDim>
+  void define_domain(int d, RowRange r, bool suffixed, VertexDim&& vertex_dim, int& j_dim,
+                     int& i_dim, std::string& coordinates, std::string& area_name);
 
   std::string path_;
   const Config* cfg_;
   int file_;
-  std::vector<RowRange> rows_;
+  std::vector<RowRange> rows_;  // per variable of the file
+  std::vector<VariableLayout> layouts_;
   bool parallel_;
   int ep_rank_;
   int ncid_ = -1;
@@ -69,6 +73,7 @@ class NcFile {
   int bounds_var_ = -1;
   std::vector<int> var_ids_;
   double bytes_written_ = 0;
+  double time_offset_ = 0;  // seconds from the time origin to the start date
 };
 
 }  // namespace xios_lite::netcdf

@@ -17,33 +17,45 @@ std::vector<VariableSlot> variable_table(const Config& cfg) {
   return table;
 }
 
-std::string server_suffix(int server, int servers) {
+std::string server_suffix(int server, int servers, int min_digits) {
   std::string suffix;
   if (servers > 1) {
-    suffix.append(1, '_').append(std::to_string(server));
+    std::string number = std::to_string(server);
+    if (static_cast<int>(number.size()) < min_digits) {
+      number.insert(0, static_cast<std::size_t>(min_digits) - number.size(), '0');
+    }
+    suffix.append(1, '_').append(number);
   }
   return suffix;
 }
 
-OutputFiles::OutputFiles(const Config& cfg, std::vector<RowRange> rows, std::string suffix,
-                         MPI_Comm comm, int ep_rank)
+OutputFiles::OutputFiles(const Config& cfg, WriterPart part, MPI_Comm comm, int ep_rank)
     : cfg_(cfg),
-      rows_(std::move(rows)),
-      suffix_(std::move(suffix)),
+      part_(std::move(part)),
       comm_(comm),
       ep_rank_(ep_rank),
       table_(variable_table(cfg)),
       files_(cfg.files.size()) {
+  const bool shared = comm != MPI_COMM_NULL;
   for (std::size_t f = 0; f < cfg.files.size(); ++f) {
     for (const auto& v : cfg.files[f].variables) {
       files_[f].timed_vars += v.operation != Operation::kOnce ? 1 : 0;
-      const int domain =
-          cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(v.field)].grid)]
-              .domain;
-      files_[f].held = files_[f].held || rows_.at(static_cast<std::size_t>(domain)).nj > 0;
+      const VariableLayout l = layout_of(cfg, v);
+      const RowRange held = held_rows(
+          l, part_.source_rows.at(static_cast<std::size_t>(l.source_domain)), part_.owner);
+      files_[f].rows.push_back(shared ? RowRange{0, l.rows} : held);
+      files_[f].held = files_[f].held || files_[f].rows.back().nj > 0;
     }
     files_[f].next_sync = 1;
   }
+}
+
+RowRange OutputFiles::held(int gvar) const {
+  const VariableSlot slot = table_.at(static_cast<std::size_t>(gvar));
+  const OutputVariable& v =
+      cfg_.files[static_cast<std::size_t>(slot.file)].variables[static_cast<std::size_t>(slot.pos)];
+  const VariableLayout l = layout_of(cfg_, v);
+  return held_rows(l, part_.source_rows.at(static_cast<std::size_t>(l.source_domain)), part_.owner);
 }
 
 OutputFiles::~OutputFiles() = default;
@@ -51,15 +63,23 @@ OutputFiles::~OutputFiles() = default;
 std::string OutputFiles::file_name(int file, std::int64_t split) const {
   const FileDef& fd = cfg_.files[static_cast<std::size_t>(file)];
   std::string name = fd.name;
+  name.append(fd.name_suffix);
   if (split >= 0 && fd.split_freq.is_set()) {
     const Calendar& cal = cfg_.calendar;
+    const auto date = [&](std::int64_t k) {
+      const Date d = cal.date_at(cal.boundary(fd.split_freq, k));
+      return fd.split_freq_format.empty() ? format_date_compact(d)
+                                          : format_date_as(d, fd.split_freq_format);
+    };
     // Appended piece by piece: GCC 12 warns (-Wrestrict) on "_" + std::string.
     name.append(1, '_');
-    name.append(format_date_compact(cal.date_at(cal.boundary(fd.split_freq, split))));
+    name.append(date(split));
     name.append(1, '-');
-    name.append(format_date_compact(cal.date_at(cal.boundary(fd.split_freq, split + 1))));
+    name.append(date(split + 1));
   }
-  name.append(suffix_);
+  if (fd.type == FileType::kMultipleFile && comm_ == MPI_COMM_NULL) {
+    name.append(server_suffix(part_.server, part_.servers, fd.min_digits));
+  }
   name.append(".nc");
   return name;
 }
@@ -71,7 +91,7 @@ void OutputFiles::open(int file, std::int64_t split, int first_record) {
   }
   const std::string path =
       file_name(file, cfg_.files[static_cast<std::size_t>(file)].split_freq.is_set() ? split : -1);
-  st.nc = std::make_unique<NcFile>(path, cfg_, file, rows_, comm_, ep_rank_);
+  st.nc = std::make_unique<NcFile>(path, cfg_, file, st.rows, comm_, ep_rank_);
   st.split = split;
   st.first_record = first_record;
   paths_.push_back(path);

@@ -51,17 +51,26 @@ struct RecordTime {
   double hi = 0;
 };
 
+/// Which part of the output a writer holds: its rows of every domain
+/// (server processes: their endpoints' bands; clients of the synchronous
+/// mode: every row), whether it holds the variables that need a whole
+/// domain, and its index among the writers of multiple_file files.
+struct WriterPart {
+  std::vector<RowRange> source_rows;  ///< per domain of the configuration
+  bool owner = true;
+  int server = 0;   ///< multiple_file: the file-name suffix "_<server>" ...
+  int servers = 1;  ///< ... when there are several (none with one)
+};
+
 /// The file-name suffix of server `server` of `servers` in multiple_file
-/// mode ("" with one server).
-[[nodiscard]] std::string server_suffix(int server, int servers);
+/// mode ("" with one server), zero-padded to `min_digits`.
+[[nodiscard]] std::string server_suffix(int server, int servers, int min_digits);
 
 class OutputFiles {
  public:
-  /// `rows`: per domain, the rows this process's files hold (see NcFile);
-  /// `suffix` goes before ".nc" (multiple_file server index); `comm`:
-  /// MPI_COMM_NULL for serial files, else the parallel communicator.
-  OutputFiles(const Config& cfg, std::vector<RowRange> rows, std::string suffix, MPI_Comm comm,
-              int ep_rank);
+  /// `part`: what this writer holds; `comm`: MPI_COMM_NULL for serial
+  /// (multiple_file) files, else the parallel communicator (one_file).
+  OutputFiles(const Config& cfg, WriterPart part, MPI_Comm comm, int ep_rank);
   ~OutputFiles();
 
   /// Writes one record of variable `gvar` from `blocks` (with a parallel
@@ -74,6 +83,8 @@ class OutputFiles {
   [[nodiscard]] double bytes_written() const noexcept { return bytes_written_; }
   /// Paths of every file opened so far, in order.
   [[nodiscard]] const std::vector<std::string>& paths() const noexcept { return paths_; }
+  /// The rows of variable `gvar` this writer holds (its row dimension).
+  [[nodiscard]] RowRange held(int gvar) const;
   /// The file name for split period `split` of file `file` (no split: -1).
   [[nodiscard]] std::string file_name(int file, std::int64_t split) const;
 
@@ -84,7 +95,8 @@ class OutputFiles {
     int first_record = 0;        // global record number of local record 0
     int time_record = -1;        // last record whose time is written
     int timed_vars = 0;          // non-once variables of the file
-    bool held = false;           // some variable's domain has rows here (else no file)
+    bool held = false;           // some variable has rows here (else no file)
+    std::vector<RowRange> rows;  // per variable: the rows of its row dimension in this file
     int written_in_record = 0;   // of the current record
     std::int64_t next_sync = 0;  // boundary index of sync_freq
   };
@@ -100,8 +112,7 @@ class OutputFiles {
   void write_blocks(FileState& st, int pos, int local_record, std::span<const BlockView> blocks);
 
   const Config& cfg_;
-  std::vector<RowRange> rows_;
-  std::string suffix_;
+  WriterPart part_;
   MPI_Comm comm_;
   int ep_rank_;
   std::vector<VariableSlot> table_;

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "ep/backoff.hpp"
@@ -42,8 +44,7 @@ void settle(std::vector<ep::Request>& sends, double limit_s) {
 
 }  // namespace
 
-ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
-                                        RecordAssembly& assembly, const WriterThread& writer,
+ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, ProcessContext& context,
                                         double timeout_s) {
   const int clients = inter.remote_size();
   const auto n = static_cast<std::size_t>(clients);
@@ -60,12 +61,30 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
   std::string problem;  // the first one, sent to every client
   std::string written_error;
   std::vector<ep::Request> error_sends;
+  // Answers to read requests, each buffer kept until its send completes.
+  struct Answer {
+    ep::Request request;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<Answer> answers;
   std::vector<std::byte> buf;
   double t_idle = t_start;
   // Idle polls wait by the process's wait policy (ep/backoff.hpp): a server
   // with a core of its own spins and sees the next event at once; on shared
   // cores it parks between polls and leaves the core to the clients.
   ep::Backoff idle;
+
+  // Events that need the definitions, kept in arrival order until they come.
+  struct Waiting {
+    int source = 0;
+    transport::EventHeader header;
+    std::vector<std::byte> payload;
+  };
+  std::vector<Waiting> waiting;
+  const auto ranks_of = [&](int c) {
+    const RecordAssembly* a = context.assembly();
+    return a != nullptr ? a->ranks_of(c) : std::to_string(c);
+  };
 
   const auto note = [&](const std::string& text) {
     if (std::find(out.notes.begin(), out.notes.end(), text) == out.notes.end()) {
@@ -76,9 +95,96 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
     }
   };
 
+  // One event of client `source`.
+  const std::function<void(int, const transport::EventHeader&, const std::byte*)> handle =
+      [&](int source, const transport::EventHeader& h, const std::byte* payload) {
+        const auto from = static_cast<std::size_t>(source);
+        const std::string text(reinterpret_cast<const char*>(payload), h.payload_bytes());
+        RecordAssembly* assembly = context.assembly();
+        const bool needs_definitions = h.kind() == transport::EventKind::kData ||
+                                       h.kind() == transport::EventKind::kMissing ||
+                                       h.kind() == transport::EventKind::kDefinition ||
+                                       h.kind() == transport::EventKind::kReadRequest;
+        if (needs_definitions && assembly == nullptr) {
+          waiting.push_back(
+              {source, h, std::vector<std::byte>(payload, payload + h.payload_bytes())});
+          return;
+        }
+        switch (h.kind()) {
+          case transport::EventKind::kData:
+          case transport::EventKind::kMissing:
+            // After a write error, data is received and dropped: clients never block.
+            if (written_error.empty() && !assembly->place(source, inter.rank(), h, payload)) {
+              out.failure = "client " + std::to_string(source) + " sent data for variable " +
+                            std::to_string(h.var) + " outside this server's rows or variables";
+            }
+            break;
+          case transport::EventKind::kDefinition: {
+            std::vector<int> layout(h.payload_bytes() / sizeof(int));
+            std::memcpy(layout.data(), payload, layout.size() * sizeof(int));
+            if (!assembly->define(source, layout)) {
+              out.failure = "client " + std::to_string(source) + " sent a malformed definition";
+            }
+            break;
+          }
+          case transport::EventKind::kContextDefinition: {
+            const std::string error = context.define(std::span(payload, h.payload_bytes()));
+            if (!error.empty()) {
+              out.failure = error;
+              break;
+            }
+            // The events kept aside, in the order they came.
+            std::vector<Waiting> kept = std::move(waiting);
+            waiting.clear();
+            for (const Waiting& w : kept) {
+              if (out.failure.empty()) {
+                handle(w.source, w.header, w.payload.data());
+              }
+            }
+            break;
+          }
+          case transport::EventKind::kReadRequest: {
+            Answer a{ep::Request{}, context.inputs().answer(h)};
+            a.request = inter.isend(a.bytes.data(), static_cast<int>(a.bytes.size()), MPI_BYTE,
+                                    source, transport::kReadTag);
+            answers.push_back(std::move(a));
+            break;
+          }
+          case transport::EventKind::kDefinitionFailed:
+            if (out.definition_error.empty()) {
+              out.definition_error = text;
+            }
+            break;
+          case transport::EventKind::kClientError:
+            note(text);
+            break;
+          case transport::EventKind::kHeartbeat:
+            last_step[from] = h.time;
+            break;
+          case transport::EventKind::kFinalise:
+          case transport::EventKind::kAbandon:
+            if (state[from] == ClientState::kRunning) {
+              --running;
+              if (h.kind() == transport::EventKind::kFinalise) {
+                state[from] = ClientState::kFinalised;
+                out.finalised.push_back(source);
+              } else {
+                state[from] = ClientState::kLeft;
+                out.left.push_back(source);
+                note(text);
+              }
+            }
+            break;
+          default:
+            out.failure = "client " + std::to_string(source) + " sent an event of unknown kind " +
+                          std::to_string(static_cast<int>(h.kind()));
+            break;
+        }
+      };
+
   while (running > 0 && out.failure.empty()) {
-    if (written_error.empty()) {
-      written_error = writer.error();
+    if (written_error.empty() && context.writer() != nullptr) {
+      written_error = context.writer()->error();
       if (!written_error.empty() && problem.empty()) {
         problem = written_error;
       }
@@ -90,6 +196,7 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
                                           MPI_CHAR, c, transport::kErrorTag));
       }
     }
+    std::erase_if(answers, [](Answer& a) { return a.request.is_null() || ep::test(a.request); });
     std::optional<ep::Message> msg = inter.improbe(ep::kAnySource, transport::kEventsTag);
     const double now = MPI_Wtime();
     if (now - last_check > 0.01 || !msg) {
@@ -107,9 +214,8 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
           state[c] = ClientState::kGone;
           --running;
           out.gone.push_back(static_cast<int>(c));
-          note("client " + assembly.ranks_of(static_cast<int>(c)) +
-               " is gone: nothing came from it for " + seconds(now - last_heard[c]) + ", " +
-               seconds(now - trouble_since[c]) +
+          note("client " + ranks_of(static_cast<int>(c)) + " is gone: nothing came from it for " +
+               seconds(now - last_heard[c]) + ", " + seconds(now - trouble_since[c]) +
                " of them after the others went on or finished (timeout " + seconds(timeout_s) +
                ", its last step " + std::to_string(static_cast<long long>(last_step[c])) + ")");
         }
@@ -140,55 +246,8 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
         break;
       }
       const std::byte* payload = buf.data() + off + sizeof h;
-      const std::string text(reinterpret_cast<const char*>(payload), h.payload_bytes());
       off = end;
-      switch (h.kind()) {
-        case transport::EventKind::kData:
-        case transport::EventKind::kMissing:
-          // After a write error, data is received and dropped: clients never block.
-          if (written_error.empty() && !assembly.place(source, inter.rank(), h, payload)) {
-            out.failure = "client " + std::to_string(source) + " sent data for variable " +
-                          std::to_string(h.var) + " outside this server's rows or variables";
-          }
-          break;
-        case transport::EventKind::kDefinition: {
-          std::vector<int> layout(h.payload_bytes() / sizeof(int));
-          std::memcpy(layout.data(), payload, layout.size() * sizeof(int));
-          if (!assembly.define(source, layout)) {
-            out.failure = "client " + std::to_string(source) + " sent a malformed definition";
-          }
-          break;
-        }
-        case transport::EventKind::kDefinitionFailed:
-          if (out.definition_error.empty()) {
-            out.definition_error = text;
-          }
-          break;
-        case transport::EventKind::kClientError:
-          note(text);
-          break;
-        case transport::EventKind::kHeartbeat:
-          last_step[from] = h.time;
-          break;
-        case transport::EventKind::kFinalise:
-        case transport::EventKind::kAbandon:
-          if (state[from] == ClientState::kRunning) {
-            --running;
-            if (h.kind() == transport::EventKind::kFinalise) {
-              state[from] = ClientState::kFinalised;
-              out.finalised.push_back(source);
-            } else {
-              state[from] = ClientState::kLeft;
-              out.left.push_back(source);
-              note(text);
-            }
-          }
-          break;
-        default:
-          out.failure = "client " + std::to_string(source) + " sent an event of unknown kind " +
-                        std::to_string(static_cast<int>(h.kind()));
-          break;
-      }
+      handle(source, h, payload);
       if (!out.failure.empty()) {
         break;
       }
@@ -196,7 +255,20 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
     t_idle = MPI_Wtime();
     out.stats.busy_s += t_idle - t0;
   }
+  if (!waiting.empty() && out.definition_error.empty()) {
+    note(std::to_string(waiting.size()) +
+         " event(s) of the clients waited for client 0's definitions, which never came");
+  }
   settle(error_sends, std::min(timeout_s, 2.0));
+  std::vector<ep::Request> answer_sends;
+  for (Answer& a : answers) answer_sends.push_back(std::move(a.request));
+  settle(answer_sends, std::min(timeout_s, 2.0));
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    if (!answer_sends[i].is_null() && !ep::test(answer_sends[i])) {
+      // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): MPI may still read it
+      (void)new std::vector<std::byte>(std::move(answers[i].bytes));
+    }
+  }
   return out;
 }
 

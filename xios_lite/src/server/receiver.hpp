@@ -22,8 +22,7 @@
 #include <vector>
 
 #include "ep/comm_management.hpp"
-#include "record_assembly.hpp"
-#include "writer_thread.hpp"
+#include "process_context.hpp"
 #include "xios_lite/report.hpp"
 
 namespace xios_lite::server {
@@ -38,11 +37,12 @@ struct ReceiverOutcome {
   std::string failure;             ///< a corrupt event ("" when none)
 };
 
-/// Receives until no client of `inter` is running (see above). Not
-/// collective; errors sent to clients are waited for (bounded) before
-/// returning.
-ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
-                                        RecordAssembly& assembly, const WriterThread& writer,
+/// Receives until no client of `inter` is running (see above). Events
+/// that need the process's definitions (data, missing pieces, the
+/// clients' blocks) wait aside until client 0's completed definitions
+/// arrive (ProcessContext). Not collective; errors sent to clients are
+/// waited for (bounded) before returning.
+ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, ProcessContext& context,
                                         double timeout_s);
 
 }  // namespace xios_lite::server

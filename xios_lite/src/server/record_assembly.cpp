@@ -12,31 +12,51 @@ RecordAssembly::RecordAssembly(const Config& cfg, const ServerProcess& process,
       rows_(process.rows(cfg)),
       first_endpoint_(process.first_endpoint),
       writer_(writer),
-      in_flight_(bytes_in_flight) {}
+      in_flight_(bytes_in_flight),
+      owner_(process.index == 0),
+      folder_(cfg, writer, bytes_in_flight) {}
+
+netcdf::RowRange RecordAssembly::rows_of(int gvar) const {
+  const netcdf::VariableSlot& slot = table_[static_cast<std::size_t>(gvar)];
+  const OutputVariable& v =
+      cfg_.files[static_cast<std::size_t>(slot.file)].variables[static_cast<std::size_t>(slot.pos)];
+  const auto domain = static_cast<std::size_t>(domain_of(gvar));
+  if (v.shape.needs_whole_domain()) {
+    const int nj = cfg_.domains[domain].nj_glo;
+    return owner_ ? netcdf::RowRange{0, nj} : netcdf::RowRange{nj, 0};
+  }
+  return rows_[domain];
+}
+
+void RecordAssembly::hand_on(std::unique_ptr<RecordBuffer> record, bool incomplete) {
+  if (folder_.handles(record->gvar)) {
+    folder_.take(std::move(record), incomplete);
+  } else {
+    writer_.push(std::move(record));
+  }
+}
 
 int RecordAssembly::domain_of(int gvar) const {
   const netcdf::VariableSlot& v = table_[static_cast<std::size_t>(gvar)];
   const OutputVariable& ov =
       cfg_.files[static_cast<std::size_t>(v.file)].variables[static_cast<std::size_t>(v.pos)];
-  return cfg_.grids[static_cast<std::size_t>(cfg_.fields[static_cast<std::size_t>(ov.field)].grid)]
-      .domain;
+  return cfg_.domain_of_field(ov.source);
 }
 
 std::unique_ptr<RecordBuffer> RecordAssembly::make_record(const transport::EventHeader& h) const {
   const netcdf::VariableSlot& v = table_[h.var];
   const OutputVariable& ov =
       cfg_.files[static_cast<std::size_t>(v.file)].variables[static_cast<std::size_t>(v.pos)];
-  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(ov.field)];
   const auto domain = static_cast<std::size_t>(domain_of(h.var));
   auto record = std::make_unique<RecordBuffer>();
   record->gvar = static_cast<int>(h.var);
   record->time = {static_cast<int>(h.record), h.time, h.bound_lo, h.bound_hi};
   record->nk = h.nk;
-  record->rows = rows_[domain];
+  record->rows = rows_of(static_cast<int>(h.var));
   record->ni = cfg_.domains[domain].ni_glo;
   record->data.assign(static_cast<std::size_t>(h.nk) * static_cast<std::size_t>(record->rows.nj) *
                           static_cast<std::size_t>(record->ni),
-                      f.default_value);
+                      ov.default_value);
   return record;
 }
 
@@ -85,8 +105,7 @@ bool RecordAssembly::place(int client, int endpoint, const transport::EventHeade
   if (h.var >= table_.size()) {
     return false;
   }
-  if (h.points() == 0 &&
-      (rows_[static_cast<std::size_t>(domain_of(h.var))].nj > 0 || endpoint != first_endpoint_)) {
+  if (h.points() == 0 && (rows_of(static_cast<int>(h.var)).nj > 0 || endpoint != first_endpoint_)) {
     return true;  // a marker for a process that holds rows (or taken by its first endpoint)
   }
   const Key key{static_cast<int>(h.var), static_cast<int>(h.record)};
@@ -129,7 +148,7 @@ bool RecordAssembly::place(int client, int endpoint, const transport::EventHeade
     }
   }
   if (complete) {
-    writer_.push(std::move(complete));
+    hand_on(std::move(complete), false);
   }
   return true;
 }
@@ -181,7 +200,7 @@ std::size_t RecordAssembly::flush_incomplete() {
   }
   const std::size_t n = left.size();
   for (auto& r : left) {
-    writer_.push(std::move(r));
+    hand_on(std::move(r), true);
   }
   return n;
 }

@@ -32,6 +32,7 @@
 
 #include "netcdf/output_files.hpp"
 #include "record_buffer.hpp"
+#include "sample_folder.hpp"
 #include "server_process.hpp"
 #include "writer_thread.hpp"
 
@@ -81,6 +82,12 @@ class RecordAssembly {
   // Under mutex_: the line naming what `r` misses, and who.
   [[nodiscard]] std::string describe_missing(const RecordBuffer& r) const;
   [[nodiscard]] int domain_of(int gvar) const;
+  /// The rows of variable `gvar`'s field domain this process holds: its
+  /// bands, or for a variable that needs the whole domain every row on the
+  /// first process and none elsewhere.
+  [[nodiscard]] netcdf::RowRange rows_of(int gvar) const;
+  // Hands a finished record on: samples of reduced variables to the folder, the rest to the writer.
+  void hand_on(std::unique_ptr<RecordBuffer> record, bool incomplete);
   void note_incomplete(const RecordBuffer& r);  // under mutex_
   static constexpr std::size_t kKeptLines = 64;
 
@@ -90,6 +97,8 @@ class RecordAssembly {
   int first_endpoint_;
   WriterThread& writer_;
   std::atomic<std::size_t>& in_flight_;
+  bool owner_;  // the first server process: holds the whole-domain variables
+  SampleFolder folder_;
 
   mutable std::mutex mutex_;
   std::map<Key, std::unique_ptr<RecordBuffer>> records_;

@@ -22,8 +22,8 @@
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
+#include "process_context.hpp"
 #include "receiver.hpp"
-#include "record_assembly.hpp"
 #include "server_process.hpp"
 #include "transport/config_check.hpp"
 #include "transport/event.hpp"
@@ -148,7 +148,7 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
 
 ServerReport run_server(const World& world, const std::string& config_path,
                         const ServerOptions& options) {
-  const Config cfg = parse_config(config_path);
+  Config cfg = parse_config(config_path, world.context);
   const double timeout_s = options.finalise_timeout_s.value_or(cfg.finalise_timeout_s);
   const int threads = receiving_endpoints(world, options);
   std::vector<ep::Communicator> eps = ep::create_endpoints(world.local, threads);
@@ -163,8 +163,9 @@ ServerReport run_server(const World& world, const std::string& config_path,
   MPI_Comm shared_comm = MPI_COMM_NULL;
   ep::check_mpi(MPI_Comm_dup(world.local, &shared_comm), "MPI_Comm_dup", process.first_endpoint);
   std::atomic<std::size_t> in_flight{0};
-  server::WriterThread writer(cfg, process, shared_comm, in_flight);
-  server::RecordAssembly assembly(cfg, process, writer, in_flight);
+  // The definitions as completed by the model, the assembly and the writer:
+  // made when client 0's definitions arrive.
+  server::ProcessContext context(cfg, process, shared_comm, in_flight);
 
   // Every endpoint receives until none of its clients runs any more; the
   // last one to stop hands the incomplete records to the writer (written
@@ -174,13 +175,16 @@ ServerReport run_server(const World& world, const std::string& config_path,
   std::vector<EndpointRun> runs(static_cast<std::size_t>(threads));
   ProcessEnd end;
   std::barrier stopped(threads, [&]() noexcept {
-    (void)assembly.flush_incomplete();
-    try {
-      end.writer = writer.finish();
-    } catch (const std::exception& e) {
-      end.error = e.what();
+    server::RecordAssembly* assembly = context.assembly();
+    if (assembly != nullptr) {
+      (void)assembly->flush_incomplete();
+      try {
+        end.writer = context.writer()->finish();
+      } catch (const std::exception& e) {
+        end.error = e.what();
+      }
+      end.peak_record_bytes = assembly->peak_bytes();
     }
-    end.peak_record_bytes = assembly.peak_bytes();
     for (const EndpointRun& r : runs) {
       end.silent_clients = end.silent_clients || !r.received.gone.empty();
       for (const std::vector<int>* list : {&r.received.left, &r.received.gone}) {
@@ -192,7 +196,8 @@ ServerReport run_server(const World& world, const std::string& config_path,
       }
     }
     if (end.error.empty()) {
-      end.error = process_error(runs, writer.error(), assembly.incomplete_report());
+      end.error = process_error(runs, assembly != nullptr ? context.writer()->error() : "",
+                                assembly != nullptr ? assembly->incomplete_report() : "");
     }
   });
 
@@ -204,7 +209,7 @@ ServerReport run_server(const World& world, const std::string& config_path,
       inter.emplace(ep::create_intercomm(me, 0, world.world, world.client_leader, kIntercommTag));
       run.error = transport::check_same_definitions(*inter, cfg, true);
       if (run.error.empty()) {
-        run.received = server::receive_until_finalised(*inter, assembly, writer, timeout_s);
+        run.received = server::receive_until_finalised(*inter, context, timeout_s);
       }
     } catch (const std::exception& e) {
       run.error = e.what();

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "netcdf/nc_file.hpp"
+#include "netcdf/output_files.hpp"
 #include "transport/bands.hpp"
 #include "xios_lite/config.hpp"
 
@@ -28,6 +28,12 @@ struct ServerProcess {
       out.push_back(transport::bands_of(d.nj_glo, first_endpoint, endpoints, all_endpoints));
     }
     return out;
+  }
+
+  /// What this process writes: its rows, the whole-domain variables on the
+  /// first process, its index in multiple_file names.
+  [[nodiscard]] netcdf::WriterPart part(const Config& cfg) const {
+    return {rows(cfg), index == 0, index, processes};
   }
 };
 

@@ -6,18 +6,6 @@
 #include "transport/bands.hpp"
 
 namespace xios_lite::server {
-namespace {
-
-std::vector<netcdf::RowRange> full_rows(const Config& cfg) {
-  std::vector<netcdf::RowRange> rows;
-  for (const auto& d : cfg.domains) {
-    rows.push_back({0, d.nj_glo});
-  }
-  return rows;
-}
-
-}  // namespace
-
 bool RecordBuffer::holds(const transport::EventHeader& h) const noexcept {
   return h.nk == nk && h.ibegin >= 0 && h.ni >= 0 && h.ibegin + h.ni <= ni &&
          h.jbegin >= rows.jbegin && h.nj >= 0 && h.jbegin + h.nj <= rows.jbegin + rows.nj;
@@ -43,9 +31,8 @@ WriterThread::WriterThread(const Config& cfg, const ServerProcess& process, MPI_
     : cfg_(cfg),
       table_(netcdf::variable_table(cfg)),
       in_flight_(bytes_in_flight),
-      local_files_(cfg, process.rows(cfg), netcdf::server_suffix(process.index, process.processes),
-                   MPI_COMM_NULL, process.first_endpoint),
-      shared_files_(cfg, full_rows(cfg), "", servers_comm, process.first_endpoint),
+      local_files_(cfg, process.part(cfg), MPI_COMM_NULL, process.first_endpoint),
+      shared_files_(cfg, process.part(cfg), servers_comm, process.first_endpoint),
       order_(cfg.files.size()) {
   thread_ = std::thread([this] { run(); });
 }
@@ -167,8 +154,16 @@ void WriterThread::write_ready(int file, bool flush_all) {
 
 void WriterThread::write(const RecordBuffer& r) {
   const netcdf::VariableSlot slot = table_[static_cast<std::size_t>(r.gvar)];
-  const bool shared = cfg_.files[static_cast<std::size_t>(slot.file)].type == FileType::kOneFile;
-  const netcdf::BlockView view{r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data()};
+  const FileDef& file = cfg_.files[static_cast<std::size_t>(slot.file)];
+  const bool shared = file.type == FileType::kOneFile;
+  const OutputVariable& v = file.variables[static_cast<std::size_t>(slot.pos)];
+  netcdf::BlockView view{r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data()};
+  netcdf::OutputBlock cut;
+  if (!v.shape.reduces() && !netcdf::writes_field_grid(cfg_, v)) {
+    // XIOS's zoom and extract: the variable's window and levels of the record.
+    cut = netcdf::cut_to_output(v.shape, r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data());
+    view = {cut.jbegin, cut.nj, cut.ibegin, cut.ni, cut.nk, cut.values.data()};
+  }
   const double t0 = MPI_Wtime();
   (shared ? shared_files_ : local_files_).write(r.gvar, r.time, std::span(&view, 1));
   stats_.write_s += MPI_Wtime() - t0;

@@ -14,7 +14,7 @@
 //   magic_kind (u32): bits 31..8 the magic 0x584C49 ("XLI"), bits 7..0 the kind.
 //   var (u16):  index of the output variable in the server's variable table
 //               (Config order: file by file, variable by variable).
-//   flags (u16): reserved, 0.
+//   flags (u16): 0; a kReadReply carrying an error text instead of values: 1.
 //   record (u32): data and missing events: the output record of that
 //               variable, which is the index of its output period (period k
 //               covers (boundary(k), boundary(k+1)]), never a count of
@@ -25,16 +25,18 @@
 //
 // Payload by kind: kData nk*nj*ni f64 values; kMissing nothing (the points
 // of the sub-block will not come: their client did not send the field when
-// it was due); the control events a text or, for kDefinition, 4 i32 per
-// domain (ibegin ni jbegin nj of the client's block, Config order).
+// it was due); the control events a text or, for kDefinition, the client's
+// blocks (see RecordAssembly::define), for kContextDefinition the
+// definitions the model completed (sizes, coordinates, calendar).
 //
 // Events of one client reach one server in the order they were packed (MPI
 // non-overtaking on one communicator); the server does not depend on the
 // order between clients.
 //
-// Server -> client messages are separate tags: kErrorTag (a text) and
+// Server -> client messages are separate tags: kErrorTag (a text),
 // kAckTag (a FinaliseAck, the EP ranks of the clients the server stopped
-// waiting for, then a text, empty when all went well).
+// waiting for, then a text, empty when all went well) and kReadTag (the
+// answer to a kReadRequest).
 #pragma once
 
 #include <cstddef>
@@ -55,6 +57,18 @@ enum class EventKind : std::uint8_t {
   kClientError = 6,       ///< an error the client raised (text), for every client to hear
   kAbandon = 7,           ///< the client left without finalise (text: why); sends nothing more
   kHeartbeat = 8,         ///< the client is alive (time: its step); no payload
+  /// Client 0's completed definitions (payload: the digest of their
+  /// definition_text as a u64, then config::pack of global_definitions):
+  /// the first event of client 0 in every channel after close_definition.
+  kContextDefinition = 9,
+  /// recv_field: the sub-block (nk, ibegin, ni, jbegin, nj) of record
+  /// `record` of input variable `var` (Config::find_input numbering),
+  /// inside the server's band; no payload. The answer is a kReadReply on
+  /// kReadTag.
+  kReadRequest = 10,
+  /// Server -> client on kReadTag: the header of the request with this
+  /// kind, then nk*nj*ni f64 values, or with flags 1 an error text.
+  kReadReply = 11,
 };
 
 inline constexpr std::uint32_t kMagic = 0x584C49;  // "XLI"
@@ -89,7 +103,10 @@ struct EventHeader {
   /// `record` bytes for the control events.
   [[nodiscard]] constexpr std::size_t payload_bytes() const noexcept {
     if (kind() == EventKind::kData) return points() * sizeof(double);
-    if (kind() == EventKind::kMissing || kind() == EventKind::kHeartbeat) return 0;
+    if (kind() == EventKind::kMissing || kind() == EventKind::kHeartbeat ||
+        kind() == EventKind::kReadRequest) {
+      return 0;
+    }
     return record;
   }
   /// Header plus payload in bytes.
@@ -119,6 +136,7 @@ static_assert(EventHeader{make_magic_kind(EventKind::kAbandon), 0, 0, 5}.wire_by
 inline constexpr int kEventsTag = 11;  ///< client -> server: a buffer of events
 inline constexpr int kErrorTag = 12;   ///< server -> client: an error text
 inline constexpr int kAckTag = 13;     ///< server -> client: finalise done
+inline constexpr int kReadTag = 14;    ///< server -> client: a kReadReply (recv_field)
 
 /// Server statistics carried in the finalise acknowledgement.
 struct FinaliseAck {

@@ -1,0 +1,195 @@
+// Several contexts in one run: a coupled atmosphere and ocean, each with
+// its own client processes, its own share of the server processes, its own
+// calendar, grids and files, from one iodef.xml (split_world with a
+// context). Every value of both files is checked, and that each context's
+// files were written by its own server (one server process each: no server
+// index in the names). The splits that cannot work fail on every process.
+//
+// Shapes: r2t2 (no server: each component writes alone, synchronous),
+// r4t1 (one client process and one server process per context), r5t1 (two
+// atmosphere processes, one ocean process, two servers).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "ep_test.hpp"
+#include "xios_test_support.hpp"
+
+namespace {
+
+using xios_lite::Block;
+
+constexpr int kAtmNi = 8;
+constexpr int kAtmNj = 6;
+constexpr int kOceNi = 5;
+constexpr int kOceNj = 4;
+constexpr int kOceNk = 2;
+constexpr int kAtmSteps = 4;  // 1 h each: two 2 h averages
+constexpr int kOceSteps = 3;  // 2 h each: three instants
+
+double tas_at(int s, int j, int i) { return 250.0 + s + 0.5 * j + 0.01 * i; }
+double sst_at(int s, int k, int j, int i) { return 270.0 + 10.0 * s + k + 0.1 * j + 0.001 * i; }
+
+std::string config(const std::string& dir) {
+  return R"xml(<?xml version="1.0"?>
+<simulation>
+  <context id="xios">
+    <variable_definition>
+      <variable_group id="buffer"><variable id="buffer_size_factor" type="double">2.0</variable></variable_group>
+      <variable id="using_server" type="bool">true</variable>
+    </variable_definition>
+  </context>
+  <context id="atmosphere">
+    <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+    <domain_definition><domain id="atm_d" ni_glo="8" nj_glo="6" type="rectilinear"/></domain_definition>
+    <grid_definition><grid id="atm_g"><domain domain_ref="atm_d"/></grid></grid_definition>
+    <field_definition><field id="tas" grid_ref="atm_g" unit="K" operation="average"/></field_definition>
+    <file_definition type="multiple_file">
+      <file id="atm_out" name=")xml" +
+         dir + R"xml(/atm" output_freq="2h"><field field_ref="tas"/></file>
+    </file_definition>
+  </context>
+  <context id="ocean">
+    <calendar type="noleap" start_date="2001-06-01" timestep="2h"/>
+    <domain_definition><domain id="oce_d" ni_glo="5" nj_glo="4"/></domain_definition>
+    <axis_definition><axis id="depth" n_glo="2" value="(0,1)[5 15]" unit="m" positive="down"/></axis_definition>
+    <grid_definition><grid id="oce_g"><domain domain_ref="oce_d"/><axis axis_ref="depth"/></grid></grid_definition>
+    <field_definition><field id="thetao" grid_ref="oce_g" unit="degC" operation="instant"/></field_definition>
+    <file_definition type="multiple_file">
+      <file id="oce_out" name=")xml" +
+         dir + R"xml(/ocean" output_freq="2h"><field field_ref="thetao"/></file>
+    </file_definition>
+  </context>
+</simulation>
+)xml";
+}
+
+int servers() { return ep_test::world_size() >= 4 ? 2 : 0; }
+
+// The first half of the client processes (rounded up) run the atmosphere.
+std::string component_of(int world_rank) {
+  const int clients = ep_test::world_size() - servers();
+  return world_rank < (clients + 1) / 2 ? "atmosphere" : "ocean";
+}
+
+std::vector<double> block_values(const Block& b, int nk, auto&& f) {
+  std::vector<double> v;
+  for (int k = 0; k < nk; ++k) {
+    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) v.push_back(f(k, j, i));
+    }
+  }
+  return v;
+}
+
+TEST(XiosContexts, CoupledAtmosphereAndOcean) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "two components need two processes";
+  }
+  const std::string dir = xios_test::scratch_dir("contexts");
+  const std::string cfg = dir + "/iodef.xml";
+  xios_test::write_file(cfg, config(dir));
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers();
+  spec.mode = servers() > 0 ? xios_lite::Mode::kEndpoints : xios_lite::Mode::kSynchronous;
+  spec.context = component_of;
+  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+    // The endpoints of one component: comm spans its clients only.
+    if (c.config().context == "atmosphere") {
+      EXPECT_EQ(component_of(ep_test::world_rank()), "atmosphere");
+      const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kAtmNi, kAtmNj);
+      c.set_domain_block("atm_d", b);
+      c.close_definition();
+      for (int s = 1; s <= kAtmSteps; ++s) {
+        c.update_calendar(s);
+        c.send_field("tas", block_values(b, 1, [s](int, int j, int i) { return tas_at(s, j, i); }));
+      }
+    } else {
+      EXPECT_EQ(c.config().context, "ocean");
+      EXPECT_EQ(component_of(ep_test::world_rank()), "ocean");
+      const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kOceNi, kOceNj);
+      c.set_domain_block("oce_d", b);
+      c.close_definition();
+      for (int s = 1; s <= kOceSteps; ++s) {
+        c.update_calendar(s);
+        c.send_field("thetao", block_values(b, kOceNk, [s](int k, int j, int i) {
+                       return sst_at(s, k, j, i);
+                     }));
+      }
+    }
+    (void)c.finalise();
+  };
+  const xios_test::Outcome o = xios_test::run(spec);
+  for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
+  EXPECT_EQ(o.server_error, "");
+  if (ep_test::world_rank() == 0) {
+    std::vector<double> tas;
+    for (int p = 0; p < kAtmSteps / 2; ++p) {
+      for (int j = 0; j < kAtmNj; ++j) {
+        for (int i = 0; i < kAtmNi; ++i) {
+          tas.push_back((tas_at(2 * p + 1, j, i) + tas_at(2 * p + 2, j, i)) / 2);
+        }
+      }
+    }
+    std::vector<double> sst;
+    for (int s = 1; s <= kOceSteps; ++s) {
+      for (int k = 0; k < kOceNk; ++k) {
+        for (int j = 0; j < kOceNj; ++j) {
+          for (int i = 0; i < kOceNi; ++i) sst.push_back(sst_at(s, k, j, i));
+        }
+      }
+    }
+    // One server process per context: each context's multiple_file file
+    // is whole and carries no server index.
+    const std::vector<double> got_tas = xios_test::read_var(dir + "/atm.nc", "tas");
+    ASSERT_EQ(got_tas.size(), tas.size());
+    for (std::size_t x = 0; x < tas.size(); ++x) EXPECT_NEAR(got_tas[x], tas[x], 1e-12) << x;
+    EXPECT_EQ(xios_test::read_var(dir + "/ocean.nc", "thetao"), sst);
+    EXPECT_EQ(xios_test::read_var(dir + "/ocean.nc", "depth"), (std::vector<double>{5, 15}));
+    EXPECT_EQ(xios_test::text_att(dir + "/ocean.nc", "time", "calendar"), "noleap");
+    EXPECT_EQ(xios_test::text_att(dir + "/atm.nc", "time", "calendar"), "gregorian");
+    EXPECT_EQ(xios_test::var_type(dir + "/atm.nc", "thetao"), -1);
+    EXPECT_EQ(xios_test::var_type(dir + "/ocean.nc", "tas"), -1);
+    EXPECT_FALSE(xios_test::file_exists(dir + "/atm_0.nc"));
+    EXPECT_FALSE(xios_test::file_exists(dir + "/ocean_1.nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Splits that cannot work fail on every process, with the reason.
+TEST(XiosContexts, ImpossibleSplitsFailEverywhere) {
+  if (ep_test::world_size() < 3) {
+    GTEST_SKIP() << "needs two client processes and a server";
+  }
+  const int rank = ep_test::world_rank();
+  const bool server = rank == ep_test::world_size() - 1;
+  const auto role = server ? xios_lite::Role::kServer : xios_lite::Role::kClient;
+  // Two contexts, one server process.
+  const std::string few = xios_test::error_of([&] {
+    xios_lite::World w =
+        xios_lite::split_world(MPI_COMM_WORLD, role, server ? "" : (rank == 0 ? "atm" : "oce"));
+    xios_lite::free_world(w);
+  });
+  EXPECT_HAS(few,
+             "2 contexts ('atm', 'oce') need at least 2 server processes, one for each; "
+             "there are 1");
+  // A client naming a context beside clients naming none.
+  const std::string mixed = xios_test::error_of([&] {
+    xios_lite::World w =
+        xios_lite::split_world(MPI_COMM_WORLD, role, rank == 0 && !server ? "atm" : "");
+    xios_lite::free_world(w);
+  });
+  EXPECT_HAS(mixed, "some client processes name their context ('atm') and some do not");
+  // One context named: the plain split, knowing its context.
+  xios_lite::World w = xios_lite::split_world(MPI_COMM_WORLD, role, server ? "" : "atm");
+  EXPECT_EQ(w.context, "atm");
+  EXPECT_EQ(w.server_processes, 1);
+  EXPECT_EQ(w.context_world, MPI_COMM_NULL);
+  xios_lite::free_world(w);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace

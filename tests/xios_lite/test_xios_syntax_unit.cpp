@@ -1,0 +1,462 @@
+// XIOS's own syntax, as configurations published by model users write it:
+// a <simulation> root with the context "xios" and its server parameters,
+// definitions in included files, empty domains the model sizes, grids of
+// members, inheritance from groups and references, file groups, and the
+// XIOS features xios_lite refuses by name. Also durations, dates and
+// calendars, and field expressions. No MPI.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "config/expression.hpp"
+#include "ep/error.hpp"
+#include "xios_lite/calendar.hpp"
+#include "xios_lite/config.hpp"
+
+namespace {
+
+using xios_lite::Config;
+
+// A scratch directory for configurations with included files.
+class Files {
+ public:
+  Files() {
+    char templ[] = "/tmp/xios_syntax_XXXXXX";
+    dir_ = mkdtemp(templ) != nullptr ? templ : "/tmp";
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+ private:
+  std::string dir_;
+};
+
+std::string error_of_file(const std::string& path, const std::string& context = "") {
+  try {
+    (void)xios_lite::parse_config(path, context);
+  } catch (const ep::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string error_of(const std::string& xml) {
+  try {
+    (void)xios_lite::parse_config_string(xml, "iodef.xml");
+  } catch (const ep::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The field definitions of a model, in a file of their own (NEMO style).
+const char* kFieldDef = R"(<?xml version="1.0"?>
+<field_definition level="1" prec="8" operation="average" freq_op="1ts" default_value="1.e20">
+  <field_group id="grid_T" grid_ref="grid_T_3D">
+    <field id="toce" long_name="temperature" standard_name="sea_water_potential_temperature" unit="degC"/>
+    <field id="soce" long_name="salinity" unit="1e-3"/>
+    <field id="sst" long_name="sea surface temperature" unit="degC" grid_ref="grid_T_2D"/>
+    <field id="sst_K" field_ref="sst" grid_ref="grid_T_2D" unit="K" long_name="sst in kelvin"> sst + 273.15 </field>
+    <field id="mld" grid_ref="grid_T_2D" level="3" unit="m"/>
+    <field id="ssh" grid_ref="grid_T_2D" unit="m" enabled=".FALSE."/>
+  </field_group>
+  <field_group id="diag" domain_ref="grid_T">
+    <field id="heat" unit="W m-2" detect_missing_value=".TRUE."/>
+  </field_group>
+</field_definition>
+)";
+
+// An iodef as a coupled model has it: the xios context with its
+// parameters in variable groups, then the ocean's context.
+const char* kIodef = R"(<?xml version="1.0"?>
+<simulation>
+  <context id="xios">
+    <variable_definition>
+      <variable_group id="buffer">
+        <variable id="optimal_buffer_size" type="string">performance</variable>
+        <variable id="buffer_size_factor" type="double">4.0</variable>
+      </variable_group>
+      <variable_group id="parameters">
+        <variable id="using_server" type="bool">true</variable>
+        <variable id="info_level" type="int">0</variable>
+        <variable id="print_file" type="bool">false</variable>
+        <variable id="using_oasis" type="bool">false</variable>
+      </variable_group>
+    </variable_definition>
+  </context>
+  <context id="nemo">
+    <calendar type="Gregorian" start_date="2012-03-01 15:00:00" time_origin="2012-02-28 15:00:00 + 1d" timestep="1h"/>
+    <field_definition src="./field_def.xml"/>
+    <domain_definition>
+      <domain id="grid_T"/>
+      <domain id="grid_T_zoom" domain_ref="grid_T"><zoom_domain ibegin="2" ni="3" jbegin="1" nj="2"/></domain>
+    </domain_definition>
+    <axis_definition>
+      <axis id="deptht" long_name="depth" unit="m" positive="down"/>
+      <axis id="deptht_top" axis_ref="deptht"><zoom_axis begin="0" n="2"/></axis>
+    </axis_definition>
+    <grid_definition>
+      <grid id="grid_T_2D"><domain domain_ref="grid_T"/></grid>
+      <grid id="grid_T_3D"><domain domain_ref="grid_T"/><axis axis_ref="deptht"/></grid>
+      <grid id="grid_T_top"><domain domain_ref="grid_T_zoom"/><axis axis_ref="deptht_top"/></grid>
+      <grid id="grid_T_vmin"><domain domain_ref="grid_T"/><scalar><reduce_axis operation="min"/></scalar></grid>
+    </grid_definition>
+    <file_definition type="one_file" par_access="collective" sync_freq="1d" min_digits="4" enabled=".TRUE.">
+      <file_group id="1h" output_freq="1h" output_level="2" enabled=".TRUE.">
+        <file id="file1" name="ocean" name_suffix="_grid_T" description="ocean T grid">
+          <variable id="model" type="string">toy ocean</variable>
+          <field field_ref="toce" name="thetao"/>
+          <field field_ref="sst" name="tos" operation="instant"/>
+          <field field_ref="sst_K"/>
+          <field field_ref="mld"/>
+          <field field_ref="ssh"/>
+          <field field_ref="heat">
+            <variable id="comment" type="string">net heat flux</variable>
+          </field>
+          <field field_ref="toce" name="thetao_top" grid_ref="grid_T_top"/>
+        </file>
+      </file_group>
+      <file_group id="1d" output_freq="1d" type="multiple_file">
+        <file id="file2" name="ocean_daily" enabled="false">
+          <field field_ref="sst"/>
+        </file>
+        <file id="file3" name="ocean_daily_T">
+          <field_group operation="maximum">
+            <field field_ref="sst" name="tosmax"/>
+          </field_group>
+        </file>
+      </file_group>
+    </file_definition>
+  </context>
+</simulation>
+)";
+
+TEST(XiosSyntax, ARealConfigurationParses) {
+  const Files files;
+  files.write("field_def.xml", kFieldDef);
+  const std::string iodef = files.write("iodef.xml", kIodef);
+  Config cfg = xios_lite::parse_config(iodef);  // the only context besides "xios"
+  EXPECT_EQ(cfg.context, "nemo");
+  EXPECT_DOUBLE_EQ(cfg.buffers.factor, 4.0);  // buffer_size_factor
+  // The model sizes grid_T and deptht: the definitions wait for it.
+  EXPECT_FALSE(cfg.complete);
+  EXPECT_EQ(xios_lite::undefined_definitions(cfg),
+            "domain 'grid_T': ni_glo, nj_glo; axis 'deptht': n_glo");
+  // Inheritance: field_definition -> field_group -> field -> field_ref.
+  const auto& toce = cfg.fields[static_cast<std::size_t>(cfg.find_field("toce"))];
+  EXPECT_EQ(toce.unit, "degC");
+  EXPECT_EQ(toce.operation, xios_lite::Operation::kAverage);  // from the included root
+  EXPECT_EQ(toce.default_value, 1e20);
+  EXPECT_EQ(toce.level, 1);
+  const auto& sst_k = cfg.fields[static_cast<std::size_t>(cfg.find_field("sst_K"))];
+  EXPECT_EQ(sst_k.expr, "sst + 273.15");
+  EXPECT_EQ(sst_k.source_field, cfg.find_field("sst"));
+  EXPECT_EQ(sst_k.grid, cfg.fields[static_cast<std::size_t>(cfg.find_field("sst"))].grid);
+  const auto& heat = cfg.fields[static_cast<std::size_t>(cfg.find_field("heat"))];
+  EXPECT_TRUE(heat.detect_missing_value);
+  EXPECT_EQ(cfg.grids[static_cast<std::size_t>(heat.grid)].domain, cfg.find_domain("grid_T"));
+  // Files: file_definition -> file_group -> file; disabled files and fields,
+  // and fields above output_level, are left out.
+  ASSERT_EQ(cfg.files.size(), 2U);
+  const auto& f1 = cfg.files[0];
+  EXPECT_EQ(f1.type, xios_lite::FileType::kOneFile);
+  EXPECT_EQ(f1.name + f1.name_suffix, "ocean_grid_T");
+  EXPECT_EQ(f1.min_digits, 4);
+  EXPECT_EQ(f1.output_freq, (xios_lite::Frequency{0, 0, 0, 3600, 0}));
+  EXPECT_EQ(f1.sync_freq, (xios_lite::Frequency{0, 0, 1, 0, 0}));
+  ASSERT_EQ(f1.attributes.size(), 1U);
+  EXPECT_EQ(f1.attributes[0].value, "toy ocean");
+  std::vector<std::string> names;
+  for (const auto& v : f1.variables) names.push_back(v.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"thetao", "tos", "sst_K", "heat", "thetao_top"}));
+  EXPECT_EQ(f1.variables[1].operation, xios_lite::Operation::kInstant);  // per file
+  EXPECT_EQ(f1.variables[0].unit, "degC");
+  EXPECT_EQ(f1.variables[2].unit, "K");
+  ASSERT_EQ(f1.variables[3].attributes.size(), 1U);
+  EXPECT_EQ(f1.variables[3].attributes[0].name, "comment");
+  const auto& f3 = cfg.files[1];
+  EXPECT_EQ(f3.name, "ocean_daily_T");
+  EXPECT_EQ(f3.type, xios_lite::FileType::kMultipleFile);                // the group's
+  EXPECT_EQ(f3.variables[0].operation, xios_lite::Operation::kMaximum);  // file field_group
+  // The model gives the sizes; then everything completes: the zoomed grid
+  // is a window and a level selection of toce's grid.
+  cfg.domains[static_cast<std::size_t>(cfg.find_domain("grid_T"))].ni_glo = 8;
+  cfg.domains[static_cast<std::size_t>(cfg.find_domain("grid_T"))].nj_glo = 4;
+  cfg.axes[static_cast<std::size_t>(cfg.find_axis("deptht"))].n_glo = 3;
+  xios_lite::complete_definitions(cfg);
+  const xios_lite::OutputShape& top = cfg.files[0].variables[4].shape;
+  EXPECT_EQ(top.window, (xios_lite::Window{2, 3, 1, 2}));
+  EXPECT_EQ(top.levels, (std::vector<int>{0, 1}));
+  EXPECT_EQ(cfg.files[0].variables[2].source, cfg.find_field("sst_K"));  // an expression
+  EXPECT_EQ(cfg.files[0].variables[1].source, cfg.find_field("sst"));
+  // time_origin with an offset: 2012-02-29 15:00 (a leap year), one day
+  // before the start.
+  EXPECT_EQ(cfg.calendar.time_origin(), (xios_lite::Date{2012, 2, 29, 15, 0, 0}));
+  EXPECT_EQ(cfg.calendar.origin_offset(), 86400);
+}
+
+TEST(XiosSyntax, ErrorsInIncludedFilesNameThatFile) {
+  const Files files;
+  std::string bad = kFieldDef;
+  bad.replace(bad.find("unit=\"1e-3\""), 11, "unit=\"1e-3\" colour=\"red\"");
+  files.write("field_def.xml", bad);
+  const std::string e = error_of_file(files.write("iodef.xml", kIodef));
+  EXPECT_NE(e.find("field_def.xml:5: <field id=\"soce\"> attribute colour: unknown attribute"),
+            std::string::npos)
+      << e;
+  const std::string missing = error_of_file(files.write("other.xml", [] {
+    std::string text = kIodef;
+    text.replace(text.find("./field_def.xml"), 15, "./nowhere.xml");
+    return text;
+  }()));
+  EXPECT_NE(missing.find("other.xml:19: <field_definition> attribute src: cannot open"),
+            std::string::npos)
+      << missing;
+}
+
+// An XIOS feature xios_lite does not implement is refused as such, never
+// as a typo.
+TEST(XiosSyntax, UnsupportedXiosFeaturesAreNamed) {
+  const Files files;
+  files.write("field_def.xml", kFieldDef);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = kIodef;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    return error_of_file(files.write("iodef.xml", text));
+  };
+  std::string e = with(R"(<zoom_domain ibegin="2" ni="3" jbegin="1" nj="2"/>)",
+                       R"(<interpolate_domain order="2"/>)");
+  EXPECT_NE(e.find("iodef.xml:22: <interpolate_domain>: unsupported XIOS feature (interpolation "
+                   "between grids (interpolate_domain))"),
+            std::string::npos)
+      << e;
+  e = with(R"(<field field_ref="mld"/>)", R"(<field field_ref="mld" scale_factor="0.1"/>)");
+  EXPECT_NE(e.find("attribute scale_factor: unsupported XIOS feature (packed output"),
+            std::string::npos)
+      << e;
+  e = with(R"(<variable id="using_oasis" type="bool">false)",
+           R"(<variable id="using_oasis" type="bool">true)");
+  EXPECT_NE(e.find("iodef.xml:13: <variable id=\"using_oasis\">: unsupported XIOS feature "
+                   "(coupling through OASIS)"),
+            std::string::npos)
+      << e;
+  e = with(R"(name="ocean_daily_T")", R"(name="ocean_daily_T" format="netcdf4_classic")");
+  EXPECT_NE(e.find("attribute format: unsupported XIOS feature (netcdf4_classic"),
+            std::string::npos)
+      << e;
+  e = with(R"(<domain id="grid_T"/>)", R"(<domain id="grid_T" data_dim="2"/>)");
+  EXPECT_NE(e.find("<domain id=\"grid_T\"> attribute data_dim: unsupported XIOS feature"),
+            std::string::npos)
+      << e;
+  e = with(R"(<variable id="info_level" type="int">0</variable>)",
+           R"(<variable id="info_levle" type="int">0</variable>)");
+  EXPECT_NE(e.find("unknown XIOS server parameter 'info_levle'"), std::string::npos) << e;
+  e = with(R"(<reduce_axis operation="min"/>)", R"(<reduce_axis operation="median"/>)");
+  EXPECT_NE(e.find("<reduce_axis> attribute operation: unknown reduction 'median'"),
+            std::string::npos)
+      << e;
+}
+
+TEST(XiosSyntax, SeveralContextsAreNamed) {
+  const std::string two = R"(<simulation>
+  <context id="atm"><calendar type="NoLeap" start_date="2000-01-01" timestep="1h"/></context>
+  <context id="oce"><calendar type="D360" start_date="2000-01-01" timestep="2h"/></context>
+</simulation>)";
+  const Files files;
+  const std::string path = files.write("iodef.xml", two);
+  EXPECT_NE(error_of_file(path).find("several contexts (atm, oce)"), std::string::npos);
+  EXPECT_EQ(xios_lite::parse_config(path, "oce").calendar.timestep_seconds(), 7200);
+  EXPECT_EQ(xios_lite::parse_config(path, "atm").calendar.type(), xios_lite::CalendarType::kNoLeap);
+  EXPECT_NE(error_of_file(path, "ice").find("no context 'ice'"), std::string::npos);
+  EXPECT_EQ(xios_lite::parse_simulation(path).contexts.size(), 2U);
+}
+
+// XIOS's array form, booleans in both spellings, and the legacy dialect's
+// attributes in the same parser.
+TEST(XiosSyntax, ValuesAsXiosWritesThem) {
+  const std::string xml = R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="30mi"/>
+  <domain_definition><domain id="d" ni_glo="3" nj_glo="2" lonvalue_1d="(0,2)[10 20 30]" latvalue_1d="(0,1)[-5 5]"/></domain_definition>
+  <axis_definition><axis id="z" n_glo="2" value="(0,1)[100 200]" bounds="(0,1)x(0,1)[50 150 150 250]"/></axis_definition>
+  <grid_definition><grid id="g"><domain domain_ref="d"/><axis axis_ref="z"/></grid></grid_definition>
+  <field_definition><field id="f" grid_ref="g" detect_missing_value=".true." freq_op="2ts" freq_offset="1ts"/></field_definition>
+  <file_definition><file id="o" output_freq="1h30mi" enabled=".TRUE."><field field_ref="f"/></file></file_definition>
+</context></simulation>)";
+  const Config cfg = xios_lite::parse_config_string(xml, "iodef.xml");
+  ASSERT_TRUE(cfg.complete);
+  EXPECT_EQ(cfg.domains[0].lon, (std::vector<double>{10, 20, 30}));
+  EXPECT_EQ(cfg.axes[0].bounds, (std::vector<double>{50, 150, 150, 250}));
+  EXPECT_TRUE(cfg.fields[0].detect_missing_value);
+  EXPECT_EQ(cfg.files[0].variables[0].freq_offset, (xios_lite::Frequency{0, 0, 0, 0, 1}));
+  EXPECT_EQ(xios_lite::to_string(cfg.files[0].output_freq), "1h30mi");
+  std::string bad = xml;
+  bad.replace(bad.find("(0,2)[10 20 30]"), 15, "(0,3)[10 20 30]");
+  EXPECT_NE(error_of(bad).find("attribute lonvalue_1d: the array declares 4 values and lists 3"),
+            std::string::npos)
+      << error_of(bad);
+  bad = xml;
+  bad.replace(bad.find(R"(output_freq="1h30mi")"), 20, R"(output_freq="1h15mi")");
+  EXPECT_NE(error_of(bad).find("attribute output_freq: value '1h15mi' out of range (not a "
+                               "multiple of the timestep)"),
+            std::string::npos)
+      << error_of(bad);
+}
+
+TEST(XiosCalendars, JulianAllLeapAndUserDefined) {
+  using xios_lite::Calendar;
+  using xios_lite::CalendarType;
+  using xios_lite::Date;
+  const xios_lite::Frequency year{1, 0, 0, 0, 0};
+  const Calendar julian(CalendarType::kJulian, {1900, 1, 1, 0, 0, 0}, 3600);
+  EXPECT_EQ(julian.days_in_month(1900, 2), 29);  // a julian leap year, not a gregorian one
+  EXPECT_EQ(julian.boundary(year, 1), 366LL * 86400);
+  EXPECT_EQ(julian.date_at(366LL * 86400), (Date{1901, 1, 1, 0, 0, 0}));
+  const Calendar greg(CalendarType::kGregorian, {1900, 1, 1, 0, 0, 0}, 3600);
+  EXPECT_EQ(greg.boundary(year, 1), 365LL * 86400);
+  const Calendar all_leap(CalendarType::kAllLeap, {2001, 2, 28, 0, 0, 0}, 3600);
+  EXPECT_EQ(all_leap.date_at(86400), (Date{2001, 2, 29, 0, 0, 0}));
+  EXPECT_EQ(all_leap.boundary(year, 3), 3LL * 366 * 86400);
+  // A user_defined calendar: 10-hour days, 3 months of 4, 5 and 6 days.
+  const Calendar mars(CalendarType::kUserDefined, {0, 1, 1, 0, 0, 0}, 1800, {36000, {4, 5, 6}});
+  EXPECT_EQ(mars.boundary({0, 1, 0, 0, 0}, 1), 4LL * 36000);
+  EXPECT_EQ(mars.boundary(year, 1), 15LL * 36000);
+  EXPECT_EQ(mars.date_at(15LL * 36000 + 9 * 3600), (Date{1, 1, 1, 9, 0, 0}));
+  EXPECT_FALSE(mars.is_valid({0, 1, 1, 10, 0, 0}));  // past the day's length
+  EXPECT_FALSE(mars.is_valid({0, 4, 1, 0, 0, 0}));   // a fourth month
+  xios_lite::CalendarType t{};
+  EXPECT_TRUE(xios_lite::parse_calendar_type("AllLeap", t));
+  EXPECT_EQ(t, CalendarType::kAllLeap);
+  EXPECT_TRUE(xios_lite::parse_calendar_type("366_day", t));
+  EXPECT_TRUE(xios_lite::parse_calendar_type("D360", t));
+  EXPECT_EQ(t, CalendarType::k360Day);
+  EXPECT_FALSE(xios_lite::parse_calendar_type("lunar", t));
+}
+
+TEST(XiosCalendars, DatesWithOffsetsAndSplitFormats) {
+  using xios_lite::Date;
+  const xios_lite::Calendar noleap(xios_lite::CalendarType::kNoLeap, {2000, 1, 1, 0, 0, 0}, 60);
+  Date d;
+  EXPECT_EQ(xios_lite::parse_date("2001-02-28 23:00:00 + 2h", noleap, d), "");
+  EXPECT_EQ(d, (Date{2001, 3, 1, 1, 0, 0}));
+  EXPECT_EQ(xios_lite::parse_date("2001-02", noleap, d), "");
+  EXPECT_EQ(d, (Date{2001, 2, 1, 0, 0, 0}));
+  EXPECT_EQ(xios_lite::parse_date("2001-01-31 + 1mo", noleap, d), "");
+  EXPECT_EQ(d, (Date{2001, 2, 28, 0, 0, 0}));  // clamped to the month's length
+  EXPECT_NE(xios_lite::parse_date("2001-02-29", noleap, d), "");
+  EXPECT_NE(xios_lite::parse_date("2001-02-01 + 1ts", noleap, d), "");
+  EXPECT_EQ(xios_lite::format_date_as({2001, 3, 4, 5, 6, 7}, "%y%mo%d_%h%mi%s"), "20010304_050607");
+  EXPECT_EQ(xios_lite::format_date_as({2001, 3, 4, 5, 6, 7}, "%y-%mo"), "2001-03");
+}
+
+TEST(XiosExpressions, CompileAndEvaluate) {
+  const auto eval = [](const std::string& text, std::vector<double> operands) {
+    xios_lite::Expression e;
+    std::string error;
+    EXPECT_TRUE(e.compile(text, error)) << text << ": " << error;
+    return e.evaluate_point(operands);
+  };
+  EXPECT_DOUBLE_EQ(eval("@a * @b + 2", {3, 4}), 14);
+  EXPECT_DOUBLE_EQ(eval("a - b - 1", {10, 4}), 5);  // left-associative
+  EXPECT_DOUBLE_EQ(eval("2 ^ 3 ^ 2", {}), 512);     // right-associative
+  EXPECT_DOUBLE_EQ(eval("-a ^ 2", {3}), 9);
+  EXPECT_DOUBLE_EQ(eval("sqrt(@u*@u + @v*@v)", {3, 4}), 5);
+  EXPECT_DOUBLE_EQ(eval("@a > 0 ? @a : 0", {-2}), 0);
+  EXPECT_DOUBLE_EQ(eval("max(a, 2) + min(a, 2)", {5}), 7);
+  EXPECT_DOUBLE_EQ(eval("a /= 1", {1}), 0);
+  EXPECT_DOUBLE_EQ(eval("exp(log(a)) + abs(-1) + log10(100)", {2}), 5);
+  EXPECT_DOUBLE_EQ(eval("1.5e1 / (a - 2)", {5}), 5);
+  xios_lite::Expression e;
+  std::string error;
+  EXPECT_FALSE(e.compile("@a + ", error));
+  EXPECT_FALSE(e.compile("cosh(a", error));
+  EXPECT_FALSE(e.compile("median(a)", error));
+  EXPECT_NE(error.find("unknown function 'median'"), std::string::npos) << error;
+  ASSERT_TRUE(e.compile("@sst * 2 + @sst", error));
+  EXPECT_EQ(e.operands(), (std::vector<std::string>{"sst"}));
+}
+
+// Expressions in a configuration: operands resolved, grids shared, cycles refused.
+TEST(XiosExpressions, InTheConfiguration) {
+  const auto config = [](const std::string& fields) {
+    return R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <domain_definition><domain id="d" ni_glo="4" nj_glo="2"/><domain id="e" ni_glo="3" nj_glo="2"/></domain_definition>
+  <field_definition>
+    <field id="a" domain_ref="d"/><field id="b" domain_ref="d"/><field id="c" domain_ref="e"/>
+    )" + fields +
+           R"(
+  </field_definition>
+  <file_definition><file id="o" output_freq="1h"><field field_ref="x"/></file></file_definition>
+</context></simulation>)";
+  };
+  const Config cfg =
+      xios_lite::parse_config_string(config(R"(<field id="x">@a * @b</field>)"), "i.xml");
+  const auto& x = cfg.fields[static_cast<std::size_t>(cfg.find_field("x"))];
+  EXPECT_EQ(x.expr_operands, (std::vector<int>{cfg.find_field("a"), cfg.find_field("b")}));
+  EXPECT_EQ(x.grid, cfg.fields[0].grid);
+  EXPECT_NE(error_of(config(R"(<field id="x">@a * @c</field>)"))
+                .find("operand 'c' is on grid '(e)', the expression on grid '(d)'"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(config(R"(<field id="x">@y + 1</field><field id="y">@x + 1</field>)")).find("cycle"),
+      std::string::npos);
+  EXPECT_NE(error_of(config(R"(<field id="x">@nope</field>)")).find("unknown field 'nope'"),
+            std::string::npos);
+  EXPECT_NE(error_of(config(R"(<field id="x" freq_op="2h">@a</field>)"))
+                .find("unsupported XIOS feature (the @ operator over a freq_op"),
+            std::string::npos);
+}
+
+// Files in read mode: kept apart from the output files (Config::inputs),
+// what cannot be read refused with its place.
+TEST(XiosReadMode, InputFilesAndTheirLimits) {
+  const auto expect_has = [](const std::string& text, const std::string& part) {
+    EXPECT_NE(text.find(part), std::string::npos) << text;
+  };
+  const auto xml = [](const std::string& file, const std::string& fields) {
+    return R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <domain_definition><domain id="d" ni_glo="4" nj_glo="3"/></domain_definition>
+  <grid_definition><grid id="g"><domain domain_ref="d"/></grid></grid_definition>
+  <field_definition><field id="a" grid_ref="g"/><field id="b" grid_ref="g">@a * 2</field></field_definition>
+  <file_definition>
+    <file id="out" output_freq="1h"><field field_ref="a"/></file>
+    )" + file +
+           fields +
+           R"(</file>
+  </file_definition>
+</context></simulation>)";
+  };
+  const Config cfg = xios_lite::parse_config_string(
+      xml(R"(<file id="in" name="forcing" output_freq="2h" mode="read">)",
+          R"(<field field_ref="a"/>)"),
+      "iodef.xml");
+  ASSERT_EQ(cfg.files.size(), 1U);
+  ASSERT_EQ(cfg.inputs.size(), 1U);
+  EXPECT_EQ(cfg.inputs[0].id, "in");
+  EXPECT_EQ(cfg.find_input(cfg.find_field("a")), 0);
+  EXPECT_EQ(cfg.input_variable(0).name, "a");
+  EXPECT_EQ(cfg.find_input(cfg.find_field("b")), -1);
+  EXPECT_NE(xios_lite::definition_text(cfg).find("input in variable a: field a"),
+            std::string::npos);
+  expect_has(
+      error_of(xml(R"(<file id="in" output_freq="1mo" mode="read">)", R"(<field field_ref="a"/>)")),
+      "<file id=\"in\"> attribute output_freq: unsupported XIOS feature (files in read "
+      "mode with records in months or years");
+  expect_has(
+      error_of(xml(R"(<file id="in" output_freq="1h" mode="read">)", R"(<field field_ref="b"/>)")),
+      "field 'b' is read from a file in read mode: it cannot also take its values from an "
+      "expression");
+}
+
+}  // namespace

@@ -1,0 +1,374 @@
+// Grid transformations on the servers, each against values computed here:
+// reduce_axis (sum, average, min, max) to a scalar, reduce_domain along i
+// (zonal), along j and to a scalar (global, area-weighted averages), zoom
+// and extract of a domain and an axis; the reduction before the temporal
+// operation (a time maximum of a vertical sum is not the vertical sum of
+// time maxima); land points left out; one_file and multiple_file (the
+// whole-domain reductions on the first server process only).
+//
+// Shapes: r1t2 (no server: reductions refused in the synchronous mode),
+// r2t2 (one server), r3t2 (two server processes), r2t1 with three
+// receiving endpoints on the server.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <omp.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ep_test.hpp"
+#include "xios_test_support.hpp"
+
+namespace {
+
+using xios_lite::Block;
+
+constexpr int kNi = 8;
+constexpr int kNj = 6;
+constexpr int kNk = 4;
+constexpr int kSteps = 4;  // two output periods of 2 steps
+constexpr double kFill = -1e30;
+
+double sample(int s, int k, int j, int i) {
+  return static_cast<double>((s * 7) % 5) - 2.0 + 0.25 * j - 0.1 * i + 10.0 * k + 0.01 * s * k;
+}
+bool land(int j, int i) { return (i * 3 + j) % 11 == 4; }
+double area(int j, int i) { return 1.0 + std::cos(0.3 * j) + 0.01 * i; }
+
+std::string config(const std::string& dir, const std::string& type) {
+  return R"(<?xml version="1.0"?>
+<simulation>
+  <context id="transforms">
+    <calendar type="Gregorian" start_date="2000-01-01" timestep="1h"/>
+    <domain_definition>
+      <domain id="d" ni_glo="8" nj_glo="6"/>
+      <domain id="dz" domain_ref="d"><zoom_domain ibegin="2" ni="4" jbegin="1" nj="3"/></domain>
+      <domain id="dx" domain_ref="d"><extract_domain ibegin="5" ni="3" jbegin="0" nj="2"/></domain>
+    </domain_definition>
+    <axis_definition>
+      <axis id="z" n_glo="4" value="(0,3)[1 2 3 4]" unit="m"/>
+      <axis id="zx" axis_ref="z"><extract_axis index="1 3"/></axis>
+      <axis id="zz" axis_ref="z"><zoom_axis begin="0" n="2"/></axis>
+    </axis_definition>
+    <scalar_definition>
+      <scalar id="vsum"><reduce_axis operation="sum"/></scalar>
+      <scalar id="gmean"><reduce_domain operation="average"/></scalar>
+    </scalar_definition>
+    <grid_definition>
+      <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
+      <grid id="g2"><domain domain_ref="d"/></grid>
+      <grid id="g_vsum"><domain domain_ref="d"/><scalar scalar_ref="vsum"/></grid>
+      <grid id="g_vavg"><domain domain_ref="d"/><scalar><reduce_axis operation="average"/></scalar></grid>
+      <grid id="g_vmin"><domain domain_ref="d"/><scalar><reduce_axis operation="min"/></scalar></grid>
+      <grid id="g_vmax"><domain domain_ref="d"/><scalar><reduce_axis operation="max"/></scalar></grid>
+      <grid id="g_zonal"><axis id="lat_zonal"><reduce_domain operation="average" direction="iDir"/></axis></grid>
+      <grid id="g_zonal3"><axis axis_ref="lat_zonal"/><axis axis_ref="z"/></grid>
+      <grid id="g_merid"><axis id="lon_max"><reduce_domain operation="max" direction="jDir"/></axis></grid>
+      <grid id="g_global"><scalar scalar_ref="gmean"/></grid>
+      <grid id="g_global3"><scalar><reduce_domain operation="sum"/></scalar><axis axis_ref="z"/></grid>
+      <grid id="g_total"><scalar><reduce_domain operation="sum"/></scalar><scalar scalar_ref="vsum"/></grid>
+      <grid id="g_zoom3"><domain domain_ref="dz"/><axis axis_ref="zz"/></grid>
+      <grid id="g_extract3"><domain domain_ref="dx"/><axis axis_ref="zx"/></grid>
+      <grid id="g_zoom_vsum"><domain domain_ref="dz"/><scalar scalar_ref="vsum"/></grid>
+    </grid_definition>
+    <field_definition default_value="-1e30" operation="average">
+      <field id="t" grid_ref="g3" unit="K"/>
+      <field id="s" grid_ref="g2" unit="K"/>
+    </field_definition>
+    <file_definition type=")" +
+         type + R"(" output_freq="2h">
+      <file id="red" name=")" +
+         dir + "/red_" + type + R"(">
+        <field field_ref="t" name="t_vsum" grid_ref="g_vsum"/>
+        <field field_ref="t" name="t_vavg" grid_ref="g_vavg"/>
+        <field field_ref="t" name="t_vmin" grid_ref="g_vmin"/>
+        <field field_ref="t" name="t_vmax" grid_ref="g_vmax"/>
+        <field field_ref="t" name="t_vsum_tmax" grid_ref="g_vsum" operation="maximum"/>
+        <field field_ref="s" name="s_zonal" grid_ref="g_zonal"/>
+        <field field_ref="t" name="t_zonal" grid_ref="g_zonal3"/>
+        <field field_ref="s" name="s_merid" grid_ref="g_merid"/>
+        <field field_ref="s" name="s_global" grid_ref="g_global"/>
+        <field field_ref="t" name="t_global" grid_ref="g_global3"/>
+        <field field_ref="t" name="t_total" grid_ref="g_total"/>
+        <field field_ref="t" name="t_zoom" grid_ref="g_zoom3"/>
+        <field field_ref="t" name="t_extract" grid_ref="g_extract3"/>
+        <field field_ref="t" name="t_zoom_vsum" grid_ref="g_zoom_vsum"/>
+      </file>
+    </file_definition>
+  </context>
+</simulation>
+)";
+}
+
+void model(xios_lite::Client& c, const ep::Communicator& comm) {
+  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+  xios_lite::DomainAttributes a;
+  a.ibegin = b.ibegin;
+  a.ni = b.ni;
+  a.jbegin = b.jbegin;
+  a.nj = b.nj;
+  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
+      a.area.push_back(area(j, i));
+      a.mask.push_back(!land(j, i));
+    }
+  }
+  c.set_domain_attr("d", a);
+  c.close_definition();
+  for (int s = 1; s <= kSteps; ++s) {
+    c.update_calendar(s);
+    std::vector<double> t;
+    std::vector<double> s2;
+    for (int k = 0; k < kNk; ++k) {
+      for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+        for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
+          t.push_back(sample(s, k, j, i));
+          if (k == 0) s2.push_back(sample(s, 0, j, i) * 2.0);
+        }
+      }
+    }
+    c.send_field("t", t);
+    c.send_field("s", s2);
+  }
+  (void)c.finalise();
+}
+
+// ---- the expected values, computed here ----
+
+// A reduction of the valid values (the order of the server's loops).
+struct Fold {
+  char op;  // 's' sum, 'a' average, 'n' min, 'x' max
+  double acc = 0;
+  double w = 0;
+  bool any = false;
+  void add(double v, double weight = 1) {
+    if (!any) {
+      acc = op == 'a' ? v * weight : v;
+      w = weight;
+      any = true;
+      return;
+    }
+    if (op == 's') acc += v;
+    if (op == 'a') {
+      acc += v * weight;
+      w += weight;
+    }
+    if (op == 'n') acc = std::min(acc, v);
+    if (op == 'x') acc = std::max(acc, v);
+  }
+  [[nodiscard]] double get() const { return !any ? kFill : op == 'a' ? acc / w : acc; }
+};
+
+// Per output period (2 samples), the temporal average (or maximum) of the
+// per-sample reductions `per_sample(s)` (one vector per sample).
+std::vector<double> in_time(const std::function<std::vector<double>(int)>& per_sample,
+                            bool maximum = false) {
+  std::vector<double> out;
+  for (int p = 0; p < kSteps / 2; ++p) {
+    const std::vector<double> a = per_sample(2 * p + 1);
+    const std::vector<double> b = per_sample(2 * p + 2);
+    for (std::size_t x = 0; x < a.size(); ++x) {
+      std::vector<double> valid;
+      for (double v : {a[x], b[x]}) {
+        if (v != kFill) valid.push_back(v);
+      }
+      if (valid.empty()) {
+        out.push_back(kFill);
+      } else if (maximum) {
+        out.push_back(*std::max_element(valid.begin(), valid.end()));
+      } else {
+        double sum = 0;
+        for (double v : valid) sum += v;
+        out.push_back(valid.size() > 1 ? sum * (1.0 / static_cast<double>(valid.size())) : sum);
+      }
+    }
+  }
+  return out;
+}
+
+double t_at(int s, int k, int j, int i) { return land(j, i) ? kFill : sample(s, k, j, i); }
+double s_at(int s, int j, int i) { return land(j, i) ? kFill : 2.0 * sample(s, 0, j, i); }
+
+std::vector<double> vertical(int s, char op) {
+  std::vector<double> out;
+  for (int j = 0; j < kNj; ++j) {
+    for (int i = 0; i < kNi; ++i) {
+      Fold f{op};
+      for (int k = 0; k < kNk; ++k) {
+        if (t_at(s, k, j, i) != kFill) f.add(t_at(s, k, j, i));
+      }
+      out.push_back(f.get());
+    }
+  }
+  return out;
+}
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t x = 0; x < got.size(); ++x) {
+    if (want[x] == kFill) {
+      EXPECT_EQ(got[x], kFill) << what << " [" << x << "]";
+    } else {
+      EXPECT_NEAR(got[x], want[x], 1e-9 * (1 + std::fabs(want[x]))) << what << " [" << x << "]";
+    }
+  }
+}
+
+int servers_for_shape() { return ep_test::world_size() >= 3 ? 2 : xios_test::servers(); }
+
+void check_one_file(const std::string& path) {
+  expect_near(xios_test::read_var(path, "t_vsum"), in_time([](int s) { return vertical(s, 's'); }),
+              "t_vsum");
+  expect_near(xios_test::read_var(path, "t_vavg"), in_time([](int s) { return vertical(s, 'a'); }),
+              "t_vavg");
+  expect_near(xios_test::read_var(path, "t_vmin"), in_time([](int s) { return vertical(s, 'n'); }),
+              "t_vmin");
+  expect_near(xios_test::read_var(path, "t_vmax"), in_time([](int s) { return vertical(s, 'x'); }),
+              "t_vmax");
+  expect_near(xios_test::read_var(path, "t_vsum_tmax"),
+              in_time([](int s) { return vertical(s, 's'); }, true), "t_vsum_tmax");
+  // Zonal means: per row over i, area-weighted.
+  const auto zonal = [](int s, int k, bool three_d) {
+    std::vector<double> out;
+    for (int j = 0; j < kNj; ++j) {
+      Fold f{'a'};
+      for (int i = 0; i < kNi; ++i) {
+        const double v = three_d ? t_at(s, k, j, i) : s_at(s, j, i);
+        if (v != kFill) f.add(v, area(j, i));
+      }
+      out.push_back(f.get());
+    }
+    return out;
+  };
+  expect_near(xios_test::read_var(path, "s_zonal"),
+              in_time([&](int s) { return zonal(s, 0, false); }), "s_zonal");
+  expect_near(xios_test::read_var(path, "t_zonal"), in_time([&](int s) {
+                std::vector<double> out;
+                for (int k = 0; k < kNk; ++k) {
+                  const std::vector<double> z = zonal(s, k, true);
+                  out.insert(out.end(), z.begin(), z.end());
+                }
+                return out;
+              }),
+              "t_zonal");
+  EXPECT_EQ(xios_test::dim_len(path, "lat_zonal"), kNj);
+  expect_near(xios_test::read_var(path, "s_merid"), in_time([](int s) {
+                std::vector<double> out;
+                for (int i = 0; i < kNi; ++i) {
+                  Fold f{'x'};
+                  for (int j = 0; j < kNj; ++j) {
+                    if (s_at(s, j, i) != kFill) f.add(s_at(s, j, i));
+                  }
+                  out.push_back(f.get());
+                }
+                return out;
+              }),
+              "s_merid");
+  const auto global = [](int s, int k, bool three_d, char op) {
+    Fold f{op};
+    for (int j = 0; j < kNj; ++j) {
+      for (int i = 0; i < kNi; ++i) {
+        const double v = three_d ? t_at(s, k, j, i) : s_at(s, j, i);
+        if (v != kFill) f.add(v, area(j, i));
+      }
+    }
+    return f.get();
+  };
+  expect_near(xios_test::read_var(path, "s_global"),
+              in_time([&](int s) { return std::vector<double>{global(s, 0, false, 'a')}; }),
+              "s_global");
+  expect_near(xios_test::read_var(path, "t_global"), in_time([&](int s) {
+                std::vector<double> out;
+                for (int k = 0; k < kNk; ++k) out.push_back(global(s, k, true, 's'));
+                return out;
+              }),
+              "t_global");
+  expect_near(xios_test::read_var(path, "t_total"), in_time([&](int s) {
+                Fold f{'s'};
+                for (const double v : vertical(s, 's')) {
+                  if (v != kFill) f.add(v);
+                }
+                return std::vector<double>{f.get()};
+              }),
+              "t_total");
+  // Zoom and extract: the window and levels of the time average.
+  const auto window = [](int i0, int ni, int j0, int nj, std::vector<int> levels) {
+    return in_time([=](int s) {
+      std::vector<double> out;
+      for (const int k : levels) {
+        for (int j = j0; j < j0 + nj; ++j) {
+          for (int i = i0; i < i0 + ni; ++i) out.push_back(t_at(s, k, j, i));
+        }
+      }
+      return out;
+    });
+  };
+  expect_near(xios_test::read_var(path, "t_zoom"), window(2, 4, 1, 3, {0, 1}), "t_zoom");
+  expect_near(xios_test::read_var(path, "t_extract"), window(5, 3, 0, 2, {1, 3}), "t_extract");
+  EXPECT_EQ(xios_test::read_var(path, "zx"), (std::vector<double>{2, 4}));
+  expect_near(xios_test::read_var(path, "t_zoom_vsum"), in_time([](int s) {
+                const std::vector<double> all = vertical(s, 's');
+                std::vector<double> out;
+                for (int j = 1; j < 4; ++j) {
+                  for (int i = 2; i < 6; ++i)
+                    out.push_back(all[static_cast<std::size_t>(j * kNi + i)]);
+                }
+                return out;
+              }),
+              "t_zoom_vsum");
+  EXPECT_EQ(xios_test::text_att(path, "t_vsum", "cell_methods"), "z: sum time: mean");
+  EXPECT_EQ(xios_test::text_att(path, "s_global", "cell_methods"), "area: mean time: mean");
+  EXPECT_EQ(xios_test::read_var(path, "time"), (std::vector<double>{3600, 3 * 3600}));
+}
+
+TEST(XiosTransforms, ReductionsZoomsAndExtractions) {
+  for (const std::string type : {"one_file", "multiple_file"}) {
+    const std::string dir = xios_test::scratch_dir("transforms");
+    const std::string cfg = dir + "/iodef.xml";
+    xios_test::write_file(cfg, config(dir, type));
+    xios_test::RunSpec spec;
+    spec.config = cfg;
+    spec.servers = servers_for_shape();
+    spec.mode = xios_test::mode();
+    spec.server_threads = ep_test::world_size() == 2 && omp_get_max_threads() == 1 ? 3 : 1;
+    const bool synchronous = spec.servers == 0;
+    spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+      if (synchronous) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        c.set_domain_block("d", b);
+        EXPECT_HAS(xios_test::error_of([&] { c.close_definition(); }),
+                   "grid reductions (reduce_axis, reduce_domain) are computed by the servers");
+        return;
+      }
+      model(c, comm);
+    };
+    const xios_test::Outcome o = xios_test::run(spec);
+    for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
+    EXPECT_EQ(o.server_error, "");
+    if (synchronous || ep_test::world_rank() != 0) {
+      continue;
+    }
+    const std::string stem = dir + "/red_" + type;
+    if (type == "one_file" || spec.servers == 1) {
+      check_one_file(stem + ".nc");
+      continue;
+    }
+    // multiple_file over two server processes: each holds its rows; the
+    // whole-domain reductions live on the first only.
+    const std::string p0 = stem + "_0.nc";
+    const std::string p1 = stem + "_1.nc";
+    EXPECT_EQ(xios_test::read_var(p0, "s_global").size(), 2U);
+    EXPECT_EQ(xios_test::var_type(p1, "s_global"), -1);
+    EXPECT_EQ(xios_test::var_type(p1, "s_merid"), -1);
+    std::vector<double> zonal = xios_test::read_var(p0, "lat_zonal");
+    const std::vector<double> more = xios_test::read_var(p1, "lat_zonal");
+    zonal.insert(zonal.end(), more.begin(), more.end());
+    EXPECT_EQ(zonal.size(), static_cast<std::size_t>(kNj));
+    EXPECT_EQ(xios_test::dim_len(p0, "lat_d") + xios_test::dim_len(p1, "lat_d"), kNj);
+  }
+}
+
+}  // namespace

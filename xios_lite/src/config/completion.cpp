@@ -1,0 +1,525 @@
+// Completing the definitions once every value is known (the configuration's
+// and the model's): the calendar, default coordinates, derived domains and
+// axes (zooms, extractions), where each field's values come from, and what
+// each file variable's grid does to its field's grid (OutputShape). Every
+// check that needs a size or the timestep runs here, and its message names
+// the element where it was defined.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "ep/error.hpp"
+#include "expression.hpp"
+#include "xios_lite/config.hpp"
+#include "xml_tree.hpp"
+
+namespace xios_lite {
+namespace {
+
+using config::fail_at;
+using Member = GridDef::Member;
+
+void complete_calendar(Config& cfg) {
+  const CalendarSpec& spec = cfg.calendar_spec;
+  UserCalendar user;
+  if (*spec.type == CalendarType::kUserDefined) {
+    user.day_length = spec.day_length.value_or(86400);
+    user.month_lengths = spec.month_lengths;
+  }
+  const Calendar probe = [&] {
+    try {
+      return Calendar(*spec.type, Date{0, 1, 1, 0, 0, 0}, 1, user);
+    } catch (const ep::Error& e) {
+      fail_at(spec.where, "type", e.what());
+    }
+  }();
+  Date start;
+  if (const std::string why = parse_date(spec.start_date, probe, start); !why.empty()) {
+    fail_at(spec.where, "start_date", why);
+  }
+  const Calendar fixed(*spec.type, start, 1, user);
+  const Frequency& step = *spec.timestep;
+  if (step.timesteps != 0 || step.is_calendar_dependent()) {
+    fail_at(spec.where, "timestep",
+            "value '" + to_string(step) + "' out of range (use s, mi, h or d)");
+  }
+  cfg.calendar = Calendar(*spec.type, start, fixed.fixed_seconds(step), user);
+  if (!spec.time_origin.empty()) {
+    Date origin;
+    if (const std::string why = parse_date(spec.time_origin, probe, origin); !why.empty()) {
+      fail_at(spec.where, "time_origin", why);
+    }
+    cfg.calendar.set_time_origin(origin);
+  }
+}
+
+// Cell centres of a regular range.
+std::vector<double> centres(double lo, double hi, int n) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    v[static_cast<std::size_t>(i)] = lo + (hi - lo) * (i + 0.5) / n;
+  }
+  return v;
+}
+
+void expect_size(const DomainDef& d, const char* attr, const std::vector<double>& v,
+                 std::size_t n) {
+  if (!v.empty() && v.size() != n) {
+    fail_at(d.where, attr,
+            "has " + std::to_string(v.size()) + " values, expected " + std::to_string(n));
+  }
+}
+
+void complete_base_domain(DomainDef& d) {
+  const auto ni = static_cast<std::size_t>(d.ni_glo);
+  const auto nj = static_cast<std::size_t>(d.nj_glo);
+  const bool curvilinear = d.type == DomainType::kCurvilinear;
+  if (curvilinear) {
+    if (d.lon.empty() || d.lat.empty()) {
+      fail_at(d.where, d.lon.empty() ? "lonvalue_2d" : "latvalue_2d",
+              "a curvilinear domain needs its 2-D coordinates (configuration or set_domain_attr)");
+    }
+    expect_size(d, "lonvalue_2d", d.lon, ni * nj);
+    expect_size(d, "latvalue_2d", d.lat, ni * nj);
+  } else {
+    if (d.lon.empty()) d.lon = centres(d.lon_start, d.lon_end, d.ni_glo);
+    if (d.lat.empty()) d.lat = centres(d.lat_start, d.lat_end, d.nj_glo);
+    expect_size(d, "lonvalue_1d", d.lon, ni);
+    expect_size(d, "latvalue_1d", d.lat, nj);
+  }
+  for (const double lat : d.lat) {
+    if (lat < -90.0 || lat > 90.0) {
+      fail_at(d.where, curvilinear ? "latvalue_2d" : "latvalue_1d",
+              "latitude " + std::to_string(lat) + " out of range [-90, 90]");
+    }
+  }
+  if (curvilinear) {
+    if (!d.bounds_lon.empty() || !d.bounds_lat.empty()) {
+      if (d.nvertex <= 0) {
+        d.nvertex =
+            static_cast<int>(std::max(d.bounds_lon.size(), d.bounds_lat.size()) / (ni * nj));
+      }
+      expect_size(d, "bounds_lon_2d", d.bounds_lon, static_cast<std::size_t>(d.nvertex) * ni * nj);
+      expect_size(d, "bounds_lat_2d", d.bounds_lat, static_cast<std::size_t>(d.nvertex) * ni * nj);
+    }
+  } else {
+    expect_size(d, "bounds_lon_1d", d.bounds_lon, 2 * ni);
+    expect_size(d, "bounds_lat_1d", d.bounds_lat, 2 * nj);
+  }
+  expect_size(d, "area", d.area, ni * nj);
+  if (!d.mask.empty() && d.mask.size() != ni * nj) {
+    fail_at(
+        d.where, "mask_2d",
+        "has " + std::to_string(d.mask.size()) + " values, expected " + std::to_string(ni * nj));
+  }
+}
+
+// A derived domain: the window of its source (sources come first in the list).
+void complete_derived_domain(Config& cfg, DomainDef& d) {
+  const DomainDef& s = cfg.domains[static_cast<std::size_t>(d.source)];
+  const Window w = d.window.value_or(Window{0, s.ni_glo, 0, s.nj_glo});
+  if (w.ibegin + w.ni > s.ni_glo || w.jbegin + w.nj > s.nj_glo) {
+    fail_at(d.where, w.ibegin + w.ni > s.ni_glo ? "ni" : "nj",
+            "window [i " + std::to_string(w.ibegin) + "+" + std::to_string(w.ni) + ", j " +
+                std::to_string(w.jbegin) + "+" + std::to_string(w.nj) + "] outside domain '" +
+                s.id + "' of " + std::to_string(s.ni_glo) + " x " + std::to_string(s.nj_glo));
+  }
+  d.window = w;
+  d.type = s.type;
+  d.ni_glo = w.ni;
+  d.nj_glo = w.nj;
+  d.nvertex = s.nvertex;
+  const auto sni = static_cast<std::size_t>(s.ni_glo);
+  const auto cut2d = [&](const std::vector<double>& v, std::size_t per_point) {
+    std::vector<double> out;
+    if (v.empty()) return out;
+    for (int j = 0; j < w.nj; ++j) {
+      const std::size_t row = static_cast<std::size_t>(w.jbegin + j) * sni;
+      const auto* first = v.data() + (row + static_cast<std::size_t>(w.ibegin)) * per_point;
+      out.insert(out.end(), first, first + static_cast<std::size_t>(w.ni) * per_point);
+    }
+    return out;
+  };
+  const auto cut1d = [](const std::vector<double>& v, int begin, int n, std::size_t per) {
+    if (v.empty()) return std::vector<double>{};
+    return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(begin * per),
+                               v.begin() + static_cast<std::ptrdiff_t>((begin + n) * per));
+  };
+  if (s.type == DomainType::kCurvilinear) {
+    d.lon = cut2d(s.lon, 1);
+    d.lat = cut2d(s.lat, 1);
+    d.bounds_lon = cut2d(s.bounds_lon, static_cast<std::size_t>(s.nvertex));
+    d.bounds_lat = cut2d(s.bounds_lat, static_cast<std::size_t>(s.nvertex));
+  } else {
+    d.lon = cut1d(s.lon, w.ibegin, w.ni, 1);
+    d.lat = cut1d(s.lat, w.jbegin, w.nj, 1);
+    d.bounds_lon = cut1d(s.bounds_lon, w.ibegin, w.ni, 2);
+    d.bounds_lat = cut1d(s.bounds_lat, w.jbegin, w.nj, 2);
+  }
+  d.area = cut2d(s.area, 1);
+  std::vector<double> mask(s.mask.begin(), s.mask.end());
+  const std::vector<double> cut = cut2d(mask, 1);
+  d.mask.assign(cut.begin(), cut.end());
+}
+
+void complete_axis(Config& cfg, AxisDef& a) {
+  if (a.from_domain != Reduction::kNone) {
+    return;  // sized by the domain it reduces (resolve_shape)
+  }
+  if (a.source < 0) {
+    if (a.value.empty()) {
+      for (int k = 0; k < a.n_glo; ++k) a.value.push_back(k);
+    }
+    if (a.value.size() != static_cast<std::size_t>(a.n_glo)) {
+      fail_at(
+          a.where, "value",
+          "has " + std::to_string(a.value.size()) + " values, expected " + std::to_string(a.n_glo));
+    }
+    if (!a.bounds.empty() && a.bounds.size() != 2 * static_cast<std::size_t>(a.n_glo)) {
+      fail_at(a.where, "bounds",
+              "has " + std::to_string(a.bounds.size()) + " values, expected " +
+                  std::to_string(2 * a.n_glo));
+    }
+    return;
+  }
+  const AxisDef& s = cfg.axes[static_cast<std::size_t>(a.source)];
+  if (s.from_domain != Reduction::kNone) {
+    fail_at(a.where, "axis_ref", "a zoom of an axis made by reduce_domain");
+  }
+  a.index.clear();
+  if (!a.selection) {
+    for (int k = 0; k < s.n_glo; ++k) a.index.push_back(k);
+  } else if (!a.selection->index.empty()) {
+    a.index = a.selection->index;
+  } else {
+    const int n = a.selection->n < 0 ? s.n_glo - a.selection->begin : a.selection->n;
+    for (int k = 0; k < n; ++k) a.index.push_back(a.selection->begin + k);
+  }
+  for (const int k : a.index) {
+    if (k < 0 || k >= s.n_glo) {
+      fail_at(a.where, a.selection && !a.selection->index.empty() ? "index" : "n",
+              "level " + std::to_string(k) + " outside axis '" + s.id + "' of " +
+                  std::to_string(s.n_glo) + " levels");
+    }
+  }
+  if (a.index.empty()) {
+    fail_at(a.where, "n", "selects no level");
+  }
+  a.n_glo = static_cast<int>(a.index.size());
+  a.value.clear();
+  a.bounds.clear();
+  for (const int k : a.index) {
+    a.value.push_back(s.value[static_cast<std::size_t>(k)]);
+    if (!s.bounds.empty()) {
+      a.bounds.push_back(s.bounds[2 * static_cast<std::size_t>(k)]);
+      a.bounds.push_back(s.bounds[2 * static_cast<std::size_t>(k) + 1]);
+    }
+  }
+  if (a.name.empty()) a.name = a.id;  // a dimension of its own beside its source's
+  if (a.unit.empty()) a.unit = s.unit;
+  if (a.positive.empty()) a.positive = s.positive;
+  if (a.long_name.empty()) a.long_name = s.long_name;
+  if (a.standard_name.empty()) a.standard_name = s.standard_name;
+}
+
+void check_timestep_multiple(const Config& cfg, const Origin& where, const char* attr,
+                             const Frequency& f) {
+  if (f.is_calendar_dependent()) {
+    return;
+  }
+  const std::int64_t s = cfg.calendar.fixed_seconds(f);
+  if (s % cfg.calendar.timestep_seconds() != 0) {
+    fail_at(where, attr,
+            "value '" + to_string(f) + "' out of range (not a multiple of the timestep)");
+  }
+}
+
+// The field whose values `field` takes: itself (the model sends it, or an
+// expression computes it) or the end of its field_ref chain.
+int data_field(const Config& cfg, int field) {
+  std::set<int> seen;
+  while (cfg.fields[static_cast<std::size_t>(field)].source_field >= 0 &&
+         cfg.fields[static_cast<std::size_t>(field)].expr.empty()) {
+    if (!seen.insert(field).second) {
+      fail_at(cfg.fields[static_cast<std::size_t>(field)].where, "field_ref",
+              "references form a cycle");
+    }
+    field = cfg.fields[static_cast<std::size_t>(field)].source_field;
+  }
+  return field;
+}
+
+// The window of derived domain `d` in domain `base` (its source chain), or
+// nullopt when `d` does not derive from `base`.
+std::optional<Window> window_in(const Config& cfg, int d, int base) {
+  Window w{0, cfg.domains[static_cast<std::size_t>(d)].ni_glo, 0,
+           cfg.domains[static_cast<std::size_t>(d)].nj_glo};
+  while (d != base) {
+    const DomainDef& dom = cfg.domains[static_cast<std::size_t>(d)];
+    if (dom.source < 0) {
+      return std::nullopt;
+    }
+    w.ibegin += dom.window->ibegin;
+    w.jbegin += dom.window->jbegin;
+    d = dom.source;
+  }
+  return w;
+}
+
+// The levels of `base` that derived axis `a` selects, or nullopt.
+std::optional<std::vector<int>> levels_in(const Config& cfg, int a, int base) {
+  std::vector<int> levels;
+  for (int k = 0; k < cfg.axes[static_cast<std::size_t>(a)].n_glo; ++k) levels.push_back(k);
+  while (a != base) {
+    const AxisDef& ax = cfg.axes[static_cast<std::size_t>(a)];
+    if (ax.source < 0) {
+      return std::nullopt;
+    }
+    for (int& k : levels) k = ax.index[static_cast<std::size_t>(k)];
+    a = ax.source;
+  }
+  return levels;
+}
+
+// What the variable's grid does to its data field's grid, member by member.
+OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
+  const GridDef& src =
+      cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(data)].grid)];
+  const GridDef& out = cfg.grids[static_cast<std::size_t>(v.grid)];
+  const DomainDef& dom = cfg.domains[static_cast<std::size_t>(src.domain)];
+  OutputShape shape;
+  shape.domain = src.domain;
+  shape.window = {0, dom.ni_glo, 0, dom.nj_glo};
+  shape.axis = src.axis;
+  if (src.axis >= 0) {
+    for (int k = 0; k < cfg.axes[static_cast<std::size_t>(src.axis)].n_glo; ++k) {
+      shape.levels.push_back(k);
+    }
+  }
+  if (v.grid == cfg.fields[static_cast<std::size_t>(data)].grid) {
+    return shape;
+  }
+  const std::string from = "grid '" + out.id + "' does not derive from field '" +
+                           cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" + src.id +
+                           "'";
+  const std::size_t expected = src.axis >= 0 ? 2 : 1;
+  if (out.members.size() != expected) {
+    fail_at(v.where, "grid_ref",
+            from + ": it has " + std::to_string(out.members.size()) + " member(s), the field's " +
+                std::to_string(expected) + " (one per member: a domain, then an axis)");
+  }
+  // The horizontal member.
+  const Member h = out.members[0];
+  if (h.kind == Member::Kind::kDomain) {
+    const std::optional<Window> w = window_in(cfg, h.index, src.domain);
+    if (!w) {
+      fail_at(v.where, "grid_ref",
+              from + ": domain '" + cfg.domains[static_cast<std::size_t>(h.index)].id +
+                  "' is neither '" + dom.id + "' nor a zoom or extraction of it");
+    }
+    shape.domain = h.index;
+    shape.window = *w;
+  } else if (h.kind == Member::Kind::kAxis) {
+    AxisDef& a = cfg.axes[static_cast<std::size_t>(h.index)];
+    if (a.from_domain == Reduction::kNone) {
+      fail_at(v.where, "grid_ref",
+              from + ": axis '" + a.id + "' stands where the domain is, without reduce_domain");
+    }
+    shape.horizontal =
+        a.along_i ? OutputShape::Horizontal::kAlongI : OutputShape::Horizontal::kAlongJ;
+    shape.horizontal_op = a.from_domain;
+    shape.reduced_axis = h.index;
+    shape.domain = -1;
+    // The axis made by the reduction: one value per row (iDir) or column (jDir).
+    const int n = a.along_i ? dom.nj_glo : dom.ni_glo;
+    std::vector<double> values;
+    for (int x = 0; x < n; ++x) {
+      if (dom.type == DomainType::kRectilinear) {
+        values.push_back(a.along_i ? dom.lat[static_cast<std::size_t>(x)]
+                                   : dom.lon[static_cast<std::size_t>(x)]);
+      } else {
+        values.push_back(x);
+      }
+    }
+    if (a.n_glo != 0 && (a.n_glo != n || a.value != values)) {
+      fail_at(v.where, "grid_ref",
+              "axis '" + a.id + "' reduces domains of different sizes or coordinates");
+    }
+    a.n_glo = n;
+    a.value = values;
+    if (a.unit.empty() && dom.type == DomainType::kRectilinear) {
+      a.unit = a.along_i ? "degrees_north" : "degrees_east";
+    }
+    if (a.standard_name.empty() && dom.type == DomainType::kRectilinear) {
+      a.standard_name = a.along_i ? "latitude" : "longitude";
+    }
+  } else {
+    const ScalarDef& s = cfg.scalars[static_cast<std::size_t>(h.index)];
+    if (s.from_domain == Reduction::kNone) {
+      fail_at(v.where, "grid_ref",
+              from + ": scalar '" + s.id + "' stands where the domain is, without reduce_domain");
+    }
+    shape.horizontal = OutputShape::Horizontal::kGlobal;
+    shape.horizontal_op = s.from_domain;
+    shape.domain = -1;
+  }
+  if (src.axis < 0) {
+    return shape;
+  }
+  // The vertical member.
+  const Member z = out.members[1];
+  if (z.kind == Member::Kind::kAxis) {
+    const std::optional<std::vector<int>> levels = levels_in(cfg, z.index, src.axis);
+    if (!levels) {
+      fail_at(v.where, "grid_ref",
+              from + ": axis '" + cfg.axes[static_cast<std::size_t>(z.index)].id +
+                  "' is neither '" + cfg.axes[static_cast<std::size_t>(src.axis)].id +
+                  "' nor a zoom or extraction of it");
+    }
+    shape.axis = z.index;
+    shape.levels = *levels;
+  } else if (z.kind == Member::Kind::kScalar &&
+             cfg.scalars[static_cast<std::size_t>(z.index)].from_axis != Reduction::kNone) {
+    shape.axis = -1;
+    shape.vertical_op = cfg.scalars[static_cast<std::size_t>(z.index)].from_axis;
+  } else {
+    fail_at(
+        v.where, "grid_ref",
+        from + ": its second member must be an axis (or its zoom) or a scalar with reduce_axis");
+  }
+  if (shape.horizontal != OutputShape::Horizontal::kDomain &&
+      shape.window != Window{0, dom.ni_glo, 0, dom.nj_glo}) {
+    fail_at(v.where, "grid_ref", "a reduction of a zoomed domain (grid_path)");
+  }
+  return shape;
+}
+
+// A data field's grid: one domain, at most one axis, no reduction.
+void check_data_grid(const Config& cfg, const FieldDef& f) {
+  const GridDef& g = cfg.grids[static_cast<std::size_t>(f.grid)];
+  const bool ok =
+      !g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
+      (g.members.size() == 1 ||
+       (g.members.size() == 2 && g.members[1].kind == Member::Kind::kAxis &&
+        cfg.axes[static_cast<std::size_t>(g.members[1].index)].from_domain == Reduction::kNone));
+  if (!ok) {
+    fail_at(f.where, "grid_ref",
+            "unsupported XIOS feature (a field whose values the model sends or an expression "
+            "computes lives on a grid of one domain and at most one axis; grid '" +
+                g.id + "' is the grid of a file variable, reached through field_ref)");
+  }
+}
+
+}  // namespace
+
+std::string undefined_definitions(const Config& cfg) {
+  std::string out;
+  const auto add = [&out](const std::string& what, const std::string& names) {
+    if (!names.empty()) {
+      out += (out.empty() ? "" : "; ") + what + ": " + names;
+    }
+  };
+  std::string cal;
+  const auto list = [](std::string& to, const char* name) {
+    to += (to.empty() ? "" : ", ") + std::string(name);
+  };
+  const CalendarSpec& spec = cfg.calendar_spec;
+  if (!spec.type) list(cal, "type");
+  if (spec.start_date.empty()) list(cal, "start_date");
+  if (!spec.timestep) list(cal, "timestep");
+  if (spec.type == CalendarType::kUserDefined && spec.month_lengths.empty()) {
+    list(cal, "month_lengths");
+  }
+  add("calendar", cal);
+  for (const DomainDef& d : cfg.domains) {
+    std::string missing;
+    if (d.source < 0) {
+      if (d.ni_glo <= 0) list(missing, "ni_glo");
+      if (d.nj_glo <= 0) list(missing, "nj_glo");
+      if (d.type == DomainType::kCurvilinear && d.lon.empty()) list(missing, "lonvalue_2d");
+      if (d.type == DomainType::kCurvilinear && d.lat.empty()) list(missing, "latvalue_2d");
+    }
+    add("domain '" + d.id + "'", missing);
+  }
+  for (const AxisDef& a : cfg.axes) {
+    if (a.source < 0 && a.from_domain == Reduction::kNone && a.n_glo <= 0) {
+      add("axis '" + a.id + "'", "n_glo");
+    }
+  }
+  return out;
+}
+
+void complete_definitions(Config& cfg) {
+  if (const std::string missing = undefined_definitions(cfg); !missing.empty()) {
+    throw ep::Error(ep::ErrorKind::kArgument, config::kCall, -1,
+                    cfg.path + ": context '" + cfg.context +
+                        "': neither the configuration nor the model gives " + missing);
+  }
+  complete_calendar(cfg);
+  for (DomainDef& d : cfg.domains) {
+    if (d.source < 0) {
+      complete_base_domain(d);
+    } else {
+      complete_derived_domain(cfg, d);
+    }
+  }
+  for (AxisDef& a : cfg.axes) {
+    complete_axis(cfg, a);
+  }
+  // Expressions: their operands, grids and checks (expression.hpp).
+  resolve_expressions(cfg);
+  for (FieldDef& f : cfg.fields) {
+    check_timestep_multiple(cfg, f.where, "freq_op", f.freq_op);
+    check_timestep_multiple(cfg, f.where, "freq_offset", f.freq_offset);
+  }
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    const int data = data_field(cfg, static_cast<int>(i));
+    FieldDef& f = cfg.fields[i];
+    if (f.grid < 0) {
+      f.grid = cfg.fields[static_cast<std::size_t>(data)].grid;
+    }
+    if (static_cast<int>(i) == data) {
+      check_data_grid(cfg, f);
+    }
+  }
+  for (FileDef& file : cfg.files) {
+    check_timestep_multiple(cfg, file.where, "output_freq", file.output_freq);
+    const std::int64_t out_s = cfg.calendar.boundary(file.output_freq, 1);
+    for (auto [attr, freq] :
+         {std::pair{"split_freq", &file.split_freq}, std::pair{"sync_freq", &file.sync_freq}}) {
+      const bool both_fixed = freq->is_set() && !freq->is_calendar_dependent() &&
+                              !file.output_freq.is_calendar_dependent();
+      if (both_fixed && cfg.calendar.boundary(*freq, 1) % out_s != 0) {
+        fail_at(file.where, attr,
+                "value '" + to_string(*freq) + "' out of range (not a multiple of output_freq " +
+                    to_string(file.output_freq) + ")");
+      }
+    }
+    for (OutputVariable& v : file.variables) {
+      check_timestep_multiple(cfg, v.where, "freq_op", v.freq_op);
+      check_timestep_multiple(cfg, v.where, "freq_offset", v.freq_offset);
+      const int data = data_field(cfg, v.field);
+      if (v.grid < 0) {
+        v.grid = cfg.fields[static_cast<std::size_t>(v.field)].grid;
+      }
+      // Every field on the way from the variable to its data is on the
+      // data's grid or on the variable's: one transformation at most.
+      for (int f = v.field; f != data; f = cfg.fields[static_cast<std::size_t>(f)].source_field) {
+        const int g = cfg.fields[static_cast<std::size_t>(f)].grid;
+        if (g != v.grid && g != cfg.fields[static_cast<std::size_t>(data)].grid) {
+          fail_at(v.where, "grid_ref",
+                  "unsupported XIOS feature (a chain of grid transformations through field '" +
+                      cfg.fields[static_cast<std::size_t>(f)].id + "', grid_path)");
+        }
+      }
+      v.source = data;
+      v.shape = resolve_shape(cfg, v, data);
+      if (v.shape.reduces() && v.operation == Operation::kOnce) {
+        fail_at(v.where, "operation", "a reduced variable with operation once");
+      }
+    }
+  }
+  cfg.complete = true;
+}
+
+}  // namespace xios_lite

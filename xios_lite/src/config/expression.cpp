@@ -1,0 +1,473 @@
+#include "expression.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <set>
+#include <utility>
+
+#include "xml_tree.hpp"
+
+namespace xios_lite {
+
+// Recursive descent over the grammar of expression.hpp, emitting a postfix program.
+class ExpressionParser {
+ public:
+  ExpressionParser(const std::string& text, Expression& out) : text_(text), out_(out) {}
+
+  bool run(std::string& error) {
+    try {
+      expr();
+      skip();
+      if (at_ != text_.size()) {
+        throw Bad("unexpected '" + text_.substr(at_, 1) + "' at character " +
+                  std::to_string(at_ + 1));
+      }
+    } catch (const Bad& b) {
+      error = b.what;
+      return false;
+    }
+    if (out_.program_.empty()) {
+      error = "empty expression";
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  struct Bad {
+    // A constructor, not an aggregate: Bad("...") compiles with every
+    // compiler the project builds with (Clang has no parenthesised
+    // aggregate initialisation before version 16).
+    explicit Bad(std::string text) : what(std::move(text)) {}
+    std::string what;
+  };
+  using Op = Expression::Op;
+
+  static constexpr std::array<const char*, 13> kFunctions{"abs",  "exp",  "log", "log10", "sqrt",
+                                                          "sin",  "cos",  "tan", "asin",  "acos",
+                                                          "atan", "sinh", "cosh"};
+
+  void skip() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_])) != 0) ++at_;
+  }
+  bool accept(const char* token) {
+    skip();
+    const std::string t(token);
+    if (text_.compare(at_, t.size(), t) == 0) {
+      at_ += t.size();
+      return true;
+    }
+    return false;
+  }
+  void expect(const char* token) {
+    if (!accept(token)) {
+      throw Bad(std::string("expected '") + token + "' at character " + std::to_string(at_ + 1));
+    }
+  }
+  void emit(Op op, double value = 0, int index = 0) {
+    out_.program_.push_back({op, value, index});
+    // Stack depth: operands and constants push, binary operators pop one,
+    // the conditional pops two.
+    if (op == Op::kConst || op == Op::kOperand) {
+      ++depth_;
+      out_.depth_ = std::max(out_.depth_, depth_);
+    } else if (op == Op::kCond) {
+      depth_ -= 2;
+    } else if (op != Op::kNeg && op != Op::kFunc1) {
+      --depth_;
+    }
+  }
+
+  void expr() { cond(); }
+  void cond() {
+    compare();
+    if (accept("?")) {
+      expr();
+      expect(":");
+      expr();
+      emit(Op::kCond);
+    }
+  }
+  void compare() {
+    sum();
+    static const std::array<std::pair<const char*, Op>, 7> kOps{{{"==", Op::kEq},
+                                                                 {"/=", Op::kNe},
+                                                                 {"!=", Op::kNe},
+                                                                 {"<=", Op::kLe},
+                                                                 {">=", Op::kGe},
+                                                                 {"<", Op::kLt},
+                                                                 {">", Op::kGt}}};
+    for (const auto& [token, op] : kOps) {
+      if (accept(token)) {
+        sum();
+        emit(op);
+        return;
+      }
+    }
+  }
+  void sum() {
+    product();
+    for (;;) {
+      if (accept("+")) {
+        product();
+        emit(Op::kAdd);
+      } else if (accept("-")) {
+        product();
+        emit(Op::kSub);
+      } else {
+        return;
+      }
+    }
+  }
+  void product() {
+    power();
+    for (;;) {
+      if (accept("*")) {
+        power();
+        emit(Op::kMul);
+      } else if (accept("/")) {
+        if (at_ < text_.size() && text_[at_] == '=') {  // "/=" belongs to compare
+          --at_;
+          return;
+        }
+        power();
+        emit(Op::kDiv);
+      } else {
+        return;
+      }
+    }
+  }
+  void power() {
+    unary();
+    if (accept("^")) {
+      power();
+      emit(Op::kPow);
+    }
+  }
+  void unary() {
+    if (accept("-")) {
+      unary();
+      emit(Op::kNeg);
+      return;
+    }
+    if (accept("+")) {
+      unary();
+      return;
+    }
+    primary();
+  }
+  void primary() {
+    skip();
+    if (at_ >= text_.size()) {
+      throw Bad("the expression ends too early");
+    }
+    const char c = text_[at_];
+    if (accept("(")) {
+      expr();
+      expect(")");
+      return;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.') {
+      char* end = nullptr;
+      const double v = std::strtod(text_.c_str() + at_, &end);
+      if (end == text_.c_str() + at_) {
+        throw Bad("bad number at character " + std::to_string(at_ + 1));
+      }
+      at_ = static_cast<std::size_t>(end - text_.c_str());
+      emit(Op::kConst, v);
+      return;
+    }
+    const bool at_sign = accept("@");
+    skip();
+    const std::size_t start = at_;
+    while (at_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[at_])) != 0 || text_[at_] == '_')) {
+      ++at_;
+    }
+    const std::string name = text_.substr(start, at_ - start);
+    if (name.empty()) {
+      throw Bad("expected a field, a number or a function at character " + std::to_string(at_ + 1));
+    }
+    if (!at_sign) {
+      if (accept("(")) {
+        function(name);
+        return;
+      }
+    }
+    out_.uses_at_ = out_.uses_at_ || at_sign;
+    int index = 0;
+    while (index < static_cast<int>(out_.names_.size()) &&
+           out_.names_[static_cast<std::size_t>(index)] != name) {
+      ++index;
+    }
+    if (index == static_cast<int>(out_.names_.size())) {
+      out_.names_.push_back(name);
+    }
+    emit(Op::kOperand, 0, index);
+  }
+  void function(const std::string& name) {
+    if (name == "min" || name == "max") {
+      expr();
+      expect(",");
+      expr();
+      expect(")");
+      emit(name == "min" ? Op::kMin : Op::kMax);
+      return;
+    }
+    for (std::size_t f = 0; f < kFunctions.size(); ++f) {
+      if (name == kFunctions[f]) {
+        expr();
+        expect(")");
+        emit(Op::kFunc1, 0, static_cast<int>(f));
+        return;
+      }
+    }
+    if (name == "tanh") {
+      expr();
+      expect(")");
+      emit(Op::kFunc1, 0, static_cast<int>(kFunctions.size()));
+      return;
+    }
+    throw Bad("unknown function '" + name +
+              "' (abs exp log log10 sqrt sin cos tan asin acos atan sinh cosh tanh min max)");
+  }
+
+  const std::string& text_;
+  Expression& out_;
+  std::size_t at_ = 0;
+  int depth_ = 0;
+};
+
+bool Expression::compile(const std::string& text, std::string& error) {
+  program_.clear();
+  names_.clear();
+  uses_at_ = false;
+  depth_ = 0;
+  ExpressionParser p(text, *this);
+  return p.run(error);
+}
+
+namespace {
+double apply1(int f, double x) {
+  switch (f) {
+    case 0:
+      return std::fabs(x);
+    case 1:
+      return std::exp(x);
+    case 2:
+      return std::log(x);
+    case 3:
+      return std::log10(x);
+    case 4:
+      return std::sqrt(x);
+    case 5:
+      return std::sin(x);
+    case 6:
+      return std::cos(x);
+    case 7:
+      return std::tan(x);
+    case 8:
+      return std::asin(x);
+    case 9:
+      return std::acos(x);
+    case 10:
+      return std::atan(x);
+    case 11:
+      return std::sinh(x);
+    case 12:
+      return std::cosh(x);
+    default:
+      return std::tanh(x);
+  }
+}
+}  // namespace
+
+double Expression::evaluate_point(std::span<const double> operands) const {
+  double stack[kMaxDepth];
+  int top = 0;
+  for (const Step& s : program_) {
+    switch (s.op) {
+      case Op::kConst:
+        stack[top++] = s.value;
+        break;
+      case Op::kOperand:
+        stack[top++] = operands[static_cast<std::size_t>(s.index)];
+        break;
+      case Op::kNeg:
+        stack[top - 1] = -stack[top - 1];
+        break;
+      case Op::kFunc1:
+        stack[top - 1] = apply1(s.index, stack[top - 1]);
+        break;
+      case Op::kCond:
+        top -= 2;
+        stack[top - 1] = stack[top - 1] != 0.0 ? stack[top] : stack[top + 1];
+        break;
+      default: {
+        const double b = stack[--top];
+        double& a = stack[top - 1];
+        switch (s.op) {
+          case Op::kAdd:
+            a = a + b;
+            break;
+          case Op::kSub:
+            a = a - b;
+            break;
+          case Op::kMul:
+            a = a * b;
+            break;
+          case Op::kDiv:
+            a = a / b;
+            break;
+          case Op::kPow:
+            a = std::pow(a, b);
+            break;
+          case Op::kEq:
+            a = a == b ? 1.0 : 0.0;
+            break;
+          case Op::kNe:
+            a = a != b ? 1.0 : 0.0;
+            break;
+          case Op::kLt:
+            a = a < b ? 1.0 : 0.0;
+            break;
+          case Op::kGt:
+            a = a > b ? 1.0 : 0.0;
+            break;
+          case Op::kLe:
+            a = a <= b ? 1.0 : 0.0;
+            break;
+          case Op::kGe:
+            a = a >= b ? 1.0 : 0.0;
+            break;
+          case Op::kMin:
+            a = std::min(a, b);
+            break;
+          case Op::kMax:
+            a = std::max(a, b);
+            break;
+          default:
+            break;
+        }
+      }
+    }
+  }
+  return stack[0];
+}
+
+void Expression::evaluate(std::span<const std::span<const double>> inputs,
+                          std::span<const std::vector<std::uint8_t>> missing, double fill,
+                          std::span<double> out) const {
+  std::vector<double> point(names_.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    bool gone = false;
+    for (std::size_t k = 0; k < names_.size(); ++k) {
+      point[k] = inputs[k][i];
+      gone = gone || (k < missing.size() && !missing[k].empty() && missing[k][i] != 0);
+    }
+    out[i] = gone ? fill : evaluate_point(point);
+  }
+}
+
+void resolve_expressions(Config& cfg) {
+  // Operands and grids, then a check for cycles through expressions.
+  for (FieldDef& f : cfg.fields) {
+    if (f.expr.empty()) {
+      continue;
+    }
+    Expression e;
+    std::string error;
+    if (!e.compile(f.expr, error)) {
+      config::fail_at(f.where, "expr", "'" + f.expr + "': " + error);
+    }
+    if (e.stack_depth() > Expression::kMaxDepth) {
+      config::fail_at(f.where, "expr", "'" + f.expr + "': nested too deeply");
+    }
+    f.expr_operands.clear();
+    for (const std::string& name : e.operands()) {
+      int field = -1;
+      if (name == "this") {
+        field = f.source_field;
+        if (field < 0) {
+          config::fail_at(f.where, "expr", "'this' needs a field_ref on the field");
+        }
+      } else {
+        field = cfg.find_field(name);
+        if (field < 0) {
+          config::fail_at(f.where, "expr", "'" + f.expr + "': unknown field '" + name + "'");
+        }
+      }
+      f.expr_operands.push_back(field);
+    }
+    if (e.uses_at() && f.freq_op != Frequency{0, 0, 0, 0, 1}) {
+      config::fail_at(f.where, "freq_op",
+                      "unsupported XIOS feature (the @ operator over a freq_op longer than one "
+                      "timestep: '" +
+                          f.expr + "' with freq_op " + to_string(f.freq_op) + ")");
+    }
+  }
+  // The grid of an expression: its own, else its first operand's (in
+  // dependency order: an operand may itself be an expression).
+  std::vector<int> state(cfg.fields.size(), 0);  // 0 new, 1 visiting, 2 done
+  std::function<void(int)> visit = [&](int i) {
+    FieldDef& f = cfg.fields[static_cast<std::size_t>(i)];
+    if (state[static_cast<std::size_t>(i)] == 2) return;
+    if (state[static_cast<std::size_t>(i)] == 1) {
+      config::fail_at(f.where, "expr", "expressions refer to each other in a cycle");
+    }
+    state[static_cast<std::size_t>(i)] = 1;
+    for (const int op : f.expr_operands) {
+      // An operand's values: the end of its field_ref chain.
+      int data = op;
+      while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
+             cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
+        const int next = cfg.fields[static_cast<std::size_t>(data)].source_field;
+        if (cfg.fields[static_cast<std::size_t>(next)].grid !=
+            cfg.fields[static_cast<std::size_t>(data)].grid) {
+          config::fail_at(f.where, "expr",
+                          "unsupported XIOS feature (operand '" +
+                              cfg.fields[static_cast<std::size_t>(op)].id +
+                              "' is a grid transformation of field '" +
+                              cfg.fields[static_cast<std::size_t>(next)].id + "')");
+        }
+        data = next;
+      }
+      if (data == i) {
+        config::fail_at(f.where, "expr", "expressions refer to each other in a cycle");
+      }
+      visit(data);
+      if (f.grid < 0) {
+        f.grid = cfg.fields[static_cast<std::size_t>(data)].grid;
+      }
+    }
+    if (!f.expr.empty() && f.expr_operands.empty() && f.grid < 0) {
+      config::fail_at(f.where, "grid_ref", "an expression without fields needs a grid_ref");
+    }
+    for (const int op : f.expr_operands) {
+      int data = op;
+      while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
+             cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
+        data = cfg.fields[static_cast<std::size_t>(data)].source_field;
+      }
+      if (cfg.fields[static_cast<std::size_t>(data)].grid != f.grid) {
+        config::fail_at(
+            f.where, "expr",
+            "operand '" + cfg.fields[static_cast<std::size_t>(op)].id + "' is on grid '" +
+                cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(data)].grid)]
+                    .id +
+                "', the expression on grid '" + cfg.grids[static_cast<std::size_t>(f.grid)].id +
+                "' (operands share the expression's grid)");
+      }
+    }
+    state[static_cast<std::size_t>(i)] = 2;
+  };
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    visit(static_cast<int>(i));
+  }
+}
+
+}  // namespace xios_lite

@@ -1,0 +1,96 @@
+// XIOS field expressions ("@tas - 273.15", "sqrt(@u*@u + @v*@v)",
+// "@a > 0 ? @a : 0"): compiled once into a small stack program and
+// evaluated point by point on the client, at each sampling step, before
+// the temporal operation (as XIOS does).
+//
+// Grammar (lowest precedence first):
+//   expr    := cond
+//   cond    := compare ('?' expr ':' expr)?
+//   compare := sum (('==' | '/=' | '!=' | '<' | '>' | '<=' | '>=') sum)?
+//   sum     := product (('+' | '-') product)*
+//   product := power (('*' | '/') power)*
+//   power   := unary ('^' unary)?            (right-associative)
+//   unary   := '-' unary | primary
+//   primary := number | '@'? field id | 'this' | function '(' expr [',' expr] ')' | '(' expr ')'
+// Functions: abs exp log log10 sqrt sin cos tan asin acos atan sinh cosh
+// tanh (one argument), min max (two). Comparisons give 1 or 0.
+//
+// An operand is a field's value at the sampling step ("@a" and "a" are
+// the same at the timestep frequency; XIOS's "@" over a longer freq_op is
+// not implemented). A point is missing in the result when it is missing
+// in an operand (masked, or the operand's default_value/NaN when that
+// field detects missing values).
+//
+// Thread safety: an Expression is immutable after compile(); evaluate()
+// may run on any thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "xios_lite/config.hpp"
+
+namespace xios_lite {
+
+class Expression {
+ public:
+  /// Compiles `text`; on failure returns false and sets `error`. Operand
+  /// names (field ids, "this") are listed by operands() in order of first use.
+  bool compile(const std::string& text, std::string& error);
+  [[nodiscard]] const std::vector<std::string>& operands() const { return names_; }
+  /// Whether an operand is written with '@'.
+  [[nodiscard]] bool uses_at() const { return uses_at_; }
+  /// The evaluation stack it needs (at most kMaxDepth).
+  [[nodiscard]] int stack_depth() const { return depth_; }
+  static constexpr int kMaxDepth = 64;
+
+  /// Evaluates at `points` points: operand k's values in `inputs[k]`,
+  /// `missing[k]` (may be empty) marks its missing points. Results go to
+  /// `out`; a point missing in an operand becomes `fill`.
+  void evaluate(std::span<const std::span<const double>> inputs,
+                std::span<const std::vector<std::uint8_t>> missing, double fill,
+                std::span<double> out) const;
+
+  /// One point (inputs by operand).
+  [[nodiscard]] double evaluate_point(std::span<const double> operands) const;
+
+ private:
+  enum class Op : std::uint8_t {
+    kConst,
+    kOperand,
+    kNeg,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kPow,
+    kEq,
+    kNe,
+    kLt,
+    kGt,
+    kLe,
+    kGe,
+    kCond,
+    kFunc1,
+    kMin,
+    kMax
+  };
+  struct Step {
+    Op op = Op::kConst;
+    double value = 0;  // kConst
+    int index = 0;     // kOperand: operand; kFunc1: function
+  };
+  friend class ExpressionParser;
+  std::vector<Step> program_;
+  std::vector<std::string> names_;
+  bool uses_at_ = false;
+  int depth_ = 0;  // stack depth needed
+};
+
+/// Resolves every field's expression (operands, grids, checks); part of
+/// complete_definitions. Throws ep::Error naming the field.
+void resolve_expressions(Config& cfg);
+
+}  // namespace xios_lite

@@ -1,0 +1,786 @@
+#include "model_definitions.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "ep/error.hpp"
+#include "xml_tree.hpp"
+
+namespace xios_lite::config {
+namespace {
+
+// ---- the wire form ----
+
+class Writer {
+ public:
+  void tag(std::uint8_t t) { raw(&t, 1); }
+  void number(double v) { raw(&v, sizeof v); }
+  void integer(std::int64_t v) { raw(&v, sizeof v); }
+  void text(const std::string& s) {
+    integer(static_cast<std::int64_t>(s.size()));
+    raw(s.data(), s.size());
+  }
+  void numbers(const std::vector<double>& v) {
+    integer(static_cast<std::int64_t>(v.size()));
+    raw(v.data(), v.size() * sizeof(double));
+  }
+  template <class T>
+  void maybe(std::uint8_t t, const std::optional<T>& v) {
+    if (v) {
+      tag(t);
+      put(*v);
+    }
+  }
+  void put(int v) { integer(v); }
+  void put(std::int64_t v) { integer(v); }
+  void put(const std::string& v) { text(v); }
+  std::vector<std::byte> bytes;
+
+ private:
+  void raw(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    bytes.insert(bytes.end(), b, b + n);
+  }
+};
+
+class Reader {
+ public:
+  explicit Reader(std::span<const std::byte> in) : in_(in) {}
+  bool done() const { return at_ >= in_.size(); }
+  bool raw(void* p, std::size_t n) {
+    if (n > in_.size() - at_) return false;
+    std::memcpy(p, in_.data() + at_, n);
+    at_ += n;
+    return true;
+  }
+  bool integer(std::int64_t& v) { return raw(&v, sizeof v); }
+  bool get(int& v) {
+    std::int64_t x = 0;
+    if (!integer(x)) return false;
+    v = static_cast<int>(x);
+    return true;
+  }
+  bool get(std::int64_t& v) { return integer(v); }
+  bool get(std::string& s) {
+    std::int64_t n = 0;
+    if (!integer(n) || n < 0 || static_cast<std::size_t>(n) > in_.size() - at_) return false;
+    s.resize(static_cast<std::size_t>(n));
+    return raw(s.data(), s.size());
+  }
+  bool get(std::vector<double>& v) {
+    std::int64_t n = 0;
+    if (!integer(n) || n < 0 || static_cast<std::size_t>(n) > (in_.size() - at_) / sizeof(double)) {
+      return false;
+    }
+    v.resize(static_cast<std::size_t>(n));
+    return raw(v.data(), v.size() * sizeof(double));
+  }
+  template <class T>
+  bool get(std::optional<T>& v) {
+    T x{};
+    if (!get(x)) return false;
+    v = std::move(x);
+    return true;
+  }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t at_ = 0;
+};
+
+// Section tags.
+enum Tag : std::uint8_t {
+  kDomain = 1,
+  kAxis,
+  kCalendar,
+  kEnd,
+  // domain fields
+  kNiGlo = 10,
+  kNjGlo,
+  kIbegin,
+  kNi,
+  kJbegin,
+  kNj,
+  kType,
+  kLon1,
+  kLat1,
+  kLon2,
+  kLat2,
+  kNvertex,
+  kBoundsLon1,
+  kBoundsLat1,
+  kBoundsLon2,
+  kBoundsLat2,
+  kArea,
+  kMask,
+  // axis fields
+  kNGlo = 40,
+  kValue,
+  kBounds,
+  kName,
+  kUnit,
+  kPositive,
+  kLongName,
+  kStandardName,
+  // calendar fields
+  kCalType = 60,
+  kStart,
+  kOrigin,
+  kTimestep,
+  kDayLength,
+  kMonths,
+};
+
+std::vector<double> as_doubles(const std::vector<bool>& b) { return {b.begin(), b.end()}; }
+std::vector<double> as_doubles(const std::vector<int>& v) { return {v.begin(), v.end()}; }
+
+std::string client_list(const std::vector<int>& clients) {
+  std::string out;
+  for (const int c : clients) out += (out.empty() ? "" : ", ") + std::to_string(c);
+  return out;
+}
+
+// ---- assembly ----
+
+[[noreturn]] void fail_model(const std::string& where, const std::string& what) {
+  throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, where + ": " + what);
+}
+
+// A value every client that sets it must set alike; `current` keeps the
+// configuration's value when no client sets it.
+template <class T, class Get>
+void agree(const std::vector<ModelDefinitions>& clients, const std::string& where, const char* name,
+           Get&& get, T& current, bool& set) {
+  int first = -1;
+  for (std::size_t r = 0; r < clients.size(); ++r) {
+    const std::optional<T> v = get(clients[r]);
+    if (!v) continue;
+    if (first < 0) {
+      first = static_cast<int>(r);
+      current = *v;
+      set = true;
+    } else if (!(*v == current)) {
+      fail_model(where, std::string(name) + " differs between clients " + std::to_string(first) +
+                            " and " + std::to_string(r) +
+                            " (each client that sets it sets the "
+                            "same value)");
+    }
+  }
+}
+
+// Places each client's piece of a local array into the global one: `extent`
+// gives the piece's position (first index, count) per client, `per` values
+// per index. Pieces that overlap must match; every index must be given when
+// any is. `name` names the array.
+void assemble(const std::vector<ModelDefinitions>& clients, int domain, const std::string& where,
+              const char* name, const std::vector<double> DomainAttributes::*member,
+              const std::vector<std::vector<Window>>& blocks, bool along_i, std::size_t per,
+              std::size_t global_n, std::vector<double>& out) {
+  std::vector<double> values(global_n * per, 0.0);
+  std::vector<int> by(global_n, -1);
+  bool any = false;
+  for (std::size_t r = 0; r < clients.size(); ++r) {
+    const auto it = clients[r].domains.find(domain);
+    if (it == clients[r].domains.end()) continue;
+    const std::vector<double>& piece = it->second.*member;
+    if (piece.empty()) continue;
+    any = true;
+    const Window& b = blocks[r][static_cast<std::size_t>(domain)];
+    const int first = along_i ? b.ibegin : b.jbegin;
+    const int n = along_i ? b.ni : b.nj;
+    if (piece.size() != static_cast<std::size_t>(n) * per) {
+      fail_model(where, std::string(name) + " of client " + std::to_string(r) + " has " +
+                            std::to_string(piece.size()) + " values, expected " +
+                            std::to_string(static_cast<std::size_t>(n) * per) + " (" +
+                            (per > 1 ? std::to_string(per) + " x " : "") +
+                            (along_i ? "ni " : "nj ") + std::to_string(n) + " of its block)");
+    }
+    for (int x = 0; x < n; ++x) {
+      const auto g = static_cast<std::size_t>(first + x);
+      const double* src = piece.data() + static_cast<std::size_t>(x) * per;
+      if (by[g] >= 0) {
+        if (std::memcmp(values.data() + g * per, src, per * sizeof(double)) != 0) {
+          fail_model(where, std::string(name) + " differs between clients " +
+                                std::to_string(by[g]) + " and " + std::to_string(r) + " at " +
+                                (along_i ? "i " : "j ") + std::to_string(g));
+        }
+        continue;
+      }
+      std::memcpy(values.data() + g * per, src, per * sizeof(double));
+      by[g] = static_cast<int>(r);
+    }
+  }
+  if (!any) return;
+  std::size_t given = 0;
+  for (const int c : by) given += c >= 0 ? 1 : 0;
+  if (given != global_n) {
+    fail_model(where, std::string(name) + " given for " + std::to_string(given) + " of " +
+                          std::to_string(global_n) + (along_i ? " columns" : " rows") +
+                          " (the clients holding the others did not set it)");
+  }
+  out = std::move(values);
+}
+
+// The same for arrays over the points of a block (ni x nj, `per` values each).
+void assemble_2d(const std::vector<ModelDefinitions>& clients, int domain, const std::string& where,
+                 const char* name, const std::vector<double> DomainAttributes::*member,
+                 const std::vector<std::vector<Window>>& blocks, std::size_t per, int ni_glo,
+                 int nj_glo, std::vector<double>& out) {
+  const std::size_t points = static_cast<std::size_t>(ni_glo) * static_cast<std::size_t>(nj_glo);
+  std::vector<double> values(points * per, 0.0);
+  std::vector<int> missing;
+  bool any = false;
+  std::size_t given = 0;
+  for (std::size_t r = 0; r < clients.size(); ++r) {
+    const Window& b = blocks[r][static_cast<std::size_t>(domain)];
+    const std::size_t n = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+    const auto it = clients[r].domains.find(domain);
+    const std::vector<double>* piece =
+        it != clients[r].domains.end() ? &(it->second.*member) : nullptr;
+    if (piece == nullptr || piece->empty()) {
+      if (n > 0) missing.push_back(static_cast<int>(r));
+      continue;
+    }
+    any = true;
+    if (piece->size() != n * per) {
+      fail_model(where, std::string(name) + " of client " + std::to_string(r) + " has " +
+                            std::to_string(piece->size()) + " values, expected " +
+                            std::to_string(n * per) + " (" +
+                            (per > 1 ? std::to_string(per) + " x " : "") + "ni " +
+                            std::to_string(b.ni) + " x nj " + std::to_string(b.nj) +
+                            " of its block)");
+    }
+    for (int j = 0; j < b.nj; ++j) {
+      const std::size_t row =
+          static_cast<std::size_t>(b.jbegin + j) * static_cast<std::size_t>(ni_glo) +
+          static_cast<std::size_t>(b.ibegin);
+      std::memcpy(
+          values.data() + row * per,
+          piece->data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(b.ni) * per,
+          static_cast<std::size_t>(b.ni) * per * sizeof(double));
+    }
+    given += n;
+  }
+  if (!any) return;
+  if (!missing.empty() || given != points) {
+    fail_model(where, std::string(name) + " is set by some clients but not by clients [" +
+                          client_list(missing) + "] (every client sets its block's values)");
+  }
+  out = std::move(values);
+}
+
+void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
+           const std::vector<std::vector<Window>>& blocks) {
+  // The calendar.
+  CalendarSpec& spec = cfg.calendar_spec;
+  const std::string cal_where = spec.where + " (calendar set by the model)";
+  bool set = false;
+  std::string text;
+  agree(
+      clients, cal_where, "type",
+      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->type : std::nullopt; }, text,
+      set);
+  if (set) {
+    CalendarType t{};
+    if (!parse_calendar_type(text, t)) {
+      fail_model(cal_where, "unknown calendar type '" + text + "'");
+    }
+    spec.type = t;
+  }
+  set = false;
+  agree(
+      clients, cal_where, "start_date",
+      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->start_date : std::nullopt; },
+      spec.start_date, set);
+  set = false;
+  agree(
+      clients, cal_where, "time_origin",
+      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->time_origin : std::nullopt; },
+      spec.time_origin, set);
+  set = false;
+  agree(
+      clients, cal_where, "timestep",
+      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->timestep : std::nullopt; },
+      text, set);
+  if (set) {
+    Frequency f;
+    if (!parse_frequency(text, f)) {
+      fail_model(cal_where, "bad timestep '" + text + "' (a duration such as 1800s or 1h)");
+    }
+    spec.timestep = f;
+  }
+  set = false;
+  std::int64_t day = 0;
+  agree(
+      clients, cal_where, "day_length",
+      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->day_length : std::nullopt; },
+      day, set);
+  if (set) spec.day_length = day;
+  set = false;
+  std::vector<double> months;
+  agree(
+      clients, cal_where, "month_lengths",
+      [](const ModelDefinitions& m) {
+        return m.calendar && !m.calendar->month_lengths.empty()
+                   ? std::optional(as_doubles(m.calendar->month_lengths))
+                   : std::nullopt;
+      },
+      months, set);
+  if (set) spec.month_lengths.assign(months.begin(), months.end());
+
+  // Domains.
+  for (std::size_t di = 0; di < cfg.domains.size(); ++di) {
+    DomainDef& d = cfg.domains[di];
+    const int idx = static_cast<int>(di);
+    const bool touched = std::any_of(clients.begin(), clients.end(),
+                                     [&](const auto& m) { return m.domains.count(idx) > 0; });
+    if (!touched) continue;
+    const std::string where = d.where + " (domain '" + d.id + "' set by the model)";
+    if (d.source >= 0) {
+      fail_model(where, "the domain takes its geometry from domain '" +
+                            cfg.domains[static_cast<std::size_t>(d.source)].id + "': set that one");
+    }
+    const auto attr = [idx](const ModelDefinitions& m) -> const DomainAttributes* {
+      const auto it = m.domains.find(idx);
+      return it != m.domains.end() ? &it->second : nullptr;
+    };
+    bool s = false;
+    agree(
+        clients, where, "ni_glo",
+        [&](const ModelDefinitions& m) {
+          const auto* a = attr(m);
+          return a != nullptr ? a->ni_glo : std::nullopt;
+        },
+        d.ni_glo, s);
+    s = false;
+    agree(
+        clients, where, "nj_glo",
+        [&](const ModelDefinitions& m) {
+          const auto* a = attr(m);
+          return a != nullptr ? a->nj_glo : std::nullopt;
+        },
+        d.nj_glo, s);
+    std::string type;
+    s = false;
+    agree(
+        clients, where, "type",
+        [&](const ModelDefinitions& m) {
+          const auto* a = attr(m);
+          return a != nullptr ? a->type : std::nullopt;
+        },
+        type, s);
+    if (s) {
+      if (type != "rectilinear" && type != "curvilinear") {
+        fail_model(where, "type '" + type + "' (rectilinear and curvilinear are written)");
+      }
+      d.type = type == "curvilinear" ? DomainType::kCurvilinear : DomainType::kRectilinear;
+    }
+    s = false;
+    agree(
+        clients, where, "nvertex",
+        [&](const ModelDefinitions& m) {
+          const auto* a = attr(m);
+          return a != nullptr ? a->nvertex : std::nullopt;
+        },
+        d.nvertex, s);
+    if (d.ni_glo <= 0 || d.nj_glo <= 0) {
+      fail_model(where, "ni_glo and nj_glo are needed (configuration or set_domain_attr)");
+    }
+    for (std::size_t r = 0; r < blocks.size(); ++r) {
+      const Window& b = blocks[r][di];
+      if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 || b.ibegin + b.ni > d.ni_glo ||
+          b.jbegin + b.nj > d.nj_glo) {
+        fail_model(where, "the block of client " + std::to_string(r) + " (ibegin " +
+                              std::to_string(b.ibegin) + ", ni " + std::to_string(b.ni) +
+                              ", jbegin " + std::to_string(b.jbegin) + ", nj " +
+                              std::to_string(b.nj) + ") lies outside " + std::to_string(d.ni_glo) +
+                              " x " + std::to_string(d.nj_glo));
+      }
+    }
+    const bool curvilinear = d.type == DomainType::kCurvilinear;
+    for (const ModelDefinitions& m : clients) {
+      const DomainAttributes* a = attr(m);
+      if (a == nullptr) continue;
+      const bool two_d = !a->lonvalue_2d.empty() || !a->latvalue_2d.empty() ||
+                         !a->bounds_lon_2d.empty() || !a->bounds_lat_2d.empty();
+      const bool one_d = !a->lonvalue_1d.empty() || !a->latvalue_1d.empty() ||
+                         !a->bounds_lon_1d.empty() || !a->bounds_lat_1d.empty();
+      if ((curvilinear && one_d) || (!curvilinear && two_d)) {
+        fail_model(where, std::string(curvilinear ? "a curvilinear domain takes lonvalue_2d, "
+                                                    "latvalue_2d and bounds_*_2d"
+                                                  : "a rectilinear domain takes lonvalue_1d, "
+                                                    "latvalue_1d and bounds_*_1d"));
+      }
+    }
+    const auto ni = static_cast<std::size_t>(d.ni_glo);
+    const auto nj = static_cast<std::size_t>(d.nj_glo);
+    if (curvilinear) {
+      assemble_2d(clients, idx, where, "lonvalue_2d", &DomainAttributes::lonvalue_2d, blocks, 1,
+                  d.ni_glo, d.nj_glo, d.lon);
+      assemble_2d(clients, idx, where, "latvalue_2d", &DomainAttributes::latvalue_2d, blocks, 1,
+                  d.ni_glo, d.nj_glo, d.lat);
+      const auto nv = static_cast<std::size_t>(std::max(d.nvertex, 1));
+      assemble_2d(clients, idx, where, "bounds_lon_2d", &DomainAttributes::bounds_lon_2d, blocks,
+                  nv, d.ni_glo, d.nj_glo, d.bounds_lon);
+      assemble_2d(clients, idx, where, "bounds_lat_2d", &DomainAttributes::bounds_lat_2d, blocks,
+                  nv, d.ni_glo, d.nj_glo, d.bounds_lat);
+    } else {
+      assemble(clients, idx, where, "lonvalue_1d", &DomainAttributes::lonvalue_1d, blocks, true, 1,
+               ni, d.lon);
+      assemble(clients, idx, where, "latvalue_1d", &DomainAttributes::latvalue_1d, blocks, false, 1,
+               nj, d.lat);
+      assemble(clients, idx, where, "bounds_lon_1d", &DomainAttributes::bounds_lon_1d, blocks, true,
+               2, ni, d.bounds_lon);
+      assemble(clients, idx, where, "bounds_lat_1d", &DomainAttributes::bounds_lat_1d, blocks,
+               false, 2, nj, d.bounds_lat);
+    }
+    assemble_2d(clients, idx, where, "area", &DomainAttributes::area, blocks, 1, d.ni_glo, d.nj_glo,
+                d.area);
+  }
+
+  // Axes.
+  for (std::size_t ai = 0; ai < cfg.axes.size(); ++ai) {
+    AxisDef& a = cfg.axes[ai];
+    const int idx = static_cast<int>(ai);
+    const bool touched = std::any_of(clients.begin(), clients.end(),
+                                     [&](const auto& m) { return m.axes.count(idx) > 0; });
+    if (!touched) continue;
+    const std::string where = a.where + " (axis '" + a.id + "' set by the model)";
+    if (a.source >= 0 || a.from_domain != Reduction::kNone) {
+      fail_model(where, "the axis is derived from another one: set that one");
+    }
+    const auto get = [idx](const ModelDefinitions& m) -> const AxisAttributes* {
+      const auto it = m.axes.find(idx);
+      return it != m.axes.end() ? &it->second : nullptr;
+    };
+    bool s = false;
+    agree(
+        clients, where, "n_glo",
+        [&](const ModelDefinitions& m) {
+          const auto* x = get(m);
+          return x != nullptr ? x->n_glo : std::nullopt;
+        },
+        a.n_glo, s);
+    const auto list = [&](const char* name, std::vector<double> AxisAttributes::*member,
+                          std::vector<double>& out) {
+      bool any = false;
+      agree(
+          clients, where, name,
+          [&](const ModelDefinitions& m) {
+            const auto* x = get(m);
+            return x != nullptr && !(x->*member).empty() ? std::optional(x->*member) : std::nullopt;
+          },
+          out, any);
+    };
+    list("value", &AxisAttributes::value, a.value);
+    list("bounds", &AxisAttributes::bounds, a.bounds);
+    const auto text_attr = [&](const char* name, std::optional<std::string> AxisAttributes::*member,
+                               std::string& out) {
+      bool any = false;
+      agree(
+          clients, where, name,
+          [&](const ModelDefinitions& m) {
+            const auto* x = get(m);
+            return x != nullptr ? x->*member : std::nullopt;
+          },
+          out, any);
+    };
+    text_attr("name", &AxisAttributes::name, a.name);
+    text_attr("unit", &AxisAttributes::unit, a.unit);
+    text_attr("positive", &AxisAttributes::positive, a.positive);
+    text_attr("long_name", &AxisAttributes::long_name, a.long_name);
+    text_attr("standard_name", &AxisAttributes::standard_name, a.standard_name);
+    if (!a.positive.empty() && a.positive != "up" && a.positive != "down") {
+      fail_model(where, "positive '" + a.positive + "' (expected up or down)");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::byte> pack(const ModelDefinitions& d) {
+  Writer w;
+  for (const auto& [index, a] : d.domains) {
+    w.tag(kDomain);
+    w.integer(index);
+    w.maybe(kNiGlo, a.ni_glo);
+    w.maybe(kNjGlo, a.nj_glo);
+    w.maybe(kIbegin, a.ibegin);
+    w.maybe(kNi, a.ni);
+    w.maybe(kJbegin, a.jbegin);
+    w.maybe(kNj, a.nj);
+    w.maybe(kType, a.type);
+    w.maybe(kNvertex, a.nvertex);
+    const std::pair<Tag, const std::vector<double>*> arrays[] = {{kLon1, &a.lonvalue_1d},
+                                                                 {kLat1, &a.latvalue_1d},
+                                                                 {kLon2, &a.lonvalue_2d},
+                                                                 {kLat2, &a.latvalue_2d},
+                                                                 {kBoundsLon1, &a.bounds_lon_1d},
+                                                                 {kBoundsLat1, &a.bounds_lat_1d},
+                                                                 {kBoundsLon2, &a.bounds_lon_2d},
+                                                                 {kBoundsLat2, &a.bounds_lat_2d},
+                                                                 {kArea, &a.area}};
+    for (const auto& [t, v] : arrays) {
+      if (!v->empty()) {
+        w.tag(t);
+        w.numbers(*v);
+      }
+    }
+    if (!a.mask.empty()) {
+      w.tag(kMask);
+      w.numbers(as_doubles(a.mask));
+    }
+    w.tag(kEnd);
+  }
+  for (const auto& [index, a] : d.axes) {
+    w.tag(kAxis);
+    w.integer(index);
+    w.maybe(kNGlo, a.n_glo);
+    if (!a.value.empty()) {
+      w.tag(kValue);
+      w.numbers(a.value);
+    }
+    if (!a.bounds.empty()) {
+      w.tag(kBounds);
+      w.numbers(a.bounds);
+    }
+    w.maybe(kName, a.name);
+    w.maybe(kUnit, a.unit);
+    w.maybe(kPositive, a.positive);
+    w.maybe(kLongName, a.long_name);
+    w.maybe(kStandardName, a.standard_name);
+    w.tag(kEnd);
+  }
+  if (d.calendar) {
+    const CalendarAttributes& c = *d.calendar;
+    w.tag(kCalendar);
+    w.maybe(kCalType, c.type);
+    w.maybe(kStart, c.start_date);
+    w.maybe(kOrigin, c.time_origin);
+    w.maybe(kTimestep, c.timestep);
+    w.maybe(kDayLength, c.day_length);
+    if (!c.month_lengths.empty()) {
+      w.tag(kMonths);
+      w.numbers(as_doubles(c.month_lengths));
+    }
+    w.tag(kEnd);
+  }
+  return std::move(w.bytes);
+}
+
+bool unpack(std::span<const std::byte> bytes, ModelDefinitions& out) {
+  Reader r(bytes);
+  out = {};
+  while (!r.done()) {
+    std::uint8_t section = 0;
+    if (!r.raw(&section, 1)) return false;
+    std::int64_t index = 0;
+    if (section == kDomain || section == kAxis) {
+      if (!r.integer(index) || index < 0) return false;
+    }
+    DomainAttributes* d = section == kDomain ? &out.domains[static_cast<int>(index)] : nullptr;
+    AxisAttributes* a = section == kAxis ? &out.axes[static_cast<int>(index)] : nullptr;
+    if (section == kCalendar) out.calendar.emplace();
+    if (d == nullptr && a == nullptr && section != kCalendar) return false;
+    for (;;) {
+      std::uint8_t t = 0;
+      if (!r.raw(&t, 1)) return false;
+      if (t == kEnd) break;
+      bool ok = false;
+      std::vector<double> tmp;
+      if (d != nullptr) {
+        switch (t) {
+          case kNiGlo:
+            ok = r.get(d->ni_glo);
+            break;
+          case kNjGlo:
+            ok = r.get(d->nj_glo);
+            break;
+          case kIbegin:
+            ok = r.get(d->ibegin);
+            break;
+          case kNi:
+            ok = r.get(d->ni);
+            break;
+          case kJbegin:
+            ok = r.get(d->jbegin);
+            break;
+          case kNj:
+            ok = r.get(d->nj);
+            break;
+          case kType:
+            ok = r.get(d->type);
+            break;
+          case kNvertex:
+            ok = r.get(d->nvertex);
+            break;
+          case kLon1:
+            ok = r.get(d->lonvalue_1d);
+            break;
+          case kLat1:
+            ok = r.get(d->latvalue_1d);
+            break;
+          case kLon2:
+            ok = r.get(d->lonvalue_2d);
+            break;
+          case kLat2:
+            ok = r.get(d->latvalue_2d);
+            break;
+          case kBoundsLon1:
+            ok = r.get(d->bounds_lon_1d);
+            break;
+          case kBoundsLat1:
+            ok = r.get(d->bounds_lat_1d);
+            break;
+          case kBoundsLon2:
+            ok = r.get(d->bounds_lon_2d);
+            break;
+          case kBoundsLat2:
+            ok = r.get(d->bounds_lat_2d);
+            break;
+          case kArea:
+            ok = r.get(d->area);
+            break;
+          case kMask:
+            ok = r.get(tmp);
+            d->mask.assign(tmp.begin(), tmp.end());
+            break;
+          default:
+            return false;
+        }
+      } else if (a != nullptr) {
+        switch (t) {
+          case kNGlo:
+            ok = r.get(a->n_glo);
+            break;
+          case kValue:
+            ok = r.get(a->value);
+            break;
+          case kBounds:
+            ok = r.get(a->bounds);
+            break;
+          case kName:
+            ok = r.get(a->name);
+            break;
+          case kUnit:
+            ok = r.get(a->unit);
+            break;
+          case kPositive:
+            ok = r.get(a->positive);
+            break;
+          case kLongName:
+            ok = r.get(a->long_name);
+            break;
+          case kStandardName:
+            ok = r.get(a->standard_name);
+            break;
+          default:
+            return false;
+        }
+      } else {
+        CalendarAttributes& c = *out.calendar;
+        switch (t) {
+          case kCalType:
+            ok = r.get(c.type);
+            break;
+          case kStart:
+            ok = r.get(c.start_date);
+            break;
+          case kOrigin:
+            ok = r.get(c.time_origin);
+            break;
+          case kTimestep:
+            ok = r.get(c.timestep);
+            break;
+          case kDayLength:
+            ok = r.get(c.day_length);
+            break;
+          case kMonths:
+            ok = r.get(tmp);
+            c.month_lengths.assign(tmp.begin(), tmp.end());
+            break;
+          default:
+            return false;
+        }
+      }
+      if (!ok) return false;
+    }
+  }
+  return true;
+}
+
+void apply_model_definitions(Config& cfg, const std::vector<ModelDefinitions>& clients,
+                             const std::vector<std::vector<Window>>& blocks) {
+  const bool nothing = std::all_of(clients.begin(), clients.end(),
+                                   [](const ModelDefinitions& m) { return m.empty(); });
+  if (nothing && cfg.complete) {
+    return;
+  }
+  apply(cfg, clients, blocks);
+  complete_definitions(cfg);
+}
+
+ModelDefinitions global_definitions(const Config& cfg) {
+  ModelDefinitions g;
+  for (std::size_t di = 0; di < cfg.domains.size(); ++di) {
+    const DomainDef& d = cfg.domains[di];
+    if (d.source >= 0) continue;
+    DomainAttributes a;
+    a.ni_glo = d.ni_glo;
+    a.nj_glo = d.nj_glo;
+    a.type = d.type == DomainType::kCurvilinear ? "curvilinear" : "rectilinear";
+    if (d.nvertex > 0) a.nvertex = d.nvertex;
+    if (d.type == DomainType::kCurvilinear) {
+      a.lonvalue_2d = d.lon;
+      a.latvalue_2d = d.lat;
+      a.bounds_lon_2d = d.bounds_lon;
+      a.bounds_lat_2d = d.bounds_lat;
+    } else {
+      a.lonvalue_1d = d.lon;
+      a.latvalue_1d = d.lat;
+      a.bounds_lon_1d = d.bounds_lon;
+      a.bounds_lat_1d = d.bounds_lat;
+    }
+    a.area = d.area;
+    g.domains[static_cast<int>(di)] = std::move(a);
+  }
+  for (std::size_t ai = 0; ai < cfg.axes.size(); ++ai) {
+    const AxisDef& x = cfg.axes[ai];
+    if (x.source >= 0 || x.from_domain != Reduction::kNone) continue;
+    AxisAttributes a;
+    a.n_glo = x.n_glo;
+    a.value = x.value;
+    a.bounds = x.bounds;
+    a.name = x.name;
+    a.unit = x.unit;
+    a.positive = x.positive;
+    a.long_name = x.long_name;
+    a.standard_name = x.standard_name;
+    g.axes[static_cast<int>(ai)] = std::move(a);
+  }
+  const CalendarSpec& spec = cfg.calendar_spec;
+  CalendarAttributes c;
+  c.type = std::string(to_string(*spec.type));
+  c.start_date = spec.start_date;
+  if (!spec.time_origin.empty()) c.time_origin = spec.time_origin;
+  c.timestep = to_string(*spec.timestep);
+  if (spec.day_length) c.day_length = *spec.day_length;
+  c.month_lengths = spec.month_lengths;
+  g.calendar = std::move(c);
+  return g;
+}
+
+void apply_global_definitions(Config& cfg, const ModelDefinitions& global) {
+  std::vector<Window> whole;
+  for (std::size_t di = 0; di < cfg.domains.size(); ++di) {
+    const auto it = global.domains.find(static_cast<int>(di));
+    whole.push_back(it != global.domains.end()
+                        ? Window{0, it->second.ni_glo.value_or(0), 0, it->second.nj_glo.value_or(0)}
+                        : Window{});
+  }
+  apply_model_definitions(cfg, {global}, {whole});
+}
+
+}  // namespace xios_lite::config

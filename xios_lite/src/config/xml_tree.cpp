@@ -1,0 +1,352 @@
+#include "xml_tree.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <pugixml.hpp>
+#include <sstream>
+
+#include "ep/error.hpp"
+
+namespace xios_lite::config {
+namespace {
+
+constexpr int kMaxIncludeDepth = 16;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
+  return s;
+}
+
+// 'text' (built by appending: GCC 12 warns, -Wrestrict, on "'" + std::string).
+std::string quote(std::string_view text) {
+  std::string q(1, '\'');
+  q.append(text);
+  q.append(1, '\'');
+  return q;
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string read_file(const std::string& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::ostringstream text;
+  if (ok) {
+    text << in.rdbuf();
+  }
+  return text.str();
+}
+
+// One document being turned into elements: its text (for line numbers) and name.
+class Reader {
+ public:
+  Reader(std::string text, std::string name, std::string directory,
+         std::vector<std::string> include_stack)
+      : text_(std::move(text)),
+        name_(std::move(name)),
+        directory_(std::move(directory)),
+        stack_(std::move(include_stack)) {
+    stack_.push_back(name_);
+  }
+
+  std::unique_ptr<Element> root(const Element* includer) {
+    const pugi::xml_parse_result res =
+        doc_.load_buffer(text_.data(), text_.size(), pugi::parse_default);
+    if (!res) {
+      const std::string what = name_ + ":" + std::to_string(line_of(res.offset)) +
+                               ": XML syntax error: " + res.description();
+      if (includer != nullptr) {
+        fail(*includer, "src", what);
+      }
+      throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, what);
+    }
+    return convert(doc_.document_element(), nullptr);
+  }
+
+ private:
+  [[nodiscard]] int line_of(std::ptrdiff_t offset) const {
+    if (offset < 0) {
+      return 0;
+    }
+    const auto end = text_.begin() + std::min<std::ptrdiff_t>(offset, std::ssize(text_));
+    return 1 + static_cast<int>(std::count(text_.begin(), end, '\n'));
+  }
+
+  std::unique_ptr<Element> convert(const pugi::xml_node& node, Element* parent) {
+    auto e = std::make_unique<Element>();
+    e->name = node.name();
+    e->parent = parent;
+    e->file = name_;
+    e->line = line_of(node.offset_debug());
+    std::string src;
+    for (const auto& a : node.attributes()) {
+      if (std::string_view(a.name()) == "src") {
+        src = a.value();
+        continue;
+      }
+      e->attributes.emplace_back(a.name(), a.value());
+    }
+    std::string text;
+    for (const auto& child : node.children()) {
+      if (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata) {
+        text += child.value();
+      } else if (child.type() == pugi::node_element) {
+        e->children.push_back(convert(child, e.get()));
+      }
+    }
+    e->text = std::string(trim(text));
+    if (!src.empty()) {
+      include(*e, src);
+    }
+    return e;
+  }
+
+  // Splices the root of file `src` into `e`.
+  void include(Element& e, const std::string& src) {
+    const std::string path = !src.empty() && src[0] == '/' ? src : directory_ + "/" + src;
+    if (static_cast<int>(stack_.size()) >= kMaxIncludeDepth ||
+        std::find(stack_.begin(), stack_.end(), path) != stack_.end()) {
+      fail(e, "src", "'" + src + "' includes itself (through " + stack_.back() + ")");
+    }
+    bool ok = false;
+    std::string text = read_file(path, ok);
+    if (!ok) {
+      fail(e, "src", "cannot open '" + path + "'");
+    }
+    Reader inner(std::move(text), path, directory_of(path), stack_);
+    std::unique_ptr<Element> root = inner.root(&e);
+    if (root->name != e.name) {
+      fail(*root, "",
+           "the root of a file included by <" + e.name + "> (" + e.file + ":" +
+               std::to_string(e.line) + ") must be <" + e.name + ">");
+    }
+    for (auto& [name, value] : root->attributes) {
+      if (!e.has(name)) {
+        e.attributes.emplace_back(name, value);
+      }
+    }
+    std::vector<std::unique_ptr<Element>> children = std::move(root->children);
+    for (auto& child : children) {
+      child->parent = &e;
+    }
+    for (auto& child : e.children) {
+      children.push_back(std::move(child));
+    }
+    e.children = std::move(children);
+    if (e.text.empty()) {
+      e.text = root->text;
+    }
+  }
+
+  std::string text_;
+  std::string name_;
+  std::string directory_;
+  std::vector<std::string> stack_;
+  pugi::xml_document doc_;
+};
+
+}  // namespace
+
+const std::string* Element::find(std::string_view attribute) const {
+  for (const auto& [name, value] : attributes) {
+    if (name == attribute) {
+      return &value;
+    }
+  }
+  return nullptr;
+}
+
+std::string Element::get(std::string_view attribute, const std::string& fallback) const {
+  const std::string* v = find(attribute);
+  return v != nullptr ? *v : fallback;
+}
+
+std::string Element::where() const {
+  std::string out = file + ":" + std::to_string(line) + ": <" + name;
+  if (const std::string* id = find("id")) {
+    out += " id=\"" + *id + "\"";
+  }
+  return out + ">";
+}
+
+std::vector<const Element*> Element::children_named(std::string_view n) const {
+  std::vector<const Element*> out;
+  for (const auto& c : children) {
+    if (c->name == n) {
+      out.push_back(c.get());
+    }
+  }
+  return out;
+}
+
+void fail_at(const std::string& where, std::string_view attribute, const std::string& what) {
+  std::string msg = where;
+  if (!attribute.empty()) {
+    msg.append(" attribute ").append(attribute);
+  }
+  msg.append(": ").append(what);
+  throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, msg);
+}
+
+void fail(const Element& e, std::string_view attribute, const std::string& what) {
+  fail_at(e.where(), attribute, what);
+}
+
+std::unique_ptr<Element> load_tree(const std::string& text, const std::string& name,
+                                   const std::string& directory) {
+  Reader reader(text, name, directory, {});
+  return reader.root(nullptr);
+}
+
+std::unique_ptr<Element> load_tree_file(const std::string& path) {
+  bool ok = false;
+  std::string text = read_file(path, ok);
+  if (!ok) {
+    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, path + ": cannot open the file");
+  }
+  return load_tree(text, path, directory_of(path));
+}
+
+std::string required(const Element& e, std::string_view attr) {
+  const std::string* v = e.find(attr);
+  if (v == nullptr || trim(*v).empty()) {
+    fail(e, attr, "missing (required)");
+  }
+  return std::string(trim(*v));
+}
+
+long long integer(const Element& e, std::string_view attr, long long lo, long long hi) {
+  const std::string text = required(e, attr);
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || errno != 0) {
+    fail(e, attr, "'" + text + "' is not an integer");
+  }
+  if (v < lo || v > hi) {
+    fail(
+        e, attr,
+        "value " + text + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return v;
+}
+
+double real(const Element& e, std::string_view attr) {
+  const std::string text = required(e, attr);
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(v)) {
+    fail(e, attr, "'" + text + "' is not a finite number");
+  }
+  return v;
+}
+
+bool parse_boolean(std::string_view text, bool& out) {
+  std::string lower(trim(text));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "true" || lower == ".true.") {
+    out = true;
+    return true;
+  }
+  if (lower == "false" || lower == ".false.") {
+    out = false;
+    return true;
+  }
+  return false;
+}
+
+bool boolean(const Element& e, std::string_view attr) {
+  const std::string text = required(e, attr);
+  bool v = false;
+  if (!parse_boolean(text, v)) {
+    fail(e, attr, "value '" + text + "' out of range (expected true or false)");
+  }
+  return v;
+}
+
+bool parse_reals(std::string_view text, std::vector<double>& out, std::string& why) {
+  text = trim(text);
+  // XIOS's array form: (lo,hi)[x(lo,hi)...][values]
+  std::size_t declared = 0;
+  if (!text.empty() && text.front() == '(') {
+    const auto open = text.find('[');
+    const auto close = text.rfind(']');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+      why = quote(text) + " is not an XIOS array (lo,hi)[values]";
+      return false;
+    }
+    std::string_view shape = text.substr(0, open);
+    declared = 1;
+    while (!shape.empty()) {
+      int lo = 0;
+      int hi = 0;
+      int used = 0;
+      const std::string part(shape);
+      if (std::sscanf(part.c_str(), " (%d ,%d )%n", &lo, &hi, &used) != 2 || hi < lo) {
+        why = quote(text.substr(0, open)) + " is not an XIOS array shape (lo,hi)";
+        return false;
+      }
+      declared *= static_cast<std::size_t>(hi - lo + 1);
+      shape.remove_prefix(static_cast<std::size_t>(used));
+      shape = trim(shape);
+      if (!shape.empty() && shape.front() == 'x') {
+        shape.remove_prefix(1);
+      }
+    }
+    text = text.substr(open + 1, close - open - 1);
+  }
+  std::string words(text);
+  std::replace(words.begin(), words.end(), ',', ' ');
+  std::istringstream in(words);
+  std::string word;
+  out.clear();
+  while (in >> word) {
+    char* end = nullptr;
+    const double v = std::strtod(word.c_str(), &end);
+    if (end == word.c_str() || *end != '\0' || !std::isfinite(v)) {
+      why = quote(word) + " is not a finite number";
+      return false;
+    }
+    out.push_back(v);
+  }
+  if (declared > 0 && out.size() != declared) {
+    why = "the array declares " + std::to_string(declared) + " values and lists " +
+          std::to_string(out.size());
+    return false;
+  }
+  return true;
+}
+
+std::vector<double> reals(const Element& e, std::string_view attr, std::size_t expected) {
+  std::vector<double> out;
+  std::string why;
+  if (!parse_reals(required(e, attr), out, why)) {
+    fail(e, attr, why);
+  }
+  if (expected > 0 && out.size() != expected) {
+    fail(e, attr,
+         "has " + std::to_string(out.size()) + " values, expected " + std::to_string(expected));
+  }
+  return out;
+}
+
+Frequency frequency(const Element& e, std::string_view attr) {
+  const std::string text = required(e, attr);
+  Frequency f;
+  if (!parse_frequency(text, f)) {
+    fail(e, attr,
+         "bad frequency '" + text +
+             "' (expected <count><unit>..., unit ts, s, mi, h, d, mo or y, e.g. 6h or 1d12h)");
+  }
+  return f;
+}
+
+}  // namespace xios_lite::config
