@@ -2,8 +2,8 @@
 //
 // A request is owned by the endpoint (thread) that started it, but it can be
 // matched and completed by another thread: the thread that drains the
-// process's MPI queue, or a sender of the same process that finds the receive
-// already posted or takes the receiver's arrivals in while it waits. Those writers fill the fields
+// process's MPI queue, or a sender of the same process that reads its ring into the
+// receiver's queues while it waits for its match. Those writers fill the fields
 // and then publish with a release store to `phase`; the owner reads `phase` with acquire before it
 // looks at anything else.
 #pragma once
@@ -58,9 +58,14 @@ struct RequestState {
   // now and then, for the progress of the rest of the process.
   bool needs_drain = false;
   unsigned polls = 0;  // the owner's polls, counting the sparse drains
+  // A receive: the rings of local senders it may match from (RingChoice in
+  // p2p/matching_engine.hpp: a local thread, all, or none), read by the
+  // owner's polls.
+  int ring_thread = -2;
   // An intra-process send waiting for its match (rendezvous, synchronous):
-  // the receiver's thread, whose arrivals the sender's polls take in, so
-  // that the send completes whether or not the receiver polls. -1 otherwise.
+  // the receiver's thread, whose queues the sender's polls read its ring
+  // into, so that the send completes whether or not the receiver polls. -1
+  // otherwise.
   int settles_thread = -1;
 
   std::atomic<Phase> phase{Phase::kPosted};
