@@ -14,15 +14,6 @@ namespace {
 // An envelope's address as a ring line carries it.
 using PointerBytes = std::array<std::byte, sizeof(void*)>;
 
-std::uint64_t load_stamp(const std::uint64_t& stamp, std::memory_order order) {
-  // atomic_ref needs a mutable object; the load does not write it.
-  return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(stamp)).load(order);
-}
-
-void store_stamp(std::uint64_t& stamp, std::uint64_t value, std::memory_order order) {
-  std::atomic_ref<std::uint64_t>(stamp).store(value, order);
-}
-
 }  // namespace
 
 LocalRing::LocalRing(std::size_t lines, int source_rank, int source_thread)
@@ -67,23 +58,9 @@ bool LocalRing::place(std::size_t count) {
   return true;
 }
 
-void LocalRing::write_header(std::uint64_t position, int tag, std::uint32_t kind,
-                             std::uint32_t bytes) {
-  Line& first = line(position);
-  first.tag = tag;
-  first.word = kind << kKindShift | bytes;
-  // Release: the data and the header before the stamp that publishes them.
-  store_stamp(first.stamp, position + 1, std::memory_order_release);
-}
-
-std::byte* LocalRing::try_reserve_inline(std::size_t bytes) {
-  if (!place(lines_for(bytes))) return nullptr;
+std::byte* LocalRing::reserve_slowly(std::size_t count) {
+  if (!place(count)) return nullptr;
   return data_at(reserved_at_);
-}
-
-void LocalRing::commit_inline(int tag, std::size_t bytes) {
-  write_header(reserved_at_, tag, kInlineKind, static_cast<std::uint32_t>(bytes));
-  tail_ = reserved_at_ + lines_for(bytes);
 }
 
 bool LocalRing::try_write_envelope(Envelope* envelope, int tag) {
@@ -95,7 +72,7 @@ bool LocalRing::try_write_envelope(Envelope* envelope, int tag) {
   return true;
 }
 
-LocalRing::Entry LocalRing::front() {
+LocalRing::Entry LocalRing::front_slowly() {
   std::uint64_t head = head_.load(std::memory_order_relaxed);
   while (true) {
     Line& first = line(head);
@@ -138,16 +115,6 @@ LocalRing::Entry LocalRing::front() {
   return {};
 }
 
-void LocalRing::pop_inline(const Entry& entry) {
-  const std::uint64_t head = head_.load(std::memory_order_relaxed);
-  const std::size_t count = lines_for(entry.bytes);
-  // The data of this message must not pose as a stamp in a later lap.
-  for (std::size_t i = 1; i < count; ++i) {
-    store_stamp(line(head + i).stamp, 0, std::memory_order_relaxed);
-  }
-  head_.store(head + count, std::memory_order_release);
-}
-
 std::shared_ptr<Envelope> LocalRing::pop_envelope(const Entry& entry) {
   if (entry.from_overflow) {
     std::shared_ptr<Envelope> taken = std::move(overflow.front());
@@ -157,12 +124,6 @@ std::shared_ptr<Envelope> LocalRing::pop_envelope(const Entry& entry) {
   std::shared_ptr<Envelope> taken = std::move(entry.envelope->pinned);
   head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   return taken;
-}
-
-bool LocalRing::ready() const noexcept {
-  if (overflowing_.load(std::memory_order_relaxed)) return true;
-  const std::uint64_t head = head_.load(std::memory_order_relaxed);
-  return load_stamp(line(head).stamp, std::memory_order_relaxed) == head + 1;
 }
 
 }  // namespace ep::detail

@@ -72,9 +72,20 @@ class LocalRing {
   /// Room for an inline message of `bytes` (at most max_inline_bytes()):
   /// where its data goes, or null when the ring is full. Then write the data
   /// and call commit_inline, or nothing (the room is left unused).
-  [[nodiscard]] std::byte* try_reserve_inline(std::size_t bytes);
+  [[nodiscard]] std::byte* try_reserve_inline(std::size_t bytes) {
+    const std::size_t count = lines_for(bytes);
+    if (count <= lines_count_ - static_cast<std::size_t>(tail_ & mask_) &&
+        tail_ + count - head_seen_ <= lines_count_) {
+      reserved_at_ = tail_;  // room before the end, by the sender's last reading of head
+      return data_at(reserved_at_);
+    }
+    return reserve_slowly(count);
+  }
   /// Publishes the message reserved last.
-  void commit_inline(int tag, std::size_t bytes);
+  void commit_inline(int tag, std::size_t bytes) {
+    write_header(reserved_at_, tag, kInlineKind, static_cast<std::uint32_t>(bytes));
+    tail_ = reserved_at_ + lines_for(bytes);
+  }
   /// Publishes a line that refers to `envelope` (which the ring owns until
   /// it is read: Envelope::pinned); false, with nothing written, when full.
   [[nodiscard]] bool try_write_envelope(Envelope* envelope, int tag);
@@ -97,15 +108,40 @@ class LocalRing {
     bool from_overflow = false;
   };
   /// The oldest unread message (kind kNone when there is none).
-  [[nodiscard]] Entry front();
+  [[nodiscard]] Entry front() {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    const Line& first = line(head);
+    if (load_stamp(first.stamp, std::memory_order_acquire) == head + 1 &&
+        first.word >> kKindShift == kInlineKind) {
+      Entry entry;
+      entry.kind = Entry::Kind::kInline;
+      entry.tag = first.tag;
+      entry.bytes = first.word & kBytesMask;
+      entry.data = data_at(head);
+      return entry;
+    }
+    return front_slowly();
+  }
   /// Frees the lines of the inline message front() returned (its data has
   /// been read).
-  void pop_inline(const Entry& entry);
+  void pop_inline(const Entry& entry) {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    const std::size_t count = lines_for(entry.bytes);
+    // The data of this message must not pose as a stamp in a later lap.
+    for (std::size_t i = 1; i < count; ++i) {
+      store_stamp(line(head + i).stamp, 0, std::memory_order_relaxed);
+    }
+    head_.store(head + count, std::memory_order_release);
+  }
   /// Takes the envelope front() returned out of the ring or the overflow,
   /// with its ownership.
   std::shared_ptr<Envelope> pop_envelope(const Entry& entry);
   /// Whether a message may be waiting: a hint, without the lock.
-  [[nodiscard]] bool ready() const noexcept;
+  [[nodiscard]] bool ready() const noexcept {
+    if (overflowing_.load(std::memory_order_relaxed)) return true;
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    return load_stamp(line(head).stamp, std::memory_order_relaxed) == head + 1;
+  }
 
   /// Messages that found the ring full, oldest first (the receiver's
   /// mailbox lock held by whoever touches it).
@@ -140,13 +176,30 @@ class LocalRing {
   [[nodiscard]] std::byte* data_at(std::uint64_t position) noexcept {
     return reinterpret_cast<std::byte*>(&line(position)) + kHeaderBytes;
   }
+  static std::uint64_t load_stamp(const std::uint64_t& stamp, std::memory_order order) {
+    // atomic_ref needs a mutable object; the load does not write it.
+    return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(stamp)).load(order);
+  }
+  static void store_stamp(std::uint64_t& stamp, std::uint64_t value, std::memory_order order) {
+    std::atomic_ref<std::uint64_t>(stamp).store(value, order);
+  }
+  // try_reserve_inline past its fast path (a wrap, or the ring looked full).
+  [[nodiscard]] std::byte* reserve_slowly(std::size_t count);
+  // front() past its fast path: a skip line, an envelope, the overflow.
+  [[nodiscard]] Entry front_slowly();
+  void write_header(std::uint64_t position, int tag, std::uint32_t kind, std::uint32_t bytes) {
+    Line& first = line(position);
+    first.tag = tag;
+    first.word = kind << kKindShift | bytes;
+    // Release: the data and the header before the stamp that publishes them.
+    store_stamp(first.stamp, position + 1, std::memory_order_release);
+  }
   // Room for `count` lines from tail_ on, reading the receiver's head again
   // when the sender's copy leaves too little.
   [[nodiscard]] bool room_for(std::uint64_t count);
   // Where a message of `count` lines starts (after a skip line when it would
   // wrap), or false when there is no room; publishes the skip line.
   [[nodiscard]] bool place(std::size_t count);
-  void write_header(std::uint64_t position, int tag, std::uint32_t kind, std::uint32_t bytes);
 
   const std::size_t lines_count_;
   const std::uint64_t mask_;

@@ -184,7 +184,10 @@ struct alignas(64) Mailbox {
   }
   /// The ring from local thread `thread` (EP rank `rank`), made on its first
   /// message. The sender's thread.
-  LocalRing& ring_for_sender(int thread, int rank);
+  LocalRing& ring_for_sender(int thread, int rank) {
+    if (LocalRing* ring = ring_from(thread)) return *ring;
+    return make_ring(thread, rank);
+  }
   /// The rings made so far, in the order made. Any thread.
   [[nodiscard]] int ring_count() const noexcept {
     return ring_count_.load(std::memory_order_acquire);
@@ -198,6 +201,8 @@ struct alignas(64) Mailbox {
   }
 
  private:
+  LocalRing& make_ring(int thread, int rank);
+
   std::size_t ring_lines_ = 0;
   std::unique_ptr<std::atomic<LocalRing*>[]> rings_;     // by sender thread
   std::unique_ptr<std::unique_ptr<LocalRing>[]> owned_;  // by sender thread

@@ -239,14 +239,20 @@ bool check_probe_args(const Communicator& self, const char* call, int source, in
 }
 
 // The request of a send that completed when it started (an eager copy, a
-// receive that was already posted): one immutable completed state per
-// thread, shared by all such requests, so that the fast path allocates
-// nothing. Nothing writes a completed send's state (wait and test only read
-// it; sends are never cancelled), and it names no communicator, so it keeps
-// none alive.
+// receive that was already posted): one immutable completed state for the
+// process, shared by all such requests and held without a control block
+// (the aliasing constructor over an empty owner), so that the fast path
+// allocates nothing and its copies count nothing: no atomic operation per
+// send. Nothing writes a completed send's state (wait and test only read
+// it; sends are never cancelled), it names no communicator, so it keeps
+// none alive, and it lives as long as the process.
 const std::shared_ptr<RequestState>& completed_send() {
-  thread_local const std::shared_ptr<RequestState> kCompleted =
-      completed_request(RequestState::Kind::kSend, nullptr, -1, -1);
+  struct Completed {
+    RequestState state{RequestState::Kind::kSend, nullptr, -1, -1};
+    Completed() { state.phase.store(Phase::kComplete, std::memory_order_relaxed); }
+  };
+  static Completed completed;
+  static const std::shared_ptr<RequestState> kCompleted(std::shared_ptr<void>(), &completed.state);
   return kCompleted;
 }
 

@@ -91,8 +91,7 @@ bool poll(RequestState& request) {
 // Hands out the result of a completed request and nulls the handle; throws
 // the operation's error, if any.
 Status finish(Request& handle) {
-  const std::shared_ptr<RequestState> request = handle.state();
-  handle.reset();
+  const std::shared_ptr<RequestState> request = handle.release();
   if (request->failed) {
     throw Error(request->error_kind, request->call, request->owner_rank, request->error_detail,
                 request->status.error);
