@@ -103,6 +103,10 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
                                              send.source_rank);
     pending->call = send.call;
     pending->settles_thread = send.dest_thread;
+    if (message->kind == Envelope::Kind::kRendezvous && data.layout.contiguous &&
+        bytes >= SharedCopy::kMinBytes) {
+      pending->shared_copy = std::make_unique<SharedCopy>();
+    }
     message->sender = pending;
   }
   publish_envelope(box, ring, std::move(message));

@@ -47,6 +47,46 @@ void finish_receive(RequestState& request, bool truncated) {
                    std::to_string(capacity) + " bytes were received and the message is consumed");
 }
 
+void SharedCopy::copy_chunks() noexcept {
+  for (std::size_t chunk = next.fetch_add(1, std::memory_order_relaxed); chunk < chunks;
+       chunk = next.fetch_add(1, std::memory_order_relaxed)) {
+    const std::size_t first = chunk * kChunkBytes;
+    std::memcpy(to + first, from + first, std::min(kChunkBytes, bytes - first));
+    // Release: the matcher reads the count before it completes the receive.
+    // The last chunk wakes the matcher, parked in its wait for the count,
+    // when another thread copied it.
+    if (done.fetch_add(1, std::memory_order_release) + 1 == chunks) notify_waiters();
+  }
+}
+
+namespace {
+
+// The copy of a large contiguous rendezvous, shared with its sender
+// (SharedCopy): false when the message does not qualify (the caller copies
+// alone). Returns once every chunk is copied, by either side.
+bool copy_shared(const Envelope& message, const RequestState& request, std::size_t fits) {
+  SharedCopy* shared = message.sender ? message.sender->shared_copy.get() : nullptr;
+  const TypedBuffer& from = message.send_buffer;
+  const TypedBuffer& to = request.recv_buffer;
+  if (shared == nullptr || fits < SharedCopy::kMinBytes || !from.layout.contiguous ||
+      !to.layout.contiguous) {
+    return false;
+  }
+  shared->from = static_cast<const std::byte*>(from.buf) + from.layout.true_lb;
+  shared->to = static_cast<std::byte*>(const_cast<void*>(to.buf)) + to.layout.true_lb;
+  shared->bytes = fits;
+  shared->chunks = (fits + SharedCopy::kChunkBytes - 1) / SharedCopy::kChunkBytes;
+  shared->open.store(true, std::memory_order_release);
+  notify_waiters();  // the sender may be parked in its wait
+  shared->copy_chunks();
+  // The sender may still be copying its last chunk.
+  Backoff backoff;
+  while (shared->done.load(std::memory_order_acquire) < shared->chunks) backoff.pause();
+  return true;
+}
+
+}  // namespace
+
 void receive_matched(RequestState& request, Envelope& message) noexcept {
   request.status = status_of(message);
   // A message longer than the buffer: the part that fits (finish_receive).
@@ -68,7 +108,9 @@ void receive_matched(RequestState& request, Envelope& message) noexcept {
         unpack_from(message.payload.data(), fits, request.recv_buffer);
         break;
       case Envelope::Kind::kRendezvous:
-        copy_typed(message.send_buffer, request.recv_buffer, fits);
+        if (!copy_shared(message, request, fits)) {
+          copy_typed(message.send_buffer, request.recv_buffer, fits);
+        }
         break;
     }
   } catch (const std::exception& e) {

@@ -26,6 +26,30 @@ namespace ep::detail {
 
 class CommState;
 
+/// A large intra-process copy that both sides make (rendezvous of
+/// contiguous data, at least kMinBytes): the thread that matches the
+/// message opens it, and copies chunks until none is left; the sender,
+/// waiting for its send, takes chunks too, so the copy uses both cores.
+/// Every byte is still copied once, from the send buffer to the receive
+/// buffer. The matcher completes both requests once every chunk is done
+/// (p2p/matching_engine.cpp, receive_matched); the helper only copies.
+struct SharedCopy {
+  static constexpr std::size_t kMinBytes = std::size_t{256} * 1024;
+  static constexpr std::size_t kChunkBytes = std::size_t{64} * 1024;
+
+  // Written by the matcher before it opens the copy (release on `open`).
+  const std::byte* from = nullptr;
+  std::byte* to = nullptr;
+  std::size_t bytes = 0;
+  std::size_t chunks = 0;
+  std::atomic<bool> open{false};
+  alignas(64) std::atomic<std::size_t> next{0};  // the next chunk to take
+  alignas(64) std::atomic<std::size_t> done{0};  // chunks copied
+
+  /// Takes and copies chunks until none is left (any thread, once open).
+  void copy_chunks() noexcept;
+};
+
 enum class Phase : int {
   kPosted,      // receive waiting in its mailbox for a match; intra send waiting for its receiver
   kMpiPending,  // an MPI request (isend, or imrecv after a match) carries the rest
@@ -67,6 +91,9 @@ struct RequestState {
   // into, so that the send completes whether or not the receiver polls. -1
   // otherwise.
   int settles_thread = -1;
+  // A large rendezvous send whose copy the sender helps with (made by the
+  // sender, opened by the matcher); null otherwise.
+  std::unique_ptr<SharedCopy> shared_copy;
 
   std::atomic<Phase> phase{Phase::kPosted};
   // Operations that advance in steps (nonblocking collectives): polled by the

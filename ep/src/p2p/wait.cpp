@@ -66,6 +66,10 @@ bool poll(RequestState& request) {
       detail::settle_receive(request.comm->mailbox(request.owner_thread), request,
                              {request.ring_thread});
     } else if (request.settles_thread >= 0) {
+      // A large copy its receiver has started: take chunks of it.
+      if (request.shared_copy && request.shared_copy->open.load(std::memory_order_acquire)) {
+        request.shared_copy->copy_chunks();
+      }
       detail::Mailbox& box = request.comm->mailbox(request.settles_thread);
       if (detail::LocalRing* ring = box.ring_from(request.owner_thread)) {
         detail::settle_ring(box, *ring);
