@@ -58,16 +58,20 @@ void LocalTeam::arrive(int thread) {
 
 void LocalTeam::open_round(int thread) { ++slots_[thread].rounds; }
 
-void LocalTeam::await_arrivals(int thread) {
-  const std::uint64_t round = slots_[thread].rounds;
+void LocalTeam::await_others(int thread, std::atomic<std::uint64_t> Slot::*counter,
+                             std::uint64_t number) {
   Backoff backoff;
   for (int t = 0; t < size_; ++t) {
     if (t == thread) continue;
-    while (slots_[t].arrived_round.load(std::memory_order_acquire) < round) {
+    while ((slots_[t].*counter).load(std::memory_order_acquire) < number) {
       idle(backoff);
       backoff.pause();
     }
   }
+}
+
+void LocalTeam::await_arrivals(int thread) {
+  await_others(thread, &Slot::arrived_round, slots_[thread].rounds);
 }
 
 void LocalTeam::release(int thread, bool failed, const void* payload) {
@@ -97,27 +101,16 @@ LocalTeam::Release LocalTeam::wait_release(int thread) {
 // its last read of it: release on broadcasts_done, acquire here). A thread
 // waiting for broadcast b may find broadcast_ at b + 1 already, never
 // further: the root of b + 2 waits for it.
-void LocalTeam::await_broadcasts_done(int thread, std::uint64_t number) {
-  Backoff backoff;
-  for (int t = 0; t < size_; ++t) {
-    if (t == thread) continue;
-    while (slots_[t].broadcasts_done.load(std::memory_order_acquire) < number) {
-      idle(backoff);
-      backoff.pause();
-    }
-  }
-}
-
 std::byte* LocalTeam::broadcast_staging(int thread) {
   const std::uint64_t number = slots_[thread].broadcasts + 1;
-  if (number > 2) await_broadcasts_done(thread, number - 2);
+  if (number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
   return broadcast_staging_.get() + (number % 2) * kStagedBroadcastBytes;
 }
 
 void LocalTeam::broadcast_publish(int thread, const Broadcast& broadcast) {
   Slot& slot = slots_[thread];
   const std::uint64_t number = ++slot.broadcasts;
-  if (!broadcast.staged && number > 2) await_broadcasts_done(thread, number - 2);
+  if (!broadcast.staged && number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
   broadcast_of_[number % 2] = broadcast;
   broadcast_.store(number, std::memory_order_release);
   slot.broadcasts_done.store(number, std::memory_order_release);
@@ -125,7 +118,7 @@ void LocalTeam::broadcast_publish(int thread, const Broadcast& broadcast) {
 }
 
 void LocalTeam::broadcast_await_readers(int thread) {
-  await_broadcasts_done(thread, slots_[thread].broadcasts);
+  await_others(thread, &Slot::broadcasts_done, slots_[thread].broadcasts);
 }
 
 LocalTeam::Broadcast LocalTeam::broadcast_wait(int thread) {

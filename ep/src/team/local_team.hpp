@@ -212,8 +212,9 @@ class LocalTeam {
     std::atomic<std::uint64_t> broadcasts_done{0};
     std::uint64_t broadcasts = 0;
   };
-  // Waits until every thread but `thread` has finished broadcast `number`.
-  void await_broadcasts_done(int thread, std::uint64_t number);
+  // Waits, routing (idle), until `counter` of every thread but `thread`
+  // reaches `number` (acquire).
+  void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number);
 
   int size_;
   std::unique_ptr<Slot[]> slots_;
