@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "ep/point_to_point.hpp"
+#include "ep/typed.hpp"
 
 namespace xios_lite::client {
 namespace {
@@ -101,7 +103,7 @@ Meeting::~Meeting() {
 
 void Meeting::send(std::shared_ptr<const std::vector<std::byte>> message, int dest, int tag) {
   const std::vector<std::byte>& m = *message;
-  sends_.push_back(comm_->isend(m.data(), static_cast<int>(m.size()), MPI_BYTE, dest, tag));
+  sends_.push_back(ep::isend(*comm_, std::span<const std::byte>(m), dest, tag));
   outbox_.push_back(std::move(message));
 }
 

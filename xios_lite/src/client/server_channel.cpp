@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <span>
 #include <thread>
 
 #include "ep/error.hpp"
+#include "ep/typed.hpp"
 #include "transport/event.hpp"
 
 namespace xios_lite::client {
@@ -111,8 +113,8 @@ void ServerChannel::flush(double& blocked_s) {
   if (used_[a] == 0) {
     return;
   }
-  pending_[a] = inter_.isend(buffers_[a].data(), static_cast<int>(used_[a]), MPI_BYTE, server_,
-                             transport::kEventsTag);
+  pending_[a] = ep::isend(inter_, std::span<const std::byte>(buffers_[a].data(), used_[a]), server_,
+                          transport::kEventsTag);
   bytes_sent_ += static_cast<double>(used_[a]);
   last_send_time_ = MPI_Wtime();
   if (progress_) {

@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <thread>
 
+#include "ep/typed.hpp"
 #include "transport/event.hpp"
 
 namespace xios_lite::server {
@@ -82,8 +84,8 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter,
     if (!problem.empty() && error_sends.empty()) {
       // The error channel: every client hears of it at its next call.
       for (int c = 0; c < clients; ++c) {
-        error_sends.push_back(inter.isend(problem.data(), static_cast<int>(problem.size()),
-                                          MPI_CHAR, c, transport::kErrorTag));
+        error_sends.push_back(
+            ep::isend(inter, std::span<const char>(problem), c, transport::kErrorTag));
       }
     }
     std::optional<ep::Message> msg = inter.improbe(ep::kAnySource, transport::kEventsTag);

@@ -17,11 +17,13 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
+#include "ep/typed.hpp"
 #include "receiver.hpp"
 #include "record_assembly.hpp"
 #include "server_process.hpp"
@@ -130,8 +132,7 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
               end.error.size());
   std::vector<ep::Request> acks;
   for (int c : finalised) {
-    acks.push_back(inter.isend(ack_buf.data(), static_cast<int>(ack_buf.size()), MPI_BYTE, c,
-                               transport::kAckTag));
+    acks.push_back(ep::isend(inter, std::span<const std::byte>(ack_buf), c, transport::kAckTag));
   }
   // A client that gave up waiting never receives its acknowledgement: bounded.
   const double t0 = MPI_Wtime();
