@@ -60,7 +60,7 @@ class Parser {
     const pugi::xml_parse_result res =
         doc.load_buffer(src_.text().data(), src_.text().size(), pugi::parse_default);
     if (!res) {
-      throw ep::Error(ep::ErrorKind::kArgument, kCall, -1,
+      throw ep::Error(ep::ErrorKind::kConfig, kCall, -1,
                       src_.name() + ":" + std::to_string(src_.line_of(res.offset)) +
                           ": XML syntax error: " + res.description());
     }
@@ -557,7 +557,7 @@ Config parse_config_string(const std::string& xml, const std::string& name) {
 Config parse_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, path + ": cannot open the file");
+    throw ep::Error(ep::ErrorKind::kIo, kCall, -1, path + ": cannot open the file");
   }
   std::ostringstream text;
   text << in.rdbuf();

@@ -48,7 +48,7 @@ class XmlSource {
       msg << " attribute " << attribute;
     }
     msg << ": " << what;
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, msg.str());
+    throw ep::Error(ep::ErrorKind::kConfig, kCall, -1, msg.str());
   }
 
   void check_attributes(const pugi::xml_node& node,

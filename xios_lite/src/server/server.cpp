@@ -83,8 +83,9 @@ struct EndpointRun {
 struct ProcessEnd {
   server::WriterStats writer;
   std::size_t peak_record_bytes = 0;
-  std::string error;            // sent to every client with the acknowledgements
-  std::vector<int> gone;        // clients that left or are gone: not acknowledged
+  std::string error;                              // sent to every client with the acknowledgements
+  ep::ErrorKind kind = ep::ErrorKind::kArgument;  // of `error`: kIo when the writer failed first
+  std::vector<int> gone;                          // clients that left or are gone: not acknowledged
   bool silent_clients = false;  // some endpoint stopped waiting for a client that may be alive
 };
 
@@ -193,7 +194,11 @@ ServerReport run_server(const World& world, const std::string& config_path,
       }
     }
     if (end.error.empty()) {
-      end.error = process_error(runs, writer.error(), assembly.incomplete_report());
+      const std::string written = writer.error();
+      end.error = process_error(runs, written, assembly.incomplete_report());
+      if (!written.empty() && end.error.rfind(written, 0) == 0) {
+        end.kind = ep::ErrorKind::kIo;  // the files could not be written
+      }
     }
   });
 
@@ -263,7 +268,7 @@ ServerReport run_server(const World& world, const std::string& config_path,
     }
   }
   if (!end.error.empty()) {
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, process.first_endpoint, end.error);
+    throw ep::Error(end.kind, kCall, process.first_endpoint, end.error);
   }
   return report;
 }
