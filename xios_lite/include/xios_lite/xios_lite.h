@@ -38,6 +38,9 @@
 extern "C" {
 #endif
 
+/* A C interface keeps C's naming (snake_case types, upper-case constants). */
+/* NOLINTBEGIN(readability-identifier-naming) */
+
 typedef struct xios_lite_world_s* xios_lite_world_t;
 typedef struct xios_lite_client_s* xios_lite_client_t;
 
@@ -103,6 +106,8 @@ int xios_lite_client_free(xios_lite_client_t* client);
 /** Message of the calling thread's last failure in this interface or in
  * ep/ep.h's ("" when none), the same as ep_last_error(). */
 const char* xios_lite_last_error(void);
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #ifdef __cplusplus
 }

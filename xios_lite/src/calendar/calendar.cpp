@@ -171,23 +171,23 @@ std::int64_t Calendar::days_from_epoch(int year, int month, int day) const {
       return days + day - 1;
     }
     case CalendarType::k360Day:
-      return static_cast<std::int64_t>(year) * 360 + (month - 1) * 30 + day - 1;
+      return static_cast<std::int64_t>(year) * 360 + std::int64_t{month - 1} * 30 + day - 1;
   }
   return 0;
 }
 
 std::int64_t Calendar::seconds_since_start(const Date& d) const {
   auto abs_seconds = [&](const Date& x) {
-    return days_from_epoch(x.year, x.month, x.day) * kSecondsPerDay + x.hour * 3600 +
-           x.minute * 60 + x.second;
+    return days_from_epoch(x.year, x.month, x.day) * kSecondsPerDay + std::int64_t{x.hour} * 3600 +
+           std::int64_t{x.minute} * 60 + x.second;
   };
   return abs_seconds(d) - abs_seconds(start_);
 }
 
 Date Calendar::date_at(std::int64_t seconds) const {
   const std::int64_t total =
-      days_from_epoch(start_.year, start_.month, start_.day) * kSecondsPerDay + start_.hour * 3600 +
-      start_.minute * 60 + start_.second + seconds;
+      days_from_epoch(start_.year, start_.month, start_.day) * kSecondsPerDay +
+      std::int64_t{start_.hour} * 3600 + std::int64_t{start_.minute} * 60 + start_.second + seconds;
   const std::int64_t days = floor_div(total, kSecondsPerDay);
   const std::int64_t rem = total - days * kSecondsPerDay;
   Date d;

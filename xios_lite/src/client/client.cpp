@@ -370,7 +370,9 @@ std::vector<std::byte> bytes_of(std::span<const int> values) {
 template <class T>
 std::vector<T> values_of(const std::vector<std::byte>& bytes) {
   std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  if (!out.empty()) {  // data() of an empty vector may be null, which memcpy must not see
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  }
   return out;
 }
 
@@ -548,8 +550,11 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
       for (const auto& other : funnel_->ids) {
         if (other != id) {
           throw ep::Error(ep::ErrorKind::kArgument, kCall, comm_.rank(),
-                          "threads of one process sent different fields together ('" + id +
-                              "' and '" + other + "')");
+                          std::string("threads of one process sent different fields together ('")
+                              .append(id)
+                              .append("' and '")
+                              .append(other)
+                              .append("')"));
         }
       }
       engine_->send(field, funnel_->parts);

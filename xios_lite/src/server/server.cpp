@@ -128,10 +128,13 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
   ack.gone = static_cast<std::int32_t>(end.gone.size());
   std::vector<std::byte> ack_buf(sizeof ack + end.gone.size() * sizeof(int) + end.error.size());
   std::memcpy(ack_buf.data(), &ack, sizeof ack);
-  std::memcpy(ack_buf.data() + sizeof ack, end.gone.data(), end.gone.size() * sizeof(int));
+  if (!end.gone.empty()) {  // data() of an empty vector may be null, which memcpy must not see
+    std::memcpy(ack_buf.data() + sizeof ack, end.gone.data(), end.gone.size() * sizeof(int));
+  }
   std::memcpy(ack_buf.data() + sizeof ack + end.gone.size() * sizeof(int), end.error.data(),
               end.error.size());
   std::vector<ep::Request> acks;
+  acks.reserve(finalised.size());
   for (int c : finalised) {
     acks.push_back(ep::isend(inter, std::span<const std::byte>(ack_buf), c, transport::kAckTag));
   }
