@@ -7,7 +7,7 @@
 // is reported (kTruncate / kCount) wherever the two endpoints are, instead
 // of reaching MPI as an erroneous call. The nonblocking forms, and the
 // blocking ones with several endpoints in a process, run the block exchange
-// of nonblocking_exchange.hpp (the blocking forms wait for it); the blocking
+// of block_exchange.hpp (the blocking forms wait for it); the blocking
 // forms with one endpoint per process send each block as a message of its
 // own, to or from the root only (peer_exchange.hpp).
 #include <cstddef>
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "checks.hpp"
-#include "collective/nonblocking_exchange.hpp"
+#include "collective/block_exchange.hpp"
 #include "collective/peer_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "ep/request.hpp"
