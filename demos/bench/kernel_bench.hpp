@@ -303,19 +303,28 @@ class Harness {
   int repetitions_ = 7;
 };
 
-/// The main of a kernel benchmark: start() with `options`, then
-/// `body(harness, options)` (collective over the world) under
-/// bench::run_or_abort, then MPI_Finalize. Returns the exit code.
+/// The main of a kernel benchmark with options of its own (`options` is
+/// the shared part of them, `own` adds the rest): start(), then `body()`
+/// (collective over the world) under bench::run_or_abort, then MPI_Finalize.
+/// Returns the exit code.
+template <class Body>
+int run_main(int& argc, char**& argv, const char* name, Options& options, const OwnOptions& own,
+             Body&& body) {
+  if (auto stop = start(argc, argv, name, options, own)) return *stop;
+  ::bench::run_or_abort(name, [&] { body(); });
+  MPI_Finalize();
+  return 0;
+}
+
+/// The main of a kernel benchmark timed by a Harness: the shared options,
+/// then `body(harness, options)` (collective over the world).
 template <class Body>
 int run_main(int& argc, char**& argv, const char* name, Body&& body) {
   Options options;
-  if (auto stop = start(argc, argv, name, options)) return *stop;
-  ::bench::run_or_abort(name, [&] {
+  return run_main(argc, argv, name, options, {}, [&] {
     Harness harness(options, MPI_COMM_WORLD, name);
     body(harness, static_cast<const Options&>(options));
   });
-  MPI_Finalize();
-  return 0;
 }
 
 // ---- reporting (world rank 0) ----

@@ -208,11 +208,8 @@ void run(const Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
-  if (auto stop = bench::kernels::start(argc, argv, kBenchName, opt, own_options(opt))) {
-    return *stop;
-  }
-  if (opt.iterations == 0) opt.iterations = opt.quick ? 10 : 40;
-  bench::run_or_abort(kBenchName, [&] { run(opt); });
-  MPI_Finalize();
-  return 0;
+  return bench::kernels::run_main(argc, argv, kBenchName, opt, own_options(opt), [&] {
+    if (opt.iterations == 0) opt.iterations = opt.quick ? 10 : 40;
+    run(opt);
+  });
 }
