@@ -77,7 +77,10 @@ bench::kernels::OwnOptions own_options(Options& o) {
                 .count("--wide-block", o.wide_block)
                 .count("--iters", o.iterations);
           },
-          10, 3};
+          10, 3,
+          [&o](const bench::kernels::Options& shared) {
+            if (o.iterations == 0) o.iterations = shared.quick ? 20 : 200;
+          }};
 }
 
 struct Point {
@@ -288,8 +291,5 @@ void run(const Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
-  return bench::kernels::run_main(argc, argv, kBenchName, opt, own_options(opt), [&] {
-    if (opt.iterations == 0) opt.iterations = opt.quick ? 20 : 200;
-    run(opt);
-  });
+  return bench::kernels::run_main(argc, argv, kBenchName, opt, own_options(opt), [&] { run(opt); });
 }

@@ -111,6 +111,7 @@ Options parse_options(int argc, char** argv, std::string_view bench, const OwnOp
     throw std::invalid_argument("--threads: 1 to " + std::to_string(ep::kMaxEndpointsPerProcess));
   }
   if (opt.repetitions == 0) opt.repetitions = opt.quick ? own.quick_repetitions : own.repetitions;
+  if (own.finish) own.finish(opt);
   return opt;
 }
 

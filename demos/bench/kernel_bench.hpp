@@ -184,6 +184,8 @@ struct OwnOptions {
   std::function<void(::bench::OptionParser&)> add;
   int repetitions = 7;
   int quick_repetitions = 3;
+  /// Run after parsing: defaults that depend on the shared options (--quick).
+  std::function<void(const Options&)> finish;
 };
 
 /// The usage text of the shared options, for the benchmarks' --help.

@@ -65,7 +65,10 @@ bench::kernels::OwnOptions own_options(Options& o) {
       [&o](bench::OptionParser& parser) {
         parser.count("--block", o.block).count("--levels", o.levels).count("--iters", o.iterations);
       },
-      5, 2};
+      5, 2,
+      [&o](const bench::kernels::Options& shared) {
+        if (o.iterations == 0) o.iterations = shared.quick ? 10 : 40;
+      }};
 }
 
 constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
@@ -208,8 +211,5 @@ void run(const Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
-  return bench::kernels::run_main(argc, argv, kBenchName, opt, own_options(opt), [&] {
-    if (opt.iterations == 0) opt.iterations = opt.quick ? 10 : 40;
-    run(opt);
-  });
+  return bench::kernels::run_main(argc, argv, kBenchName, opt, own_options(opt), [&] { run(opt); });
 }
