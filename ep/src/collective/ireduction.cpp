@@ -416,6 +416,14 @@ Request start_vector_reduction(const Communicator& comm, const CollectiveCall& c
   return start_reduction(comm, call, sendbuf, recvbuf, std::move(args), options);
 }
 
+Request vector_reduction(const Communicator& comm, const char* name, ReductionKind kind,
+                         const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, const ReduceOptions& options) {
+  const CollectiveCall call = detail::begin_collective(comm, name);
+  return start_vector_reduction(comm, call, kind, sendbuf, recvbuf, count, datatype, op, -1,
+                                options);
+}
+
 Request start_reduce_scatter(const Communicator& comm, const CollectiveCall& call,
                              const void* sendbuf, void* recvbuf, std::vector<int> block_counts,
                              MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {

@@ -27,6 +27,12 @@ Request start_vector_reduction(const Communicator& comm, const CollectiveCall& c
                                MPI_Datatype datatype, MPI_Op op, int root,
                                const ReduceOptions& options);
 
+/// The whole of a call that checks nothing of its own (iallreduce, iscan,
+/// iexscan): enters the collective as `name`, then start_vector_reduction.
+Request vector_reduction(const Communicator& comm, const char* name, ReductionKind kind,
+                         const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, const ReduceOptions& options);
+
 /// Starts the calling endpoint's part of a reduce_scatter whose EP rank r
 /// receives block_counts[r] elements of the reduced vector.
 Request start_reduce_scatter(const Communicator& comm, const CollectiveCall& call,
