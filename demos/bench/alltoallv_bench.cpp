@@ -14,6 +14,10 @@
 // (AlltoallvCall): every mode moves the same data between the same workers. Targets (printed as
 // met / NOT met where the launch has both sides): per backend the best
 // ring<k> and auto at or below library; ep at or below funneled.
+// ALLTOALLV_BENCH_CHECKED=1 times the calls with their argument checks on
+// (options.check, the default of collectives::alltoallv); otherwise, as a
+// plan that has checked its counts once runs them, off.
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -112,7 +116,11 @@ struct AlltoallvCall {
       throw std::runtime_error(std::string(kBench) + ": wrong result of " +
                                collectives::alltoallv_name(choice));
     }
-    options.check = false;  // checked once; the timed calls are what a plan runs
+    // Checked once; the timed calls are what a plan runs, unless
+    // ALLTOALLV_BENCH_CHECKED=1 asks to time the checked call (the default
+    // of collectives::alltoallv) instead.
+    const char* checked = std::getenv("ALLTOALLV_BENCH_CHECKED");
+    options.check = checked != nullptr && std::string(checked) == "1";
   }
   void call() {
     if constexpr (kFunneled) shuffle(true);

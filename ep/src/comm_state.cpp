@@ -59,7 +59,10 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
       live_endpoints_(local_size_),
       team_(local_size_),
       nbc_registry_(std::make_shared<NbcRegistry>(local_size_, map_.num_processes())) {
-  for (int t = 0; t < local_size_; ++t) freed_[t].store(false);
+  for (int t = 0; t < local_size_; ++t) {
+    freed_[t].store(false);
+    mailboxes_[t].init_rings(local_size_);
+  }
   constexpr const char* kCall = "ep::create_endpoints";
   // Private duplicates: user messages (one per channel of the tag layout)
   // and internal messages can never match each other, whatever tags they use.

@@ -31,11 +31,13 @@
 //                released before the mailboxes are visited to fail their
 //                receives.
 //   6. mailbox   Mailbox::mutex (p2p/matching_engine.hpp), a spin lock, one
-//                at a time: queue operations and the truncation check only,
-//                no MPI call; the matched data moves after it is released.
-//                Intra-process senders push onto the mailbox's arrival stack
-//                without it, and only try it (never wait for it) when they
-//                match a posted receive themselves or take the stack in.
+//                at a time: queue operations, reading the rings and copying
+//                their small inline messages, no MPI call; a rendezvous's
+//                data moves after it is released. Intra-process senders
+//                write their rings without it; they take it only to make a
+//                ring, to queue a message in a full ring's overflow, and try
+//                it (never wait for it) to read their own ring while they
+//                wait for a match.
 //   7. leaves    FailureSlot::mutex_ (team/failure_slot.hpp),
 //                the trace recorder's mutex (trace/recorder.cpp), the test
 //                hooks' atomics: nothing is taken under them.

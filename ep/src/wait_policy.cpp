@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "backoff.hpp"
 #include "ep/backoff.hpp"
 
 #if defined(__linux__)
@@ -35,6 +36,7 @@ namespace ep {
 namespace detail {
 
 std::atomic<int> g_wait_mode{1};  // park until create_endpoints decides
+std::atomic<int> g_park_micros_for_tests{0};
 
 namespace {
 
@@ -56,8 +58,11 @@ std::uint32_t register_parked() noexcept {
 void unregister_parked() noexcept { g_parked.fetch_sub(1, std::memory_order_relaxed); }
 
 void park(std::uint32_t epoch, int timeout_us) noexcept {
+  if (const int longer = g_park_micros_for_tests.load(std::memory_order_relaxed); longer > 0) {
+    timeout_us = longer;
+  }
 #if defined(__linux__)
-  timespec timeout{0, static_cast<long>(timeout_us) * 1000L};
+  timespec timeout{timeout_us / 1000000, static_cast<long>(timeout_us % 1000000) * 1000L};
   // Returns at once when g_epoch has moved since `epoch` was read (EAGAIN),
   // on a wake, on a signal or after the timeout: every case ends the park.
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&g_epoch), FUTEX_WAIT_PRIVATE, epoch,

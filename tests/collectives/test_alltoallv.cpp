@@ -176,15 +176,25 @@ void expect_error_everywhere(const C& comm, const Spoil& spoil,
   Case c = make_case(comm.size(), comm.rank(), 9, 3);
   AlltoallvOptions options{.algorithm = AlltoallvAlgorithm::kRingK, .k = 2};
   spoil(c, options);
-  try {
-    collectives::alltoallv(comm, std::span<const long>(c.send), c.sendcounts, c.sdispls,
-                           std::span<long>(c.recv), c.recvcounts, c.rdispls, options);
-    ADD_FAILURE() << comm.backend() << " rank " << comm.rank() << ": no error for "
-                  << words.front();
-  } catch (const ep::Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("collectives::alltoallv"), std::string::npos) << what;
-    for (const std::string& w : words) EXPECT_NE(what.find(w), std::string::npos) << what;
+  // The call (on these few ranks the check takes one round), then the check
+  // alone the way it goes on many ranks (verdicts, counts, verdicts).
+  for (const bool one_round : {true, false}) {
+    try {
+      if (one_round) {
+        collectives::alltoallv(comm, std::span<const long>(c.send), c.sendcounts, c.sdispls,
+                               std::span<long>(c.recv), c.recvcounts, c.rdispls, options);
+      } else {
+        const collectives::alltoallv_algorithms::Exchange<long> x{c.send, c.sendcounts, c.sdispls,
+                                                                  c.recv, c.recvcounts, c.rdispls};
+        (void)collectives::detail::check_alltoallv(comm, x, options, 0);
+      }
+      ADD_FAILURE() << comm.backend() << " rank " << comm.rank() << ": no error for "
+                    << words.front() << (one_round ? "" : " (checked in three rounds)");
+    } catch (const ep::Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("collectives::alltoallv"), std::string::npos) << what;
+      for (const std::string& w : words) EXPECT_NE(what.find(w), std::string::npos) << what;
+    }
   }
 }
 
@@ -217,6 +227,21 @@ TEST(Alltoallv, BadArgumentsThrowOnEveryRank) {
                               o.tuner = nullptr;
                             },
                             {"tuner"});
+    // A sender's count that its receiver does not expect (the sender's
+    // buffer has room for it): the receiver is named, with both counts.
+    const int middle = comm.size() / 2;
+    const int expected = count_of(9, middle, last, 3);  // expect_error_everywhere's case
+    const int sent = expected > 0 ? 0 : 1;
+    expect_error_everywhere(comm,
+                            [&](Case& c, AlltoallvOptions&) {
+                              if (comm.rank() == middle) {
+                                c.sendcounts[static_cast<std::size_t>(last)] = sent;
+                                c.sdispls[static_cast<std::size_t>(last)] = 0;
+                              }
+                            },
+                            {"rank " + std::to_string(last) + " passed recvcounts[" +
+                                 std::to_string(middle) + "] = " + std::to_string(expected),
+                             "rank " + std::to_string(middle) + " sends " + std::to_string(sent)});
     if (comm.size() > 1) {
       expect_error_everywhere(comm,
                               [&](Case&, AlltoallvOptions& o) {

@@ -41,6 +41,16 @@ ep_add_mpi_test(NAME test_p2p_faults
   LABELS p2p
   INTERNAL)
 
+# The rings of the intra-process path: LocalRing on its own (wrap-around,
+# full rings, old data), then order across every path of a pair (inline,
+# envelopes, rendezvous, synchronous, the overflow) with every kind of
+# receive, probes, cancel, truncation and the wake-up of parked waiters.
+ep_add_mpi_test(NAME test_p2p_rings
+  SOURCES test_p2p_rings.cpp
+  SHAPES r1t1 r1t2 r1t4 r2t3
+  LABELS p2p
+  INTERNAL)
+
 # Floods: one drain call routes a bounded number of messages; every message
 # of a flood arrives in order. Uses the test-only counters of test_hooks.hpp.
 ep_add_mpi_test(NAME test_p2p_flood

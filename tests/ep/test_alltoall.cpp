@@ -435,6 +435,61 @@ TEST(AlltoallErrors, ReceiverExpectingMoreThanSentIsReported) {
   });
 }
 
+// Within one process (each process's endpoints split off, in reverse
+// order) only the block from the process's last endpoint to its first
+// disagrees (4 bytes sent, 8 expected): every endpoint of the process
+// throws that error, naming both EP ranks and both sizes, and every other
+// block has arrived. alltoall and alltoallv.
+TEST(AlltoallErrors, OneMismatchedPairWithinAProcessFailsTheProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), -world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    const int first = 0;
+    const int last = n - 1;
+    for (const bool vector_form : {false, true}) {
+      SCOPED_TRACE(vector_form ? "alltoallv" : "alltoall");
+      std::vector<int> send(static_cast<std::size_t>(n) * 2);
+      std::vector<int> recv(send.size(), kUntouched);
+      std::vector<int> sendcounts(static_cast<std::size_t>(n), 1);
+      std::vector<int> recvcounts(static_cast<std::size_t>(n), 1);
+      std::vector<int> displs(static_cast<std::size_t>(n));
+      for (int j = 0; j < n; ++j) {
+        displs[static_cast<std::size_t>(j)] = 2 * j;
+        send[static_cast<std::size_t>(2 * j)] = value(me, j, 0);
+      }
+      if (me == first) recvcounts[static_cast<std::size_t>(last)] = 2;
+      try {
+        if (vector_form) {
+          ep::alltoallv(c, send.data(), sendcounts, displs, MPI_INT, recv.data(), recvcounts,
+                        displs, MPI_INT);
+        } else {
+          // alltoall cannot express one odd block: the first endpoint
+          // expects 2 ints from every peer there, so every block to it
+          // disagrees, the first of them (from EP rank 0, itself) is named.
+          ep::alltoall(c, send.data(), 1, MPI_INT, recv.data(), me == first ? 2 : 1, MPI_INT);
+        }
+        ADD_FAILURE() << "size mismatch not reported";
+      } catch (const ep::Error& e) {
+        EXPECT_EQ(e.kind(), ep::ErrorKind::kCount) << e.what();
+        const int from = vector_form ? last : first;
+        EXPECT_NE(std::string(e.what()).find("block from ep rank " + std::to_string(from) +
+                                             " to ep rank " + std::to_string(first) +
+                                             " carries 4 bytes but the receiver expects 8"),
+                  std::string::npos)
+            << e.what();
+      }
+      if (vector_form) {
+        // Every block but the mismatched one is whole; that one got what fits.
+        for (int j = 0; j < n; ++j) {
+          EXPECT_EQ(recv[static_cast<std::size_t>(2 * j)], value(j, me, 0)) << "from " << j;
+        }
+      }
+    }
+    c.free();
+  });
+}
+
 // A block whose two sides disagree is an ep::Error even when the two sides
 // are in different processes, in every layout, one endpoint per process
 // included (where MPI's own collective would abort the job, or, on MPICH,

@@ -475,6 +475,67 @@ TEST(Collectives, NegativeCountsAreErrors) {
 // Within a process the endpoints see each other's counts, so a mismatch
 // there is an error (raised after the collective completes, by every
 // endpoint that copied a mismatched block) instead of a silent overrun.
+// On a communicator within one process the root of a broadcast leaves
+// without waiting for the others (a small one through one of two staging
+// buffers, a large one once every thread has read it): roots that change
+// every call, sizes on both sides of the staging limit and one thread that
+// falls behind now and then, so that the roots run ahead of it by as much
+// as the staging allows; every endpoint checks every broadcast.
+TEST(Collectives, BcastWithinAProcessKeepsEveryBroadcastApart) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    int bad = 0;
+    for (int round = 0; round < 300; ++round) {
+      const int root = round % n;
+      const int count = round % 3 == 0 ? 3 : (round % 3 == 1 ? 1000 : 3000);  // 12 B, 4 KB, 12 KB
+      if (c.rank() == n - 1 && round % 50 == 7) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      std::vector<int> buf =
+          c.rank() == root ? pattern(root, count, round) : std::vector<int>(count, kHole);
+      ep::bcast(c, buf.data(), count, MPI_INT, root);
+      if (buf != pattern(root, count, round) && bad++ == 0) {
+        ADD_FAILURE() << "broadcast " << round << " from " << root << " of " << count
+                      << " ints arrived wrong at " << c.rank();
+      }
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
+// A receive buffer that disagrees with the root's within one process: that
+// endpoint receives what fits and throws, naming both sizes; the others
+// complete, and the next broadcast is whole everywhere.
+TEST(Collectives, BcastSizeMismatchWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    for (const int count : {100, 5000}) {  // staged, read from the root's buffer
+      const bool short_buffer = n > 1 && c.rank() == n - 1;
+      std::vector<int> buf = c.rank() == 0 ? pattern(0, count) : std::vector<int>(count, kHole);
+      try {
+        ep::bcast(c, buf.data(), short_buffer ? count - 1 : count, MPI_INT, 0);
+        EXPECT_FALSE(short_buffer) << "no error for a short buffer";
+      } catch (const ep::Error& e) {
+        EXPECT_TRUE(short_buffer) << e.what();
+        EXPECT_EQ(e.kind(), ep::ErrorKind::kTruncate) << e.what();
+        EXPECT_NE(std::string(e.what()).find("broadcasts " + std::to_string(4 * count) + " bytes"),
+                  std::string::npos)
+            << e.what();
+      }
+      std::vector<int> expected = pattern(0, count);
+      if (short_buffer) expected.back() = kHole;
+      EXPECT_EQ(buf, expected) << "count " << count;
+      std::vector<int> next = c.rank() == n / 2 ? pattern(n / 2, 7, 1) : std::vector<int>(7, kHole);
+      ep::bcast(c, next.data(), 7, MPI_INT, n / 2);
+      EXPECT_EQ(next, pattern(n / 2, 7, 1));
+    }
+    c.free();
+  });
+}
+
 TEST(Collectives, AllgatherCountMismatchWithinAProcess) {
   for_each_layout([](ep::Communicator& c) {
     const ep::RankMap& map = c.rank_map();

@@ -13,10 +13,13 @@
 // Each algorithm lives in alltoallv_algorithms/<name>.hpp with a stage table.
 //
 // Checks (options.check, on by default): before any data moves, every rank
-// learns every rank's verdict on its own arguments and the algorithm and k
-// are compared across ranks (one allreduce), then the counts themselves are
-// exchanged (one library alltoall of ints) and compared with the receivers'
-// recvcounts (one more allreduce). Any problem -- k < 1, a negative count, a
+// learns every rank's verdict on its own arguments, and the algorithm and k
+// are compared across ranks, and every sendcount is compared with its
+// receiver's recvcount. Up to 16 ranks that is one allreduce that carries
+// every rank's counts with its verdict; on more ranks (where the n^2 counts
+// would cost more) the verdicts go first (one allreduce), then the counts
+// (one library alltoall of ints), then the receivers' verdicts (one more
+// allreduce). Any problem -- k < 1, a negative count, a
 // block outside its buffer, a sendcount that its receiver's recvcount
 // disagrees with, ranks that chose different algorithms -- throws the same
 // ep::Error on every rank, naming the offending rank, argument and value.
@@ -137,10 +140,14 @@ enum AlltoallvProblem : long long {
 
 std::pair<ep::ErrorKind, std::string> describe_alltoallv_problem(const LocalCheck& c, int ranks);
 
-/// Checks (see the file comment) and returns the agreed size class.
+/// Communicators up to this size check their arguments in one allreduce.
+inline constexpr int kOneRoundRanks = 16;
+
+/// Checks (see the file comment) and returns the agreed size class; in one
+/// round up to `one_round_ranks` ranks (tests pass 0 for the other way).
 template <Communicator C, class T>
 int check_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
-                    const AlltoallvOptions& o) {
+                    const AlltoallvOptions& o, int one_round_ranks = kOneRoundRanks) {
   constexpr const char* kCall = "collectives::alltoallv";
   const int n = comm.size();
   const auto un = static_cast<std::size_t>(n);
@@ -175,7 +182,22 @@ int check_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
   mine.agreed[0] = static_cast<long long>(o.algorithm);
   mine.agreed[1] = o.algorithm == AlltoallvAlgorithm::kRingK ? o.k : 0;
   mine.agreed[2] = alltoallv_size_class(largest);
-  std::vector<LocalCheck> all = gather_checks(comm, mine);
+  // Up to kOneRoundRanks ranks, every rank's counts travel with its verdict
+  // (2n more values per rank): one allreduce checks everything. Beyond, the
+  // n^2 values would cost more than two more collectives of n values.
+  const bool one_round = n <= one_round_ranks;
+  std::vector<long long> counts;
+  if (one_round) {
+    counts.assign(2 * un, 0);
+    if (mine.code != kArrayLength) {
+      std::copy(x.sendcounts.begin(), x.sendcounts.end(), counts.begin());
+      std::copy(x.recvcounts.begin(), x.recvcounts.end(), counts.begin() + n);
+    }
+  }
+  std::vector<long long> slots;
+  std::vector<LocalCheck> all;
+  std::vector<long long> all_counts;
+  gather_checks(comm, mine, counts, slots, all, all_counts);
   auto describe = [n](const LocalCheck& c) { return describe_alltoallv_problem(c, n); };
   throw_if_any(comm, kCall, all, describe);
   int size_class = 0;
@@ -190,7 +212,24 @@ int check_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
     size_class = std::max(size_class, static_cast<int>(c.agreed[2]));
   }
 
-  // Every sendcount against its receiver's recvcount.
+  // Every sendcount against its receiver's recvcount: from the counts every
+  // rank now holds, or through one alltoall of counts and one more verdict.
+  if (one_round) {
+    // Rank r's sendcounts at all_counts[r * 2n], its recvcounts after them.
+    const auto at = [&](int rank, int side, int peer) {
+      return all_counts[static_cast<std::size_t>(rank) * 2 * un +
+                        static_cast<std::size_t>(side) * un + static_cast<std::size_t>(peer)];
+    };
+    for (int r = 0; r < n; ++r) {
+      for (int j = 0; j < n; ++j) {
+        if (at(r, 1, j) != at(j, 0, r)) {
+          all[static_cast<std::size_t>(r)] = {kMismatch, j, at(r, 1, j), {at(j, 0, r), 0, 0}};
+          throw_if_any(comm, kCall, all, describe);
+        }
+      }
+    }
+    return size_class;
+  }
   std::vector<int> incoming(un, 0);
   std::vector<int> ones(un, 1);
   std::vector<int> displs(un);

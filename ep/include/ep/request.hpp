@@ -49,6 +49,10 @@ class Request {
     return state_;
   }
   void reset() noexcept { state_.reset(); }
+  /// Hands the state over and nulls the handle (the library's wait/test).
+  [[nodiscard]] std::shared_ptr<detail::RequestState> release() noexcept {
+    return std::move(state_);
+  }
 
  private:
   std::shared_ptr<detail::RequestState> state_;

@@ -18,6 +18,10 @@
 //      the blocks it receives from the threads of this process directly
 //      (copy_typed, no MPI);
 //   5. every thread unpacks its own blocks from the received segments.
+// On a communicator within one process, alltoall and alltoallv without
+// MPI_IN_PLACE take a lighter one round (exchange_within_process): the
+// leader copies every block from the arguments each thread shares, with no
+// spec or plan.
 // With one endpoint per process and EP ranks in process order each block
 // travels as a message of its own instead (peer_exchange.hpp): no team, no
 // staging.
@@ -57,6 +61,7 @@ using detail::CollectiveCall;
 using detail::ExchangeSpec;
 using detail::FailureSlot;
 using detail::SegmentLanding;
+using detail::TypeLayout;
 
 // A staging buffer kept by a thread from call to call. Allocating the
 // staging afresh on every call cost more than the exchange itself (glibc
@@ -278,6 +283,38 @@ void exchange_for_all(const CollectiveCall& call, std::span<const ExchangeSpec* 
   }
 }
 
+// The one-round exchanges' end for the threads other than the leader:
+// arrives (after sharing what the leader needs) and waits for the release.
+// Returns the leader's payload; when the leader's work failed, throws its
+// error (the FailureSlot the payload points to, which the leader keeps until
+// the barrier here).
+const void* follow_round(CollectiveCall& call) {
+  call.team.arrive(call.thread);
+  const detail::LocalTeam::Release release = call.team.wait_release(call.thread);
+  if (!release.failed) return release.payload;
+  std::exception_ptr error;
+  try {
+    static_cast<const FailureSlot*>(release.payload)->rethrow(call.name, call.rank);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  call.team.barrier();
+  std::rethrow_exception(error);
+}
+
+// The leader's end of a one-round exchange whose work is done: releases the
+// others with the outcome and, after a failure, throws it once every thread
+// has read it.
+void lead_round_end(CollectiveCall& call, const FailureSlot& failure) {
+  if (!failure.failed()) {
+    call.team.release(call.thread, false);
+    return;
+  }
+  call.team.release(call.thread, true, &failure);
+  call.team.barrier();  // every thread has read the failure
+  failure.rethrow(call.name, call.rank);
+}
+
 // Small exchanges in one gather-release round: every thread publishes its
 // spec and arrives; the leader does the whole exchange for the process
 // (exchange_for_all) and releases. When the leader finds the exchange too
@@ -291,24 +328,11 @@ std::shared_ptr<ProcessExchange> exchange_in_one_round(CollectiveCall& call,
                                                        std::shared_ptr<ProcessExchange>& staged) {
   call.team.share(call.thread, spec);
   if (!call.leader()) {
-    call.team.arrive(call.thread);
-    const detail::LocalTeam::Release release = call.team.wait_release(call.thread);
-    if (!release.failed) {
-      if (release.payload == nullptr) return nullptr;
-      // A copy: the leader's `staged` lives until the staged protocol's last
-      // barrier, which this thread has yet to reach.
-      return *static_cast<const std::shared_ptr<ProcessExchange>*>(release.payload);
-    }
-    // The leader's ProcessExchange (and its failure slot) lives until the
-    // barrier below.
-    std::exception_ptr error;
-    try {
-      static_cast<const FailureSlot*>(release.payload)->rethrow(call.name, call.rank);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    call.team.barrier();
-    std::rethrow_exception(error);
+    const void* payload = follow_round(call);
+    if (payload == nullptr) return nullptr;
+    // A copy: the leader's `staged` lives until the staged protocol's last
+    // barrier, which this thread has yet to reach.
+    return *static_cast<const std::shared_ptr<ProcessExchange>*>(payload);
   }
   call.team.open_round(call.thread);
   call.team.await_arrivals(call.thread);
@@ -338,14 +362,74 @@ std::shared_ptr<ProcessExchange> exchange_in_one_round(CollectiveCall& call,
   }
   ProcessExchange px;
   exchange_for_all(call, specs, px);
-  if (!px.failure.failed()) {
-    call.team.release(call.thread, false);
-    return nullptr;
+  lead_round_end(call, px.failure);
+  return nullptr;
+}
+
+// A communicator within one process, alltoall or alltoallv (one type per
+// side) without MPI_IN_PLACE: one gather-release round in which the leader
+// copies every block straight from its sender's buffer into its receiver's,
+// from the arguments each thread shares, with no ExchangeSpec (nothing
+// allocated, each type looked up once per thread, in parallel). At 1 process
+// x 2 threads the spec and the plan took most of an 8 B alltoall. A block
+// whose two sides disagree is found by the leader; every local endpoint
+// then throws that error, as on the other paths.
+struct LocalSide {
+  const BlockArgs* args = nullptr;
+  TypeLayout layout;
+  MPI_Aint extent = 0;
+
+  LocalSide(const CollectiveCall& call, const BlockArgs& a) : args(&a) {
+    detail::check_block_args(call, a);
+    layout = detail::layout_of(a.type, call.name, call.rank);
+    extent = detail::element_offset(a.type, 1, call.name, call.rank);
   }
-  call.team.release(call.thread, true, &px.failure);
-  call.team.barrier();  // every thread has read the failure
-  px.failure.rethrow(call.name, call.rank);
-  return nullptr;  // not reached: rethrow throws
+  // The block for (or from) EP rank `j`, as describe_blocks lays it out.
+  [[nodiscard]] detail::TypedBuffer block(int j) const {
+    const auto index = static_cast<std::size_t>(j);
+    const int count = args->per_peer ? args->counts[index] : args->count;
+    const MPI_Aint offset = args->per_peer ? static_cast<MPI_Aint>(args->displs[index]) * extent
+                                           : static_cast<MPI_Aint>(j) * count * extent;
+    return {static_cast<const std::byte*>(args->buf) + offset, count, args->type, layout};
+  }
+};
+struct LocalSides {
+  LocalSide send;
+  LocalSide recv;
+};
+
+void exchange_within_process(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv) {
+  // The receive side first, as make_exchange_spec checks them.
+  const LocalSide into(call, recv);
+  const LocalSides mine{LocalSide(call, send), into};
+  call.team.share(call.thread, mine);
+  if (!call.leader()) {
+    (void)follow_round(call);
+    return;
+  }
+  call.team.open_round(call.thread);
+  call.team.await_arrivals(call.thread);
+  const RankMap& map = call.comm.rank_map();
+  const int me = call.comm.process_rank();
+  FailureSlot failure;
+  for (int t = 0; t < call.local_size(); ++t) {
+    const CollectiveCall receiver = on_behalf_of(call, t);
+    const LocalSide& into = call.team.shared<LocalSides>(t).recv;
+    for (int s = 0; s < call.local_size(); ++s) {
+      const int sender = map.ep_rank(me, s);
+      failure.guard(call.name, receiver.rank, [&] {
+        const detail::TypedBuffer source =
+            call.team.shared<LocalSides>(s).send.block(receiver.rank);
+        const detail::TypedBuffer target = into.block(sender);
+        if (source.bytes() != target.bytes()) {
+          detail::record_block_mismatch(receiver, failure, sender, receiver.rank, source.bytes(),
+                                        target.bytes());
+        }
+        detail::copy_typed(source, target, std::min(source.bytes(), target.bytes()));
+      });
+    }
+  }
+  lead_round_end(call, failure);
 }
 
 void run_exchange(CollectiveCall& call, const ExchangeSpec& spec) {
@@ -414,6 +498,10 @@ void check_recvbuf(const CollectiveCall& call, const void* recvbuf) {
 // every process has one endpoint, in EP rank order (peer_exchange.hpp),
 // otherwise aggregated per process pair.
 void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv, bool in_place) {
+  if (call.processes() == 1 && !in_place && !send.per_peer_types && call.local_size() > 1) {
+    exchange_within_process(call, send, recv);
+    return;
+  }
   ExchangeSpec spec = detail::make_exchange_spec(call, send, recv, in_place);
   if (call.one_endpoint_per_process()) {
     detail::exchange_peer_blocks(call, spec, {});

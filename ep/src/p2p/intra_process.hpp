@@ -1,20 +1,22 @@
-// The intra-process fast path: messages between threads of one process never
-// touch MPI, and a sender never takes its receiver's lock.
+// The intra-process path: messages between threads of one process never
+// touch MPI, and a sender never takes its receiver's lock on its way.
 //
-// - Small (<= eager threshold) and the receiver's queue under its eager cap:
-//   the sender packs a copy onto the receiver's arrival stack and is done;
-//   the receiver's next post, probe or poll matches it and copies it out.
-// - Large or past the cap: the sender pushes a reference to its own buffer
-//   and waits; whoever matches it (the receiver, or the sender's own wait,
-//   which takes in the receiver's arrivals) copies once (rendezvous).
+// Every message goes into the ring of its (sender, receiver) pair
+// (p2p/local_ring.hpp), in send order:
+//
+// - Small (up to the ring's inline size and the eager threshold) and the
+//   receiver's queue under its eager cap: the data is packed into the ring
+//   itself and the send is complete. Up to 48 bytes that is one cache line,
+//   which the receiver reads and copies out when a receive meets it.
+// - Larger eager data, and every synchronous send: an envelope with the
+//   packed copy; the ring carries a pointer to it.
+// - Large or past the cap: a reference to the sender's buffer (rendezvous),
+//   and the sender waits; whoever matches it copies once, and both sides
+//   share a large copy (p2p/matching_engine.hpp, receive_matched).
 // A synchronous send also waits until its message is matched.
 //
-// A send whose receive is already posted can skip the stack: the sender
-// matches it under the receiver's lock and copies straight into it (a
-// ping-pong, a halo whose receives were posted first). A thread sending
-// message after message to one endpoint does not: there the receiver is
-// busy posting, and the lock and its posted queue would change cores on
-// every message; the stack batches those. `note_receive` ends such a run.
+// A full ring (the receiver is not reading) sends the message, as an
+// envelope, to the ring's overflow, which the receiver reads after the ring.
 #pragma once
 
 #include <memory>
@@ -38,9 +40,5 @@ struct IntraSend {
 /// request, or nullptr when the send is already complete.
 std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
                                          const IntraSend& send, const TypedBuffer& data);
-
-/// The calling thread starts a receive or a probe: its next intra-process
-/// send may match a posted receive directly again, whatever it sent before.
-void note_receive() noexcept;
 
 }  // namespace ep::detail

@@ -1,22 +1,24 @@
 // The matching engine: per-endpoint queues of unexpected messages and posted
-// receives, fed by intra-process senders and by the drainer of the MPI queue.
+// receives, fed by the rings of the local senders (p2p/local_ring.hpp) and
+// by the drainer of the MPI queue.
 //
-// Intra-process senders do not take the receiver's lock: they push their
-// message onto the mailbox's arrival stack (one compare-and-swap), and the
-// queues take it in the next time anyone holds the lock with an eye on them
-// (absorb_arrivals): the owner posting, probing or polling a receive, or a
-// sender that waits for its message to be matched (rendezvous, synchronous)
-// and helps. A sender and its receiver posting at the same time thus no
-// longer take turns on one lock line per message; the receiver's side of the
-// match becomes part of its own poll, as in MPI's shared-memory transports.
+// Intra-process senders never take the receiver's lock on their way: each
+// writes its messages into the ring of its (sender, receiver) pair, and the
+// queues read them in the next time anyone holds the lock with an eye on
+// them (a MailboxSection): the owner posting, probing or polling a receive,
+// or a sender that waits for its message to be matched (rendezvous,
+// synchronous) and helps. A ring is read lazily, in order, only as far as a
+// receive needs: a message that meets a receive (posted, or the one being
+// made) is copied out of the ring straight into it, and only one that meets
+// none is taken into `unexpected` as an envelope.
 //
 // Ordering: MPI's non-overtaking rule holds per (sender, receiver,
-// communicator). Each sender endpoint pushes onto the receiver's arrival
-// stack in send order and the stack is taken whole and reversed, so one
-// sender's messages enter `unexpected` (or meet a posted receive) in send
-// order; inter-process messages come in order from MPI through one drainer
-// at a time. Both queues are searched front to back, so the first matching
-// message meets the first matching receive.
+// communicator). One sender's messages to one receiver are in one ring (and
+// its overflow, read after the ring), read in order; inter-process messages
+// come in order from MPI through one drainer at a time. `unexpected` holds
+// only messages read before anything still in a ring, and both queues are
+// searched front to back, so the first matching message meets the first
+// matching receive.
 #pragma once
 
 #include <mpi.h>
@@ -30,11 +32,14 @@
 #include <vector>
 
 #include "datatype.hpp"
+#include "p2p/local_ring.hpp"
 #include "p2p/message_pool.hpp"
 #include "p2p/request_state.hpp"
 #include "spin_lock.hpp"
 
 namespace ep::detail {
+
+class CommState;
 
 /// The packed data of an eager copy. Up to kInlineBytes it lives in the
 /// envelope itself: a small message is then one pool block and the receiver
@@ -109,9 +114,8 @@ struct Envelope {
   // (rendezvous); null for a plain eager or remote message.
   std::shared_ptr<RequestState> sender;
 
-  // On the arrival stack only: the next (older) arrival, and the envelope's
-  // own ownership, which the stack holds while the envelope is on it.
-  Envelope* next_arrival = nullptr;
+  // In a ring only: the envelope's ownership, which the ring holds while the
+  // envelope is in it (a ring line holds a plain pointer).
   std::shared_ptr<Envelope> pinned;
 };
 
@@ -129,11 +133,13 @@ static_assert(sizeof(Envelope) + 16 <= 256,
          (want_tag == MPI_ANY_TAG || want_tag == e.tag);
 }
 
-/// The queues of one endpoint. `unexpected`, `posted` and `held_messages`
-/// are read and written under `mutex`; data is moved after the lock is
-/// released (the matched entries are already out of the queues, so nobody
-/// else can touch them). `arrivals` and `eager_bytes` are atomics that
-/// intra-process senders update without the lock.
+/// The queues of one endpoint. `unexpected`, `posted`, `held_messages` and
+/// the rings' consumer side are read and written under `mutex`; data of a
+/// rendezvous is moved after the lock is released (the matched entries are
+/// already out of the queues, so nobody else can touch them), inline data
+/// of a ring before (it is small, and its lines are freed after the copy).
+/// The eager counters are atomics that intra-process senders update
+/// without the lock.
 struct alignas(64) Mailbox {
   SpinLock mutex;                                    // short sections only: see spin_lock.hpp
   std::deque<std::shared_ptr<Envelope>> unexpected;  // arrival order
@@ -142,17 +148,22 @@ struct alignas(64) Mailbox {
   // yet received: a dropped one comes back, so while any is out no receive
   // may go straight to MPI past it (CommState::try_post_direct).
   int held_messages = 0;
+  // Where a wildcard read of the rings starts (turns, so that no sender
+  // waits behind another's stream). Under `mutex`.
+  int next_ring = 0;
 
-  // Intra-process messages pushed by their senders and not yet taken in by
-  // absorb_arrivals: a stack, newest first, linked by Envelope::next_arrival.
-  // On a line of its own: senders write it, the lock holder empties it.
-  alignas(64) std::atomic<Envelope*> arrivals{nullptr};
-  // Payload bytes of the kEager envelopes on the arrival stack or in
-  // `unexpected` (eager_bytes()), kept at most the communicator's eager cap
-  // by the senders (reserve_eager): the bytes reserved by senders, on their
-  // line, less the bytes released by the queues' side, on the owner's
-  // line, so that neither side writes the other's line per message. And
-  // the most it has held (for the tests).
+  // Bumped whenever a message is appended to `unexpected`: an owner that
+  // waits without a posted receive (a blocking receive) looks again only
+  // when it moved, or when a ring has something.
+  std::atomic<std::uint32_t> unexpected_appends{0};
+
+  // Payload bytes of the eager copies held for this endpoint: inline in the
+  // rings, eager envelopes in the overflows, kEager envelopes in `unexpected`
+  // (eager_bytes()), kept at most the communicator's eager cap by the
+  // senders (reserve_eager): the bytes reserved by senders, on their line,
+  // less the bytes released by the queues' side, on the owner's line, so
+  // that neither side writes the other's line per message. And the most it
+  // has held (for the tests).
   alignas(64) std::atomic<std::size_t> eager_reserved{0};
   std::atomic<std::size_t> eager_high_water{0};
   // The senders' last reading of eager_released (never ahead of it): while
@@ -163,52 +174,125 @@ struct alignas(64) Mailbox {
   Mailbox() = default;
   Mailbox(const Mailbox&) = delete;
   Mailbox& operator=(const Mailbox&) = delete;
-  // Drops what is still on the arrival stack (each envelope there owns itself).
-  ~Mailbox();
+
+  /// Makes room for the rings of `local_size` senders (CommState, before use).
+  void init_rings(int local_size);
+  /// The ring from local thread `thread`, null before its first message.
+  /// Any thread.
+  [[nodiscard]] LocalRing* ring_from(int thread) const noexcept {
+    return rings_[thread].load(std::memory_order_acquire);
+  }
+  /// The ring from local thread `thread` (EP rank `rank`), made on its first
+  /// message. The sender's thread.
+  LocalRing& ring_for_sender(int thread, int rank) {
+    if (LocalRing* ring = ring_from(thread)) return *ring;
+    return make_ring(thread, rank);
+  }
+  /// The rings made so far, in the order made. Any thread.
+  [[nodiscard]] int ring_count() const noexcept {
+    return ring_count_.load(std::memory_order_acquire);
+  }
+  [[nodiscard]] LocalRing& ring_at(int index) const noexcept { return *active_[index]; }
 
   [[nodiscard]] std::size_t eager_bytes() const noexcept {
     // Released first: it never runs ahead of what was reserved.
     const std::size_t released = eager_released.load(std::memory_order_acquire);
     return eager_reserved.load(std::memory_order_acquire) - released;
   }
-};
-
-/// Pushes an intra-process `message` onto `box`'s arrival stack; any thread,
-/// no lock. The message is matched later, by the next ArrivalsTakenIn.
-void push_arrival(Mailbox& box, std::shared_ptr<Envelope> message);
-
-/// A section under `box`'s lock that starts by taking the whole arrival
-/// stack into the queues, oldest first: each message goes to the first
-/// matching posted receive or to the end of `unexpected`. The matched data
-/// moves when the section ends, after the lock is released (the mailbox
-/// rule: no copy under the lock). Every path that looks at the queues opens
-/// one, so a pushed message is never overtaken by a later post or probe.
-/// Sections do not nest within a thread (the matches wait in a per-thread
-/// list, which the steady state reuses without allocating).
-class ArrivalsTakenIn {
- public:
-  /// Takes the lock, waiting for it.
-  explicit ArrivalsTakenIn(Mailbox& box);
-  /// `box.mutex` is already held by the caller (a try_lock that succeeded).
-  ArrivalsTakenIn(Mailbox& box, std::adopt_lock_t /*held*/);
-  ArrivalsTakenIn(const ArrivalsTakenIn&) = delete;
-  ArrivalsTakenIn& operator=(const ArrivalsTakenIn&) = delete;
-  /// Releases the lock, then moves what the arrivals matched. Never throws
-  /// (receive_matched fails the requests instead).
-  ~ArrivalsTakenIn();
 
  private:
-  void take_in();
-  void leave() noexcept;  // unlocks, then moves the matches
-  Mailbox& box_;
+  LocalRing& make_ring(int thread, int rank);
+
+  std::size_t ring_lines_ = 0;
+  std::unique_ptr<std::atomic<LocalRing*>[]> rings_;     // by sender thread
+  std::unique_ptr<std::unique_ptr<LocalRing>[]> owned_;  // by sender thread
+  std::unique_ptr<LocalRing*[]> active_;                 // in the order made
+  std::atomic<int> ring_count_{0};
 };
 
-/// Takes in `box`'s arrivals when there are any and nobody else holds the
-/// lock (a holder's section takes them itself, or a later call does). Any
-/// thread: the owner's polls, and a sender that waits for its message to be
-/// matched (p2p/wait.cpp) so that it never depends on the receiver
-/// polling. Never throws.
-void settle_arrivals(Mailbox& box) noexcept;
+/// Which rings a receive or probe reads: the ring of one local sender, all
+/// of them (a wildcard source), or none (a source in another process).
+struct RingChoice {
+  static constexpr int kAll = -1;
+  static constexpr int kNone = -2;
+  int thread = kNone;
+};
+
+/// A section under `box`'s lock, in which the rings are read into the
+/// queues. The matched rendezvous data moves when the section ends, after
+/// the lock is released (the mailbox rule: no large copy under the lock).
+/// Every path that looks at the queues opens one. Sections do not nest
+/// within a thread (the matches wait in a per-thread list, which the steady
+/// state reuses without allocating).
+class MailboxSection {
+ public:
+  /// Takes the lock, waiting for it.
+  explicit MailboxSection(Mailbox& box);
+  /// `box.mutex` is already held by the caller (a try_lock that succeeded).
+  MailboxSection(Mailbox& box, std::adopt_lock_t /*held*/);
+  MailboxSection(const MailboxSection&) = delete;
+  MailboxSection& operator=(const MailboxSection&) = delete;
+  /// Releases the lock, then moves what was matched. Never throws
+  /// (receive_matched fails the requests instead).
+  ~MailboxSection();
+
+  /// `receive`, which is not posted (it is being posted, or is a blocking
+  /// receive that waits without ever being posted), takes the first matching
+  /// message: from `unexpected`, else from the rings of `rings`, read in
+  /// order as far as needed (messages that meet a posted receive go to it,
+  /// the others to `unexpected`). True when it matched; its data has then
+  /// moved, or moves when the section ends.
+  bool match_unposted(RequestState& receive, RingChoice rings);
+  /// Reads the rings of `rings` until the posted receive `watched` has
+  /// matched, or the rings are empty; then on while the next message meets
+  /// a posted receive.
+  void read_for(const RequestState& watched, RingChoice rings);
+  /// Reads every message of `ring` into the posted receives or `unexpected`
+  /// (a sender waiting for its message to be matched).
+  void read_all(LocalRing& ring);
+  /// Reads the rings of `rings` until a message matching (source, tag) is in
+  /// `unexpected` (for a probe), or they are empty.
+  void read_for_probe(int source, int tag, RingChoice rings);
+
+ private:
+  // What one pass over a ring is after (read()).
+  struct Goal {
+    RequestState* unposted = nullptr;       // a receive not posted, after every posted one
+    const RequestState* watched = nullptr;  // a posted receive
+    bool probe = false;                     // a probe of (probe_source, probe_tag)
+    int probe_source = 0;
+    int probe_tag = 0;
+    bool all = false;  // read every message
+    bool reached = false;
+  };
+  void read(LocalRing& ring, Goal& goal);
+  void read_rings(RingChoice rings, Goal& goal);
+  void enter();
+  void leave() noexcept;  // unlocks, then moves the matches
+  Mailbox& box_;
+  std::size_t released_ = 0;  // eager bytes matched here: released once, at leave()
+  bool queued_ = false;       // a message went to `unexpected`: its owner may be waiting
+};
+
+/// Whether a message may wait for a receive with `rings` in the rings
+/// (without the lock: a hint for the polls).
+[[nodiscard]] bool rings_ready(const Mailbox& box, RingChoice rings) noexcept;
+
+/// The owner's poll of its posted, unmatched receive `request`: reads the
+/// rings it may match from when they have something. Never throws.
+void settle_receive(Mailbox& box, const RequestState& request, RingChoice rings) noexcept;
+
+/// A sender waiting for its message to be matched reads its own `ring` into
+/// the receiver's queues when the receiver's lock is free, so that its
+/// completion never depends on the receiver polling. Never throws.
+void settle_ring(Mailbox& box, LocalRing& ring) noexcept;
+
+/// A receive that is never posted (a blocking receive no other process can
+/// satisfy: p2p/point_to_point.cpp) waits for its message: it reads the
+/// rings itself whenever they or `unexpected` have something new, so no
+/// other thread ever completes it. Returns its status or throws its error
+/// (truncation, a failed copy). The owner's thread; defined in p2p/wait.cpp.
+Status wait_unposted(CommState& comm, RequestState& receive, RingChoice rings);
 
 /// Drops every queued message and receive (the communicator is being freed).
 void clear_mailbox(Mailbox& box);
@@ -249,13 +333,13 @@ enum class Arrival {
 /// Hands `message` to `box`: to the first matching posted receive (moving the
 /// data now, in the calling thread) or to the unexpected queue (at the end,
 /// or at the front for a returned message). Called by the drainer and by a
-/// Message dropped unreceived; intra-process senders push_arrival instead.
+/// Message dropped unreceived; intra-process senders write their rings.
 void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = Arrival::kNew);
 
-/// Posts `request` in `box`: takes in the arrivals, then takes the first
-/// matching unexpected message (moving the data in the calling thread, the
-/// receiver) or queues the request.
-void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
+/// Posts `request` in `box`: it takes the first matching message, from
+/// `unexpected` or from the rings of `rings` (moving the data in the calling
+/// thread, the receiver), or is queued.
+void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings);
 
 /// Moves a matched message into its receive. Remote messages go to
 /// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now.
@@ -267,6 +351,12 @@ void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request);
 /// (MPI_Mrecv, a copy) fails the request (and the intra-process sender
 /// waiting on it), whose owner throws it from its wait.
 void receive_matched(RequestState& request, Envelope& message) noexcept;
+
+/// Receives an inline message of a ring (`bytes` of packed data at `data`,
+/// from EP rank `source` with `tag`) into `request`, truncating as
+/// receive_matched does. Never throws.
+void receive_inline(RequestState& request, int source, int tag, const std::byte* data,
+                    std::size_t bytes) noexcept;
 
 /// Completes a receive whose data has moved; request.status holds the
 /// message's source, tag and size. When the message was longer than the

@@ -4,7 +4,9 @@
 #include "ep/point_to_point.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,25 +113,42 @@ std::shared_ptr<RequestState> start_send(const Communicator& self, const char* c
   return send_inter(self, {call, self.local_thread(), rank, to.thread, tag, synchronous}, data, to);
 }
 
+// The rings of local senders a receive from `source` may match from.
+RingChoice ring_choice(const CommState& comm, int source) {
+  if (source == MPI_ANY_SOURCE) return {RingChoice::kAll};
+  const Location from = comm.rank_map().locate(source);
+  return {from.process == comm.process_rank() ? from.thread : RingChoice::kNone};
+}
+
+// Checks the arguments of a receive; returns the datatype's layout.
+TypeLayout check_recv_args(const Communicator& self, const char* call, int count,
+                           MPI_Datatype datatype, int source, int tag) {
+  const int rank = self.rank();
+  check_count(count, call, rank);
+  check_source(source, self.state()->rank_map().size(), call, rank);
+  check_recv_tag(tag, call, rank);
+  return layout_of(datatype, call, rank);
+}
+
 std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* call, void* buf,
                                          int count, MPI_Datatype datatype, int source, int tag) {
   const int rank = self.rank();
   CommState& comm = *self.state();
-  check_count(count, call, rank);
-  check_source(source, comm.rank_map().size(), call, rank);
-  check_recv_tag(tag, call, rank);
-  const TypeLayout layout = layout_of(datatype, call, rank);
-  note_receive();
+  const TypeLayout layout = check_recv_args(self, call, count, datatype, source, tag);
   if (source == MPI_PROC_NULL) {
     return completed_request(RequestState::Kind::kRecv, self.state(), self.local_thread(), rank,
                              proc_null_status());
   }
-  auto request = std::make_shared<RequestState>(RequestState::Kind::kRecv, self.state(),
-                                                self.local_thread(), rank);
+  // From the owner's pool: the owner usually drops it too, after its wait.
+  auto request =
+      std::allocate_shared<RequestState>(PoolAllocator<RequestState>{}, RequestState::Kind::kRecv,
+                                         self.state(), self.local_thread(), rank);
   request->call = call;
   request->recv_buffer = {buf, count, datatype, layout};
   request->want_source = source;
   request->want_tag = tag;
+  const RingChoice rings = ring_choice(comm, source);
+  request->ring_thread = rings.thread;
   if (!comm.single_process()) {
     const bool any_source = source == MPI_ANY_SOURCE;
     const Location from = any_source ? Location{} : comm.rank_map().locate(source);
@@ -143,8 +162,31 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
     // Bring in what MPI already holds so the search below sees it in order.
     if (request->needs_drain) comm.drain(rank);
   }
-  post_receive(comm.mailbox(self.local_thread()), request);
+  post_receive(comm.mailbox(self.local_thread()), request, rings);
   return request;
+}
+
+// A blocking receive that no other process can satisfy (a source in this
+// process, or any source of a one-process communicator) waits without
+// posting a request: it reads the rings itself until its message comes
+// (wait_unposted), so it allocates nothing and no other thread ever
+// completes it. Empty when the receive must take the general path.
+std::optional<Status> receive_locally(const Communicator& self, const char* call, void* buf,
+                                      int count, MPI_Datatype datatype, int source, int tag) {
+  CommState& comm = *self.state();
+  if (source == MPI_PROC_NULL) return std::nullopt;
+  const bool local = source == MPI_ANY_SOURCE
+                         ? comm.single_process()
+                         : source >= 0 && source < comm.rank_map().size() &&
+                               comm.rank_map().locate(source).process == comm.process_rank();
+  if (!local) return std::nullopt;
+  const TypeLayout layout = check_recv_args(self, call, count, datatype, source, tag);
+  RequestState receive(RequestState::Kind::kRecv, nullptr, self.local_thread(), self.rank());
+  receive.call = call;
+  receive.recv_buffer = {buf, count, datatype, layout};
+  receive.want_source = source;
+  receive.want_tag = tag;
+  return wait_unposted(comm, receive, ring_choice(comm, source));
 }
 
 // Whether a probe leaves the message queued (iprobe) or takes it (improbe).
@@ -156,14 +198,21 @@ enum class Removal { kKeep, kTake };
 std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* call, int source,
                                           int tag, Removal removal, Status* status) {
   CommState& comm = *self.state();
-  note_receive();
   if (!comm.single_process()) comm.drain(self.rank());
   Mailbox& box = comm.mailbox(self.local_thread());
   std::shared_ptr<Envelope> found;
   {
-    const ArrivalsTakenIn section(box);
-    auto it = std::find_if(box.unexpected.begin(), box.unexpected.end(),
-                           [&](const auto& m) { return matches(source, tag, *m); });
+    MailboxSection section(box);
+    auto first_match = [&] {
+      return std::find_if(box.unexpected.begin(), box.unexpected.end(),
+                          [&](const auto& m) { return matches(source, tag, *m); });
+    };
+    auto it = first_match();
+    if (it == box.unexpected.end()) {
+      // Older than anything in the rings: read them only when it is not there.
+      section.read_for_probe(source, tag, ring_choice(comm, source));
+      it = first_match();
+    }
     if (it != box.unexpected.end()) {
       found = *it;
       *status = status_of(*found);
@@ -190,14 +239,20 @@ bool check_probe_args(const Communicator& self, const char* call, int source, in
 }
 
 // The request of a send that completed when it started (an eager copy, a
-// receive that was already posted): one immutable completed state per
-// thread, shared by all such requests, so that the fast path allocates
-// nothing. Nothing writes a completed send's state (wait and test only read
-// it; sends are never cancelled), and it names no communicator, so it keeps
-// none alive.
+// receive that was already posted): one immutable completed state for the
+// process, shared by all such requests and held without a control block
+// (the aliasing constructor over an empty owner), so that the fast path
+// allocates nothing and its copies count nothing: no atomic operation per
+// send. Nothing writes a completed send's state (wait and test only read
+// it; sends are never cancelled), it names no communicator, so it keeps
+// none alive, and it lives as long as the process.
 const std::shared_ptr<RequestState>& completed_send() {
-  thread_local const std::shared_ptr<RequestState> kCompleted =
-      completed_request(RequestState::Kind::kSend, nullptr, -1, -1);
+  struct Completed {
+    RequestState state{RequestState::Kind::kSend, nullptr, -1, -1};
+    Completed() { state.phase.store(Phase::kComplete, std::memory_order_relaxed); }
+  };
+  static Completed completed;
+  static const std::shared_ptr<RequestState> kCompleted(std::shared_ptr<void>(), &completed.state);
   return kCompleted;
 }
 
@@ -222,7 +277,9 @@ void PointToPoint<Self>::send(const void* buf, int count, MPI_Datatype datatype,
   constexpr const char* kCall = "ep::send";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kDestination, dest, tag, count);
   const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
-  Request request(start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard));
+  auto started = start_send(via, kCall, buf, count, datatype, dest, tag, SendMode::kStandard);
+  if (!started) return;  // complete already (an eager copy): no request to wait on
+  Request request(std::move(started));
   wait(request);
 }
 
@@ -261,6 +318,7 @@ Status PointToPoint<Self>::recv(void* buf, int count, MPI_Datatype datatype, int
   constexpr const char* kCall = "ep::recv";
   const Communicator& via = self().p2p_route(kCall, PeerRole::kSource, source, tag, count);
   const TraceScope traced(TraceKind::kP2p, *via.state(), via.rank(), via.local_thread());
+  if (auto status = receive_locally(via, kCall, buf, count, datatype, source, tag)) return *status;
   Request request(start_recv(via, kCall, buf, count, datatype, source, tag));
   return wait(request);
 }

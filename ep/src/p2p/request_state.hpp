@@ -2,8 +2,8 @@
 //
 // A request is owned by the endpoint (thread) that started it, but it can be
 // matched and completed by another thread: the thread that drains the
-// process's MPI queue, or a sender of the same process that finds the receive
-// already posted or takes the receiver's arrivals in while it waits. Those writers fill the fields
+// process's MPI queue, or a sender of the same process that reads its ring into the
+// receiver's queues while it waits for its match. Those writers fill the fields
 // and then publish with a release store to `phase`; the owner reads `phase` with acquire before it
 // looks at anything else.
 #pragma once
@@ -25,6 +25,30 @@
 namespace ep::detail {
 
 class CommState;
+
+/// A large intra-process copy that both sides make (rendezvous of
+/// contiguous data, at least kMinBytes): the thread that matches the
+/// message opens it, and copies chunks until none is left; the sender,
+/// waiting for its send, takes chunks too, so the copy uses both cores.
+/// Every byte is still copied once, from the send buffer to the receive
+/// buffer. The matcher completes both requests once every chunk is done
+/// (p2p/matching_engine.cpp, receive_matched); the helper only copies.
+struct SharedCopy {
+  static constexpr std::size_t kMinBytes = std::size_t{256} * 1024;
+  static constexpr std::size_t kChunkBytes = std::size_t{64} * 1024;
+
+  // Written by the matcher before it opens the copy (release on `open`).
+  const std::byte* from = nullptr;
+  std::byte* to = nullptr;
+  std::size_t bytes = 0;
+  std::size_t chunks = 0;
+  std::atomic<bool> open{false};
+  alignas(64) std::atomic<std::size_t> next{0};  // the next chunk to take
+  alignas(64) std::atomic<std::size_t> done{0};  // chunks copied
+
+  /// Takes and copies chunks until none is left (any thread, once open).
+  void copy_chunks() noexcept;
+};
 
 enum class Phase : int {
   kPosted,      // receive waiting in its mailbox for a match; intra send waiting for its receiver
@@ -58,10 +82,18 @@ struct RequestState {
   // now and then, for the progress of the rest of the process.
   bool needs_drain = false;
   unsigned polls = 0;  // the owner's polls, counting the sparse drains
+  // A receive: the rings of local senders it may match from (RingChoice in
+  // p2p/matching_engine.hpp: a local thread, all, or none), read by the
+  // owner's polls.
+  int ring_thread = -2;
   // An intra-process send waiting for its match (rendezvous, synchronous):
-  // the receiver's thread, whose arrivals the sender's polls take in, so
-  // that the send completes whether or not the receiver polls. -1 otherwise.
+  // the receiver's thread, whose queues the sender's polls read its ring
+  // into, so that the send completes whether or not the receiver polls. -1
+  // otherwise.
   int settles_thread = -1;
+  // A large rendezvous send whose copy the sender helps with (made by the
+  // sender, opened by the matcher); null otherwise.
+  std::unique_ptr<SharedCopy> shared_copy;
 
   std::atomic<Phase> phase{Phase::kPosted};
   // Operations that advance in steps (nonblocking collectives): polled by the

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "backoff.hpp"
 #include "comm_state.hpp"
 #include "ep/communicator.hpp"
 
@@ -51,6 +52,10 @@ std::size_t eager_bytes(const Communicator& comm) {
 
 bool source_in_header(const Communicator& comm) {
   return comm.state()->tag_layout().source_in_header;
+}
+
+void set_park_micros(int micros) {
+  g_park_micros_for_tests.store(micros > 0 ? micros : 0, std::memory_order_relaxed);
 }
 
 int max_drain_routed() { return g_max_drain_routed.load(); }

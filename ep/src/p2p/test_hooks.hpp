@@ -59,6 +59,11 @@ void inject(Fault fault, int count);
 /// in MPI for its match (received with MPI_Irecv).
 [[nodiscard]] bool source_in_header(const Communicator& comm);
 
+/// A parked waiter that nobody notifies sleeps `micros` (0: the library's
+/// own kParkMicros) before it polls again on its own: a long value shows
+/// whether the thread that publishes what a waiter waits for wakes it.
+void set_park_micros(int micros);
+
 /// Records that one drain call routed `messages` messages (called by every
 /// drain; keeps the largest).
 void note_drain_routed(int messages) noexcept;

@@ -59,13 +59,21 @@ bool poll(RequestState& request) {
   }
   if (phase == Phase::kMpiPending && test_mpi(request)) return true;
   if (phase == Phase::kPosted) {
-    // An intra-process match happens when someone takes in the mailbox's
-    // arrivals: the receiver for its own receives, the sender for the
-    // receiver's, while its message waits to be matched.
+    // An intra-process match happens when someone reads a ring into the
+    // mailbox's queues: the receiver for its own receives, the sender its
+    // own ring, while its message waits to be matched.
     if (request.kind == RequestState::Kind::kRecv && !request.direct) {
-      detail::settle_arrivals(request.comm->mailbox(request.owner_thread));
+      detail::settle_receive(request.comm->mailbox(request.owner_thread), request,
+                             {request.ring_thread});
     } else if (request.settles_thread >= 0) {
-      detail::settle_arrivals(request.comm->mailbox(request.settles_thread));
+      // A large copy its receiver has started: take chunks of it.
+      if (request.shared_copy && request.shared_copy->open.load(std::memory_order_acquire)) {
+        request.shared_copy->copy_chunks();
+      }
+      detail::Mailbox& box = request.comm->mailbox(request.settles_thread);
+      if (detail::LocalRing* ring = box.ring_from(request.owner_thread)) {
+        detail::settle_ring(box, *ring);
+      }
     }
     if (request.phase.load(std::memory_order_acquire) == Phase::kComplete) return true;
   }
@@ -87,8 +95,7 @@ bool poll(RequestState& request) {
 // Hands out the result of a completed request and nulls the handle; throws
 // the operation's error, if any.
 Status finish(Request& handle) {
-  const std::shared_ptr<RequestState> request = handle.state();
-  handle.reset();
+  const std::shared_ptr<RequestState> request = handle.release();
   if (request->failed) {
     throw Error(request->error_kind, request->call, request->owner_rank, request->error_detail,
                 request->status.error);
@@ -101,7 +108,7 @@ Status finish(Request& handle) {
 // delay (default 60, 0 disables).
 class StallWatch {
  public:
-  void check(const std::shared_ptr<RequestState>& request, long polls) {
+  void check(const RequestState& request, long polls) {
     if (warned_ || polls % kPollsPerClockRead != 0) return;
     const auto now = std::chrono::steady_clock::now();
     if (!started_) {
@@ -109,18 +116,18 @@ class StallWatch {
       start_ = now;
       return;
     }
-    const double limit = detail::wait_warn_seconds(request->call);
+    const double limit = detail::wait_warn_seconds(request.call);
     if (limit <= 0 || std::chrono::duration<double>(now - start_).count() < limit) return;
     warned_ = true;
-    std::string what = request->kind == RequestState::Kind::kRecv
-                           ? "a receive (source " + std::to_string(request->want_source) +
-                                 ", tag " + std::to_string(request->want_tag) + ")"
-                           : std::string(request->progress ? "the other endpoints of the collective"
-                                                           : "a send to complete");
+    std::string what = request.kind == RequestState::Kind::kRecv
+                           ? "a receive (source " + std::to_string(request.want_source) + ", tag " +
+                                 std::to_string(request.want_tag) + ")"
+                           : std::string(request.progress ? "the other endpoints of the collective"
+                                                          : "a send to complete");
     std::fprintf(stderr,
                  "ep: warning: ep rank %d has waited %.0f s in %s for %s; check the peer's "
                  "rank and tag\n",
-                 request->owner_rank, limit, request->call, what.c_str());
+                 request.owner_rank, limit, request.call, what.c_str());
   }
 
  private:
@@ -137,6 +144,42 @@ void fill_status(std::span<Status> statuses, std::size_t i, const Status& value)
 
 }  // namespace
 
+namespace detail {
+
+Status wait_unposted(CommState& comm, RequestState& receive, RingChoice rings) {
+  Mailbox& box = comm.mailbox(receive.owner_thread);
+  Backoff backoff;
+  StallWatch watch;
+  while (true) {
+    std::uint32_t seen = 0;
+    {
+      MailboxSection section(box);
+      // Ends (and so moves a matched rendezvous's data) before the loop does.
+      if (section.match_unposted(receive, rings)) break;
+      seen = box.unexpected_appends.load(std::memory_order_relaxed);
+    }
+    // Nothing for it yet: look again once a ring has something, or another
+    // thread (a sender reading its own ring while it waits) has queued a
+    // message.
+    do {
+      backoff.pause();
+      watch.check(receive, backoff.polls());
+      // The rest of the process's MPI traffic still moves along.
+      if (!comm.single_process() && ++receive.polls % kPollsPerSparseDrain == 0) {
+        comm.drain(receive.owner_rank);
+      }
+    } while (!rings_ready(box, rings) &&
+             box.unexpected_appends.load(std::memory_order_acquire) == seen);
+  }
+  if (receive.failed) {
+    throw Error(receive.error_kind, receive.call, receive.owner_rank, receive.error_detail,
+                receive.status.error);
+  }
+  return receive.status;
+}
+
+}  // namespace detail
+
 Status wait(Request& request) {
   if (request.is_null()) return Status{};
   const detail::TraceScope traced = traced_wait(*request.state());
@@ -144,7 +187,7 @@ Status wait(Request& request) {
   StallWatch watch;
   while (!poll(*request.state())) {
     backoff.pause();
-    watch.check(request.state(), backoff.polls());
+    watch.check(*request.state(), backoff.polls());
   }
   return finish(request);
 }
@@ -258,8 +301,9 @@ void cancel(Request& request) {
   }
   detail::Mailbox& box = state.comm->mailbox(state.owner_thread);
   {
-    // A message its sender already pushed matches before the cancel.
-    const detail::ArrivalsTakenIn section(box);
+    // A message its sender already wrote matches before the cancel.
+    detail::MailboxSection section(box);
+    section.read_for(state, {state.ring_thread});
     for (auto it = box.posted.begin(); it != box.posted.end(); ++it) {
       if (it->get() != &state) continue;
       box.posted.erase(it);  // still unmatched, so no message is involved

@@ -2,12 +2,18 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "backoff.hpp"
 
 namespace ep::detail {
 
-LocalTeam::LocalTeam(int size) : size_(size), slots_(new Slot[static_cast<std::size_t>(size)]) {}
+LocalTeam::LocalTeam(int size)
+    : size_(size),
+      slots_(new Slot[static_cast<std::size_t>(size)]),
+      broadcast_staging_(
+          size > 1 ? std::make_unique_for_overwrite<std::byte[]>(2 * kStagedBroadcastBytes)
+                   : nullptr) {}
 
 void LocalTeam::slot_type_mismatch(const std::type_info* held, const std::type_info& wanted) {
   // A library bug, not a user error: no thread may go on with a wrong object.
@@ -52,16 +58,20 @@ void LocalTeam::arrive(int thread) {
 
 void LocalTeam::open_round(int thread) { ++slots_[thread].rounds; }
 
-void LocalTeam::await_arrivals(int thread) {
-  const std::uint64_t round = slots_[thread].rounds;
+void LocalTeam::await_others(int thread, std::atomic<std::uint64_t> Slot::*counter,
+                             std::uint64_t number) {
   Backoff backoff;
   for (int t = 0; t < size_; ++t) {
     if (t == thread) continue;
-    while (slots_[t].arrived_round.load(std::memory_order_acquire) < round) {
+    while ((slots_[t].*counter).load(std::memory_order_acquire) < number) {
       idle(backoff);
       backoff.pause();
     }
   }
+}
+
+void LocalTeam::await_arrivals(int thread) {
+  await_others(thread, &Slot::arrived_round, slots_[thread].rounds);
 }
 
 void LocalTeam::release(int thread, bool failed, const void* payload) {
@@ -83,6 +93,48 @@ LocalTeam::Release LocalTeam::wait_release(int thread) {
     word = released_.load(std::memory_order_acquire);
   }
   return {(word & 1) != 0, release_payload_.load(std::memory_order_relaxed)};
+}
+
+// One-way broadcasts. Broadcast b uses half b % 2 of broadcast_of_ and of
+// the staging; its root writes them only once every thread has finished
+// broadcast b - 2, which used them last (a thread finishes a broadcast after
+// its last read of it: release on broadcasts_done, acquire here). A thread
+// waiting for broadcast b may find broadcast_ at b + 1 already, never
+// further: the root of b + 2 waits for it.
+std::byte* LocalTeam::broadcast_staging(int thread) {
+  const std::uint64_t number = slots_[thread].broadcasts + 1;
+  if (number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
+  return broadcast_staging_.get() + (number % 2) * kStagedBroadcastBytes;
+}
+
+void LocalTeam::broadcast_publish(int thread, const Broadcast& broadcast) {
+  Slot& slot = slots_[thread];
+  const std::uint64_t number = ++slot.broadcasts;
+  if (!broadcast.staged && number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
+  broadcast_of_[number % 2] = broadcast;
+  broadcast_.store(number, std::memory_order_release);
+  slot.broadcasts_done.store(number, std::memory_order_release);
+  notify_waiters();  // the others may be parked in broadcast_wait
+}
+
+void LocalTeam::broadcast_await_readers(int thread) {
+  await_others(thread, &Slot::broadcasts_done, slots_[thread].broadcasts);
+}
+
+LocalTeam::Broadcast LocalTeam::broadcast_wait(int thread) {
+  const std::uint64_t number = ++slots_[thread].broadcasts;
+  Backoff backoff;
+  while (broadcast_.load(std::memory_order_acquire) < number) {
+    idle(backoff);
+    backoff.pause();
+  }
+  return broadcast_of_[number % 2];
+}
+
+void LocalTeam::broadcast_done(int thread) {
+  Slot& slot = slots_[thread];
+  slot.broadcasts_done.store(slot.broadcasts, std::memory_order_release);
+  notify_waiters();  // a root may be parked waiting for its readers
 }
 
 }  // namespace ep::detail

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -144,6 +145,39 @@ class LocalTeam {
   /// took twice as long).
   Release wait_release(int thread);
 
+  /// One-way broadcasts (bcast on a communicator within one process): the
+  /// root publishes and leaves, the others copy when they come, as a
+  /// broadcast through MPI's shared memory does, where a gather-release
+  /// round would make the root wait for every thread to arrive first.
+  /// Broadcasts are numbered per thread (every thread takes part in each,
+  /// in the same order), and each thread counts the broadcasts it has
+  /// finished (broadcast_done). A broadcast of up to kStagedBroadcastBytes
+  /// travels through one of two staging buffers of the team (so the root
+  /// may leave at once; it waits only when the broadcast before the last is
+  /// still being read); a larger one is read from the root's own buffer,
+  /// and the root waits until every thread has read it.
+  static constexpr std::size_t kStagedBroadcastBytes = 8192;
+  struct Broadcast {
+    const void* source = nullptr;  // staging bytes, or the root's TypedBuffer
+    std::size_t bytes = 0;
+    bool staged = false;
+    bool failed = false;  // the root could not stage its data
+  };
+  /// The root: the staging buffer of its next broadcast, once every thread
+  /// has finished the broadcast that used it last.
+  std::byte* broadcast_staging(int thread);
+  /// The root: publishes its next broadcast (a staged one after
+  /// broadcast_staging) and counts it finished for itself. A broadcast that
+  /// is not staged must then be followed by broadcast_await_readers.
+  void broadcast_publish(int thread, const Broadcast& broadcast);
+  /// The root of a broadcast that is not staged: returns once every other
+  /// thread has finished it (the root's buffer is read until then).
+  void broadcast_await_readers(int thread);
+  /// Any thread but the root: waits for the root's publication of this
+  /// thread's next broadcast. Call broadcast_done once its source is read.
+  Broadcast broadcast_wait(int thread);
+  void broadcast_done(int thread);
+
   /// A value per thread (counts, flags), same visibility rules as publish().
   void set_value(int thread, std::int64_t value) {
     slots_[thread].value.store(value, std::memory_order_relaxed);
@@ -173,7 +207,14 @@ class LocalTeam {
     std::atomic<std::uint64_t> arrived_round{0};
     /// The rounds this thread has taken part in; only this thread touches it.
     std::uint64_t rounds = 0;
+    /// The broadcasts this thread has finished (written by it, read by the
+    /// roots), and those it has started (only this thread touches it).
+    std::atomic<std::uint64_t> broadcasts_done{0};
+    std::uint64_t broadcasts = 0;
   };
+  // Waits, routing (idle), until `counter` of every thread but `thread`
+  // reaches `number` (acquire).
+  void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number);
 
   int size_;
   std::unique_ptr<Slot[]> slots_;
@@ -183,6 +224,11 @@ class LocalTeam {
   alignas(64) std::atomic<std::uint64_t> released_{0};
   std::atomic<const void*> release_payload_{nullptr};
   alignas(64) std::atomic<int> arrived_{0};
+  // One-way broadcasts: the last one published, and what broadcast b
+  // publishes in its half (b % 2), written before broadcast_ is.
+  alignas(64) std::atomic<std::uint64_t> broadcast_{0};
+  Broadcast broadcast_of_[2];
+  std::unique_ptr<std::byte[]> broadcast_staging_;  // 2 x kStagedBroadcastBytes
   alignas(64) std::atomic<std::uint64_t> generation_{0};
 };
 

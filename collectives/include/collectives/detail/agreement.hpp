@@ -9,11 +9,13 @@
 //
 //   collectives::alltoallv: ep rank 0: rank 2 passed sendcounts[1] = -3 (negative)
 //
-// Cost: one allreduce of kSlotValues * size() long longs.
+// Cost: one allreduce of (kSlotValues + extra values) * size() long longs.
 #pragma once
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,24 +37,40 @@ struct LocalCheck {
 
 inline constexpr int kSlotValues = 6;
 
-/// Every rank's check, in rank order, into `all`; `slots` is scratch (both
-/// keep their capacity between calls). Collective over `comm`.
+/// Every rank's check, in rank order, into `all`, with `extra` values of this
+/// rank (the same number on every rank; the alltoallv counts, say) carried
+/// along into `all_extra` (every rank's, in rank order). `slots` is scratch
+/// (all three keep their capacity between calls). Collective over `comm`;
+/// one allreduce.
 template <Communicator C>
-void gather_checks(const C& comm, const LocalCheck& mine, std::vector<long long>& slots,
-                   std::vector<LocalCheck>& all) {
+void gather_checks(const C& comm, const LocalCheck& mine, std::span<const long long> extra,
+                   std::vector<long long>& slots, std::vector<LocalCheck>& all,
+                   std::vector<long long>& all_extra) {
   const int n = comm.size();
-  slots.assign(static_cast<std::size_t>(n) * kSlotValues, 0);
-  long long* own = slots.data() + static_cast<std::size_t>(comm.rank()) * kSlotValues;
+  const std::size_t per_rank = kSlotValues + extra.size();
+  slots.assign(static_cast<std::size_t>(n) * per_rank, 0);
+  long long* own = slots.data() + static_cast<std::size_t>(comm.rank()) * per_rank;
   own[0] = mine.code;
   own[1] = mine.index;
   own[2] = mine.value;
   for (int i = 0; i < 3; ++i) own[3 + i] = mine.agreed[i];
-  comm.library_allreduce(MPI_IN_PLACE, slots.data(), n * kSlotValues, MPI_LONG_LONG, MPI_SUM);
+  std::copy(extra.begin(), extra.end(), own + kSlotValues);
+  comm.library_allreduce(MPI_IN_PLACE, slots.data(), static_cast<int>(slots.size()), MPI_LONG_LONG,
+                         MPI_SUM);
   all.resize(static_cast<std::size_t>(n));
+  all_extra.clear();
   for (int r = 0; r < n; ++r) {
-    const long long* s = slots.data() + static_cast<std::size_t>(r) * kSlotValues;
+    const long long* s = slots.data() + static_cast<std::size_t>(r) * per_rank;
     all[static_cast<std::size_t>(r)] = {s[0], s[1], s[2], {s[3], s[4], s[5]}};
+    all_extra.insert(all_extra.end(), s + kSlotValues, s + per_rank);
   }
+}
+
+template <Communicator C>
+void gather_checks(const C& comm, const LocalCheck& mine, std::vector<long long>& slots,
+                   std::vector<LocalCheck>& all) {
+  std::vector<long long> none;
+  gather_checks(comm, mine, {}, slots, all, none);
 }
 
 template <Communicator C>
