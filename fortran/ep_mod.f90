@@ -42,7 +42,14 @@ module ep_mod
     type(c_ptr) :: handle = c_null_ptr
   end type ep_request
 
-  integer, parameter, public :: EP_OK = 0, EP_ERR_COUNT = 3, EP_ERR_ARGUMENT = 8
+  !> The return codes of ep/ep.h, one per error kind (tests/support/check_fortran_codes.cmake
+  !> checks that the two lists agree).
+  integer, parameter, public :: EP_OK = 0, EP_ERR_RANK = 1, EP_ERR_TAG = 2, EP_ERR_COUNT = 3, &
+                                EP_ERR_TRUNCATE = 4, EP_ERR_TOO_MANY_ENDPOINTS = 5, &
+                                EP_ERR_THREAD_LEVEL = 6, EP_ERR_FREED_COMM = 7, &
+                                EP_ERR_ARGUMENT = 8, EP_ERR_REQUEST = 9, EP_ERR_MPI = 10, &
+                                EP_ERR_NO_MEMORY = 11, EP_ERR_IO = 12, EP_ERR_CONFIG = 13, &
+                                EP_ERR_OTHER = 99
   !> Length of the message ep_last_error() returns (as MPI_MAX_ERROR_STRING).
   integer, parameter, public :: EP_MAX_ERROR_STRING = 4096
 

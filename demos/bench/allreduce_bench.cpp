@@ -1,7 +1,7 @@
 // allreduce_bench: the library's allreduce, recursive doubling and
 // recursive-k (k = 3, 4, 8) of collectives/ on endpoints, MPI processes and
 // funneled, beside MPI_Allreduce called directly (mode ref.allreduce).
-// Layout: kernel_modes.hpp.
+// Layout: kernel_bench.hpp.
 //
 //   mpiexec -n 1 allreduce_bench --threads 2 --backends ep,funneled   (threaded)
 //   mpiexec -n 2 allreduce_bench --threads 2 --backends mpi,ref       (flat)

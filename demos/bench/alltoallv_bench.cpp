@@ -1,7 +1,7 @@
 // alltoallv_bench: the alltoallv algorithms of collectives/ (library, burst,
 // pairwise, bruck, ring<k>, auto) on endpoints, MPI processes and funneled,
 // the same kernel code on each, beside MPI_Alltoallv called directly (mode
-// ref.alltoallv). Layout: kernel_modes.hpp.
+// ref.alltoallv). Layout: kernel_bench.hpp.
 //
 //   mpiexec -n 1 alltoallv_bench --threads 2 --backends ep,funneled   (threaded)
 //   mpiexec -n 2 alltoallv_bench --threads 2 --backends mpi,ref       (flat)

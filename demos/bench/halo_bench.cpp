@@ -4,7 +4,7 @@
 // (mode ref.two_sweep, reference/ref_halo.hpp). Modes are named
 // <backend>.<algorithm>.
 //
-// Launch layout: kernel_modes.hpp (threaded: --backends ep,funneled; flat:
+// Launch layout: kernel_bench.hpp (threaded: --backends ep,funneled; flat:
 // --backends mpi,ref; mixed: all). ep, mpi and ref have the grid's ranks on a
 // px x py grid of --block x --block subdomains (one level of doubles,
 // 9-point halo, periodic in both directions); funneled has one rank per
@@ -41,8 +41,7 @@
 #include "bench_mpi.hpp"
 #include "bench_report.hpp"
 #include "collectives/halo.hpp"
-#include "kernel_modes.hpp"
-#include "kernel_targets.hpp"
+#include "kernel_bench.hpp"
 #include "reference/ref_halo.hpp"
 
 namespace {
@@ -54,49 +53,34 @@ using bench::reference::RefHaloPlan;
 using collectives::HaloAlgorithm;
 
 constexpr const char* kBenchName = "halo_bench";
-constexpr const char* kUsage =
-    "usage: mpiexec -n N halo_bench [options]\n"
-    "  --threads T      threads per process of the ep and funneled modes (default 2)\n"
-    "  --backends LIST  subset of ep,mpi,funneled,ref (default all; see kernel_modes.hpp)\n"
-    "  --quick          few iterations (seconds)\n"
-    "  --block B        subdomain side of the w = 1 and w = 3 points (default 128)\n"
-    "  --wide W         halo width of the wide point (default 20)\n"
-    "  --wide-block B   subdomain side of the wide point (default 16)\n"
-    "  --iters N        exchanges per timed batch (default 200, quick 20)\n"
-    "  --reps N         timed batches per point (default 10, quick 3)\n"
-    "  --json PATH      (default bench-results/halo_bench.json)\n"
-    "  --csv PATH       (default bench-results/halo_bench.csv)\n";
+// halo_bench's own options (bench::kernels::start adds the shared ones).
+constexpr const char* kOwnUsage =
+    "  --block B          subdomain side of the w = 1 and w = 3 points (default 128)\n"
+    "  --wide W           halo width of the wide point (default 20)\n"
+    "  --wide-block B     subdomain side of the wide point (default 16)\n"
+    "  --iters N          exchanges per timed batch (default 200, quick 20)\n"
+    "  halo_bench: --reps default 10 (quick 3); --algorithms of two_sweep, neighbor,\n"
+    "  direct, split\n";
 
-struct Options {
-  int threads = 2;
-  bool quick = false;
+struct Options : bench::kernels::Options {
   int block = 128;
   int wide = 20;
   int wide_block = 16;
   long iterations = 0;
-  int repetitions = 0;
-  std::vector<std::string> backends;
-  std::string json = "bench-results/halo_bench.json";
-  std::string csv = "bench-results/halo_bench.csv";
 };
 
-Options parse(int argc, char** argv) {
-  Options o;
-  bench::OptionParser parser;
-  parser.count("--threads", o.threads)
-      .flag("--quick", o.quick)
-      .count("--block", o.block)
-      .count("--wide", o.wide)
-      .count("--wide-block", o.wide_block)
-      .count("--iters", o.iterations)
-      .count("--reps", o.repetitions)
-      .list("--backends", bench::kernels::kBackendNames, o.backends)
-      .text("--json", o.json)
-      .text("--csv", o.csv);
-  parser.parse(argc, argv);
-  if (o.iterations == 0) o.iterations = o.quick ? 20 : 200;
-  if (o.repetitions == 0) o.repetitions = o.quick ? 3 : 10;
-  return o;
+bench::kernels::OwnOptions own_options(Options& o) {
+  return {kOwnUsage,
+          [&o](bench::OptionParser& parser) {
+            parser.count("--block", o.block)
+                .count("--wide", o.wide)
+                .count("--wide-block", o.wide_block)
+                .count("--iters", o.iterations);
+          },
+          10, 3,
+          [&o](const bench::kernels::Options& shared) {
+            if (o.iterations == 0) o.iterations = shared.quick ? 20 : 200;
+          }};
 }
 
 struct Point {
@@ -256,6 +240,7 @@ void run(const Options& opt) {
       records.push_back(record);
     };
     for (const HaloAlgorithm a : kAlgorithms) {
+      if (!bench::selected(opt.algorithms, collectives::halo_algorithm_name(a))) continue;
       for (const Backend b : kBackends) {
         if (b != Backend::kRef && modes.selected(b)) measure(b, a);
       }
@@ -281,35 +266,30 @@ void run(const Options& opt) {
       if (r.test == point.test) key = r.bytes;
     }
     for (const Backend b : kBackends) {
-      bench::kernels::print_target(stdout, report, "neighbor <= two_sweep", point.test, key,
-                                   mode_of(b, HaloAlgorithm::kNeighbor),
-                                   mode_of(b, HaloAlgorithm::kTwoSweep), 1.0);
+      bench::kernels::print_point_target(stdout, report, "neighbor <= two_sweep", point.test, key,
+                                         mode_of(b, HaloAlgorithm::kNeighbor),
+                                         mode_of(b, HaloAlgorithm::kTwoSweep), 1.0);
     }
     for (const HaloAlgorithm a : kAlgorithms) {
       if (modes.processes() == 1) {
-        bench::kernels::print_target(stdout, report, "ep <= 0.8 mpi (1xT)", point.test, key,
-                                     mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a), 0.8);
+        bench::kernels::print_point_target(stdout, report, "ep <= 0.8 mpi (1xT)", point.test, key,
+                                           mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a),
+                                           0.8);
       }
-      bench::kernels::print_target(stdout, report, "mpi <= 1.2 ref", point.test, key,
-                                   mode_of(Backend::kMpi, a),
-                                   mode_of(Backend::kRef, HaloAlgorithm::kTwoSweep), 1.2);
-      bench::kernels::print_target(stdout, report, "ep <= funneled", point.test, key,
-                                   mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a), 1.0);
+      bench::kernels::print_point_target(stdout, report, "mpi <= 1.2 ref", point.test, key,
+                                         mode_of(Backend::kMpi, a),
+                                         mode_of(Backend::kRef, HaloAlgorithm::kTwoSweep), 1.2);
+      bench::kernels::print_point_target(stdout, report, "ep <= funneled", point.test, key,
+                                         mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a),
+                                         1.0);
     }
   }
-  report.write_json(opt.json);
-  report.write_csv(opt.csv);
-  std::printf("# written: %s %s\n", opt.json.c_str(), opt.csv.c_str());
+  bench::kernels::write_results(report, opt);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
-  if (auto stop = bench::start(argc, argv, kBenchName, kUsage, [&] { opt = parse(argc, argv); })) {
-    return *stop;
-  }
-  bench::run_or_abort(kBenchName, [&] { run(opt); });
-  MPI_Finalize();
-  return 0;
+  return bench::kernels::run_main(argc, argv, kBenchName, opt, own_options(opt), [&] { run(opt); });
 }

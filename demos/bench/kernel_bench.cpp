@@ -1,5 +1,6 @@
-// The shared half of the kernel benchmarks: options, the tables and target
-// lines (see kernel_bench.hpp; the launch layout is kernel_modes.cpp's).
+// The kernel benchmarks' harness (kernel_bench.hpp): the launch layout and
+// the participants of each backend, the shared options, the tables and the
+// target lines.
 #include "kernel_bench.hpp"
 
 #include <algorithm>
@@ -15,10 +16,66 @@
 
 namespace bench::kernels {
 
+KernelModes::KernelModes(MPI_Comm world, int threads, const char* bench_name,
+                         std::vector<std::string> backends)
+    : world_(world), bench_(bench_name), backends_(std::move(backends)) {
+  int size = 1;
+  check_mpi(MPI_Comm_rank(world_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(world_, &size), "MPI_Comm_size");
+  bool threaded = false;
+  bool flat = false;
+  for (const Backend b : kBackends) {
+    if (bench::selected(backends_, backend_name(b))) (is_threaded(b) ? threaded : flat) = true;
+  }
+  layout_ = LaunchLayout::of(size, threads, threaded, flat);
+  // A threaded process's threads must not queue for the one core the
+  // launcher may have bound it to (machine.hpp); flat processes keep the
+  // launcher's binding. Before any OpenMP region: threads inherit the mask.
+  if (rank_ < processes()) widen_affinity_to_all_cpus();
+  group_ = first_ranks(world_, processes());
+  if (group_ != MPI_COMM_NULL) endpoints_ = ep::create_endpoints(group_, threads);
+}
+
+KernelModes::~KernelModes() {
+  run_or_abort(bench_, [&] {
+    if (!endpoints_.empty()) {
+      auto& endpoints = endpoints_;
+      // Freeing is collective over the endpoints: each thread frees its own.
+#pragma omp parallel num_threads(threads()) default(none) shared(endpoints)
+      endpoints[static_cast<std::size_t>(omp_get_thread_num())].free();
+    }
+    if (group_ != MPI_COMM_NULL) check_mpi(MPI_Comm_free(&group_), "MPI_Comm_free");
+  });
+}
+
+bool KernelModes::selected(Backend backend) const {
+  if (!bench::selected(backends_, backend_name(backend))) return false;
+  return is_threaded(backend) ? processes() > 0 : layout_.kind != LaunchLayout::Kind::kThreaded;
+}
+
+void KernelModes::print_launch(const char* bench_line) const {
+  if (rank_ != 0) return;
+  std::printf("# %s\n# %s\n", bench_line, layout_.describe(online_cpus()).c_str());
+  print_load(stdout, "start");
+  std::fflush(stdout);
+}
+
+void KernelModes::slowest_to_root(std::vector<double>& times, MPI_Comm comm) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  const int n = static_cast<int>(times.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(rank == 0
+                ? MPI_Ireduce(MPI_IN_PLACE, times.data(), n, MPI_DOUBLE, MPI_MAX, 0, comm, &request)
+                : MPI_Ireduce(times.data(), nullptr, n, MPI_DOUBLE, MPI_MAX, 0, comm, &request),
+            "MPI_Ireduce");
+  wait_yielding(request, "MPI_Ireduce");
+}
+
 const char* const kSharedUsage =
     "  --threads T        threads per process of ep and funneled (default 2)\n"
     "  --quick            few sizes and repetitions (seconds)\n"
-    "  --reps N           timed repetitions per point (default 7, quick 3)\n"
+    "  --reps N           timed repetitions per point (default 7, quick 3, unless below)\n"
     "  --backends LIST    comma-separated subset of ep,mpi,funneled,ref; only ep and\n"
     "                     funneled: every process runs T threads (a threaded launch);\n"
     "                     only mpi and ref: one thread per process (a flat launch); both\n"
@@ -28,54 +85,42 @@ const char* const kSharedUsage =
     "  --json PATH        JSON results (default bench-results/<bench>.json)\n"
     "  --csv PATH         CSV results (default bench-results/<bench>.csv)\n";
 
-Options parse_options(int argc, char** argv, std::string_view bench) {
+Options parse_options(int argc, char** argv, std::string_view bench, const OwnOptions& own) {
   Options opt;
   opt.json = "bench-results/" + std::string(bench) + ".json";
   opt.csv = "bench-results/" + std::string(bench) + ".csv";
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(std::string(arg) + ": missing value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      opt.quick = true;
-    } else if (arg == "--threads") {
-      opt.threads = static_cast<int>(parse_count(arg, value()));
-    } else if (arg == "--reps") {
-      opt.repetitions = static_cast<int>(parse_count(arg, value()));
-    } else if (arg == "--backends") {
-      opt.backends = parse_list(arg, value(), kBackendNames);
-    } else if (arg == "--algorithms") {
-      const std::string list = value();
-      std::size_t start = 0;
-      while (start <= list.size()) {
-        const std::size_t comma = std::min(list.find(',', start), list.size());
-        opt.algorithms.push_back(list.substr(start, comma - start));
-        start = comma + 1;
-      }
-    } else if (arg == "--json") {
-      opt.json = value();
-    } else if (arg == "--csv") {
-      opt.csv = value();
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument("");
-    } else {
-      throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
-    }
-  }
-  if (opt.threads < 1 || opt.threads > ep::kMaxEndpointsPerProcess) {
+  OptionParser parser;
+  parser.flag("--quick", opt.quick)
+      .count("--threads", opt.threads)
+      .count("--reps", opt.repetitions)
+      .list("--backends", kBackendNames, opt.backends)
+      .custom("--algorithms",
+              [&opt](std::string_view, const std::string& list) {
+                std::size_t start = 0;
+                while (start <= list.size()) {
+                  const std::size_t comma = std::min(list.find(',', start), list.size());
+                  opt.algorithms.push_back(list.substr(start, comma - start));
+                  start = comma + 1;
+                }
+              })
+      .text("--json", opt.json)
+      .text("--csv", opt.csv);
+  if (own.add) own.add(parser);
+  parser.parse(argc, argv);
+  if (opt.threads > ep::kMaxEndpointsPerProcess) {
     throw std::invalid_argument("--threads: 1 to " + std::to_string(ep::kMaxEndpointsPerProcess));
   }
-  if (opt.repetitions == 0) opt.repetitions = opt.quick ? 3 : 7;
+  if (opt.repetitions == 0) opt.repetitions = opt.quick ? own.quick_repetitions : own.repetitions;
+  if (own.finish) own.finish(opt);
   return opt;
 }
 
-std::optional<int> start(int& argc, char**& argv, const char* name, Options& options) {
-  const std::string usage =
-      std::string("usage: mpiexec -n N ") + name + " [options]\n" + kSharedUsage;
+std::optional<int> start(int& argc, char**& argv, const char* name, Options& options,
+                         const OwnOptions& own) {
+  const std::string usage = std::string("usage: mpiexec -n N ") + name + " [options]\n" +
+                            kSharedUsage + std::string(own.usage);
   return ::bench::start(argc, argv, name, usage.c_str(),
-                        [&] { options = parse_options(argc, argv, name); });
+                        [&] { options = parse_options(argc, argv, name, own); });
 }
 
 bool Harness::selected_algorithm(std::string_view name) const {

@@ -2,7 +2,7 @@
 // (collectives/solvers/cg.hpp) on each backend (ep, mpi, funneled) with each
 // halo algorithm, side by side in one run. Modes are <backend>.<algorithm>.
 //
-// Launch layout: kernel_modes.hpp (threaded: --backends ep,funneled; flat:
+// Launch layout: kernel_bench.hpp (threaded: --backends ep,funneled; flat:
 // --backends mpi; mixed: all). ep and mpi solve on the grid's ranks (a
 // px x py grid of --block x --block columns of --levels levels), funneled on
 // one rank per process (the same global problem, T threads sharing every
@@ -33,8 +33,7 @@
 #include "bench_report.hpp"
 #include "collectives/solvers/cg.hpp"
 #include "collectives/solvers/gcr.hpp"
-#include "kernel_modes.hpp"
-#include "kernel_targets.hpp"
+#include "kernel_bench.hpp"
 
 namespace {
 
@@ -46,47 +45,30 @@ using collectives::solvers::SolveResult;
 constexpr const char* kBenchName = "solver_bench";
 // No ref backend: see the file comment.
 constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
-constexpr std::string_view kSolverBackends[] = {"ep", "mpi", "funneled"};
-constexpr const char* kUsage =
-    "usage: mpiexec -n N solver_bench [options]\n"
-    "  --threads T   threads per process of the ep and funneled modes (default 2)\n"
-    "  --backends L  subset of ep,mpi,funneled (default all; see kernel_modes.hpp)\n"
-    "  --quick       fewer iterations and repetitions (seconds)\n"
-    "  --block B     horizontal side of one rank's column in the N-rank grid (default 32)\n"
-    "  --levels L    levels (default 16)\n"
-    "  --iters N     iterations per solve (default 40, quick 10)\n"
-    "  --reps N      solves per point (default 5, quick 2)\n"
-    "  --json PATH   (default bench-results/solver_bench.json)\n"
-    "  --csv PATH    (default bench-results/solver_bench.csv)\n";
+// solver_bench's own options (bench::kernels::start adds the shared ones).
+constexpr const char* kOwnUsage =
+    "  --block B          horizontal side of one rank's column in the N-rank grid (default 32)\n"
+    "  --levels L         levels (default 16)\n"
+    "  --iters N          iterations per solve (default 40, quick 10)\n"
+    "  solver_bench: --reps (solves per point) default 5 (quick 2); no ref backend;\n"
+    "  --algorithms (the halo's) of two_sweep, neighbor, direct, split\n";
 
-struct Options {
-  int threads = 2;
-  bool quick = false;
+struct Options : bench::kernels::Options {
   int block = 32;
   int levels = 16;
   int iterations = 0;
-  int repetitions = 0;
-  std::vector<std::string> backends;
-  std::string json = "bench-results/solver_bench.json";
-  std::string csv = "bench-results/solver_bench.csv";
 };
 
-Options parse(int argc, char** argv) {
-  Options o;
-  bench::OptionParser parser;
-  parser.count("--threads", o.threads)
-      .flag("--quick", o.quick)
-      .count("--block", o.block)
-      .count("--levels", o.levels)
-      .count("--iters", o.iterations)
-      .count("--reps", o.repetitions)
-      .list("--backends", kSolverBackends, o.backends)
-      .text("--json", o.json)
-      .text("--csv", o.csv);
-  parser.parse(argc, argv);
-  if (o.iterations == 0) o.iterations = o.quick ? 10 : 40;
-  if (o.repetitions == 0) o.repetitions = o.quick ? 2 : 5;
-  return o;
+bench::kernels::OwnOptions own_options(Options& o) {
+  return {
+      kOwnUsage,
+      [&o](bench::OptionParser& parser) {
+        parser.count("--block", o.block).count("--levels", o.levels).count("--iters", o.iterations);
+      },
+      5, 2,
+      [&o](const bench::kernels::Options& shared) {
+        if (o.iterations == 0) o.iterations = shared.quick ? 10 : 40;
+      }};
 }
 
 constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
@@ -146,6 +128,9 @@ std::vector<double> time_solver(const C& comm, const std::string& solver,
 }
 
 void run(const Options& opt) {
+  if (std::ranges::find(opt.backends, "ref") != opt.backends.end()) {
+    throw std::invalid_argument("--backends: solver_bench has no ref mode");
+  }
   bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName, opt.backends);
   const int n = modes.grid_ranks();
   const auto [gpx, gpy] = bench::kernels::grid_of(n);
@@ -161,6 +146,7 @@ void run(const Options& opt) {
   bench::Report report(kBenchName);
   for (const std::string solver : {"gcr", "cg"}) {
     for (const HaloAlgorithm a : kAlgorithms) {
+      if (!bench::selected(opt.algorithms, collectives::halo_algorithm_name(a))) continue;
       for (const Backend b : kBackends) {
         if (!modes.selected(b)) continue;
         const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
@@ -211,25 +197,19 @@ void run(const Options& opt) {
   std::printf("\n# targets (ratios of t_avg in this run)\n");
   for (const std::string solver : {"gcr", "cg"}) {
     for (const HaloAlgorithm a : kAlgorithms) {
-      bench::kernels::print_target(stdout, report, "ep <= mpi per iteration", solver, bytes,
-                                   mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a), 1.0);
-      bench::kernels::print_target(stdout, report, "ep <= funneled", solver, bytes,
-                                   mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a), 1.0);
+      bench::kernels::print_point_target(stdout, report, "ep <= mpi per iteration", solver, bytes,
+                                         mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a), 1.0);
+      bench::kernels::print_point_target(stdout, report, "ep <= funneled", solver, bytes,
+                                         mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a),
+                                         1.0);
     }
   }
-  report.write_json(opt.json);
-  report.write_csv(opt.csv);
-  std::printf("# written: %s %s\n", opt.json.c_str(), opt.csv.c_str());
+  bench::kernels::write_results(report, opt);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
-  if (auto stop = bench::start(argc, argv, kBenchName, kUsage, [&] { opt = parse(argc, argv); })) {
-    return *stop;
-  }
-  bench::run_or_abort(kBenchName, [&] { run(opt); });
-  MPI_Finalize();
-  return 0;
+  return bench::kernels::run_main(argc, argv, kBenchName, opt, own_options(opt), [&] { run(opt); });
 }

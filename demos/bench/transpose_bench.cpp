@@ -2,7 +2,7 @@
 // xz -> spectral and back) with each alltoallv algorithm, on endpoints, MPI
 // processes and funneled, beside the hand-written pack / MPI_Alltoallv /
 // unpack transposition (mode ref.alltoallv, reference/ref_transpose.hpp).
-// Layout: kernel_modes.hpp.
+// Layout: kernel_bench.hpp.
 //
 //   mpiexec -n 1 transpose_bench --threads 2 --backends ep,funneled   (threaded)
 //   mpiexec -n 2 transpose_bench --threads 2 --backends mpi,ref       (flat)

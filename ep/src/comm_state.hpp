@@ -14,10 +14,12 @@
 //   2. mpi       NbcInstance::mpi_mutex_ (same file), try-lock: one thread at
 //                a time runs MPI_Test of a nonblocking collective; the others
 //                come back on their next poll instead of waiting.
-//   3. fold      IAllreduce::fold_mutex_ (collective/iallreduce.cpp) and
-//      arrive    IAlltoallv::arrive_mutex_ (collective/ialltoallv.cpp): one
-//                thread's contribution to a nonblocking collective; fold runs
-//                the reduction operator under it. Never both.
+//   3. fold      Ireduction::fold_mutex_ (collective/ireduction.cpp),
+//      arrive    BlockExchange::arrive_mutex_ (collective/block_exchange.cpp)
+//                and the neighbourhood exchange's arrive_mutex_
+//                (topology/ineighbor_collectives.cpp): one thread's
+//                contribution to a nonblocking collective; fold runs the
+//                reduction operator under it. One at a time.
 //   4. drain     CommState::drain_mutex_ (below), try-lock: one drainer per
 //                communicator runs MPI_Improbe / MPI_Mrecv / MPI_Imrecv;
 //                a thread that fails to take it returns and polls its own

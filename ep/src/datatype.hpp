@@ -33,6 +33,10 @@ struct TypedBuffer {
   [[nodiscard]] std::size_t bytes() const {
     return static_cast<std::size_t>(count) * static_cast<std::size_t>(layout.size);
   }
+  /// The same data in packed form (bytes() dense bytes) at `packed`.
+  [[nodiscard]] TypedBuffer packed_at(const std::byte* packed) const {
+    return {packed, count, type, TypeLayout{layout.size, 0, true}};
+  }
 };
 
 /// Writes the packed form of `src` (src.bytes() bytes) to `packed`.

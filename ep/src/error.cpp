@@ -15,6 +15,38 @@ std::string format_message(const std::string& call, int ep_rank, const std::stri
 
 }  // namespace
 
+const char* name_of(ErrorKind kind) noexcept {
+  switch (kind) {
+    case ErrorKind::kRank:
+      return "kRank";
+    case ErrorKind::kTag:
+      return "kTag";
+    case ErrorKind::kCount:
+      return "kCount";
+    case ErrorKind::kTruncate:
+      return "kTruncate";
+    case ErrorKind::kTooManyEndpoints:
+      return "kTooManyEndpoints";
+    case ErrorKind::kThreadLevel:
+      return "kThreadLevel";
+    case ErrorKind::kFreedComm:
+      return "kFreedComm";
+    case ErrorKind::kArgument:
+      return "kArgument";
+    case ErrorKind::kRequest:
+      return "kRequest";
+    case ErrorKind::kMpi:
+      return "kMpi";
+    case ErrorKind::kNoMemory:
+      return "kNoMemory";
+    case ErrorKind::kIo:
+      return "kIo";
+    case ErrorKind::kConfig:
+      return "kConfig";
+  }
+  return "an unknown ErrorKind";
+}
+
 Error::Error(ErrorKind kind, const std::string& call, int ep_rank, const std::string& detail,
              int mpi_code)
     : std::runtime_error(format_message(call, ep_rank, detail)),

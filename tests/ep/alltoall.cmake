@@ -21,8 +21,8 @@ ep_add_mpi_test(NAME test_nonblocking_collectives
 # The rest of the nonblocking set (ialltoall, ialltoallw, igather(v),
 # iscatter(v), iallgather(v), ireduce, iscan, iexscan, ireduce_scatter(_block))
 # against the blocking forms in every layout of coll_helpers.hpp.
-ep_add_mpi_test(NAME test_nonblocking_collectives2
-  SOURCES test_nonblocking_collectives2.cpp
+ep_add_mpi_test(NAME test_nonblocking_against_blocking
+  SOURCES test_nonblocking_against_blocking.cpp
   SHAPES r1t3 r2t2 r3t1 r2t3
   LABELS coll
   TIMEOUT 180)

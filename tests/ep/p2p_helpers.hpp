@@ -145,34 +145,6 @@ inline void relax() { std::this_thread::yield(); }
 
 // ---- errors ---------------------------------------------------------------
 
-inline const char* kind_name(ep::ErrorKind k) {
-  switch (k) {
-    case ep::ErrorKind::kRank:
-      return "kRank";
-    case ep::ErrorKind::kTag:
-      return "kTag";
-    case ep::ErrorKind::kCount:
-      return "kCount";
-    case ep::ErrorKind::kTruncate:
-      return "kTruncate";
-    case ep::ErrorKind::kTooManyEndpoints:
-      return "kTooManyEndpoints";
-    case ep::ErrorKind::kThreadLevel:
-      return "kThreadLevel";
-    case ep::ErrorKind::kFreedComm:
-      return "kFreedComm";
-    case ep::ErrorKind::kArgument:
-      return "kArgument";
-    case ep::ErrorKind::kRequest:
-      return "kRequest";
-    case ep::ErrorKind::kMpi:
-      return "kMpi";
-    case ep::ErrorKind::kNoMemory:
-      return "kNoMemory";
-  }
-  return "?";
-}
-
 /// Runs `f`, expecting an ep::Error of `kind` whose what() contains every
 /// string of `needles` (the call's name, the offending value). Returns the
 /// error when an ep::Error of any kind was thrown, for further checks.
@@ -184,18 +156,18 @@ std::optional<ep::Error> expect_ep_error(F&& f, ep::ErrorKind kind,
     f();
   } catch (const ep::Error& e) {
     const std::string what = e.what();
-    EXPECT_STREQ(kind_name(e.kind()), kind_name(kind)) << context << ": what() = " << what;
+    EXPECT_STREQ(ep::name_of(e.kind()), ep::name_of(kind)) << context << ": what() = " << what;
     for (const std::string& needle : needles) {
       EXPECT_NE(what.find(needle), std::string::npos)
           << context << ": what() = \"" << what << "\" does not mention \"" << needle << "\"";
     }
     return e;
   } catch (const std::exception& e) {
-    ADD_FAILURE() << context << ": expected ep::Error(" << kind_name(kind)
+    ADD_FAILURE() << context << ": expected ep::Error(" << ep::name_of(kind)
                   << "), got another exception: " << e.what();
     return std::nullopt;
   }
-  ADD_FAILURE() << context << ": expected ep::Error(" << kind_name(kind) << "), nothing thrown";
+  ADD_FAILURE() << context << ": expected ep::Error(" << ep::name_of(kind) << "), nothing thrown";
   return std::nullopt;
 }
 

@@ -16,7 +16,7 @@
 #                    failure-injection and flood suites on that path
 set(_ep_tag_layout_tests
   test_p2p_basic test_p2p_ordering test_p2p_probe test_p2p_nonblocking test_p2p_errors
-  test_collectives test_alltoall test_nonblocking_collectives test_nonblocking_collectives2
+  test_collectives test_alltoall test_nonblocking_collectives test_nonblocking_against_blocking
   test_comm_management test_intercomm)
 foreach(_variant IN ITEMS "tagub19;524287" "tagub23;8388607" "tagub16;65535")
   list(GET _variant 0 _suffix)

@@ -1,4 +1,5 @@
-// dup, split, compare and free on endpoint communicators.
+// dup, split, compare and free on endpoint communicators, and the object
+// the endpoints of one process share (share_in_process).
 //
 // Every split is checked against ranks computed here from the colour and key
 // rule, then used: a ring of messages carrying the old ranks (so a wrong
@@ -10,6 +11,10 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include <atomic>
+#include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -326,6 +331,50 @@ TEST(CommFree, UseAfterFreeIsAnError) {
                     ErrorKind::kFreedComm, {"ep::compare", "null"}, "compare of null handles");
     // The original lives on.
     expect_ring(c, [](int rank) { return rank; });
+  });
+}
+
+// What the endpoints of one process share: who made it, and one mark per
+// endpoint that got it.
+struct Shared {
+  int maker = -1;
+  std::atomic<int> holders{0};
+};
+
+TEST(ShareInProcess, OneObjectPerProcessMadeByTheLeader) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const std::shared_ptr<Shared> shared = ep::share_in_process<Shared>(c, [&] {
+      auto made = std::make_shared<Shared>();
+      made->maker = c.local_thread();
+      return made;
+    });
+    ASSERT_NE(shared, nullptr);
+    EXPECT_EQ(shared->maker, 0);
+    shared->holders.fetch_add(1);
+    ep::barrier(c);  // every local endpoint has marked the object it got
+    EXPECT_EQ(shared->holders.load(), c.local_size())
+        << "the local endpoints did not all get the same object";
+    ep::barrier(c);
+  });
+}
+
+TEST(ShareInProcess, WhatTheMakerThrowsReachesEveryLocalEndpoint) {
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const std::string rank = "ep rank " + to_string(c.rank());
+    expect_ep_error(
+        [&] {
+          static_cast<void>(ep::share_in_process<Shared>(
+              c, []() -> std::shared_ptr<Shared> { throw std::runtime_error("no shared pool"); }));
+        },
+        ErrorKind::kArgument, {"ep::share_in_process", rank, "no shared pool"}, "make throws");
+    expect_ep_error(
+        [&] {
+          static_cast<void>(ep::share_in_process<Shared>(
+              c, []() -> std::shared_ptr<Shared> { throw std::bad_alloc(); }));
+        },
+        ErrorKind::kNoMemory, {"ep::share_in_process", rank}, "make runs out of memory");
+    // The communicator works on.
+    expect_ring(c, [](int r) { return r; });
   });
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -60,6 +61,7 @@ TEST(TypedLayer, DatatypesOfBuiltinsAndRegisteredTypes) {
   EXPECT_EQ(ep::datatype_of<unsigned long long>(), MPI_UNSIGNED_LONG_LONG);
   EXPECT_EQ(ep::datatype_of<std::complex<double>>(), MPI_CXX_DOUBLE_COMPLEX);
   EXPECT_EQ(ep::datatype_of<bool>(), MPI_CXX_BOOL);
+  EXPECT_EQ(ep::datatype_of<std::byte>(), MPI_BYTE);
   EXPECT_EQ(ep::datatype_of<Pair>(), pair_type());
   static_assert(ep::HasDatatype<float>);
   static_assert(ep::HasDatatype<Pair>);
@@ -232,6 +234,79 @@ TEST(TypedLayer, Alltoalls) {
             << "from " << s << " element " << k;
       }
     }
+  });
+}
+
+// The point-to-point spans and the intercommunicator collectives' spans on
+// an InterCommunicator: even processes against odd ones, every endpoint to
+// every remote endpoint, raw bytes as std::byte.
+TEST(TypedLayer, IntercommunicatorSpans) {
+  if (ep_test::world_size() < 2) GTEST_SKIP() << "needs two processes for disjoint groups";
+  ep_test::run_endpoints([](ep::Communicator& c) {
+    const int side = c.process_rank() % 2;
+    ep::Communicator group = ep::split(c, side, c.rank());
+    // Group rank 0 of each side lives on process `side` (ranks are process-major).
+    ep::InterCommunicator inter = ep::create_intercomm(group, 0, MPI_COMM_WORLD, 1 - side, kTag);
+    const int me = inter.rank();
+    const int nr = inter.remote_size();
+    const auto encode = [](int from_side, int from, int to) {
+      return 10000 * from_side + 100 * from + to;
+    };
+
+    // isend to every remote endpoint, recv from each by rank.
+    std::vector<std::vector<int>> out;
+    std::vector<ep::Request> sends;
+    for (int j = 0; j < nr; ++j) out.push_back({encode(side, me, j), -encode(side, me, j)});
+    for (int j = 0; j < nr; ++j) {
+      sends.push_back(
+          ep::isend(inter, std::span<const int>(out[static_cast<std::size_t>(j)]), j, kTag));
+    }
+    for (int j = 0; j < nr; ++j) {
+      std::vector<int> in(2, 0);
+      const ep::Status st = ep::recv(inter, std::span<int>(in), j, kTag);
+      EXPECT_EQ(st.source, j);
+      EXPECT_EQ(in, (std::vector<int>{encode(1 - side, j, me), -encode(1 - side, j, me)}));
+    }
+    ep::wait_all(sends);
+
+    // irecv + send of raw bytes, and sendrecv, between the endpoints of equal
+    // rank in both groups (the smaller group's size of them).
+    if (me < std::min(inter.size(), nr)) {
+      const std::vector<std::byte> bytes(3, std::byte{static_cast<unsigned char>(side + 1)});
+      std::vector<std::byte> got(3, std::byte{0});
+      ep::Request in = ep::irecv(inter, std::span<std::byte>(got), me, kTag + 1);
+      ep::send(inter, std::span<const std::byte>(bytes), me, kTag + 1);
+      EXPECT_EQ(ep::wait(in).bytes, 3U);
+      EXPECT_EQ(got, std::vector<std::byte>(3, std::byte{static_cast<unsigned char>(2 - side)}));
+      const std::vector<double> mine{side + 0.5};
+      std::vector<double> theirs{-1.0};
+      const ep::Status st = ep::sendrecv(inter, std::span<const double>(mine), me, kTag + 2,
+                                         std::span<double>(theirs), me, kTag + 2);
+      EXPECT_EQ(st.source, me);
+      EXPECT_EQ(theirs[0], 1 - side + 0.5);
+    }
+
+    // bcast from side 0's rank 0 to side 1.
+    std::vector<int> data(3, -1);
+    if (side == 0) {
+      if (me == 0) data = {7, 8, 9};
+      ep::bcast(inter, std::span<int>(data), me == 0 ? MPI_ROOT : MPI_PROC_NULL);
+    } else {
+      ep::bcast(inter, std::span<int>(data), 0);
+      EXPECT_EQ(data, (std::vector<int>{7, 8, 9}));
+    }
+
+    // allreduce: the other group's contributions.
+    const std::vector<long long> contribution{side * 1000LL + me, 1};
+    std::vector<long long> reduced(2, -1);
+    ep::allreduce(inter, std::span<const long long>(contribution), std::span<long long>(reduced),
+                  MPI_SUM);
+    EXPECT_EQ(reduced,
+              (std::vector<long long>{(1 - side) * 1000LL * nr + nr * (nr - 1LL) / 2, nr}));
+    EXPECT_EQ(ep::allreduce(inter, me, MPI_MAX), nr - 1);
+
+    inter.free();
+    group.free();
   });
 }
 

@@ -70,11 +70,13 @@ std::string at(const std::string& text) {
   return "iodef.xml:" + std::to_string(line) + ":";
 }
 
-// The error message of parsing `xml`, or "" when it parses.
+// The error message of parsing `xml`, or "" when it parses. Every
+// configuration error is of kind kConfig.
 std::string error_of(const std::string& xml) {
   try {
     (void)parse_config_string(xml, "iodef.xml");
   } catch (const ep::Error& e) {
+    EXPECT_EQ(e.kind(), ep::ErrorKind::kConfig) << e.what();
     return e.what();
   }
   return "";
@@ -246,6 +248,19 @@ TEST(XiosConfig, XmlSyntaxErrorHasLine) {
   const std::string e = error_of(replaced("</file>", "</fil>"));
   EXPECT_NE(e.find("iodef.xml:"), std::string::npos) << e;
   EXPECT_NE(e.find("XML syntax error"), std::string::npos) << e;
+}
+
+// A file that cannot be read is an I/O error, not a configuration error.
+TEST(XiosConfig, UnreadableFileIsAnIoError) {
+  const std::string path = "no_such_directory/iodef.xml";
+  try {
+    (void)xios_lite::parse_config(path);
+    ADD_FAILURE() << "parse_config of a missing file did not throw";
+  } catch (const ep::Error& e) {
+    EXPECT_EQ(e.kind(), ep::ErrorKind::kIo) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path + ": cannot open the file"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(XiosCalendar, Frequencies) {

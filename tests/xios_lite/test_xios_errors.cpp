@@ -129,6 +129,7 @@ TEST(XiosErrors, WriteErrorReachesEveryClient) {
   EXPECT_EQ(told, endpoints);
   if (outcome.is_server) {
     EXPECT_HAS(outcome.server_error, bad);
+    EXPECT_EQ(outcome.server_error_kind, ep::ErrorKind::kIo) << outcome.server_error;
   }
   if (ep_test::world_rank() == 0) {
     EXPECT_FALSE(xios_test::file_exists(bad + ".nc"));

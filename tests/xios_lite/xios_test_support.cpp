@@ -88,6 +88,9 @@ Outcome run(const RunSpec& spec) {
       xios_lite::ServerOptions options;
       options.threads = spec.server_threads;
       (void)xios_lite::run_server(world, spec.config, options);
+    } catch (const ep::Error& e) {
+      out.server_error = e.what();
+      out.server_error_kind = e.kind();
     } catch (const std::exception& e) {
       out.server_error = e.what();
     }

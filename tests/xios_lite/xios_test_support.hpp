@@ -54,8 +54,9 @@ struct OneField {
 
 /// What one run of the model saw.
 struct Outcome {
-  std::vector<std::string> client_errors;  ///< every exception text, any endpoint
-  std::string server_error;                ///< this process's run_server exception
+  std::vector<std::string> client_errors;          ///< every exception text, any endpoint
+  std::string server_error;                        ///< this process's run_server exception
+  std::optional<ep::ErrorKind> server_error_kind;  ///< its kind, when an ep::Error
   bool is_server = false;
 };
 

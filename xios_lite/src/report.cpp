@@ -57,7 +57,7 @@ void Report::write_json(const std::string& path) const {
   std::ofstream out(path);
   out << to_json();
   if (!out) {
-    throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::Report::write_json", -1,
+    throw ep::Error(ep::ErrorKind::kIo, "xios_lite::Report::write_json", -1,
                     "cannot write '" + path + "'");
   }
 }

@@ -95,7 +95,7 @@ void recursive_k_allreduce(const C& comm, std::span<T> inout, MPI_Op op, int k) 
   const int count = ep::detail::count_of(inout.size(), "collectives::allreduce", me);
   if (n == 1 || count == 0) return;
   const auto len = static_cast<std::size_t>(count);
-  const MPI_Datatype type = ep::datatype_of<T>();
+  const std::span<const T> mine(inout);
   const auto [m, p] = largest_power_at_most(n, k);
 
   // One slot per partner of a round; reused between calls of this thread.
@@ -106,10 +106,10 @@ void recursive_k_allreduce(const C& comm, std::span<T> inout, MPI_Op op, int k) 
   auto slot = [&](std::size_t i) { return std::span<T>(scratch.data() + i * len, len); };
 
   if (me >= m) {  // extra rank: fold in, then wait for the result
-    requests.push_back(comm.isend(inout.data(), count, type, me % m, kAllreduceTag));
+    requests.push_back(isend(comm, mine, me % m, kAllreduceTag));
     comm.wait_all(requests);
     requests.clear();
-    requests.push_back(comm.irecv(inout.data(), count, type, me % m, kAllreduceTag));
+    requests.push_back(irecv(comm, inout, me % m, kAllreduceTag));
     comm.wait_all(requests);
     return;
   }
@@ -123,8 +123,8 @@ void recursive_k_allreduce(const C& comm, std::span<T> inout, MPI_Op op, int k) 
   // Pre-stage: a_me = fold(x_me, x_{me+m}, ...).
   if (extras > 0) {
     for (int e = 0; e < extras; ++e) {
-      requests.push_back(comm.irecv(slot(static_cast<std::size_t>(e)).data(), count, type,
-                                    me + (e + 1) * m, kAllreduceTag));
+      requests.push_back(
+          irecv(comm, slot(static_cast<std::size_t>(e)), me + (e + 1) * m, kAllreduceTag));
     }
     comm.wait_all(requests);
     requests.clear();
@@ -139,12 +139,12 @@ void recursive_k_allreduce(const C& comm, std::span<T> inout, MPI_Op op, int k) 
     const int base = me - d * dist;
     for (int e = 0, s = 0; e < k; ++e) {
       if (e == d) continue;
-      requests.push_back(comm.irecv(slot(static_cast<std::size_t>(s++)).data(), count, type,
-                                    base + e * dist, kAllreduceTag));
+      requests.push_back(
+          irecv(comm, slot(static_cast<std::size_t>(s++)), base + e * dist, kAllreduceTag));
     }
     for (int e = 0; e < k; ++e) {
       if (e != d) {
-        requests.push_back(comm.isend(inout.data(), count, type, base + e * dist, kAllreduceTag));
+        requests.push_back(isend(comm, mine, base + e * dist, kAllreduceTag));
       }
     }
     comm.wait_all(requests);
@@ -167,7 +167,7 @@ void recursive_k_allreduce(const C& comm, std::span<T> inout, MPI_Op op, int k) 
 
   // Post-stage: the result back to the ranks folded in.
   for (int e = 0; e < extras; ++e) {
-    requests.push_back(comm.isend(inout.data(), count, type, me + (e + 1) * m, kAllreduceTag));
+    requests.push_back(isend(comm, mine, me + (e + 1) * m, kAllreduceTag));
   }
   comm.wait_all(requests);
 }

@@ -15,7 +15,8 @@
  *
  * Errors: every function returns EP_OK (0) or an EP_ERR_* code and never lets
  * a C++ exception out; ep_last_error() gives the message of the calling
- * thread's last failure ("ep::create_endpoints: ep rank -1: ..."). Handles are
+ * thread's last failure ("ep::create_endpoints: ep rank -1: ...") in this
+ * interface or another built on it (xios_lite/xios_lite.h). Handles are
  * opaque; a handle belongs to one thread at a time (its endpoint's thread). */
 #ifndef EP_EP_H
 #define EP_EP_H
@@ -35,7 +36,8 @@ typedef struct ep_comm_s* ep_comm_t;
 /** A pending nonblocking operation (ep::Request); NULL once completed. */
 typedef struct ep_request_s* ep_request_t;
 
-/** Return codes: EP_ERR_* follow ep::ErrorKind (ep/error.hpp) plus one. */
+/** Return codes: one per ep::ErrorKind (ep/error.hpp), in its order from 1
+ * (the table of ep/c_shim.hpp, checked at compile time), and EP_ERR_OTHER. */
 enum {
   EP_OK = 0,
   EP_ERR_RANK = 1,
@@ -48,7 +50,10 @@ enum {
   EP_ERR_ARGUMENT = 8,
   EP_ERR_REQUEST = 9,
   EP_ERR_MPI = 10,
-  EP_ERR_OTHER = 99 /**< any other failure (allocation, ...) */
+  EP_ERR_NO_MEMORY = 11, /**< memory could not be allocated */
+  EP_ERR_IO = 12,        /**< a file could not be opened, read or written */
+  EP_ERR_CONFIG = 13,    /**< a configuration's content is invalid */
+  EP_ERR_OTHER = 99      /**< any other failure (an exception that is not an ep::Error) */
 };
 
 /** MPI_Comm_create_endpoints: writes n_local handles to comms[0..n_local-1];

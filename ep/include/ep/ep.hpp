@@ -6,6 +6,7 @@
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "ep/point_to_point.hpp"
+#include "ep/process_shared.hpp"
 #include "ep/rank_map.hpp"
 #include "ep/request.hpp"
 #include "ep/tag_encoding.hpp"

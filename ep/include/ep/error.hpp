@@ -7,12 +7,16 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
 namespace ep {
 
-/// What kind of misuse or failure an Error reports (maps onto MPI error classes).
+/// What kind of misuse or failure an Error reports (maps onto MPI error
+/// classes where MPI has one). The C interfaces return one code per kind
+/// (EP_ERR_* in ep/ep.h, through the table of ep/c_shim.hpp). A new kind goes
+/// last, and kErrorKindCount names it.
 enum class ErrorKind {
   kRank,      ///< rank out of range (MPI_ERR_RANK)
   kTag,       ///< tag out of range (MPI_ERR_TAG)
@@ -25,7 +29,15 @@ enum class ErrorKind {
   kRequest,      ///< invalid request (MPI_ERR_REQUEST)
   kMpi,          ///< an MPI call itself returned an error
   kNoMemory,     ///< memory could not be allocated (MPI_ERR_NO_MEM)
+  kIo,           ///< a file could not be opened, read or written (NetCDF, a configuration file)
+  kConfig,       ///< a configuration's content is invalid (XML syntax, elements, attributes)
 };
+
+/// The number of kinds: tables indexed by kind check their size against it.
+inline constexpr std::size_t kErrorKindCount = static_cast<std::size_t>(ErrorKind::kConfig) + 1;
+
+/// The enumerator's name ("kRank", ...), for messages and tests.
+[[nodiscard]] const char* name_of(ErrorKind kind) noexcept;
 
 /// Exception thrown by every ep call on bad input or MPI failure.
 /// what() reads like "ep::send: ep rank 3: tag 40000 out of range [0, 32767]".

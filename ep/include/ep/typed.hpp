@@ -7,6 +7,11 @@
 //   double total = ep::allreduce(comm, local_sum, MPI_SUM);
 //   std::vector<int> all = ep::allgather(comm, comm.rank());
 //
+// The point-to-point calls take either kind of endpoint communicator
+// (ep::Communicator, ep::InterCommunicator: ranks of the remote group), and
+// the intercommunicator collectives (bcast, allreduce) have their span forms
+// too. Buffers of raw bytes are spans of std::byte (MPI_BYTE).
+//
 // Every call here is a one-line forward to the void* / count / MPI_Datatype
 // form (communicator.hpp, collectives.hpp): there is one implementation, and
 // collectivity, thread safety and errors are those of the call forwarded to.
@@ -23,6 +28,8 @@
 
 #include <climits>
 #include <complex>
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,6 +37,7 @@
 #include <vector>
 
 #include "ep/collectives.hpp"
+#include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 
@@ -60,6 +68,7 @@ EP_TYPED_BUILTIN(float, MPI_FLOAT);
 EP_TYPED_BUILTIN(double, MPI_DOUBLE);
 EP_TYPED_BUILTIN(long double, MPI_LONG_DOUBLE);
 EP_TYPED_BUILTIN(bool, MPI_CXX_BOOL);
+EP_TYPED_BUILTIN(std::byte, MPI_BYTE);
 EP_TYPED_BUILTIN(std::complex<float>, MPI_CXX_FLOAT_COMPLEX);
 EP_TYPED_BUILTIN(std::complex<double>, MPI_CXX_DOUBLE_COMPLEX);
 EP_TYPED_BUILTIN(std::complex<long double>, MPI_CXX_LONG_DOUBLE_COMPLEX);
@@ -77,6 +86,11 @@ concept HasDatatype = requires {
   datatype_traits<std::remove_cv_t<T>>::get();
 };
 
+/// Either kind of endpoint communicator: point-to-point ranks are EP ranks of
+/// the group (Communicator) or of the remote group (InterCommunicator).
+template <class C>
+concept EndpointCommunicator = std::same_as<C, Communicator> || std::same_as<C, InterCommunicator>;
+
 namespace detail {
 /// A span's length as an MPI count; throws ep::Error(kCount) naming `call`.
 inline int count_of(std::size_t n, const char* call, int ep_rank) {
@@ -88,35 +102,35 @@ inline int count_of(std::size_t n, const char* call, int ep_rank) {
 }
 }  // namespace detail
 
-// ---- point-to-point ----
+// ---- point-to-point (on a Communicator or an InterCommunicator) ----
 
-template <HasDatatype T>
-void send(const Communicator& comm, std::span<const T> data, int dest, int tag) {
+template <EndpointCommunicator C, HasDatatype T>
+void send(const C& comm, std::span<const T> data, int dest, int tag) {
   comm.send(data.data(), detail::count_of(data.size(), "ep::send", comm.rank()), datatype_of<T>(),
             dest, tag);
 }
 
 /// Receives into `data`; the Status tells the actual source, tag and size.
-template <HasDatatype T>
-Status recv(const Communicator& comm, std::span<T> data, int source, int tag) {
+template <EndpointCommunicator C, HasDatatype T>
+Status recv(const C& comm, std::span<T> data, int source, int tag) {
   return comm.recv(data.data(), detail::count_of(data.size(), "ep::recv", comm.rank()),
                    datatype_of<T>(), source, tag);
 }
 
-template <HasDatatype T>
-[[nodiscard]] Request isend(const Communicator& comm, std::span<const T> data, int dest, int tag) {
+template <EndpointCommunicator C, HasDatatype T>
+[[nodiscard]] Request isend(const C& comm, std::span<const T> data, int dest, int tag) {
   return comm.isend(data.data(), detail::count_of(data.size(), "ep::isend", comm.rank()),
                     datatype_of<T>(), dest, tag);
 }
 
-template <HasDatatype T>
-[[nodiscard]] Request irecv(const Communicator& comm, std::span<T> data, int source, int tag) {
+template <EndpointCommunicator C, HasDatatype T>
+[[nodiscard]] Request irecv(const C& comm, std::span<T> data, int source, int tag) {
   return comm.irecv(data.data(), detail::count_of(data.size(), "ep::irecv", comm.rank()),
                     datatype_of<T>(), source, tag);
 }
 
-template <HasDatatype S, HasDatatype R>
-Status sendrecv(const Communicator& comm, std::span<const S> send_data, int dest, int send_tag,
+template <EndpointCommunicator C, HasDatatype S, HasDatatype R>
+Status sendrecv(const C& comm, std::span<const S> send_data, int dest, int send_tag,
                 std::span<R> recv_data, int source, int recv_tag) {
   return comm.sendrecv(send_data.data(),
                        detail::count_of(send_data.size(), "ep::sendrecv", comm.rank()),
@@ -216,6 +230,32 @@ void alltoallv(const Communicator& comm, std::span<const T> send, std::span<cons
                std::span<const int> rdispls) {
   alltoallv(comm, send.data(), sendcounts, sdispls, datatype_of<T>(), recv.data(), recvcounts,
             rdispls, datatype_of<T>());
+}
+
+// ---- intercommunicator collectives (collective over both groups) ----
+
+/// MPI_Bcast across the groups: `root` as for the void* form (MPI_ROOT,
+/// MPI_PROC_NULL in the sending group, the root's rank in the receiving one).
+template <HasDatatype T>
+void bcast(const InterCommunicator& inter, std::span<T> data, int root) {
+  bcast(inter, data.data(), detail::count_of(data.size(), "ep::bcast", inter.rank()),
+        datatype_of<T>(), root);
+}
+
+/// `recv` gets the reduction of the other group's `send` spans.
+template <HasDatatype T>
+void allreduce(const InterCommunicator& inter, std::span<const T> send, std::span<T> recv,
+               MPI_Op op) {
+  allreduce(inter, send.data(), recv.data(),
+            detail::count_of(send.size(), "ep::allreduce", inter.rank()), datatype_of<T>(), op);
+}
+
+/// The reduction of the other group's values.
+template <HasDatatype T>
+[[nodiscard]] T allreduce(const InterCommunicator& inter, T value, MPI_Op op) {
+  T result{};
+  allreduce(inter, &value, &result, 1, datatype_of<T>(), op);
+  return result;
 }
 
 }  // namespace ep

@@ -1,12 +1,14 @@
 // The C interface (ep/ep.h): thin wrappers that turn every exception into a
-// return code and a thread-local message.
+// return code and a thread-local message (ep/c_shim.hpp).
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ep/c_handle.hpp"
+#include "ep/c_shim.hpp"
 #include "ep/collectives.hpp"
 #include "ep/ep.h"
 #include "ep/error.hpp"
@@ -18,26 +20,10 @@ struct ep_request_s {
 
 namespace {
 
-thread_local std::string last_error;
-
-int fail(const std::string& message, int code) {
-  last_error = message;
-  return code;
-}
-
 // Runs `body`; an exception becomes its EP_ERR_* code and message.
 template <typename Body>
 int guarded(Body&& body) noexcept {
-  try {
-    body();
-    return EP_OK;
-  } catch (const ep::Error& e) {
-    return fail(e.what(), static_cast<int>(e.kind()) + 1);
-  } catch (const std::exception& e) {
-    return fail(e.what(), EP_ERR_OTHER);
-  } catch (...) {
-    return fail("ep: unknown exception", EP_ERR_OTHER);
-  }
+  return ep::c_api::guarded("ep", std::forward<Body>(body));
 }
 
 const ep::Communicator& checked(ep_comm_t comm, const char* call) {
@@ -211,6 +197,6 @@ int ep_barrier(ep_comm_t comm) {
   return guarded([&] { ep::barrier(checked(comm, "ep_barrier")); });
 }
 
-const char* ep_last_error(void) { return last_error.c_str(); }
+const char* ep_last_error(void) { return ep::c_api::last_error(); }
 
 }  // extern "C"

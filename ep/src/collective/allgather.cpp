@@ -144,7 +144,7 @@ void pack_contribution(const CollectiveCall& call, const LeaderSide& leader, int
   const Block target = leader.table.block(rank);
   std::byte* packed = leader.mpi_buffer + leader.plan.offset[static_cast<std::size_t>(rank)];
   if (leader.plan.direct && source.buf == target.buf) return;  // the leader's, in place
-  auto error = detail::copy_checked(source.typed(), target.packed_at(packed), call, rank);
+  auto error = detail::copy_checked(source, target.packed_at(packed), call, rank);
   if (error && !deferred) deferred = std::move(error);
 }
 
@@ -200,19 +200,17 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
     const Location from = map.locate(r);
     std::optional<Error> error;
     if (from.process == me) {
-      error = detail::copy_checked(side_of(call, from.thread).contribution.typed(), target.typed(),
-                                   call, r);
+      error = detail::copy_checked(side_of(call, from.thread).contribution, target, call, r);
     } else if (!leader.as_sent.empty()) {
       const auto ri = static_cast<std::size_t>(r);
       const detail::TypedBuffer sent{
           leader.as_sent.data() + leader.sent_at[ri],
           detail::checked_int_count(leader.sent_bytes[ri], "bytes of a block", call.name, r),
           MPI_BYTE, detail::layout_of(MPI_BYTE, call.name, r)};
-      error = detail::copy_checked(sent, target.typed(), call, r);
+      error = detail::copy_checked(sent, target, call, r);
     } else {
       const std::byte* packed = leader.mpi_buffer + leader.plan.offset[static_cast<std::size_t>(r)];
-      error =
-          detail::copy_checked(leader.table.block(r).packed_at(packed), target.typed(), call, r);
+      error = detail::copy_checked(leader.table.block(r).packed_at(packed), target, call, r);
     }
     if (error && !deferred) deferred = std::move(error);
   }

@@ -35,22 +35,9 @@ namespace ep::detail {
 /// and unpacking alone (saving a team barrier); above it the threads share it.
 inline constexpr std::size_t kParallelCopyBytes = std::size_t{64} * 1024;
 
-/// One endpoint's (buf, count, datatype) with the layout the copies need.
-struct Block {
-  const void* buf = nullptr;
-  int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  TypeLayout layout;
-
-  [[nodiscard]] std::size_t bytes() const {
-    return static_cast<std::size_t>(count) * static_cast<std::size_t>(layout.size);
-  }
-  [[nodiscard]] TypedBuffer typed() const { return {buf, count, type, layout}; }
-  /// The same data in packed form (bytes() dense bytes) at `packed`.
-  [[nodiscard]] TypedBuffer packed_at(const std::byte* packed) const {
-    return {packed, count, type, TypeLayout{layout.size, 0, true}};
-  }
-};
+/// One endpoint's (buf, count, datatype) with the layout the copies need:
+/// the typed buffer of datatype.hpp, its one definition.
+using Block = TypedBuffer;
 
 /// `count` elements of `type` at `buf`; checks the count and the type.
 Block make_block(const void* buf, int count, MPI_Datatype type, const CollectiveCall& call);

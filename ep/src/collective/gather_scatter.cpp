@@ -7,7 +7,7 @@
 // is reported (kTruncate / kCount) wherever the two endpoints are, instead
 // of reaching MPI as an erroneous call. The nonblocking forms, and the
 // blocking ones with several endpoints in a process, run the block exchange
-// of nonblocking_exchange.hpp (the blocking forms wait for it); the blocking
+// of block_exchange.hpp (the blocking forms wait for it); the blocking
 // forms with one endpoint per process send each block as a message of its
 // own, to or from the root only (peer_exchange.hpp).
 #include <cstddef>
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "checks.hpp"
-#include "collective/nonblocking_exchange.hpp"
+#include "collective/block_exchange.hpp"
 #include "collective/peer_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "ep/request.hpp"
@@ -114,6 +114,20 @@ auto peer_run(const CollectiveCall& call, bool to_root, int root) {
   };
 }
 
+// A blocking rooted call: `sides(run)` describes the call's two sides and
+// runs them with `run`; with one endpoint per process a message per block to
+// or from the root (peer_run), otherwise the block exchange, waited for.
+template <class Sides>
+void run_blocking(const Communicator& comm, const CollectiveCall& call, bool to_root, int root,
+                  Sides&& sides) {
+  if (call.one_endpoint_per_process()) {
+    sides(peer_run(call, to_root, root));
+    return;
+  }
+  Request request = sides(nonblocking_run(comm, call));
+  wait(request);
+}
+
 // Each form's sides, run by `run`: by its nonblocking call, and by its
 // blocking call (waiting for the request, or with one endpoint per process
 // through peer_run).
@@ -169,55 +183,39 @@ auto scatterv_sides(const CollectiveCall& call, const void* sendbuf,
 void gather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::gather");
-  if (call.one_endpoint_per_process()) {
-    gather_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                 peer_run(call, true, root));
-    return;
-  }
-  Request request = gather_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 root, nonblocking_run(comm, call));
-  wait(request);
+  run_blocking(comm, call, true, root, [&](auto&& run) {
+    return gather_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                        std::forward<decltype(run)>(run));
+  });
 }
 
 void gatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
              void* recvbuf, std::span<const int> recvcounts, std::span<const int> displs,
              MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::gatherv");
-  if (call.one_endpoint_per_process()) {
-    gatherv_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                  peer_run(call, true, root));
-    return;
-  }
-  Request request = gatherv_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                  recvtype, root, nonblocking_run(comm, call));
-  wait(request);
+  run_blocking(comm, call, true, root, [&](auto&& run) {
+    return gatherv_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                         root, std::forward<decltype(run)>(run));
+  });
 }
 
 void scatter(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::scatter");
-  if (call.one_endpoint_per_process()) {
-    scatter_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                  peer_run(call, false, root));
-    return;
-  }
-  Request request = scatter_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  root, nonblocking_run(comm, call));
-  wait(request);
+  run_blocking(comm, call, false, root, [&](auto&& run) {
+    return scatter_sides(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                         std::forward<decltype(run)>(run));
+  });
 }
 
 void scatterv(const Communicator& comm, const void* sendbuf, std::span<const int> sendcounts,
               std::span<const int> displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
               MPI_Datatype recvtype, int root) {
   const CollectiveCall call = detail::begin_collective(comm, "ep::scatterv");
-  if (call.one_endpoint_per_process()) {
-    scatterv_sides(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                   peer_run(call, false, root));
-    return;
-  }
-  Request request = scatterv_sides(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                   recvtype, root, nonblocking_run(comm, call));
-  wait(request);
+  run_blocking(comm, call, false, root, [&](auto&& run) {
+    return scatterv_sides(call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                          root, std::forward<decltype(run)>(run));
+  });
 }
 
 Request igather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,

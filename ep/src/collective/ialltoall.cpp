@@ -1,10 +1,10 @@
 // MPI_Ialltoall, MPI_Ialltoallv and MPI_Ialltoallw on an endpoint
 // communicator: each call describes its blocks as BlockArgs and hands them to
-// the block exchange of nonblocking_exchange.hpp (one message per process
+// the block exchange of block_exchange.hpp (one message per process
 // pair, in every layout).
 #include <span>
 
-#include "collective/nonblocking_exchange.hpp"
+#include "collective/block_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "team/collective_call.hpp"
 

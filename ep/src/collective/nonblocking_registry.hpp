@@ -55,7 +55,7 @@ class NbcRegistry;
 class NbcInstance;
 
 /// The order in which the nonblocking block exchanges of one communicator
-/// (nonblocking_exchange.cpp) match their messages from each process. They
+/// (block_exchange.cpp) match their messages from each process. They
 /// share one tag, and several may be in flight, polled by different threads:
 /// without an order a later exchange could probe an earlier one's message.
 /// Exchanges take tickets in start order; the one holding ticket k may probe

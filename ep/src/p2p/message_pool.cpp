@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <new>
 
 namespace ep::detail::message_pool {
@@ -45,7 +46,40 @@ struct Pool {
     std::atomic<int> count{0};
   };
   Returned returned[kClasses];
+  Pool* next_retired = nullptr;  // in g_retired_pools (under g_retired_mutex)
 };
+
+// The pools of ended threads. A pool record outlives its thread, because
+// blocks still in flight point at it; rather than keep one record per thread
+// that ever ran, a starting thread adopts a retired one. So there are never
+// more records than threads that ran at once, and every one stays reachable.
+// The lock is taken once when a thread makes its first pooled block and once
+// when it ends.
+std::mutex g_retired_mutex;
+Pool* g_retired_pools = nullptr;
+
+// A retired pool for a new owner, or a new pool. Its free lists were emptied
+// at retirement; its return stacks go from "retired" (drops delete their
+// block) to empty (drops come back to the new owner, whose blocks they are
+// now: the classes are the same).
+Pool* adopt_or_make_pool() {
+  Pool* pool = nullptr;
+  {
+    const std::lock_guard lock(g_retired_mutex);
+    pool = g_retired_pools;
+    if (pool != nullptr) g_retired_pools = pool->next_retired;
+  }
+  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): outlives its thread (see above)
+  if (pool == nullptr) return new Pool;
+  pool->next_retired = nullptr;
+  for (int c = 0; c < kClasses; ++c) {
+    pool->free[c] = nullptr;
+    pool->free_count[c] = 0;
+    pool->returned[c].count.store(0, std::memory_order_relaxed);
+    pool->returned[c].head.store(nullptr, std::memory_order_release);
+  }
+  return pool;
+}
 
 constexpr std::size_t class_bytes(int size_class) { return kSmallestBlock << size_class; }
 
@@ -81,7 +115,7 @@ thread_local bool t_retired = false;
 
 // Frees what the ending thread's pool holds and marks its return stacks, so
 // that blocks still in flight are deleted when they are dropped. The Pool
-// record itself stays: those blocks point at it.
+// record itself stays, for a later thread to adopt: those blocks point at it.
 struct Retirer {
   Retirer() = default;
   Retirer(const Retirer&) = delete;
@@ -93,13 +127,18 @@ struct Retirer {
     for (int c = 0; c < kClasses; ++c) {
       delete_list(pool->free[c]);
       delete_list(pool->returned[c].head.exchange(kRetired, std::memory_order_acquire));
+      pool->free[c] = nullptr;
+      pool->free_count[c] = 0;
     }
+    const std::lock_guard lock(g_retired_mutex);
+    pool->next_retired = g_retired_pools;
+    g_retired_pools = pool;
   }
 };
 
 Pool* thread_pool() {
   if (t_pool == nullptr && !t_retired) {
-    t_pool = new Pool;  // NOLINT(cppcoreguidelines-owning-memory): kept for the blocks in flight
+    t_pool = adopt_or_make_pool();
     thread_local Retirer retirer;
   }
   return t_pool;

@@ -296,8 +296,8 @@ struct FileDef {
 /// one server), clamped to [min_bytes, max_bytes].
 struct BufferSettings {
   double factor = 2.0;
-  std::size_t min_bytes = 64 * 1024;
-  std::size_t max_bytes = 256 * 1024 * 1024;
+  std::size_t min_bytes = std::size_t{64} * 1024;
+  std::size_t max_bytes = std::size_t{256} * 1024 * 1024;
 };
 
 /// The calendar as the configuration gives it; the model may set what is

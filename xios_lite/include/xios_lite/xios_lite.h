@@ -19,9 +19,11 @@
  *   }
  *   xios_lite_world_free(&world);
  *
- * Errors: every function returns 0 or an EP_ERR_* code (ep/ep.h) and never
- * lets a C++ exception out; xios_lite_last_error() gives the message of the
- * calling thread's last failure. Collectivity and threads are those of the
+ * Errors: every function returns 0 or an EP_ERR_* code (ep/ep.h: EP_ERR_CONFIG
+ * for a bad configuration, EP_ERR_IO for a file that cannot be read or
+ * written, ...) and never lets a C++ exception out; xios_lite_last_error()
+ * gives the message of the calling thread's last failure (in this interface
+ * or in ep/ep.h's: the two share it). Collectivity and threads are those of the
  * C++ calls (client.hpp): create, close_definition and finalise are
  * collective over the endpoints; each thread uses its own client handle. */
 #ifndef XIOS_LITE_XIOS_LITE_H
@@ -35,6 +37,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A C interface keeps C's naming (snake_case types, upper-case constants). */
+/* NOLINTBEGIN(readability-identifier-naming) */
 
 typedef struct xios_lite_world_s* xios_lite_world_t;
 typedef struct xios_lite_client_s* xios_lite_client_t;
@@ -151,8 +156,11 @@ int xios_lite_finalise(xios_lite_client_t* client);
  * (bounded by the finalise timeout). */
 int xios_lite_client_free(xios_lite_client_t* client);
 
-/** Message of the calling thread's last failure ("" when none). */
+/** Message of the calling thread's last failure in this interface or in
+ * ep/ep.h's ("" when none), the same as ep_last_error(). */
 const char* xios_lite_last_error(void);
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 // The C interface (xios_lite/xios_lite.h): exceptions become return codes and
-// a thread-local message; send_field checks the array's extents against the
-// configuration and this client's blocks, so that a Fortran model learns
-// which field has which wrong shape.
+// a thread-local message (ep/c_shim.hpp, shared with ep/ep.h); send_field checks the array's
+// extents against the configuration and this client's blocks, so that a Fortran model learns which
+// field has which wrong shape.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -9,9 +9,11 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ep/c_handle.hpp"
+#include "ep/c_shim.hpp"
 #include "ep/error.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/config.hpp"
@@ -33,23 +35,10 @@ struct xios_lite_client_s {
 
 namespace {
 
-thread_local std::string last_error;
-
+// Runs `body`; an exception becomes its EP_ERR_* code and message.
 template <typename Body>
 int guarded(Body&& body) noexcept {
-  try {
-    body();
-    return EP_OK;
-  } catch (const ep::Error& e) {
-    last_error = e.what();
-    return static_cast<int>(e.kind()) + 1;
-  } catch (const std::exception& e) {
-    last_error = e.what();
-    return EP_ERR_OTHER;
-  } catch (...) {
-    last_error = "xios_lite: unknown exception";
-    return EP_ERR_OTHER;
-  }
+  return ep::c_api::guarded("xios_lite", std::forward<Body>(body));
 }
 
 [[noreturn]] void argument_error(const char* call, int ep_rank, const std::string& detail) {
@@ -620,6 +609,6 @@ int xios_lite_client_free(xios_lite_client_t* client) {
   });
 }
 
-const char* xios_lite_last_error(void) { return last_error.c_str(); }
+const char* xios_lite_last_error(void) { return ep::c_api::last_error(); }
 
 }  // extern "C"

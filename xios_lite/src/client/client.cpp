@@ -13,6 +13,7 @@
 #include "config/model_definitions.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
+#include "ep/process_shared.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
 #include "layout.hpp"
@@ -41,7 +42,6 @@ namespace detail {
 
 namespace {
 constexpr int kIntercommTag = 7407;  // MPI tag of the leaders' handshake on the world communicator
-constexpr int kFunnelTag = 1;        // on the client's private dup: the funnel's address
 
 // An error raised inside the library, re-raised under the public call's
 // name: its own "call: ep rank r: " prefix is dropped so the message names
@@ -295,24 +295,10 @@ class ClientImpl {
     throw ep::Error(ep::ErrorKind::kArgument, call, rank, what);
   }
 
-  // The master thread makes the funnel and sends its address to the other
-  // threads of the process (intra-process messages on the private dup).
+  // The master thread makes the funnel; every thread of the process gets it.
   void share_funnel() {
-    const int base = comm_.rank() - comm_.local_thread();
-    if (comm_.local_thread() == 0) {
-      funnel_ = std::make_shared<client::Funnel>(comm_.local_size());
-      for (int t = 1; t < comm_.local_size(); ++t) {
-        auto* copy = new std::shared_ptr<client::Funnel>(funnel_);
-        const auto address = reinterpret_cast<std::uintptr_t>(copy);
-        comm_.send(&address, 1, MPI_UINT64_T, base + t, kFunnelTag);
-      }
-    } else {
-      std::uintptr_t address = 0;
-      comm_.recv(&address, 1, MPI_UINT64_T, base, kFunnelTag);
-      std::unique_ptr<std::shared_ptr<client::Funnel>> copy(
-          reinterpret_cast<std::shared_ptr<client::Funnel>*>(address));
-      funnel_ = *copy;
-    }
+    funnel_ = ep::share_in_process<client::Funnel>(
+        comm_, [&] { return std::make_shared<client::Funnel>(comm_.local_size()); });
   }
 
   // Clients and servers read the same definitions, or all of them fail
@@ -326,7 +312,8 @@ class ClientImpl {
       const std::uint64_t d = digest_of(definition_text(cfg_));
       const std::uint64_t mine[2] = {d, ~d};
       std::uint64_t all[2] = {0, 0};
-      ep::allreduce(comm_, mine, all, 2, MPI_UINT64_T, MPI_MAX);
+      ep::allreduce(comm_, std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all),
+                    MPI_MAX);
       if (all[0] != d || ~all[1] != d) {
         verdict = "the clients read different definitions (their digests differ; this one read " +
                   cfg_.path + ")";
@@ -510,7 +497,9 @@ std::vector<std::byte> concatenated(std::uint64_t head, std::span<const std::byt
 template <class T>
 std::vector<T> values_of(const std::vector<std::byte>& bytes) {
   std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  if (!out.empty()) {  // data() of an empty vector may be null, which memcpy must not see
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  }
   return out;
 }
 
@@ -784,8 +773,11 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
       for (const auto& other : funnel_->ids) {
         if (other != id) {
           throw ep::Error(ep::ErrorKind::kArgument, kCall, comm_.rank(),
-                          "threads of one process sent different fields together ('" + id +
-                              "' and '" + other + "')");
+                          std::string("threads of one process sent different fields together ('")
+                              .append(id)
+                              .append("' and '")
+                              .append(other)
+                              .append("')"));
         }
       }
       engine_->send(field, funnel_->parts);

@@ -49,7 +49,7 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
       if (domain < masks_.size() && b < masks_[domain].size()) {
         lb.mask = masks_[domain][b];
       }
-      lbs.push_back(std::move(lb));
+      lbs.push_back(lb);
       offset += static_cast<std::size_t>(nk) * static_cast<std::size_t>(mine[b].ni) *
                 static_cast<std::size_t>(mine[b].nj);
     }

@@ -451,7 +451,7 @@ std::string undefined_definitions(const Config& cfg) {
 
 void complete_definitions(Config& cfg) {
   if (const std::string missing = undefined_definitions(cfg); !missing.empty()) {
-    throw ep::Error(ep::ErrorKind::kArgument, config::kCall, -1,
+    throw ep::Error(ep::ErrorKind::kConfig, config::kCall, -1,
                     cfg.path + ": context '" + cfg.context +
                         "': neither the configuration nor the model gives " + missing);
   }

@@ -1604,7 +1604,7 @@ Config pick(Simulation sim, const std::string& context) {
       for (const Config& c : sim.contexts) {
         ids += (ids.empty() ? "" : ", ") + c.context;
       }
-      throw ep::Error(ep::ErrorKind::kArgument, config::kCall, -1,
+      throw ep::Error(ep::ErrorKind::kConfig, config::kCall, -1,
                       sim.path + ": several contexts (" + ids +
                           "): name the context (ClientOptions::context, run_server's contexts)");
     }

@@ -147,7 +147,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
     if (!more_a) line_a = "(nothing more)";
     if (!more_b) line_b = "(nothing more)";
     if (line_a != line_b) {
-      return "'" + line_a + "' vs '" + line_b + "'";
+      return std::string("'").append(line_a).append("' vs '").append(line_b).append("'");
     }
   }
 }

@@ -145,7 +145,7 @@ std::string client_list(const std::vector<int>& clients) {
 // ---- assembly ----
 
 [[noreturn]] void fail_model(const std::string& where, const std::string& what) {
-  throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, where + ": " + what);
+  throw ep::Error(ep::ErrorKind::kConfig, kCall, -1, where + ": " + what);
 }
 
 // A value every client that sets it must set alike; `current` keeps the

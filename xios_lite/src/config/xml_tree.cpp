@@ -65,7 +65,7 @@ class Reader {
       if (includer != nullptr) {
         fail(*includer, "src", what);
       }
-      throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, what);
+      throw ep::Error(ep::ErrorKind::kConfig, kCall, -1, what);
     }
     return convert(doc_.document_element(), nullptr);
   }
@@ -192,7 +192,7 @@ void fail_at(const std::string& where, std::string_view attribute, const std::st
     msg.append(" attribute ").append(attribute);
   }
   msg.append(": ").append(what);
-  throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, msg);
+  throw ep::Error(ep::ErrorKind::kConfig, kCall, -1, msg);
 }
 
 void fail(const Element& e, std::string_view attribute, const std::string& what) {
@@ -209,7 +209,7 @@ std::unique_ptr<Element> load_tree_file(const std::string& path) {
   bool ok = false;
   std::string text = read_file(path, ok);
   if (!ok) {
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1, path + ": cannot open the file");
+    throw ep::Error(ep::ErrorKind::kIo, kCall, -1, path + ": cannot open the file");
   }
   return load_tree(text, path, directory_of(path));
 }

@@ -31,7 +31,7 @@ void NcFile::check(int rc, const char* call, const std::string& var) const {
     detail += ", variable '" + var + "'";
   }
   detail += ": " + std::string(nc_strerror(rc));
-  throw ep::Error(ep::ErrorKind::kArgument, call, ep_rank_, detail);
+  throw ep::Error(ep::ErrorKind::kIo, call, ep_rank_, detail);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "ep/backoff.hpp"
+#include "ep/typed.hpp"
 #include "transport/event.hpp"
 
 namespace xios_lite::server {
@@ -192,8 +193,8 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
     if (!problem.empty() && error_sends.empty()) {
       // The error channel: every client hears of it at its next call.
       for (int c = 0; c < clients; ++c) {
-        error_sends.push_back(inter.isend(problem.data(), static_cast<int>(problem.size()),
-                                          MPI_CHAR, c, transport::kErrorTag));
+        error_sends.push_back(
+            ep::isend(inter, std::span<const char>(problem), c, transport::kErrorTag));
       }
     }
     std::erase_if(answers, [](Answer& a) { return a.request.is_null() || ep::test(a.request); });

@@ -17,11 +17,13 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
+#include "ep/typed.hpp"
 #include "process_context.hpp"
 #include "receiver.hpp"
 #include "server_process.hpp"
@@ -81,8 +83,9 @@ struct EndpointRun {
 struct ProcessEnd {
   server::WriterStats writer;
   std::size_t peak_record_bytes = 0;
-  std::string error;            // sent to every client with the acknowledgements
-  std::vector<int> gone;        // clients that left or are gone: not acknowledged
+  std::string error;                              // sent to every client with the acknowledgements
+  ep::ErrorKind kind = ep::ErrorKind::kArgument;  // of `error`: kIo when the writer failed first
+  std::vector<int> gone;                          // clients that left or are gone: not acknowledged
   bool silent_clients = false;  // some endpoint stopped waiting for a client that may be alive
 };
 
@@ -125,13 +128,15 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
   ack.gone = static_cast<std::int32_t>(end.gone.size());
   std::vector<std::byte> ack_buf(sizeof ack + end.gone.size() * sizeof(int) + end.error.size());
   std::memcpy(ack_buf.data(), &ack, sizeof ack);
-  std::memcpy(ack_buf.data() + sizeof ack, end.gone.data(), end.gone.size() * sizeof(int));
+  if (!end.gone.empty()) {  // data() of an empty vector may be null, which memcpy must not see
+    std::memcpy(ack_buf.data() + sizeof ack, end.gone.data(), end.gone.size() * sizeof(int));
+  }
   std::memcpy(ack_buf.data() + sizeof ack + end.gone.size() * sizeof(int), end.error.data(),
               end.error.size());
   std::vector<ep::Request> acks;
+  acks.reserve(finalised.size());
   for (int c : finalised) {
-    acks.push_back(inter.isend(ack_buf.data(), static_cast<int>(ack_buf.size()), MPI_BYTE, c,
-                               transport::kAckTag));
+    acks.push_back(ep::isend(inter, std::span<const std::byte>(ack_buf), c, transport::kAckTag));
   }
   // A client that gave up waiting never receives its acknowledgement: bounded.
   const double t0 = MPI_Wtime();
@@ -196,8 +201,12 @@ ServerReport run_server(const World& world, const std::string& config_path,
       }
     }
     if (end.error.empty()) {
-      end.error = process_error(runs, assembly != nullptr ? context.writer()->error() : "",
-                                assembly != nullptr ? assembly->incomplete_report() : "");
+      const std::string written = assembly != nullptr ? context.writer()->error() : "";
+      end.error =
+          process_error(runs, written, assembly != nullptr ? assembly->incomplete_report() : "");
+      if (!written.empty() && end.error.rfind(written, 0) == 0) {
+        end.kind = ep::ErrorKind::kIo;  // the files could not be written
+      }
     }
   });
 
@@ -267,7 +276,7 @@ ServerReport run_server(const World& world, const std::string& config_path,
     }
   }
   if (!end.error.empty()) {
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, process.first_endpoint, end.error);
+    throw ep::Error(end.kind, kCall, process.first_endpoint, end.error);
   }
   return report;
 }

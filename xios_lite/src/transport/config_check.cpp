@@ -3,6 +3,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <span>
+
+#include "ep/typed.hpp"
 
 namespace xios_lite::transport {
 namespace {
@@ -13,9 +16,9 @@ namespace {
 std::string cross(const ep::InterCommunicator& inter, bool sending, const std::string& text) {
   std::uint64_t size = text.size();
   const int root = sending ? (inter.rank() == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
-  ep::bcast(inter, &size, 1, MPI_UINT64_T, root);
+  ep::bcast(inter, std::span<std::uint64_t>(&size, 1), root);
   std::string out = sending ? text : std::string(size, '\0');
-  ep::bcast(inter, out.data(), static_cast<int>(size), MPI_CHAR, root);
+  ep::bcast(inter, std::span<char>(out), root);
   return sending ? std::string() : out;
 }
 
@@ -27,10 +30,10 @@ std::string check_same_definitions(const ep::InterCommunicator& inter, const Con
   const std::uint64_t d = digest_of(text);
   const std::uint64_t mine[2] = {d, ~d};
   std::uint64_t theirs[2] = {0, 0};
-  ep::allreduce(inter, mine, theirs, 2, MPI_UINT64_T, MPI_MAX);
+  ep::allreduce(inter, std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(theirs),
+                MPI_MAX);
   const int bad = (theirs[0] != d || ~theirs[1] != d) ? 1 : 0;
-  int other_bad = 0;
-  ep::allreduce(inter, &bad, &other_bad, 1, MPI_INT, MPI_MAX);
+  const int other_bad = ep::allreduce(inter, bad, MPI_MAX);
   if (bad == 0 && other_bad == 0) {
     return "";
   }

@@ -34,7 +34,6 @@ void bruck(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>&
   const int n = comm.size();
   const int me = comm.rank();
   const auto un = static_cast<std::size_t>(n);
-  const MPI_Datatype type = ep::datatype_of<T>();
 
   // Local rotation: position p <- the block for rank me + p.
   s.counts.resize(un);
@@ -78,28 +77,28 @@ void bruck(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>&
     }
     detail::copy_blocks(comm, std::span<const detail::BlockCopy<T>>(s.copies), s.chunks);
 
-    const int moving = static_cast<int>(s.stage_counts_send.size());
     s.stage_counts_recv.resize(s.stage_counts_send.size());
     s.requests.clear();
     s.requests.push_back(
-        comm.irecv(s.stage_counts_recv.data(), moving, MPI_INT, from, detail::kAlltoallvCountsTag));
+        irecv(comm, std::span<int>(s.stage_counts_recv), from, detail::kAlltoallvCountsTag));
     s.requests.push_back(
-        comm.isend(s.stage_counts_send.data(), moving, MPI_INT, to, detail::kAlltoallvCountsTag));
+        isend(comm, std::span<const int>(s.stage_counts_send), to, detail::kAlltoallvCountsTag));
     comm.wait_all(s.requests);
     s.requests.clear();
     const std::size_t recv_total =
         std::accumulate(s.stage_counts_recv.begin(), s.stage_counts_recv.end(), std::size_t{0},
                         [](std::size_t a, int c) { return a + static_cast<std::size_t>(c); });
     s.stage_recv.resize(recv_total);
+    // Checked here so that an oversized stage names the collective.
     const int recv_count = ep::detail::count_of(recv_total, "collectives::alltoallv (bruck)", me);
     const int send_count = ep::detail::count_of(send_total, "collectives::alltoallv (bruck)", me);
     if (recv_count > 0) {
       s.requests.push_back(
-          comm.irecv(s.stage_recv.data(), recv_count, type, from, detail::kAlltoallvDataTag));
+          irecv(comm, std::span<T>(s.stage_recv), from, detail::kAlltoallvDataTag));
     }
     if (send_count > 0) {
       s.requests.push_back(
-          comm.isend(s.stage_send.data(), send_count, type, to, detail::kAlltoallvDataTag));
+          isend(comm, std::span<const T>(s.stage_send), to, detail::kAlltoallvDataTag));
     }
     comm.wait_all(s.requests);
     s.requests.clear();

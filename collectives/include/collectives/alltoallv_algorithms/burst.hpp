@@ -18,22 +18,13 @@ template <Communicator C, ep::HasDatatype T>
 void burst(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& scratch) {
   const int n = comm.size();
   const int me = comm.rank();
-  const MPI_Datatype type = ep::datatype_of<T>();
   auto& requests = scratch.requests;
   requests.clear();
   for (int s = 1; s < n; ++s) {
-    const int from = (me - s + n) % n;
-    if (x.recv_count(from) > 0) {
-      requests.push_back(comm.irecv(x.recv_block(from), x.recv_count(from), type, from,
-                                    detail::kAlltoallvDataTag));
-    }
+    post_recv(comm, x, (me - s + n) % n, requests);
   }
   for (int s = 1; s < n; ++s) {
-    const int to = (me + s) % n;
-    if (x.send_count(to) > 0) {
-      requests.push_back(
-          comm.isend(x.send_block(to), x.send_count(to), type, to, detail::kAlltoallvDataTag));
-    }
+    post_send(comm, x, (me + s) % n, requests);
   }
   copy_self(comm, x, scratch);
   comm.wait_all(requests);

@@ -9,6 +9,7 @@
 
 #include "collectives/communicator.hpp"
 #include "collectives/detail/copy_blocks.hpp"
+#include "collectives/detail/tags.hpp"
 
 namespace collectives::alltoallv_algorithms {
 
@@ -33,6 +34,12 @@ struct Exchange {
   [[nodiscard]] int recv_count(int peer) const {
     return recvcounts[static_cast<std::size_t>(peer)];
   }
+  [[nodiscard]] std::span<const T> send_span(int peer) const {
+    return {send_block(peer), static_cast<std::size_t>(send_count(peer))};
+  }
+  [[nodiscard]] std::span<T> recv_span(int peer) const {
+    return {recv_block(peer), static_cast<std::size_t>(recv_count(peer))};
+  }
 };
 
 /// Buffers an algorithm may keep between calls (a transposition plan owns one,
@@ -53,6 +60,25 @@ struct Scratch {
   std::vector<int> stage_counts_send;
   std::vector<int> stage_counts_recv;
 };
+
+/// Posts the receive of the block from `from` (none for an empty block: both
+/// sides know its size).
+template <Communicator C, ep::HasDatatype T>
+void post_recv(const C& comm, const Exchange<T>& x, int from,
+               std::vector<typename C::Request>& requests) {
+  if (x.recv_count(from) > 0) {
+    requests.push_back(irecv(comm, x.recv_span(from), from, detail::kAlltoallvDataTag));
+  }
+}
+
+/// Posts the send of the block for `to` (none for an empty block).
+template <Communicator C, ep::HasDatatype T>
+void post_send(const C& comm, const Exchange<T>& x, int to,
+               std::vector<typename C::Request>& requests) {
+  if (x.send_count(to) > 0) {
+    requests.push_back(isend(comm, x.send_span(to), to, detail::kAlltoallvDataTag));
+  }
+}
 
 /// Copies this rank's block to itself (through the communicator's threads).
 template <Communicator C, class T, class Request>

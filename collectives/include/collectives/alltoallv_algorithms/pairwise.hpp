@@ -23,21 +23,14 @@ void pairwise(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Reques
   const int n = comm.size();
   const int me = comm.rank();
   const bool power_of_two = (n & (n - 1)) == 0;
-  const MPI_Datatype type = ep::datatype_of<T>();
   auto& requests = scratch.requests;
   requests.clear();
   copy_self(comm, x, scratch);
   for (int s = 1; s < n; ++s) {
     const int to = power_of_two ? (me ^ s) : (me + s) % n;
     const int from = power_of_two ? (me ^ s) : (me - s + n) % n;
-    if (x.recv_count(from) > 0) {
-      requests.push_back(comm.irecv(x.recv_block(from), x.recv_count(from), type, from,
-                                    detail::kAlltoallvDataTag));
-    }
-    if (x.send_count(to) > 0) {
-      requests.push_back(
-          comm.isend(x.send_block(to), x.send_count(to), type, to, detail::kAlltoallvDataTag));
-    }
+    post_recv(comm, x, from, requests);
+    post_send(comm, x, to, requests);
     comm.wait_all(requests);
     requests.clear();
   }

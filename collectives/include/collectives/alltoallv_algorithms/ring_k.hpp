@@ -26,25 +26,16 @@ template <Communicator C, ep::HasDatatype T>
 void ring_k(const C& comm, const Exchange<T>& x, int k, Scratch<T, typename C::Request>& scratch) {
   const int n = comm.size();
   const int me = comm.rank();
-  const MPI_Datatype type = ep::datatype_of<T>();
   auto& requests = scratch.requests;
   requests.clear();
   copy_self(comm, x, scratch);
   for (int first = 1; first < n; first += k) {
     const int last = std::min(first + k - 1, n - 1);
     for (int o = first; o <= last; ++o) {
-      const int from = (me - o + n) % n;
-      if (x.recv_count(from) > 0) {
-        requests.push_back(comm.irecv(x.recv_block(from), x.recv_count(from), type, from,
-                                      detail::kAlltoallvDataTag));
-      }
+      post_recv(comm, x, (me - o + n) % n, requests);
     }
     for (int o = first; o <= last; ++o) {
-      const int to = (me + o) % n;
-      if (x.send_count(to) > 0) {
-        requests.push_back(
-            comm.isend(x.send_block(to), x.send_count(to), type, to, detail::kAlltoallvDataTag));
-      }
+      post_send(comm, x, (me + o) % n, requests);
     }
     comm.wait_all(requests);
     requests.clear();

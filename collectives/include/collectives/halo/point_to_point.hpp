@@ -5,6 +5,10 @@
 // Included by halo/plan_impl.hpp only.
 #pragma once
 
+#include <cstddef>
+#include <span>
+#include <utility>
+
 #include "collectives/halo.hpp"
 
 namespace collectives {
@@ -13,19 +17,24 @@ template <Communicator C>
 void HaloPlan<C>::post_stage(std::size_t s) {
   const detail::StageCopies& copies = copies_[s];
   const int tag = static_cast<int>(s);
+  // The `count` bytes at `displ` of a stage buffer: one peer's message.
+  const auto part = [](auto& buffer, int displ, int count) {
+    return std::span(buffer).subspan(static_cast<std::size_t>(displ),
+                                     static_cast<std::size_t>(count));
+  };
   requests_.clear();
-  std::byte* recv = recv_buffers_[s].data();
-  std::byte* send = send_buffers_[s].data();
   for (std::size_t p = 0; p < copies.peers.size(); ++p) {
     if (copies.recv_counts[p] == 0) continue;
-    requests_.push_back(comm_.irecv(recv + copies.recv_displs[p], copies.recv_counts[p], MPI_BYTE,
-                                    copies.peers[p], tag));
+    requests_.push_back(irecv(comm_,
+                              part(recv_buffers_[s], copies.recv_displs[p], copies.recv_counts[p]),
+                              copies.peers[p], tag));
   }
-  detail::pack_rows(comm_, copies.pack, fields_, send);
+  detail::pack_rows(comm_, copies.pack, fields_, send_buffers_[s].data());
   for (std::size_t p = 0; p < copies.peers.size(); ++p) {
     if (copies.send_counts[p] == 0) continue;
-    requests_.push_back(comm_.isend(send + copies.send_displs[p], copies.send_counts[p], MPI_BYTE,
-                                    copies.peers[p], tag));
+    requests_.push_back(isend(
+        comm_, part(std::as_const(send_buffers_[s]), copies.send_displs[p], copies.send_counts[p]),
+        copies.peers[p], tag));
   }
   detail::copy_and_fill(comm_, copies, fields_);
 }

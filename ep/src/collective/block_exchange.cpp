@@ -1,6 +1,6 @@
-// The block exchange of nonblocking_exchange.hpp: one NbcInstance class,
+// The block exchange of block_exchange.hpp: one NbcInstance class,
 // BlockExchange, for every nonblocking collective that moves blocks.
-#include "collective/nonblocking_exchange.hpp"
+#include "collective/block_exchange.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,5 +1,5 @@
-// The nonblocking reductions on an endpoint communicator: iallreduce,
-// ireduce, iscan, iexscan, ireduce_scatter and ireduce_scatter_block, one
+// The one mechanism of the nonblocking reductions (ireduction.hpp; the calls
+// are in iallreduce.cpp, ireduce.cpp, iscan.cpp and ireduce_scatter.cpp): one
 // NbcInstance class (Ireduction) with the three paths of the blocking forms,
 // so that each gives the blocking form's bits on the same layout:
 //   - direct: one endpoint per process, MPI's own nonblocking reduction on
@@ -15,6 +15,8 @@
 //     needs in EP rank order when it polls.
 // The fold order and the slots are those of fold.hpp, shared with the
 // blocking reductions.
+#include "collective/ireduction.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -44,7 +46,7 @@ using detail::start_nonblocking;
 
 class Ireduction final : public NbcInstance {
  public:
-  enum class Kind { kAllreduce, kReduce, kScan, kExscan, kReduceScatter };
+  using Kind = detail::ReductionKind;
   enum class Mode {
     kDirect,        // one endpoint per process: MPI on the user's buffers
     kHierarchical,  // fold in thread order, MPI across processes
@@ -397,16 +399,29 @@ Request start_reduction(const Communicator& comm, const CollectiveCall& call, co
       [&](Ireduction& instance) { instance.contribute(call, args, sendbuf, recvbuf); });
 }
 
-// The arguments of a reduction of one vector of `count` elements.
-Ireduction::Args vector_args(const CollectiveCall& call, Ireduction::Kind kind, int count,
-                             MPI_Datatype datatype, MPI_Op op, int root = -1) {
+}  // namespace
+
+namespace detail {
+
+Request start_vector_reduction(const Communicator& comm, const CollectiveCall& call,
+                               ReductionKind kind, const void* sendbuf, void* recvbuf, int count,
+                               MPI_Datatype datatype, MPI_Op op, int root,
+                               const ReduceOptions& options) {
   Ireduction::Args args{kind,
                         Ireduction::Mode::kHierarchical,
                         detail::make_elements(call, count, datatype, op),
                         count,
                         root,
                         {}};
-  return args;
+  return start_reduction(comm, call, sendbuf, recvbuf, std::move(args), options);
+}
+
+Request vector_reduction(const Communicator& comm, const char* name, ReductionKind kind,
+                         const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, const ReduceOptions& options) {
+  const CollectiveCall call = detail::begin_collective(comm, name);
+  return start_vector_reduction(comm, call, kind, sendbuf, recvbuf, count, datatype, op, -1,
+                                options);
 }
 
 Request start_reduce_scatter(const Communicator& comm, const CollectiveCall& call,
@@ -415,7 +430,7 @@ Request start_reduce_scatter(const Communicator& comm, const CollectiveCall& cal
   long long length = 0;
   for (const int n : block_counts) length += n;
   const int count = detail::checked_int_count(length, 1, "vector elements", call.name, call.rank);
-  Ireduction::Args args{Ireduction::Kind::kReduceScatter,
+  Ireduction::Args args{ReductionKind::kReduceScatter,
                         Ireduction::Mode::kHierarchical,
                         detail::make_elements(call, count, datatype, op),
                         count,
@@ -424,61 +439,6 @@ Request start_reduce_scatter(const Communicator& comm, const CollectiveCall& cal
   return start_reduction(comm, call, sendbuf, recvbuf, std::move(args), options);
 }
 
-}  // namespace
-
-Request iallreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
-                   MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::iallreduce");
-  return start_reduction(comm, call, sendbuf, recvbuf,
-                         vector_args(call, Ireduction::Kind::kAllreduce, count, datatype, op),
-                         options);
-}
-
-Request ireduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
-                MPI_Datatype datatype, MPI_Op op, int root, const ReduceOptions& options) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::ireduce");
-  detail::check_root(root, call.size(), call.name, call.rank);
-  detail::check_in_place_only_at_root(sendbuf, root, call.name, call.rank);
-  return start_reduction(comm, call, sendbuf, recvbuf,
-                         vector_args(call, Ireduction::Kind::kReduce, count, datatype, op, root),
-                         options);
-}
-
-Request iscan(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
-              MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::iscan");
-  return start_reduction(comm, call, sendbuf, recvbuf,
-                         vector_args(call, Ireduction::Kind::kScan, count, datatype, op), options);
-}
-
-Request iexscan(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
-                MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::iexscan");
-  return start_reduction(comm, call, sendbuf, recvbuf,
-                         vector_args(call, Ireduction::Kind::kExscan, count, datatype, op),
-                         options);
-}
-
-Request ireduce_scatter(const Communicator& comm, const void* sendbuf, void* recvbuf,
-                        std::span<const int> recvcounts, MPI_Datatype datatype, MPI_Op op,
-                        const ReduceOptions& options) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::ireduce_scatter");
-  detail::check_counts(recvcounts, call.size(), "recvcounts", call.name, call.rank);
-  const auto size = static_cast<std::size_t>(call.size());
-  return start_reduce_scatter(
-      comm, call, sendbuf, recvbuf,
-      std::vector<int>(recvcounts.begin(), recvcounts.begin() + static_cast<std::ptrdiff_t>(size)),
-      datatype, op, options);
-}
-
-Request ireduce_scatter_block(const Communicator& comm, const void* sendbuf, void* recvbuf,
-                              int recvcount, MPI_Datatype datatype, MPI_Op op,
-                              const ReduceOptions& options) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::ireduce_scatter_block");
-  detail::check_count(recvcount, call.name, call.rank);
-  return start_reduce_scatter(comm, call, sendbuf, recvbuf,
-                              std::vector<int>(static_cast<std::size_t>(call.size()), recvcount),
-                              datatype, op, options);
-}
+}  // namespace detail
 
 }  // namespace ep

@@ -1,0 +1,33 @@
+// The calling thread's last failure, one slot for every C interface built
+// on ep/c_shim.hpp.
+#include "ep/c_shim.hpp"
+
+#include <string>
+
+namespace ep::c_api {
+
+namespace {
+thread_local std::string last_failure;
+}  // namespace
+
+int fail(int code, const char* message) noexcept {
+  try {
+    last_failure = message;
+  } catch (...) {
+    // No memory for the message: an empty one, the code still says what failed.
+    last_failure.clear();
+  }
+  return code;
+}
+
+int fail_unknown(const char* library) noexcept {
+  try {
+    return fail(EP_ERR_OTHER, (std::string(library) + ": unknown exception").c_str());
+  } catch (...) {
+    return fail(EP_ERR_OTHER, "unknown exception");
+  }
+}
+
+const char* last_error() noexcept { return last_failure.c_str(); }
+
+}  // namespace ep::c_api
