@@ -103,9 +103,9 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
 // not those of the field's definition on this client.
 std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const void* data,
                          int rank, const int64_t* extents,
-                         const char* kCall = "xios_lite_send_field") {
+                         const char* call = "xios_lite_send_field") {
   if (rank < 1 || rank > 3 || extents == nullptr) {
-    argument_error(kCall, c.ep_rank,
+    argument_error(call, c.ep_rank,
                    "field '" + field + "': array rank " + std::to_string(rank) +
                        (extents == nullptr ? " with null extents" : " is not 2 or 3"));
   }
@@ -119,7 +119,7 @@ std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, 
   std::string meaning;
   const std::vector<std::int64_t> expected = expected_shape(c, field, meaning);
   if (given != expected) {
-    throw ep::Error(ep::ErrorKind::kCount, kCall, c.ep_rank,
+    throw ep::Error(ep::ErrorKind::kCount, call, c.ep_rank,
                     "field '" + field + "': array shape " + shape_string(given) +
                         " does not match " + shape_string(expected) + " = " + meaning);
   }
@@ -128,7 +128,7 @@ std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, 
     n *= static_cast<std::size_t>(e);
   }
   if (data == nullptr && n > 0) {
-    argument_error(kCall, c.ep_rank, "field '" + field + "': null data");
+    argument_error(call, c.ep_rank, "field '" + field + "': null data");
   }
   return n;
 }
@@ -348,8 +348,6 @@ std::size_t array_size(const char* call, int ep_rank, const std::string& what, c
   return n;
 }
 
-std::string optional_text(const char* s) { return s == nullptr ? std::string() : std::string(s); }
-
 }  // namespace
 
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
@@ -531,11 +529,10 @@ int xios_lite_define_calendar(xios_lite_client_t client, const char* type, const
   return guarded([&] {
     xios_lite_client_s& c = checked(client, kCall);
     xios_lite::CalendarAttributes cal;
-    if (type != nullptr && *type != '\0') cal.type = optional_text(type);
-    if (start_date != nullptr && *start_date != '\0') cal.start_date = optional_text(start_date);
-    if (time_origin != nullptr && *time_origin != '\0')
-      cal.time_origin = optional_text(time_origin);
-    if (timestep != nullptr && *timestep != '\0') cal.timestep = optional_text(timestep);
+    if (type != nullptr && *type != '\0') cal.type = type;
+    if (start_date != nullptr && *start_date != '\0') cal.start_date = start_date;
+    if (time_origin != nullptr && *time_origin != '\0') cal.time_origin = time_origin;
+    if (timestep != nullptr && *timestep != '\0') cal.timestep = timestep;
     c.client->define_calendar(cal);
   });
 }

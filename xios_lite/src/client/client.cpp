@@ -142,7 +142,7 @@ class ClientImpl {
 
   // A block of domain `d`, checked against the sizes known so far (the
   // model may still set them: close_definition checks again).
-  void set_block(const char* kCall, std::size_t d, const Block& b) {
+  void set_block(const char* call, std::size_t d, const Block& b) {
     const DomainDef& dom = cfg_.domains[d];
     const auto set = model_.domains.find(static_cast<int>(d));
     const int ni_glo =
@@ -153,7 +153,7 @@ class ClientImpl {
     const std::string& id = dom.id;
     if (b.ibegin < 0 || b.jbegin < 0 || b.ni < 0 || b.nj < 0 ||
         (sized && (b.ibegin + b.ni > ni_glo || b.jbegin + b.nj > nj_glo))) {
-      fail(kCall, comm_.rank(),
+      fail(call, comm_.rank(),
            "block (ibegin " + std::to_string(b.ibegin) + ", ni " + std::to_string(b.ni) +
                ", jbegin " + std::to_string(b.jbegin) + ", nj " + std::to_string(b.nj) +
                ") outside domain '" + id + "' of " + std::to_string(ni_glo) + " x " +
@@ -261,12 +261,12 @@ class ClientImpl {
   }
 
   template <class Range>
-  void set_mask(const char* kCall, std::size_t d, const Range& valid) {
+  void set_mask(const char* call, std::size_t d, const Range& valid) {
     const std::string& id = cfg_.domains[d].id;
     const Block& b = blocks_[d];
     const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
     if (valid.size() != points) {
-      fail(kCall, comm_.rank(),
+      fail(call, comm_.rank(),
            "domain '" + id + "': mask of " + std::to_string(valid.size()) + " values, expected " +
                std::to_string(points) + " (nj " + std::to_string(b.nj) + " x ni " +
                std::to_string(b.ni) + " of this client's block; set the block first)");

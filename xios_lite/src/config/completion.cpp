@@ -6,6 +6,7 @@
 // the element where it was defined.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 
 #include "ep/error.hpp"
@@ -268,8 +269,8 @@ std::optional<Window> window_in(const Config& cfg, int d, int base) {
 
 // The levels of `base` that derived axis `a` selects, or nullopt.
 std::optional<std::vector<int>> levels_in(const Config& cfg, int a, int base) {
-  std::vector<int> levels;
-  for (int k = 0; k < cfg.axes[static_cast<std::size_t>(a)].n_glo; ++k) levels.push_back(k);
+  std::vector<int> levels(static_cast<std::size_t>(cfg.axes[static_cast<std::size_t>(a)].n_glo));
+  std::iota(levels.begin(), levels.end(), 0);
   while (a != base) {
     const AxisDef& ax = cfg.axes[static_cast<std::size_t>(a)];
     if (ax.source < 0) {

@@ -945,7 +945,7 @@ class ContextParser {
 
   // A grid member: a plain reference, or an anonymous derived element.
   GridDef::Member build_member(const Element& m, const std::string& grid, std::size_t pos) {
-    using Kind_ = GridDef::Member::Kind;
+    using MemberKind = GridDef::Member::Kind;
     const std::string anon = m.has("id") ? m.get("id") : grid + "#" + std::to_string(pos);
     if (m.has("id") &&
         (domain_ids_.count(anon) + axis_ids_.count(anon) + scalar_ids_.count(anon) +
@@ -955,20 +955,20 @@ class ContextParser {
     const bool plain = m.children.empty() && m.attributes.size() == 1;
     if (m.name == "domain") {
       if (plain && m.has("domain_ref")) {
-        return {Kind_::kDomain, member_index(domain_index_, m, "domain_ref", "domain")};
+        return {MemberKind::kDomain, member_index(domain_index_, m, "domain_ref", "domain")};
       }
-      return {Kind_::kDomain, build_domain(m, anon, true)};
+      return {MemberKind::kDomain, build_domain(m, anon, true)};
     }
     if (m.name == "axis") {
       if (plain && m.has("axis_ref")) {
-        return {Kind_::kAxis, member_index(axis_index_, m, "axis_ref", "axis")};
+        return {MemberKind::kAxis, member_index(axis_index_, m, "axis_ref", "axis")};
       }
-      return {Kind_::kAxis, build_axis(m, anon, true)};
+      return {MemberKind::kAxis, build_axis(m, anon, true)};
     }
     if (plain && m.has("scalar_ref")) {
-      return {Kind_::kScalar, member_index(scalar_index_, m, "scalar_ref", "scalar")};
+      return {MemberKind::kScalar, member_index(scalar_index_, m, "scalar_ref", "scalar")};
     }
-    return {Kind_::kScalar, build_scalar(m, anon)};
+    return {MemberKind::kScalar, build_scalar(m, anon)};
   }
 
   void build_grid(const Element& g) {

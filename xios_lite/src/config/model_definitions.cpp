@@ -198,7 +198,7 @@ void assemble(const std::vector<ModelDefinitions>& clients, int domain, const st
                             (along_i ? "ni " : "nj ") + std::to_string(n) + " of its block)");
     }
     for (int x = 0; x < n; ++x) {
-      const auto g = static_cast<std::size_t>(first + x);
+      const auto g = static_cast<std::size_t>(first) + static_cast<std::size_t>(x);
       const double* src = piece.data() + static_cast<std::size_t>(x) * per;
       if (by[g] >= 0) {
         if (std::memcmp(values.data() + g * per, src, per * sizeof(double)) != 0) {

@@ -262,6 +262,7 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
   }
   settle(error_sends, std::min(timeout_s, 2.0));
   std::vector<ep::Request> answer_sends;
+  answer_sends.reserve(answers.size());
   for (Answer& a : answers) answer_sends.push_back(std::move(a.request));
   settle(answer_sends, std::min(timeout_s, 2.0));
   for (std::size_t i = 0; i < answers.size(); ++i) {

@@ -8,7 +8,7 @@ namespace xios_lite::server {
 
 SampleFolder::SampleFolder(const Config& cfg, WriterThread& writer,
                            std::atomic<std::size_t>& bytes_in_flight)
-    : cfg_(cfg), writer_(writer), in_flight_(bytes_in_flight) {
+    : writer_(writer), in_flight_(bytes_in_flight) {
   const std::vector<netcdf::VariableSlot> table = netcdf::variable_table(cfg);
   states_.resize(table.size());
   for (std::size_t g = 0; g < table.size(); ++g) {

@@ -69,7 +69,6 @@ class SampleFolder {
   void fold(State& s, std::int64_t k, Pending& p);
   void emit(State& s);
 
-  const Config& cfg_;
   WriterThread& writer_;
   std::atomic<std::size_t>& in_flight_;
   std::vector<std::unique_ptr<State>> states_;  // by gvar; null: not reduced
