@@ -14,6 +14,7 @@ ep_add_mpi_test(NAME test_trace
 # Two processes of two threads. Label `demo` (plus `trace`).
 add_executable(trace_env_run trace_env_run.cpp)
 target_link_libraries(trace_env_run PRIVATE ep::ep)
+add_dependencies(ep_tests trace_env_run)
 add_test(NAME trace_plot_env
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/trace_plot_check.sh
           ${CMAKE_CURRENT_BINARY_DIR}/trace_plot_env 2
