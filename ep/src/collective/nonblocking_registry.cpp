@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "p2p/p2p_state.hpp"
 #include "p2p/request_state.hpp"
 
 namespace ep::detail {
@@ -104,7 +105,7 @@ bool NbcInstance::poll(int thread, RequestState& request) {
     // to a receive posted here may complete only once a thread of this
     // process drains it, and every thread of the process may be waiting on
     // collectives.
-    if (!comm_->single_process()) comm_->drain(request.owner_rank);
+    if (!comm_->single_process()) comm_->p2p().drain(request.owner_rank);
     return false;
   }
   FailureSlot mine;

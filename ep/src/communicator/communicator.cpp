@@ -5,6 +5,7 @@
 #include "checks.hpp"
 #include "comm_state.hpp"
 #include "ep/error.hpp"
+#include "p2p/p2p_state.hpp"
 
 namespace ep {
 
@@ -35,7 +36,7 @@ std::size_t Communicator::eager_cap() const {
 
 bool Communicator::direct_receive() const {
   const auto& state = checked_state("ep::Communicator::direct_receive");
-  return state.settings().direct_receive && !state.tag_layout().source_in_header;
+  return state.settings().direct_receive && !state.p2p().tag_layout().source_in_header;
 }
 
 int Communicator::local_size() const {

@@ -40,8 +40,8 @@ int compare(const Communicator& a, const Communicator& b) {
   const detail::CommState& second = detail::usable_state(b, kCall);
   if (&first == &second) return MPI_IDENT;
   if (first.rank_map().size() != second.rank_map().size()) return MPI_UNEQUAL;
-  return compare_groups(detail::origins_of(first, kCall, a.rank()),
-                        detail::origins_of(second, kCall, a.rank()));
+  return compare_groups(first.world_origins(kCall, a.rank()),
+                        second.world_origins(kCall, a.rank()));
 }
 
 int compare(const InterCommunicator& a, const InterCommunicator& b) {
@@ -50,8 +50,8 @@ int compare(const InterCommunicator& a, const InterCommunicator& b) {
   if (first.state() == second.state()) return MPI_IDENT;
   // Each bridge holds the remote group (ranks 0..remote_size()-1), then the
   // local group, both in their own rank order.
-  const std::vector<Location> ours = detail::origins_of(*first.state(), kCall, a.rank());
-  const std::vector<Location> theirs = detail::origins_of(*second.state(), kCall, a.rank());
+  const std::vector<Location> ours = first.state()->world_origins(kCall, a.rank());
+  const std::vector<Location> theirs = second.state()->world_origins(kCall, a.rank());
   const int remote =
       compare_groups(slice(ours, 0, a.remote_size()), slice(theirs, 0, b.remote_size()));
   const int local = compare_groups(slice(ours, a.remote_size(), a.size()),

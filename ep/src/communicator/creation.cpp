@@ -16,25 +16,6 @@ std::vector<int> translate_all(MPI_Group from, MPI_Group to, const char* call, i
   return translated;
 }
 
-std::vector<Location> origins_of(const CommState& comm, const char* call, int rank) {
-  if (!comm.origins().empty()) return comm.origins();
-  // A create_endpoints numbering: the thread is the creation thread, and the
-  // process index is a rank of the MPI communicators underneath.
-  ScopedGroup mine;
-  ScopedGroup world;
-  check_mpi(MPI_Comm_group(comm.p2p_comm(), mine.out()), call, rank);
-  check_mpi(MPI_Comm_group(MPI_COMM_WORLD, world.out()), call, rank);
-  const std::vector<int> world_rank = translate_all(mine.get(), world.get(), call, rank);
-  const RankMap& map = comm.rank_map();
-  std::vector<Location> origins(static_cast<std::size_t>(map.size()));
-  for (int r = 0; r < map.size(); ++r) {
-    const Location where = map.locate(r);
-    origins[static_cast<std::size_t>(r)] = {world_rank[static_cast<std::size_t>(where.process)],
-                                            where.thread};
-  }
-  return origins;
-}
-
 void inherit_errhandler(MPI_Comm from, MPI_Comm to, const char* call, int rank) {
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   check_mpi(MPI_Comm_get_errhandler(from, &handler), call, rank);

@@ -25,10 +25,6 @@
 
 namespace ep::detail {
 
-/// Who each EP rank of `comm` is (see CommState::origins()), computed from the
-/// rank map when the state does not carry the table.
-std::vector<Location> origins_of(const CommState& comm, const char* call, int rank);
-
 /// Gives `to` the error handler of `from`, as MPI does for a communicator
 /// made from another (the user's choice of handler carries over).
 void inherit_errhandler(MPI_Comm from, MPI_Comm to, const char* call, int rank);

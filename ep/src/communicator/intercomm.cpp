@@ -296,7 +296,7 @@ Bridge build_bridge(const CollectiveCall& call) {
   check_mpi(MPI_Intercomm_create(call.mpi(), agreed.leader_process, args.peer, args.remote_leader,
                                  args.tag, &inter),
             call.name, call.rank);
-  const std::vector<Location> local_origins = detail::origins_of(call.comm, call.name, call.rank);
+  const std::vector<Location> local_origins = call.comm.world_origins(call.name, call.rank);
   const RemoteLayout remote = exchange_layouts(call, inter, local_origins);
 
   // The union of both process groups; `high` does not matter, the ranks are

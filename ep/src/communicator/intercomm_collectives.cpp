@@ -139,7 +139,7 @@ Communicator merge(const InterCommunicator& inter, bool high) {
   auto state = detail::on_leader<std::shared_ptr<detail::CommState>>(call, [&] {
     const detail::CommState& across = call.comm;
     const RankMap& map = across.rank_map();
-    const std::vector<Location> across_origins = detail::origins_of(across, kCall, call.rank);
+    const std::vector<Location> across_origins = across.world_origins(kCall, call.rank);
     const int remote_size = map.size() - group.size();
     // The bridge numbers the remote group first; the merge may swap the groups.
     std::vector<Location> locations;

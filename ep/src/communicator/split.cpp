@@ -129,7 +129,7 @@ ColorPlan plan_color(const RankMap& old_map, std::vector<int> members,
 Placements make_communicators(CollectiveCall& call, const std::vector<Choice>& choices) {
   check_colors(call, choices);
   const RankMap& old_map = call.comm.rank_map();
-  const std::vector<Location> old_origins = detail::origins_of(call.comm, call.name, call.rank);
+  const std::vector<Location> old_origins = call.comm.world_origins(call.name, call.rank);
   std::map<int, std::vector<int>> by_color;  // ascending colours: the global order
   for (int r = 0; r < old_map.size(); ++r) {
     const int color = choices[static_cast<std::size_t>(r)].color;

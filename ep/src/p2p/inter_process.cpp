@@ -17,6 +17,7 @@
 #include "comm_state.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
+#include "p2p/p2p_state.hpp"
 #include "p2p/test_hooks.hpp"
 
 namespace ep::detail {
@@ -42,7 +43,7 @@ constexpr std::int32_t kDataFollows = -1;
 // it at once, and small enough that the copy through the queue is cheap.
 constexpr std::size_t kHeaderInlineBytes = 4096;
 
-void send_with_header(RequestState& request, CommState& state, const IntraSend& send,
+void send_with_header(RequestState& request, P2pState& state, const IntraSend& send,
                       const TypedBuffer& data, Location to, WireAddress wire) {
   const std::size_t bytes = data.bytes();
   SourceHeader header{request.owner_thread, kDataFollows, bytes};
@@ -78,7 +79,7 @@ std::shared_ptr<RequestState> send_inter(const Communicator& self, const IntraSe
   auto request = std::make_shared<RequestState>(RequestState::Kind::kSend, self.state(),
                                                 self.local_thread(), self.rank());
   request->call = send.call;
-  CommState& state = *self.state();
+  P2pState& state = self.state()->p2p();
   const WireAddress wire = encode(state.tag_layout(), {send.tag, self.local_thread(), to.thread});
   // Always nonblocking underneath: a blocking MPI_Send of a large message
   // could wait for a peer process whose threads need this one to drain.
@@ -126,7 +127,7 @@ int discard(Envelope& message) {
 
 }  // namespace
 
-void CommState::drain(int ep_rank) noexcept {
+void P2pState::drain(int ep_rank) noexcept {
   std::unique_lock lock(drain_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is draining and will route our messages
   if (drain_failed()) return;     // the receives that needed it have been failed
@@ -144,7 +145,7 @@ void CommState::drain(int ep_rank) noexcept {
   }
 }
 
-void CommState::route_incoming(int ep_rank) {
+void P2pState::route_incoming(int ep_rank) {
   // Channels are drained in turn until none has a message or the budget is
   // spent: order within a channel is MPI's, and one sender-receiver pair
   // never spans two channels, so stopping anywhere keeps every pair's order.
@@ -202,7 +203,7 @@ void CommState::route_incoming(int ep_rank) {
   testing::note_drain_routed(routed);
 }
 
-int CommState::open_header(Envelope& message, int process, int ep_rank) {
+int P2pState::open_header(Envelope& message, int process, int ep_rank) {
   // Small by construction: a header, with the data only when that is small.
   Payload& raw = message.payload;
   raw.resize(message.bytes);
@@ -229,7 +230,7 @@ int CommState::open_header(Envelope& message, int process, int ep_rank) {
   return header.source_thread;
 }
 
-void CommState::record_drain_fault(ErrorKind kind, const std::string& what, int mpi_code) {
+void P2pState::record_drain_fault(ErrorKind kind, const std::string& what, int mpi_code) {
   {
     std::lock_guard lock(fault_mutex_);
     if (drain_failed_.load(std::memory_order_relaxed)) return;  // the first failure is the cause
@@ -251,12 +252,12 @@ void CommState::record_drain_fault(ErrorKind kind, const std::string& what, int 
   }
 }
 
-void CommState::fail_with_drain_fault(RequestState& request) const {
+void P2pState::fail_with_drain_fault(RequestState& request) const {
   request.status.error = drain_fault_.mpi_code;
   request.fail(drain_fault_.kind, drain_fault_.detail);
 }
 
-bool CommState::fail_if_posted(RequestState& request) {
+bool P2pState::fail_if_posted(RequestState& request) {
   if (!drain_failed()) return false;
   Mailbox& box = mailboxes_[request.owner_thread];
   {
@@ -281,7 +282,7 @@ bool could_take_the_same(const RequestState& earlier, const RequestState& later)
 
 }  // namespace
 
-bool CommState::try_post_direct(RequestState& request, Location from) {
+bool P2pState::try_post_direct(RequestState& request, Location from) {
   // Held across the MPI_Irecv: messages reach the mailbox only through the
   // drain (this one's source is in another process), so while it is held
   // the mailbox check below stays true until MPI has the receive. Taken

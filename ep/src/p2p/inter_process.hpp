@@ -6,11 +6,11 @@
 //   send        send_inter: MPI_Isend / MPI_Issend, never blocking (a blocking
 //               send of a large message could wait for a peer process whose
 //               threads need this one to drain);
-//   arrival     CommState::drain: MPI_Improbe takes each waiting message out
+//   arrival     P2pState::drain: MPI_Improbe takes each waiting message out
 //               of MPI's matching and hands it to the mailbox of its
 //               destination thread (the matching engine), one drainer at a time;
 //               a failure there fails the communicator's receives, never the
-//               thread that happened to drain (comm_state.hpp);
+//               thread that happened to drain (p2p_state.hpp);
 //   receive     receive_remote: MPI_Mrecv / MPI_Imrecv of the matched message
 //               into the receive buffer;
 //   completion  test_mpi: MPI_Test of the request that carries the rest.

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "ep/backoff.hpp"
+#include "p2p/p2p_state.hpp"
 #include "spin_lock.hpp"
 
 namespace ep::detail {
@@ -46,7 +47,7 @@ void publish_envelope(Mailbox& box, LocalRing& ring, std::shared_ptr<Envelope> m
 
 std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
                                          const IntraSend& send, const TypedBuffer& data) {
-  Mailbox& box = comm->mailbox(send.dest_thread);
+  Mailbox& box = comm->p2p().mailbox(send.dest_thread);
   LocalRing& ring = box.ring_for_sender(send.source_thread, send.source_rank);
   const std::size_t bytes = data.bytes();
   const std::size_t cap = comm->settings().eager_cap;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "checks.hpp"
-#include "comm_state.hpp"
 #include "ep/backoff.hpp"
 #include "p2p/inter_process.hpp"
 

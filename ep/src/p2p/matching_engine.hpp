@@ -39,7 +39,7 @@
 
 namespace ep::detail {
 
-class CommState;
+class P2pState;
 
 /// The packed data of an eager copy. Up to kInlineBytes it lives in the
 /// envelope itself: a small message is then one pool block and the receiver
@@ -146,7 +146,7 @@ struct alignas(64) Mailbox {
   std::deque<std::shared_ptr<RequestState>> posted;  // posting order
   // Messages taken out of `unexpected` by a probe (an ep::Message) and not
   // yet received: a dropped one comes back, so while any is out no receive
-  // may go straight to MPI past it (CommState::try_post_direct).
+  // may go straight to MPI past it (P2pState::try_post_direct).
   int held_messages = 0;
   // Where a wildcard read of the rings starts (turns, so that no sender
   // waits behind another's stream). Under `mutex`.
@@ -175,7 +175,7 @@ struct alignas(64) Mailbox {
   Mailbox(const Mailbox&) = delete;
   Mailbox& operator=(const Mailbox&) = delete;
 
-  /// Makes room for the rings of `local_size` senders (CommState, before use).
+  /// Makes room for the rings of `local_size` senders (P2pState, before use).
   void init_rings(int local_size);
   /// The ring from local thread `thread`, null before its first message.
   /// Any thread.
@@ -292,7 +292,7 @@ void settle_ring(Mailbox& box, LocalRing& ring) noexcept;
 /// rings itself whenever they or `unexpected` have something new, so no
 /// other thread ever completes it. Returns its status or throws its error
 /// (truncation, a failed copy). The owner's thread; defined in p2p/wait.cpp.
-Status wait_unposted(CommState& comm, RequestState& receive, RingChoice rings);
+Status wait_unposted(P2pState& p2p, RequestState& receive, RingChoice rings);
 
 /// Drops every queued message and receive (the communicator is being freed).
 void clear_mailbox(Mailbox& box);

@@ -21,6 +21,7 @@
 #include "p2p/inter_process.hpp"
 #include "p2p/intra_process.hpp"
 #include "p2p/matching_engine.hpp"
+#include "p2p/p2p_state.hpp"
 #include "p2p/request_state.hpp"
 #include "trace/recorder.hpp"
 
@@ -156,13 +157,13 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
     // such a receive needs no drain.
     request->needs_drain = any_source || from.process != comm.process_rank();
     if (!any_source && request->needs_drain && tag != MPI_ANY_TAG &&
-        comm.settings().direct_receive && comm.try_post_direct(*request, from)) {
+        comm.settings().direct_receive && comm.p2p().try_post_direct(*request, from)) {
       return request;
     }
     // Bring in what MPI already holds so the search below sees it in order.
-    if (request->needs_drain) comm.drain(rank);
+    if (request->needs_drain) comm.p2p().drain(rank);
   }
-  post_receive(comm.mailbox(self.local_thread()), request, rings);
+  post_receive(comm.p2p().mailbox(self.local_thread()), request, rings);
   return request;
 }
 
@@ -186,7 +187,7 @@ std::optional<Status> receive_locally(const Communicator& self, const char* call
   receive.recv_buffer = {buf, count, datatype, layout};
   receive.want_source = source;
   receive.want_tag = tag;
-  return wait_unposted(comm, receive, ring_choice(comm, source));
+  return wait_unposted(comm.p2p(), receive, ring_choice(comm, source));
 }
 
 // Whether a probe leaves the message queued (iprobe) or takes it (improbe).
@@ -198,8 +199,8 @@ enum class Removal { kKeep, kTake };
 std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* call, int source,
                                           int tag, Removal removal, Status* status) {
   CommState& comm = *self.state();
-  if (!comm.single_process()) comm.drain(self.rank());
-  Mailbox& box = comm.mailbox(self.local_thread());
+  if (!comm.single_process()) comm.p2p().drain(self.rank());
+  Mailbox& box = comm.p2p().mailbox(self.local_thread());
   std::shared_ptr<Envelope> found;
   {
     MailboxSection section(box);
@@ -224,8 +225,8 @@ std::shared_ptr<Envelope> find_unexpected(const Communicator& self, const char* 
     }
   }
   if (found) return found;
-  if (comm.drain_failed()) {
-    const CommState::DrainFault& fault = comm.drain_fault();
+  if (comm.p2p().drain_failed()) {
+    const P2pState::DrainFault& fault = comm.p2p().drain_fault();
     throw Error(fault.kind, call, self.rank(), fault.detail, fault.mpi_code);
   }
   return nullptr;

@@ -10,6 +10,7 @@
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "p2p/matching_engine.hpp"
+#include "p2p/p2p_state.hpp"
 #include "p2p/request_state.hpp"
 
 namespace ep {
@@ -65,7 +66,7 @@ Message::~Message() {
   if (envelope_ && comm_) {
     const int source = envelope_->source;
     const int tag = envelope_->tag;
-    detail::Mailbox& box = comm_->mailbox(receiver_thread_);
+    detail::Mailbox& box = comm_->p2p().mailbox(receiver_thread_);
     try {
       detail::deliver(box, std::move(envelope_), detail::Arrival::kReturned);
       detail::count_held(box, -1);
@@ -96,7 +97,7 @@ Request imrecv(void* buf, int count, MPI_Datatype datatype, Message& message) {
   // Too small a buffer receives what fits and the request fails with
   // kTruncate, as every receive does: the message is consumed either way.
   detail::receive_matched(*request, *message.envelope_);
-  detail::count_held(comm.mailbox(message.receiver_thread_), -1);
+  detail::count_held(comm.p2p().mailbox(message.receiver_thread_), -1);
   message.envelope_.reset();
   message.status_ = Status{};
   return Request(std::move(request));

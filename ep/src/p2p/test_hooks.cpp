@@ -8,6 +8,7 @@
 #include "backoff.hpp"
 #include "comm_state.hpp"
 #include "ep/communicator.hpp"
+#include "p2p/p2p_state.hpp"
 
 namespace ep::detail::testing {
 
@@ -43,15 +44,15 @@ void note_drain_routed(int messages) noexcept {
 }
 
 std::size_t eager_high_water(const Communicator& comm) {
-  return comm.state()->mailbox(comm.local_thread()).eager_high_water.load();
+  return comm.state()->p2p().mailbox(comm.local_thread()).eager_high_water.load();
 }
 
 std::size_t eager_bytes(const Communicator& comm) {
-  return comm.state()->mailbox(comm.local_thread()).eager_bytes();
+  return comm.state()->p2p().mailbox(comm.local_thread()).eager_bytes();
 }
 
 bool source_in_header(const Communicator& comm) {
-  return comm.state()->tag_layout().source_in_header;
+  return comm.state()->p2p().tag_layout().source_in_header;
 }
 
 void set_park_micros(int micros) {

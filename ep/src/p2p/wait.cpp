@@ -13,6 +13,7 @@
 #include "ep/request.hpp"
 #include "p2p/inter_process.hpp"
 #include "p2p/matching_engine.hpp"
+#include "p2p/p2p_state.hpp"
 #include "p2p/request_state.hpp"
 #include "trace/recorder.hpp"
 
@@ -63,14 +64,14 @@ bool poll(RequestState& request) {
     // mailbox's queues: the receiver for its own receives, the sender its
     // own ring, while its message waits to be matched.
     if (request.kind == RequestState::Kind::kRecv && !request.direct) {
-      detail::settle_receive(request.comm->mailbox(request.owner_thread), request,
+      detail::settle_receive(request.comm->p2p().mailbox(request.owner_thread), request,
                              {request.ring_thread});
     } else if (request.settles_thread >= 0) {
       // A large copy its receiver has started: take chunks of it.
       if (request.shared_copy && request.shared_copy->open.load(std::memory_order_acquire)) {
         request.shared_copy->copy_chunks();
       }
-      detail::Mailbox& box = request.comm->mailbox(request.settles_thread);
+      detail::Mailbox& box = request.comm->p2p().mailbox(request.settles_thread);
       if (detail::LocalRing* ring = box.ring_from(request.owner_thread)) {
         detail::settle_ring(box, *ring);
       }
@@ -83,13 +84,13 @@ bool poll(RequestState& request) {
   // processes exchanging large messages, say).
   if (request.comm->single_process()) return false;
   if (!request.needs_drain && ++request.polls % kPollsPerSparseDrain != 0) return false;
-  request.comm->drain(request.owner_rank);
+  request.comm->p2p().drain(request.owner_rank);
   phase = request.phase.load(std::memory_order_acquire);
   if (phase == Phase::kMpiPending) return test_mpi(request);
   if (phase == Phase::kComplete) return true;
   // After a failed drain no message can reach a posted receive any more: it
   // fails with the drain's error instead of waiting forever.
-  return request.needs_drain && request.comm->fail_if_posted(request);
+  return request.needs_drain && request.comm->p2p().fail_if_posted(request);
 }
 
 // Hands out the result of a completed request and nulls the handle; throws
@@ -146,8 +147,8 @@ void fill_status(std::span<Status> statuses, std::size_t i, const Status& value)
 
 namespace detail {
 
-Status wait_unposted(CommState& comm, RequestState& receive, RingChoice rings) {
-  Mailbox& box = comm.mailbox(receive.owner_thread);
+Status wait_unposted(P2pState& p2p, RequestState& receive, RingChoice rings) {
+  Mailbox& box = p2p.mailbox(receive.owner_thread);
   Backoff backoff;
   StallWatch watch;
   while (true) {
@@ -165,8 +166,8 @@ Status wait_unposted(CommState& comm, RequestState& receive, RingChoice rings) {
       backoff.pause();
       watch.check(receive, backoff.polls());
       // The rest of the process's MPI traffic still moves along.
-      if (!comm.single_process() && ++receive.polls % kPollsPerSparseDrain == 0) {
-        comm.drain(receive.owner_rank);
+      if (!p2p.single_process() && ++receive.polls % kPollsPerSparseDrain == 0) {
+        p2p.drain(receive.owner_rank);
       }
     } while (!rings_ready(box, rings) &&
              box.unexpected_appends.load(std::memory_order_acquire) == seen);
@@ -299,7 +300,7 @@ void cancel(Request& request) {
     }
     return;
   }
-  detail::Mailbox& box = state.comm->mailbox(state.owner_thread);
+  detail::Mailbox& box = state.comm->p2p().mailbox(state.owner_thread);
   {
     // A message its sender already wrote matches before the cancel.
     detail::MailboxSection section(box);

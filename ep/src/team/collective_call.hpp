@@ -20,6 +20,7 @@
 #include "datatype.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
+#include "team/local_team.hpp"
 #include "trace/recorder.hpp"
 
 namespace ep::detail {

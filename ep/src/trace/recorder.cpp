@@ -16,7 +16,6 @@
 
 #include "checks.hpp"
 #include "comm_state.hpp"
-#include "communicator/creation.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "trace/trace_file.hpp"
@@ -102,7 +101,7 @@ Location peer_origin(const CommState& comm, int dest) {
   thread_local WorldTable cache;
   const std::uint64_t generation = tracer().generation.load(std::memory_order_acquire);
   if (cache.comm != &comm || cache.generation != generation) {
-    cache.origins = origins_of(comm, "ep::trace", -1);
+    cache.origins = comm.world_origins("ep::trace", -1);
     cache.comm = &comm;
     cache.generation = generation;
   }
@@ -169,7 +168,7 @@ void TraceScope::close() noexcept {
   ++record_->calls[k];
 }
 
-void trace_comm_created(const CommState& comm) {
+void trace_comm_created(int local_endpoints) {
   Tracer& t = tracer();
   static std::once_flag environment_read;
   std::call_once(environment_read, [&t] {
@@ -182,7 +181,7 @@ void trace_comm_created(const CommState& comm) {
   });
   std::lock_guard lock(t.mutex);
   ++t.live_communicators;
-  if (comm.local_size() > t.max_local_endpoints) t.max_local_endpoints = comm.local_size();
+  if (local_endpoints > t.max_local_endpoints) t.max_local_endpoints = local_endpoints;
   t.generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -247,7 +246,7 @@ EndpointCounters counters(const Communicator& comm) {
   EndpointCounters result;
   EndpointTrace* record = detail::record_of(state, comm.rank(), comm.local_thread());
   if (record == nullptr) return result;
-  const std::vector<Location> origins = detail::origins_of(state, kCall, comm.rank());
+  const std::vector<Location> origins = state.world_origins(kCall, comm.rank());
   for (std::size_t rank = 0; rank < origins.size(); ++rank) {
     const auto found = record->peers.find(detail::origin_key(origins[rank]));
     if (found != record->peers.end()) result.by_peer[static_cast<int>(rank)] = found->second;

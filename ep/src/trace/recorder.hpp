@@ -13,7 +13,7 @@
 
 namespace ep::detail {
 
-class CommState;
+class CommState;  // comm_state.hpp: the EP ranks traced calls name
 
 /// Whether tracing records (ep::trace::enable / EP_TRACE).
 extern std::atomic<bool> g_trace_on;
@@ -62,10 +62,12 @@ class TraceScope {
   EndpointTrace* record_ = nullptr;
 };
 
-/// A communicator state was made / its last local endpoint freed it. The
-/// first call reads EP_TRACE; the release that leaves no communicator alive
-/// writes the trace file when EP_TRACE switched tracing on.
-void trace_comm_created(const CommState& comm);
+/// A communicator state with `local_endpoints` endpoints in this process was
+/// made / its last local endpoint freed it (the communicator calls both,
+/// communicator/comm_state.cpp). The first call reads EP_TRACE; the release
+/// that leaves no communicator alive writes the trace file when EP_TRACE
+/// switched tracing on.
+void trace_comm_created(int local_endpoints);
 void trace_comm_released();
 
 }  // namespace ep::detail
