@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Checks the layering of ep/src: no file includes a header of a higher layer.
+
+Each file of ep/src belongs to the layer of its folder (a file directly in
+ep/src to "base"). An include "x/y.hpp" names the layer of its first path
+component, "y.hpp" alone a base file of ep/src, "ep/..." the public API
+(ep/include), which every layer may use. Layers, lowest first:
+
+  base          error, datatypes, checks, environment, backoff, wait policy,
+                spin lock, rank map, and comm_state.hpp (the communicator's
+                state, which names the parts of the subsystems without
+                including them)
+  trace         the trace recorder and its file
+  p2p           point-to-point: P2pState, the matching engine, both paths
+  team          LocalTeam, the collective call, the failure slot
+  collective    the collectives and the nonblocking registry
+  topology      Cartesian and graph topologies, neighbourhood collectives
+  communicator  creation, dup, split, intercommunicators; composes CommState
+  c_api         the C interface
+
+A file may include headers of its own layer and of lower ones. Prints one
+line per include that breaks the order, or names a folder or header this list
+does not know, as file:line, and exits 1 when there is any.
+
+Usage: check_include_layers.py [EP_SRC_DIR]   (default: ep/src next to scripts/)
+"""
+
+import re
+import sys
+from pathlib import Path
+
+LAYERS = ["base", "trace", "p2p", "team", "collective", "topology", "communicator", "c_api"]
+RANK = {name: index for index, name in enumerate(LAYERS)}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SOURCE_SUFFIXES = {".hpp", ".cpp", ".h", ".c", ".inc"}
+
+
+def layer_of_file(path: Path, src: Path) -> str:
+    parts = path.relative_to(src).parts
+    return "base" if len(parts) == 1 else parts[0]
+
+
+def layer_of_include(name: str, src: Path, public: Path):
+    """The layer an include names; "public" for ep/include, None when unknown."""
+    parts = Path(name).parts
+    if parts[0] == "ep" and (public / name).is_file():
+        return "public"
+    if not (src / name).is_file():
+        return None
+    return "base" if len(parts) == 1 else parts[0]
+
+
+def check(src: Path) -> list:
+    public = src.parent / "include"
+    problems = []
+    for folder in sorted(p for p in src.iterdir() if p.is_dir()):
+        if folder.name not in RANK:
+            problems.append(f"{folder}: folder not in the layer list of {Path(__file__).name}")
+    for path in sorted(src.rglob("*")):
+        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+            continue
+        own = layer_of_file(path, src)
+        if own not in RANK:
+            continue  # reported once for its folder
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        for number, line in enumerate(lines, start=1):
+            match = INCLUDE.match(line)
+            if not match:
+                continue
+            name = match.group(1)
+            target = layer_of_include(name, src, public)
+            where = f"{path}:{number}"
+            if target is None:
+                problems.append(f'{where}: "{name}" is neither in ep/src nor in ep/include')
+            elif target == "public":
+                continue
+            elif target not in RANK:
+                problems.append(f'{where}: "{name}" is in a folder not in the layer list')
+            elif RANK[target] > RANK[own]:
+                problems.append(
+                    f'{where}: {own} includes "{name}" of the higher layer {target} '
+                    f"(order: {' < '.join(LAYERS)})"
+                )
+    return problems
+
+
+def main() -> int:
+    default = Path(__file__).resolve().parent.parent / "ep" / "src"
+    src = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else default
+    if not src.is_dir():
+        print(f"check_include_layers: no such folder: {src}", file=sys.stderr)
+        return 2
+    problems = check(src)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"check_include_layers: {len(problems)} include(s) break the layers of {src}")
+        return 1
+    print(f"check_include_layers: {src} keeps the order {' < '.join(LAYERS)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
