@@ -73,28 +73,26 @@ std::vector<TypedBuffer> describe_blocks(const CollectiveCall& call, const Block
 
 AlltoallSides alltoall_sides(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, int recvcount, MPI_Datatype recvtype) {
-  AlltoallSides sides;
-  sides.send.buf = sendbuf;
-  sides.send.count = sendcount;
-  sides.send.type = sendtype;
-  sides.recv.is_send = false;
-  sides.recv.buf = recvbuf;
-  sides.recv.count = recvcount;
-  sides.recv.type = recvtype;
-  return sides;
+  return {{.is_send = true, .buf = sendbuf, .count = sendcount, .type = sendtype},
+          {.is_send = false, .buf = recvbuf, .count = recvcount, .type = recvtype}};
 }
 
 AlltoallSides alltoallv_sides(const void* sendbuf, std::span<const int> sendcounts,
                               std::span<const int> sdispls, MPI_Datatype sendtype, void* recvbuf,
                               std::span<const int> recvcounts, std::span<const int> rdispls,
                               MPI_Datatype recvtype) {
-  AlltoallSides sides = alltoall_sides(sendbuf, 0, sendtype, recvbuf, 0, recvtype);
-  for (BlockArgs* side : {&sides.send, &sides.recv}) side->per_peer = true;
-  sides.send.counts = sendcounts;
-  sides.send.displs = sdispls;
-  sides.recv.counts = recvcounts;
-  sides.recv.displs = rdispls;
-  return sides;
+  return {{.is_send = true,
+           .buf = sendbuf,
+           .counts = sendcounts,
+           .displs = sdispls,
+           .per_peer = true,
+           .type = sendtype},
+          {.is_send = false,
+           .buf = recvbuf,
+           .counts = recvcounts,
+           .displs = rdispls,
+           .per_peer = true,
+           .type = recvtype}};
 }
 
 AlltoallSides alltoallw_sides(const void* sendbuf, std::span<const int> sendcounts,

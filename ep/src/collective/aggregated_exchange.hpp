@@ -61,12 +61,12 @@ struct BlockArgs {
   bool is_send = true;  // names the arguments in messages: sendcounts / recvcounts...
   const void* buf = nullptr;
   int count = 0;                          // alltoall: the count of every block
-  std::span<const int> counts;            // alltoallv/w: one count per EP rank
-  std::span<const int> displs;            // alltoallv/w: one displacement per EP rank
+  std::span<const int> counts{};          // alltoallv/w: one count per EP rank
+  std::span<const int> displs{};          // alltoallv/w: one displacement per EP rank
   bool per_peer = false;                  // counts and displs are per EP rank
   bool byte_displs = false;               // alltoallw: displacements are in bytes
   MPI_Datatype type = MPI_DATATYPE_NULL;  // alltoall/alltoallv: one type
-  std::span<const MPI_Datatype> types;    // alltoallw: one type per EP rank
+  std::span<const MPI_Datatype> types{};  // alltoallw: one type per EP rank
   bool per_peer_types = false;
 };
 

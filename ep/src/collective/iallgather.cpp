@@ -28,15 +28,9 @@
 #include "ep/collectives.hpp"
 #include "team/collective_call.hpp"
 
-namespace ep {
+namespace ep::detail {
 
 namespace {
-
-using detail::CollectiveCall;
-using detail::CommState;
-using detail::FailureSlot;
-using detail::NbcInstance;
-using detail::TypedBuffer;
 
 // One endpoint's side of the call: its block, and where each EP rank's block
 // lands in its recvbuf.
@@ -260,29 +254,34 @@ Blocks describe(const CollectiveCall& call, const void* sendbuf, int sendcount,
 
 }  // namespace
 
+}  // namespace ep::detail
+
+namespace ep {
+
 Request iallgather(const Communicator& comm, const void* sendbuf, int sendcount,
                    MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::iallgather");
+  const detail::CollectiveCall call = detail::begin_collective(comm, "ep::iallgather");
   detail::check_count(recvcount, call.name, call.rank);
   const std::vector<int> counts(static_cast<std::size_t>(call.size()), recvcount);
   std::vector<MPI_Aint> displs(counts.size());
   for (std::size_t r = 0; r < displs.size(); ++r) {
     displs[r] = static_cast<MPI_Aint>(r) * recvcount;
   }
-  return start_iallgather(
-      comm, call, describe(call, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype));
+  return detail::start_iallgather(
+      comm, call,
+      detail::describe(call, sendbuf, sendcount, sendtype, recvbuf, counts, displs, recvtype));
 }
 
 Request iallgatherv(const Communicator& comm, const void* sendbuf, int sendcount,
                     MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
                     std::span<const int> displs, MPI_Datatype recvtype) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::iallgatherv");
+  const detail::CollectiveCall call = detail::begin_collective(comm, "ep::iallgatherv");
   detail::check_counts(recvcounts, call.size(), "recvcounts", call.name, call.rank);
   detail::check_entries(displs.size(), call.size(), "displs", call.name, call.rank);
   const std::vector<MPI_Aint> element_displs(displs.begin(), displs.begin() + call.size());
-  return start_iallgather(
-      comm, call,
-      describe(call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, element_displs, recvtype));
+  return detail::start_iallgather(comm, call,
+                                  detail::describe(call, sendbuf, sendcount, sendtype, recvbuf,
+                                                   recvcounts, element_displs, recvtype));
 }
 
 }  // namespace ep

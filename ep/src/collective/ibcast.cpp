@@ -14,19 +14,9 @@
 #include "ep/collectives.hpp"
 #include "team/collective_call.hpp"
 
-namespace ep {
+namespace ep::detail {
 
 namespace {
-
-using detail::CollectiveCall;
-using detail::CommState;
-using detail::FailureSlot;
-using detail::NbcInstance;
-using detail::TypedBuffer;
-using detail::TypedScratch;
-using detail::TypeLayout;
-
-using detail::start_nonblocking;
 
 // Byte-count mismatch between one endpoint's buffer and the process's copy.
 void check_same_bytes(const CollectiveCall& call, std::size_t mine, std::size_t process,
@@ -109,16 +99,22 @@ class Ibcast final : public NbcInstance {
 
 }  // namespace
 
+}  // namespace ep::detail
+
+namespace ep {
+
 Request ibcast(const Communicator& comm, void* buffer, int count, MPI_Datatype datatype, int root) {
-  const CollectiveCall call = detail::begin_collective(comm, "ep::ibcast");
+  const detail::CollectiveCall call = detail::begin_collective(comm, "ep::ibcast");
   detail::check_root(root, call.size(), call.name, call.rank);
   detail::check_count(count, call.name, call.rank);
-  const TypeLayout layout = detail::layout_of(datatype, call.name, call.rank);
-  const TypedBuffer mine{buffer, count, datatype, layout};
-  return start_nonblocking<Ibcast>(
+  const detail::TypeLayout layout = detail::layout_of(datatype, call.name, call.rank);
+  const detail::TypedBuffer mine{buffer, count, datatype, layout};
+  return detail::start_nonblocking<detail::Ibcast>(
       comm, call,
-      [&] { return std::make_shared<Ibcast>(call, comm.state(), count, datatype, layout, root); },
-      [&](Ibcast& instance) { instance.contribute(call, mine, root); });
+      [&] {
+        return std::make_shared<detail::Ibcast>(call, comm.state(), count, datatype, layout, root);
+      },
+      [&](detail::Ibcast& instance) { instance.contribute(call, mine, root); });
 }
 
 }  // namespace ep

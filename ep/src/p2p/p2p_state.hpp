@@ -3,8 +3,8 @@
 // traffic (one per channel of the tag layout, and the bulk communicator of
 // the source-header layout), one mailbox per local endpoint, and the drain
 // that moves messages from MPI's queues into the mailboxes. The
-// communicator's state (comm_state.hpp) owns one; the rest of p2p/ works
-// on it alone.
+// communicator's state (comm_state.hpp) owns one; the drain, the direct
+// receive path and the waits of p2p/ work on it alone.
 #pragma once
 
 #include <mpi.h>

@@ -32,18 +32,9 @@
 #include "topology/neighbor_blocks.hpp"
 #include "topology/topology.hpp"
 
-namespace ep {
+namespace ep::detail {
 
 namespace {
-
-using detail::CollectiveCall;
-using detail::CommState;
-using detail::FailureSlot;
-using detail::NbcInstance;
-using detail::NeighborBlocks;
-using detail::NeighborPreparation;
-using detail::Topology;
-using detail::TypedBuffer;
 
 class Ineighbor final : public NbcInstance {
  public:
@@ -235,6 +226,13 @@ Request start_ineighbor(const Communicator& comm, const char* name, Fill&& fill)
 }
 
 }  // namespace
+
+}  // namespace ep::detail
+
+namespace ep {
+
+using detail::NeighborPreparation;
+using detail::start_ineighbor;
 
 Request ineighbor_allgather(const Communicator& comm, const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
