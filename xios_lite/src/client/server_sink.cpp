@@ -11,9 +11,9 @@
 
 #include "ep/error.hpp"
 #include "record_sink.hpp"
-#include "server_channel.hpp"
 #include "transport/bands.hpp"
 #include "transport/event.hpp"
+#include "transport/server_channel.hpp"
 
 namespace xios_lite::client {
 namespace {
@@ -30,11 +30,11 @@ class ServerSink final : public RecordSink {
         // client calls the library (see the receiver's silence rule).
         heartbeat_s_(std::min(1.0, timeout_s / 8)) {
     const int servers = inter_.remote_size();
-    std::shared_ptr<ProgressThread> progress =
-        progress_thread ? ProgressThread::acquire() : nullptr;
+    std::shared_ptr<transport::ProgressThread> progress =
+        progress_thread ? transport::ProgressThread::acquire() : nullptr;
     channels_.reserve(static_cast<std::size_t>(servers));
     for (int s = 0; s < servers; ++s) {
-      channels_.push_back(std::make_unique<ServerChannel>(
+      channels_.push_back(std::make_unique<transport::ServerChannel>(
           inter_, s, capacity, timeout_s, [this] { drain_error_messages(); }, progress));
     }
   }
@@ -217,7 +217,7 @@ class ServerSink final : public RecordSink {
       h.jbegin = j0;
       h.nj = j1 - j0;
       h.time = number;
-      ServerChannel& c = *channels_[static_cast<std::size_t>(s)];
+      transport::ServerChannel& c = *channels_[static_cast<std::size_t>(s)];
       std::memcpy(c.reserve(sizeof h, stats_.blocked_s), &h, sizeof h);
       c.flush(stats_.blocked_s);
       asked[static_cast<std::size_t>(s)] = true;
@@ -372,7 +372,8 @@ class ServerSink final : public RecordSink {
     }
   }
 
-  void append_control(ServerChannel& c, transport::EventKind kind, const std::string& text) {
+  void append_control(transport::ServerChannel& c, transport::EventKind kind,
+                      const std::string& text) {
     transport::EventHeader h;
     h.magic_kind = transport::make_magic_kind(kind);
     h.record = static_cast<std::uint32_t>(text.size());
@@ -404,7 +405,7 @@ class ServerSink final : public RecordSink {
   std::vector<VariableSlot> table_;
   double timeout_s_;
   double heartbeat_s_;
-  std::vector<std::unique_ptr<ServerChannel>> channels_;
+  std::vector<std::unique_ptr<transport::ServerChannel>> channels_;
   ClientStats stats_;
   std::string server_error_;
   bool raised_ = false;
