@@ -1,6 +1,6 @@
-// The public Client: argument checks, the funnel of the funneled and
-// synchronous modes, and the definition/finalise protocols. The temporal
-// work is in ClientEngine, the transport in the sinks.
+// The public Client: argument checks and the definition/finalise
+// protocols. How its threads reach the output (the mode) is its Funnel, the
+// temporal work is in ClientEngine, the transport in the sinks.
 #include "xios_lite/client.hpp"
 
 #include <algorithm>
@@ -13,7 +13,6 @@
 #include "config/model_definitions.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
-#include "ep/process_shared.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
 #include "layout.hpp"
@@ -46,10 +45,7 @@ constexpr int kIntercommTag = 7407;  // MPI tag of the leaders' handshake on the
 // An error raised inside the library, re-raised under the public call's
 // name: its own "call: ep rank r: " prefix is dropped so the message names
 // the public call once.
-struct Failure {
-  ep::ErrorKind kind = ep::ErrorKind::kArgument;
-  std::string detail;
-};
+using client::Failure;
 Failure failure_of(const std::exception& e) {
   const auto* err = dynamic_cast<const ep::Error*>(&e);
   std::string text = e.what();
@@ -91,20 +87,9 @@ class ClientImpl {
            std::string(to_string(options.mode)) + " mode needs at least one server process");
     }
     comm_ = ep::dup(comm);
-    funneled_ = options.mode != Mode::kEndpoints;
-    master_ = !funneled_ || comm_.local_thread() == 0;
-    if (funneled_) {
-      share_funnel();
-    }
-    if (options.mode == Mode::kEndpoints) {
-      inter_ = ep::create_intercomm(comm_, 0, world.world, world.server_leader, kIntercommTag);
-    } else if (options.mode == Mode::kFunneled) {
-      ep::Communicator masters = ep::split(comm_, master_ ? 0 : MPI_UNDEFINED, comm_.rank());
-      if (master_) {
-        inter_ = ep::create_intercomm(masters, 0, world.world, world.server_leader, kIntercommTag);
-        masters.free();
-      }
-    }
+    funnel_ = client::Funnel::make(options.mode, comm_, timeout_s_,
+                                   [this](const std::string& why) { tell_servers_once(why); });
+    inter_ = funnel_->connect(comm_, world, kIntercommTag);
     check_definitions();
     meeting_ = std::make_unique<client::Meeting>(comm_, timeout_s_);
     blocks_.resize(cfg_.domains.size());
@@ -295,12 +280,6 @@ class ClientImpl {
     throw ep::Error(ep::ErrorKind::kArgument, call, rank, what);
   }
 
-  // The master thread makes the funnel; every thread of the process gets it.
-  void share_funnel() {
-    funnel_ = ep::share_in_process<client::Funnel>(
-        comm_, [&] { return std::make_shared<client::Funnel>(comm_.local_size()); });
-  }
-
   // Clients and servers read the same definitions, or all of them fail
   // here, naming the first difference (clients among themselves when there
   // is no server).
@@ -308,7 +287,7 @@ class ClientImpl {
     std::string verdict;
     if (!inter_.is_null()) {
       verdict = transport::check_same_definitions(inter_, cfg_, false);
-    } else if (options_.mode == Mode::kSynchronous) {
+    } else if (!funnel_->has_servers()) {
       const std::uint64_t d = digest_of(definition_text(cfg_));
       const std::uint64_t mine[2] = {d, ~d};
       std::uint64_t all[2] = {0, 0};
@@ -319,89 +298,30 @@ class ClientImpl {
                   cfg_.path + ")";
       }
     }
-    if (funneled_) {
-      // The masters checked with the servers: every thread of the process learns the verdict.
-      client::Funnel& f = *funnel_;
-      if (master_) {
-        f.error = verdict;
-      }
-      funnel_barrier("xios_lite::Client");
-      verdict = f.error;
-      funnel_barrier("xios_lite::Client");
-    }
+    // The threads that speak to the servers checked with them: every thread learns the verdict.
+    verdict = funnel_->from_speaker("xios_lite::Client", verdict);
     if (!verdict.empty()) {
       fail("xios_lite::Client", comm_.rank(), verdict);
-    }
-  }
-
-  // Waits at the funnel's barrier; throws when it broke (a thread of the
-  // process left, or did not come within the timeout).
-  void funnel_barrier(const char* call) {
-    const std::string broken = funnel_->sync.arrive_and_wait(timeout_s_);
-    if (!broken.empty()) {
-      tell_servers_once(broken);
-      fail(call, comm_.rank(), broken);
     }
   }
 
   // The master speaks for its process: a thread that left (or a process
   // whose threads no longer meet) is news for every client, through the servers.
   void tell_servers_once(const std::string& text) {
-    if (master_ && sink_ && !told_servers_) {
+    if (funnel_->speaks() && sink_ && !told_servers_) {
       told_servers_ = true;
       sink_->report_error(text);
     }
   }
 
-  // Runs `work` once per process on the master (or here, in ep mode) after
-  // every thread of the process passed its own check; every thread then
-  // throws the same error if anything failed.
-  template <class Work>
-  void meet(const char* call, const std::string& my_error, Work&& work) {
-    if (!funneled_) {
-      if (!my_error.empty()) {
-        fail(call, comm_.rank(), my_error);
-      }
-      try {
-        work();
-      } catch (const std::exception& e) {
-        const Failure f = failure_of(e);
-        throw ep::Error(f.kind, call, comm_.rank(), f.detail);
-      }
-      return;
-    }
-    client::Funnel& f = *funnel_;
-    const auto me = static_cast<std::size_t>(comm_.local_thread());
-    f.errors[me] = my_error;
-    funnel_barrier(call);
-    if (master_) {
-      f.error.clear();
-      for (std::size_t t = 0; t < f.errors.size() && f.error.empty(); ++t) {
-        if (!f.errors[t].empty()) {
-          f.error = "thread " + std::to_string(t) + " of this process: " + f.errors[t];
-        }
-      }
-      if (f.error.empty()) {
-        try {
-          work();
-        } catch (const std::exception& e) {
-          f.error = failure_of(e).detail;
-        }
-      }
-    }
-    funnel_barrier(call);
-    if (!my_error.empty()) {
-      fail(call, comm_.rank(), my_error);
-    }
-    if (!f.error.empty()) {
-      fail(call, comm_.rank(), f.error);
-    }
-  }
+  // The work of a call for the threads this one speaks for (see Funnel::arrive).
+  Failure begin_engine_step(std::int64_t step);
+  Failure send_to_engine(int field, const std::string& id);
 
   // A sink to the servers for the messages of a client that never closed its
   // definition (the servers wait for every client).
   void ensure_control_sink() {
-    if (!sink_ && master_ && options_.mode != Mode::kSynchronous && !inter_.is_null()) {
+    if (!sink_ && funnel_->speaks() && funnel_->has_servers() && !inter_.is_null()) {
       sink_ = client::make_server_sink(cfg_, inter_, cfg_.buffers.min_bytes, timeout_s_, false);
     }
   }
@@ -427,9 +347,7 @@ class ClientImpl {
   ClientOptions options_;
   double timeout_s_ = 60;
   ep::Communicator comm_;
-  bool funneled_ = false;
-  bool master_ = true;
-  std::shared_ptr<client::Funnel> funnel_;
+  std::unique_ptr<client::Funnel> funnel_;  // how this thread reaches the output (the mode)
   ep::InterCommunicator inter_;
   std::unique_ptr<client::Meeting> meeting_;
   std::vector<Block> blocks_;
@@ -453,13 +371,10 @@ void ClientImpl::leave() noexcept {
   const std::string why =
       "client " + std::to_string(comm_.rank()) + " was destroyed without finalise " +
       (closed_ ? "after step " + std::to_string(step_) : std::string("before close_definition"));
-  if (funneled_ && funnel_) {
-    funnel_->sync.leave("thread " + std::to_string(comm_.local_thread()) +
-                        " of this process left: " + why);
-  }
+  funnel_->leave(why);
   // The servers first (quick), then the other clients (client 0 collects
   // their exchange, which may take up to the timeout).
-  if (master_) {
+  if (funnel_->speaks()) {
     try {
       ensure_control_sink();
     } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): no server to tell
@@ -510,9 +425,7 @@ void ClientImpl::close_definition() {
   if (closed_ || finalised_) {
     fail(kCall, comm_.rank(), "the definition is already closed");
   }
-  if (funneled_) {
-    funnel_->masks[static_cast<std::size_t>(comm_.local_thread())] = &masks_;
-  }
+  funnel_->share_masks(masks_);
   // This client's entry: its layout (process, thread, blocks), then what
   // the model set (config::pack); a block given in pieces by
   // set_domain_attr must be whole by now.
@@ -592,7 +505,7 @@ void ClientImpl::close_definition() {
   if (error.empty()) {
     error = layout.check_coverage();
   }
-  if (error.empty() && options_.mode == Mode::kSynchronous) {
+  if (error.empty() && !funnel_->has_servers()) {
     for (const FileDef& f : cfg_.files) {
       for (const OutputVariable& v : f.variables) {
         if (v.shape.reduces() && error.empty()) {
@@ -606,14 +519,14 @@ void ClientImpl::close_definition() {
 
   // This engine's blocks and buffers; every client checks every engine's
   // buffers so that all of them reach the same verdict.
-  const int engine_key = funneled_ ? comm_.process_rank() : comm_.rank();
+  const int engine_key = funnel_->engine_key();
   std::vector<int> my_ranks;
   std::size_t capacity = cfg_.buffers.min_bytes;
   const std::size_t context_event = sizeof(transport::EventHeader) + context.size();
   if (error.empty()) {
-    for (const auto& [engine, ranks] : layout.engines(funneled_)) {
+    for (const auto& [engine, ranks] : layout.engines(funnel_->per_process())) {
       std::size_t cap = layout.buffer_capacity(ranks, error);
-      if (ranks.front() == 0 && options_.mode != Mode::kSynchronous) {
+      if (ranks.front() == 0 && funnel_->has_servers()) {
         // Client 0 sends the completed definitions as one event.
         if (context_event > cfg_.buffers.max_bytes && error.empty()) {
           error = "the definitions the model completed take " + std::to_string(context_event) +
@@ -630,9 +543,9 @@ void ClientImpl::close_definition() {
   }
   const std::vector<std::vector<Block>> engine_blocks = layout.blocks_of(my_ranks);
 
-  if (master_) {
+  if (funnel_->speaks()) {
     try {
-      if (options_.mode == Mode::kSynchronous) {
+      if (!funnel_->has_servers()) {
         if (error.empty()) {
           sink_ = client::make_file_sink(cfg_, world_.local, comm_.rank(), layout.max_threads());
         }
@@ -659,24 +572,19 @@ void ClientImpl::close_definition() {
     fail(kCall, comm_.rank(), error);
   }
   // Every thread's masks (a master reads its process's threads' ones).
-  if (funneled_) {
-    funnel_barrier(kCall);
-  }
+  funnel_->barrier(kCall);
   std::vector<std::vector<std::vector<std::uint8_t>>> engine_masks(cfg_.domains.size());
-  if (master_) {
+  if (funnel_->speaks()) {
     for (const int r : my_ranks) {
-      const std::vector<std::vector<std::uint8_t>>& model =
-          funneled_ ? *funnel_->masks[static_cast<std::size_t>(layout.thread(r))] : masks_;
+      const client::BlockMasks& model = funnel_->masks_of(layout.thread(r));
       for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
         engine_masks[d].push_back(
             client::block_mask(cfg_.domains[d], layout.block(r, d), model[d]));
       }
     }
   }
-  if (funneled_) {
-    funnel_barrier(kCall);  // the masters have read the threads' masks
-  }
-  if (master_) {
+  funnel_->barrier(kCall);  // the masters have read the threads' masks
+  if (funnel_->speaks()) {
     engine_ = std::make_unique<client::ClientEngine>(cfg_, engine_blocks, std::move(engine_masks),
                                                      *sink_);
     // The servers learn every client's blocks (they name the clients a
@@ -711,23 +619,51 @@ void ClientImpl::update_calendar(std::int64_t step) {
   if (error.empty()) {
     step_ = step;
   }
-  const int rank = comm_.rank();
-  meet(kCall, error, [&] {
+  Failure outcome;
+  if (funnel_->arrive(kCall, error)) {
+    outcome = begin_engine_step(step);
+  }
+  funnel_->depart(kCall, error, outcome);
+  in_calls_s_ += MPI_Wtime() - t0;
+}
+
+// Ends the current step on the engine: its missed fields are this client's
+// own failure (the servers pass it on to every client), then the servers'
+// errors that came.
+Failure ClientImpl::begin_engine_step(std::int64_t step) {
+  try {
     const std::vector<client::MissedField> missed = engine_->begin_step(step);
     sink_->progress();
     if (!missed.empty()) {
-      // This client's own failure: the servers pass it on to every client.
       const std::string text = engine_->describe(missed);
-      sink_->report_error("client " + std::to_string(rank) + ": " + text);
+      sink_->report_error("client " + std::to_string(comm_.rank()) + ": " + text);
       note_own_error(text);
-      throw ep::Error(ep::ErrorKind::kArgument, kCall, rank, text);
+      return {ep::ErrorKind::kArgument, text};
     }
     const std::string server_error = sink_->take_server_error();
     if (!server_error.empty()) {
-      throw ep::Error(ep::ErrorKind::kArgument, kCall, rank, server_error);
+      return {ep::ErrorKind::kArgument, server_error};
     }
-  });
-  in_calls_s_ += MPI_Wtime() - t0;
+  } catch (const std::exception& e) {
+    return failure_of(e);
+  }
+  return {};
+}
+
+// The values of every thread this one speaks for, into the engine.
+Failure ClientImpl::send_to_engine(int field, const std::string& id) {
+  try {
+    std::string error;
+    const std::span<const std::span<const double>> parts = funnel_->parts(id, error);
+    if (!error.empty()) {
+      return {ep::ErrorKind::kArgument, error};
+    }
+    engine_->send(field, parts);
+    sink_->progress();
+  } catch (const std::exception& e) {
+    return failure_of(e);
+  }
+  return {};
 }
 
 void ClientImpl::send_field(const std::string& id, std::span<const double> data) {
@@ -764,29 +700,12 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
   if (error.empty()) {
     last_sent_[static_cast<std::size_t>(field)] = step_;
   }
-  if (funneled_) {
-    funnel_->parts[static_cast<std::size_t>(comm_.local_thread())] = data;
-    funnel_->ids[static_cast<std::size_t>(comm_.local_thread())] = id;
+  funnel_->deposit(id, data);
+  Failure outcome;
+  if (funnel_->arrive(kCall, error)) {
+    outcome = send_to_engine(field, id);
   }
-  meet(kCall, error, [&] {
-    if (funneled_) {
-      for (const auto& other : funnel_->ids) {
-        if (other != id) {
-          throw ep::Error(ep::ErrorKind::kArgument, kCall, comm_.rank(),
-                          std::string("threads of one process sent different fields together ('")
-                              .append(id)
-                              .append("' and '")
-                              .append(other)
-                              .append("')"));
-        }
-      }
-      engine_->send(field, funnel_->parts);
-    } else {
-      const std::span<const double> part = data;
-      engine_->send(field, std::span<const std::span<const double>>(&part, 1));
-    }
-    sink_->progress();
-  });
+  funnel_->depart(kCall, error, outcome);
   in_calls_s_ += MPI_Wtime() - t0;
 }
 
@@ -823,7 +742,8 @@ void ClientImpl::recv_field(const std::string& id, std::span<double> data) {
       1, cfg_.calendar.fixed_seconds(file.output_freq) / cfg_.calendar.timestep_seconds());
   const std::int64_t record = step_ == 0 ? 0 : (step_ - 1) / per_record;
   std::string error;
-  if (options_.mode == Mode::kEndpoints) {
+  if (!funnel_->per_process()) {
+    // Every thread has its own sink to the servers.
     error = sink_->fetch(input, record, b, nk, data);
   } else if (expected > 0) {
     // Without endpoints to the servers, every thread reads its block itself.
@@ -860,7 +780,7 @@ Report ClientImpl::finalise() {
     if (!met.failure.empty()) {
       error += " (" + met.failure + ")";
     }
-    if (master_) {
+    if (funnel_->speaks()) {
       try {
         ensure_control_sink();
         if (sink_) {
@@ -874,12 +794,9 @@ Report ClientImpl::finalise() {
     fail(kCall, rank, error);
   }
   const double t_call = MPI_Wtime();
-  std::string transport_error;
-  std::string server_error;
-  std::vector<ServerReport> servers;
-  std::vector<int> gone;
+  client::FinishOutcome outcome;  // what the speaker learnt, then every thread of its group
   client::ClientStats stats;
-  if (master_) {
+  if (funnel_->speaks()) {
     try {
       const std::vector<client::MissedField> missed = engine_->finish();
       if (!missed.empty()) {
@@ -888,44 +805,24 @@ Report ClientImpl::finalise() {
         note_own_error(text);
       }
     } catch (const std::exception& e) {
-      transport_error = failure_of(e).detail;
+      outcome.transport_error = failure_of(e).detail;
     }
     try {
       client::Finish fin = sink_->finish("");
-      servers = std::move(fin.reports);
-      server_error = std::move(fin.error);
-      gone = std::move(fin.gone);
+      outcome.servers = std::move(fin.reports);
+      outcome.server_error = std::move(fin.error);
+      outcome.gone = std::move(fin.gone);
     } catch (const std::exception& e) {
-      transport_error = transport_error.empty() ? failure_of(e).detail : transport_error;
+      if (outcome.transport_error.empty()) {
+        outcome.transport_error = failure_of(e).detail;
+      }
     }
     stats = sink_->stats();
   }
-  std::string funnel_error;
-  if (funneled_) {
-    client::Funnel& f = *funnel_;
-    // The other threads may still be reading the previous call's outcome in
-    // `f.error` (meet() publishes it at its last barrier): the master writes
-    // the slots only once every thread has arrived here.
-    funnel_error = f.sync.arrive_and_wait(timeout_s_);
-    if (!funnel_error.empty() && master_ && sink_) {
-      note_own_error(funnel_error);  // the servers heard it during the run, if at all
-    }
-    if (funnel_error.empty() && master_) {
-      f.error = transport_error;
-      f.servers = servers;
-      f.gone = gone;
-      f.server_error = server_error;
-    }
-    if (funnel_error.empty()) {
-      funnel_error = f.sync.arrive_and_wait(timeout_s_);
-    }
-    if (funnel_error.empty()) {
-      transport_error = f.error;
-      servers = f.servers;
-      gone = f.gone;
-      server_error = f.server_error;
-      funnel_error = f.sync.arrive_and_wait(timeout_s_);
-    }
+  bool at_arrival = false;
+  const std::string funnel_error = funnel_->share_finish(outcome, at_arrival);
+  if (at_arrival && funnel_->speaks() && sink_) {
+    note_own_error(funnel_error);  // the servers heard it during the run, if at all
   }
   in_calls_s_ += MPI_Wtime() - t_call;
   const double total = MPI_Wtime() - t_start_;
@@ -936,10 +833,10 @@ Report ClientImpl::finalise() {
   const client::Meeting::Outcome met =
       meeting_->meet(client::Meeting::Call::kFinalise,
                      std::span<const std::byte>(raw, mine.size() * sizeof(double)), own_error_,
-                     options_.mode == Mode::kEndpoints ? gone : std::vector<int>{});
+                     funnel_->per_process() ? std::vector<int>{} : outcome.gone);
   Report report;
   report.mode = to_string(options_.mode);
-  report.servers = servers;
+  report.servers = outcome.servers;
   for (const auto& p : met.payloads) {
     const std::vector<double> c = values_of<double>(p);
     if (c.size() == mine.size()) {
@@ -951,7 +848,7 @@ Report ClientImpl::finalise() {
   // waits -- and when nothing else, another client's failure.
   std::string error;
   for (const std::string& part :
-       {own_error_, funnel_error, met.failure, server_error, transport_error}) {
+       {own_error_, funnel_error, met.failure, outcome.server_error, outcome.transport_error}) {
     if (!part.empty() && error.find(part) == std::string::npos) {
       error += (error.empty() ? "" : "; ") + part;
     }

@@ -11,9 +11,10 @@
 
 #include "ep/error.hpp"
 #include "record_sink.hpp"
-#include "server_channel.hpp"
 #include "transport/bands.hpp"
 #include "transport/event.hpp"
+#include "transport/event_packer.hpp"
+#include "transport/server_channel.hpp"
 
 namespace xios_lite::client {
 namespace {
@@ -30,11 +31,11 @@ class ServerSink final : public RecordSink {
         // client calls the library (see the receiver's silence rule).
         heartbeat_s_(std::min(1.0, timeout_s / 8)) {
     const int servers = inter_.remote_size();
-    std::shared_ptr<ProgressThread> progress =
-        progress_thread ? ProgressThread::acquire() : nullptr;
+    std::shared_ptr<transport::ProgressThread> progress =
+        progress_thread ? transport::ProgressThread::acquire() : nullptr;
     channels_.reserve(static_cast<std::size_t>(servers));
     for (int s = 0; s < servers; ++s) {
-      channels_.push_back(std::make_unique<ServerChannel>(
+      channels_.push_back(std::make_unique<transport::ServerChannel>(
           inter_, s, capacity, timeout_s, [this] { drain_error_messages(); }, progress));
     }
   }
@@ -53,7 +54,7 @@ class ServerSink final : public RecordSink {
     const std::string payload(reinterpret_cast<const char*>(blocks.data()),
                               blocks.size() * sizeof(int));
     for (auto& c : channels_) {
-      append_control(*c, transport::EventKind::kDefinition, payload);
+      transport::append_control(*c, transport::EventKind::kDefinition, payload, stats_.blocked_s);
     }
   }
 
@@ -61,13 +62,14 @@ class ServerSink final : public RecordSink {
     const std::string payload(reinterpret_cast<const char*>(definitions.data()),
                               definitions.size());
     for (auto& c : channels_) {
-      append_control(*c, transport::EventKind::kContextDefinition, payload);
+      transport::append_control(*c, transport::EventKind::kContextDefinition, payload,
+                                stats_.blocked_s);
     }
   }
 
   void report_error(const std::string& text) override {
     for (auto& c : channels_) {
-      append_control(*c, transport::EventKind::kClientError, text);
+      transport::append_control(*c, transport::EventKind::kClientError, text, stats_.blocked_s);
     }
   }
 
@@ -76,10 +78,7 @@ class ServerSink final : public RecordSink {
     for (auto& c : channels_) {
       // A heartbeat rides along with data, or goes alone when the channel was idle.
       if (c->buffered() > 0 || now - c->last_send_time() > heartbeat_s_) {
-        transport::EventHeader h;
-        h.magic_kind = transport::make_magic_kind(transport::EventKind::kHeartbeat);
-        h.time = static_cast<double>(step);
-        std::memcpy(c->reserve(sizeof h, stats_.blocked_s), &h, sizeof h);
+        transport::append_heartbeat(*c, step, stats_.blocked_s);
       }
       c->flush(stats_.blocked_s);
     }
@@ -106,9 +105,10 @@ class ServerSink final : public RecordSink {
     // then wait for each acknowledgement, bounded by the timeout.
     for (auto& c : channels_) {
       if (!failure.empty()) {
-        append_control(*c, transport::EventKind::kDefinitionFailed, failure);
+        transport::append_control(*c, transport::EventKind::kDefinitionFailed, failure,
+                                  stats_.blocked_s);
       }
-      append_control(*c, transport::EventKind::kFinalise, "");
+      transport::append_control(*c, transport::EventKind::kFinalise, "", stats_.blocked_s);
     }
     for (auto& c : channels_) {
       c->drain(stats_.blocked_s);
@@ -177,7 +177,7 @@ class ServerSink final : public RecordSink {
   void abandon(const std::string& why) noexcept override {
     try {
       for (auto& c : channels_) {
-        append_control(*c, transport::EventKind::kAbandon, why);
+        transport::append_control(*c, transport::EventKind::kAbandon, why, stats_.blocked_s);
       }
       for (auto& c : channels_) {
         c->drain(stats_.blocked_s);
@@ -207,18 +207,9 @@ class ServerSink final : public RecordSink {
       if (j0 >= j1) {
         continue;
       }
-      transport::EventHeader h;
-      h.magic_kind = transport::make_magic_kind(transport::EventKind::kReadRequest);
-      h.var = static_cast<std::uint16_t>(input);
-      h.record = static_cast<std::uint32_t>(record);
-      h.nk = nk;
-      h.ibegin = b.ibegin;
-      h.ni = b.ni;
-      h.jbegin = j0;
-      h.nj = j1 - j0;
-      h.time = number;
-      ServerChannel& c = *channels_[static_cast<std::size_t>(s)];
-      std::memcpy(c.reserve(sizeof h, stats_.blocked_s), &h, sizeof h);
+      transport::ServerChannel& c = *channels_[static_cast<std::size_t>(s)];
+      transport::append_read_request(c, input, record, {nk, {b.ibegin, b.ni, j0, j1 - j0}}, number,
+                                     stats_.blocked_s);
       c.flush(stats_.blocked_s);
       asked[static_cast<std::size_t>(s)] = true;
       ++waiting;
@@ -338,47 +329,13 @@ class ServerSink final : public RecordSink {
         if (j0 >= j1 && !marker) {
           continue;
         }
-        transport::EventHeader h;
-        h.magic_kind = transport::make_magic_kind(marker ? transport::EventKind::kData : kind);
-        h.var = static_cast<std::uint16_t>(gvar);
-        h.record = static_cast<std::uint32_t>(t.record);
-        h.nk = lb.nk;
-        h.ibegin = b.ibegin;
-        h.ni = marker ? 0 : b.ni;
-        h.jbegin = j0;
-        h.nj = j1 - j0;
-        h.time = t.time;
-        h.bound_lo = t.lo;
-        h.bound_hi = t.hi;
-        std::byte* out =
-            channels_[static_cast<std::size_t>(s)]->reserve(h.wire_bytes(), stats_.blocked_s);
-        std::memcpy(out, &h, sizeof h);
-        out += sizeof h;
-        if (kind != transport::EventKind::kData || marker) {
-          continue;
-        }
-        const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);
-        for (int k = 0; k < lb.nk; ++k) {
-          for (int j = j0; j < j1; ++j) {
-            const double* src =
-                values + lb.offset +
-                (static_cast<std::size_t>(k) * b.nj + static_cast<std::size_t>(j - b.jbegin)) *
-                    static_cast<std::size_t>(b.ni);
-            std::memcpy(out, src, row_bytes);
-            out += row_bytes;
-          }
-        }
+        const transport::EventKind piece_kind = marker ? transport::EventKind::kData : kind;
+        transport::append_piece(
+            *channels_[static_cast<std::size_t>(s)], piece_kind, gvar,
+            {t.record, t.time, t.lo, t.hi}, {lb.nk, {b.ibegin, marker ? 0 : b.ni, j0, j1 - j0}},
+            {values == nullptr ? nullptr : values + lb.offset, b.jbegin, b.nj}, stats_.blocked_s);
       }
     }
-  }
-
-  void append_control(ServerChannel& c, transport::EventKind kind, const std::string& text) {
-    transport::EventHeader h;
-    h.magic_kind = transport::make_magic_kind(kind);
-    h.record = static_cast<std::uint32_t>(text.size());
-    std::byte* out = c.reserve(sizeof h + text.size(), stats_.blocked_s);
-    std::memcpy(out, &h, sizeof h);
-    std::memcpy(out + sizeof h, text.data(), text.size());
   }
 
   // Receives pending error texts; the first one is kept. Never throws (it
@@ -404,7 +361,7 @@ class ServerSink final : public RecordSink {
   std::vector<VariableSlot> table_;
   double timeout_s_;
   double heartbeat_s_;
-  std::vector<std::unique_ptr<ServerChannel>> channels_;
+  std::vector<std::unique_ptr<transport::ServerChannel>> channels_;
   ClientStats stats_;
   std::string server_error_;
   bool raised_ = false;

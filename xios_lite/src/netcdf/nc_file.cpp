@@ -137,6 +137,23 @@ void NcFile::put_coordinate(int varid, const std::vector<std::size_t>& count, co
   check(nc_redef(ncid_), "nc_redef", var);
 }
 
+// What the definition of a file has made so far, for the steps after it.
+struct NcFile::Dimensions {
+  struct Domain {
+    int j = -1;
+    int i = -1;
+    std::string coordinates;  // the data variables' coordinates attribute (curvilinear)
+    std::string area_name;    // its cell area variable ("" : none)
+  };
+  int time = -1;
+  int nbounds = -1;  // axis_nbounds, shared by time_bounds and the axes' bounds
+  int nvertex = -1;  // the cell vertices of the domains' bounds
+  int nvertex_size = 0;
+  std::map<int, Domain> domains;     // output domain -> its dimensions
+  std::map<int, int> reduced_axes;   // reduced axis -> dimension
+  std::map<int, int> vertical_axes;  // vertical axis -> dimension
+};
+
 NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector<RowRange> rows,
                MPI_Comm comm, int ep_rank)
     : path_(path),
@@ -149,27 +166,48 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
   for (const OutputVariable& v : fd.variables) {
     layouts_.push_back(layout_of(cfg, v));
   }
+  create(comm);
+  put_global_attributes(fd);
+  Dimensions dims;
+  define_time(fd, dims);
+  define_coordinates(dims);
+  for (std::size_t p = 0; p < fd.variables.size(); ++p) {
+    // A variable without rows here is written by the other processes.
+    var_ids_.push_back(rows_[p].nj == 0 ? -1 : define_variable(fd, p, dims));
+  }
+  end_definitions();
+}
+
+void NcFile::create(MPI_Comm comm) {
   if (parallel_) {
-    check(nc_create_par(path.c_str(), NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &ncid_),
+    check(nc_create_par(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &ncid_),
           "nc_create_par", "");
   } else {
-    check(nc_create(path.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid_), "nc_create", "");
+    check(nc_create(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid_), "nc_create", "");
   }
+}
 
-  auto put_text = [&](int varid, const char* name, const std::string& value,
+void NcFile::put_text(int varid, const char* name, const std::string& value,
                       const std::string& var) {
-    check(nc_put_att_text(ncid_, varid, name, value.size(), value.c_str()), "nc_put_att_text",
-          var.empty() ? std::string(name) : var);
-  };
+  check(nc_put_att_text(ncid_, varid, name, value.size(), value.c_str()), "nc_put_att_text",
+        var.empty() ? std::string(name) : var);
+}
+
+// CF's global attributes, then the file's own.
+void NcFile::put_global_attributes(const FileDef& fd) {
   put_text(NC_GLOBAL, "Conventions", "CF-1.8", "");
   put_text(NC_GLOBAL, "title", fd.description, "");
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char stamp[64];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   put_text(NC_GLOBAL, "history", std::string(stamp) + " created by xios_lite", "");
-  put_text(NC_GLOBAL, "source", "xios_lite context " + cfg.context, "");
+  put_text(NC_GLOBAL, "source", "xios_lite context " + cfg_->context, "");
   put_attributes(NC_GLOBAL, fd.attributes, "");
+}
 
+// The unlimited time axis with its calendar, when a variable has records,
+// and time_bounds when one of them is over a period (not instant, not once).
+void NcFile::define_time(const FileDef& fd, Dimensions& dims) {
   bool has_time = false;
   bool has_bounds = false;
   for (const auto& v : fd.variables) {
@@ -177,35 +215,38 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
     has_bounds =
         has_bounds || (v.operation != Operation::kOnce && v.operation != Operation::kInstant);
   }
-
-  int time_dim = -1;
-  int nbnd_dim = -1;
-  if (has_time) {
-    const Calendar& cal = cfg.calendar;
-    check(nc_def_dim(ncid_, "time", NC_UNLIMITED, &time_dim), "nc_def_dim", "time");
-    check(nc_def_var(ncid_, "time", NC_DOUBLE, 1, &time_dim, &time_var_), "nc_def_var", "time");
-    put_text(time_var_, "standard_name", "time", "time");
-    put_text(time_var_, "axis", "T", "time");
-    put_text(time_var_, "units", "seconds since " + format_date(cal.time_origin()), "time");
-    put_text(time_var_, "calendar", std::string(to_string(cal.type())), "time");
-    if (cal.type() == CalendarType::kUserDefined) {
-      const std::vector<int>& months = cal.user().month_lengths;
-      check(nc_put_att_int(ncid_, time_var_, "month_lengths", NC_INT, months.size(), months.data()),
-            "nc_put_att_int", "time");
-      const long long day = cal.day_length();
-      check(nc_put_att_longlong(ncid_, time_var_, "day_length", NC_INT64, 1, &day),
-            "nc_put_att_longlong", "time");
-    }
-    if (has_bounds) {
-      put_text(time_var_, "bounds", "time_bounds", "time");
-      check(nc_def_dim(ncid_, "axis_nbounds", 2, &nbnd_dim), "nc_def_dim", "axis_nbounds");
-      const int dims[2] = {time_dim, nbnd_dim};
-      check(nc_def_var(ncid_, "time_bounds", NC_DOUBLE, 2, dims, &bounds_var_), "nc_def_var",
-            "time_bounds");
-    }
-    time_offset_ = static_cast<double>(cal.origin_offset());
+  if (!has_time) {
+    return;
   }
+  const Calendar& cal = cfg_->calendar;
+  check(nc_def_dim(ncid_, "time", NC_UNLIMITED, &dims.time), "nc_def_dim", "time");
+  check(nc_def_var(ncid_, "time", NC_DOUBLE, 1, &dims.time, &time_var_), "nc_def_var", "time");
+  put_text(time_var_, "standard_name", "time", "time");
+  put_text(time_var_, "axis", "T", "time");
+  put_text(time_var_, "units", "seconds since " + format_date(cal.time_origin()), "time");
+  put_text(time_var_, "calendar", std::string(to_string(cal.type())), "time");
+  if (cal.type() == CalendarType::kUserDefined) {
+    const std::vector<int>& months = cal.user().month_lengths;
+    check(nc_put_att_int(ncid_, time_var_, "month_lengths", NC_INT, months.size(), months.data()),
+          "nc_put_att_int", "time");
+    const long long day = cal.day_length();
+    check(nc_put_att_longlong(ncid_, time_var_, "day_length", NC_INT64, 1, &day),
+          "nc_put_att_longlong", "time");
+  }
+  if (has_bounds) {
+    put_text(time_var_, "bounds", "time_bounds", "time");
+    check(nc_def_dim(ncid_, "axis_nbounds", 2, &dims.nbounds), "nc_def_dim", "axis_nbounds");
+    const int bounds_dims[2] = {dims.time, dims.nbounds};
+    check(nc_def_var(ncid_, "time_bounds", NC_DOUBLE, 2, bounds_dims, &bounds_var_), "nc_def_var",
+          "time_bounds");
+  }
+  time_offset_ = static_cast<double>(cal.origin_offset());
+}
 
+// The dimensions and coordinate variables the data variables stand on, in
+// the order the variables first need them: their domain, the axis their
+// grid was reduced to, their vertical axis.
+void NcFile::define_coordinates(Dimensions& dims) {
   // Output domains with rows here: several get their id as a suffix.
   std::set<int> domains;
   for (std::size_t p = 0; p < layouts_.size(); ++p) {
@@ -213,197 +254,203 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
       domains.insert(layouts_[p].domain);
     }
   }
-  struct DomainDims {
-    int j = -1;
-    int i = -1;
-    std::string coordinates;  // the data variables' coordinates attribute (curvilinear)
-    bool area = false;
-    std::string area_name;
-  };
-  std::map<int, DomainDims> domain_dims;
-  std::map<int, int> reduced_dims;  // reduced axis -> dimension
-  std::map<int, int> axis_dims;     // vertical axis -> dimension
-  int nvertex_dim = -1;
-  int nvertex_size = 0;
-  const auto vertex_dim = [&](int n) {
-    if (nvertex_dim < 0) {
-      check(nc_def_dim(ncid_, "nvertex", static_cast<size_t>(n), &nvertex_dim), "nc_def_dim",
-            "nvertex");
-      nvertex_size = n;
-    } else if (n != nvertex_size) {
-      throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::NcFile", ep_rank_,
-                      "file '" + path_ + "': domains with different numbers of cell vertices");
-    }
-    return nvertex_dim;
-  };
   for (std::size_t p = 0; p < layouts_.size(); ++p) {
     const VariableLayout& l = layouts_[p];
     const RowRange r = rows_[p];
     if (r.nj == 0) {
       continue;
     }
-    if (l.horizontal == VariableLayout::Horizontal::kDomain && domain_dims.count(l.domain) == 0) {
-      define_domain(l.domain, r, domains.size() > 1, vertex_dim, domain_dims[l.domain].j,
-                    domain_dims[l.domain].i, domain_dims[l.domain].coordinates,
-                    domain_dims[l.domain].area_name);
+    if (l.horizontal == VariableLayout::Horizontal::kDomain && dims.domains.count(l.domain) == 0) {
+      define_domain(l.domain, r, domains.size() > 1, dims);
     }
     if (l.horizontal == VariableLayout::Horizontal::kAxis &&
-        reduced_dims.count(l.reduced_axis) == 0) {
-      const AxisDef& ax = cfg.axes[static_cast<std::size_t>(l.reduced_axis)];
-      int dim = -1;
-      int var = -1;
-      check(nc_def_dim(ncid_, ax.name.c_str(), static_cast<size_t>(r.nj), &dim), "nc_def_dim",
-            ax.name);
-      check(nc_def_var(ncid_, ax.name.c_str(), NC_DOUBLE, 1, &dim, &var), "nc_def_var", ax.name);
-      if (!ax.unit.empty()) put_text(var, "units", ax.unit, ax.name);
-      if (!ax.standard_name.empty()) put_text(var, "standard_name", ax.standard_name, ax.name);
-      put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
-      put_coordinate(var, {static_cast<std::size_t>(r.nj)},
-                     ax.value.data() + static_cast<std::size_t>(r.jbegin), ax.name);
-      reduced_dims[l.reduced_axis] = dim;
+        dims.reduced_axes.count(l.reduced_axis) == 0) {
+      dims.reduced_axes[l.reduced_axis] = define_reduced_axis(l.reduced_axis, r);
     }
-    if (l.vertical_axis >= 0 && axis_dims.count(l.vertical_axis) == 0) {
-      const AxisDef& ax = cfg.axes[static_cast<std::size_t>(l.vertical_axis)];
-      int dim = -1;
-      int var = -1;
-      check(nc_def_dim(ncid_, ax.name.c_str(), static_cast<size_t>(ax.n_glo), &dim), "nc_def_dim",
-            ax.name);
-      check(nc_def_var(ncid_, ax.name.c_str(), NC_DOUBLE, 1, &dim, &var), "nc_def_var", ax.name);
-      put_text(var, "axis", "Z", ax.name);
-      if (!ax.unit.empty()) put_text(var, "units", ax.unit, ax.name);
-      if (!ax.positive.empty()) put_text(var, "positive", ax.positive, ax.name);
-      if (!ax.standard_name.empty()) put_text(var, "standard_name", ax.standard_name, ax.name);
-      put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
-      if (!ax.bounds.empty()) {
-        const std::string bname = ax.name + "_bounds";
-        if (nbnd_dim < 0) {
-          check(nc_def_dim(ncid_, "axis_nbounds", 2, &nbnd_dim), "nc_def_dim", "axis_nbounds");
-        }
-        const int dims2[2] = {dim, nbnd_dim};
-        int bvar = -1;
-        check(nc_def_var(ncid_, bname.c_str(), NC_DOUBLE, 2, dims2, &bvar), "nc_def_var", bname);
-        put_text(var, "bounds", bname, ax.name);
-        put_coordinate(bvar, {static_cast<std::size_t>(ax.n_glo), 2}, ax.bounds.data(), bname);
-      }
-      put_coordinate(var, {static_cast<std::size_t>(ax.n_glo)}, ax.value.data(), ax.name);
-      axis_dims[l.vertical_axis] = dim;
-    }
-  }
-
-  // The variables.
-  for (std::size_t p = 0; p < fd.variables.size(); ++p) {
-    const OutputVariable& v = fd.variables[p];
-    const VariableLayout& l = layouts_[p];
-    const RowRange r = rows_[p];
-    if (r.nj == 0) {
-      var_ids_.push_back(-1);  // none of its rows here: written by the other processes
-      continue;
-    }
-    const double target_mib = v.chunking_blocksize_target > 0 ? v.chunking_blocksize_target
-                                                              : fd.chunking_blocksize_target;
-    const std::array<std::uint64_t, 3> box =
-        chunk_extents({static_cast<std::uint64_t>(std::max(l.levels, 1)),
-                       static_cast<std::uint64_t>(r.nj), static_cast<std::uint64_t>(l.columns)},
-                      static_cast<std::uint64_t>(v.prec), target_mib * 1024.0 * 1024.0);
-    std::vector<int> dims;
-    std::vector<size_t> chunks;
-    if (v.operation != Operation::kOnce) {
-      dims.push_back(time_dim);
-      chunks.push_back(1);
-    }
-    if (l.levels > 0) {
-      dims.push_back(axis_dims.at(l.vertical_axis));
-      chunks.push_back(static_cast<size_t>(box[0]));
-    }
-    if (l.horizontal == VariableLayout::Horizontal::kDomain) {
-      dims.push_back(domain_dims.at(l.domain).j);
-      dims.push_back(domain_dims.at(l.domain).i);
-      chunks.push_back(static_cast<size_t>(box[1]));
-      chunks.push_back(static_cast<size_t>(box[2]));
-    } else if (l.horizontal == VariableLayout::Horizontal::kAxis) {
-      dims.push_back(reduced_dims.at(l.reduced_axis));
-      chunks.push_back(static_cast<size_t>(box[1]));
-    }
-    const nc_type type = v.prec == 4 ? NC_FLOAT : NC_DOUBLE;
-    int id = -1;
-    check(nc_def_var(ncid_, v.name.c_str(), type, static_cast<int>(dims.size()), dims.data(), &id),
-          "nc_def_var", v.name);
-    if (!dims.empty()) {
-      check(nc_def_var_chunking(ncid_, id, NC_CHUNKED, chunks.data()), "nc_def_var_chunking",
-            v.name);
-    }
-    const int level = v.compression_level >= 0 ? v.compression_level : fd.compression_level;
-    if (level > 0 && !dims.empty()) {
-      check(nc_def_var_deflate(ncid_, id, 1, 1, level), "nc_def_var_deflate", v.name);
-    }
-    // CF: missing points hold _FillValue; missing_value says the same to
-    // readers that look for it. Both in the variable's type, as are
-    // valid_min and valid_max.
-    const auto put_typed = [&](const char* name, double value) {
-      if (type == NC_FLOAT) {
-        const auto f = static_cast<float>(value);
-        check(nc_put_att_float(ncid_, id, name, NC_FLOAT, 1, &f), "nc_put_att_float", v.name);
-      } else {
-        check(nc_put_att_double(ncid_, id, name, NC_DOUBLE, 1, &value), "nc_put_att_double",
-              v.name);
-      }
-    };
-    if (type == NC_FLOAT) {
-      const auto fill = static_cast<float>(v.default_value);
-      check(nc_def_var_fill(ncid_, id, 0, &fill), "nc_def_var_fill", v.name);
-    } else {
-      check(nc_def_var_fill(ncid_, id, 0, &v.default_value), "nc_def_var_fill", v.name);
-    }
-    put_typed("missing_value", v.default_value);
-    if (v.valid_min) put_typed("valid_min", *v.valid_min);
-    if (v.valid_max) put_typed("valid_max", *v.valid_max);
-    if (!v.standard_name.empty()) {
-      put_text(id, "standard_name", v.standard_name, v.name);
-    }
-    put_text(id, "long_name", v.long_name, v.name);
-    if (!v.unit.empty()) {
-      put_text(id, "units", v.unit, v.name);
-    }
-    if (!v.comment.empty()) {
-      put_text(id, "comment", v.comment, v.name);
-    }
-    if (v.operation != Operation::kOnce) {
-      const std::string methods = cell_methods_of(cfg, v);
-      if (!methods.empty()) {
-        put_text(id, "cell_methods", methods, v.name);
-      }
-    }
-    put_text(id, "online_operation", to_string(v.operation), v.name);
-    if (l.horizontal == VariableLayout::Horizontal::kDomain) {
-      const DomainDims& dd = domain_dims.at(l.domain);
-      if (!dd.coordinates.empty()) put_text(id, "coordinates", dd.coordinates, v.name);
-      if (!dd.area_name.empty()) put_text(id, "cell_measures", "area: " + dd.area_name, v.name);
-    }
-    put_attributes(id, v.attributes, v.name);
-    var_ids_.push_back(id);
-  }
-  check(nc_enddef(ncid_), "nc_enddef", "");
-  if (parallel_) {
-    // Records extend the unlimited dimension, which parallel HDF5 only allows collectively.
-    for (int id : var_ids_) {
-      if (id >= 0) {
-        check(nc_var_par_access(ncid_, id, NC_COLLECTIVE), "nc_var_par_access", "");
-      }
-    }
-    if (time_var_ >= 0) {
-      check(nc_var_par_access(ncid_, time_var_, NC_COLLECTIVE), "nc_var_par_access", "time");
-    }
-    if (bounds_var_ >= 0) {
-      check(nc_var_par_access(ncid_, bounds_var_, NC_COLLECTIVE), "nc_var_par_access",
-            "time_bounds");
+    if (l.vertical_axis >= 0 && dims.vertical_axes.count(l.vertical_axis) == 0) {
+      dims.vertical_axes[l.vertical_axis] = define_vertical_axis(l.vertical_axis, dims);
     }
   }
 }
 
+// The dimension of `n` cell vertices, made by the first domain with bounds;
+// every domain of a file must have as many.
+int NcFile::vertex_dim(Dimensions& dims, int n) {
+  if (dims.nvertex < 0) {
+    check(nc_def_dim(ncid_, "nvertex", static_cast<size_t>(n), &dims.nvertex), "nc_def_dim",
+          "nvertex");
+    dims.nvertex_size = n;
+  } else if (n != dims.nvertex_size) {
+    throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::NcFile", ep_rank_,
+                    "file '" + path_ + "': domains with different numbers of cell vertices");
+  }
+  return dims.nvertex;
+}
+
+// The axis a domain was reduced to (rows `r` of it): its dimension and values.
+int NcFile::define_reduced_axis(int axis, RowRange r) {
+  const AxisDef& ax = cfg_->axes[static_cast<std::size_t>(axis)];
+  int dim = -1;
+  int var = -1;
+  check(nc_def_dim(ncid_, ax.name.c_str(), static_cast<size_t>(r.nj), &dim), "nc_def_dim", ax.name);
+  check(nc_def_var(ncid_, ax.name.c_str(), NC_DOUBLE, 1, &dim, &var), "nc_def_var", ax.name);
+  if (!ax.unit.empty()) put_text(var, "units", ax.unit, ax.name);
+  if (!ax.standard_name.empty()) put_text(var, "standard_name", ax.standard_name, ax.name);
+  put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
+  put_coordinate(var, {static_cast<std::size_t>(r.nj)},
+                 ax.value.data() + static_cast<std::size_t>(r.jbegin), ax.name);
+  return dim;
+}
+
+// A vertical axis: its dimension, values and, when given, cell bounds.
+int NcFile::define_vertical_axis(int axis, Dimensions& dims) {
+  const AxisDef& ax = cfg_->axes[static_cast<std::size_t>(axis)];
+  int dim = -1;
+  int var = -1;
+  check(nc_def_dim(ncid_, ax.name.c_str(), static_cast<size_t>(ax.n_glo), &dim), "nc_def_dim",
+        ax.name);
+  check(nc_def_var(ncid_, ax.name.c_str(), NC_DOUBLE, 1, &dim, &var), "nc_def_var", ax.name);
+  put_text(var, "axis", "Z", ax.name);
+  if (!ax.unit.empty()) put_text(var, "units", ax.unit, ax.name);
+  if (!ax.positive.empty()) put_text(var, "positive", ax.positive, ax.name);
+  if (!ax.standard_name.empty()) put_text(var, "standard_name", ax.standard_name, ax.name);
+  put_text(var, "long_name", ax.long_name.empty() ? ax.name : ax.long_name, ax.name);
+  if (!ax.bounds.empty()) {
+    const std::string bname = ax.name + "_bounds";
+    if (dims.nbounds < 0) {
+      check(nc_def_dim(ncid_, "axis_nbounds", 2, &dims.nbounds), "nc_def_dim", "axis_nbounds");
+    }
+    const int bounds_dims[2] = {dim, dims.nbounds};
+    int bvar = -1;
+    check(nc_def_var(ncid_, bname.c_str(), NC_DOUBLE, 2, bounds_dims, &bvar), "nc_def_var", bname);
+    put_text(var, "bounds", bname, ax.name);
+    put_coordinate(bvar, {static_cast<std::size_t>(ax.n_glo), 2}, ax.bounds.data(), bname);
+  }
+  put_coordinate(var, {static_cast<std::size_t>(ax.n_glo)}, ax.value.data(), ax.name);
+  return dim;
+}
+
+// Data variable `p` of the file: its dimensions, chunks and compression,
+// then its attributes. Returns its id.
+int NcFile::define_variable(const FileDef& fd, std::size_t p, const Dimensions& dims) {
+  const OutputVariable& v = fd.variables[p];
+  const VariableLayout& l = layouts_[p];
+  const RowRange r = rows_[p];
+  const double target_mib =
+      v.chunking_blocksize_target > 0 ? v.chunking_blocksize_target : fd.chunking_blocksize_target;
+  const std::array<std::uint64_t, 3> box =
+      chunk_extents({static_cast<std::uint64_t>(std::max(l.levels, 1)),
+                     static_cast<std::uint64_t>(r.nj), static_cast<std::uint64_t>(l.columns)},
+                    static_cast<std::uint64_t>(v.prec), target_mib * 1024.0 * 1024.0);
+  std::vector<int> var_dims;
+  std::vector<size_t> chunks;
+  if (v.operation != Operation::kOnce) {
+    var_dims.push_back(dims.time);
+    chunks.push_back(1);
+  }
+  if (l.levels > 0) {
+    var_dims.push_back(dims.vertical_axes.at(l.vertical_axis));
+    chunks.push_back(static_cast<size_t>(box[0]));
+  }
+  if (l.horizontal == VariableLayout::Horizontal::kDomain) {
+    var_dims.push_back(dims.domains.at(l.domain).j);
+    var_dims.push_back(dims.domains.at(l.domain).i);
+    chunks.push_back(static_cast<size_t>(box[1]));
+    chunks.push_back(static_cast<size_t>(box[2]));
+  } else if (l.horizontal == VariableLayout::Horizontal::kAxis) {
+    var_dims.push_back(dims.reduced_axes.at(l.reduced_axis));
+    chunks.push_back(static_cast<size_t>(box[1]));
+  }
+  const nc_type type = v.prec == 4 ? NC_FLOAT : NC_DOUBLE;
+  int id = -1;
+  check(nc_def_var(ncid_, v.name.c_str(), type, static_cast<int>(var_dims.size()), var_dims.data(),
+                   &id),
+        "nc_def_var", v.name);
+  if (!var_dims.empty()) {
+    check(nc_def_var_chunking(ncid_, id, NC_CHUNKED, chunks.data()), "nc_def_var_chunking", v.name);
+  }
+  const int level = v.compression_level >= 0 ? v.compression_level : fd.compression_level;
+  if (level > 0 && !var_dims.empty()) {
+    check(nc_def_var_deflate(ncid_, id, 1, 1, level), "nc_def_var_deflate", v.name);
+  }
+  put_variable_attributes(id, type, v, l, dims);
+  return id;
+}
+
+// The fill value and CF attributes of data variable `id` (of type `type`),
+// then the configuration's own.
+void NcFile::put_variable_attributes(int id, int type, const OutputVariable& v,
+                                     const VariableLayout& l, const Dimensions& dims) {
+  // CF: missing points hold _FillValue; missing_value says the same to
+  // readers that look for it. Both in the variable's type, as are
+  // valid_min and valid_max.
+  const auto put_typed = [&](const char* name, double value) {
+    if (type == NC_FLOAT) {
+      const auto f = static_cast<float>(value);
+      check(nc_put_att_float(ncid_, id, name, NC_FLOAT, 1, &f), "nc_put_att_float", v.name);
+    } else {
+      check(nc_put_att_double(ncid_, id, name, NC_DOUBLE, 1, &value), "nc_put_att_double", v.name);
+    }
+  };
+  if (type == NC_FLOAT) {
+    const auto fill = static_cast<float>(v.default_value);
+    check(nc_def_var_fill(ncid_, id, 0, &fill), "nc_def_var_fill", v.name);
+  } else {
+    check(nc_def_var_fill(ncid_, id, 0, &v.default_value), "nc_def_var_fill", v.name);
+  }
+  put_typed("missing_value", v.default_value);
+  if (v.valid_min) put_typed("valid_min", *v.valid_min);
+  if (v.valid_max) put_typed("valid_max", *v.valid_max);
+  if (!v.standard_name.empty()) {
+    put_text(id, "standard_name", v.standard_name, v.name);
+  }
+  put_text(id, "long_name", v.long_name, v.name);
+  if (!v.unit.empty()) {
+    put_text(id, "units", v.unit, v.name);
+  }
+  if (!v.comment.empty()) {
+    put_text(id, "comment", v.comment, v.name);
+  }
+  if (v.operation != Operation::kOnce) {
+    const std::string methods = cell_methods_of(*cfg_, v);
+    if (!methods.empty()) {
+      put_text(id, "cell_methods", methods, v.name);
+    }
+  }
+  put_text(id, "online_operation", to_string(v.operation), v.name);
+  if (l.horizontal == VariableLayout::Horizontal::kDomain) {
+    const Dimensions::Domain& dd = dims.domains.at(l.domain);
+    if (!dd.coordinates.empty()) put_text(id, "coordinates", dd.coordinates, v.name);
+    if (!dd.area_name.empty()) put_text(id, "cell_measures", "area: " + dd.area_name, v.name);
+  }
+  put_attributes(id, v.attributes, v.name);
+}
+
+// Leaves define mode; a parallel file's variables are then written collectively.
+void NcFile::end_definitions() {
+  check(nc_enddef(ncid_), "nc_enddef", "");
+  if (!parallel_) {
+    return;
+  }
+  // Records extend the unlimited dimension, which parallel HDF5 only allows collectively.
+  for (int id : var_ids_) {
+    if (id >= 0) {
+      check(nc_var_par_access(ncid_, id, NC_COLLECTIVE), "nc_var_par_access", "");
+    }
+  }
+  if (time_var_ >= 0) {
+    check(nc_var_par_access(ncid_, time_var_, NC_COLLECTIVE), "nc_var_par_access", "time");
+  }
+  if (bounds_var_ >= 0) {
+    check(nc_var_par_access(ncid_, bounds_var_, NC_COLLECTIVE), "nc_var_par_access", "time_bounds");
+  }
+}
+
 // The dimensions and coordinates of output domain `d`, rows `r` of it.
-template <class VertexDim>
-void NcFile::define_domain(int d, RowRange r, bool suffixed, VertexDim&& vertex_dim, int& j_dim,
-                           int& i_dim, std::string& coordinates, std::string& area_name) {
+void NcFile::define_domain(int d, RowRange r, bool suffixed, Dimensions& dims) {
+  Dimensions::Domain& out = dims.domains[d];
+  int& j_dim = out.j;
+  int& i_dim = out.i;
   const DomainDef& dom = cfg_->domains[static_cast<std::size_t>(d)];
   const std::string suffix = suffixed ? "_" + dom.id : "";
   const bool curvilinear = dom.type == DomainType::kCurvilinear;
@@ -414,19 +461,15 @@ void NcFile::define_domain(int d, RowRange r, bool suffixed, VertexDim&& vertex_
   const auto ni = static_cast<std::size_t>(dom.ni_glo);
   const auto nj = static_cast<std::size_t>(r.nj);
   const auto j0 = static_cast<std::size_t>(r.jbegin);
-  auto put_text = [&](int varid, const char* name, const std::string& value,
-                      const std::string& var) {
-    check(nc_put_att_text(ncid_, varid, name, value.size(), value.c_str()), "nc_put_att_text", var);
-  };
   check(nc_def_dim(ncid_, jname.c_str(), nj, &j_dim), "nc_def_dim", jname);
   check(nc_def_dim(ncid_, iname.c_str(), ni, &i_dim), "nc_def_dim", iname);
   int lat_var = -1;
   int lon_var = -1;
   if (curvilinear) {
-    const int dims[2] = {j_dim, i_dim};
-    check(nc_def_var(ncid_, lat.c_str(), NC_DOUBLE, 2, dims, &lat_var), "nc_def_var", lat);
-    check(nc_def_var(ncid_, lon.c_str(), NC_DOUBLE, 2, dims, &lon_var), "nc_def_var", lon);
-    coordinates = lat + " " + lon;
+    const int dims2[2] = {j_dim, i_dim};
+    check(nc_def_var(ncid_, lat.c_str(), NC_DOUBLE, 2, dims2, &lat_var), "nc_def_var", lat);
+    check(nc_def_var(ncid_, lon.c_str(), NC_DOUBLE, 2, dims2, &lon_var), "nc_def_var", lon);
+    out.coordinates = lat + " " + lon;
   } else {
     check(nc_def_var(ncid_, lat.c_str(), NC_DOUBLE, 1, &j_dim, &lat_var), "nc_def_var", lat);
     check(nc_def_var(ncid_, lon.c_str(), NC_DOUBLE, 1, &i_dim, &lon_var), "nc_def_var", lon);
@@ -444,49 +487,60 @@ void NcFile::define_domain(int d, RowRange r, bool suffixed, VertexDim&& vertex_
       nc_put_att_int(ncid_, NC_GLOBAL, ("DOMAIN_" + dom.id + "_jbegin").c_str(), NC_INT, 1, &first),
       "nc_put_att_int", lat);
   // CF cell bounds: bounds_lat(lat, nvertex) / bounds_lat(y, x, nvertex).
-  const auto def_bounds = [&](const std::string& coord, int coord_var, std::vector<int> dims) {
-    const std::string name = "bounds_" + coord;
-    int id = -1;
-    check(
-        nc_def_var(ncid_, name.c_str(), NC_DOUBLE, static_cast<int>(dims.size()), dims.data(), &id),
-        "nc_def_var", name);
-    put_text(coord_var, "bounds", name, coord);
-    return id;
-  };
   if (curvilinear) {
     const std::size_t row = ni;
     put_coordinate(lat_var, {nj, ni}, dom.lat.data() + j0 * row, lat);
     put_coordinate(lon_var, {nj, ni}, dom.lon.data() + j0 * row, lon);
     const auto nv = static_cast<std::size_t>(dom.nvertex);
     if (!dom.bounds_lat.empty()) {
-      const int id = def_bounds(lat, lat_var, {j_dim, i_dim, vertex_dim(dom.nvertex)});
+      const int id = define_bounds(lat, lat_var, {j_dim, i_dim, vertex_dim(dims, dom.nvertex)});
       put_coordinate(id, {nj, ni, nv}, dom.bounds_lat.data() + j0 * row * nv, "bounds_" + lat);
     }
     if (!dom.bounds_lon.empty()) {
-      const int id = def_bounds(lon, lon_var, {j_dim, i_dim, vertex_dim(dom.nvertex)});
+      const int id = define_bounds(lon, lon_var, {j_dim, i_dim, vertex_dim(dims, dom.nvertex)});
       put_coordinate(id, {nj, ni, nv}, dom.bounds_lon.data() + j0 * row * nv, "bounds_" + lon);
     }
   } else {
     put_coordinate(lat_var, {nj}, dom.lat.data() + j0, lat);
     put_coordinate(lon_var, {ni}, dom.lon.data(), lon);
     if (!dom.bounds_lat.empty()) {
-      const int id = def_bounds(lat, lat_var, {j_dim, vertex_dim(2)});
+      const int id = define_bounds(lat, lat_var, {j_dim, vertex_dim(dims, 2)});
       put_coordinate(id, {nj, 2}, dom.bounds_lat.data() + 2 * j0, "bounds_" + lat);
     }
     if (!dom.bounds_lon.empty()) {
-      const int id = def_bounds(lon, lon_var, {i_dim, vertex_dim(2)});
+      const int id = define_bounds(lon, lon_var, {i_dim, vertex_dim(dims, 2)});
       put_coordinate(id, {ni, 2}, dom.bounds_lon.data(), "bounds_" + lon);
     }
   }
   if (!dom.area.empty()) {
-    area_name = "area" + suffix;
-    const int dims[2] = {j_dim, i_dim};
-    int id = -1;
-    check(nc_def_var(ncid_, area_name.c_str(), NC_DOUBLE, 2, dims, &id), "nc_def_var", area_name);
-    put_text(id, "standard_name", "cell_area", area_name);
-    put_text(id, "units", "m2", area_name);
-    put_coordinate(id, {nj, ni}, dom.area.data() + j0 * ni, area_name);
+    out.area_name = define_cell_area(dom, r, "area" + suffix, j_dim, i_dim);
   }
+}
+
+// The cell bounds variable of coordinate `coord` (variable `coord_var`).
+int NcFile::define_bounds(const std::string& coord, int coord_var,
+                          const std::vector<int>& bounds_dims) {
+  const std::string name = "bounds_" + coord;
+  int id = -1;
+  check(nc_def_var(ncid_, name.c_str(), NC_DOUBLE, static_cast<int>(bounds_dims.size()),
+                   bounds_dims.data(), &id),
+        "nc_def_var", name);
+  put_text(coord_var, "bounds", name, coord);
+  return id;
+}
+
+// The cell areas of domain `dom`, rows `r`, as variable `name`; returns the name.
+std::string NcFile::define_cell_area(const DomainDef& dom, RowRange r, const std::string& name,
+                                     int j_dim, int i_dim) {
+  const auto ni = static_cast<std::size_t>(dom.ni_glo);
+  const int area_dims[2] = {j_dim, i_dim};
+  int id = -1;
+  check(nc_def_var(ncid_, name.c_str(), NC_DOUBLE, 2, area_dims, &id), "nc_def_var", name);
+  put_text(id, "standard_name", "cell_area", name);
+  put_text(id, "units", "m2", name);
+  put_coordinate(id, {static_cast<std::size_t>(r.nj), ni},
+                 dom.area.data() + static_cast<std::size_t>(r.jbegin) * ni, name);
+  return name;
 }
 
 NcFile::~NcFile() {

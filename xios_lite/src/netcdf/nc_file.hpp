@@ -53,13 +53,30 @@ class NcFile {
   void close();
 
  private:
+  struct Dimensions;
+
+  // The steps of the constructor, in order.
+  void create(MPI_Comm comm);
+  void put_global_attributes(const FileDef& fd);
+  void define_time(const FileDef& fd, Dimensions& dims);
+  void define_coordinates(Dimensions& dims);
+  void define_domain(int d, RowRange r, bool suffixed, Dimensions& dims);
+  int define_bounds(const std::string& coord, int coord_var, const std::vector<int>& bounds_dims);
+  std::string define_cell_area(const DomainDef& dom, RowRange r, const std::string& name, int j_dim,
+                               int i_dim);
+  int define_reduced_axis(int axis, RowRange r);
+  int define_vertical_axis(int axis, Dimensions& dims);
+  int vertex_dim(Dimensions& dims, int n);
+  int define_variable(const FileDef& fd, std::size_t p, const Dimensions& dims);
+  void put_variable_attributes(int id, int type, const OutputVariable& v, const VariableLayout& l,
+                               const Dimensions& dims);
+  void end_definitions();
+
   void check(int rc, const char* call, const std::string& var) const;
+  void put_text(int varid, const char* name, const std::string& value, const std::string& var);
   void put_attributes(int varid, const std::vector<Attribute>& attributes, const std::string& var);
   void put_coordinate(int varid, const std::vector<std::size_t>& count, const double* values,
                       const std::string& var);
-  template <class VertexDim>
-  void define_domain(int d, RowRange r, bool suffixed, VertexDim&& vertex_dim, int& j_dim,
-                     int& i_dim, std::string& coordinates, std::string& area_name);
 
   std::string path_;
   const Config* cfg_;

@@ -15,6 +15,7 @@
 #include "ep/backoff.hpp"
 #include "ep/typed.hpp"
 #include "transport/event.hpp"
+#include "transport/event_reader.hpp"
 
 namespace xios_lite::server {
 namespace {
@@ -68,7 +69,7 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
     std::vector<std::byte> bytes;
   };
   std::vector<Answer> answers;
-  std::vector<std::byte> buf;
+  transport::EventReader reader(inter);
   double t_idle = t_start;
   // Idle polls wait by the process's wait policy (ep/backoff.hpp): a server
   // with a core of its own spins and sees the next event at once; on shared
@@ -198,9 +199,9 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
       }
     }
     std::erase_if(answers, [](Answer& a) { return a.request.is_null() || ep::test(a.request); });
-    std::optional<ep::Message> msg = inter.improbe(ep::kAnySource, transport::kEventsTag);
+    const bool arrived = reader.poll();
     const double now = MPI_Wtime();
-    if (now - last_check > 0.01 || !msg) {
+    if (now - last_check > 0.01 || !arrived) {
       // The silence rule (see the header), checked every 10 ms at most.
       last_check = now;
       const bool some_done = running < clients;
@@ -222,36 +223,27 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
         }
       }
     }
-    if (!msg) {
+    if (!arrived) {
       idle.pause();
       continue;
     }
     const double t0 = MPI_Wtime();
     out.stats.idle_s += t0 - t_idle;
     idle.reset();
-    const int source = msg->status().source;
+    const int source = reader.take();
     const auto from = static_cast<std::size_t>(source);
-    buf.resize(msg->status().bytes);
-    ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *msg);
-    out.stats.bytes_received += static_cast<double>(buf.size());
+    out.stats.bytes_received += static_cast<double>(reader.size());
     last_heard[from] = t0;
     trouble_since[from] = kUnset;
     latest_any = t0;
-    std::size_t off = 0;
-    while (off + sizeof(transport::EventHeader) <= buf.size()) {
-      const transport::EventHeader h = transport::read_header(buf, off);
-      const std::size_t end = off + (h.valid() ? h.wire_bytes() : 0);
-      if (!h.valid() || end > buf.size()) {
-        out.failure = "client " + std::to_string(source) + " sent a corrupt event at byte " +
-                      std::to_string(off);
-        break;
-      }
-      const std::byte* payload = buf.data() + off + sizeof h;
-      off = end;
+    transport::EventHeader h;
+    const std::byte* payload = nullptr;
+    while (out.failure.empty() && reader.next(h, payload)) {
       handle(source, h, payload);
-      if (!out.failure.empty()) {
-        break;
-      }
+    }
+    if (const std::optional<std::size_t> at = reader.corrupt_at(); at && out.failure.empty()) {
+      out.failure = "client " + std::to_string(source) + " sent a corrupt event at byte " +
+                    std::to_string(*at);
     }
     t_idle = MPI_Wtime();
     out.stats.busy_s += t_idle - t0;

@@ -1,9 +1,9 @@
 // One receiving endpoint of a server process. It takes event buffers from
-// any client, places their data in the process's RecordAssembly, follows the
-// control events (the definition, a client's error, finalise, a client
-// leaving) and carries the error channel: the first problem it sees (a
-// write error, a client's error, a client gone) is sent to every client at
-// once.
+// any client (transport::EventReader), places their data in the process's
+// RecordAssembly, follows the control events (the definition, a client's
+// error, finalise, a client leaving) and carries the error channel: the
+// first problem it sees (a write error, a client's error, a client gone) is
+// sent to every client at once.
 //
 // It stops when no client is running any more: each one finalised, left
 // without finalise (its Client was destroyed: it said so), or is gone. A

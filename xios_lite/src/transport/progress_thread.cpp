@@ -5,7 +5,7 @@
 #include <chrono>
 #include <mutex>
 
-namespace xios_lite::client {
+namespace xios_lite::transport {
 
 std::shared_ptr<ProgressThread> ProgressThread::acquire() {
   static std::mutex mutex;
@@ -40,4 +40,4 @@ void ProgressThread::run() {
   }
 }
 
-}  // namespace xios_lite::client
+}  // namespace xios_lite::transport

@@ -19,7 +19,7 @@
 #include <memory>
 #include <thread>
 
-namespace xios_lite::client {
+namespace xios_lite::transport {
 
 class ProgressThread {
  public:
@@ -42,4 +42,4 @@ class ProgressThread {
   std::thread thread_;
 };
 
-}  // namespace xios_lite::client
+}  // namespace xios_lite::transport

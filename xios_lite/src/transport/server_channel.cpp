@@ -11,7 +11,7 @@
 #include "ep/typed.hpp"
 #include "transport/event.hpp"
 
-namespace xios_lite::client {
+namespace xios_lite::transport {
 
 ServerChannel::ServerChannel(const ep::InterCommunicator& inter, int server, std::size_t capacity,
                              double timeout_s, std::function<void()> poll,
@@ -125,7 +125,7 @@ void ServerChannel::flush(double& blocked_s) {
     return;
   }
   pending_[a] = ep::isend(inter_, std::span<const std::byte>(buffers_[a].data(), used_[a]), server_,
-                          transport::kEventsTag);
+                          kEventsTag);
   bytes_sent_ += static_cast<double>(used_[a]);
   last_send_time_ = MPI_Wtime();
   if (progress_) {
@@ -142,4 +142,4 @@ void ServerChannel::drain(double& blocked_s) {
   wait_free(1, blocked_s);
 }
 
-}  // namespace xios_lite::client
+}  // namespace xios_lite::transport

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "ep/comm_management.hpp"
-#include "progress_thread.hpp"
+#include "transport/progress_thread.hpp"
 
-namespace xios_lite::client {
+namespace xios_lite::transport {
 
 class ServerChannel {
  public:
@@ -74,4 +74,4 @@ class ServerChannel {
   std::string stuck_;  // set once a wait timed out: the server is not waited for again
 };
 
-}  // namespace xios_lite::client
+}  // namespace xios_lite::transport

@@ -1,0 +1,83 @@
+#include "event_packer.hpp"
+
+#include <cstddef>
+#include <cstring>
+
+namespace xios_lite::transport {
+namespace {
+
+EventHeader header_of(EventKind kind, int var, const SubBlock& piece) {
+  const Block& b = piece.block;
+  return {make_magic_kind(kind),
+          static_cast<std::uint16_t>(var),
+          0,
+          0,
+          piece.nk,
+          b.ibegin,
+          b.ni,
+          b.jbegin,
+          b.nj};
+}
+
+// A header-only event.
+void append_header(ServerChannel& channel, const EventHeader& h, double& blocked_s) {
+  std::memcpy(channel.reserve(sizeof h, blocked_s), &h, sizeof h);
+}
+
+}  // namespace
+
+void append_piece(ServerChannel& channel, EventKind kind, int var, const EventTime& t,
+                  const SubBlock& piece, const BlockValues& from, double& blocked_s) {
+  EventHeader h = header_of(kind, var, piece);
+  h.record = static_cast<std::uint32_t>(t.record);
+  h.time = t.time;
+  h.bound_lo = t.lo;
+  h.bound_hi = t.hi;
+  std::byte* out = channel.reserve(h.wire_bytes(), blocked_s);
+  std::memcpy(out, &h, sizeof h);
+  out += sizeof h;
+  if (kind != EventKind::kData) {
+    return;
+  }
+  const Block& b = piece.block;
+  const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);
+  for (int k = 0; k < piece.nk; ++k) {
+    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+      const double* src =
+          from.values + (static_cast<std::size_t>(k) * static_cast<std::size_t>(from.nj) +
+                         static_cast<std::size_t>(j - from.jbegin)) *
+                            static_cast<std::size_t>(b.ni);
+      std::memcpy(out, src, row_bytes);
+      out += row_bytes;
+    }
+  }
+}
+
+void append_control(ServerChannel& channel, EventKind kind, std::string_view payload,
+                    double& blocked_s) {
+  EventHeader h;
+  h.magic_kind = make_magic_kind(kind);
+  h.record = static_cast<std::uint32_t>(payload.size());
+  std::byte* out = channel.reserve(sizeof h + payload.size(), blocked_s);
+  std::memcpy(out, &h, sizeof h);
+  if (!payload.empty()) {
+    std::memcpy(out + sizeof h, payload.data(), payload.size());
+  }
+}
+
+void append_heartbeat(ServerChannel& channel, std::int64_t step, double& blocked_s) {
+  EventHeader h;
+  h.magic_kind = make_magic_kind(EventKind::kHeartbeat);
+  h.time = static_cast<double>(step);
+  append_header(channel, h, blocked_s);
+}
+
+void append_read_request(ServerChannel& channel, int input, std::int64_t record,
+                         const SubBlock& piece, double number, double& blocked_s) {
+  EventHeader h = header_of(EventKind::kReadRequest, input, piece);
+  h.record = static_cast<std::uint32_t>(record);
+  h.time = number;
+  append_header(channel, h, blocked_s);
+}
+
+}  // namespace xios_lite::transport
