@@ -14,8 +14,9 @@
 
 #include "ep/ep.h"
 #include "ep_test.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 #include "xios_lite/xios_lite.h"
-#include "xios_test_support.hpp"
 
 namespace {
 
@@ -210,8 +211,7 @@ TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_api");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config_text(dir));
+  const std::string cfg = xios_test::write_config(dir, config_text(dir));
 
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
     xios_lite_client_t client = nullptr;
@@ -293,8 +293,7 @@ TEST(CApi, FunneledShapeErrorFailsTheWholeProcess) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_api_funneled");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config_text(dir));
+  const std::string cfg = xios_test::write_config(dir, config_text(dir));
 
   run_clients_and_server(
       cfg,
@@ -349,8 +348,7 @@ TEST(CApi, DomainMask) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_api_mask");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config_text(dir));
+  const std::string cfg = xios_test::write_config(dir, config_text(dir));
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
     xios_lite_client_t client = nullptr;
     EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
@@ -418,8 +416,7 @@ TEST(CApi, ModelSetsGeometryAndCalendar) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_attr");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, empty_definitions(dir));
+  const std::string cfg = xios_test::write_config(dir, empty_definitions(dir));
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
     xios_lite_client_t client = nullptr;
     EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),

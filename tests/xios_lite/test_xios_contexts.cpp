@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kAtmNi = 8;
 constexpr int kAtmNj = 6;
@@ -89,8 +90,7 @@ TEST(XiosContexts, CoupledAtmosphereAndOcean) {
     GTEST_SKIP() << "two components need two processes";
   }
   const std::string dir = xios_test::scratch_dir("contexts");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers();

@@ -13,15 +13,12 @@
 
 #include "ep/error.hpp"
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::error_of;
-using xios_test::mode;
-using xios_test::servers;
+using namespace xios_test;
 
 constexpr int kNi = 8;
 constexpr int kNj = 4;
@@ -34,8 +31,7 @@ std::string config(const std::string& file_name, int finalise_timeout_s = 20) {
 
 TEST(XiosErrors, ApiMisuseIsAClearError) {
   const std::string dir = xios_test::scratch_dir("misuse");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers();
@@ -91,9 +87,8 @@ TEST(XiosErrors, ApiMisuseIsAClearError) {
 // it at a later call or at finalise, with the path in the message.
 TEST(XiosErrors, WriteErrorReachesEveryClient) {
   const std::string dir = xios_test::scratch_dir("unwritable");
-  const std::string cfg = dir + "/iodef.xml";
   const std::string bad = dir + "/no_such_dir/out";
-  xios_test::write_file(cfg, config(bad));
+  const std::string cfg = xios_test::write_config(dir, config(bad));
   std::mutex mutex;
   int endpoints = 0;
   int told = 0;
@@ -141,8 +136,7 @@ TEST(XiosErrors, WriteErrorReachesEveryClient) {
 // client with the same message, and the servers stop cleanly.
 TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
   const std::string dir = xios_test::scratch_dir("blocks");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   for (const bool overlap : {false, true}) {
     std::mutex mutex;
     std::vector<std::string> messages;
@@ -192,8 +186,7 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
   }
   constexpr int kTimeoutS = 2;
   const std::string dir = xios_test::scratch_dir("finalise_timeout");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out", kTimeoutS));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out", kTimeoutS));
   std::mutex mutex;
   std::vector<std::string> client_errors;
   std::string late_error;

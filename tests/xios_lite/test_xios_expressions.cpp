@@ -17,11 +17,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kNi = 7;
 constexpr int kNj = 5;
@@ -126,8 +127,7 @@ std::string attribute_text(const std::string& path, const std::string& var, cons
 
 TEST(XiosExpressions, EvaluatedBeforeTheTemporalOperation) {
   const std::string dir = xios_test::scratch_dir("expressions");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = xios_test::servers();
@@ -201,13 +201,12 @@ TEST(XiosExpressions, EvaluatedBeforeTheTemporalOperation) {
 // and the missing field, and the record is _FillValue, not a wrong value.
 TEST(XiosExpressions, AMissingOperandIsNamed) {
   const std::string dir = xios_test::scratch_dir("expressions_missing");
-  const std::string cfg = dir + "/iodef.xml";
   // Only the expression is written: its missing operand is what the error names.
   std::string text = config(dir);
   const auto first_field = text.find("        <field field_ref=\"a\"/>");
   const auto last_field = text.find("      </file>");
   text.replace(first_field, last_field - first_field, "        <field field_ref=\"ab\"/>\n");
-  xios_test::write_file(cfg, text);
+  const std::string cfg = xios_test::write_config(dir, text);
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = xios_test::servers();

@@ -15,15 +15,12 @@
 
 #include "ep/error.hpp"
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::error_of;
-using xios_test::mode;
-using xios_test::servers;
+using namespace xios_test;
 
 constexpr int kNi = 6;
 constexpr int kNj = 8;
@@ -135,8 +132,7 @@ int total_clients() {
 // from then on each record of sst held the next step's values).
 TEST(XiosIntegrity, EveryClientSkipsAFieldOnce) {
   const std::string dir = xios_test::scratch_dir("skip_all");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir, "instant", "1ts"));
+  const std::string cfg = xios_test::write_config(dir, config(dir, "instant", "1ts"));
   Seen seen;
   const auto outcome =
       xios_test::run(skipping_run(cfg, seen, [](int, int step) { return step == 5; }));
@@ -170,8 +166,7 @@ TEST(XiosIntegrity, OneClientSkipsAField) {
     GTEST_SKIP() << "needs a server process";
   }
   const std::string dir = xios_test::scratch_dir("skip_one");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir, "instant", "1ts"));
+  const std::string cfg = xios_test::write_config(dir, config(dir, "instant", "1ts"));
   const int last = total_clients() - 1;
   Seen seen;
   const auto outcome = xios_test::run(
@@ -207,8 +202,7 @@ TEST(XiosIntegrity, OneClientSkipsAField) {
 // jumping over a step is a missing sample too.
 TEST(XiosIntegrity, AverageMissingASampleAndSkippedSteps) {
   const std::string dir = xios_test::scratch_dir("skip_avg");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir, "average", "4ts"));
+  const std::string cfg = xios_test::write_config(dir, config(dir, "average", "4ts"));
   std::mutex mutex;
   std::vector<std::string> errors;
   std::vector<int> skipped;  // the clients that skip a sample

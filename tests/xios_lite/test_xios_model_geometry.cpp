@@ -16,11 +16,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kNi = 9;
 constexpr int kNj = 6;
@@ -137,8 +138,7 @@ void model(xios_lite::Client& c, const ep::Communicator& comm) {
 
 TEST(XiosModelGeometry, SetByTheModelAndWritten) {
   const std::string dir = xios_test::scratch_dir("model_geometry");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = xios_test::servers();
@@ -223,8 +223,7 @@ TEST(XiosModelGeometry, SetByTheModelAndWritten) {
 // close_definition with the same message, which names the clients.
 TEST(XiosModelGeometry, DisagreementsFailEverywhere) {
   const std::string dir = xios_test::scratch_dir("model_geometry_errors");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   struct Case {
     const char* expect;
     std::function<void(xios_lite::Client&, const ep::Communicator&, const Block&)> set;

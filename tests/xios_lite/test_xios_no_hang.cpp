@@ -17,15 +17,11 @@
 
 #include "ep/error.hpp"
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::error_of;
-using xios_test::mode;
-using xios_test::servers;
+using namespace xios_test;
 
 constexpr int kNi = 8;
 constexpr int kNj = 6;
@@ -74,8 +70,7 @@ struct Texts {
 // receive_until_finalised with no timeout and the job hung (rc 124).
 void one_client_leaves(bool api, Mode client_mode) {
   const std::string dir = xios_test::scratch_dir("leaves");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int leaver = total_clients() - 1;
   const std::string named =
       "client " + std::to_string(leaver) + " was destroyed without finalise after step 3";
@@ -138,8 +133,7 @@ TEST(XiosNoHang, ThreadLeavesInFunneledMode) {
 // update_calendar. Every process ends.
 TEST(XiosNoHang, ErrorsPropagatingEndEveryClient) {
   const std::string dir = xios_test::scratch_dir("propagate");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int failing = total_clients() - 1;
   xios_test::RunSpec spec;
   spec.config = cfg;
@@ -180,8 +174,7 @@ TEST(XiosNoHang, ErrorsPropagatingEndEveryClient) {
 // tells the others, who fail in close_definition naming it.
 void error_before_close_definition(bool destroyed) {
   const std::string dir = xios_test::scratch_dir("before_close");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int odd = total_clients() - 1;
   Texts texts;
   xios_test::RunSpec spec;
@@ -233,9 +226,8 @@ TEST(XiosNoHang, UnwritablePathWithPropagatingErrors) {
     GTEST_SKIP() << "needs a server process (the synchronous mode fails at once)";
   }
   const std::string dir = xios_test::scratch_dir("unwritable_propagate");
-  const std::string cfg = dir + "/iodef.xml";
   const std::string bad = dir + "/no_such_dir/out";
-  xios_test::write_file(cfg, config(bad));
+  const std::string cfg = xios_test::write_config(dir, config(bad));
   Texts texts;
   xios_test::RunSpec spec;
   spec.config = cfg;
