@@ -156,6 +156,14 @@ RunSpec run_spec(const std::string& config, int servers, Model model) {
   return spec;
 }
 
+xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,
+                                     int nj) {
+  const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+  c.set_domain_block("dom", b);
+  c.close_definition();
+  return b;
+}
+
 Model stepping_model(int ni, int nj, int steps, StepSender send) {
   return
       [ni, nj, steps, send = std::move(send)](xios_lite::Client& c, const ep::Communicator& comm) {

@@ -103,6 +103,11 @@ void expect_no_errors(const Outcome& o);
 /// A spec of `model` on `servers` server processes in mode_for(servers).
 RunSpec run_spec(const std::string& config, int servers, Model model);
 
+/// Sets this client's uneven_block of domain "dom" (ni x nj points) and
+/// closes the definition; returns the block.
+xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,
+                                     int nj);
+
 /// What a stepping model sends at one step on this client's block.
 using StepSender = std::function<void(xios_lite::Client&, const xios_lite::Block&, int step)>;
 /// A model on domain "dom" of ni x nj points: each client sets its

@@ -128,30 +128,27 @@ std::string attribute_text(const std::string& path, const std::string& var, cons
 TEST(XiosExpressions, EvaluatedBeforeTheTemporalOperation) {
   const std::string dir = xios_test::scratch_dir("expressions");
   const std::string cfg = xios_test::write_config(dir, config(dir));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = xios_test::servers();
-  spec.mode = xios_test::mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("d", b);
-    // Expressions are computed, never sent.
-    c.close_definition();
-    EXPECT_HAS(
-        xios_test::error_of([&] {
-          c.update_calendar(1);
-          c.send_field("ab", sent(1, b, a_at));
-        }),
-        "field 'ab' is computed from its expression '@a * @b + 2': send the fields it reads");
-    EXPECT_HAS(xios_test::error_of([&] { c.send_field("a_copy", sent(1, b, a_at)); }),
-               "field 'a_copy' takes its values from field 'a' (field_ref): send that one");
-    for (int s = 1; s <= kSteps; ++s) {
-      if (s > 1) c.update_calendar(s);
-      c.send_field("a", sent(s, b, a_at));
-      c.send_field("b", sent(s, b, b_at));
-    }
-    (void)c.finalise();
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        c.set_domain_block("d", b);
+        // Expressions are computed, never sent.
+        c.close_definition();
+        EXPECT_HAS(
+            xios_test::error_of([&] {
+              c.update_calendar(1);
+              c.send_field("ab", sent(1, b, a_at));
+            }),
+            "field 'ab' is computed from its expression '@a * @b + 2': send the fields it reads");
+        EXPECT_HAS(xios_test::error_of([&] { c.send_field("a_copy", sent(1, b, a_at)); }),
+                   "field 'a_copy' takes its values from field 'a' (field_ref): send that one");
+        for (int s = 1; s <= kSteps; ++s) {
+          if (s > 1) c.update_calendar(s);
+          c.send_field("a", sent(s, b, a_at));
+          c.send_field("b", sent(s, b, b_at));
+        }
+        (void)c.finalise();
+      });
   const xios_test::Outcome o = xios_test::run(spec);
   for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
   EXPECT_EQ(o.server_error, "");
@@ -207,27 +204,24 @@ TEST(XiosExpressions, AMissingOperandIsNamed) {
   const auto last_field = text.find("      </file>");
   text.replace(first_field, last_field - first_field, "        <field field_ref=\"ab\"/>\n");
   const std::string cfg = xios_test::write_config(dir, text);
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = xios_test::servers();
-  spec.mode = xios_test::mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("d", b);
-    c.close_definition();
-    std::string first;
-    for (int s = 1; s <= kSteps; ++s) {
-      const std::string e = xios_test::error_of([&] { c.update_calendar(s); });
-      if (first.empty()) first = e;
-      c.send_field("a", sent(s, b, a_at));
-      if (s != 2) c.send_field("b", sent(s, b, b_at));
-    }
-    EXPECT_HAS(first,
-               "field 'ab' was due at step 2 and could not be computed (its expression reads "
-               "field 'b', which was not sent)");
-    const std::string e = xios_test::error_of([&] { (void)c.finalise(); });
-    EXPECT_HAS(e, "was due at step 2");
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        c.set_domain_block("d", b);
+        c.close_definition();
+        std::string first;
+        for (int s = 1; s <= kSteps; ++s) {
+          const std::string e = xios_test::error_of([&] { c.update_calendar(s); });
+          if (first.empty()) first = e;
+          c.send_field("a", sent(s, b, a_at));
+          if (s != 2) c.send_field("b", sent(s, b, b_at));
+        }
+        EXPECT_HAS(first,
+                   "field 'ab' was due at step 2 and could not be computed (its expression reads "
+                   "field 'b', which was not sent)");
+        const std::string e = xios_test::error_of([&] { (void)c.finalise(); });
+        EXPECT_HAS(e, "was due at step 2");
+      });
   const xios_test::Outcome o = xios_test::run(spec);
   for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
   if (ep_test::world_rank() == 0) {

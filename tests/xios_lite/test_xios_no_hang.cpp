@@ -80,9 +80,7 @@ void one_client_leaves(bool api, Mode client_mode) {
   spec.servers = servers();
   spec.mode = client_mode;
   spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
+    const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     for (int s = 1; s <= 6; ++s) {
       (void)error_of([&] { c.update_calendar(s); });
       if (comm.rank() == leaver && s == 3) {
@@ -135,24 +133,19 @@ TEST(XiosNoHang, ErrorsPropagatingEndEveryClient) {
   const std::string dir = xios_test::scratch_dir("propagate");
   const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int failing = total_clients() - 1;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    for (int s = 1; s <= 40; ++s) {
-      c.update_calendar(s);
-      if (comm.rank() == failing && s == 3) {
-        throw std::runtime_error("the model failed");
-      }
-      c.send_field("sst", xios_test::field_values(0, s, 1, b));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    (void)c.finalise();
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+        for (int s = 1; s <= 40; ++s) {
+          c.update_calendar(s);
+          if (comm.rank() == failing && s == 3) {
+            throw std::runtime_error("the model failed");
+          }
+          c.send_field("sst", xios_test::field_values(0, s, 1, b));
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        (void)c.finalise();
+      });
   const Timed t = timed_run(spec);
   EXPECT_LT(t.seconds, kBudgetS);
   if (!t.outcome.is_server) {
@@ -177,23 +170,20 @@ void error_before_close_definition(bool destroyed) {
   const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int odd = total_clients() - 1;
   Texts texts;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    if (comm.rank() == odd && destroyed) {
-      c.set_domain_block("nope", b);  // throws: the Client is destroyed
-    }
-    if (comm.rank() == odd) {
-      EXPECT_HAS(error_of([&] { c.set_domain_block("nope", b); }), "unknown domain 'nope'");
-      texts.add(comm.rank(), error_of([&] { (void)c.finalise(); }));
-      return;
-    }
-    c.set_domain_block("dom", b);
-    texts.add(comm.rank(), error_of([&] { c.close_definition(); }));
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        if (comm.rank() == odd && destroyed) {
+          c.set_domain_block("nope", b);  // throws: the Client is destroyed
+        }
+        if (comm.rank() == odd) {
+          EXPECT_HAS(error_of([&] { c.set_domain_block("nope", b); }), "unknown domain 'nope'");
+          texts.add(comm.rank(), error_of([&] { (void)c.finalise(); }));
+          return;
+        }
+        c.set_domain_block("dom", b);
+        texts.add(comm.rank(), error_of([&] { c.close_definition(); }));
+      });
   const Timed t = timed_run(spec);
   EXPECT_LT(t.seconds, kBudgetS);
   const std::string elsewhere = destroyed
@@ -229,29 +219,24 @@ TEST(XiosNoHang, UnwritablePathWithPropagatingErrors) {
   const std::string bad = dir + "/no_such_dir/out";
   const std::string cfg = xios_test::write_config(dir, config(bad));
   Texts texts;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    std::string where = "finalise";
-    const std::string e = error_of([&] {
-      for (int s = 1; s <= 40; ++s) {
-        where = "update_calendar";
-        c.update_calendar(s);
-        where = "send_field";
-        c.send_field("sst", xios_test::field_values(0, s, 1, b));
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      where = "finalise";
-      (void)c.finalise();
-    });
-    EXPECT_NE(where, "send_field") << e;
-    texts.add(comm.rank(), e);
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+        std::string where = "finalise";
+        const std::string e = error_of([&] {
+          for (int s = 1; s <= 40; ++s) {
+            where = "update_calendar";
+            c.update_calendar(s);
+            where = "send_field";
+            c.send_field("sst", xios_test::field_values(0, s, 1, b));
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+          where = "finalise";
+          (void)c.finalise();
+        });
+        EXPECT_NE(where, "send_field") << e;
+        texts.add(comm.rank(), e);
+      });
   const Timed t = timed_run(spec);
   EXPECT_LT(t.seconds, kBudgetS);
   for (const auto& [client, text] : texts.by_client) {

@@ -65,9 +65,7 @@ std::string config(
 // Sends t2 and t3 (and `x` when asked) for steps 1..steps; returns the finalise report.
 xios_lite::Report simple_model(xios_lite::Client& c, const ep::Communicator& comm, int steps,
                                bool send_x) {
-  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-  c.set_domain_block("dom", b);
-  c.close_definition();
+  const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
   for (int s = 1; s <= steps; ++s) {
     c.update_calendar(s);
     c.send_field("t2", xios_test::field_values(0, s, 1, b));
@@ -152,9 +150,7 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
     return static_cast<double>((s * 7) % 5) * 1.5 + j * 0.5 - i;
   };
   const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
+    const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     for (int s = 1; s <= 6; ++s) {
       c.update_calendar(s);
       std::vector<double> v;
@@ -403,9 +399,7 @@ TEST(XiosOutput, ReportsAtFinalise) {
   xios_lite::Report report;
   int endpoints = 0;
   const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
+    const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     for (int s = 1; s <= 3; ++s) {
       c.update_calendar(s);
       c.send_field("t3", xios_test::field_values(1, s, kLevels, b));
