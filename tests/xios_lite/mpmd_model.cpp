@@ -14,6 +14,7 @@
 
 #include "ep/communicator.hpp"
 #include "model_field.hpp"
+#include "model_program.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
@@ -21,12 +22,7 @@ using xios_test::model_field::kNi;
 using xios_test::model_field::kNj;
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (argc < 2 || provided < MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "usage: mpmd_model CONFIG.xml (needs MPI_THREAD_MULTIPLE)\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  xios_test::model_program::init_mpi(&argc, &argv, 2, "mpmd_model CONFIG.xml");
   const std::string cfg = argv[1];
   constexpr int kSteps = 3;
   int failed = 0;
@@ -41,8 +37,7 @@ int main(int argc, char** argv) {
       xios_lite::ClientOptions options;
       options.print_report = true;
       xios_lite::Client client(comm, world, cfg, options);
-      const int j0 = kNj * comm.rank() / comm.size();
-      const int j1 = kNj * (comm.rank() + 1) / comm.size();
+      const auto [j0, j1] = xios_test::model_program::even_rows(kNj, comm);
       client.set_domain_block("d", {0, kNi, j0, j1 - j0});
       client.close_definition();
       for (int s = 1; s <= kSteps; ++s) {
