@@ -48,6 +48,7 @@
 #include "bench_report.hpp"
 #include "collective_modes.hpp"
 #include "ep/ep.hpp"
+#include "kernel_backend.hpp"
 #include "launch_layout.hpp"
 #include "machine.hpp"
 
@@ -267,19 +268,10 @@ void on_threads(int threads, const Body& body) {
 
 // ------------------------------------------------------------------ modes ----
 
-enum class Mode { kEp, kMpi, kFunneled };
-
-const char* mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::kEp:
-      return "ep";
-    case Mode::kMpi:
-      return "mpi";
-    case Mode::kFunneled:
-      return "funneled";
-  }
-  return "?";
-}
+// The backends of the kernel benchmarks but ref (there is no hand-written
+// plain-MPI reference of the library's collectives: mpi is MPI's own).
+using Mode = bench::kernels::Backend;
+const char* mode_name(Mode mode) { return bench::kernels::backend_name(mode); }
 
 constexpr Mode kModes[] = {Mode::kEp, Mode::kMpi, Mode::kFunneled};
 

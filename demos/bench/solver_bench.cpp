@@ -76,8 +76,7 @@ constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeigh
 constexpr std::array kParts{"", "_halo", "_allreduce", "_compute"};
 
 std::string mode_of(Backend b, HaloAlgorithm a) {
-  return std::string(bench::kernels::backend_name(b)) + "." +
-         std::string(collectives::halo_algorithm_name(a));
+  return bench::kernels::mode_name(b, collectives::halo_algorithm_name(a));
 }
 
 /// Per repetition: total, halo, allreduce, compute seconds per iteration
