@@ -311,91 +311,84 @@ int main(int argc, char** argv) {
   int failed = 0;
   xios_lite::World world =
       xios_lite::split_world(MPI_COMM_WORLD, xios_lite::Role::kClient, context);
-  std::vector<ep::Communicator> eps;
   std::vector<File> files;
-#pragma omp parallel reduction(+ : failed)
-  {
-#pragma omp single
-    eps = ep::create_endpoints(world.local, omp_get_num_threads());
-    ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
-    try {
-      xios_lite::ClientOptions options;
-      options.print_report = false;
-      xios_lite::Client client(comm, world, cfg, options);
-      const bool atm = context == "atmosphere";
-      const int nj_glo = atm ? kAtm.nj : kOce.nj;
-      // Plain ints, not a structured binding: the lambdas below capture them.
-      const xios_test::model_program::Rows rows = xios_test::model_program::even_rows(nj_glo, comm);
-      const int j0 = rows.j0;
-      const int nj = rows.j1 - rows.j0;
-      if (atm) {
-        define_atmosphere(client, j0, nj);
-      } else {
-        client.set_domain_block("domain_oce", {0, kOce.ni, j0, nj});
-        if (comm.rank() == 0 && !write_forcing("ocean_forcing.nc")) {
-          std::fprintf(stderr, "config_model: cannot write ocean_forcing.nc\n");
-          failed = 1;
-        }
-      }
-      client.close_definition();
-      if (comm.rank() == 0) {
-        const xios_lite::Config& c = client.config();
-        for (const xios_lite::FileDef& f : c.files) {
-          File file{f.name + f.name_suffix + ".nc",
-                    static_cast<int>(c.calendar.fixed_seconds(f.output_freq) /
-                                     c.calendar.timestep_seconds()),
-                    {},
-                    f.attributes,
-                    static_cast<double>(c.calendar.fixed_seconds(f.output_freq)),
-                    // The ocean's time origin is 150 days (noleap) before its start.
-                    atm ? 0.0 : 150.0 * 86400.0};
-          for (const xios_lite::OutputVariable& v : f.variables) {
-            file.variables.push_back({v.name, v.operation});
-          }
-          files.push_back(file);
-        }
-      }
-      const auto block = [&](int nk, int ni, const std::function<double(int, int, int)>& f) {
-        std::vector<double> v;
-        for (int k = 0; k < nk; ++k) {
-          for (int j = j0; j < j0 + nj; ++j) {
-            for (int i = 0; i < ni; ++i) v.push_back(f(k, j, i));
-          }
-        }
-        return v;
-      };
-      for (int s = 1; s <= kSteps; ++s) {
-        client.update_calendar(s);
+  failed += xios_test::model_program::run_on_endpoints(
+      world.local, "config_model (" + context + ")", [&](ep::Communicator& comm) {
+        bool ok = true;
+        xios_lite::ClientOptions options;
+        options.print_report = false;
+        xios_lite::Client client(comm, world, cfg, options);
+        const bool atm = context == "atmosphere";
+        const int nj_glo = atm ? kAtm.nj : kOce.nj;
+        // Plain ints, not a structured binding: the lambdas below capture them.
+        const xios_test::model_program::Rows rows =
+            xios_test::model_program::even_rows(nj_glo, comm);
+        const int j0 = rows.j0;
+        const int nj = rows.j1 - rows.j0;
         if (atm) {
-          client.send_field(
-              "ta", block(kAtm.nk, kAtm.ni, [s](int k, int j, int i) { return ta(s, k, j, i); }));
-          client.send_field(
-              "ua", block(kAtm.nk, kAtm.ni, [s](int k, int j, int i) { return ua(s, k, j, i); }));
-          client.send_field("ps",
-                            block(1, kAtm.ni, [s](int, int j, int i) { return ps(s, j, i); }));
+          define_atmosphere(client, j0, nj);
         } else {
-          std::vector<double> forcing(static_cast<std::size_t>(kOce.ni) * nj);
-          client.recv_field("qns", forcing);
-          if (forcing !=
-              block(1, kOce.ni, [s](int, int j, int i) { return qns((s - 1) / 2, j, i); })) {
-            std::fprintf(stderr, "config_model: ocean client %d: qns at step %d differs\n",
-                         comm.rank(), s);
-            failed = 1;
+          client.set_domain_block("domain_oce", {0, kOce.ni, j0, nj});
+          if (comm.rank() == 0 && !write_forcing("ocean_forcing.nc")) {
+            std::fprintf(stderr, "config_model: cannot write ocean_forcing.nc\n");
+            ok = false;
           }
-          client.send_field("sst",
-                            block(1, kOce.ni, [s](int, int j, int i) { return sst(s, j, i); }));
-          client.send_field("thetao", block(kOce.nk, kOce.ni, [s](int k, int j, int i) {
-                              return thetao(s, k, j, i);
-                            }));
         }
-      }
-      (void)client.finalise();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "config_model (%s): %s\n", context.c_str(), e.what());
-      failed = 1;
-    }
-    comm.free();
-  }
+        client.close_definition();
+        if (comm.rank() == 0) {
+          const xios_lite::Config& c = client.config();
+          for (const xios_lite::FileDef& f : c.files) {
+            File file{f.name + f.name_suffix + ".nc",
+                      static_cast<int>(c.calendar.fixed_seconds(f.output_freq) /
+                                       c.calendar.timestep_seconds()),
+                      {},
+                      f.attributes,
+                      static_cast<double>(c.calendar.fixed_seconds(f.output_freq)),
+                      // The ocean's time origin is 150 days (noleap) before its start.
+                      atm ? 0.0 : 150.0 * 86400.0};
+            for (const xios_lite::OutputVariable& v : f.variables) {
+              file.variables.push_back({v.name, v.operation});
+            }
+            files.push_back(file);
+          }
+        }
+        const auto block = [&](int nk, int ni, const std::function<double(int, int, int)>& f) {
+          std::vector<double> v;
+          for (int k = 0; k < nk; ++k) {
+            for (int j = j0; j < j0 + nj; ++j) {
+              for (int i = 0; i < ni; ++i) v.push_back(f(k, j, i));
+            }
+          }
+          return v;
+        };
+        for (int s = 1; s <= kSteps; ++s) {
+          client.update_calendar(s);
+          if (atm) {
+            client.send_field(
+                "ta", block(kAtm.nk, kAtm.ni, [s](int k, int j, int i) { return ta(s, k, j, i); }));
+            client.send_field(
+                "ua", block(kAtm.nk, kAtm.ni, [s](int k, int j, int i) { return ua(s, k, j, i); }));
+            client.send_field("ps",
+                              block(1, kAtm.ni, [s](int, int j, int i) { return ps(s, j, i); }));
+          } else {
+            std::vector<double> forcing(static_cast<std::size_t>(kOce.ni) * nj);
+            client.recv_field("qns", forcing);
+            if (forcing !=
+                block(1, kOce.ni, [s](int, int j, int i) { return qns((s - 1) / 2, j, i); })) {
+              std::fprintf(stderr, "config_model: ocean client %d: qns at step %d differs\n",
+                           comm.rank(), s);
+              ok = false;
+            }
+            client.send_field("sst",
+                              block(1, kOce.ni, [s](int, int j, int i) { return sst(s, j, i); }));
+            client.send_field("thetao", block(kOce.nk, kOce.ni, [s](int k, int j, int i) {
+                                return thetao(s, k, j, i);
+                              }));
+          }
+        }
+        (void)client.finalise();
+        return ok;
+      });
   int rank = 0;
   MPI_Comm_rank(world.local, &rank);
   if (rank == 0 && failed == 0) {

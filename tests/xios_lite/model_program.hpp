@@ -5,9 +5,15 @@
 #pragma once
 
 #include <mpi.h>
+#include <omp.h>
 
+#include <cstddef>
 #include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
 
+#include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
 
 namespace xios_test::model_program {
@@ -32,6 +38,30 @@ struct Rows {
 };
 inline Rows even_rows(int nj, const ep::Communicator& comm) {
   return {nj * comm.rank() / comm.size(), nj * (comm.rank() + 1) / comm.size()};
+}
+
+/// Runs `body(comm)` on one endpoint per OpenMP thread of this process
+/// (endpoints made over `local`, freed at the end); `body` returns whether
+/// its endpoint's checks passed. An exception is printed as "<who>: <what>".
+/// Returns how many endpoints failed. Collective over `local`.
+template <class Body>
+int run_on_endpoints(MPI_Comm local, const std::string& who, Body&& body) {
+  std::vector<ep::Communicator> eps;
+  int failed = 0;
+#pragma omp parallel reduction(+ : failed)
+  {
+#pragma omp single
+    eps = ep::create_endpoints(local, omp_get_num_threads());
+    ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
+    try {
+      failed += body(comm) ? 0 : 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", who.c_str(), e.what());
+      failed += 1;
+    }
+    comm.free();
+  }
+  return failed;
 }
 
 }  // namespace xios_test::model_program
