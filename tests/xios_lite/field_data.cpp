@@ -35,16 +35,7 @@ xios_lite::Block uneven_block(int rank, int size, int ni, int nj) {
 }
 
 std::vector<double> field_values(int f, long step, int nk, const xios_lite::Block& b) {
-  std::vector<double> v;
-  v.reserve(static_cast<std::size_t>(nk) * b.ni * b.nj);
-  for (int k = 0; k < nk; ++k) {
-    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
-        v.push_back(value(f, step, k, j, i));
-      }
-    }
-  }
-  return v;
+  return block_values(b, nk, [&](int k, int j, int i) { return value(f, step, k, j, i); });
 }
 
 }  // namespace xios_test

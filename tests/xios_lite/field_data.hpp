@@ -5,6 +5,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "xios_lite/client.hpp"
@@ -20,6 +21,20 @@ xios_lite::Block uneven_block(int rank, int size, int ni, int nj);
 inline double value(int f, long step, int k, int j, int i) {
   return f * 1e6 + static_cast<double>(step) * 1e4 + k * 1e3 + j * 10.0 + i * 0.25;
 }
+/// f(k, j, i) at every point of `nk` levels of block `b`, i fastest, then j,
+/// then k: what a client sends.
+template <class F>
+std::vector<double> block_values(const xios_lite::Block& b, int nk, F&& f) {
+  std::vector<double> v;
+  v.reserve(static_cast<std::size_t>(nk) * b.ni * b.nj);
+  for (int k = 0; k < nk; ++k) {
+    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) v.push_back(f(k, j, i));
+    }
+  }
+  return v;
+}
+
 /// This client's values of field `f` at `step` (levels x block, ni fastest).
 std::vector<double> field_values(int f, long step, int nk, const xios_lite::Block& b);
 

@@ -55,6 +55,12 @@ std::string text_att(const std::string& path, const std::string& var, const std:
   return out;
 }
 
+void expect_text_atts(const std::string& path, std::initializer_list<TextAtt> atts) {
+  for (const TextAtt& a : atts) {
+    EXPECT_EQ(text_att(path, a.var, a.name), a.value) << path << ": " << a.var << ":" << a.name;
+  }
+}
+
 double double_att(const std::string& path, const std::string& var, const std::string& name) {
   int nc = -1;
   double out = std::nan("");

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,14 @@ namespace xios_test {
 std::vector<double> read_var(const std::string& path, const std::string& var);
 /// A text attribute ("" when absent); var "" for a global one.
 std::string text_att(const std::string& path, const std::string& var, const std::string& name);
+/// One expected text attribute: its variable ("" for a global one), name and value.
+struct TextAtt {
+  std::string var;
+  std::string name;
+  std::string value;
+};
+/// Expects each attribute of `atts` in `path` (a failure names the variable and attribute).
+void expect_text_atts(const std::string& path, std::initializer_list<TextAtt> atts);
 /// A numeric attribute as a double (NaN when absent); var "" for a global one.
 double double_att(const std::string& path, const std::string& var, const std::string& name);
 /// A variable's NetCDF type (NC_DOUBLE, NC_FLOAT, ...; -1 when absent).

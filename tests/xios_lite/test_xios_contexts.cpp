@@ -75,16 +75,6 @@ std::string component_of(int world_rank) {
   return world_rank < (clients + 1) / 2 ? "atmosphere" : "ocean";
 }
 
-std::vector<double> block_values(const Block& b, int nk, auto&& f) {
-  std::vector<double> v;
-  for (int k = 0; k < nk; ++k) {
-    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) v.push_back(f(k, j, i));
-    }
-  }
-  return v;
-}
-
 TEST(XiosContexts, CoupledAtmosphereAndOcean) {
   if (ep_test::world_size() < 2) {
     GTEST_SKIP() << "two components need two processes";
@@ -105,7 +95,8 @@ TEST(XiosContexts, CoupledAtmosphereAndOcean) {
       c.close_definition();
       for (int s = 1; s <= kAtmSteps; ++s) {
         c.update_calendar(s);
-        c.send_field("tas", block_values(b, 1, [s](int, int j, int i) { return tas_at(s, j, i); }));
+        c.send_field("tas", xios_test::block_values(
+                                b, 1, [s](int, int j, int i) { return tas_at(s, j, i); }));
       }
     } else {
       EXPECT_EQ(c.config().context, "ocean");
@@ -115,7 +106,7 @@ TEST(XiosContexts, CoupledAtmosphereAndOcean) {
       c.close_definition();
       for (int s = 1; s <= kOceSteps; ++s) {
         c.update_calendar(s);
-        c.send_field("thetao", block_values(b, kOceNk, [s](int k, int j, int i) {
+        c.send_field("thetao", xios_test::block_values(b, kOceNk, [s](int k, int j, int i) {
                        return sst_at(s, k, j, i);
                      }));
       }

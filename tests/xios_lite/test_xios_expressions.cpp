@@ -76,11 +76,7 @@ std::string config(const std::string& dir) {
 }
 
 std::vector<double> sent(int s, const Block& b, double (*f)(int, int, int)) {
-  std::vector<double> v;
-  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) v.push_back(f(s, j, i));
-  }
-  return v;
+  return xios_test::block_values(b, 1, [&](int, int j, int i) { return f(s, j, i); });
 }
 
 // Per 2-step period: the mean (or maximum, or last) of `f` at each point.

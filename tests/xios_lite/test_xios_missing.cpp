@@ -141,13 +141,8 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
     c.close_definition();
     for (int s = 1; s <= kSteps; ++s) {
       c.update_calendar(s);
-      std::vector<double> v;
-      for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-        for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
-          v.push_back(sent(s, j, i));
-        }
-      }
-      c.send_field("x", v);
+      c.send_field("x",
+                   xios_test::block_values(b, 1, [&](int, int j, int i) { return sent(s, j, i); }));
     }
     (void)c.finalise();
   };

@@ -115,19 +115,19 @@ TEST(XiosOutput, RoundTripAndCfAttributes) {
     EXPECT_EQ(xios_test::read_var(path, "t3"), expected_instant(1, 3, kLevels, 0, kNj));
     EXPECT_EQ(xios_test::read_var(path, "time"), (std::vector<double>{3600, 7200, 10800}));
     EXPECT_EQ(xios_test::read_var(path, "lev"), (std::vector<double>{1000, 850, 500}));
-    EXPECT_EQ(xios_test::text_att(path, "", "Conventions"), "CF-1.8");
-    EXPECT_EQ(xios_test::text_att(path, "", "title"), "test");
     EXPECT_NE(xios_test::text_att(path, "", "history"), "");
-    EXPECT_EQ(xios_test::text_att(path, "time", "units"), "seconds since 2000-01-01 00:00:00");
-    EXPECT_EQ(xios_test::text_att(path, "time", "calendar"), "gregorian");
-    EXPECT_EQ(xios_test::text_att(path, "lat", "units"), "degrees_north");
-    EXPECT_EQ(xios_test::text_att(path, "lon", "units"), "degrees_east");
-    EXPECT_EQ(xios_test::text_att(path, "lev", "units"), "hPa");
-    EXPECT_EQ(xios_test::text_att(path, "lev", "positive"), "down");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "standard_name"), "air_temperature");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "long_name"), "2 m temperature");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "units"), "K");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "cell_methods"), "time: point");
+    xios_test::expect_text_atts(path, {{"", "Conventions", "CF-1.8"},
+                                       {"", "title", "test"},
+                                       {"time", "units", "seconds since 2000-01-01 00:00:00"},
+                                       {"time", "calendar", "gregorian"},
+                                       {"lat", "units", "degrees_north"},
+                                       {"lon", "units", "degrees_east"},
+                                       {"lev", "units", "hPa"},
+                                       {"lev", "positive", "down"},
+                                       {"t2", "standard_name", "air_temperature"},
+                                       {"t2", "long_name", "2 m temperature"},
+                                       {"t2", "units", "K"},
+                                       {"t2", "cell_methods", "time: point"}});
     EXPECT_EQ(xios_test::dim_len(path, "axis_nbounds"), -1);  // instant only: no time bounds
     EXPECT_EQ(xios_test::read_var(path, "lat").size(), static_cast<std::size_t>(kNj));
   }
@@ -153,13 +153,8 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
     const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     for (int s = 1; s <= 6; ++s) {
       c.update_calendar(s);
-      std::vector<double> v;
-      for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-        for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
-          v.push_back(sample(s, j, i));
-        }
-      }
-      c.send_field("x", v);
+      c.send_field(
+          "x", xios_test::block_values(b, 1, [&](int, int j, int i) { return sample(s, j, i); }));
       if (s == 1) {
         c.send_field("orog", xios_test::field_values(3, 0, 1, b));
       }
@@ -204,11 +199,11 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
     EXPECT_EQ(xios_test::read_var(path, "time"), (std::vector<double>{5400, 16200}));
     EXPECT_EQ(xios_test::read_var(path, "time_bounds"),
               (std::vector<double>{0, 10800, 10800, 21600}));
-    EXPECT_EQ(xios_test::text_att(path, "time", "bounds"), "time_bounds");
-    EXPECT_EQ(xios_test::text_att(path, "x_avg", "cell_methods"), "time: mean");
-    EXPECT_EQ(xios_test::text_att(path, "x_min", "cell_methods"), "time: minimum");
-    EXPECT_EQ(xios_test::text_att(path, "x_max", "cell_methods"), "time: maximum");
-    EXPECT_EQ(xios_test::text_att(path, "x_sum", "cell_methods"), "time: sum");
+    xios_test::expect_text_atts(path, {{"time", "bounds", "time_bounds"},
+                                       {"x_avg", "cell_methods", "time: mean"},
+                                       {"x_min", "cell_methods", "time: minimum"},
+                                       {"x_max", "cell_methods", "time: maximum"},
+                                       {"x_sum", "cell_methods", "time: sum"}});
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
