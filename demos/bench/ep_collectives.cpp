@@ -58,6 +58,8 @@ using bench::Buffers;
 using bench::collectives::CallShape;
 using bench::collectives::Collective;
 using bench::collectives::collective_name;
+using bench::collectives::kCollectiveNames;
+using bench::collectives::kCollectives;
 
 constexpr std::size_t kKiB = 1024;
 constexpr std::size_t kMiB = 1024 * kKiB;
@@ -102,12 +104,6 @@ constexpr const char* kUsage =
     "  --keep-binding     keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
 
 constexpr std::string_view kModeNames[] = {"ep", "mpi", "funneled"};
-constexpr std::string_view kCollectiveNames[] = {"barrier", "bcast", "allreduce", "alltoall",
-                                                 "alltoallv"};
-constexpr Collective kCollectives[] = {Collective::kBarrier, Collective::kBcast,
-                                       Collective::kAllreduce, Collective::kAlltoall,
-                                       Collective::kAlltoallv};
-
 Options parse_options(int argc, char** argv) {
   Options opt;
   bench::OptionParser parser;
