@@ -1,7 +1,8 @@
 // What the stand-alone model programs of these tests (mpmd_model,
 // sync_kill_model, kill_model, config_model) share: MPI started with
-// MPI_THREAD_MULTIPLE or a usage message, and each endpoint's share of the
-// rows of a domain. Header only, so the programs share it without a library.
+// MPI_THREAD_MULTIPLE or a usage message, each endpoint's share of the rows
+// of a domain, the steps of model_field's field and a run on every endpoint. Header only, so the
+// programs share it without a library.
 #pragma once
 
 #include <mpi.h>
@@ -15,6 +16,8 @@
 
 #include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
+#include "model_field.hpp"
+#include "xios_lite/client.hpp"
 
 namespace xios_test::model_program {
 
@@ -38,6 +41,19 @@ struct Rows {
 };
 inline Rows even_rows(int nj, const ep::Communicator& comm) {
   return {nj * comm.rank() / comm.size(), nj * (comm.rank() + 1) / comm.size()};
+}
+
+/// Writes model_field's field "t" on domain "d" from this endpoint's even
+/// share of the rows: sets the block, closes the definition, then calls
+/// update_calendar and send_field at steps 1..steps. Collective as the calls.
+inline void write_field_steps(xios_lite::Client& client, const ep::Communicator& comm, int steps) {
+  const Rows rows = even_rows(model_field::kNj, comm);
+  client.set_domain_block("d", {0, model_field::kNi, rows.j0, rows.j1 - rows.j0});
+  client.close_definition();
+  for (int s = 1; s <= steps; ++s) {
+    client.update_calendar(s);
+    client.send_field("t", model_field::rows(s, rows.j0, rows.j1));
+  }
 }
 
 /// Runs `body(comm)` on one endpoint per OpenMP thread of this process

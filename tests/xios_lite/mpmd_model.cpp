@@ -31,13 +31,7 @@ int main(int argc, char** argv) {
         xios_lite::ClientOptions options;
         options.print_report = true;
         xios_lite::Client client(comm, world, cfg, options);
-        const auto [j0, j1] = xios_test::model_program::even_rows(kNj, comm);
-        client.set_domain_block("d", {0, kNi, j0, j1 - j0});
-        client.close_definition();
-        for (int s = 1; s <= kSteps; ++s) {
-          client.update_calendar(s);
-          client.send_field("t", xios_test::model_field::rows(s, j0, j1));
-        }
+        xios_test::model_program::write_field_steps(client, comm, kSteps);
         (void)client.finalise();
         return true;
       });
