@@ -126,7 +126,11 @@ set(EP_TEST_BASE_ENV
   "OMPI_ALLOW_RUN_AS_ROOT=1"
   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 
-function(_ep_test_timeout out seconds)
+# <out>: the TIMEOUT given (<default> when empty) times EP_TEST_TIMEOUT_MULTIPLIER.
+function(_ep_test_timeout out seconds default)
+  if(NOT seconds)
+    set(seconds ${default})
+  endif()
   # EP_TEST_TIMEOUT_MULTIPLIER must be an integer (math(EXPR) is integer-only).
   math(EXPR _t "${seconds} * ${EP_TEST_TIMEOUT_MULTIPLIER}")
   set(${out} ${_t} PARENT_SCOPE)
@@ -148,20 +152,80 @@ function(_ep_test_budget out timeout)
   set(${out} "EP_TEST_TIME_BUDGET_SECONDS=${_budget}" PARENT_SCOPE)
 endfunction()
 
+# Reads shape r<R>t<T> of `caller`'s test into <out_r> and <out_t> (at least 1 each).
+function(_ep_parse_shape caller shape out_r out_t)
+  if(NOT shape MATCHES "^r([0-9]+)t([0-9]+)$")
+    message(FATAL_ERROR "${caller}: bad shape '${shape}', expected r<ranks>t<threads>")
+  endif()
+  if(CMAKE_MATCH_1 LESS 1 OR CMAKE_MATCH_2 LESS 1)
+    message(FATAL_ERROR "${caller}: shape '${shape}' needs at least 1 rank and 1 thread")
+  endif()
+  set(${out_r} ${CMAKE_MATCH_1} PARENT_SCOPE)
+  set(${out_t} ${CMAKE_MATCH_2} PARENT_SCOPE)
+endfunction()
+
+# _ep_add_run(<test> <target> <ranks> <threads> TIMEOUT <s> [FLAGS <mpiexec flag>...]
+#             [ARGS <arg>...] [LABELS <label>...] [ENV <VAR=value>...])
+#   One ctest running <target> as <ranks> processes of <threads> OpenMP
+#   threads under mpiexec: PROCESSORS ranks x threads (capped), the label
+#   `loopback` (one process) or `mpi`, the watchdog's budget and the base,
+#   extra and sanitizer environments.
+function(_ep_add_run test target r t)
+  cmake_parse_arguments(PARSE_ARGV 4 arg "" "TIMEOUT" "FLAGS;ARGS;LABELS;ENV")
+  math(EXPR _procs "${r} * ${t}")
+  if(_procs GREATER EP_TEST_MAX_PROCESSORS)
+    set(_procs ${EP_TEST_MAX_PROCESSORS})
+  endif()
+  set(_labels ${arg_LABELS})
+  if(r EQUAL 1)
+    list(APPEND _labels loopback)
+  else()
+    list(APPEND _labels mpi)
+  endif()
+  list(REMOVE_DUPLICATES _labels)
+  _ep_test_budget(_budget ${arg_TIMEOUT})
+  set(_env "OMP_NUM_THREADS=${t}" ${EP_TEST_BASE_ENV} ${_budget} ${arg_ENV} ${EP_SANITIZER_ENV})
+  add_test(NAME ${test}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${EP_MPIEXEC_FLAGS} ${arg_FLAGS} ${EP_MPIEXEC_EXTRA_FLAGS}
+            ${MPIEXEC_NUMPROC_FLAG} ${r} ${MPIEXEC_PREFLAGS}
+            $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+  set_tests_properties(${test} PROPERTIES
+    ENVIRONMENT "${_env}"
+    PROCESSORS ${_procs}
+    TIMEOUT ${arg_TIMEOUT}
+    LABELS "${_labels}")
+endfunction()
+
+# _ep_add_test_executable(<caller> <library>...)
+#   The executable of a test that <caller> registers, from the caller's
+#   parsed arguments (arg_NAME, arg_SOURCES, arg_LIBRARIES, arg_INTERNAL):
+#   linked to <library>... and arg_LIBRARIES, ep/src on the include path when
+#   INTERNAL (the test reaches the library's internals, such as the test-only
+#   hooks of ep/src/p2p/test_hooks.hpp), built by `ep_tests`. Fails on unknown
+#   arguments and on a missing NAME or SOURCES.
+function(_ep_add_test_executable caller)
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${caller}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_NAME OR NOT arg_SOURCES)
+    message(FATAL_ERROR "${caller}: NAME and SOURCES are required")
+  endif()
+  add_executable(${arg_NAME} ${arg_SOURCES})
+  target_link_libraries(${arg_NAME} PRIVATE ${ARGN} ${arg_LIBRARIES})
+  if(arg_INTERNAL)
+    target_include_directories(${arg_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
+  endif()
+  ep_target_warnings(${arg_NAME})
+  add_dependencies(ep_tests ${arg_NAME})
+endfunction()
+
 function(ep_add_mpi_test)
   if(NOT BUILD_TESTING)
     return()
   endif()
-  # INTERNAL: the test reaches the library's internals (the test-only hooks
-  # of ep/src/p2p/test_hooks.hpp), so it gets ep/src on its include path.
   cmake_parse_arguments(PARSE_ARGV 0 arg "TCP;INTERNAL" "NAME;TIMEOUT"
     "SOURCES;SHAPES;LABELS;LIBRARIES;ARGS")
-  if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "ep_add_mpi_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
-  endif()
-  if(NOT arg_NAME OR NOT arg_SOURCES)
-    message(FATAL_ERROR "ep_add_mpi_test: NAME and SOURCES are required")
-  endif()
+  _ep_add_test_executable(ep_add_mpi_test ep_test_main ep::ep GTest::gtest)
   if(NOT arg_SHAPES)
     set(arg_SHAPES ${EP_TEST_DEFAULT_SHAPES})
   endif()
@@ -179,74 +243,24 @@ function(ep_add_mpi_test)
       list(APPEND arg_SHAPES r1t3)
     endif()
   endif()
-  if(NOT arg_TIMEOUT)
-    set(arg_TIMEOUT 120)
-  endif()
-  _ep_test_timeout(_timeout ${arg_TIMEOUT})
+  _ep_test_timeout(_timeout "${arg_TIMEOUT}" 120)
 
-  add_executable(${arg_NAME} ${arg_SOURCES})
   set_target_properties(${arg_NAME} PROPERTIES
     EP_TEST_ARGS "${arg_ARGS}" EP_TEST_TIMEOUT "${_timeout}" EP_TEST_LABELS "${arg_LABELS}")
-  target_link_libraries(${arg_NAME} PRIVATE ep_test_main ep::ep GTest::gtest ${arg_LIBRARIES})
-  if(arg_INTERNAL)
-    target_include_directories(${arg_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
-  endif()
-  ep_target_warnings(${arg_NAME})
-  add_dependencies(ep_tests ${arg_NAME})
 
   set(_seen "")
   foreach(_shape IN LISTS arg_SHAPES)
-    if(NOT _shape MATCHES "^r([0-9]+)t([0-9]+)$")
-      message(FATAL_ERROR "ep_add_mpi_test(${arg_NAME}): bad shape '${_shape}', expected r<ranks>t<threads>")
-    endif()
-    set(_r ${CMAKE_MATCH_1})
-    set(_t ${CMAKE_MATCH_2})
-    if(_r LESS 1 OR _t LESS 1)
-      message(FATAL_ERROR "ep_add_mpi_test(${arg_NAME}): shape '${_shape}' needs at least 1 rank and 1 thread")
-    endif()
+    _ep_parse_shape("ep_add_mpi_test(${arg_NAME})" ${_shape} _r _t)
     if(_shape IN_LIST _seen)
       message(FATAL_ERROR "ep_add_mpi_test(${arg_NAME}): shape '${_shape}' given twice")
     endif()
     list(APPEND _seen ${_shape})
-
-    math(EXPR _procs "${_r} * ${_t}")
-    if(_procs GREATER EP_TEST_MAX_PROCESSORS)
-      set(_procs ${EP_TEST_MAX_PROCESSORS})
-    endif()
-
-    set(_labels ${arg_LABELS})
-    if(_r EQUAL 1)
-      list(APPEND _labels loopback)
-    else()
-      list(APPEND _labels mpi)
-    endif()
-
-    set(_variants "plain")
+    _ep_add_run(${arg_NAME}.${_shape} ${arg_NAME} ${_r} ${_t}
+      TIMEOUT ${_timeout} ARGS ${arg_ARGS} LABELS ${arg_LABELS})
     if(arg_TCP AND _r GREATER 1 AND EP_MPIEXEC_TCP_FLAGS)
-      list(APPEND _variants "tcp")
+      _ep_add_run(${arg_NAME}.${_shape}.tcp ${arg_NAME} ${_r} ${_t}
+        TIMEOUT ${_timeout} FLAGS ${EP_MPIEXEC_TCP_FLAGS} ARGS ${arg_ARGS} LABELS ${arg_LABELS} tcp)
     endif()
-    foreach(_variant IN LISTS _variants)
-      set(_test "${arg_NAME}.${_shape}")
-      set(_extra "")
-      set(_vlabels ${_labels})
-      if(_variant STREQUAL "tcp")
-        string(APPEND _test ".tcp")
-        set(_extra ${EP_MPIEXEC_TCP_FLAGS})
-        list(APPEND _vlabels tcp)
-      endif()
-      add_test(NAME ${_test}
-        COMMAND ${MPIEXEC_EXECUTABLE} ${EP_MPIEXEC_FLAGS} ${_extra} ${EP_MPIEXEC_EXTRA_FLAGS}
-                ${MPIEXEC_NUMPROC_FLAG} ${_r} ${MPIEXEC_PREFLAGS}
-                $<TARGET_FILE:${arg_NAME}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
-      list(REMOVE_DUPLICATES _vlabels)
-      _ep_test_budget(_budget ${_timeout})
-      set(_env "OMP_NUM_THREADS=${_t}" ${EP_TEST_BASE_ENV} ${_budget} ${EP_SANITIZER_ENV})
-      set_tests_properties(${_test} PROPERTIES
-        ENVIRONMENT "${_env}"
-        PROCESSORS ${_procs}
-        TIMEOUT ${_timeout}
-        LABELS "${_vlabels}")
-    endforeach()
   endforeach()
 endfunction()
 
@@ -272,34 +286,10 @@ function(ep_add_mpi_test_variant)
     set(_base_labels "")
   endif()
   foreach(_shape IN LISTS arg_SHAPES)
-    if(NOT _shape MATCHES "^r([0-9]+)t([0-9]+)$")
-      message(FATAL_ERROR "ep_add_mpi_test_variant(${arg_NAME}): bad shape '${_shape}'")
-    endif()
-    set(_r ${CMAKE_MATCH_1})
-    set(_t ${CMAKE_MATCH_2})
-    math(EXPR _procs "${_r} * ${_t}")
-    if(_procs GREATER EP_TEST_MAX_PROCESSORS)
-      set(_procs ${EP_TEST_MAX_PROCESSORS})
-    endif()
-    set(_labels ${_base_labels} ${arg_LABELS} ${arg_SUFFIX})
-    if(_r EQUAL 1)
-      list(APPEND _labels loopback)
-    else()
-      list(APPEND _labels mpi)
-    endif()
-    list(REMOVE_DUPLICATES _labels)
-    set(_test "${arg_NAME}.${_shape}.${arg_SUFFIX}")
-    _ep_test_budget(_budget ${_timeout})
-    set(_env "OMP_NUM_THREADS=${_t}" ${EP_TEST_BASE_ENV} ${_budget} ${arg_ENV} ${EP_SANITIZER_ENV})
-    add_test(NAME ${_test}
-      COMMAND ${MPIEXEC_EXECUTABLE} ${EP_MPIEXEC_FLAGS} ${EP_MPIEXEC_EXTRA_FLAGS}
-              ${MPIEXEC_NUMPROC_FLAG} ${_r} ${MPIEXEC_PREFLAGS}
-              $<TARGET_FILE:${arg_NAME}> ${MPIEXEC_POSTFLAGS} ${_args})
-    set_tests_properties(${_test} PROPERTIES
-      ENVIRONMENT "${_env}"
-      PROCESSORS ${_procs}
-      TIMEOUT ${_timeout}
-      LABELS "${_labels}")
+    _ep_parse_shape("ep_add_mpi_test_variant(${arg_NAME})" ${_shape} _r _t)
+    _ep_add_run(${arg_NAME}.${_shape}.${arg_SUFFIX} ${arg_NAME} ${_r} ${_t}
+      TIMEOUT ${_timeout} ARGS ${_args} LABELS ${_base_labels} ${arg_LABELS} ${arg_SUFFIX}
+      ENV ${arg_ENV})
   endforeach()
 endfunction()
 
@@ -307,26 +297,10 @@ function(ep_add_unit_test)
   if(NOT BUILD_TESTING)
     return()
   endif()
-  # INTERNAL: the test reaches the library's internals (ep/src on its include path).
   cmake_parse_arguments(PARSE_ARGV 0 arg "INTERNAL" "NAME;TIMEOUT" "SOURCES;LABELS;LIBRARIES;ARGS")
-  if(arg_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "ep_add_unit_test: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
-  endif()
-  if(NOT arg_NAME OR NOT arg_SOURCES)
-    message(FATAL_ERROR "ep_add_unit_test: NAME and SOURCES are required")
-  endif()
-  if(NOT arg_TIMEOUT)
-    set(arg_TIMEOUT 60)
-  endif()
-  _ep_test_timeout(_timeout ${arg_TIMEOUT})
+  _ep_add_test_executable(ep_add_unit_test ep::ep GTest::gtest_main)
+  _ep_test_timeout(_timeout "${arg_TIMEOUT}" 60)
 
-  add_executable(${arg_NAME} ${arg_SOURCES})
-  target_link_libraries(${arg_NAME} PRIVATE ep::ep GTest::gtest_main ${arg_LIBRARIES})
-  if(arg_INTERNAL)
-    target_include_directories(${arg_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/ep/src)
-  endif()
-  ep_target_warnings(${arg_NAME})
-  add_dependencies(ep_tests ${arg_NAME})
   add_test(NAME ${arg_NAME} COMMAND ${arg_NAME} ${arg_ARGS})
   set(_labels unit ${arg_LABELS})
   list(REMOVE_DUPLICATES _labels)

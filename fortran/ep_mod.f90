@@ -31,6 +31,7 @@ module ep_mod
   public :: ep_comm, ep_create_endpoints, ep_comm_rank, ep_comm_size, ep_comm_local_thread, &
             ep_comm_free, ep_last_error, ep_c_string, ep_report_error
   public :: ep_request, ep_isend, ep_irecv, ep_wait, ep_waitall, ep_barrier
+  public :: ep_c_query, ep_c_release, ep_c_call
 
   !> One endpoint (one thread's rank). Opaque; a thread uses only its own.
   type :: ep_comm
@@ -53,6 +54,34 @@ module ep_mod
   !> Length of the message ep_last_error() returns (as MPI_MAX_ERROR_STRING).
   integer, parameter, public :: EP_MAX_ERROR_STRING = 4096
 
+  !> The shapes of the C functions that take a handle, shared with xios_lite_mod:
+  !> each C function of that shape is bound once, as
+  !> procedure(<shape>), bind(C, name="<C name>") :: <Fortran name>.
+  abstract interface
+    !> int f(handle, int* value): a query of the handle.
+    integer(c_int) function ep_c_query(handle, value) bind(C)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: handle
+      integer(c_int), intent(out) :: value
+    end function ep_c_query
+    !> int f(handle*): frees the handle and nulls it.
+    integer(c_int) function ep_c_release(handle) bind(C)
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: handle
+    end function ep_c_release
+    !> int f(handle): an operation on the handle alone.
+    integer(c_int) function ep_c_call(handle) bind(C)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: handle
+    end function ep_c_call
+  end interface
+
+  procedure(ep_c_query), bind(C, name="ep_comm_rank") :: c_comm_rank
+  procedure(ep_c_query), bind(C, name="ep_comm_size") :: c_comm_size
+  procedure(ep_c_query), bind(C, name="ep_comm_local_thread") :: c_comm_local_thread
+  procedure(ep_c_release), bind(C, name="ep_comm_free") :: c_comm_free
+  procedure(ep_c_call), bind(C, name="ep_barrier") :: c_barrier
+
   interface
     integer(c_int) function c_create_endpoints(parent, n_local, comms) &
         bind(C, name="ep_create_endpoints_f")
@@ -60,25 +89,6 @@ module ep_mod
       integer(c_int), value :: parent, n_local
       type(c_ptr), intent(out) :: comms(*)
     end function c_create_endpoints
-    integer(c_int) function c_comm_rank(comm, rank) bind(C, name="ep_comm_rank")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: comm
-      integer(c_int), intent(out) :: rank
-    end function c_comm_rank
-    integer(c_int) function c_comm_size(comm, size) bind(C, name="ep_comm_size")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: comm
-      integer(c_int), intent(out) :: size
-    end function c_comm_size
-    integer(c_int) function c_comm_local_thread(comm, thread) bind(C, name="ep_comm_local_thread")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: comm
-      integer(c_int), intent(out) :: thread
-    end function c_comm_local_thread
-    integer(c_int) function c_comm_free(comm) bind(C, name="ep_comm_free")
-      import :: c_int, c_ptr
-      type(c_ptr), intent(inout) :: comm
-    end function c_comm_free
     integer(c_int) function c_isend(buf, count, datatype, dest, tag, comm, request) &
         bind(C, name="ep_isend_f")
       import :: c_int, c_ptr
@@ -100,10 +110,6 @@ module ep_mod
       integer(c_int), value :: count
       type(c_ptr), intent(inout) :: requests(*)
     end function c_waitall
-    integer(c_int) function c_barrier(comm) bind(C, name="ep_barrier")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: comm
-    end function c_barrier
     type(c_ptr) function c_last_error() bind(C, name="ep_last_error")
       import :: c_ptr
     end function c_last_error

@@ -32,7 +32,8 @@
 module xios_lite_mod
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_double, c_float, c_ptr, &
                                          c_null_ptr, c_char, c_null_char, c_loc
-  use ep_mod, only: ep_comm, ep_c_string, ep_report_error, EP_MAX_ERROR_STRING
+  use ep_mod, only: ep_comm, ep_c_string, ep_report_error, EP_MAX_ERROR_STRING, ep_c_query, &
+                    ep_c_release, ep_c_call
   implicit none
   private
 
@@ -71,67 +72,30 @@ module xios_lite_mod
     module procedure recv_field_2d, recv_field_3d
   end interface xios_lite_recv_field
 
+  !> The shapes of the C functions bound below (besides ep_mod's ep_c_query,
+  !> ep_c_release and ep_c_call); each C function of a shape is bound once, as
+  !> procedure(<shape>), bind(C, name="<C name>") :: <Fortran name>.
+  !> Functions with an integer passed by value keep an interface body each:
+  !> through such a declaration gfortran 12 passed that integer wrongly
+  !> (xios_lite_send_field saw a rank of 11093792).
+  abstract interface
+    !> int f(handle, const char* text).
+    integer(c_int) function c_text_call(handle, text) bind(C)
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: handle
+      character(kind=c_char), intent(in) :: text(*)
+    end function c_text_call
+  end interface
+
+  procedure(ep_c_query), bind(C, name="xios_lite_world_role") :: c_role
+  procedure(ep_c_query), bind(C, name="xios_lite_world_local_f") :: c_local
+  procedure(ep_c_release), bind(C, name="xios_lite_world_free") :: c_free_world
+  procedure(ep_c_release), bind(C, name="xios_lite_finalise") :: c_finalise
+  procedure(ep_c_call), bind(C, name="xios_lite_close_definition") :: c_close
+  procedure(c_text_call), bind(C, name="xios_lite_set_timestep") :: c_timestep
+  procedure(c_text_call), bind(C, name="xios_lite_run_server") :: c_run_server
+
   interface
-    integer(c_int) function c_split(world, role, out) bind(C, name="xios_lite_world_split_f")
-      import :: c_int, c_ptr
-      integer(c_int), value :: world, role
-      type(c_ptr), intent(out) :: out
-    end function c_split
-    integer(c_int) function c_split_context(world, role, context, out) &
-        bind(C, name="xios_lite_world_split_context_f")
-      import :: c_int, c_ptr, c_char
-      integer(c_int), value :: world, role
-      character(kind=c_char), intent(in) :: context(*)
-      type(c_ptr), intent(out) :: out
-    end function c_split_context
-    integer(c_int) function c_split_last(world, n, out) &
-        bind(C, name="xios_lite_world_split_last_ranks_f")
-      import :: c_int, c_ptr
-      integer(c_int), value :: world, n
-      type(c_ptr), intent(out) :: out
-    end function c_split_last
-    integer(c_int) function c_role(world, role) bind(C, name="xios_lite_world_role")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: world
-      integer(c_int), intent(out) :: role
-    end function c_role
-    integer(c_int) function c_local(world, local) bind(C, name="xios_lite_world_local_f")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: world
-      integer(c_int), intent(out) :: local
-    end function c_local
-    integer(c_int) function c_free_world(world) bind(C, name="xios_lite_world_free")
-      import :: c_int, c_ptr
-      type(c_ptr), intent(inout) :: world
-    end function c_free_world
-    integer(c_int) function c_run_server(world, path) bind(C, name="xios_lite_run_server")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: world
-      character(kind=c_char), intent(in) :: path(*)
-    end function c_run_server
-    integer(c_int) function c_create(comm, world, path, mode, out) &
-        bind(C, name="xios_lite_client_create")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: comm, world
-      character(kind=c_char), intent(in) :: path(*)
-      integer(c_int), value :: mode
-      type(c_ptr), intent(out) :: out
-    end function c_create
-    integer(c_int) function c_set_block(client, domain, ibegin, ni, jbegin, nj) &
-        bind(C, name="xios_lite_set_domain_block")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*)
-      integer(c_int), value :: ibegin, ni, jbegin, nj
-    end function c_set_block
-    integer(c_int) function c_set_mask(client, domain, valid, ni, nj) &
-        bind(C, name="xios_lite_set_domain_mask")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*)
-      integer(c_int), intent(in) :: valid(*)
-      integer(c_int), value :: ni, nj
-    end function c_set_mask
     integer(c_int) function c_dom_int(client, domain, name, value) &
         bind(C, name="xios_lite_set_domain_attr_int")
       import :: c_int, c_ptr, c_char
@@ -139,6 +103,13 @@ module xios_lite_mod
       character(kind=c_char), intent(in) :: domain(*), name(*)
       integer(c_int), value :: value
     end function c_dom_int
+    integer(c_int) function c_axis_int(client, axis, name, value) &
+        bind(C, name="xios_lite_set_axis_attr_int")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: axis(*), name(*)
+      integer(c_int), value :: value
+    end function c_axis_int
     integer(c_int) function c_dom_double(client, domain, name, values, rank, extents) &
         bind(C, name="xios_lite_set_domain_attr_double")
       import :: c_int, c_ptr, c_char, c_int64_t
@@ -147,28 +118,6 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_dom_double
-    integer(c_int) function c_dom_text(client, domain, name, value) &
-        bind(C, name="xios_lite_set_domain_attr_text")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*), name(*), value(*)
-    end function c_dom_text
-    integer(c_int) function c_dom_mask(client, domain, valid, rank, extents) &
-        bind(C, name="xios_lite_set_domain_attr_mask")
-      import :: c_int, c_ptr, c_char, c_int64_t
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*)
-      integer(c_int), intent(in) :: valid(*)
-      integer(c_int), value :: rank
-      integer(c_int64_t), intent(in) :: extents(*)
-    end function c_dom_mask
-    integer(c_int) function c_axis_int(client, axis, name, value) &
-        bind(C, name="xios_lite_set_axis_attr_int")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: axis(*), name(*)
-      integer(c_int), value :: value
-    end function c_axis_int
     integer(c_int) function c_axis_double(client, axis, name, values, rank, extents) &
         bind(C, name="xios_lite_set_axis_attr_double")
       import :: c_int, c_ptr, c_char, c_int64_t
@@ -177,40 +126,18 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_axis_double
+    integer(c_int) function c_dom_text(client, domain, name, value) &
+        bind(C, name="xios_lite_set_domain_attr_text")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*), name(*), value(*)
+    end function c_dom_text
     integer(c_int) function c_axis_text(client, axis, name, value) &
         bind(C, name="xios_lite_set_axis_attr_text")
       import :: c_int, c_ptr, c_char
       type(c_ptr), value :: client
       character(kind=c_char), intent(in) :: axis(*), name(*), value(*)
     end function c_axis_text
-    integer(c_int) function c_calendar(client, type, start_date, time_origin, timestep) &
-        bind(C, name="xios_lite_define_calendar")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: type(*), start_date(*), time_origin(*), timestep(*)
-    end function c_calendar
-    integer(c_int) function c_calendar_user(client, day_length, month_lengths, months) &
-        bind(C, name="xios_lite_define_calendar_user")
-      import :: c_int, c_ptr, c_int64_t
-      type(c_ptr), value :: client
-      integer(c_int64_t), value :: day_length
-      integer(c_int), intent(in) :: month_lengths(*)
-      integer(c_int), value :: months
-    end function c_calendar_user
-    integer(c_int) function c_timestep(client, duration) bind(C, name="xios_lite_set_timestep")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: duration(*)
-    end function c_timestep
-    integer(c_int) function c_close(client) bind(C, name="xios_lite_close_definition")
-      import :: c_int, c_ptr
-      type(c_ptr), value :: client
-    end function c_close
-    integer(c_int) function c_update(client, step) bind(C, name="xios_lite_update_calendar")
-      import :: c_int, c_ptr, c_int64_t
-      type(c_ptr), value :: client
-      integer(c_int64_t), value :: step
-    end function c_update
     integer(c_int) function c_send(client, id, data, rank, extents) &
         bind(C, name="xios_lite_send_field")
       import :: c_int, c_ptr, c_char, c_int64_t
@@ -235,10 +162,75 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_send_float
-    integer(c_int) function c_finalise(client) bind(C, name="xios_lite_finalise")
+    integer(c_int) function c_split(world, role, out) bind(C, name="xios_lite_world_split_f")
       import :: c_int, c_ptr
-      type(c_ptr), intent(inout) :: client
-    end function c_finalise
+      integer(c_int), value :: world, role
+      type(c_ptr), intent(out) :: out
+    end function c_split
+    integer(c_int) function c_split_context(world, role, context, out) &
+        bind(C, name="xios_lite_world_split_context_f")
+      import :: c_int, c_ptr, c_char
+      integer(c_int), value :: world, role
+      character(kind=c_char), intent(in) :: context(*)
+      type(c_ptr), intent(out) :: out
+    end function c_split_context
+    integer(c_int) function c_split_last(world, n, out) &
+        bind(C, name="xios_lite_world_split_last_ranks_f")
+      import :: c_int, c_ptr
+      integer(c_int), value :: world, n
+      type(c_ptr), intent(out) :: out
+    end function c_split_last
+    integer(c_int) function c_create(comm, world, path, mode, out) &
+        bind(C, name="xios_lite_client_create")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: comm, world
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: mode
+      type(c_ptr), intent(out) :: out
+    end function c_create
+    integer(c_int) function c_set_block(client, domain, ibegin, ni, jbegin, nj) &
+        bind(C, name="xios_lite_set_domain_block")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*)
+      integer(c_int), value :: ibegin, ni, jbegin, nj
+    end function c_set_block
+    integer(c_int) function c_set_mask(client, domain, valid, ni, nj) &
+        bind(C, name="xios_lite_set_domain_mask")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*)
+      integer(c_int), intent(in) :: valid(*)
+      integer(c_int), value :: ni, nj
+    end function c_set_mask
+    integer(c_int) function c_dom_mask(client, domain, valid, rank, extents) &
+        bind(C, name="xios_lite_set_domain_attr_mask")
+      import :: c_int, c_ptr, c_char, c_int64_t
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*)
+      integer(c_int), intent(in) :: valid(*)
+      integer(c_int), value :: rank
+      integer(c_int64_t), intent(in) :: extents(*)
+    end function c_dom_mask
+    integer(c_int) function c_calendar(client, type, start_date, time_origin, timestep) &
+        bind(C, name="xios_lite_define_calendar")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: type(*), start_date(*), time_origin(*), timestep(*)
+    end function c_calendar
+    integer(c_int) function c_calendar_user(client, day_length, month_lengths, months) &
+        bind(C, name="xios_lite_define_calendar_user")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: client
+      integer(c_int64_t), value :: day_length
+      integer(c_int), intent(in) :: month_lengths(*)
+      integer(c_int), value :: months
+    end function c_calendar_user
+    integer(c_int) function c_update(client, step) bind(C, name="xios_lite_update_calendar")
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: client
+      integer(c_int64_t), value :: step
+    end function c_update
     type(c_ptr) function c_last_error() bind(C, name="xios_lite_last_error")
       import :: c_ptr
     end function c_last_error

@@ -74,6 +74,15 @@ def matrix_of(endpoints, rank_of):
     return counts, volume
 
 
+def save(plt, figure, out, name):
+    """Writes `figure` as out/name (PNG), closes it and returns the path."""
+    path = os.path.join(out, name)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
 def draw_matrix(plt, colors, endpoints, rank_of, out, title):
     counts, volume = matrix_of(endpoints, rank_of)
     n = len(endpoints)
@@ -96,11 +105,7 @@ def draw_matrix(plt, colors, endpoints, rank_of, out, title):
     ticks = range(n) if n <= 32 else range(0, n, max(1, n // 16))
     axes.set_xticks(list(ticks))
     axes.set_yticks(list(ticks))
-    path = os.path.join(out, "trace_matrix.png")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save(plt, figure, out, "trace_matrix.png")
 
 
 def draw_size_classes(plt, endpoints, classes, out, title):
@@ -118,11 +123,7 @@ def draw_size_classes(plt, endpoints, classes, out, title):
         axes.set_xlabel("message size")
         axes.tick_params(axis="x", labelsize=8)
     figure.suptitle(f"{title}point-to-point sends, {len(endpoints)} EP ranks")
-    path = os.path.join(out, "trace_size_classes.png")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save(plt, figure, out, "trace_size_classes.png")
 
 
 def draw_time_split(plt, endpoints, out, title):
@@ -146,11 +147,7 @@ def draw_time_split(plt, endpoints, out, title):
     axes.set_xticks(ranks if len(ranks) <= 32 else ranks[:: max(1, len(ranks) // 16)])
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=8)
     axes.set_title(f"{title}time split per EP rank")
-    path = os.path.join(out, "trace_time_split.png")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    return save(plt, figure, out, "trace_time_split.png")
 
 
 def main():

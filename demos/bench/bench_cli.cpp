@@ -59,6 +59,17 @@ OptionParser& OptionParser::text(std::string_view name, std::string& target) {
   return custom(name, [&target](std::string_view, const std::string& value) { target = value; });
 }
 
+std::size_t parse_choice(std::string_view flag, const std::string& text,
+                         std::span<const std::string_view> names) {
+  const auto found = std::find(names.begin(), names.end(), text);
+  if (found != names.end()) return static_cast<std::size_t>(found - names.begin());
+  std::string all;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    all += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  }
+  throw std::invalid_argument(std::string(flag) + ": '" + text + "' is not " + all);
+}
+
 OptionParser& OptionParser::list(std::string_view name, std::span<const std::string_view> known,
                                  std::vector<std::string>& target) {
   return custom(name, [known, &target](std::string_view flag, const std::string& value) {

@@ -5,6 +5,7 @@
 // Thread safety: pure functions. Nothing here calls MPI.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <limits>
 #include <span>
@@ -22,6 +23,11 @@ long long parse_count(std::string_view flag, const std::string& text);
 /// "a,b,c" -> {"a", "b", "c"}, each of which must be one of `known`.
 std::vector<std::string> parse_list(std::string_view flag, const std::string& text,
                                     std::span<const std::string_view> known);
+
+/// The index of `text` in `names`; throws naming the flag and every name
+/// ("--x: 'y' is not a, b or c") when it is none of them.
+std::size_t parse_choice(std::string_view flag, const std::string& text,
+                         std::span<const std::string_view> names);
 
 /// Whether `name` is in `list`; an empty list selects everything.
 bool selected(const std::vector<std::string>& list, std::string_view name);
@@ -59,6 +65,15 @@ class OptionParser {
   /// A comma-separated subset of `known` (parse_list).
   OptionParser& list(std::string_view name, std::span<const std::string_view> known,
                      std::vector<std::string>& target);
+  /// One of `names` (parse_choice), listed in the order of `Enum`'s
+  /// enumerators: sets `target` to the enumerator of the name's index.
+  template <class Enum>
+  OptionParser& choice(std::string_view name, std::span<const std::string_view> names,
+                       Enum& target) {
+    return custom(name, [names, &target](std::string_view flag, const std::string& value) {
+      target = static_cast<Enum>(parse_choice(flag, value, names));
+    });
+  }
   /// An option with a value that `handler` interprets (and may reject by throwing).
   OptionParser& custom(std::string_view name, Handler handler);
 

@@ -76,22 +76,6 @@ void complete(bool blocking, const char* blocking_name, Blocking&& blocking_call
 
 }  // namespace
 
-const char* collective_name(Collective collective) {
-  switch (collective) {
-    case Collective::kBarrier:
-      return "barrier";
-    case Collective::kBcast:
-      return "bcast";
-    case Collective::kAllreduce:
-      return "allreduce";
-    case Collective::kAlltoall:
-      return "alltoall";
-    case Collective::kAlltoallv:
-      return "alltoallv";
-  }
-  return "?";
-}
-
 std::size_t buffer_bytes(const CallShape& shape) {
   switch (shape.collective) {
     case Collective::kBarrier:

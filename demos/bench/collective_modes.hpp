@@ -28,8 +28,10 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <iterator>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench_buffers.hpp"
@@ -39,8 +41,17 @@
 namespace bench::collectives {
 
 enum class Collective { kBarrier, kBcast, kAllreduce, kAlltoall, kAlltoallv };
+/// Every collective, and its name, in the order of the enumerators.
+inline constexpr Collective kCollectives[] = {Collective::kBarrier, Collective::kBcast,
+                                              Collective::kAllreduce, Collective::kAlltoall,
+                                              Collective::kAlltoallv};
+inline constexpr std::string_view kCollectiveNames[] = {"barrier", "bcast", "allreduce", "alltoall",
+                                                        "alltoallv"};
+static_assert(std::size(kCollectiveNames) == std::size(kCollectives), "a name for each");
 
-const char* collective_name(Collective collective);
+inline const char* collective_name(Collective collective) {
+  return kCollectiveNames[static_cast<std::size_t>(collective)].data();
+}
 
 /// One measured collective call: what, how large, and who takes part.
 struct CallShape {

@@ -48,6 +48,7 @@
 #include "bench_report.hpp"
 #include "collective_modes.hpp"
 #include "ep/ep.hpp"
+#include "kernel_backend.hpp"
 #include "launch_layout.hpp"
 #include "machine.hpp"
 
@@ -57,6 +58,8 @@ using bench::Buffers;
 using bench::collectives::CallShape;
 using bench::collectives::Collective;
 using bench::collectives::collective_name;
+using bench::collectives::kCollectiveNames;
+using bench::collectives::kCollectives;
 
 constexpr std::size_t kKiB = 1024;
 constexpr std::size_t kMiB = 1024 * kKiB;
@@ -101,12 +104,6 @@ constexpr const char* kUsage =
     "  --keep-binding     keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
 
 constexpr std::string_view kModeNames[] = {"ep", "mpi", "funneled"};
-constexpr std::string_view kCollectiveNames[] = {"barrier", "bcast", "allreduce", "alltoall",
-                                                 "alltoallv"};
-constexpr Collective kCollectives[] = {Collective::kBarrier, Collective::kBcast,
-                                       Collective::kAllreduce, Collective::kAlltoall,
-                                       Collective::kAlltoallv};
-
 Options parse_options(int argc, char** argv) {
   Options opt;
   bench::OptionParser parser;
@@ -267,19 +264,10 @@ void on_threads(int threads, const Body& body) {
 
 // ------------------------------------------------------------------ modes ----
 
-enum class Mode { kEp, kMpi, kFunneled };
-
-const char* mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::kEp:
-      return "ep";
-    case Mode::kMpi:
-      return "mpi";
-    case Mode::kFunneled:
-      return "funneled";
-  }
-  return "?";
-}
+// The backends of the kernel benchmarks but ref (there is no hand-written
+// plain-MPI reference of the library's collectives: mpi is MPI's own).
+using Mode = bench::kernels::Backend;
+const char* mode_name(Mode mode) { return bench::kernels::backend_name(mode); }
 
 constexpr Mode kModes[] = {Mode::kEp, Mode::kMpi, Mode::kFunneled};
 

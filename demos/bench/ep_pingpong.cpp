@@ -101,7 +101,7 @@ constexpr const char* kUsage =
 
 constexpr std::string_view kModeNames[] = {"ep_intra", "mpi_proc", "ep_inter", "mpi_thread_tags",
                                            "memcpy"};
-constexpr std::string_view kTestNames[] = {"latency", "bandwidth", "msg_rate"};
+constexpr std::string_view kTestNames[] = {"latency", "bandwidth", "msg_rate"};  // as Test
 
 Options parse_options(int argc, char** argv) {
   Options opt;
@@ -172,17 +172,8 @@ void run_or_abort(Body&& body) noexcept {
 
 enum class Test { kLatency, kBandwidth, kRate };
 
-const char* test_name(Test test) {
-  switch (test) {
-    case Test::kLatency:
-      return "latency";
-    case Test::kBandwidth:
-      return "bandwidth";
-    case Test::kRate:
-      return "msg_rate";
-  }
-  return "?";
-}
+// kTestNames holds the names in the order of the enumerators.
+const char* test_name(Test test) { return kTestNames[static_cast<std::size_t>(test)].data(); }
 
 struct Point {
   Test test;

@@ -94,8 +94,7 @@ constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeigh
                                  HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
 
 std::string mode_of(Backend b, HaloAlgorithm a) {
-  return std::string(bench::kernels::backend_name(b)) + "." +
-         std::string(collectives::halo_algorithm_name(a));
+  return bench::kernels::mode_name(b, collectives::halo_algorithm_name(a));
 }
 
 double cell_value(int gi, int gj) { return gj * 65536.0 + gi; }

@@ -15,6 +15,8 @@
 // Thread safety: constants and pure functions.
 #pragma once
 
+#include <iterator>
+#include <string>
 #include <string_view>
 
 namespace bench::kernels {
@@ -23,19 +25,16 @@ enum class Backend { kEp, kMpi, kFunneled, kRef };
 inline constexpr Backend kBackends[] = {Backend::kEp, Backend::kMpi, Backend::kFunneled,
                                         Backend::kRef};
 inline constexpr std::string_view kBackendNames[] = {"ep", "mpi", "funneled", "ref"};
+static_assert(std::size(kBackendNames) == std::size(kBackends), "a name for every backend");
 
+/// The backend's name (kBackendNames, in the order of the enumerators).
 inline const char* backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::kEp:
-      return "ep";
-    case Backend::kMpi:
-      return "mpi";
-    case Backend::kFunneled:
-      return "funneled";
-    case Backend::kRef:
-      return "ref";
-  }
-  return "?";
+  return kBackendNames[static_cast<int>(backend)].data();
+}
+
+/// The mode "<backend>.<algorithm>" that names a measurement in the reports.
+inline std::string mode_name(Backend backend, std::string_view algorithm) {
+  return std::string(backend_name(backend)) + "." + std::string(algorithm);
 }
 
 /// ep and funneled run processes of T threads; mpi and ref one thread each.

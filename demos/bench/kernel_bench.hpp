@@ -289,7 +289,7 @@ class Harness {
       return std::move(mine.seconds);
     });
     if (!slowest) return;
-    record.mode = std::string(backend_name(backend)) + "." + std::string(algorithm);
+    record.mode = mode_name(backend, algorithm);
     record.ranks = modes_.record_ranks(backend);
     record.threads = modes_.record_threads(backend);
     record.iterations = iterations;

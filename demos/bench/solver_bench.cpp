@@ -76,8 +76,18 @@ constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeigh
 constexpr std::array kParts{"", "_halo", "_allreduce", "_compute"};
 
 std::string mode_of(Backend b, HaloAlgorithm a) {
-  return std::string(bench::kernels::backend_name(b)) + "." +
-         std::string(collectives::halo_algorithm_name(a));
+  return bench::kernels::mode_name(b, collectives::halo_algorithm_name(a));
+}
+
+/// Options of a solver (GcrOptions, CgOptions) for exactly `iterations`
+/// iterations (a tolerance never met) with `halo`.
+template <class SolverOptions>
+SolverOptions fixed_iterations(int iterations, HaloAlgorithm halo) {
+  SolverOptions options;
+  options.max_iterations = iterations;
+  options.tolerance = -1.0;
+  options.halo = halo;
+  return options;
 }
 
 /// Per repetition: total, halo, allreduce, compute seconds per iteration
@@ -104,19 +114,13 @@ std::vector<double> time_solver(const C& comm, const std::string& solver,
   for (int r = 0; r <= opt.repetitions; ++r) {  // the first solve is the warm-up
     SolveResult s;
     if (solver == "gcr") {
-      collectives::solvers::HelmholtzProblem problem{d, opt.levels};
-      collectives::solvers::GcrOptions options;
-      options.max_iterations = opt.iterations;
-      options.tolerance = -1.0;  // never met: exactly max_iterations
-      options.halo = halo;
-      s = collectives::solvers::gcr(comm, problem, options);
+      s = collectives::solvers::gcr(
+          comm, collectives::solvers::HelmholtzProblem{d, opt.levels},
+          fixed_iterations<collectives::solvers::GcrOptions>(opt.iterations, halo));
     } else {
-      collectives::solvers::PoissonProblem problem{d, opt.levels};
-      collectives::solvers::CgOptions options;
-      options.max_iterations = opt.iterations;
-      options.tolerance = -1.0;  // never met: exactly max_iterations
-      options.halo = halo;
-      s = collectives::solvers::cg(comm, problem, options);
+      s = collectives::solvers::cg(
+          comm, collectives::solvers::PoissonProblem{d, opt.levels},
+          fixed_iterations<collectives::solvers::CgOptions>(opt.iterations, halo));
     }
     if (s.iterations != opt.iterations) {
       throw std::runtime_error(solver + " ran " + std::to_string(s.iterations) + " iterations, " +

@@ -1,6 +1,7 @@
 #include "model_options.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
@@ -9,20 +10,20 @@
 
 namespace model {
 
+namespace {
+
+// The names of the options' values, in the order of the enumerators.
+constexpr std::string_view kBackendNames[] = {"mpi", "ep", "funneled"};
+constexpr std::string_view kOutputModeNames[] = {"ep", "funneled"};
+
+}  // namespace
+
 const char* backend_name(Backend backend) {
-  switch (backend) {
-    case Backend::kMpi:
-      return "mpi";
-    case Backend::kEp:
-      return "ep";
-    case Backend::kFunneled:
-      return "funneled";
-  }
-  return "?";
+  return kBackendNames[static_cast<std::size_t>(backend)].data();
 }
 
 const char* output_mode_name(OutputMode mode) {
-  return mode == OutputMode::kEndpoints ? "ep" : "funneled";
+  return kOutputModeNames[static_cast<std::size_t>(mode)].data();
 }
 
 std::string model_usage() {
@@ -96,19 +97,7 @@ ModelOptions parse_model_options(int argc, char** argv) {
   bool threads_given = false;
   bench::OptionParser parser;
   parser.flag("--quiet", o.quiet)
-      .custom("--backend",
-              [&](std::string_view flag, const std::string& v) {
-                if (v == "mpi") {
-                  o.backend = Backend::kMpi;
-                } else if (v == "ep") {
-                  o.backend = Backend::kEp;
-                } else if (v == "funneled") {
-                  o.backend = Backend::kFunneled;
-                } else {
-                  throw std::invalid_argument(std::string(flag) + ": '" + v +
-                                              "' is not mpi, ep or funneled");
-                }
-              })
+      .choice("--backend", kBackendNames, o.backend)
       .custom("--threads",
               [&](std::string_view flag, const std::string& v) {
                 o.threads.clear();
@@ -126,17 +115,7 @@ ModelOptions parse_model_options(int argc, char** argv) {
                 }
                 threads_given = true;
               })
-      .custom("--output",
-              [&](std::string_view flag, const std::string& v) {
-                if (v == "ep") {
-                  o.output = OutputMode::kEndpoints;
-                } else if (v == "funneled") {
-                  o.output = OutputMode::kFunneled;
-                } else {
-                  throw std::invalid_argument(std::string(flag) + ": '" + v +
-                                              "' is not ep or funneled");
-                }
-              })
+      .choice("--output", kOutputModeNames, o.output)
       .custom("--servers", [&](std::string_view flag,
                                const std::string& v) { o.servers = parse_nonnegative(flag, v); })
       .custom(

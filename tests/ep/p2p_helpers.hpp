@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -119,6 +120,19 @@ inline int inter_prev(const ep::Communicator& c) {
   const ep::RankMap& m = c.rank_map();
   const int p = (c.process_rank() - 1 + m.num_processes()) % m.num_processes();
   return m.ep_rank(p, c.local_thread() % m.endpoints_of(p));
+}
+
+/// A ring of endpoints: this one sends to `to` and receives from `from`.
+struct Ring {
+  int to;
+  int from;
+  const char* name;
+};
+/// The rings of the two paths: over the threads of this process
+/// (intra_next / intra_prev) and over the processes (inter_next / inter_prev).
+inline std::array<Ring, 2> path_rings(const ep::Communicator& c) {
+  return {Ring{intra_next(c), intra_prev(c), "intra-process ring"},
+          Ring{inter_next(c), inter_prev(c), "inter-process ring"}};
 }
 
 /// Symmetric partners (an involution: partner(partner(x)) == x).

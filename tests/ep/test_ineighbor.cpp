@@ -31,6 +31,8 @@ using namespace ep_topo;  // NOLINT(google-build-using-namespace): the suite's r
 enum class Variant { kAllgather, kAllgatherv, kAlltoall, kAlltoallv, kAlltoallw };
 constexpr std::array kVariants{Variant::kAllgather, Variant::kAllgatherv, Variant::kAlltoall,
                                Variant::kAlltoallv, Variant::kAlltoallw};
+constexpr std::array kVariantNames{"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
+static_assert(kVariantNames.size() == kVariants.size());
 enum class Mode { kBlocking, kWait, kTestLoop };
 
 constexpr int kCount = 3;
@@ -127,21 +129,7 @@ struct Call {
   }
 };
 
-const char* name_of(Variant v) {
-  switch (v) {
-    case Variant::kAllgather:
-      return "allgather";
-    case Variant::kAllgatherv:
-      return "allgatherv";
-    case Variant::kAlltoall:
-      return "alltoall";
-    case Variant::kAlltoallv:
-      return "alltoallv";
-    case Variant::kAlltoallw:
-      return "alltoallw";
-  }
-  return "?";
-}
+const char* name_of(Variant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
 
 void complete(ep::Request& request, Mode mode) {
   if (mode == Mode::kTestLoop) {

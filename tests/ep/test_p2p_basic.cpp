@@ -61,13 +61,8 @@ TEST(P2PBasic, RingSendrecv) {
 TEST(P2PBasic, IntraAndInterProcessRings) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const int r = c.rank();
-    struct Ring {
-      int to, from;
-    };
-    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c)},
-                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c)}};
     int salt = 100;
-    for (const Ring& ring : rings) {
+    for (const ep_p2p::Ring& ring : ep_p2p::path_rings(c)) {
       for (int elems : kSizes) {
         SCOPED_TRACE(testing::Message()
                      << "to " << ring.to << " from " << ring.from << ", elements " << elems);

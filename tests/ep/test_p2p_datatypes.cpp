@@ -28,15 +28,7 @@ double value(int src, int i, int j) { return src * 1.0e6 + i * 1000.0 + j + 0.25
 
 constexpr double kUntouched = -1.5;
 
-struct Ring {
-  int to, from;
-  const char* name;
-};
-
-std::vector<Ring> rings(const ep::Communicator& c) {
-  return {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c), "intra-process ring"},
-          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c), "inter-process ring"}};
-}
+using ep_p2p::Ring;
 
 /// Sends (sbuf, scount, stype) to ring.to and receives (rbuf, rcount, rtype)
 /// from ring.from, nonblocking on both sides (safe above the eager threshold).
@@ -70,7 +62,7 @@ TEST(P2PDatatypes, StridedToContiguous) {
     ep_test::run_endpoints([&](ep::Communicator& c) {
       const int r = c.rank();
       const std::vector<double> m = matrix(r, rows, kCols);
-      for (const Ring& ring : rings(c)) {
+      for (const Ring& ring : ep_p2p::path_rings(c)) {
         SCOPED_TRACE(testing::Message() << ring.name << ", rows " << rows);
         const int col = r % kCols;
         std::vector<double> in(static_cast<std::size_t>(rows), kUntouched);
@@ -100,7 +92,7 @@ TEST(P2PDatatypes, ContiguousToStrided) {
       const int r = c.rank();
       std::vector<double> out(static_cast<std::size_t>(rows));
       for (int i = 0; i < rows; ++i) out[static_cast<std::size_t>(i)] = value(r, i, 0);
-      for (const Ring& ring : rings(c)) {
+      for (const Ring& ring : ep_p2p::path_rings(c)) {
         SCOPED_TRACE(testing::Message() << ring.name << ", rows " << rows);
         std::vector<double> m(static_cast<std::size_t>(rows * kCols), kUntouched);
         const int col = 1;
@@ -128,7 +120,7 @@ TEST(P2PDatatypes, StridedToDifferentlyStrided) {
     ep_test::run_endpoints([&](ep::Communicator& c) {
       const int r = c.rank();
       const std::vector<double> m = matrix(r, rows, 5);
-      for (const Ring& ring : rings(c)) {
+      for (const Ring& ring : ep_p2p::path_rings(c)) {
         SCOPED_TRACE(testing::Message() << ring.name << ", rows " << rows);
         std::vector<double> n(static_cast<std::size_t>(rows * 3), kUntouched);
         exchange(c, ring, &m[4], 1, wide, &n[2], 1, narrow, 502);
@@ -161,7 +153,7 @@ TEST(P2PDatatypes, SeveralVectorElementsToContiguous) {
         for (int k = 0; k < 3; ++k) picked.push_back(e * 8 + b * 5 + k);
       }
     }
-    for (const Ring& ring : rings(c)) {
+    for (const Ring& ring : ep_p2p::path_rings(c)) {
       SCOPED_TRACE(ring.name);
       std::vector<int> in(20, -1);
       const ep::Status st = exchange(c, ring, src.data(), 3, blocks, in.data(), 20, MPI_INT, 503);
@@ -210,7 +202,7 @@ TEST(P2PDatatypes, SubarrayToSubarrayAndContiguous) {
       std::vector<int> a(static_cast<std::size_t>(k.rows * k.cols));
       for (int q = 0; q < k.rows * k.cols; ++q)
         a[static_cast<std::size_t>(q)] = ep_p2p::pattern(r, 0, q);
-      for (const Ring& ring : rings(c)) {
+      for (const Ring& ring : ep_p2p::path_rings(c)) {
         SCOPED_TRACE(testing::Message()
                      << ring.name << ", block " << k.sub_rows << "x" << k.sub_cols);
         // subarray -> subarray
@@ -280,7 +272,7 @@ TEST(P2PDatatypes, ResizedStruct) {
         out[static_cast<std::size_t>(i)] = {
             r * 100000 + i, value(r, i, 0), {'a', static_cast<char>('a' + i % 26), 'z'}};
       }
-      for (const Ring& ring : rings(c)) {
+      for (const Ring& ring : ep_p2p::path_rings(c)) {
         SCOPED_TRACE(testing::Message() << ring.name << ", count " << count);
         std::vector<Particle> in(static_cast<std::size_t>(count),
                                  Particle{-1, kUntouched, {0, 0, 0}});
@@ -313,7 +305,7 @@ TEST(P2PDatatypes, ContiguousTypeOfSeveralElements) {
     for (int elems : {8, 8192}) {  // 64 B and 64 KiB
       std::vector<double> out(static_cast<std::size_t>(elems));
       for (int i = 0; i < elems; ++i) out[static_cast<std::size_t>(i)] = value(r, i, 1);
-      for (const Ring& ring : rings(c)) {
+      for (const Ring& ring : ep_p2p::path_rings(c)) {
         SCOPED_TRACE(testing::Message() << ring.name << ", doubles " << elems);
         std::vector<double> in(static_cast<std::size_t>(elems), kUntouched);
         ep::Status st =

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -253,21 +254,14 @@ bool mentions_size(const std::optional<ep::Error>& e, int elems) {
 // How a test receives into a buffer too small for its message.
 enum class ShortReceive { kRecv, kWait, kTest, kAnySource, kMrecv };
 
-const char* name_of(ShortReceive how) {
-  switch (how) {
-    case ShortReceive::kRecv:
-      return "recv";
-    case ShortReceive::kWait:
-      return "irecv + wait";
-    case ShortReceive::kTest:
-      return "irecv + test";
-    case ShortReceive::kAnySource:
-      return "recv(MPI_ANY_SOURCE)";
-    case ShortReceive::kMrecv:
-      return "mprobe + mrecv";
-  }
-  return "?";
-}
+// Every way, in the enumerators' order, and the name failures give it.
+constexpr std::array kShortReceives{ShortReceive::kRecv, ShortReceive::kWait, ShortReceive::kTest,
+                                    ShortReceive::kAnySource, ShortReceive::kMrecv};
+constexpr std::array kShortReceiveNames{"recv", "irecv + wait", "irecv + test",
+                                        "recv(MPI_ANY_SOURCE)", "mprobe + mrecv"};
+static_assert(kShortReceiveNames.size() == kShortReceives.size());
+
+const char* name_of(ShortReceive how) { return kShortReceiveNames[static_cast<std::size_t>(how)]; }
 
 // Receives the message from `from` with `tag` into `room` ints at `small`
 // the way `how` says; returns the error it threw.
@@ -321,9 +315,7 @@ void expect_truncation_consumes(const ep::EndpointOptions& options) {
         for (const Ring& ring : truncation_rings(c, 600, 700)) {
           int tag = ring.tag;
           for (int elems : {10, 3 * kEagerInts}) {
-            for (const ShortReceive how :
-                 {ShortReceive::kRecv, ShortReceive::kWait, ShortReceive::kTest,
-                  ShortReceive::kAnySource, ShortReceive::kMrecv}) {
+            for (const ShortReceive how : kShortReceives) {
               SCOPED_TRACE(testing::Message()
                            << "from " << ring.from << ", " << elems << " ints, " << name_of(how));
               const std::vector<int> out = ep_p2p::make_pattern(r, ring.to, elems, tag);

@@ -23,6 +23,27 @@ constexpr int kEagerInts = static_cast<int>(ep::kDefaultEagerThreshold / sizeof(
 /// small, a few above the eager threshold.
 int elems_of(int s, int i) { return i == 3 ? kEagerInts + 100 + s : 1 + (s * 3 + i) % 7; }
 
+/// The sources a wildcard receiver has heard from, each expected exactly once.
+class SourceTally {
+ public:
+  explicit SourceTally(int n) : seen_(static_cast<std::size_t>(n), 0) {}
+  /// Counts `source`; false (and a test failure naming `call`) when it is no rank.
+  bool count(int source, const char* call) {
+    if (source < 0 || source >= static_cast<int>(seen_.size())) {
+      ADD_FAILURE() << call << ": status.source " << source;
+      return false;
+    }
+    ++seen_[static_cast<std::size_t>(source)];
+    return true;
+  }
+  void expect_each_once() const {
+    for (std::size_t s = 0; s < seen_.size(); ++s) EXPECT_EQ(seen_[s], 1) << "source " << s;
+  }
+
+ private:
+  std::vector<int> seen_;
+};
+
 // Every other endpoint sends kPerSource messages with different tags to one
 // root, which receives them all with MPI_ANY_SOURCE / MPI_ANY_TAG. Each source
 // must be seen kPerSource times, in its own sending order, with the right
@@ -111,20 +132,15 @@ TEST(P2PWildcard, AnyTagFromOneSourceAndAnySourceForOneTag) {
     ep::Request s61 = c.isend(&msg61, 1, MPI_INT, root, 61);
     if (r == root) {
       for (int tag : {61, 60}) {
-        std::vector<int> seen(static_cast<std::size_t>(n), 0);
+        SourceTally seen(n);
         for (int k = 0; k < n; ++k) {
           int v = -1;
           const ep::Status st = c.recv(&v, 1, MPI_INT, ep::kAnySource, tag);
           EXPECT_EQ(st.tag, tag);
-          if (st.source < 0 || st.source >= n) {
-            ADD_FAILURE() << "status.source " << st.source;
-            continue;
-          }
-          ++seen[static_cast<std::size_t>(st.source)];
+          if (!seen.count(st.source, "recv")) continue;
           EXPECT_EQ(v, ep_p2p::pattern(st.source, root, 0, tag));
         }
-        for (int s = 0; s < n; ++s)
-          EXPECT_EQ(seen[static_cast<std::size_t>(s)], 1) << "source " << s;
+        seen.expect_each_once();
       }
     }
     ep::wait(s60);
@@ -138,13 +154,8 @@ TEST(P2PProbe, ProbeThenReceiveWithProbedSize) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const int r = c.rank();
     auto length_of = [](int s, int k) { return 1 + (s * 1237 + k * 4099) % (3 * kEagerInts); };
-    struct Ring {
-      int to, from;
-    };
-    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c)},
-                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c)}};
     int k = 0;
-    for (const Ring& ring : rings) {
+    for (const ep_p2p::Ring& ring : ep_p2p::path_rings(c)) {
       SCOPED_TRACE(testing::Message() << "from " << ring.from << " to " << r);
       const std::vector<int> out1 = make_pattern(r, ring.to, length_of(r, k), k);
       const std::vector<int> out2 = make_pattern(r, ring.to, length_of(r, k + 1), k + 1);
@@ -192,22 +203,18 @@ TEST(P2PProbe, AnySourceProbeThenReceiveFromProbedSource) {
     const std::vector<int> out = make_pattern(r, root, length_of(r), 73);
     ep::Request send = c.isend(out.data(), length_of(r), MPI_INT, root, 73 + r % 2);
     if (r == root) {
-      std::vector<int> seen(static_cast<std::size_t>(n), 0);
+      SourceTally seen(n);
       for (int k = 0; k < n; ++k) {
         const ep::Status p = c.probe(ep::kAnySource, ep::kAnyTag);
-        if (p.source < 0 || p.source >= n) {
-          ADD_FAILURE() << "probe: status.source " << p.source;
-          continue;
-        }
+        if (!seen.count(p.source, "probe")) continue;
         EXPECT_EQ(p.tag, 73 + p.source % 2);
         EXPECT_EQ(p.count(MPI_INT), length_of(p.source));
         std::vector<int> in(static_cast<std::size_t>(p.count(MPI_INT)), -1);
         const ep::Status st = c.recv(in.data(), p.count(MPI_INT), MPI_INT, p.source, p.tag);
         EXPECT_EQ(st.source, p.source);
         EXPECT_EQ(count_mismatches(in, p.source, root, 73), 0);
-        ++seen[static_cast<std::size_t>(p.source)];
       }
-      for (int s = 0; s < n; ++s) EXPECT_EQ(seen[static_cast<std::size_t>(s)], 1) << "source " << s;
+      seen.expect_each_once();
     }
     ep::wait(send);
   });
@@ -249,12 +256,7 @@ TEST(P2PProbe, IprobeFindsNothingWhenNothingWasSent) {
 TEST(P2PMprobe, MprobeRemovesTheMessageFromMatching) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const int r = c.rank();
-    struct Ring {
-      int to, from;
-    };
-    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c)},
-                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c)}};
-    for (const Ring& ring : rings) {
+    for (const ep_p2p::Ring& ring : ep_p2p::path_rings(c)) {
       for (int big : {0, 1}) {
         SCOPED_TRACE(testing::Message() << "from " << ring.from << ", large " << big);
         const int la = big != 0 ? kEagerInts * 2 : 5;
@@ -295,12 +297,7 @@ TEST(P2PMprobe, MprobeRemovesTheMessageFromMatching) {
 TEST(P2PMprobe, DroppedMessageReturnsToTheFront) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const int r = c.rank();
-    struct Ring {
-      int to, from;
-    };
-    const Ring rings[] = {{ep_p2p::intra_next(c), ep_p2p::intra_prev(c)},
-                          {ep_p2p::inter_next(c), ep_p2p::inter_prev(c)}};
-    for (const Ring& ring : rings) {
+    for (const ep_p2p::Ring& ring : ep_p2p::path_rings(c)) {
       for (int big : {0, 1}) {
         SCOPED_TRACE(testing::Message() << "from " << ring.from << ", large " << big);
         const int la = big != 0 ? kEagerInts * 2 : 6;
@@ -368,15 +365,12 @@ TEST(P2PMprobe, ImprobeThenImrecvFromEveryone) {
       out.push_back(make_pattern(r, d, length_of(r, d), 76));
       sends.push_back(c.isend(out.back().data(), length_of(r, d), MPI_INT, d, 76 + d % 2));
     }
-    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    SourceTally seen(n);
     for (int k = 0; k < n; ++k) {
       std::optional<ep::Message> m;
       while (!(m = c.improbe(ep::kAnySource, ep::kAnyTag))) ep_p2p::relax();
       const ep::Status probed = m->status();
-      if (probed.source < 0 || probed.source >= n) {
-        ADD_FAILURE() << "improbe: status.source " << probed.source;
-        continue;
-      }
+      if (!seen.count(probed.source, "improbe")) continue;
       EXPECT_EQ(probed.tag, 76 + r % 2);
       EXPECT_EQ(probed.count(MPI_INT), length_of(probed.source, r));
       std::vector<int> in(static_cast<std::size_t>(probed.count(MPI_INT)), -1);
@@ -387,9 +381,8 @@ TEST(P2PMprobe, ImprobeThenImrecvFromEveryone) {
       EXPECT_EQ(st.tag, probed.tag);
       EXPECT_EQ(st.bytes, probed.bytes);
       EXPECT_EQ(count_mismatches(in, probed.source, r, 76), 0);
-      ++seen[static_cast<std::size_t>(probed.source)];
     }
-    for (int s = 0; s < n; ++s) EXPECT_EQ(seen[static_cast<std::size_t>(s)], 1) << "source " << s;
+    seen.expect_each_once();
     ep::wait_all(sends);
   });
 }
@@ -404,22 +397,18 @@ TEST(P2PMprobe, AnySourceMprobeAtARoot) {
     const std::vector<int> out = make_pattern(r, root, len, 77);
     ep::Request send = c.isend(out.data(), len, MPI_INT, root, 77);
     if (r == root) {
-      std::vector<int> seen(static_cast<std::size_t>(n), 0);
+      SourceTally seen(n);
       for (int k = 0; k < n; ++k) {
         ep::Message m = c.mprobe(ep::kAnySource, 77);
         const int s = m.status().source;
-        if (s < 0 || s >= n) {
-          ADD_FAILURE() << "mprobe: status.source " << s;
-          continue;
-        }
+        if (!seen.count(s, "mprobe")) continue;
         const int expect_len = s % 2 == 0 ? 2 + s : kEagerInts * 2 + s;
         EXPECT_EQ(m.status().count(MPI_INT), expect_len);
         std::vector<int> in(static_cast<std::size_t>(m.status().count(MPI_INT)), -1);
         ep::mrecv(in.data(), static_cast<int>(in.size()), MPI_INT, m);
         EXPECT_EQ(count_mismatches(in, s, root, 77), 0);
-        ++seen[static_cast<std::size_t>(s)];
       }
-      for (int s = 0; s < n; ++s) EXPECT_EQ(seen[static_cast<std::size_t>(s)], 1) << "source " << s;
+      seen.expect_each_once();
     }
     ep::wait(send);
   });

@@ -513,112 +513,105 @@ TEST(P2pRings, TruncatedInlineMessagesAreConsumed) {
 // before the receiver posts and long after the receiver is done; in spin and
 // in park mode.
 TEST(P2pRings, LargeCopiesSharedWithTheSenderArriveWhole) {
-  for (const ep::WaitPolicy policy : {ep::WaitPolicy::kSpin, ep::WaitPolicy::kPark}) {
-    SCOPED_TRACE(ep::wait_policy_name(policy));
-    ep::EndpointOptions options;
-    options.wait_policy = policy;
-    ep_test::run_endpoints(
-        [](ep::Communicator& c) {
-          constexpr std::size_t kKiB = 1024;
-          constexpr std::size_t kGuard = 4096;  // bytes on each side of a receive buffer
-          const int dest = ep_p2p::intra_next(c);
-          const int from = ep_p2p::intra_prev(c);
-          enum class Order { kTogether, kReceiverAlone, kPostedFirst };
-          struct Case {
-            std::size_t bytes;     // sent
-            std::size_t capacity;  // received into (bytes, or fewer: truncated)
-            Order order;
-          };
-          const Case cases[] = {
-              {256 * kKiB, 256 * kKiB, Order::kTogether},
-              {1024 * kKiB + 13, 1024 * kKiB + 13, Order::kTogether},
-              {1024 * kKiB + 13, 1024 * kKiB + 13, Order::kReceiverAlone},
-              {1024 * kKiB + 13, 1024 * kKiB + 13, Order::kPostedFirst},
-              {4096 * kKiB, 4096 * kKiB, Order::kTogether},
-              {2048 * kKiB, 300 * kKiB + 5, Order::kTogether},  // truncated, still shared
-              {2048 * kKiB, 300 * kKiB + 5, Order::kReceiverAlone},
-              {2048 * kKiB, 1000, Order::kTogether},  // truncated, copied alone
-          };
-          int seq = 0;
-          for (const Case& k : cases) {
-            ++seq;
-            SCOPED_TRACE(testing::Message() << "message " << seq << " of " << k.bytes << " B");
-            std::vector<std::byte> out(k.bytes);
-            fill(out.data(), k.bytes, seq + c.rank());
-            std::vector<std::byte> in(k.capacity + 2 * kGuard, std::byte{0x5A});
-            std::byte* const buffer = in.data() + kGuard;
-            const auto expect_truncation = [&](const ep::Error& e) {
-              EXPECT_EQ(e.kind(), ep::ErrorKind::kTruncate) << e.what();
-              EXPECT_LT(k.capacity, k.bytes) << e.what();
-            };
-            const int count = static_cast<int>(k.bytes);
-            const int capacity = static_cast<int>(k.capacity);
-            if (k.order == Order::kReceiverAlone) {
-              // The receive ends before the sender looks at its send again.
-              ep::Request send = c.isend(out.data(), count, MPI_BYTE, dest, seq);
-              try {
-                c.recv(buffer, capacity, MPI_BYTE, from, seq);
-                EXPECT_EQ(k.capacity, k.bytes) << "no kTruncate";
-              } catch (const ep::Error& e) {
-                expect_truncation(e);
-              }
-              std::this_thread::sleep_for(std::chrono::milliseconds(5));
-              ep::wait(send);
-            } else {
-              std::vector<ep::Request> both(2);
-              if (k.order == Order::kPostedFirst) {
-                // Every receive is posted before its message is sent.
-                both[1] = c.irecv(buffer, capacity, MPI_BYTE, from, seq);
-                ep::barrier(c);
-                both[0] = c.isend(out.data(), count, MPI_BYTE, dest, seq);
-              } else {
-                // Both sides wait on the pair at once: whoever matches, the
-                // other may take chunks.
-                both[0] = c.isend(out.data(), count, MPI_BYTE, dest, seq);
-                both[1] = c.irecv(buffer, capacity, MPI_BYTE, from, seq);
-              }
-              try {
-                ep::wait_all(both);
-                EXPECT_EQ(k.capacity, k.bytes) << "no kTruncate";
-              } catch (const ep::Error& e) {
-                expect_truncation(e);
-                for (ep::Request& r : both) {
-                  if (!r.is_null()) ep::wait(r);
-                }
-              }
-            }
-            EXPECT_TRUE(holds(buffer, k.capacity, seq + from)) << "the data that fits";
-            const bool untouched = std::all_of(in.begin(), in.begin() + kGuard,
-                                               [](std::byte b) { return b == std::byte{0x5A}; }) &&
-                                   std::all_of(in.end() - kGuard, in.end(),
-                                               [](std::byte b) { return b == std::byte{0x5A}; });
-            EXPECT_TRUE(untouched) << "bytes written outside the receive buffer";
-            // The sender's buffer is its own again: a later message must not see old data.
-            fill(out.data(), k.bytes, -1);
-          }
-          // A strided receive buffer (every other int) for a 1 MiB message.
-          constexpr int kInts = 256 * 1024;
-          MPI_Datatype strided = MPI_DATATYPE_NULL;
-          MPI_Type_vector(kInts, 1, 2, MPI_INT, &strided);
-          MPI_Type_commit(&strided);
-          const std::vector<int> out = ep_p2p::make_pattern(c.rank(), dest, kInts);
-          std::vector<int> in(2 * kInts, -7);
-          std::vector<ep::Request> both(2);
-          both[0] = c.isend(out.data(), kInts, MPI_INT, dest, 99);
-          both[1] = c.irecv(in.data(), 1, strided, from, 99);
+  ep_test::run_endpoints_per_wait_policy([](ep::Communicator& c, ep::WaitPolicy) {
+    constexpr std::size_t kKiB = 1024;
+    constexpr std::size_t kGuard = 4096;  // bytes on each side of a receive buffer
+    const int dest = ep_p2p::intra_next(c);
+    const int from = ep_p2p::intra_prev(c);
+    enum class Order { kTogether, kReceiverAlone, kPostedFirst };
+    struct Case {
+      std::size_t bytes;     // sent
+      std::size_t capacity;  // received into (bytes, or fewer: truncated)
+      Order order;
+    };
+    const Case cases[] = {
+        {256 * kKiB, 256 * kKiB, Order::kTogether},
+        {1024 * kKiB + 13, 1024 * kKiB + 13, Order::kTogether},
+        {1024 * kKiB + 13, 1024 * kKiB + 13, Order::kReceiverAlone},
+        {1024 * kKiB + 13, 1024 * kKiB + 13, Order::kPostedFirst},
+        {4096 * kKiB, 4096 * kKiB, Order::kTogether},
+        {2048 * kKiB, 300 * kKiB + 5, Order::kTogether},  // truncated, still shared
+        {2048 * kKiB, 300 * kKiB + 5, Order::kReceiverAlone},
+        {2048 * kKiB, 1000, Order::kTogether},  // truncated, copied alone
+    };
+    int seq = 0;
+    for (const Case& k : cases) {
+      ++seq;
+      SCOPED_TRACE(testing::Message() << "message " << seq << " of " << k.bytes << " B");
+      std::vector<std::byte> out(k.bytes);
+      fill(out.data(), k.bytes, seq + c.rank());
+      std::vector<std::byte> in(k.capacity + 2 * kGuard, std::byte{0x5A});
+      std::byte* const buffer = in.data() + kGuard;
+      const auto expect_truncation = [&](const ep::Error& e) {
+        EXPECT_EQ(e.kind(), ep::ErrorKind::kTruncate) << e.what();
+        EXPECT_LT(k.capacity, k.bytes) << e.what();
+      };
+      const int count = static_cast<int>(k.bytes);
+      const int capacity = static_cast<int>(k.capacity);
+      if (k.order == Order::kReceiverAlone) {
+        // The receive ends before the sender looks at its send again.
+        ep::Request send = c.isend(out.data(), count, MPI_BYTE, dest, seq);
+        try {
+          c.recv(buffer, capacity, MPI_BYTE, from, seq);
+          EXPECT_EQ(k.capacity, k.bytes) << "no kTruncate";
+        } catch (const ep::Error& e) {
+          expect_truncation(e);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        ep::wait(send);
+      } else {
+        std::vector<ep::Request> both(2);
+        if (k.order == Order::kPostedFirst) {
+          // Every receive is posted before its message is sent.
+          both[1] = c.irecv(buffer, capacity, MPI_BYTE, from, seq);
+          ep::barrier(c);
+          both[0] = c.isend(out.data(), count, MPI_BYTE, dest, seq);
+        } else {
+          // Both sides wait on the pair at once: whoever matches, the
+          // other may take chunks.
+          both[0] = c.isend(out.data(), count, MPI_BYTE, dest, seq);
+          both[1] = c.irecv(buffer, capacity, MPI_BYTE, from, seq);
+        }
+        try {
           ep::wait_all(both);
-          MPI_Type_free(&strided);
-          std::vector<int> taken(kInts);
-          int gaps = 0;
-          for (int i = 0; i < kInts; ++i) {
-            taken[static_cast<std::size_t>(i)] = in[2 * static_cast<std::size_t>(i)];
-            gaps += in[2 * static_cast<std::size_t>(i) + 1] != -7 ? 1 : 0;
+          EXPECT_EQ(k.capacity, k.bytes) << "no kTruncate";
+        } catch (const ep::Error& e) {
+          expect_truncation(e);
+          for (ep::Request& r : both) {
+            if (!r.is_null()) ep::wait(r);
           }
-          EXPECT_EQ(ep_p2p::count_mismatches(taken, from, c.rank()), 0);
-          EXPECT_EQ(gaps, 0) << "ints written between the strided elements";
-        },
-        0, options);
-  }
+        }
+      }
+      EXPECT_TRUE(holds(buffer, k.capacity, seq + from)) << "the data that fits";
+      const bool untouched = std::all_of(in.begin(), in.begin() + kGuard,
+                                         [](std::byte b) { return b == std::byte{0x5A}; }) &&
+                             std::all_of(in.end() - kGuard, in.end(),
+                                         [](std::byte b) { return b == std::byte{0x5A}; });
+      EXPECT_TRUE(untouched) << "bytes written outside the receive buffer";
+      // The sender's buffer is its own again: a later message must not see old data.
+      fill(out.data(), k.bytes, -1);
+    }
+    // A strided receive buffer (every other int) for a 1 MiB message.
+    constexpr int kInts = 256 * 1024;
+    MPI_Datatype strided = MPI_DATATYPE_NULL;
+    MPI_Type_vector(kInts, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    const std::vector<int> out = ep_p2p::make_pattern(c.rank(), dest, kInts);
+    std::vector<int> in(2 * kInts, -7);
+    std::vector<ep::Request> both(2);
+    both[0] = c.isend(out.data(), kInts, MPI_INT, dest, 99);
+    both[1] = c.irecv(in.data(), 1, strided, from, 99);
+    ep::wait_all(both);
+    MPI_Type_free(&strided);
+    std::vector<int> taken(kInts);
+    int gaps = 0;
+    for (int i = 0; i < kInts; ++i) {
+      taken[static_cast<std::size_t>(i)] = in[2 * static_cast<std::size_t>(i)];
+      gaps += in[2 * static_cast<std::size_t>(i) + 1] != -7 ? 1 : 0;
+    }
+    EXPECT_EQ(ep_p2p::count_mismatches(taken, from, c.rank()), 0);
+    EXPECT_EQ(gaps, 0) << "ints written between the strided elements";
+  });
 }
 
 // In park mode a waiter that nobody notifies sleeps a full park timeout,

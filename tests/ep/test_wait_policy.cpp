@@ -31,13 +31,9 @@ int endpoints_on_node(int threads) {
 }
 
 TEST(WaitPolicy, ExplicitPolicySetsTheProcessMode) {
-  for (const ep::WaitPolicy policy : {ep::WaitPolicy::kSpin, ep::WaitPolicy::kPark}) {
-    SCOPED_TRACE(ep::wait_policy_name(policy));
-    ep::EndpointOptions options;
-    options.wait_policy = policy;
-    ep_test::run_endpoints(
-        [&](ep::Communicator& c) { EXPECT_EQ(ep::wait_mode(), policy) << c.rank(); }, 0, options);
-  }
+  ep_test::run_endpoints_per_wait_policy([&](ep::Communicator& c, ep::WaitPolicy policy) {
+    EXPECT_EQ(ep::wait_mode(), policy) << c.rank();
+  });
 }
 
 TEST(WaitPolicy, AutoSpinsExactlyWhenTheNodeFits) {
@@ -94,28 +90,21 @@ TEST(WaitPolicy, ParkedWaiterSeesEveryPublication) {
 // ends: a ring of endpoints where each waits for its left neighbour's
 // message while that neighbour first sleeps long enough for the wait to park.
 TEST(WaitPolicy, LongWaitsEndInBothModes) {
-  for (const ep::WaitPolicy policy : {ep::WaitPolicy::kSpin, ep::WaitPolicy::kPark}) {
-    SCOPED_TRACE(ep::wait_policy_name(policy));
-    ep::EndpointOptions options;
-    options.wait_policy = policy;
-    ep_test::run_endpoints(
-        [&](ep::Communicator& c) {
-          const int n = c.size();
-          const int right = (c.rank() + 1) % n;
-          const int left = (c.rank() + n - 1) % n;
-          for (int step = 0; step < 3; ++step) {
-            int in = -1;
-            ep::Request r = c.irecv(&in, 1, MPI_INT, left, step);
-            if (c.rank() == step % n) std::this_thread::sleep_for(std::chrono::milliseconds(30));
-            const int out = c.rank() * 10 + step;
-            c.send(&out, 1, MPI_INT, right, step);
-            ep::wait(r);
-            EXPECT_EQ(in, left * 10 + step);
-            ep::barrier(c);  // a team round whose waiters park behind the sleeper
-          }
-        },
-        0, options);
-  }
+  ep_test::run_endpoints_per_wait_policy([&](ep::Communicator& c, ep::WaitPolicy) {
+    const int n = c.size();
+    const int right = (c.rank() + 1) % n;
+    const int left = (c.rank() + n - 1) % n;
+    for (int step = 0; step < 3; ++step) {
+      int in = -1;
+      ep::Request r = c.irecv(&in, 1, MPI_INT, left, step);
+      if (c.rank() == step % n) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      const int out = c.rank() * 10 + step;
+      c.send(&out, 1, MPI_INT, right, step);
+      ep::wait(r);
+      EXPECT_EQ(in, left * 10 + step);
+      ep::barrier(c);  // a team round whose waiters park behind the sleeper
+    }
+  });
 }
 
 }  // namespace

@@ -36,6 +36,16 @@ int world_size() {
   return size;
 }
 
+void run_endpoints_per_wait_policy(
+    const std::function<void(ep::Communicator&, ep::WaitPolicy)>& body) {
+  for (const ep::WaitPolicy policy : {ep::WaitPolicy::kSpin, ep::WaitPolicy::kPark}) {
+    SCOPED_TRACE(ep::wait_policy_name(policy));
+    ep::EndpointOptions options;
+    options.wait_policy = policy;
+    run_endpoints([&](ep::Communicator& c) { body(c, policy); }, 0, options);
+  }
+}
+
 void set_current_endpoint(int ep_rank) { t_current_endpoint = ep_rank; }
 
 int current_endpoint() { return t_current_endpoint; }

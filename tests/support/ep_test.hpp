@@ -25,6 +25,12 @@ int world_size();
 void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threads = 0,
                    const ep::EndpointOptions& options = {});
 
+/// run_endpoints once per wait policy (spin, then park), each with
+/// EndpointOptions::wait_policy set and its name in the failures' trace;
+/// `body` gets the endpoint and the policy. Collective as run_endpoints.
+void run_endpoints_per_wait_policy(
+    const std::function<void(ep::Communicator&, ep::WaitPolicy)>& body);
+
 /// The endpoint whose failures the calling thread reports (-1: none).
 void set_current_endpoint(int ep_rank);
 int current_endpoint();

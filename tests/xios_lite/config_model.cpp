@@ -24,18 +24,21 @@
 #include <vector>
 
 #include "ep/communicator.hpp"
+#include "model_program.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
 namespace {
 
 constexpr int kSteps = 4;
-constexpr int kAtmNi = 8;
-constexpr int kAtmNj = 6;
-constexpr int kAtmNk = 3;
-constexpr int kOceNi = 5;
-constexpr int kOceNj = 4;
-constexpr int kOceNk = 2;
+// The extents of a component's domain and vertical axis.
+struct Grid {
+  int ni;
+  int nj;
+  int nk;
+};
+constexpr Grid kAtm{8, 6, 3};
+constexpr Grid kOce{5, 4, 2};
 
 double ta(int s, int k, int j, int i) { return 200.0 + 10.0 * k + j + 0.125 * i + 0.5 * s; }
 double ua(int s, int k, int j, int i) { return 0.5 * (i - 3.5) + k - 0.25 * s + 0.1 * j; }
@@ -52,8 +55,8 @@ constexpr int kForcingRecords = kSteps / 2;
 bool write_forcing(const char* path) {
   std::vector<double> values;
   for (int r = 0; r < kForcingRecords; ++r) {
-    for (int j = 0; j < kOceNj; ++j) {
-      for (int i = 0; i < kOceNi; ++i) values.push_back(qns(r, j, i));
+    for (int j = 0; j < kOce.nj; ++j) {
+      for (int i = 0; i < kOce.ni; ++i) values.push_back(qns(r, j, i));
     }
   }
   int nc = -1;
@@ -63,12 +66,12 @@ bool write_forcing(const char* path) {
   int v = -1;
   if (nc_create(path, NC_NETCDF4 | NC_CLOBBER, &nc) != NC_NOERR) return false;
   bool ok = nc_def_dim(nc, "time_counter", NC_UNLIMITED, &t) == NC_NOERR &&
-            nc_def_dim(nc, "y", kOceNj, &y) == NC_NOERR &&
-            nc_def_dim(nc, "x", kOceNi, &x) == NC_NOERR;
+            nc_def_dim(nc, "y", kOce.nj, &y) == NC_NOERR &&
+            nc_def_dim(nc, "x", kOce.ni, &x) == NC_NOERR;
   const int var_dims[] = {t, y, x};
   ok = ok && nc_def_var(nc, "qns", NC_DOUBLE, 3, var_dims, &v) == NC_NOERR;
   const std::size_t start[] = {0, 0, 0};
-  const std::size_t count[] = {kForcingRecords, kOceNj, kOceNi};
+  const std::size_t count[] = {kForcingRecords, kOce.nj, kOce.ni};
   ok = ok && nc_put_vara_double(nc, v, start, count, values.data()) == NC_NOERR;
   return nc_close(nc) == NC_NOERR && ok;
 }
@@ -91,61 +94,63 @@ const std::map<std::string, std::function<Record(int)>>& expectations() {
   static const std::map<std::string, std::function<Record(int)>> table{
       {"ta",
        [](int s) {
-         return grid(kAtmNk, kAtmNj, kAtmNi, [s](int k, int j, int i) { return ta(s, k, j, i); });
+         return grid(kAtm.nk, kAtm.nj, kAtm.ni,
+                     [s](int k, int j, int i) { return ta(s, k, j, i); });
        }},
       {"ua",
        [](int s) {
-         return grid(kAtmNk, kAtmNj, kAtmNi, [s](int k, int j, int i) { return ua(s, k, j, i); });
+         return grid(kAtm.nk, kAtm.nj, kAtm.ni,
+                     [s](int k, int j, int i) { return ua(s, k, j, i); });
        }},
       {"ps",
        [](int s) {
-         return grid(1, kAtmNj, kAtmNi, [s](int, int j, int i) { return ps(s, j, i); });
+         return grid(1, kAtm.nj, kAtm.ni, [s](int, int j, int i) { return ps(s, j, i); });
        }},
       {"ps_hpa",
        [](int s) {
-         return grid(1, kAtmNj, kAtmNi, [s](int, int j, int i) { return ps(s, j, i) / 100; });
+         return grid(1, kAtm.nj, kAtm.ni, [s](int, int j, int i) { return ps(s, j, i) / 100; });
        }},
       {"ta_celsius",
        [](int s) {
-         return grid(kAtmNk, kAtmNj, kAtmNi,
+         return grid(kAtm.nk, kAtm.nj, kAtm.ni,
                      [s](int k, int j, int i) { return ta(s, k, j, i) - 273.15; });
        }},
       {"ke",
        [](int s) {
-         return grid(kAtmNk, kAtmNj, kAtmNi,
+         return grid(kAtm.nk, kAtm.nj, kAtm.ni,
                      [s](int k, int j, int i) { return 0.5 * ua(s, k, j, i) * ua(s, k, j, i); });
        }},
       {"ta_vmean",
        [](int s) {
-         return grid(1, kAtmNj, kAtmNi, [s](int, int j, int i) {
+         return grid(1, kAtm.nj, kAtm.ni, [s](int, int j, int i) {
            double sum = 0;
-           for (int k = 0; k < kAtmNk; ++k) sum += ta(s, k, j, i);
-           return sum / kAtmNk;
+           for (int k = 0; k < kAtm.nk; ++k) sum += ta(s, k, j, i);
+           return sum / kAtm.nk;
          });
        }},
       {"ta_zonal",
        [](int s) {
-         return grid(1, kAtmNk, kAtmNj, [s](int, int k, int j) {
+         return grid(1, kAtm.nk, kAtm.nj, [s](int, int k, int j) {
            double sum = 0;
-           for (int i = 0; i < kAtmNi; ++i) sum += ta(s, k, j, i);
-           return sum / kAtmNi;
+           for (int i = 0; i < kAtm.ni; ++i) sum += ta(s, k, j, i);
+           return sum / kAtm.ni;
          });
        }},
       {"ps_tropics",
        [](int s) {
-         return grid(1, 2, kAtmNi, [s](int, int j, int i) { return ps(s, 2 + j, i); });
+         return grid(1, 2, kAtm.ni, [s](int, int j, int i) { return ps(s, 2 + j, i); });
        }},
       {"sst",
        [](int s) {
-         return grid(1, kOceNj, kOceNi, [s](int, int j, int i) { return sst(s, j, i); });
+         return grid(1, kOce.nj, kOce.ni, [s](int, int j, int i) { return sst(s, j, i); });
        }},
       {"sst_k",
        [](int s) {
-         return grid(1, kOceNj, kOceNi, [s](int, int j, int i) { return sst(s, j, i) + 273.15; });
+         return grid(1, kOce.nj, kOce.ni, [s](int, int j, int i) { return sst(s, j, i) + 273.15; });
        }},
       {"thetao",
        [](int s) {
-         return grid(kOceNk, kOceNj, kOceNi,
+         return grid(kOce.nk, kOce.nj, kOce.ni,
                      [s](int k, int j, int i) { return thetao(s, k, j, i); });
        }},
   };
@@ -281,17 +286,17 @@ void define_atmosphere(xios_lite::Client& c, int j0, int nj) {
   c.define_calendar(cal);
   c.set_timestep("1h");
   xios_lite::DomainAttributes d;
-  d.ni_glo = kAtmNi;
-  d.nj_glo = kAtmNj;
+  d.ni_glo = kAtm.ni;
+  d.nj_glo = kAtm.nj;
   d.ibegin = 0;
-  d.ni = kAtmNi;
+  d.ni = kAtm.ni;
   d.jbegin = j0;
   d.nj = nj;
-  for (int i = 0; i < kAtmNi; ++i) d.lonvalue_1d.push_back(45.0 * i);
+  for (int i = 0; i < kAtm.ni; ++i) d.lonvalue_1d.push_back(45.0 * i);
   for (int j = j0; j < j0 + nj; ++j) d.latvalue_1d.push_back(-75.0 + 30.0 * j);
   c.set_domain_attr("domain_atm", d);
   xios_lite::AxisAttributes z;
-  z.n_glo = kAtmNk;
+  z.n_glo = kAtm.nk;
   z.value = {1000, 850, 500};
   z.unit = "hPa";
   c.set_axis_attr("plev", z);
@@ -300,99 +305,90 @@ void define_atmosphere(xios_lite::Client& c, int j0, int nj) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (argc < 3 || provided < MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "usage: config_model CONFIG.xml CONTEXT (needs MPI_THREAD_MULTIPLE)\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  xios_test::model_program::init_mpi(&argc, &argv, 3, "config_model CONFIG.xml CONTEXT");
   const std::string cfg = argv[1];
   const std::string context = argv[2];
   int failed = 0;
   xios_lite::World world =
       xios_lite::split_world(MPI_COMM_WORLD, xios_lite::Role::kClient, context);
-  std::vector<ep::Communicator> eps;
   std::vector<File> files;
-#pragma omp parallel reduction(+ : failed)
-  {
-#pragma omp single
-    eps = ep::create_endpoints(world.local, omp_get_num_threads());
-    ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
-    try {
-      xios_lite::ClientOptions options;
-      options.print_report = false;
-      xios_lite::Client client(comm, world, cfg, options);
-      const bool atm = context == "atmosphere";
-      const int nj_glo = atm ? kAtmNj : kOceNj;
-      const int j0 = nj_glo * comm.rank() / comm.size();
-      const int nj = nj_glo * (comm.rank() + 1) / comm.size() - j0;
-      if (atm) {
-        define_atmosphere(client, j0, nj);
-      } else {
-        client.set_domain_block("domain_oce", {0, kOceNi, j0, nj});
-        if (comm.rank() == 0 && !write_forcing("ocean_forcing.nc")) {
-          std::fprintf(stderr, "config_model: cannot write ocean_forcing.nc\n");
-          failed = 1;
-        }
-      }
-      client.close_definition();
-      if (comm.rank() == 0) {
-        const xios_lite::Config& c = client.config();
-        for (const xios_lite::FileDef& f : c.files) {
-          File file{f.name + f.name_suffix + ".nc",
-                    static_cast<int>(c.calendar.fixed_seconds(f.output_freq) /
-                                     c.calendar.timestep_seconds()),
-                    {},
-                    f.attributes,
-                    static_cast<double>(c.calendar.fixed_seconds(f.output_freq)),
-                    // The ocean's time origin is 150 days (noleap) before its start.
-                    atm ? 0.0 : 150.0 * 86400.0};
-          for (const xios_lite::OutputVariable& v : f.variables) {
-            file.variables.push_back({v.name, v.operation});
-          }
-          files.push_back(file);
-        }
-      }
-      const auto block = [&](int nk, int ni, const std::function<double(int, int, int)>& f) {
-        std::vector<double> v;
-        for (int k = 0; k < nk; ++k) {
-          for (int j = j0; j < j0 + nj; ++j) {
-            for (int i = 0; i < ni; ++i) v.push_back(f(k, j, i));
-          }
-        }
-        return v;
-      };
-      for (int s = 1; s <= kSteps; ++s) {
-        client.update_calendar(s);
+  failed += xios_test::model_program::run_on_endpoints(
+      world.local, "config_model (" + context + ")", [&](ep::Communicator& comm) {
+        bool ok = true;
+        xios_lite::ClientOptions options;
+        options.print_report = false;
+        xios_lite::Client client(comm, world, cfg, options);
+        const bool atm = context == "atmosphere";
+        const int nj_glo = atm ? kAtm.nj : kOce.nj;
+        // Plain ints, not a structured binding: the lambdas below capture them.
+        const xios_test::model_program::Rows rows =
+            xios_test::model_program::even_rows(nj_glo, comm);
+        const int j0 = rows.j0;
+        const int nj = rows.j1 - rows.j0;
         if (atm) {
-          client.send_field(
-              "ta", block(kAtmNk, kAtmNi, [s](int k, int j, int i) { return ta(s, k, j, i); }));
-          client.send_field(
-              "ua", block(kAtmNk, kAtmNi, [s](int k, int j, int i) { return ua(s, k, j, i); }));
-          client.send_field("ps", block(1, kAtmNi, [s](int, int j, int i) { return ps(s, j, i); }));
+          define_atmosphere(client, j0, nj);
         } else {
-          std::vector<double> forcing(static_cast<std::size_t>(kOceNi) * nj);
-          client.recv_field("qns", forcing);
-          if (forcing !=
-              block(1, kOceNi, [s](int, int j, int i) { return qns((s - 1) / 2, j, i); })) {
-            std::fprintf(stderr, "config_model: ocean client %d: qns at step %d differs\n",
-                         comm.rank(), s);
-            failed = 1;
+          client.set_domain_block("domain_oce", {0, kOce.ni, j0, nj});
+          if (comm.rank() == 0 && !write_forcing("ocean_forcing.nc")) {
+            std::fprintf(stderr, "config_model: cannot write ocean_forcing.nc\n");
+            ok = false;
           }
-          client.send_field("sst",
-                            block(1, kOceNi, [s](int, int j, int i) { return sst(s, j, i); }));
-          client.send_field("thetao", block(kOceNk, kOceNi, [s](int k, int j, int i) {
-                              return thetao(s, k, j, i);
-                            }));
         }
-      }
-      (void)client.finalise();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "config_model (%s): %s\n", context.c_str(), e.what());
-      failed = 1;
-    }
-    comm.free();
-  }
+        client.close_definition();
+        if (comm.rank() == 0) {
+          const xios_lite::Config& c = client.config();
+          for (const xios_lite::FileDef& f : c.files) {
+            File file{f.name + f.name_suffix + ".nc",
+                      static_cast<int>(c.calendar.fixed_seconds(f.output_freq) /
+                                       c.calendar.timestep_seconds()),
+                      {},
+                      f.attributes,
+                      static_cast<double>(c.calendar.fixed_seconds(f.output_freq)),
+                      // The ocean's time origin is 150 days (noleap) before its start.
+                      atm ? 0.0 : 150.0 * 86400.0};
+            for (const xios_lite::OutputVariable& v : f.variables) {
+              file.variables.push_back({v.name, v.operation});
+            }
+            files.push_back(file);
+          }
+        }
+        const auto block = [&](int nk, int ni, const std::function<double(int, int, int)>& f) {
+          std::vector<double> v;
+          for (int k = 0; k < nk; ++k) {
+            for (int j = j0; j < j0 + nj; ++j) {
+              for (int i = 0; i < ni; ++i) v.push_back(f(k, j, i));
+            }
+          }
+          return v;
+        };
+        for (int s = 1; s <= kSteps; ++s) {
+          client.update_calendar(s);
+          if (atm) {
+            client.send_field(
+                "ta", block(kAtm.nk, kAtm.ni, [s](int k, int j, int i) { return ta(s, k, j, i); }));
+            client.send_field(
+                "ua", block(kAtm.nk, kAtm.ni, [s](int k, int j, int i) { return ua(s, k, j, i); }));
+            client.send_field("ps",
+                              block(1, kAtm.ni, [s](int, int j, int i) { return ps(s, j, i); }));
+          } else {
+            std::vector<double> forcing(static_cast<std::size_t>(kOce.ni) * nj);
+            client.recv_field("qns", forcing);
+            if (forcing !=
+                block(1, kOce.ni, [s](int, int j, int i) { return qns((s - 1) / 2, j, i); })) {
+              std::fprintf(stderr, "config_model: ocean client %d: qns at step %d differs\n",
+                           comm.rank(), s);
+              ok = false;
+            }
+            client.send_field("sst",
+                              block(1, kOce.ni, [s](int, int j, int i) { return sst(s, j, i); }));
+            client.send_field("thetao", block(kOce.nk, kOce.ni, [s](int k, int j, int i) {
+                                return thetao(s, k, j, i);
+                              }));
+          }
+        }
+        (void)client.finalise();
+        return ok;
+      });
   int rank = 0;
   MPI_Comm_rank(world.local, &rank);
   if (rank == 0 && failed == 0) {

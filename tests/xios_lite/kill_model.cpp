@@ -27,6 +27,7 @@
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
 #include "model_field.hpp"
+#include "model_program.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
@@ -47,8 +48,7 @@ void run_client(const xios_lite::World& world, const std::string& config, bool k
     eps = ep::create_endpoints(world.local, omp_get_num_threads());
     ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
     const int r = comm.rank();
-    const int j0 = mf::kNj * r / comm.size();
-    const int j1 = mf::kNj * (r + 1) / comm.size();
+    const auto [j0, j1] = xios_test::model_program::even_rows(mf::kNj, comm);
     std::string during = "none";
     std::string at_finalise = "none";
     try {
@@ -94,13 +94,8 @@ void run_client(const xios_lite::World& world, const std::string& config, bool k
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  xios_test::model_program::init_mpi(&argc, &argv, 3, "kill_model CONFIG client|server");
   const auto t0 = std::chrono::steady_clock::now();
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: kill_model CONFIG client|server\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
   const std::string config = argv[1];
   const std::string victim = argv[2];
   int rank = 0;

@@ -14,6 +14,7 @@
 
 #include "ep/communicator.hpp"
 #include "model_field.hpp"
+#include "model_program.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
@@ -21,41 +22,19 @@ using xios_test::model_field::kNi;
 using xios_test::model_field::kNj;
 
 int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (argc < 2 || provided < MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "usage: mpmd_model CONFIG.xml (needs MPI_THREAD_MULTIPLE)\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  xios_test::model_program::init_mpi(&argc, &argv, 2, "mpmd_model CONFIG.xml");
   const std::string cfg = argv[1];
   constexpr int kSteps = 3;
-  int failed = 0;
   xios_lite::World world = xios_lite::split_world(MPI_COMM_WORLD, xios_lite::Role::kClient);
-  std::vector<ep::Communicator> eps;
-#pragma omp parallel reduction(+ : failed)
-  {
-#pragma omp single
-    eps = ep::create_endpoints(world.local, omp_get_num_threads());
-    ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
-    try {
-      xios_lite::ClientOptions options;
-      options.print_report = true;
-      xios_lite::Client client(comm, world, cfg, options);
-      const int j0 = kNj * comm.rank() / comm.size();
-      const int j1 = kNj * (comm.rank() + 1) / comm.size();
-      client.set_domain_block("d", {0, kNi, j0, j1 - j0});
-      client.close_definition();
-      for (int s = 1; s <= kSteps; ++s) {
-        client.update_calendar(s);
-        client.send_field("t", xios_test::model_field::rows(s, j0, j1));
-      }
-      (void)client.finalise();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "mpmd_model: %s\n", e.what());
-      failed = 1;
-    }
-    comm.free();
-  }
+  int failed = xios_test::model_program::run_on_endpoints(
+      world.local, "mpmd_model", [&](ep::Communicator& comm) {
+        xios_lite::ClientOptions options;
+        options.print_report = true;
+        xios_lite::Client client(comm, world, cfg, options);
+        xios_test::model_program::write_field_steps(client, comm, kSteps);
+        (void)client.finalise();
+        return true;
+      });
   if (world.local != MPI_COMM_NULL) {
     int rank = 0;
     MPI_Comm_rank(world.local, &rank);

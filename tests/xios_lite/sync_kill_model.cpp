@@ -20,6 +20,7 @@
 
 #include "ep/communicator.hpp"
 #include "model_field.hpp"
+#include "model_program.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
@@ -63,12 +64,7 @@ int main(int argc, char** argv) {
   if (argc >= 4 && std::string(argv[2]) == "check") {
     return check(argv[3]);
   }
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  if (argc < 3 || provided < MPI_THREAD_MULTIPLE) {
-    std::fprintf(stderr, "usage: sync_kill_model CONFIG.xml run|check FILE\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
+  xios_test::model_program::init_mpi(&argc, &argv, 3, "sync_kill_model CONFIG.xml run|check FILE");
   const std::string cfg = argv[1];
   xios_lite::World world =
       xios_lite::split_world(MPI_COMM_WORLD, xios_lite::role_of_last_ranks(MPI_COMM_WORLD, 1));
@@ -90,14 +86,7 @@ int main(int argc, char** argv) {
     xios_lite::ClientOptions options;
     options.print_report = false;
     xios_lite::Client client(comm, world, cfg, options);
-    const int j0 = kNj * comm.rank() / comm.size();
-    const int j1 = kNj * (comm.rank() + 1) / comm.size();
-    client.set_domain_block("d", {0, kNi, j0, j1 - j0});
-    client.close_definition();
-    for (int s = 1; s <= kSynced + 1; ++s) {
-      client.update_calendar(s);
-      client.send_field("t", xios_test::model_field::rows(s, j0, j1));
-    }
+    xios_test::model_program::write_field_steps(client, comm, kSynced + 1);
     // Step kSynced+1 pushes out step kSynced's record; give the server time
     // to write and sync it, then crash without finalising.
     client.update_calendar(kSynced + 2);

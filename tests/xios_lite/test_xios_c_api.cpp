@@ -14,8 +14,9 @@
 
 #include "ep/ep.h"
 #include "ep_test.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 #include "xios_lite/xios_lite.h"
-#include "xios_test_support.hpp"
 
 namespace {
 
@@ -108,6 +109,33 @@ void run_clients_and_server(const std::string& cfg, Client&& client,
   EXPECT_EQ(xios_lite_world_free(&world), EP_OK) << xios_lite_last_error();
   MPI_Barrier(MPI_COMM_WORLD);
 }
+
+// A client of `cfg` in `mode` on this endpoint (null, and a test failure,
+// when refused).
+xios_lite_client_t create_client(xios_lite_world_t world, ep_comm_t comm, const std::string& cfg,
+                                 int mode) {
+  xios_lite_client_t client = nullptr;
+  EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), mode, &client), EP_OK)
+      << xios_lite_last_error();
+  return client;
+}
+
+// create_client, then rows j0 .. j0 + nj of domain "d" and the end of the definition.
+xios_lite_client_t defined_client(xios_lite_world_t world, ep_comm_t comm, const std::string& cfg,
+                                  int mode, int j0, int nj) {
+  xios_lite_client_t client = create_client(world, comm, cfg, mode);
+  EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK)
+      << xios_lite_last_error();
+  EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+  return client;
+}
+
+// The array shapes of "flat" (ni x nj) and "deep" (ni x nj x levels) on a block of nj rows.
+struct Shapes {
+  explicit Shapes(int nj) : flat{kNi, nj}, deep{kNi, nj, kNk} {}
+  std::int64_t flat[2];
+  std::int64_t deep[3];
+};
 
 }  // namespace
 
@@ -210,21 +238,13 @@ TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_api");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config_text(dir));
+  const std::string cfg = xios_test::write_config(dir, config_text(dir));
 
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
-    xios_lite_client_t client = nullptr;
-    EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
-              EP_OK)
-        << xios_lite_last_error();
-    EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK)
-        << xios_lite_last_error();
-    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    xios_lite_client_t client = defined_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS, j0, nj);
     std::vector<double> flat(static_cast<std::size_t>(kNi * nj));
     std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj));
-    const std::int64_t flat_shape[] = {kNi, nj};
-    const std::int64_t deep_shape[] = {kNi, nj, kNk};
+    const Shapes shapes(nj);
     for (int s = 1; s <= kSteps; ++s) {
       EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
       std::size_t n = 0;
@@ -247,16 +267,16 @@ TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
         EXPECT_TRUE(contains(message, "'flat'") && contains(message, shape(nj, kNi)) &&
                     contains(message, shape(kNi, nj)))
             << message;
-        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 2, flat_shape), EP_ERR_COUNT);
+        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 2, shapes.flat), EP_ERR_COUNT);
         EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z'")) << xios_lite_last_error();
-        EXPECT_EQ(xios_lite_send_field(client, "nope", flat.data(), 2, flat_shape),
+        EXPECT_EQ(xios_lite_send_field(client, "nope", flat.data(), 2, shapes.flat),
                   EP_ERR_ARGUMENT);
         EXPECT_TRUE(contains(xios_lite_last_error(), "unknown field 'nope'"))
             << xios_lite_last_error();
       }
-      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK)
           << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK)
           << xios_lite_last_error();
     }
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
@@ -293,24 +313,17 @@ TEST(CApi, FunneledShapeErrorFailsTheWholeProcess) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_api_funneled");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config_text(dir));
+  const std::string cfg = xios_test::write_config(dir, config_text(dir));
 
   run_clients_and_server(
       cfg,
       [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
-        xios_lite_client_t client = nullptr;
-        EXPECT_EQ(
-            xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_FUNNELED, &client),
-            EP_OK)
-            << xios_lite_last_error();
-        EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
-        EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+        xios_lite_client_t client =
+            defined_client(world, comm, cfg, XIOS_LITE_MODE_FUNNELED, j0, nj);
         std::vector<double> flat(static_cast<std::size_t>(kNi * nj), 1.0);
         std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj), 2.0);
-        const std::int64_t flat_shape[] = {kNi, nj};
         const std::int64_t wrong_shape[] = {kNi, nj + 1};
-        const std::int64_t deep_shape[] = {kNi, nj, kNk};
+        const Shapes shapes(nj);
         // Another process may already have reported its missing step 1 (below)
         // through the servers: update_calendar raises what the servers pass on.
         const int rc1 = xios_lite_update_calendar(client, 1);
@@ -318,7 +331,7 @@ TEST(CApi, FunneledShapeErrorFailsTheWholeProcess) {
             << xios_lite_last_error();
         const bool wrong = omp_get_thread_num() == 0;
         const int rc =
-            xios_lite_send_field(client, "flat", flat.data(), 2, wrong ? wrong_shape : flat_shape);
+            xios_lite_send_field(client, "flat", flat.data(), 2, wrong ? wrong_shape : shapes.flat);
         EXPECT_NE(rc, EP_OK) << "every thread of the process fails with the one wrong shape";
         if (wrong) {
           EXPECT_EQ(rc, EP_ERR_COUNT);
@@ -329,9 +342,9 @@ TEST(CApi, FunneledShapeErrorFailsTheWholeProcess) {
         EXPECT_EQ(xios_lite_update_calendar(client, 2), EP_ERR_ARGUMENT);
         EXPECT_TRUE(contains(xios_lite_last_error(), "field 'flat' was due at step 1"))
             << xios_lite_last_error();
-        EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+        EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK)
             << xios_lite_last_error();
-        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK)
             << xios_lite_last_error();
         EXPECT_EQ(xios_lite_finalise(&client), EP_ERR_ARGUMENT);
         EXPECT_TRUE(contains(xios_lite_last_error(), "field 'flat' was due at step 1"))
@@ -349,13 +362,9 @@ TEST(CApi, DomainMask) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_api_mask");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config_text(dir));
+  const std::string cfg = xios_test::write_config(dir, config_text(dir));
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
-    xios_lite_client_t client = nullptr;
-    EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
-              EP_OK)
-        << xios_lite_last_error();
+    xios_lite_client_t client = create_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS);
     EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
     std::vector<int> valid(static_cast<std::size_t>(kNi * nj), 1);
     for (int j = 0; j < nj; ++j) {
@@ -370,12 +379,11 @@ TEST(CApi, DomainMask) {
     EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
     std::vector<double> flat(static_cast<std::size_t>(kNi * nj), 5.0);
     std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj), 6.0);
-    const std::int64_t flat_shape[] = {kNi, nj};
-    const std::int64_t deep_shape[] = {kNi, nj, kNk};
+    const Shapes shapes(nj);
     for (int s = 1; s <= 2; ++s) {
       EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK);
-      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK);
+      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK);
+      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK);
     }
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
   });
@@ -418,13 +426,9 @@ TEST(CApi, ModelSetsGeometryAndCalendar) {
     GTEST_SKIP() << "needs a client and a server process";
   }
   const std::string dir = xios_test::scratch_dir("c_attr");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, empty_definitions(dir));
+  const std::string cfg = xios_test::write_config(dir, empty_definitions(dir));
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
-    xios_lite_client_t client = nullptr;
-    EXPECT_EQ(xios_lite_client_create(comm, world, cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
-              EP_OK)
-        << xios_lite_last_error();
+    xios_lite_client_t client = create_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS);
     EXPECT_EQ(xios_lite_define_calendar(client, "Julian", "1900-02-28 12:00:00", nullptr, nullptr),
               EP_OK)
         << xios_lite_last_error();
@@ -465,9 +469,9 @@ TEST(CApi, ModelSetsGeometryAndCalendar) {
         for (int i = 0; i < kNi; ++i) deep.push_back(value(1, k, j, i));
       }
     }
-    const std::int64_t deep_shape[] = {kNi, nj, kNk};
+    const Shapes shapes(nj);
     EXPECT_EQ(xios_lite_update_calendar(client, 1), EP_OK) << xios_lite_last_error();
-    EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+    EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK)
         << xios_lite_last_error();
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
   });
@@ -503,13 +507,8 @@ TEST(CApi, RecvFieldReadsWhatWasWritten) {
   xios_test::write_file(out_cfg, config_text(dir));
   constexpr int kWritten = 2;
   run_clients_and_server(out_cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
-    xios_lite_client_t client = nullptr;
-    EXPECT_EQ(
-        xios_lite_client_create(comm, world, out_cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
-        EP_OK)
-        << xios_lite_last_error();
-    EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
-    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    xios_lite_client_t client =
+        defined_client(world, comm, out_cfg, XIOS_LITE_MODE_ENDPOINTS, j0, nj);
     for (int s = 1; s <= kWritten; ++s) {
       std::vector<double> flat;
       std::vector<double> deep;
@@ -521,11 +520,10 @@ TEST(CApi, RecvFieldReadsWhatWasWritten) {
           }
         }
       }
-      const std::int64_t flat_shape[] = {kNi, nj};
-      const std::int64_t deep_shape[] = {kNi, nj, kNk};
+      const Shapes shapes(nj);
       EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK);
-      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, flat_shape), EP_OK);
-      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, deep_shape), EP_OK);
+      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK);
+      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK);
     }
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
   });
@@ -536,35 +534,29 @@ TEST(CApi, RecvFieldReadsWhatWasWritten) {
   const std::string in_cfg = dir + "/iodef_in.xml";
   xios_test::write_file(in_cfg, in_text);
   run_clients_and_server(in_cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
-    xios_lite_client_t client = nullptr;
-    EXPECT_EQ(
-        xios_lite_client_create(comm, world, in_cfg.c_str(), XIOS_LITE_MODE_ENDPOINTS, &client),
-        EP_OK)
-        << xios_lite_last_error();
-    EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
-    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    xios_lite_client_t client =
+        defined_client(world, comm, in_cfg, XIOS_LITE_MODE_ENDPOINTS, j0, nj);
     std::vector<double> flat(static_cast<std::size_t>(kNi * nj));
     std::vector<double> deep(flat.size() * kNk);
-    const std::int64_t flat_shape[] = {kNi, nj};
-    const std::int64_t deep_shape[] = {kNi, nj, kNk};
+    const Shapes shapes(nj);
     for (int s = 1; s <= kWritten + 1; ++s) {
       EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK);
       if (s > kWritten) {
         if (nj > 0) {
-          EXPECT_EQ(xios_lite_recv_field(client, "deep", deep.data(), 3, deep_shape),
+          EXPECT_EQ(xios_lite_recv_field(client, "deep", deep.data(), 3, shapes.deep),
                     EP_ERR_ARGUMENT);
           EXPECT_TRUE(contains(xios_lite_last_error(), "record 2 does not exist"))
               << xios_lite_last_error();
         }
         break;
       }
-      EXPECT_EQ(xios_lite_recv_field(client, "flat", deep.data(), 3, deep_shape), EP_ERR_COUNT);
+      EXPECT_EQ(xios_lite_recv_field(client, "flat", deep.data(), 3, shapes.deep), EP_ERR_COUNT);
       EXPECT_TRUE(contains(xios_lite_last_error(), "xios_lite_recv_field") &&
                   contains(xios_lite_last_error(), "field 'flat'"))
           << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_recv_field(client, "flat", flat.data(), 2, flat_shape), EP_OK)
+      EXPECT_EQ(xios_lite_recv_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK)
           << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_recv_field(client, "deep", deep.data(), 3, deep_shape), EP_OK)
+      EXPECT_EQ(xios_lite_recv_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK)
           << xios_lite_last_error();
       for (int k = 0; k < kNk; ++k) {
         for (int j = 0; j < nj; ++j) {

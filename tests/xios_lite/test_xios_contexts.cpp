@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kAtmNi = 8;
 constexpr int kAtmNj = 6;
@@ -74,23 +75,12 @@ std::string component_of(int world_rank) {
   return world_rank < (clients + 1) / 2 ? "atmosphere" : "ocean";
 }
 
-std::vector<double> block_values(const Block& b, int nk, auto&& f) {
-  std::vector<double> v;
-  for (int k = 0; k < nk; ++k) {
-    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) v.push_back(f(k, j, i));
-    }
-  }
-  return v;
-}
-
 TEST(XiosContexts, CoupledAtmosphereAndOcean) {
   if (ep_test::world_size() < 2) {
     GTEST_SKIP() << "two components need two processes";
   }
   const std::string dir = xios_test::scratch_dir("contexts");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers();
@@ -105,7 +95,8 @@ TEST(XiosContexts, CoupledAtmosphereAndOcean) {
       c.close_definition();
       for (int s = 1; s <= kAtmSteps; ++s) {
         c.update_calendar(s);
-        c.send_field("tas", block_values(b, 1, [s](int, int j, int i) { return tas_at(s, j, i); }));
+        c.send_field("tas", xios_test::block_values(
+                                b, 1, [s](int, int j, int i) { return tas_at(s, j, i); }));
       }
     } else {
       EXPECT_EQ(c.config().context, "ocean");
@@ -115,7 +106,7 @@ TEST(XiosContexts, CoupledAtmosphereAndOcean) {
       c.close_definition();
       for (int s = 1; s <= kOceSteps; ++s) {
         c.update_calendar(s);
-        c.send_field("thetao", block_values(b, kOceNk, [s](int k, int j, int i) {
+        c.send_field("thetao", xios_test::block_values(b, kOceNk, [s](int k, int j, int i) {
                        return sst_at(s, k, j, i);
                      }));
       }

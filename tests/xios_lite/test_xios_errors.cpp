@@ -13,15 +13,12 @@
 
 #include "ep/error.hpp"
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::error_of;
-using xios_test::mode;
-using xios_test::servers;
+using namespace xios_test;
 
 constexpr int kNi = 8;
 constexpr int kNj = 4;
@@ -34,45 +31,42 @@ std::string config(const std::string& file_name, int finalise_timeout_s = 20) {
 
 TEST(XiosErrors, ApiMisuseIsAClearError) {
   const std::string dir = xios_test::scratch_dir("misuse");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    const auto good = xios_test::field_values(0, 1, 1, b);
-    const std::string rank = "ep rank " + std::to_string(comm.rank());
-    std::string e = error_of([&] { c.send_field("t2", good); });
-    EXPECT_HAS(e, "xios_lite::Client::send_field");
-    EXPECT_HAS(e, rank);
-    EXPECT_HAS(e, "send before close_definition (field 't2')");
-    EXPECT_HAS(error_of([&] { c.set_domain_block("ocean", b); }), "unknown domain 'ocean'");
-    EXPECT_HAS(error_of([&] {
-                 c.set_domain_block("dom", {0, kNi + 1, 0, 1});
-               }),
-               "outside domain 'dom'");
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    EXPECT_HAS(error_of([&] { c.send_field("t2", good); }), "before the first update_calendar");
-    c.update_calendar(1);
-    e = error_of([&] { c.send_field("nope", good); });
-    EXPECT_HAS(e, "field 'nope' was never defined");
-    EXPECT_HAS(e, rank);
-    const std::vector<double> wrong(good.size() + 1, 0.0);
-    EXPECT_HAS(error_of([&] { c.send_field("t2", wrong); }),
-               std::to_string(wrong.size()) + " values, expected " + std::to_string(good.size()));
-    c.send_field("t2", good);
-    EXPECT_HAS(error_of([&] { c.send_field("t2", good); }), "field 't2' sent twice in step 1");
-    e = error_of([&] { c.update_calendar(1); });
-    EXPECT_HAS(e, "xios_lite::Client::update_calendar");
-    EXPECT_HAS(e, "step 1 goes backwards (the previous step was 1)");
-    c.update_calendar(2);
-    c.send_field("t2", xios_test::field_values(0, 2, 1, b));
-    (void)c.finalise();
-    EXPECT_HAS(error_of([&] { c.update_calendar(3); }), "called after finalise");
-  };
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const auto good = xios_test::field_values(0, 1, 1, b);
+        const std::string rank = "ep rank " + std::to_string(comm.rank());
+        std::string e = error_of([&] { c.send_field("t2", good); });
+        EXPECT_HAS(e, "xios_lite::Client::send_field");
+        EXPECT_HAS(e, rank);
+        EXPECT_HAS(e, "send before close_definition (field 't2')");
+        EXPECT_HAS(error_of([&] { c.set_domain_block("ocean", b); }), "unknown domain 'ocean'");
+        EXPECT_HAS(error_of([&] {
+                     c.set_domain_block("dom", {0, kNi + 1, 0, 1});
+                   }),
+                   "outside domain 'dom'");
+        c.set_domain_block("dom", b);
+        c.close_definition();
+        EXPECT_HAS(error_of([&] { c.send_field("t2", good); }), "before the first update_calendar");
+        c.update_calendar(1);
+        e = error_of([&] { c.send_field("nope", good); });
+        EXPECT_HAS(e, "field 'nope' was never defined");
+        EXPECT_HAS(e, rank);
+        const std::vector<double> wrong(good.size() + 1, 0.0);
+        EXPECT_HAS(
+            error_of([&] { c.send_field("t2", wrong); }),
+            std::to_string(wrong.size()) + " values, expected " + std::to_string(good.size()));
+        c.send_field("t2", good);
+        EXPECT_HAS(error_of([&] { c.send_field("t2", good); }), "field 't2' sent twice in step 1");
+        e = error_of([&] { c.update_calendar(1); });
+        EXPECT_HAS(e, "xios_lite::Client::update_calendar");
+        EXPECT_HAS(e, "step 1 goes backwards (the previous step was 1)");
+        c.update_calendar(2);
+        c.send_field("t2", xios_test::field_values(0, 2, 1, b));
+        (void)c.finalise();
+        EXPECT_HAS(error_of([&] { c.update_calendar(3); }), "called after finalise");
+      });
   const auto outcome = xios_test::run(spec);
   for (const auto& e : outcome.client_errors) {
     ADD_FAILURE() << "unexpected: " << e;
@@ -91,40 +85,34 @@ TEST(XiosErrors, ApiMisuseIsAClearError) {
 // it at a later call or at finalise, with the path in the message.
 TEST(XiosErrors, WriteErrorReachesEveryClient) {
   const std::string dir = xios_test::scratch_dir("unwritable");
-  const std::string cfg = dir + "/iodef.xml";
   const std::string bad = dir + "/no_such_dir/out";
-  xios_test::write_file(cfg, config(bad));
+  const std::string cfg = xios_test::write_config(dir, config(bad));
   std::mutex mutex;
   int endpoints = 0;
   int told = 0;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    std::string seen;
-    for (int s = 1; s <= 4; ++s) {
-      const std::string e = error_of([&] {
-        c.update_calendar(s);
-        c.send_field("t2", xios_test::field_values(0, s, 1, b));
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+        std::string seen;
+        for (int s = 1; s <= 4; ++s) {
+          const std::string e = error_of([&] {
+            c.update_calendar(s);
+            c.send_field("t2", xios_test::field_values(0, s, 1, b));
+          });
+          seen = seen.empty() ? e : seen;
+        }
+        const std::string at_finalise = error_of([&] { (void)c.finalise(); });
+        seen = seen.empty() ? at_finalise : seen;
+        EXPECT_HAS(seen, bad);
+        EXPECT_HAS(seen, "nc_create");
+        if (servers() > 0) {
+          EXPECT_HAS(at_finalise, "xios_lite::Client::finalise");  // and again at finalise
+          EXPECT_HAS(at_finalise, bad);
+        }
+        const std::lock_guard lock(mutex);
+        ++endpoints;
+        told += seen.find(bad) != std::string::npos ? 1 : 0;
       });
-      seen = seen.empty() ? e : seen;
-    }
-    const std::string at_finalise = error_of([&] { (void)c.finalise(); });
-    seen = seen.empty() ? at_finalise : seen;
-    EXPECT_HAS(seen, bad);
-    EXPECT_HAS(seen, "nc_create");
-    if (servers() > 0) {
-      EXPECT_HAS(at_finalise, "xios_lite::Client::finalise");  // and again at finalise
-      EXPECT_HAS(at_finalise, bad);
-    }
-    const std::lock_guard lock(mutex);
-    ++endpoints;
-    told += seen.find(bad) != std::string::npos ? 1 : 0;
-  };
   const auto outcome = xios_test::run(spec);
   EXPECT_EQ(told, endpoints);
   if (outcome.is_server) {
@@ -141,29 +129,25 @@ TEST(XiosErrors, WriteErrorReachesEveryClient) {
 // client with the same message, and the servers stop cleanly.
 TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
   const std::string dir = xios_test::scratch_dir("blocks");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   for (const bool overlap : {false, true}) {
     std::mutex mutex;
     std::vector<std::string> messages;
-    xios_test::RunSpec spec;
-    spec.config = cfg;
-    spec.servers = servers();
-    spec.mode = mode();
-    spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-      Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-      if (overlap) {
-        b = Block{0, kNi, 0,
-                  comm.rank() < 2 ? kNj : 0};  // the first two clients both take everything
-      } else if (comm.rank() == comm.size() - 1) {
-        b.nj -= 1;  // the last client leaves a row out
-      }
-      c.set_domain_block("dom", b);
-      const std::string e = error_of([&] { c.close_definition(); });
-      EXPECT_HAS(e, "xios_lite::Client::close_definition");
-      const std::lock_guard lock(mutex);
-      messages.push_back(e);
-    };
+    xios_test::RunSpec spec = xios_test::run_spec(
+        cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+          Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+          if (overlap) {
+            b = Block{0, kNi, 0,
+                      comm.rank() < 2 ? kNj : 0};  // the first two clients both take everything
+          } else if (comm.rank() == comm.size() - 1) {
+            b.nj -= 1;  // the last client leaves a row out
+          }
+          c.set_domain_block("dom", b);
+          const std::string e = error_of([&] { c.close_definition(); });
+          EXPECT_HAS(e, "xios_lite::Client::close_definition");
+          const std::lock_guard lock(mutex);
+          messages.push_back(e);
+        });
     int clients = 0;
     const auto outcome = xios_test::run(spec);
     clients = static_cast<int>(messages.size());
@@ -192,8 +176,7 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
   }
   constexpr int kTimeoutS = 2;
   const std::string dir = xios_test::scratch_dir("finalise_timeout");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out", kTimeoutS));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out", kTimeoutS));
   std::mutex mutex;
   std::vector<std::string> client_errors;
   std::string late_error;
@@ -207,9 +190,7 @@ TEST(XiosErrors, FinaliseTimeoutNamesTheMissingClient) {
   spec.mode = mode();
   spec.server_threads = 2;
   spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
+    const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     c.update_calendar(1);
     c.send_field("t2", xios_test::field_values(0, 1, 1, b));
     EXPECT_EQ(comm.size() - 1, late);

@@ -17,11 +17,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kNi = 7;
 constexpr int kNj = 5;
@@ -75,11 +76,7 @@ std::string config(const std::string& dir) {
 }
 
 std::vector<double> sent(int s, const Block& b, double (*f)(int, int, int)) {
-  std::vector<double> v;
-  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) v.push_back(f(s, j, i));
-  }
-  return v;
+  return xios_test::block_values(b, 1, [&](int, int j, int i) { return f(s, j, i); });
 }
 
 // Per 2-step period: the mean (or maximum, or last) of `f` at each point.
@@ -126,32 +123,28 @@ std::string attribute_text(const std::string& path, const std::string& var, cons
 
 TEST(XiosExpressions, EvaluatedBeforeTheTemporalOperation) {
   const std::string dir = xios_test::scratch_dir("expressions");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = xios_test::servers();
-  spec.mode = xios_test::mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("d", b);
-    // Expressions are computed, never sent.
-    c.close_definition();
-    EXPECT_HAS(
-        xios_test::error_of([&] {
-          c.update_calendar(1);
-          c.send_field("ab", sent(1, b, a_at));
-        }),
-        "field 'ab' is computed from its expression '@a * @b + 2': send the fields it reads");
-    EXPECT_HAS(xios_test::error_of([&] { c.send_field("a_copy", sent(1, b, a_at)); }),
-               "field 'a_copy' takes its values from field 'a' (field_ref): send that one");
-    for (int s = 1; s <= kSteps; ++s) {
-      if (s > 1) c.update_calendar(s);
-      c.send_field("a", sent(s, b, a_at));
-      c.send_field("b", sent(s, b, b_at));
-    }
-    (void)c.finalise();
-  };
+  const std::string cfg = xios_test::write_config(dir, config(dir));
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        c.set_domain_block("d", b);
+        // Expressions are computed, never sent.
+        c.close_definition();
+        EXPECT_HAS(
+            xios_test::error_of([&] {
+              c.update_calendar(1);
+              c.send_field("ab", sent(1, b, a_at));
+            }),
+            "field 'ab' is computed from its expression '@a * @b + 2': send the fields it reads");
+        EXPECT_HAS(xios_test::error_of([&] { c.send_field("a_copy", sent(1, b, a_at)); }),
+                   "field 'a_copy' takes its values from field 'a' (field_ref): send that one");
+        for (int s = 1; s <= kSteps; ++s) {
+          if (s > 1) c.update_calendar(s);
+          c.send_field("a", sent(s, b, a_at));
+          c.send_field("b", sent(s, b, b_at));
+        }
+        (void)c.finalise();
+      });
   const xios_test::Outcome o = xios_test::run(spec);
   for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
   EXPECT_EQ(o.server_error, "");
@@ -201,34 +194,30 @@ TEST(XiosExpressions, EvaluatedBeforeTheTemporalOperation) {
 // and the missing field, and the record is _FillValue, not a wrong value.
 TEST(XiosExpressions, AMissingOperandIsNamed) {
   const std::string dir = xios_test::scratch_dir("expressions_missing");
-  const std::string cfg = dir + "/iodef.xml";
   // Only the expression is written: its missing operand is what the error names.
   std::string text = config(dir);
   const auto first_field = text.find("        <field field_ref=\"a\"/>");
   const auto last_field = text.find("      </file>");
   text.replace(first_field, last_field - first_field, "        <field field_ref=\"ab\"/>\n");
-  xios_test::write_file(cfg, text);
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = xios_test::servers();
-  spec.mode = xios_test::mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("d", b);
-    c.close_definition();
-    std::string first;
-    for (int s = 1; s <= kSteps; ++s) {
-      const std::string e = xios_test::error_of([&] { c.update_calendar(s); });
-      if (first.empty()) first = e;
-      c.send_field("a", sent(s, b, a_at));
-      if (s != 2) c.send_field("b", sent(s, b, b_at));
-    }
-    EXPECT_HAS(first,
-               "field 'ab' was due at step 2 and could not be computed (its expression reads "
-               "field 'b', which was not sent)");
-    const std::string e = xios_test::error_of([&] { (void)c.finalise(); });
-    EXPECT_HAS(e, "was due at step 2");
-  };
+  const std::string cfg = xios_test::write_config(dir, text);
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        c.set_domain_block("d", b);
+        c.close_definition();
+        std::string first;
+        for (int s = 1; s <= kSteps; ++s) {
+          const std::string e = xios_test::error_of([&] { c.update_calendar(s); });
+          if (first.empty()) first = e;
+          c.send_field("a", sent(s, b, a_at));
+          if (s != 2) c.send_field("b", sent(s, b, b_at));
+        }
+        EXPECT_HAS(first,
+                   "field 'ab' was due at step 2 and could not be computed (its expression reads "
+                   "field 'b', which was not sent)");
+        const std::string e = xios_test::error_of([&] { (void)c.finalise(); });
+        EXPECT_HAS(e, "was due at step 2");
+      });
   const xios_test::Outcome o = xios_test::run(spec);
   for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
   if (ep_test::world_rank() == 0) {

@@ -11,23 +11,16 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::value;
+using namespace xios_test;
 
 constexpr int kNi = 12;
 constexpr int kNj = 6;
 constexpr int kLevels = 3;
-
-int servers_or_zero(int wanted) {
-  return ep_test::world_size() >= 2 ? std::min(wanted, ep_test::world_size() - 1) : 0;
-}
-Mode mode_for(int servers) { return servers > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
-bool is_reader() { return ep_test::world_rank() == 0; }
 
 std::string context(const std::string& calendar, const std::string& domain,
                     const std::string& fields, const std::string& files) {
@@ -49,31 +42,11 @@ std::string context(const std::string& calendar, const std::string& domain,
 
 const std::string kDomain = R"(<domain id="dom" ni_glo="12" nj_glo="6"/>)";
 
-void expect_no_errors(const xios_test::Outcome& o) {
-  for (const auto& e : o.client_errors) {
-    ADD_FAILURE() << "client error: " << e;
-  }
-  EXPECT_EQ(o.server_error, "");
-}
-
 // Fields sent by `send` at steps 1..steps on each client's uneven block.
 xios_test::RunSpec run_of(const std::string& cfg, int servers, int steps,
-                          std::function<void(xios_lite::Client&, const Block&, int step)> send) {
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode_for(servers);
-  spec.model = [steps, send](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    for (int s = 1; s <= steps; ++s) {
-      c.update_calendar(s);
-      send(c, b, s);
-    }
-    (void)c.finalise();
-  };
-  return spec;
+                          xios_test::StepSender send) {
+  return xios_test::run_spec(cfg, servers,
+                             xios_test::stepping_model(kNi, kNj, steps, std::move(send)));
 }
 
 std::vector<double> whole(int f, long step, int nk) {
@@ -84,10 +57,9 @@ std::vector<double> whole(int f, long step, int nk) {
 // (before: the later files held only _FillValue).
 TEST(XiosFiles, OnceFieldsInEverySplitFile) {
   const std::string dir = xios_test::scratch_dir("once_split");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(1);
-  xios_test::write_file(
-      cfg,
+  const int servers = xios_test::servers(1);
+  const std::string cfg = xios_test::write_config(
+      dir,
       context(R"(type="noleap" start_date="2000-02-27 00:00:00" timestep="6h")", kDomain,
               R"(<field id="t2" grid_ref="g2"/><field id="orog" grid_ref="g2" operation="once"/>)",
               R"(<file id="daily" name=")" + dir +
@@ -113,10 +85,9 @@ TEST(XiosFiles, OnceFieldsInEverySplitFile) {
 // default_value stays missing.
 TEST(XiosFiles, FloatOutputAndFloatSend) {
   const std::string dir = xios_test::scratch_dir("float");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(1);
-  xios_test::write_file(
-      cfg, context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")", kDomain,
+  const int servers = xios_test::servers(1);
+  const std::string cfg = xios_test::write_config(
+      dir, context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")", kDomain,
                    R"(<field id="d4" grid_ref="g3" prec="4"/>
                       <field id="f4" grid_ref="g2" prec="4" default_value="-1e20" detect_missing_value="true" operation="average"/>
                       <field id="f8" grid_ref="g2"/>)",
@@ -178,11 +149,10 @@ TEST(XiosFiles, FloatOutputAndFloatSend) {
 // a record that fits is one chunk; a small target splits the largest extents.
 TEST(XiosFiles, ChunksFromATargetSize) {
   const std::string dir = xios_test::scratch_dir("chunks");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(1);
+  const int servers = xios_test::servers(1);
   // 400 bytes: a record of t3 is 3 x 6 x 12 x 8 = 1728 bytes.
-  xios_test::write_file(
-      cfg, context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")", kDomain,
+  const std::string cfg = xios_test::write_config(
+      dir, context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")", kDomain,
                    R"(<field id="t3" grid_ref="g3"/>
                       <field id="small" grid_ref="g3" chunking_blocksize_target="0.000382"/>)",
                    R"(<file id="out" name=")" + dir +
@@ -207,8 +177,7 @@ TEST(XiosFiles, ChunksFromATargetSize) {
 // bounds_lon / bounds_lat: CF bounds variables and the coordinates' bounds attribute.
 TEST(XiosFiles, CellBounds) {
   const std::string dir = xios_test::scratch_dir("bounds");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(1);
+  const int servers = xios_test::servers(1);
   std::string blon;
   std::vector<double> expect_lon;
   for (int i = 0; i < kNi; ++i) {
@@ -221,8 +190,8 @@ TEST(XiosFiles, CellBounds) {
     blat += std::to_string(-90 + 30 * j) + " " + std::to_string(-60 + 30 * j) + " ";
     expect_lat.insert(expect_lat.end(), {-90.0 + 30 * j, -60.0 + 30 * j});
   }
-  xios_test::write_file(
-      cfg,
+  const std::string cfg = xios_test::write_config(
+      dir,
       context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")",
               R"(<domain id="dom" ni_glo="12" nj_glo="6" bounds_lon=")" + blon +
                   R"(" bounds_lat=")" + blat + R"("/>)",
@@ -248,12 +217,11 @@ TEST(XiosFiles, CellBounds) {
 // without rows writes no multiple_file part for it and takes part in the
 // one_file writes with nothing (before: refused at close_definition).
 TEST(XiosFiles, FewerRowsThanServerEndpoints) {
-  if (servers_or_zero(1) == 0) {
+  if (xios_test::servers(1) == 0) {
     GTEST_SKIP() << "needs a server process";
   }
   const std::string dir = xios_test::scratch_dir("few_rows");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(2);
+  const int servers = xios_test::servers(2);
   // The strip's grid (the shared context has g2/g3 on "dom").
   std::string text = context(
       R"(type="gregorian" start_date="2000-01-01" timestep="1h")",
@@ -264,7 +232,7 @@ TEST(XiosFiles, FewerRowsThanServerEndpoints) {
                        <file id="parts" name=")" +
           dir + R"(/parts" output_freq="1ts"><field field_ref="s"/></file>)");
   text.replace(text.find("</grid_definition>"), 0, R"(<grid id="gs" domain_ref="strip"/>)");
-  xios_test::write_file(cfg, text);
+  const std::string cfg = xios_test::write_config(dir, text);
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers;

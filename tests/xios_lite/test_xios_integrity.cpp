@@ -15,15 +15,12 @@
 
 #include "ep/error.hpp"
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::error_of;
-using xios_test::mode;
-using xios_test::servers;
+using namespace xios_test;
 
 constexpr int kNi = 6;
 constexpr int kNj = 8;
@@ -65,40 +62,36 @@ struct Seen {
 // is caught and the run goes on.
 xios_test::RunSpec skipping_run(const std::string& cfg, Seen& seen,
                                 std::function<bool(int, int)> skips) {
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&seen, skips](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    std::string during;
-    for (int s = 1; s <= kSteps; ++s) {
-      try {
-        c.update_calendar(s);
-      } catch (const ep::Error& e) {
-        during += std::string(e.what()) + "\n";
-      }
-      if (!skips(comm.rank(), s)) {
-        c.send_field("sst", xios_test::field_values(0, s, 1, b));
-      }
-      c.send_field("tas", xios_test::field_values(1, s, 1, b));
-    }
-    std::string at_finalise;
-    try {
-      (void)c.finalise();
-    } catch (const ep::Error& e) {
-      at_finalise = e.what();
-    }
-    const std::lock_guard lock(seen.mutex);
-    seen.clients = comm.size();
-    seen.during.resize(static_cast<std::size_t>(comm.size()));
-    seen.at_finalise.resize(static_cast<std::size_t>(comm.size()));
-    seen.during[static_cast<std::size_t>(comm.rank())] = during;
-    seen.at_finalise[static_cast<std::size_t>(comm.rank())] = at_finalise;
-    seen.here.push_back(comm.rank());
-  };
+  xios_test::RunSpec spec =
+      xios_test::run_spec(cfg, xios_test::servers(),
+                          [&seen, skips](xios_lite::Client& c, const ep::Communicator& comm) {
+                            const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+                            std::string during;
+                            for (int s = 1; s <= kSteps; ++s) {
+                              try {
+                                c.update_calendar(s);
+                              } catch (const ep::Error& e) {
+                                during += std::string(e.what()) + "\n";
+                              }
+                              if (!skips(comm.rank(), s)) {
+                                c.send_field("sst", xios_test::field_values(0, s, 1, b));
+                              }
+                              c.send_field("tas", xios_test::field_values(1, s, 1, b));
+                            }
+                            std::string at_finalise;
+                            try {
+                              (void)c.finalise();
+                            } catch (const ep::Error& e) {
+                              at_finalise = e.what();
+                            }
+                            const std::lock_guard lock(seen.mutex);
+                            seen.clients = comm.size();
+                            seen.during.resize(static_cast<std::size_t>(comm.size()));
+                            seen.at_finalise.resize(static_cast<std::size_t>(comm.size()));
+                            seen.during[static_cast<std::size_t>(comm.rank())] = during;
+                            seen.at_finalise[static_cast<std::size_t>(comm.rank())] = at_finalise;
+                            seen.here.push_back(comm.rank());
+                          });
   return spec;
 }
 
@@ -135,8 +128,7 @@ int total_clients() {
 // from then on each record of sst held the next step's values).
 TEST(XiosIntegrity, EveryClientSkipsAFieldOnce) {
   const std::string dir = xios_test::scratch_dir("skip_all");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir, "instant", "1ts"));
+  const std::string cfg = xios_test::write_config(dir, config(dir, "instant", "1ts"));
   Seen seen;
   const auto outcome =
       xios_test::run(skipping_run(cfg, seen, [](int, int step) { return step == 5; }));
@@ -170,8 +162,7 @@ TEST(XiosIntegrity, OneClientSkipsAField) {
     GTEST_SKIP() << "needs a server process";
   }
   const std::string dir = xios_test::scratch_dir("skip_one");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir, "instant", "1ts"));
+  const std::string cfg = xios_test::write_config(dir, config(dir, "instant", "1ts"));
   const int last = total_clients() - 1;
   Seen seen;
   const auto outcome = xios_test::run(
@@ -207,8 +198,7 @@ TEST(XiosIntegrity, OneClientSkipsAField) {
 // jumping over a step is a missing sample too.
 TEST(XiosIntegrity, AverageMissingASampleAndSkippedSteps) {
   const std::string dir = xios_test::scratch_dir("skip_avg");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir, "average", "4ts"));
+  const std::string cfg = xios_test::write_config(dir, config(dir, "average", "4ts"));
   std::mutex mutex;
   std::vector<std::string> errors;
   std::vector<int> skipped;  // the clients that skip a sample
@@ -217,46 +207,41 @@ TEST(XiosIntegrity, AverageMissingASampleAndSkippedSteps) {
   const auto skipper = [](const ep::Communicator& comm) {
     return servers() > 0 ? comm.rank() == 0 : comm.process_rank() == 0;
   };
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    if (skipper(comm)) {
-      const std::lock_guard lock(mutex);
-      skipped.push_back(comm.rank());
-    }
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    std::string seen;
-    for (int s = 1; s <= kSteps; ++s) {
-      if (s == 6) {
-        continue;  // every client jumps from step 5 to step 7
-      }
-      try {
-        c.update_calendar(s);
-      } catch (const ep::Error& e) {
-        seen += std::string(e.what()) + "\n";
-      }
-      if (!(skipper(comm) && s == 2)) {
-        c.send_field("sst", xios_test::field_values(0, s, 1, b));
-      }
-      c.send_field("tas", xios_test::field_values(1, s, 1, b));
-    }
-    try {
-      (void)c.finalise();
-    } catch (const ep::Error& e) {
-      seen += e.what();
-    }
-    if (skipper(comm)) {
-      EXPECT_HAS(seen, "ep rank " + std::to_string(comm.rank()) +
-                           ": field 'sst' was due at step 2 and was not sent");
-    }
-    EXPECT_HAS(seen, "field 'sst' was due at step 6 and was not sent");
-    const std::lock_guard lock(mutex);
-    errors.push_back(seen);
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        if (skipper(comm)) {
+          const std::lock_guard lock(mutex);
+          skipped.push_back(comm.rank());
+        }
+        const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+        std::string seen;
+        for (int s = 1; s <= kSteps; ++s) {
+          if (s == 6) {
+            continue;  // every client jumps from step 5 to step 7
+          }
+          try {
+            c.update_calendar(s);
+          } catch (const ep::Error& e) {
+            seen += std::string(e.what()) + "\n";
+          }
+          if (!(skipper(comm) && s == 2)) {
+            c.send_field("sst", xios_test::field_values(0, s, 1, b));
+          }
+          c.send_field("tas", xios_test::field_values(1, s, 1, b));
+        }
+        try {
+          (void)c.finalise();
+        } catch (const ep::Error& e) {
+          seen += e.what();
+        }
+        if (skipper(comm)) {
+          EXPECT_HAS(seen, "ep rank " + std::to_string(comm.rank()) +
+                               ": field 'sst' was due at step 2 and was not sent");
+        }
+        EXPECT_HAS(seen, "field 'sst' was due at step 6 and was not sent");
+        const std::lock_guard lock(mutex);
+        errors.push_back(seen);
+      });
   (void)xios_test::run(spec);
   const int size = total_clients();  // collective
   if (ep_test::world_rank() == 0) {

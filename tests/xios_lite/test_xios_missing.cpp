@@ -17,14 +17,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::mode;
-using xios_test::servers;
+using namespace xios_test;
 
 constexpr int kNi = 6;
 constexpr int kNj = 4;
@@ -123,8 +121,7 @@ double expected(const std::string& op, int r, int j, int i) {
 
 void run_and_check(Mode mode, int servers, const std::string& tag) {
   const std::string dir = xios_test::scratch_dir(tag);
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/ops"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/ops"));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers;
@@ -144,13 +141,8 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
     c.close_definition();
     for (int s = 1; s <= kSteps; ++s) {
       c.update_calendar(s);
-      std::vector<double> v;
-      for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-        for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
-          v.push_back(sent(s, j, i));
-        }
-      }
-      c.send_field("x", v);
+      c.send_field("x",
+                   xios_test::block_values(b, 1, [&](int, int j, int i) { return sent(s, j, i); }));
     }
     (void)c.finalise();
   };

@@ -16,11 +16,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kNi = 9;
 constexpr int kNj = 6;
@@ -137,8 +138,7 @@ void model(xios_lite::Client& c, const ep::Communicator& comm) {
 
 TEST(XiosModelGeometry, SetByTheModelAndWritten) {
   const std::string dir = xios_test::scratch_dir("model_geometry");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = xios_test::servers();
@@ -223,8 +223,7 @@ TEST(XiosModelGeometry, SetByTheModelAndWritten) {
 // close_definition with the same message, which names the clients.
 TEST(XiosModelGeometry, DisagreementsFailEverywhere) {
   const std::string dir = xios_test::scratch_dir("model_geometry_errors");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   struct Case {
     const char* expect;
     std::function<void(xios_lite::Client&, const ep::Communicator&, const Block&)> set;
@@ -257,41 +256,38 @@ TEST(XiosModelGeometry, DisagreementsFailEverywhere) {
        }},
   };
   for (const Case& k : cases) {
-    xios_test::RunSpec spec;
-    spec.config = cfg;
-    spec.servers = xios_test::servers();
-    spec.mode = xios_test::mode();
-    spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-      const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-      xios_lite::CalendarAttributes cal;
-      cal.type = "Gregorian";
-      cal.start_date = "2000-01-01";
-      cal.timestep = "6h";
-      c.define_calendar(cal);
-      xios_lite::DomainAttributes a;
-      a.ni_glo = kNi;
-      a.nj_glo = kNj;
-      c.set_domain_attr("atm", a);
-      c.set_domain_attr("ocean", a);
-      c.set_domain_block("atm", b);
-      c.set_domain_block("ocean", b);
-      xios_lite::AxisAttributes z;
-      z.n_glo = kLevels;
-      c.set_axis_attr("z", z);
-      xios_lite::DomainAttributes coords;
-      coords.lonvalue_2d.assign(static_cast<std::size_t>(b.ni) * b.nj, 2.0);
-      coords.latvalue_2d = coords.lonvalue_2d;
-      if (std::string(k.expect).find("lonvalue_2d") == std::string::npos) {
-        c.set_domain_attr("ocean", coords);
-      }
-      k.set(c, comm, b);
-      const std::string e = xios_test::error_of([&] { c.close_definition(); });
-      EXPECT_HAS(e, "xios_lite::Client::close_definition");
-      EXPECT_HAS(e, k.expect);
-      if (e.empty()) {
-        (void)c.finalise();
-      }
-    };
+    xios_test::RunSpec spec = xios_test::run_spec(
+        cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+          const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+          xios_lite::CalendarAttributes cal;
+          cal.type = "Gregorian";
+          cal.start_date = "2000-01-01";
+          cal.timestep = "6h";
+          c.define_calendar(cal);
+          xios_lite::DomainAttributes a;
+          a.ni_glo = kNi;
+          a.nj_glo = kNj;
+          c.set_domain_attr("atm", a);
+          c.set_domain_attr("ocean", a);
+          c.set_domain_block("atm", b);
+          c.set_domain_block("ocean", b);
+          xios_lite::AxisAttributes z;
+          z.n_glo = kLevels;
+          c.set_axis_attr("z", z);
+          xios_lite::DomainAttributes coords;
+          coords.lonvalue_2d.assign(static_cast<std::size_t>(b.ni) * b.nj, 2.0);
+          coords.latvalue_2d = coords.lonvalue_2d;
+          if (std::string(k.expect).find("lonvalue_2d") == std::string::npos) {
+            c.set_domain_attr("ocean", coords);
+          }
+          k.set(c, comm, b);
+          const std::string e = xios_test::error_of([&] { c.close_definition(); });
+          EXPECT_HAS(e, "xios_lite::Client::close_definition");
+          EXPECT_HAS(e, k.expect);
+          if (e.empty()) {
+            (void)c.finalise();
+          }
+        });
     const xios_test::Outcome o = xios_test::run(spec);
     for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
     if (o.is_server) {

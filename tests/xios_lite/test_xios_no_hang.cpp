@@ -17,15 +17,11 @@
 
 #include "ep/error.hpp"
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::error_of;
-using xios_test::mode;
-using xios_test::servers;
+using namespace xios_test;
 
 constexpr int kNi = 8;
 constexpr int kNj = 6;
@@ -74,8 +70,7 @@ struct Texts {
 // receive_until_finalised with no timeout and the job hung (rc 124).
 void one_client_leaves(bool api, Mode client_mode) {
   const std::string dir = xios_test::scratch_dir("leaves");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int leaver = total_clients() - 1;
   const std::string named =
       "client " + std::to_string(leaver) + " was destroyed without finalise after step 3";
@@ -85,9 +80,7 @@ void one_client_leaves(bool api, Mode client_mode) {
   spec.servers = servers();
   spec.mode = client_mode;
   spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
+    const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     for (int s = 1; s <= 6; ++s) {
       (void)error_of([&] { c.update_calendar(s); });
       if (comm.rank() == leaver && s == 3) {
@@ -138,27 +131,21 @@ TEST(XiosNoHang, ThreadLeavesInFunneledMode) {
 // update_calendar. Every process ends.
 TEST(XiosNoHang, ErrorsPropagatingEndEveryClient) {
   const std::string dir = xios_test::scratch_dir("propagate");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int failing = total_clients() - 1;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    for (int s = 1; s <= 40; ++s) {
-      c.update_calendar(s);
-      if (comm.rank() == failing && s == 3) {
-        throw std::runtime_error("the model failed");
-      }
-      c.send_field("sst", xios_test::field_values(0, s, 1, b));
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    (void)c.finalise();
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+        for (int s = 1; s <= 40; ++s) {
+          c.update_calendar(s);
+          if (comm.rank() == failing && s == 3) {
+            throw std::runtime_error("the model failed");
+          }
+          c.send_field("sst", xios_test::field_values(0, s, 1, b));
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        (void)c.finalise();
+      });
   const Timed t = timed_run(spec);
   EXPECT_LT(t.seconds, kBudgetS);
   if (!t.outcome.is_server) {
@@ -180,27 +167,23 @@ TEST(XiosNoHang, ErrorsPropagatingEndEveryClient) {
 // tells the others, who fail in close_definition naming it.
 void error_before_close_definition(bool destroyed) {
   const std::string dir = xios_test::scratch_dir("before_close");
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir + "/out"));
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   const int odd = total_clients() - 1;
   Texts texts;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    if (comm.rank() == odd && destroyed) {
-      c.set_domain_block("nope", b);  // throws: the Client is destroyed
-    }
-    if (comm.rank() == odd) {
-      EXPECT_HAS(error_of([&] { c.set_domain_block("nope", b); }), "unknown domain 'nope'");
-      texts.add(comm.rank(), error_of([&] { (void)c.finalise(); }));
-      return;
-    }
-    c.set_domain_block("dom", b);
-    texts.add(comm.rank(), error_of([&] { c.close_definition(); }));
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        if (comm.rank() == odd && destroyed) {
+          c.set_domain_block("nope", b);  // throws: the Client is destroyed
+        }
+        if (comm.rank() == odd) {
+          EXPECT_HAS(error_of([&] { c.set_domain_block("nope", b); }), "unknown domain 'nope'");
+          texts.add(comm.rank(), error_of([&] { (void)c.finalise(); }));
+          return;
+        }
+        c.set_domain_block("dom", b);
+        texts.add(comm.rank(), error_of([&] { c.close_definition(); }));
+      });
   const Timed t = timed_run(spec);
   EXPECT_LT(t.seconds, kBudgetS);
   const std::string elsewhere = destroyed
@@ -233,33 +216,27 @@ TEST(XiosNoHang, UnwritablePathWithPropagatingErrors) {
     GTEST_SKIP() << "needs a server process (the synchronous mode fails at once)";
   }
   const std::string dir = xios_test::scratch_dir("unwritable_propagate");
-  const std::string cfg = dir + "/iodef.xml";
   const std::string bad = dir + "/no_such_dir/out";
-  xios_test::write_file(cfg, config(bad));
+  const std::string cfg = xios_test::write_config(dir, config(bad));
   Texts texts;
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
-    std::string where = "finalise";
-    const std::string e = error_of([&] {
-      for (int s = 1; s <= 40; ++s) {
-        where = "update_calendar";
-        c.update_calendar(s);
-        where = "send_field";
-        c.send_field("sst", xios_test::field_values(0, s, 1, b));
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      where = "finalise";
-      (void)c.finalise();
-    });
-    EXPECT_NE(where, "send_field") << e;
-    texts.add(comm.rank(), e);
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+        std::string where = "finalise";
+        const std::string e = error_of([&] {
+          for (int s = 1; s <= 40; ++s) {
+            where = "update_calendar";
+            c.update_calendar(s);
+            where = "send_field";
+            c.send_field("sst", xios_test::field_values(0, s, 1, b));
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+          where = "finalise";
+          (void)c.finalise();
+        });
+        EXPECT_NE(where, "send_field") << e;
+        texts.add(comm.rank(), e);
+      });
   const Timed t = timed_run(spec);
   EXPECT_LT(t.seconds, kBudgetS);
   for (const auto& [client, text] : texts.by_client) {

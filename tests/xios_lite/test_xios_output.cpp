@@ -16,13 +16,12 @@
 
 #include "ep/collectives.hpp"
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
-using xios_lite::Mode;
-using xios_test::value;
+using namespace xios_test;
 
 constexpr int kNi = 12;
 constexpr int kNj = 6;
@@ -63,19 +62,10 @@ std::string config(
   return xml + "  </file_definition>\n</context></xios_lite>\n";
 }
 
-int world_size() { return ep_test::world_size(); }
-bool have_servers() { return world_size() >= 2; }
-// Servers when the shape has room, else the synchronous mode.
-int servers_or_zero(int wanted) { return have_servers() ? std::min(wanted, world_size() - 1) : 0; }
-Mode mode_for(int servers) { return servers > 0 ? Mode::kEndpoints : Mode::kSynchronous; }
-bool is_reader() { return ep_test::world_rank() == 0; }
-
 // Sends t2 and t3 (and `x` when asked) for steps 1..steps; returns the finalise report.
 xios_lite::Report simple_model(xios_lite::Client& c, const ep::Communicator& comm, int steps,
                                bool send_x) {
-  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-  c.set_domain_block("dom", b);
-  c.close_definition();
+  const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
   for (int s = 1; s <= steps; ++s) {
     c.update_calendar(s);
     c.send_field("t2", xios_test::field_values(0, s, 1, b));
@@ -87,30 +77,14 @@ xios_lite::Report simple_model(xios_lite::Client& c, const ep::Communicator& com
   return c.finalise();
 }
 
-void expect_no_errors(const xios_test::Outcome& o) {
-  for (const auto& e : o.client_errors) {
-    ADD_FAILURE() << "client error: " << e;
-  }
-  EXPECT_EQ(o.server_error, "");
-}
-
-// A run of `model` on `servers` servers (0: every process a client) in `mode`.
-xios_test::RunSpec run_spec(
-    const std::string& cfg, int servers, Mode mode,
-    std::function<void(xios_lite::Client&, const ep::Communicator&)> model) {
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode;
-  spec.model = std::move(model);
-  return spec;
-}
-
 // A run of simple_model for `steps` steps without the x field.
 xios_test::RunSpec simple_run(const std::string& cfg, int servers, Mode mode, int steps) {
-  return run_spec(cfg, servers, mode, [steps](xios_lite::Client& c, const ep::Communicator& comm) {
-    (void)simple_model(c, comm, steps, false);
-  });
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, servers, [steps](xios_lite::Client& c, const ep::Communicator& comm) {
+        (void)simple_model(c, comm, steps, false);
+      });
+  spec.mode = mode;
+  return spec;
 }
 
 // The expected contents of a (record, level, j, i) variable of `steps` instant records.
@@ -130,10 +104,9 @@ std::vector<double> expected_instant(int f, int steps, int nk, int j0, int nj) {
 
 TEST(XiosOutput, RoundTripAndCfAttributes) {
   const std::string dir = xios_test::scratch_dir("roundtrip");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(1);
-  xios_test::write_file(
-      cfg, config(dir, {{"name=\"" + dir + "/out\" output_freq=\"1ts\" type=\"one_file\"",
+  const int servers = xios_test::servers(1);
+  const std::string cfg = xios_test::write_config(
+      dir, config(dir, {{"name=\"" + dir + "/out\" output_freq=\"1ts\" type=\"one_file\"",
                          R"(<field field_ref="t2"/><field field_ref="t3"/>)"}}));
   expect_no_errors(xios_test::run(simple_run(cfg, servers, mode_for(servers), 3)));
   if (is_reader()) {
@@ -142,19 +115,19 @@ TEST(XiosOutput, RoundTripAndCfAttributes) {
     EXPECT_EQ(xios_test::read_var(path, "t3"), expected_instant(1, 3, kLevels, 0, kNj));
     EXPECT_EQ(xios_test::read_var(path, "time"), (std::vector<double>{3600, 7200, 10800}));
     EXPECT_EQ(xios_test::read_var(path, "lev"), (std::vector<double>{1000, 850, 500}));
-    EXPECT_EQ(xios_test::text_att(path, "", "Conventions"), "CF-1.8");
-    EXPECT_EQ(xios_test::text_att(path, "", "title"), "test");
     EXPECT_NE(xios_test::text_att(path, "", "history"), "");
-    EXPECT_EQ(xios_test::text_att(path, "time", "units"), "seconds since 2000-01-01 00:00:00");
-    EXPECT_EQ(xios_test::text_att(path, "time", "calendar"), "gregorian");
-    EXPECT_EQ(xios_test::text_att(path, "lat", "units"), "degrees_north");
-    EXPECT_EQ(xios_test::text_att(path, "lon", "units"), "degrees_east");
-    EXPECT_EQ(xios_test::text_att(path, "lev", "units"), "hPa");
-    EXPECT_EQ(xios_test::text_att(path, "lev", "positive"), "down");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "standard_name"), "air_temperature");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "long_name"), "2 m temperature");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "units"), "K");
-    EXPECT_EQ(xios_test::text_att(path, "t2", "cell_methods"), "time: point");
+    xios_test::expect_text_atts(path, {{"", "Conventions", "CF-1.8"},
+                                       {"", "title", "test"},
+                                       {"time", "units", "seconds since 2000-01-01 00:00:00"},
+                                       {"time", "calendar", "gregorian"},
+                                       {"lat", "units", "degrees_north"},
+                                       {"lon", "units", "degrees_east"},
+                                       {"lev", "units", "hPa"},
+                                       {"lev", "positive", "down"},
+                                       {"t2", "standard_name", "air_temperature"},
+                                       {"t2", "long_name", "2 m temperature"},
+                                       {"t2", "units", "K"},
+                                       {"t2", "cell_methods", "time: point"}});
     EXPECT_EQ(xios_test::dim_len(path, "axis_nbounds"), -1);  // instant only: no time bounds
     EXPECT_EQ(xios_test::read_var(path, "lat").size(), static_cast<std::size_t>(kNj));
   }
@@ -163,10 +136,9 @@ TEST(XiosOutput, RoundTripAndCfAttributes) {
 
 TEST(XiosOutput, TemporalOperationsMatchTheTest) {
   const std::string dir = xios_test::scratch_dir("temporal");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(1);
-  xios_test::write_file(
-      cfg, config(dir, {{"name=\"" + dir + "/ops\" output_freq=\"3ts\" compression_level=\"4\"",
+  const int servers = xios_test::servers(1);
+  const std::string cfg = xios_test::write_config(
+      dir, config(dir, {{"name=\"" + dir + "/ops\" output_freq=\"3ts\" compression_level=\"4\"",
                          R"(<field field_ref="x" name="x_avg" operation="average"/>
                             <field field_ref="x" name="x_min" operation="minimum"/>
                             <field field_ref="x" name="x_max" operation="maximum"/>
@@ -178,25 +150,18 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
     return static_cast<double>((s * 7) % 5) * 1.5 + j * 0.5 - i;
   };
   const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
+    const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     for (int s = 1; s <= 6; ++s) {
       c.update_calendar(s);
-      std::vector<double> v;
-      for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-        for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
-          v.push_back(sample(s, j, i));
-        }
-      }
-      c.send_field("x", v);
+      c.send_field(
+          "x", xios_test::block_values(b, 1, [&](int, int j, int i) { return sample(s, j, i); }));
       if (s == 1) {
         c.send_field("orog", xios_test::field_values(3, 0, 1, b));
       }
     }
     (void)c.finalise();
   };
-  expect_no_errors(xios_test::run(run_spec(cfg, servers, mode_for(servers), model)));
+  expect_no_errors(xios_test::run(xios_test::run_spec(cfg, servers, model)));
   if (is_reader()) {
     const std::string path = dir + "/ops.nc";
     std::vector<double> avg, mn, mx, sum, inst;
@@ -234,11 +199,11 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
     EXPECT_EQ(xios_test::read_var(path, "time"), (std::vector<double>{5400, 16200}));
     EXPECT_EQ(xios_test::read_var(path, "time_bounds"),
               (std::vector<double>{0, 10800, 10800, 21600}));
-    EXPECT_EQ(xios_test::text_att(path, "time", "bounds"), "time_bounds");
-    EXPECT_EQ(xios_test::text_att(path, "x_avg", "cell_methods"), "time: mean");
-    EXPECT_EQ(xios_test::text_att(path, "x_min", "cell_methods"), "time: minimum");
-    EXPECT_EQ(xios_test::text_att(path, "x_max", "cell_methods"), "time: maximum");
-    EXPECT_EQ(xios_test::text_att(path, "x_sum", "cell_methods"), "time: sum");
+    xios_test::expect_text_atts(path, {{"time", "bounds", "time_bounds"},
+                                       {"x_avg", "cell_methods", "time: mean"},
+                                       {"x_min", "cell_methods", "time: minimum"},
+                                       {"x_max", "cell_methods", "time: maximum"},
+                                       {"x_sum", "cell_methods", "time: sum"}});
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -249,19 +214,19 @@ TEST(XiosOutput, TemporalOperationsMatchTheTest) {
 // endpoints make one part, and the clients hear from every endpoint.
 void check_several_servers(const std::string& tag, int server_threads) {
   const std::string dir = xios_test::scratch_dir(tag);
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(2);
-  xios_test::write_file(
-      cfg, config(dir, {{"name=\"" + dir + "/shared\" output_freq=\"1ts\" type=\"one_file\"",
+  const int servers = xios_test::servers(2);
+  const std::string cfg = xios_test::write_config(
+      dir, config(dir, {{"name=\"" + dir + "/shared\" output_freq=\"1ts\" type=\"one_file\"",
                          R"(<field field_ref="t2"/><field field_ref="t3"/>)"},
                         {"name=\"" + dir + "/parts\" output_freq=\"1ts\" type=\"multiple_file\"",
                          R"(<field field_ref="t3"/>)"}}));
   xios_lite::Report report;  // client EP rank 0's, on world rank 0
-  xios_test::RunSpec spec = run_spec(cfg, servers, Mode::kEndpoints,
-                                     [&report](xios_lite::Client& c, const ep::Communicator& comm) {
-                                       xios_lite::Report r = simple_model(c, comm, 2, false);
-                                       if (comm.rank() == 0) report = std::move(r);
-                                     });
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, servers, [&report](xios_lite::Client& c, const ep::Communicator& comm) {
+        xios_lite::Report r = simple_model(c, comm, 2, false);
+        if (comm.rank() == 0) report = std::move(r);
+      });
+  spec.mode = Mode::kEndpoints;
   spec.server_threads = server_threads;
   expect_no_errors(xios_test::run(spec));
   if (is_reader()) {
@@ -297,7 +262,7 @@ void check_several_servers(const std::string& tag, int server_threads) {
 }
 
 TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
-  if (!have_servers()) {
+  if (xios_test::servers() == 0) {
     GTEST_SKIP() << "needs a server process";
   }
   check_several_servers("servers", 1);
@@ -306,7 +271,7 @@ TEST(XiosOutput, SeveralServersOneFileAndMultipleFile) {
 // Three receiving endpoints per server process (an odd count; 6 rows of
 // the domain over up to 2 x 3 endpoints).
 TEST(XiosOutput, ServerProcessesRunSeveralEndpoints) {
-  if (!have_servers()) {
+  if (xios_test::servers() == 0) {
     GTEST_SKIP() << "needs a server process";
   }
   check_several_servers("server_threads", 3);
@@ -316,7 +281,7 @@ TEST(XiosOutput, ServerProcessesRunSeveralEndpoints) {
 TEST(XiosOutput, ModesWriteIdenticalData) {
   const std::string dir = xios_test::scratch_dir("modes");
   std::vector<std::pair<Mode, std::string>> modes{{Mode::kSynchronous, "sync"}};
-  if (have_servers()) {
+  if (xios_test::servers() > 0) {
     modes.insert(modes.begin(), {{Mode::kEndpoints, "ep"}, {Mode::kFunneled, "funneled"}});
   }
   for (const auto& [mode, name] : modes) {
@@ -352,7 +317,7 @@ TEST(XiosOutput, ModesWriteIdenticalData) {
 // endpoint), in ep and funneled modes, with uneven blocks.
 TEST(XiosOutput, MixedThreadCountsUnevenBlocks) {
   const std::string dir = xios_test::scratch_dir("mixed");
-  const int servers = servers_or_zero(1);
+  const int servers = xios_test::servers(1);
   const std::vector<Mode> modes = servers > 0 ? std::vector<Mode>{Mode::kEndpoints, Mode::kFunneled}
                                               : std::vector<Mode>{Mode::kSynchronous};
   for (const Mode mode : modes) {
@@ -379,10 +344,9 @@ TEST(XiosOutput, MixedThreadCountsUnevenBlocks) {
 // split_freq: 6-hourly records, a new file every day, named by its period.
 TEST(XiosOutput, SplitFreqFileNamesAndRecords) {
   const std::string dir = xios_test::scratch_dir("split");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(1);
-  xios_test::write_file(
-      cfg,
+  const int servers = xios_test::servers(1);
+  const std::string cfg = xios_test::write_config(
+      dir,
       config(dir,
              {{"name=\"" + dir + "/daily\" output_freq=\"6h\" split_freq=\"1d\" sync_freq=\"12h\"",
                R"(<field field_ref="t2"/>)"}},
@@ -419,21 +383,18 @@ TEST(XiosOutput, SplitFreqFileNamesAndRecords) {
 // through, and the same as JSON.
 TEST(XiosOutput, ReportsAtFinalise) {
   const std::string dir = xios_test::scratch_dir("report");
-  const std::string cfg = dir + "/iodef.xml";
-  const int servers = servers_or_zero(2);
+  const int servers = xios_test::servers(2);
   std::string xml =
       config(dir, {{"name=\"" + dir + "/rep\" output_freq=\"1ts\"", R"(<field field_ref="t3"/>)"}});
   const std::string from = R"(<options finalise_timeout="30"/>)";
   xml.replace(xml.find(from), from.size(),
               R"(<options finalise_timeout="30" report_json=")" + dir + R"(/report.json"/>)");
-  xios_test::write_file(cfg, xml);
+  const std::string cfg = xios_test::write_config(dir, xml);
   std::mutex mutex;
   xios_lite::Report report;
   int endpoints = 0;
   const auto model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    c.close_definition();
+    const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
     for (int s = 1; s <= 3; ++s) {
       c.update_calendar(s);
       c.send_field("t3", xios_test::field_values(1, s, kLevels, b));
@@ -445,7 +406,7 @@ TEST(XiosOutput, ReportsAtFinalise) {
       report = r;
     }
   };
-  expect_no_errors(xios_test::run(run_spec(cfg, servers, mode_for(servers), model)));
+  expect_no_errors(xios_test::run(xios_test::run_spec(cfg, servers, model)));
   if (is_reader()) {
     const double data_bytes = 3.0 * kLevels * kNj * kNi * sizeof(double);
     EXPECT_EQ(report.mode, servers > 0 ? "ep" : "synchronous");

@@ -19,11 +19,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kNi = 7;
 constexpr int kNj = 5;
@@ -151,8 +152,7 @@ void run_and_check(const std::string& tag, int servers, int threads,
                    xios_lite::Mode mode = xios_lite::Mode::kEndpoints) {
   const std::string dir = xios_test::scratch_dir(tag);
   write_inputs(dir);
-  const std::string cfg = dir + "/iodef.xml";
-  xios_test::write_file(cfg, config(dir));
+  const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers;

@@ -19,11 +19,12 @@
 #include <vector>
 
 #include "ep_test.hpp"
-#include "xios_test_support.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
 
 namespace {
 
-using xios_lite::Block;
+using namespace xios_test;
 
 constexpr int kNi = 8;
 constexpr int kNj = 6;
@@ -327,8 +328,7 @@ void check_one_file(const std::string& path) {
 TEST(XiosTransforms, ReductionsZoomsAndExtractions) {
   for (const std::string type : {"one_file", "multiple_file"}) {
     const std::string dir = xios_test::scratch_dir("transforms");
-    const std::string cfg = dir + "/iodef.xml";
-    xios_test::write_file(cfg, config(dir, type));
+    const std::string cfg = xios_test::write_config(dir, config(dir, type));
     xios_test::RunSpec spec;
     spec.config = cfg;
     spec.servers = servers_for_shape();

@@ -2,18 +2,31 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace xios_lite::config {
 namespace {
 
-// An XIOS attribute xios_lite does not read: ignored (no effect on what is
+// XIOS attributes xios_lite does not read: ignored (no effect on what is
 // written here, `why` empty) or refused (why it is not implemented).
 struct Known {
   std::string_view element;  // "*": any element
-  std::string_view attribute;
-  std::string_view why;  // empty: accepted and ignored
+  std::string_view why;      // empty: accepted and ignored
+  std::string_view names;    // the attributes, separated by spaces
 };
+
+// Whether `name` is one of the space-separated `names`.
+bool lists(std::string_view names, std::string_view name) {
+  while (!names.empty()) {
+    const std::size_t space = names.find(' ');
+    if (names.substr(0, space) == name) return true;
+    if (space == std::string_view::npos) break;
+    names.remove_prefix(space + 1);
+  }
+  return false;
+}
 
 constexpr std::string_view kPerClient =
     "in the configuration: each client's part is set by the model (set_domain_attr / "
@@ -21,111 +34,72 @@ constexpr std::string_view kPerClient =
 constexpr std::string_view kHalo =
     "model arrays with halos (data_*): send the block without its halo";
 
-// XIOS 2.x attributes, by element.
+// XIOS 2.x attributes, by element, grouped by what they would need.
 constexpr std::array kKnownAttributes{
     // every element
-    Known{"*", "comment", ""},
-    Known{"*", "prec", ""},
+    Known{"*", "", "comment prec"},
     // domains
-    Known{"domain", "ibegin", kPerClient},
-    Known{"domain", "ni", kPerClient},
-    Known{"domain", "jbegin", kPerClient},
-    Known{"domain", "nj", kPerClient},
-    Known{"domain", "i_index", "indexed (unstructured) domain distributions"},
-    Known{"domain", "j_index", "indexed (unstructured) domain distributions"},
-    Known{"domain", "data_dim", kHalo},
-    Known{"domain", "data_ni", kHalo},
-    Known{"domain", "data_nj", kHalo},
-    Known{"domain", "data_ibegin", kHalo},
-    Known{"domain", "data_jbegin", kHalo},
-    Known{"domain", "data_i_index", kHalo},
-    Known{"domain", "data_j_index", kHalo},
-    Known{"domain", "lon_name", "renamed coordinates"},
-    Known{"domain", "lat_name", "renamed coordinates"},
-    Known{"domain", "bounds_lon_name", "renamed coordinates"},
-    Known{"domain", "bounds_lat_name", "renamed coordinates"},
-    Known{"domain", "dim_i_name", "renamed dimensions"},
-    Known{"domain", "dim_j_name", "renamed dimensions"},
-    Known{"domain", "radius", "areas computed from a radius (give area)"},
-    Known{"domain", "standard_name", ""},
+    Known{"domain", kPerClient, "ibegin ni jbegin nj"},
+    Known{"domain", "indexed (unstructured) domain distributions", "i_index j_index"},
+    Known{"domain", kHalo,
+          "data_dim data_ni data_nj data_ibegin data_jbegin data_i_index data_j_index"},
+    Known{"domain", "renamed coordinates", "lon_name lat_name bounds_lon_name bounds_lat_name"},
+    Known{"domain", "renamed dimensions", "dim_i_name dim_j_name"},
+    Known{"domain", "areas computed from a radius (give area)", "radius"},
+    Known{"domain", "", "standard_name"},
     // axes
-    Known{"axis", "begin", kPerClient},
-    Known{"axis", "n", kPerClient},
-    Known{"axis", "index", kPerClient},
-    Known{"axis", "data_n", kHalo},
-    Known{"axis", "data_begin", kHalo},
-    Known{"axis", "data_index", kHalo},
-    Known{"axis", "mask", "axis masks"},
-    Known{"axis", "label", "labelled (string) axes"},
-    Known{"axis", "formula", "vertical coordinate formulas"},
-    Known{"axis", "formula_term", "vertical coordinate formulas"},
-    Known{"axis", "formula_bounds", "vertical coordinate formulas"},
-    Known{"axis", "formula_term_bounds", "vertical coordinate formulas"},
-    Known{"axis", "bounds_name", "renamed coordinates"},
-    Known{"axis", "dim_name", "renamed dimensions"},
-    Known{"axis", "axis_type", ""},
+    Known{"axis", kPerClient, "begin n index"},
+    Known{"axis", kHalo, "data_n data_begin data_index"},
+    Known{"axis", "axis masks", "mask"},
+    Known{"axis", "labelled (string) axes", "label"},
+    Known{"axis", "vertical coordinate formulas",
+          "formula formula_term formula_bounds formula_term_bounds"},
+    Known{"axis", "renamed coordinates", "bounds_name"},
+    Known{"axis", "renamed dimensions", "dim_name"},
+    Known{"axis", "", "axis_type"},
     // scalars
-    Known{"scalar", "value", "scalars with their own value"},
-    Known{"scalar", "bounds", "scalars with their own value"},
-    Known{"scalar", "bounds_name", "renamed coordinates"},
-    Known{"scalar", "label", "labelled scalars"},
-    Known{"scalar", "axis_type", ""},
-    Known{"scalar", "positive", ""},
+    Known{"scalar", "scalars with their own value", "value bounds"},
+    Known{"scalar", "renamed coordinates", "bounds_name"},
+    Known{"scalar", "labelled scalars", "label"},
+    Known{"scalar", "", "axis_type positive"},
     // grids
-    Known{"grid", "name", ""},
-    Known{"grid", "description", ""},
-    Known{"grid", "mask_0d", "grid masks (use the domain's mask)"},
-    Known{"grid", "mask_1d", "grid masks (use the domain's mask)"},
-    Known{"grid", "mask_2d", "grid masks (use the domain's mask)"},
-    Known{"grid", "mask_3d", "grid masks (use the domain's mask)"},
-    Known{"grid", "mask_4d", "grid masks (use the domain's mask)"},
-    Known{"grid", "mask_5d", "grid masks (use the domain's mask)"},
-    Known{"grid", "mask_6d", "grid masks (use the domain's mask)"},
-    Known{"grid", "mask_7d", "grid masks (use the domain's mask)"},
+    Known{"grid", "", "name description"},
+    Known{"grid", "grid masks (use the domain's mask)",
+          "mask_0d mask_1d mask_2d mask_3d mask_4d mask_5d mask_6d mask_7d"},
     // fields
-    Known{"field", "add_offset", "packed output (add_offset, scale_factor)"},
-    Known{"field", "scale_factor", "packed output (add_offset, scale_factor)"},
-    Known{"field", "grid_path", "chains of grid transformations (grid_path)"},
-    Known{"field", "ts_split_freq", "time-series files split on their own frequency"},
-    Known{"field", "indexed_output", "indexed (compressed) output"},
-    Known{"field", "check_if_active", ""},
-    Known{"field", "build_workflow_graph", ""},
-    Known{"field", "conversion", "unit conversion"},
+    Known{"field", "packed output (add_offset, scale_factor)", "add_offset scale_factor"},
+    Known{"field", "chains of grid transformations (grid_path)", "grid_path"},
+    Known{"field", "time-series files split on their own frequency", "ts_split_freq"},
+    Known{"field", "indexed (compressed) output", "indexed_output"},
+    Known{"field", "", "check_if_active build_workflow_graph"},
+    Known{"field", "unit conversion", "conversion"},
     // files
-    Known{"file", "par_access", ""},
-    Known{"file", "split_start_offset", "split periods with offsets"},
-    Known{"file", "split_end_offset", "split periods with offsets"},
-    Known{"file", "split_last_date", "split periods with offsets"},
-    Known{"file", "time_counter", "time_counter variables (the time axis is 'time')"},
-    Known{"file", "time_counter_name", "time_counter variables (the time axis is 'time')"},
-    Known{"file", "time_units", "time axes in days (written in seconds)"},
-    Known{"file", "time_stamp_name", "time stamps"},
-    Known{"file", "time_stamp_format", "time stamps"},
-    Known{"file", "uuid_name", "file uuids"},
-    Known{"file", "uuid_format", "file uuids"},
-    Known{"file", "record_offset", "record offsets"},
-    Known{"file", "cyclic", "cyclic input files"},
-    Known{"file", "read_metadata_par", ""},
-    Known{"file", "writer", "file writer pools (XIOS 3 services)"},
-    Known{"file", "reader", "file reader pools (XIOS 3 services)"},
-    Known{"file", "gatherer", "file gatherer pools (XIOS 3 services)"},
-    Known{"file", "using_server2", "second-level servers"},
+    Known{"file", "", "par_access read_metadata_par"},
+    Known{"file", "split periods with offsets",
+          "split_start_offset split_end_offset split_last_date"},
+    Known{"file", "time_counter variables (the time axis is 'time')",
+          "time_counter time_counter_name"},
+    Known{"file", "time axes in days (written in seconds)", "time_units"},
+    Known{"file", "time stamps", "time_stamp_name time_stamp_format"},
+    Known{"file", "file uuids", "uuid_name uuid_format"},
+    Known{"file", "record offsets", "record_offset"},
+    Known{"file", "cyclic input files", "cyclic"},
+    Known{"file", "file writer pools (XIOS 3 services)", "writer"},
+    Known{"file", "file reader pools (XIOS 3 services)", "reader"},
+    Known{"file", "file gatherer pools (XIOS 3 services)", "gatherer"},
+    Known{"file", "second-level servers", "using_server2"},
     // reductions
-    Known{"reduce_axis", "local", "client-local reductions (local=\"true\")"},
-    Known{"reduce_domain", "local", "client-local reductions (local=\"true\")"},
+    Known{"reduce_axis", "client-local reductions (local=\"true\")", "local"},
+    Known{"reduce_domain", "client-local reductions (local=\"true\")", "local"},
     // calendars
-    Known{"calendar", "year_length", "user_defined calendars without months"},
-    Known{"calendar", "leap_year_month", "leap years in user_defined calendars"},
-    Known{"calendar", "leap_year_drift", "leap years in user_defined calendars"},
-    Known{"calendar", "leap_year_drift_offset", "leap years in user_defined calendars"},
+    Known{"calendar", "user_defined calendars without months", "year_length"},
+    Known{"calendar", "leap years in user_defined calendars",
+          "leap_year_month leap_year_drift leap_year_drift_offset"},
     // contexts
-    Known{"context", "default_pool", "XIOS 3 services"},
-    Known{"context", "default_pool_writer", "XIOS 3 services"},
-    Known{"context", "default_pool_reader", "XIOS 3 services"},
-    Known{"context", "default_writer", "XIOS 3 services"},
-    Known{"context", "default_reader", "XIOS 3 services"},
-    Known{"context", "default_gatherer", "XIOS 3 services"},
-    Known{"context", "default_using_server2", "second-level servers"},
+    Known{"context", "XIOS 3 services",
+          "default_pool default_pool_writer default_pool_reader default_writer default_reader "
+          "default_gatherer"},
+    Known{"context", "second-level servers", "default_using_server2"},
 };
 
 // The element whose table an element uses (groups share their members').
@@ -218,7 +192,7 @@ void check_attributes(const Element& e, std::initializer_list<std::string_view> 
     }
     const auto known =
         std::find_if(kKnownAttributes.begin(), kKnownAttributes.end(), [&](const Known& k) {
-          return (k.element == table || k.element == "*") && k.attribute == name;
+          return (k.element == table || k.element == "*") && lists(k.names, name);
         });
     if (known == kKnownAttributes.end()) {
       fail(e, name, "unknown attribute");

@@ -1,5 +1,9 @@
-// Helpers of the xios_lite MPI tests: a scratch directory, a run of a small
-// model (clients on endpoints, servers on the last ranks) and NetCDF reads.
+// The run harness of the xios_lite MPI tests: a scratch directory and a
+// configuration written once for every rank, and one run of a small model
+// (clients on endpoints, servers on the last ranks) whose exceptions are
+// collected instead of propagated, so no failing endpoint leaves the others
+// waiting. The values the models send are in field_data.hpp, the reads of the
+// files they write in nc_reader.hpp.
 #pragma once
 
 #include <functional>
@@ -9,6 +13,7 @@
 
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
+#include "field_data.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
@@ -28,16 +33,27 @@ std::string error_of(F&& f) {
   return "";
 }
 
-/// One server process when the shape has room for one (2 processes or
-/// more), else none: the synchronous mode.
-int servers();
-/// The client mode for `servers()`: endpoints, or synchronous without servers.
+// The names every test of xios_lite uses (`using namespace xios_test;`).
+using xios_lite::Block;
+using xios_lite::Mode;
+
+/// Up to `wanted` server processes when the shape has room for them (one
+/// client process stays), else none: the synchronous mode.
+int servers(int wanted = 1);
+/// The client mode for `servers` server processes: endpoints, or synchronous without servers.
+xios_lite::Mode mode_for(int servers);
+/// mode_for(servers()).
 xios_lite::Mode mode();
+/// Whether this process reads the files back: world rank 0 (NetCDF-C is
+/// called from one thread of one process).
+bool is_reader();
 
 /// A fresh directory made by world rank 0, the same path on every rank. Collective.
 std::string scratch_dir(const std::string& tag);
 /// Rank 0 writes `text` to `path`; everybody waits for it. Collective.
 void write_file(const std::string& path, const std::string& text);
+/// Writes `text` as `dir`/iodef.xml (as write_file) and returns that path. Collective.
+std::string write_config(const std::string& dir, const std::string& text);
 
 /// One field on one domain (grid "g"), written every step to one one_file
 /// file: the configuration most error tests need.
@@ -51,6 +67,9 @@ struct OneField {
   int timeout_s = 20;     ///< finalise_timeout
 };
 [[nodiscard]] std::string one_field_config(const OneField& c);
+
+/// A model: runs on one endpoint, from the Client's construction on.
+using Model = std::function<void(xios_lite::Client&, const ep::Communicator&)>;
 
 /// What one run of the model saw.
 struct Outcome {
@@ -71,38 +90,29 @@ struct RunSpec {
   /// The context of client process `world_rank` (split_world with a
   /// context); unset: the plain split_world.
   std::function<std::string(int world_rank)> context;
-  /// Runs the model on one endpoint, from the Client's construction on.
-  std::function<void(xios_lite::Client&, const ep::Communicator&)> model;
+  Model model;
 };
 
 /// Runs the model with the clients and servers of `spec`. Collective over
 /// MPI_COMM_WORLD. Exceptions are collected, never propagated.
 Outcome run(const RunSpec& spec);
 
-/// The block of client `rank` of `size` in an ni x nj domain: rows split
-/// unevenly (weights 1, 2, 1, 2, ...), and a client with more than one row
-/// of every second one split along i too (it goes to the next rank).
-xios_lite::Block uneven_block(int rank, int size, int ni, int nj);
+/// Fails the test with every error `o` collected.
+void expect_no_errors(const Outcome& o);
 
-/// The test's value of field `f` at a step and point.
-inline double value(int f, long step, int k, int j, int i) {
-  return f * 1e6 + static_cast<double>(step) * 1e4 + k * 1e3 + j * 10.0 + i * 0.25;
-}
-/// This client's values of field `f` at `step` (levels x block, ni fastest).
-std::vector<double> field_values(int f, long step, int nk, const xios_lite::Block& b);
+/// A spec of `model` on `servers` server processes in mode_for(servers).
+RunSpec run_spec(const std::string& config, int servers, Model model);
 
-/// Reads a whole double variable (an empty vector and a test failure when absent).
-std::vector<double> read_var(const std::string& path, const std::string& var);
-/// A text attribute ("" when absent); var "" for a global one.
-std::string text_att(const std::string& path, const std::string& var, const std::string& name);
-/// A numeric attribute as a double (NaN when absent); var "" for a global one.
-double double_att(const std::string& path, const std::string& var, const std::string& name);
-/// A variable's NetCDF type (NC_DOUBLE, NC_FLOAT, ...; -1 when absent).
-int var_type(const std::string& path, const std::string& var);
-/// A variable's chunk extents (empty when absent or contiguous).
-std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var);
-/// Length of a dimension (-1 when absent).
-long dim_len(const std::string& path, const std::string& dim);
-bool file_exists(const std::string& path);
+/// Sets this client's uneven_block of domain "dom" (ni x nj points) and
+/// closes the definition; returns the block.
+xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,
+                                     int nj);
+
+/// What a stepping model sends at one step on this client's block.
+using StepSender = std::function<void(xios_lite::Client&, const xios_lite::Block&, int step)>;
+/// A model on domain "dom" of ni x nj points: each client sets its
+/// uneven_block, closes the definition, calls `send` at steps 1..steps and
+/// finalises.
+Model stepping_model(int ni, int nj, int steps, StepSender send);
 
 }  // namespace xios_test

@@ -1,0 +1,135 @@
+#include "nc_reader.hpp"
+
+#include <gtest/gtest.h>
+#include <netcdf.h>
+#include <sys/stat.h>
+
+#include <cmath>
+
+namespace xios_test {
+
+std::vector<double> read_var(const std::string& path, const std::string& var) {
+  int nc = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    ADD_FAILURE() << "cannot open " << path;
+    return {};
+  }
+  int id = -1;
+  std::vector<double> out;
+  if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR) {
+    ADD_FAILURE() << path << ": no variable " << var;
+  } else {
+    int ndims = 0;
+    nc_inq_varndims(nc, id, &ndims);
+    std::vector<int> dims(static_cast<std::size_t>(ndims));
+    nc_inq_vardimid(nc, id, dims.data());
+    std::size_t n = 1;
+    for (int d : dims) {
+      std::size_t len = 0;
+      nc_inq_dimlen(nc, d, &len);
+      n *= len;
+    }
+    out.resize(n);
+    if (n > 0 && nc_get_var_double(nc, id, out.data()) != NC_NOERR) {
+      ADD_FAILURE() << path << ": cannot read " << var;
+    }
+  }
+  nc_close(nc);
+  return out;
+}
+
+std::string text_att(const std::string& path, const std::string& var, const std::string& name) {
+  int nc = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return "";
+  }
+  int id = NC_GLOBAL;
+  std::string out;
+  std::size_t len = 0;
+  if ((var.empty() || nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR) &&
+      nc_inq_attlen(nc, id, name.c_str(), &len) == NC_NOERR) {
+    out.resize(len);
+    nc_get_att_text(nc, id, name.c_str(), out.data());
+  }
+  nc_close(nc);
+  return out;
+}
+
+void expect_text_atts(const std::string& path, std::initializer_list<TextAtt> atts) {
+  for (const TextAtt& a : atts) {
+    EXPECT_EQ(text_att(path, a.var, a.name), a.value) << path << ": " << a.var << ":" << a.name;
+  }
+}
+
+double double_att(const std::string& path, const std::string& var, const std::string& name) {
+  int nc = -1;
+  double out = std::nan("");
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return out;
+  }
+  int id = NC_GLOBAL;
+  if (var.empty() || nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR) {
+    double value = 0;
+    if (nc_get_att_double(nc, id, name.c_str(), &value) == NC_NOERR) {
+      out = value;
+    }
+  }
+  nc_close(nc);
+  return out;
+}
+
+int var_type(const std::string& path, const std::string& var) {
+  int nc = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return -1;
+  }
+  int id = -1;
+  nc_type type = -1;
+  if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR || nc_inq_vartype(nc, id, &type) != NC_NOERR) {
+    type = -1;
+  }
+  nc_close(nc);
+  return type;
+}
+
+std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var) {
+  int nc = -1;
+  std::vector<std::size_t> out;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return out;
+  }
+  int id = -1;
+  int ndims = 0;
+  if (nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR &&
+      nc_inq_varndims(nc, id, &ndims) == NC_NOERR) {
+    std::vector<std::size_t> chunks(static_cast<std::size_t>(ndims));
+    int storage = 0;
+    if (nc_inq_var_chunking(nc, id, &storage, chunks.data()) == NC_NOERR && storage == NC_CHUNKED) {
+      out = chunks;
+    }
+  }
+  nc_close(nc);
+  return out;
+}
+
+long dim_len(const std::string& path, const std::string& dim) {
+  int nc = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return -1;
+  }
+  int id = -1;
+  std::size_t len = 0;
+  long out = -1;
+  if (nc_inq_dimid(nc, dim.c_str(), &id) == NC_NOERR && nc_inq_dimlen(nc, id, &len) == NC_NOERR) {
+    out = static_cast<long>(len);
+  }
+  nc_close(nc);
+  return out;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace xios_test

@@ -1,0 +1,181 @@
+#include "run_harness.hpp"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <utility>
+
+#include "ep/comm_management.hpp"
+#include "ep_test.hpp"
+
+namespace xios_test {
+
+std::string scratch_dir(const std::string& tag) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char path[256] = {};
+  if (rank == 0) {
+    std::string templ = "/tmp/xios_lite_" + tag + "_XXXXXX";
+    std::snprintf(path, sizeof path, "%s", templ.c_str());
+    if (mkdtemp(path) == nullptr) {
+      ADD_FAILURE() << "mkdtemp " << templ;
+    }
+  }
+  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return path;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::ofstream(path) << text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+std::string write_config(const std::string& dir, const std::string& text) {
+  std::string path = dir + "/iodef.xml";
+  write_file(path, text);
+  return path;
+}
+
+int servers(int wanted) {
+  const int size = ep_test::world_size();
+  return size >= 2 ? std::min(wanted, size - 1) : 0;
+}
+
+xios_lite::Mode mode_for(int servers) {
+  return servers > 0 ? xios_lite::Mode::kEndpoints : xios_lite::Mode::kSynchronous;
+}
+
+xios_lite::Mode mode() { return mode_for(servers()); }
+
+bool is_reader() { return ep_test::world_rank() == 0; }
+
+std::string one_field_config(const OneField& c) {
+  return R"(<xios_lite><context id=")" + c.context + R"(">
+  <calendar )" +
+         c.calendar +
+         R"(/>
+  <options finalise_timeout=")" +
+         std::to_string(c.timeout_s) + R"("/>
+  <domain_definition><domain id="dom" ni_glo=")" +
+         std::to_string(c.ni) + R"(" nj_glo=")" + std::to_string(c.nj) +
+         R"("/></domain_definition>
+  <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
+  <field_definition><field id=")" +
+         c.field + R"(" grid_ref="g" units="K"/></field_definition>
+  <file_definition>
+    <file id="out" name=")" +
+         c.file_name + R"(" output_freq="1ts" type="one_file"><field field_ref=")" + c.field +
+         R"("/></file>
+  </file_definition>
+</context></xios_lite>
+)";
+}
+
+Outcome run(const RunSpec& spec) {
+  Outcome out;
+  xios_lite::World world;
+  try {
+    const xios_lite::Role role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, spec.servers);
+    world = spec.context
+                ? xios_lite::split_world(
+                      MPI_COMM_WORLD, role,
+                      role == xios_lite::Role::kClient ? spec.context(ep_test::world_rank()) : "")
+                : xios_lite::split_world(MPI_COMM_WORLD, role);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+    return out;
+  }
+  out.is_server = world.role == xios_lite::Role::kServer;
+  if (out.is_server) {
+    try {
+      xios_lite::ServerOptions options;
+      options.threads = spec.server_threads;
+      (void)xios_lite::run_server(world, spec.config, options);
+    } catch (const ep::Error& e) {
+      out.server_error = e.what();
+      out.server_error_kind = e.kind();
+    } catch (const std::exception& e) {
+      out.server_error = e.what();
+    }
+  } else {
+    int process = 0;
+    MPI_Comm_rank(world.local, &process);
+    const int wanted = spec.threads(process);
+    const int threads = wanted > 0 ? wanted : omp_get_max_threads();
+    std::vector<ep::Communicator> eps;
+    std::mutex mutex;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp single
+      eps = ep::create_endpoints(world.local, omp_get_num_threads());
+      ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
+      ep_test::set_current_endpoint(comm.rank());
+      xios_lite::ClientOptions options;
+      options.mode = spec.mode;
+      options.print_report = false;
+      options.progress_thread = spec.progress_thread;
+      try {
+        xios_lite::Client client(comm, world, spec.config, options);
+        spec.model(client, comm);
+      } catch (const std::exception& e) {
+        const std::lock_guard lock(mutex);
+        out.client_errors.emplace_back(e.what());
+      }
+      comm.free();
+      ep_test::set_current_endpoint(-1);
+    }
+  }
+  xios_lite::free_world(world);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return out;
+}
+
+void expect_no_errors(const Outcome& o) {
+  for (const auto& e : o.client_errors) {
+    ADD_FAILURE() << "client error: " << e;
+  }
+  EXPECT_EQ(o.server_error, "");
+}
+
+RunSpec run_spec(const std::string& config, int servers, Model model) {
+  RunSpec spec;
+  spec.config = config;
+  spec.servers = servers;
+  spec.mode = mode_for(servers);
+  spec.model = std::move(model);
+  return spec;
+}
+
+xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,
+                                     int nj) {
+  const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+  c.set_domain_block("dom", b);
+  c.close_definition();
+  return b;
+}
+
+Model stepping_model(int ni, int nj, int steps, StepSender send) {
+  return
+      [ni, nj, steps, send = std::move(send)](xios_lite::Client& c, const ep::Communicator& comm) {
+        const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+        c.set_domain_block("dom", b);
+        c.close_definition();
+        for (int s = 1; s <= steps; ++s) {
+          c.update_calendar(s);
+          send(c, b, s);
+        }
+        (void)c.finalise();
+      };
+}
+
+}  // namespace xios_test
