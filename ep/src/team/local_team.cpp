@@ -138,3 +138,26 @@ void LocalTeam::broadcast_done(int thread) {
 }
 
 }  // namespace ep::detail
+
+namespace ep::detail {
+
+// Exchange rounds: see the header for why two halves and a wait for every
+// thread are enough. The staging pointer is written before the thread's
+// first publication (release), so a reader that has seen that publication
+// (acquire) sees the pointer too.
+std::byte* LocalTeam::exchange_staging(int thread) {
+  Slot& slot = slots_[thread];
+  if (!slot.exchange_staging) {
+    slot.exchange_staging = std::make_unique_for_overwrite<std::byte[]>(2 * kExchangeBytes);
+  }
+  return slot.exchange_staging.get() + ((slot.exchanges + 1) % 2) * kExchangeBytes;
+}
+
+void LocalTeam::exchange_wait_all(int thread) {
+  Slot& slot = slots_[thread];
+  slot.exchanges_published.store(++slot.exchanges, std::memory_order_release);
+  notify_waiters();  // others may be parked waiting for this round
+  await_others(thread, &Slot::exchanges_published, slot.exchanges);
+}
+
+}  // namespace ep::detail
