@@ -210,11 +210,12 @@ TEST(Alltoallv, InPlaceSymmetricCounts) {
 }
 
 // Within one process (each process's endpoints split off) the threads
-// stage small exchanges and read each other's staging; when one thread's
-// blocks do not fit its staging, every thread must take the other path with
-// it. Blocks from one thread far larger than the others' (and all small),
-// in place and not, over many rounds with the large sender changing, so
-// both paths alternate within one team.
+// stage small blocks and read each other's staging, and read larger ones
+// straight from their sender's buffer; in place, when one thread's blocks
+// do not fit its staging, every thread must take the other path with it.
+// Blocks from one thread far larger than the others' (and all small), in
+// place and not, over many rounds with the large sender changing, so the
+// paths alternate within one team.
 TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
   ep_test::run_endpoints([](ep::Communicator& world) {
     ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());

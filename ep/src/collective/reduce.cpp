@@ -7,8 +7,10 @@
 // non-commutative ops); the threads copy the result out. On a communicator
 // within one process a large vector skips the process buffer: each thread
 // writes its folded slice straight into every receive buffer
-// (reduce_scatter_within_process); a small one is staged by every thread and
-// folded by each (reduce_in_exchange_round). With process-major
+// (reduce_scatter_within_process). A small one stays with the leader's
+// gather-release round: staging every contribution for every thread to fold
+// (an exchange round of LocalTeam) measured no faster at 1 process x 2
+// threads up to 256 B, and slower above (ep_collectives, t_min). With process-major
 // numbering, thread order then process order is EP rank order, so
 // non-commutative ops are honoured.
 //
@@ -18,7 +20,6 @@
 // evaluation whatever the layout, hence the same bits. The fold order and
 // the slot layout are those of fold.hpp, shared with every other reduction.
 #include <cstdint>
-#include <cstring>
 #include <exception>
 #include <string>
 #include <utility>
@@ -205,50 +206,6 @@ void reduce_scatter_within_process(CollectiveCall& call, const Reduction& red, v
   if (failure) std::rethrow_exception(failure);
 }
 
-// Small vectors on a communicator within one process: one exchange round
-// (LocalTeam). Every thread stages its contribution (after a header with
-// its size); once all have, each folds them all in thread order into its
-// own receive buffer: the same evaluation on every thread, and the same as
-// the leader's in reduce_in_one_round. One synchronisation where the
-// gather-release round has two in a row, and no copy-out by one thread. The
-// endpoint that gets no result (a reduce's non-roots) only stages. A
-// contribution of another size than this endpoint's is an error here, not
-// a fold of what happens to lie there.
-constexpr std::size_t kStagedDataOffset = 64;  // after the header, aligned for any type
-
-bool fits_exchange_round(const Reduction& red) {
-  return red.e.layout.contiguous && static_cast<std::size_t>(red.count) * red.e.layout.size <=
-                                        detail::LocalTeam::kExchangeBytes - kStagedDataOffset;
-}
-
-void reduce_in_exchange_round(const CollectiveCall& call, const Reduction& red, void* recvbuf) {
-  detail::LocalTeam& team = call.team;
-  const std::uint64_t bytes = static_cast<std::uint64_t>(red.count) * red.e.layout.size;
-  std::byte* staging = team.exchange_staging(call.thread);
-  std::memcpy(staging, &bytes, sizeof bytes);
-  detail::copy_typed(
-      {red.contribution, red.count, red.e.type, red.e.layout},
-      {staging + kStagedDataOffset - red.e.layout.true_lb, red.count, red.e.type, red.e.layout},
-      bytes);
-  team.exchange_wait_all(call.thread);
-  if (recvbuf == nullptr) return;
-  thread_local std::vector<const void*> inputs;
-  inputs.resize(static_cast<std::size_t>(call.local_size()));
-  for (int t = 0; t < call.local_size(); ++t) {
-    const std::byte* staged = team.exchanged(call.thread, t);
-    std::uint64_t theirs = 0;
-    std::memcpy(&theirs, staged, sizeof theirs);
-    if (theirs != bytes) {
-      throw Error(ErrorKind::kCount, call.name, call.rank,
-                  "local thread " + std::to_string(t) + " contributes " + std::to_string(theirs) +
-                      " bytes but this endpoint " + std::to_string(bytes) +
-                      " (count and datatype must be the same on every endpoint)");
-    }
-    inputs[static_cast<std::size_t>(t)] = staged + kStagedDataOffset - red.e.layout.true_lb;
-  }
-  detail::fold_right(call, red.e, inputs, recvbuf, red.count);
-}
-
 bool fits_one_round(const Reduction& red) {
   return static_cast<std::size_t>(red.count) * red.e.layout.size <= kSharedFoldBytes;
 }
@@ -272,10 +229,6 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, mpi, request);
     });
-    return;
-  }
-  if (call.processes() == 1 && fits_exchange_round(red)) {
-    reduce_in_exchange_round(call, red, recvbuf);
     return;
   }
   auto combine = [&](void* result, MPI_Request* request) {
@@ -315,10 +268,6 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root_at.process, mpi, request);
     });
-    return;
-  }
-  if (call.processes() == 1 && fits_exchange_round(red)) {
-    reduce_in_exchange_round(call, red, is_root ? recvbuf : nullptr);
     return;
   }
   auto combine = [&](void* result, MPI_Request* request) {

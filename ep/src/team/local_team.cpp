@@ -59,12 +59,12 @@ void LocalTeam::arrive(int thread) {
 void LocalTeam::open_round(int thread) { ++slots_[thread].rounds; }
 
 void LocalTeam::await_others(int thread, std::atomic<std::uint64_t> Slot::*counter,
-                             std::uint64_t number) {
+                             std::uint64_t number, bool route) {
   Backoff backoff;
   for (int t = 0; t < size_; ++t) {
     if (t == thread) continue;
     while ((slots_[t].*counter).load(std::memory_order_acquire) < number) {
-      idle(backoff);
+      if (route) idle(backoff);
       backoff.pause();
     }
   }
@@ -157,7 +157,7 @@ void LocalTeam::exchange_wait_all(int thread) {
   Slot& slot = slots_[thread];
   slot.exchanges_published.store(++slot.exchanges, std::memory_order_release);
   notify_waiters();  // others may be parked waiting for this round
-  await_others(thread, &Slot::exchanges_published, slot.exchanges);
+  await_others(thread, &Slot::exchanges_published, slot.exchanges, thread == 0);
 }
 
 }  // namespace ep::detail

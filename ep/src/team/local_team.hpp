@@ -197,7 +197,10 @@ class LocalTeam {
   /// aligned for any type), allocated on first use.
   std::byte* exchange_staging(int thread);
   /// Publishes this thread's staging for its next round, then returns once
-  /// every other thread has published the same round (routing while it waits).
+  /// every other thread has published the same round. Only local thread 0
+  /// routes while it waits: it keeps the process's traffic moving, and the
+  /// others draining too would only fight it for the mailbox locks (see
+  /// wait_release).
   void exchange_wait_all(int thread);
   /// What `peer` staged for the round this thread last waited for.
   [[nodiscard]] const std::byte* exchanged(int thread, int peer) const {
@@ -245,9 +248,10 @@ class LocalTeam {
     std::uint64_t exchanges = 0;
     std::unique_ptr<std::byte[]> exchange_staging;
   };
-  // Waits, routing (idle), until `counter` of every thread but `thread`
-  // reaches `number` (acquire).
-  void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number);
+  // Waits, routing (idle) unless `route` is false, until `counter` of every
+  // thread but `thread` reaches `number` (acquire).
+  void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number,
+                    bool route = true);
 
   int size_;
   std::unique_ptr<Slot[]> slots_;
