@@ -439,10 +439,10 @@ void exchange_within_process(CollectiveCall& call, const BlockArgs& send, const 
 // not): one exchange round of LocalTeam. Each thread stages a header (the
 // size of every block it sends and of every block it expects) and, when
 // its blocks are small (kInlineBytes in all), the blocks themselves in
-// destination order; larger ones stay in its send buffer and the header
-// says where (its LocalSide). Once every thread has staged, each copies the
-// block every other thread has for it, from the staging or straight from
-// the sender's buffer. When nothing was read from a send buffer nobody waits
+// destination order; larger ones stay in its send buffer, the header says
+// so and its LocalSide is in its team slot. Once every thread has staged,
+// each copies the block every other thread has for it, from the staging or
+// straight from the sender's buffer. When nothing was read from a send buffer nobody waits
 // for its readers: one synchronisation, where the leader's gather-release
 // round is two in a row and copies every block alone; otherwise a barrier
 // keeps the send buffers until every thread has copied, and the copies run
@@ -467,9 +467,9 @@ constexpr std::size_t kInlineBytes = 1024;
 constexpr int kMaxStagedThreads = 64;
 
 // The staged header of one thread: [0] the total bytes of its staged blocks
-// (or kTooLarge, or kInSendBuffer), [1] its LocalSide when the blocks stay
-// in its send buffer, [2 + t] the block it sends to local thread t,
-// [2 + T + t] the block it expects from local thread t.
+// (or kTooLarge, or kInSendBuffer: then its LocalSide is in its team slot),
+// [1] unused, [2 + t] the block it sends to local thread t, [2 + T + t] the
+// block it expects from local thread t.
 struct StagedHeader {
   const std::byte* at;
   std::size_t threads;
@@ -479,11 +479,6 @@ struct StagedHeader {
     return value;
   }
   [[nodiscard]] std::uint64_t total() const { return word(0); }
-  [[nodiscard]] const LocalSide* side() const {
-    const LocalSide* side = nullptr;
-    std::memcpy(&side, at + sizeof(std::uint64_t), sizeof side);
-    return side;
-  }
   [[nodiscard]] std::uint64_t sends(int t) const { return word(2 + static_cast<std::size_t>(t)); }
   [[nodiscard]] std::uint64_t expects(int t) const {
     return word(2 + threads + static_cast<std::size_t>(t));
@@ -516,8 +511,8 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
   const std::size_t room = detail::LocalTeam::kExchangeBytes - data_at;
   const bool inline_blocks = total <= (in_place ? room : std::min(room, kInlineBytes));
   put(0, inline_blocks ? total : (in_place ? kTooLarge : kInSendBuffer));
-  const LocalSide* mine = &from;
-  std::memcpy(staging + sizeof(std::uint64_t), &mine, sizeof mine);
+  put(1, 0);
+  team.share(call.thread, from);  // read (in place of staged blocks) before the closing barrier
   if (inline_blocks) {
     std::byte* next = staging + data_at;
     for (int t = 0; t < threads; ++t) {
@@ -556,7 +551,7 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
       const detail::TypedBuffer target = into.block(map.ep_rank(me, s));
       const std::size_t fits = std::min<std::size_t>(header.sends(call.thread), target.bytes());
       if (header.total() == kInSendBuffer) {
-        detail::copy_typed(header.side()->block(call.rank), target, fits);
+        detail::copy_typed(team.shared<LocalSide>(s).block(call.rank), target, fits);
         continue;
       }
       std::uint64_t offset = data_at;
