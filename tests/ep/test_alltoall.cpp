@@ -209,6 +209,73 @@ TEST(Alltoallv, InPlaceSymmetricCounts) {
   });
 }
 
+// Within one process (each process's endpoints split off) the threads
+// stage small blocks and read each other's staging, and read larger ones
+// straight from their sender's buffer; in place, when one thread's blocks
+// do not fit its staging, every thread must take the other path with it.
+// Blocks from one thread far larger than the others' (and all small), in
+// place and not, over many rounds with the large sender changing, so the
+// paths alternate within one team.
+TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    int bad = 0;
+    for (int round = 0; round < 24; ++round) {
+      const int large = round % 3 == 2 ? -1 : (round / 3) % n;  // -1: every block small
+      const bool in_place = round % 2 == 1;
+      // Block j -> k has count(j, k) ints: 5000 from the large sender, else 1 + (j + k) % 3;
+      // in place the counts must be symmetric, so the large one's blocks go both ways.
+      const auto count = [&](int j, int k) {
+        if (j == large || (in_place && k == large)) return 5000;
+        return 1 + (j + k) % 3;
+      };
+      std::vector<int> scounts(static_cast<std::size_t>(n));
+      std::vector<int> sdispls(static_cast<std::size_t>(n));
+      std::vector<int> rcounts(static_cast<std::size_t>(n));
+      std::vector<int> rdispls(static_cast<std::size_t>(n));
+      int stotal = 0;
+      int rtotal = 0;
+      for (int j = 0; j < n; ++j) {
+        const auto ji = static_cast<std::size_t>(j);
+        scounts[ji] = count(me, j);
+        sdispls[ji] = stotal;
+        stotal += scounts[ji];
+        rcounts[ji] = count(j, me);
+        rdispls[ji] = rtotal;
+        rtotal += rcounts[ji];
+      }
+      std::vector<int> send(static_cast<std::size_t>(stotal));
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < scounts[static_cast<std::size_t>(j)]; ++i) {
+          send[static_cast<std::size_t>(sdispls[static_cast<std::size_t>(j)] + i)] =
+              value(me, j, i, round);
+        }
+      }
+      std::vector<int> recv = in_place ? send : std::vector<int>(rtotal, kUntouched);
+      if (in_place) {
+        ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, recv.data(), rcounts, rdispls,
+                      MPI_INT);
+      } else {
+        ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
+                      MPI_INT);
+      }
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
+          const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
+          if (got != value(j, me, i, round) && bad++ == 0) {
+            ADD_FAILURE() << "round " << round << ": element " << i << " from " << j << " is "
+                          << got;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
 TEST(Alltoallv, VectorTypesOnBothSides) {
   // Both types carry 2 ints per element (same signature, so counts match):
   // sent from ints 0 and 3 of a 4-int extent, received into ints 0 and 2 of

@@ -551,3 +551,146 @@ TEST(Collectives, AllgatherCountMismatchWithinAProcess) {
 }
 
 }  // namespace
+
+namespace {
+
+// Gather, gatherv, scatter and scatterv on a communicator within one
+// process (the root publishes its buffer, each thread copies its own block):
+// roots that change every call, zero, small and large counts, in place and
+// not, broadcasts in between (the calls share the team's numbering of
+// one-way publications) and one thread that falls behind now and then, so
+// that the others run ahead of it as far as the team allows.
+TEST(Collectives, RootedCallsWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    int bad = 0;
+    const auto check = [&](bool ok, int round, const char* what) {
+      if (!ok && bad++ == 0) ADD_FAILURE() << what << " round " << round << " at " << c.rank();
+    };
+    for (int round = 0; round < 120; ++round) {
+      const int root = (round * 7 + 1) % n;
+      const bool is_root = c.rank() == root;
+      const int count = round % 4 == 0 ? 0 : (round % 4 == 1 ? 1 : (round % 4 == 2 ? 5 : 3000));
+      const bool in_place = round % 3 == 0;
+      if (c.rank() == n - 1 && round % 40 == 11) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      // gather
+      const std::vector<int> mine = pattern(c.rank(), count, round);
+      std::vector<int> all(is_root ? static_cast<std::size_t>(n * count) : 0, kHole);
+      if (is_root && in_place) {
+        std::copy(mine.begin(), mine.end(), all.begin() + std::ptrdiff_t{root} * count);
+      }
+      ep::gather(c, is_root && in_place ? MPI_IN_PLACE : mine.data(), count, MPI_INT, all.data(),
+                 count, MPI_INT, root);
+      if (is_root) {
+        bool ok = true;
+        for (int r = 0; r < n; ++r) {
+          ok = ok && std::equal(all.begin() + std::ptrdiff_t{r} * count,
+                                all.begin() + std::ptrdiff_t{r + 1} * count,
+                                pattern(r, count, round).begin());
+        }
+        check(ok, round, "gather");
+      }
+      // a broadcast in between, staged or not
+      std::vector<int> note =
+          is_root ? pattern(root, count + 1, round) : std::vector<int>(count + 1);
+      ep::bcast(c, note.data(), count + 1, MPI_INT, root);
+      check(note == pattern(root, count + 1, round), round, "bcast");
+      // scatter back what the root gathered (or its own pattern)
+      std::vector<int> back(static_cast<std::size_t>(count), kHole);
+      if (is_root && in_place) back = mine;
+      ep::scatter(c, all.data(), count, MPI_INT, is_root && in_place ? MPI_IN_PLACE : back.data(),
+                  count, MPI_INT, root);
+      check(back == mine, round, "scatter");
+      // gatherv and scatterv, reversed blocks with holes
+      const Layout l = v_layout(n, round, false);
+      const int my_count = l.counts[static_cast<std::size_t>(c.rank())];
+      const std::vector<int> part = pattern(c.rank(), my_count, round);
+      std::vector<int> table(is_root ? static_cast<std::size_t>(l.extent) : 0, kHole);
+      ep::gatherv(c, part.data(), my_count, MPI_INT, table.data(),
+                  is_root ? std::span<const int>(l.counts) : std::span<const int>(),
+                  is_root ? std::span<const int>(l.displs) : std::span<const int>(), MPI_INT, root);
+      if (is_root) {
+        std::vector<int> expected(table.size(), kHole);
+        for (int r = 0; r < n; ++r) {
+          const std::vector<int> block = pattern(r, l.counts[static_cast<std::size_t>(r)], round);
+          std::copy(block.begin(), block.end(),
+                    expected.begin() + l.displs[static_cast<std::size_t>(r)]);
+        }
+        check(table == expected, round, "gatherv");
+      }
+      std::vector<int> piece(static_cast<std::size_t>(my_count), kHole);
+      ep::scatterv(c, table.data(),
+                   is_root ? std::span<const int>(l.counts) : std::span<const int>(),
+                   is_root ? std::span<const int>(l.displs) : std::span<const int>(), MPI_INT,
+                   piece.data(), my_count, MPI_INT, root);
+      check(piece == part, round, "scatterv");
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
+// A block whose two sides disagree within one process is the receiver's
+// error: the root's in a gather (naming the block), the short endpoint's in
+// a scatter; everyone else completes, what fits arrives, and the next call
+// is whole everywhere.
+TEST(Collectives, RootedCallSizeMismatchWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    if (n == 1) {
+      c.free();
+      return;
+    }
+    const int root = n - 1;
+    const int odd = 0;  // the endpoint whose block disagrees
+    const bool is_root = c.rank() == root;
+    constexpr int kCount = 6;
+    // gather: rank `odd` sends one element fewer than the root expects
+    const std::vector<int> mine = pattern(c.rank(), kCount);
+    std::vector<int> all(is_root ? static_cast<std::size_t>(n * kCount) : 0, kHole);
+    try {
+      ep::gather(c, mine.data(), c.rank() == odd ? kCount - 1 : kCount, MPI_INT, all.data(), kCount,
+                 MPI_INT, root);
+      EXPECT_FALSE(is_root) << "gather: no error at the root";
+    } catch (const ep::Error& e) {
+      EXPECT_TRUE(is_root) << e.what();
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kCount) << e.what();
+      EXPECT_EQ(e.ep_rank(), root) << e.what();
+      EXPECT_NE(std::string(e.what()).find("EP rank " + std::to_string(odd)), std::string::npos)
+          << e.what();
+    }
+    if (is_root) {
+      for (int r = 0; r < n; ++r) {
+        for (int i = 0; i < kCount; ++i) {
+          const int expected = r == odd && i == kCount - 1 ? kHole : value(r, i);
+          EXPECT_EQ(all[static_cast<std::size_t>(r * kCount + i)], expected) << r << " " << i;
+        }
+      }
+    }
+    // scatter: rank `odd` takes one element fewer than the root sends
+    std::vector<int> piece(static_cast<std::size_t>(kCount), kHole);
+    try {
+      ep::scatter(c, all.data(), kCount, MPI_INT, piece.data(),
+                  c.rank() == odd ? kCount - 1 : kCount, MPI_INT, root);
+      EXPECT_NE(c.rank(), odd) << "scatter: no error for a short buffer";
+    } catch (const ep::Error& e) {
+      EXPECT_EQ(c.rank(), odd) << e.what();
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kTruncate) << e.what();
+      EXPECT_EQ(e.ep_rank(), odd) << e.what();
+    }
+    std::vector<int> expected_piece = pattern(c.rank(), kCount);
+    if (c.rank() == odd) expected_piece[kCount - 1] = kHole;
+    EXPECT_EQ(piece, expected_piece);
+    // the next gather is whole
+    std::vector<int> again(is_root ? static_cast<std::size_t>(n * kCount) : 0, kHole);
+    ep::gather(c, mine.data(), kCount, MPI_INT, again.data(), kCount, MPI_INT, root);
+    if (is_root) expect_blocks(again, uniform_layout(n, kCount), 0, "gather after a mismatch");
+    c.free();
+  });
+}
+
+}  // namespace

@@ -366,3 +366,58 @@ TEST(CollectiveReductions, ScanInPlaceNonCommutative) {
 }
 
 }  // namespace
+
+namespace {
+
+// Reductions on a communicator within one process (small ones: the
+// leader folds; large ones: each thread folds a slice of every contribution
+// and writes it into every receive buffer): a non-commutative op keeps rank order, sums keep the
+// bits of the serial right fold over the ranks (the thread order of every hierarchical fold), in
+// place and not, with counts that do not split evenly among the threads and a reduce whose
+// non-roots pass no receive buffer.
+TEST(CollectiveReductions, ReductionsWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const MPI_Datatype type = coll_test::mat_type();
+    const MPI_Op op = coll_test::mat_product_op();
+    for (const int count : {1, 5, 1031, 6007}) {  // above 16 KiB: not a multiple of the threads
+      for (const bool in_place : {false, true}) {
+        const std::vector<Mat> mine = mats_of(c.rank(), count, 3);
+        std::vector<Mat> all = in_place ? mine : std::vector<Mat>(static_cast<std::size_t>(count));
+        ep::allreduce(c, in_place ? MPI_IN_PLACE : mine.data(), all.data(), count, type, op);
+        int wrong = 0;
+        for (int i = 0; i < count; ++i) {
+          if (all[static_cast<std::size_t>(i)] != coll_test::mat_product(0, n, 3 + i)) ++wrong;
+        }
+        EXPECT_EQ(wrong, 0) << "allreduce of " << count << (in_place ? " in place" : "");
+        const std::vector<double> fractions = fractions_of(c.rank(), count);
+        std::vector<double> sum =
+            in_place ? fractions : std::vector<double>(static_cast<std::size_t>(count), -1.0);
+        ep::allreduce(c, in_place ? MPI_IN_PLACE : fractions.data(), sum.data(), count, MPI_DOUBLE,
+                      MPI_SUM);
+        wrong = 0;
+        for (int i = 0; i < count; ++i) {
+          if (!same_bits(sum[static_cast<std::size_t>(i)], folded_fraction(n, i))) ++wrong;
+        }
+        EXPECT_EQ(wrong, 0) << "sum of " << count << (in_place ? " in place" : "");
+        const int root = n / 2;
+        const bool is_root = c.rank() == root;
+        std::vector<Mat> rooted = is_root && in_place ? mine : std::vector<Mat>();
+        if (is_root && !in_place) rooted.resize(static_cast<std::size_t>(count));
+        ep::reduce(c, is_root && in_place ? MPI_IN_PLACE : mine.data(),
+                   is_root ? rooted.data() : nullptr, count, type, op, root);
+        if (is_root) {
+          wrong = 0;
+          for (int i = 0; i < count; ++i) {
+            if (rooted[static_cast<std::size_t>(i)] != coll_test::mat_product(0, n, 3 + i)) ++wrong;
+          }
+          EXPECT_EQ(wrong, 0) << "reduce of " << count << (in_place ? " in place" : "");
+        }
+      }
+    }
+    c.free();
+  });
+}
+
+}  // namespace

@@ -9,8 +9,13 @@
 // blocking ones with several endpoints in a process, run the block exchange
 // of block_exchange.hpp (the blocking forms wait for it); the blocking
 // forms with one endpoint per process send each block as a message of its
-// own, to or from the root only (peer_exchange.hpp).
+// own, to or from the root only (peer_exchange.hpp), and those on a
+// communicator within one process copy each block straight between the
+// root's buffer and its endpoint's, every thread its own, after one
+// publication by the root (within_process_run).
 #include <cstddef>
+#include <exception>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -18,6 +23,7 @@
 
 #include "checks.hpp"
 #include "collective/block_exchange.hpp"
+#include "collective/block_table.hpp"
 #include "collective/peer_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "ep/request.hpp"
@@ -27,8 +33,14 @@ namespace ep {
 
 namespace {
 
+using detail::Block;
 using detail::BlockArgs;
 using detail::CollectiveCall;
+
+// The local thread of EP rank `rank` (an endpoint of this process).
+int team_thread_of(const CollectiveCall& call, int rank) {
+  return call.comm.rank_map().locate(rank).thread;
+}
 
 // One side of the exchange in per-EP-rank form, with its own count and
 // displacement arrays (BlockArgs only refers to them).
@@ -114,14 +126,119 @@ auto peer_run(const CollectiveCall& call, bool to_root, int root) {
   };
 }
 
+// What the root of a gather or scatter within one process publishes: its
+// table, and (gather) one slot per local thread where that thread leaves the
+// error of a block the root cannot take (the root raises it).
+struct RootTable {
+  detail::BlockTable table;
+  std::vector<std::optional<Error>> refused;
+};
+
+// The root's part within one process: publishes its table as a one-way
+// broadcast, copies its own block meanwhile, and returns once every other
+// thread has finished with its buffer; then raises its own error or the
+// first one a thread left for it.
+void root_within_process(const CollectiveCall& call, bool to_root, const Block& own,
+                         const BlockArgs& table_args) {
+  detail::LocalTeam& team = call.team;
+  std::optional<RootTable> root_side;
+  try {
+    root_side.emplace(
+        RootTable{detail::BlockTable(table_args.buf, table_args.counts, table_args.displs,
+                                     table_args.type, call, to_root ? "recvcounts" : "sendcounts"),
+                  std::vector<std::optional<Error>>(static_cast<std::size_t>(call.local_size()))});
+  } catch (...) {
+    // The others must not wait for a table that never comes.
+    team.broadcast_publish(call.thread, {team.broadcast_staging(call.thread), 0, true, true});
+    throw;
+  }
+  team.broadcast_publish(call.thread, {&*root_side, 0, false, false});
+  std::optional<Error> error;
+  std::exception_ptr failure;
+  try {
+    const Block slot = root_side->table.block(call.rank);
+    error = to_root ? detail::copy_checked(own, slot, call, call.rank)
+                    : detail::copy_checked(slot, own, call, call.rank);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  team.broadcast_await_readers(call.thread);  // the table and the buffer are read until here
+  if (failure) std::rethrow_exception(failure);
+  detail::raise(error);
+  for (const std::optional<Error>& refused : root_side->refused) detail::raise(refused);
+}
+
+// Any other thread within one process: copies its own block into (gather)
+// or out of (scatter) the root's buffer as soon as the root has published
+// it, and leaves. A block whose two sides disagree is the receiver's error:
+// the root's in a gather (left in its slot), this endpoint's in a scatter.
+void member_within_process(const CollectiveCall& call, bool to_root, int root, const Block& own) {
+  detail::LocalTeam& team = call.team;
+  const detail::LocalTeam::Broadcast from = team.broadcast_wait(call.thread);
+  if (from.failed) {
+    team.broadcast_done(call.thread);
+    throw Error(ErrorKind::kMpi, call.name, call.rank,
+                "the root (ep rank " + std::to_string(root) +
+                    ") could not describe its buffer (see its error)");
+  }
+  // Only this thread writes its slot, and only until broadcast_done.
+  auto& root_side = *static_cast<RootTable*>(const_cast<void*>(from.source));
+  std::optional<Error> error;
+  try {
+    const Block slot = root_side.table.block(call.rank);
+    if (to_root) {
+      const CollectiveCall at_root{call.comm, call.team, team_thread_of(call, root), root,
+                                   call.name};
+      root_side.refused[static_cast<std::size_t>(call.thread)] =
+          detail::copy_checked(own, slot, at_root, call.rank);
+    } else {
+      error = detail::copy_checked(slot, own, call, call.rank);
+    }
+  } catch (...) {
+    root_side.refused[static_cast<std::size_t>(call.thread)] =
+        Error(ErrorKind::kMpi, call.name, root,
+              "ep rank " + std::to_string(call.rank) + " could not copy its block (see its error)");
+    team.broadcast_done(call.thread);
+    throw;
+  }
+  team.broadcast_done(call.thread);
+  detail::raise(error);
+}
+
+// A blocking rooted call on a communicator within one process, with
+// several endpoints: no messages and no staging. The root publishes where
+// its blocks lie (a one-way broadcast of LocalTeam) and each other thread
+// copies its own block into or out of the root's buffer itself, in
+// parallel, and leaves without waiting for the others; the root waits until
+// they are done with its buffer.
+auto within_process_run(const CollectiveCall& call, bool to_root, int root) {
+  return [&call, to_root, root](const BlockArgs& send, const BlockArgs& recv) {
+    const BlockArgs& own_args = to_root ? send : recv;
+    const BlockArgs& table_args = to_root ? recv : send;
+    // The own side holds one block, at the root's index (count 0 for MPI_IN_PLACE).
+    const Block own = detail::make_block(
+        own_args.buf, own_args.counts[static_cast<std::size_t>(root)], own_args.type, call);
+    if (call.rank == root) {
+      root_within_process(call, to_root, own, table_args);
+    } else {
+      member_within_process(call, to_root, root, own);
+    }
+  };
+}
+
 // A blocking rooted call: `sides(run)` describes the call's two sides and
 // runs them with `run`; with one endpoint per process a message per block to
-// or from the root (peer_run), otherwise the block exchange, waited for.
+// or from the root (peer_run), within one process the root's one-way
+// broadcast (within_process_run), otherwise the block exchange, waited for.
 template <class Sides>
 void run_blocking(const Communicator& comm, const CollectiveCall& call, bool to_root, int root,
                   Sides&& sides) {
   if (call.one_endpoint_per_process()) {
     sides(peer_run(call, to_root, root));
+    return;
+  }
+  if (call.processes() == 1) {
+    sides(within_process_run(call, to_root, root));
     return;
   }
   Request request = sides(nonblocking_run(comm, call));

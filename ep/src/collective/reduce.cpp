@@ -4,7 +4,13 @@
 // thread order, each thread taking one slice of the vector (so a large
 // reduction uses every core), into a process buffer; the leaders combine the
 // process buffers with MPI (in process order, which MPI keeps for
-// non-commutative ops); the threads copy the result out. With process-major
+// non-commutative ops); the threads copy the result out. On a communicator
+// within one process a large vector skips the process buffer: each thread
+// writes its folded slice straight into every receive buffer
+// (reduce_scatter_within_process). A small one stays with the leader's
+// gather-release round: staging every contribution for every thread to fold
+// (an exchange round of LocalTeam) measured no faster at 1 process x 2
+// threads up to 256 B, and slower above (ep_collectives, t_min). With process-major
 // numbering, thread order then process order is EP rank order, so
 // non-commutative ops are honoured.
 //
@@ -14,6 +20,7 @@
 // evaluation whatever the layout, hence the same bits. The fold order and
 // the slot layout are those of fold.hpp, shared with every other reduction.
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -162,6 +169,43 @@ void reduce_in_one_round(CollectiveCall& call, const Reduction& red, void* recvb
   });
 }
 
+// A communicator within one process, vectors above kSharedFoldBytes: a
+// reduce-scatter among the threads in shared memory, then each hands its
+// share out. Thread t folds slice t of every contribution (in thread order,
+// as every hierarchical fold: the same bits) into a scratch of its own and
+// copies it into slice t of every receive buffer (null where the endpoint
+// gets no result). Under MPI_IN_PLACE the contributions are receive
+// buffers, but slice t of them is read and written by thread t alone, the
+// writes after the reads. Two barriers and every thread's memory bandwidth,
+// where folding into the leader's scratch and copying it all out took four
+// and made each thread read the whole vector from one place.
+void reduce_scatter_within_process(CollectiveCall& call, const Reduction& red, void* recvbuf) {
+  call.team.publish(call.thread, red.contribution);
+  call.team.publish_aux(call.thread, recvbuf);
+  call.team.barrier();
+  std::exception_ptr failure;
+  try {
+    const auto [first, last] = detail::slice_of(call, red.count);
+    if (last > first) {
+      t_fold_scratch.reshape(last - first, red.e.type, call.name, call.rank);
+      std::vector<const void*> inputs = published_inputs(call);
+      for (const void*& input : inputs) input = red.e.at(input, first);
+      detail::fold_right(call, red.e, inputs, t_fold_scratch.data(), last - first);
+      for (int t = 0; t < call.local_size(); ++t) {
+        void* target = call.team.published_aux(t);
+        if (target != nullptr) {
+          detail::copy_elements(red.e, t_fold_scratch.data(), red.e.at(target, first),
+                                last - first);
+        }
+      }
+    }
+  } catch (...) {
+    failure = std::current_exception();  // raised after the barrier: nobody waits for this thread
+  }
+  call.team.barrier();  // every slice is read and written until here
+  if (failure) std::rethrow_exception(failure);
+}
+
 bool fits_one_round(const Reduction& red) {
   return static_cast<std::size_t>(red.count) * red.e.layout.size <= kSharedFoldBytes;
 }
@@ -192,6 +236,10 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
   };
   if (fits_one_round(red)) {
     reduce_in_one_round(call, red, recvbuf, combine);
+    return;
+  }
+  if (call.processes() == 1) {
+    reduce_scatter_within_process(call, red, recvbuf);
     return;
   }
   void* process_result = reduce_hierarchically(call, red, t_fold_scratch, combine);
@@ -228,6 +276,10 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
   };
   if (fits_one_round(red)) {
     reduce_in_one_round(call, red, is_root ? recvbuf : nullptr, combine);
+    return;
+  }
+  if (call.processes() == 1) {
+    reduce_scatter_within_process(call, red, is_root ? recvbuf : nullptr);
     return;
   }
   void* process_result = reduce_hierarchically(call, red, t_fold_scratch, combine);

@@ -59,12 +59,12 @@ void LocalTeam::arrive(int thread) {
 void LocalTeam::open_round(int thread) { ++slots_[thread].rounds; }
 
 void LocalTeam::await_others(int thread, std::atomic<std::uint64_t> Slot::*counter,
-                             std::uint64_t number) {
+                             std::uint64_t number, bool route) {
   Backoff backoff;
   for (int t = 0; t < size_; ++t) {
     if (t == thread) continue;
     while ((slots_[t].*counter).load(std::memory_order_acquire) < number) {
-      idle(backoff);
+      if (route) idle(backoff);
       backoff.pause();
     }
   }
@@ -135,6 +135,29 @@ void LocalTeam::broadcast_done(int thread) {
   Slot& slot = slots_[thread];
   slot.broadcasts_done.store(slot.broadcasts, std::memory_order_release);
   notify_waiters();  // a root may be parked waiting for its readers
+}
+
+}  // namespace ep::detail
+
+namespace ep::detail {
+
+// Exchange rounds: see the header for why two halves and a wait for every
+// thread are enough. The staging pointer is written before the thread's
+// first publication (release), so a reader that has seen that publication
+// (acquire) sees the pointer too.
+std::byte* LocalTeam::exchange_staging(int thread) {
+  Slot& slot = slots_[thread];
+  if (!slot.exchange_staging) {
+    slot.exchange_staging = std::make_unique_for_overwrite<std::byte[]>(2 * kExchangeBytes);
+  }
+  return slot.exchange_staging.get() + ((slot.exchanges + 1) % 2) * kExchangeBytes;
+}
+
+void LocalTeam::exchange_wait_all(int thread) {
+  Slot& slot = slots_[thread];
+  slot.exchanges_published.store(++slot.exchanges, std::memory_order_release);
+  notify_waiters();  // others may be parked waiting for this round
+  await_others(thread, &Slot::exchanges_published, slot.exchanges, thread == 0);
 }
 
 }  // namespace ep::detail

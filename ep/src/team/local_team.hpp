@@ -178,6 +178,35 @@ class LocalTeam {
   Broadcast broadcast_wait(int thread);
   void broadcast_done(int thread);
 
+  /// Exchange rounds (small collectives on a communicator within one
+  /// process): every thread copies what the others need into a staging
+  /// buffer of its own, publishes it with one store and waits until every
+  /// other thread has published too; then each reads what it needs from the
+  /// others' staging, and nobody waits for the readers. One synchronisation
+  /// whose data travels with it, where a gather-release round is two in a
+  /// row (the arrivals, then the owner's release) and makes the owner do
+  /// the work alone. Rounds are numbered per thread (every thread takes
+  /// part in each, in the same order) and alternate between two halves of
+  /// each thread's staging: a thread writes half r % 2 for round r only
+  /// after every other thread has published round r - 1, which each does
+  /// after its last read of round r - 2, the last round that used that half.
+  /// So every thread must wait for all the others in every round
+  /// (exchange_wait_all), even one that reads nothing.
+  static constexpr std::size_t kExchangeBytes = std::size_t{16} * 1024;
+  /// This thread's staging for its next exchange round (kExchangeBytes,
+  /// aligned for any type), allocated on first use.
+  std::byte* exchange_staging(int thread);
+  /// Publishes this thread's staging for its next round, then returns once
+  /// every other thread has published the same round. Only local thread 0
+  /// routes while it waits: it keeps the process's traffic moving, and the
+  /// others draining too would only fight it for the mailbox locks (see
+  /// wait_release).
+  void exchange_wait_all(int thread);
+  /// What `peer` staged for the round this thread last waited for.
+  [[nodiscard]] const std::byte* exchanged(int thread, int peer) const {
+    return slots_[peer].exchange_staging.get() + (slots_[thread].exchanges % 2) * kExchangeBytes;
+  }
+
   /// A value per thread (counts, flags), same visibility rules as publish().
   void set_value(int thread, std::int64_t value) {
     slots_[thread].value.store(value, std::memory_order_relaxed);
@@ -211,10 +240,18 @@ class LocalTeam {
     /// roots), and those it has started (only this thread touches it).
     std::atomic<std::uint64_t> broadcasts_done{0};
     std::uint64_t broadcasts = 0;
+    /// The exchange rounds this thread has published (written by it, read
+    /// by the others), those it has taken part in (only this thread touches
+    /// it), and its two halves of staging (allocated by this thread before
+    /// its first publication).
+    std::atomic<std::uint64_t> exchanges_published{0};
+    std::uint64_t exchanges = 0;
+    std::unique_ptr<std::byte[]> exchange_staging;
   };
-  // Waits, routing (idle), until `counter` of every thread but `thread`
-  // reaches `number` (acquire).
-  void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number);
+  // Waits, routing (idle) unless `route` is false, until `counter` of every
+  // thread but `thread` reaches `number` (acquire).
+  void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number,
+                    bool route = true);
 
   int size_;
   std::unique_ptr<Slot[]> slots_;
