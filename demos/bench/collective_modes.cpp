@@ -26,6 +26,12 @@ std::size_t block_seed(int source, int dest, std::size_t bytes) {
   return static_cast<std::size_t>(source) * 1009 + static_cast<std::size_t>(dest) * 31 + bytes;
 }
 
+// The block rank `source` contributes to gather and allgather: the same for
+// every receiver, so seeded as the block it sends the root.
+std::size_t contribution_seed(int source, std::size_t bytes) {
+  return block_seed(source, kRoot, bytes);
+}
+
 void fill(std::byte* data, std::size_t n, std::size_t seed) {
   auto* bytes = reinterpret_cast<unsigned char*>(data);
   for (std::size_t k = 0; k < n; ++k) bytes[k] = pattern_byte(seed, k);
@@ -60,6 +66,37 @@ double allreduce_sum(int size, std::size_t i) {
 
 int to_int(std::size_t n) { return static_cast<int>(n); }  // sizes are checked against INT_MAX
 
+// Fills the send area with shape.size blocks of shape.bytes, the block for
+// rank d from seed_of(d).
+template <class SeedOf>
+void fill_blocks(const CallShape& shape, Buffers& buffers, SeedOf seed_of) {
+  for (int dest = 0; dest < shape.size; ++dest) {
+    fill(buffers.send(static_cast<std::size_t>(dest) * shape.bytes), shape.bytes, seed_of(dest));
+  }
+}
+
+// Throws unless the block of shape.bytes at `data`, received from rank
+// `source`, holds the pattern of `seed`.
+void verify_block(const char* mode, const CallShape& shape, int rank, const std::byte* data,
+                  std::size_t seed, int source) {
+  const std::size_t k = first_mismatch(data, shape.bytes, seed);
+  if (k != shape.bytes) {
+    wrong_data(mode, shape, rank,
+               "byte " + std::to_string(k) + " of the block from rank " + std::to_string(source));
+  }
+}
+
+// Checks the shape.size blocks of the receive area: block s came from rank s
+// with the pattern of seed_of(s).
+template <class SeedOf>
+void verify_blocks(const char* mode, const CallShape& shape, int rank, Buffers& buffers,
+                   SeedOf seed_of) {
+  for (int source = 0; source < shape.size; ++source) {
+    verify_block(mode, shape, rank, buffers.recv(static_cast<std::size_t>(source) * shape.bytes),
+                 seed_of(source), source);
+  }
+}
+
 // Runs the blocking MPI call, or starts the nonblocking one and waits with
 // yielding backoff; both report errors naming the call.
 template <class Blocking, class Start>
@@ -83,6 +120,9 @@ std::size_t buffer_bytes(const CallShape& shape) {
     case Collective::kBcast:
     case Collective::kAllreduce:
       return shape.bytes;
+    case Collective::kGather:
+    case Collective::kScatter:
+    case Collective::kAllgather:
     case Collective::kAlltoall:
     case Collective::kAlltoallv:
       return static_cast<std::size_t>(shape.size) * shape.bytes;
@@ -109,12 +149,19 @@ void prepare_rank_data(const CallShape& shape, int rank, Buffers& buffers) {
       for (std::size_t i = 0; i < n / sizeof(double); ++i) send[i] = allreduce_input(rank, i);
       return;
     }
+    case Collective::kGather:
+    case Collective::kAllgather:
+      fill(buffers.send(), shape.bytes, contribution_seed(rank, shape.bytes));
+      return;
+    case Collective::kScatter:
+      // MPI reads the send area at the root only: block d is rank d's.
+      if (rank == kRoot) {
+        fill_blocks(shape, buffers, [&](int dest) { return block_seed(kRoot, dest, shape.bytes); });
+      }
+      return;
     case Collective::kAlltoall:
     case Collective::kAlltoallv:
-      for (int dest = 0; dest < shape.size; ++dest) {
-        fill(buffers.send(static_cast<std::size_t>(dest) * shape.bytes), shape.bytes,
-             block_seed(rank, dest, shape.bytes));
-      }
+      fill_blocks(shape, buffers, [&](int dest) { return block_seed(rank, dest, shape.bytes); });
       return;
   }
 }
@@ -140,18 +187,24 @@ void verify_rank_data(const CallShape& shape, int rank, Buffers& buffers, const 
       }
       return;
     }
+    case Collective::kGather:
+      // Only the root receives (MPI leaves the others' receive areas alone).
+      if (rank == kRoot) {
+        verify_blocks(mode, shape, rank, buffers,
+                      [&](int source) { return contribution_seed(source, shape.bytes); });
+      }
+      return;
+    case Collective::kScatter:
+      verify_block(mode, shape, rank, buffers.recv(), block_seed(kRoot, rank, shape.bytes), kRoot);
+      return;
+    case Collective::kAllgather:
+      verify_blocks(mode, shape, rank, buffers,
+                    [&](int source) { return contribution_seed(source, shape.bytes); });
+      return;
     case Collective::kAlltoall:
     case Collective::kAlltoallv:
-      for (int source = 0; source < shape.size; ++source) {
-        const std::size_t k =
-            first_mismatch(buffers.recv(static_cast<std::size_t>(source) * shape.bytes),
-                           shape.bytes, block_seed(source, rank, shape.bytes));
-        if (k != shape.bytes) {
-          wrong_data(
-              mode, shape, rank,
-              "byte " + std::to_string(k) + " of the block from rank " + std::to_string(source));
-        }
-      }
+      verify_blocks(mode, shape, rank, buffers,
+                    [&](int source) { return block_seed(source, rank, shape.bytes); });
       return;
   }
 }
@@ -177,6 +230,36 @@ void MpiCollectives::allreduce(const void* send, void* recv, int count, MPI_Data
       blocking_, "MPI_Allreduce", [&] { return MPI_Allreduce(send, recv, count, type, op, comm_); },
       "MPI_Iallreduce",
       [&](MPI_Request* r) { return MPI_Iallreduce(send, recv, count, type, op, comm_, r); });
+}
+
+void MpiCollectives::gather(const void* send, void* recv, int count, MPI_Datatype type,
+                            int root) const {
+  complete(
+      blocking_, "MPI_Gather",
+      [&] { return MPI_Gather(send, count, type, recv, count, type, root, comm_); }, "MPI_Igather",
+      [&](MPI_Request* r) {
+        return MPI_Igather(send, count, type, recv, count, type, root, comm_, r);
+      });
+}
+
+void MpiCollectives::scatter(const void* send, void* recv, int count, MPI_Datatype type,
+                             int root) const {
+  complete(
+      blocking_, "MPI_Scatter",
+      [&] { return MPI_Scatter(send, count, type, recv, count, type, root, comm_); },
+      "MPI_Iscatter",
+      [&](MPI_Request* r) {
+        return MPI_Iscatter(send, count, type, recv, count, type, root, comm_, r);
+      });
+}
+
+void MpiCollectives::allgather(const void* send, void* recv, int count, MPI_Datatype type) const {
+  complete(
+      blocking_, "MPI_Allgather",
+      [&] { return MPI_Allgather(send, count, type, recv, count, type, comm_); }, "MPI_Iallgather",
+      [&](MPI_Request* r) {
+        return MPI_Iallgather(send, count, type, recv, count, type, comm_, r);
+      });
 }
 
 void MpiCollectives::alltoall(const void* send, void* recv, int count, MPI_Datatype type) const {
@@ -230,6 +313,15 @@ void MpiCaller::call() {
       mpi_.allreduce(buffers_.send(), buffers_.recv(), bytes / to_int(sizeof(double)), MPI_DOUBLE,
                      MPI_SUM);
       return;
+    case Collective::kGather:
+      mpi_.gather(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kScatter:
+      mpi_.scatter(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kAllgather:
+      mpi_.allgather(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE);
+      return;
     case Collective::kAlltoall:
       mpi_.alltoall(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE);
       return;
@@ -256,6 +348,15 @@ void EpCaller::call() {
     case Collective::kAllreduce:
       ep::allreduce(comm_, buffers_.send(), buffers_.recv(), bytes / to_int(sizeof(double)),
                     MPI_DOUBLE, MPI_SUM);
+      return;
+    case Collective::kGather:
+      ep::gather(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kScatter:
+      ep::scatter(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kAllgather:
+      ep::allgather(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE);
       return;
     case Collective::kAlltoall:
       ep::alltoall(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE);
@@ -292,6 +393,15 @@ void FunneledCaller::call() {
       return;
     case Collective::kAllreduce:
       allreduce();
+      return;
+    case Collective::kGather:
+      gather();
+      return;
+    case Collective::kScatter:
+      scatter();
+      return;
+    case Collective::kAllgather:
+      allgather();
       return;
     case Collective::kAlltoall:
       alltoall(false);
@@ -342,6 +452,58 @@ void FunneledCaller::allreduce() {
   // No barrier after the copy: the next call writes the staging send area
   // first, and MPI writes the receive area only after the next barrier.
   std::memcpy(own().recv(), process_.staging.recv(), shape_.bytes);
+}
+
+// gather, scatter and allgather: rank = process * T + thread, so a process's
+// T blocks are contiguous in rank order and travel as one block of T * bytes
+// of the MPI call over the processes; each thread's block sits at its thread
+// number in the process's staging area.
+
+void FunneledCaller::stage_own_block() {
+  std::memcpy(process_.staging.send(static_cast<std::size_t>(thread_) * shape_.bytes), own().send(),
+              shape_.bytes);
+}
+
+void FunneledCaller::gather() {
+  stage_own_block();
+  process_.team.arrive_and_wait();
+  // On process 0 the master is the root (rank 0): MPI writes its own
+  // receive area directly, every block in rank order.
+  if (master()) {
+    process_.mpi.gather(process_.staging.send(), own().recv(),
+                        to_int(shape_.bytes) * process_.threads, MPI_BYTE, kRoot);
+  }
+  // The next call stages into the area the master's MPI_Gather reads.
+  process_.team.arrive_and_wait();
+}
+
+void FunneledCaller::scatter() {
+  // The previous call's threads have copied their blocks out of the area
+  // that MPI writes now.
+  process_.team.arrive_and_wait();
+  // On process 0 the master is the root (rank 0): MPI reads its own send
+  // area directly.
+  if (master()) {
+    process_.mpi.scatter(own().send(), process_.staging.recv(),
+                         to_int(shape_.bytes) * process_.threads, MPI_BYTE, kRoot);
+  }
+  process_.team.arrive_and_wait();
+  std::memcpy(own().recv(), process_.staging.recv(static_cast<std::size_t>(thread_) * shape_.bytes),
+              shape_.bytes);
+}
+
+void FunneledCaller::allgather() {
+  stage_own_block();
+  process_.team.arrive_and_wait();
+  if (master()) {
+    process_.mpi.allgather(process_.staging.send(), process_.staging.recv(),
+                           to_int(shape_.bytes) * process_.threads, MPI_BYTE);
+  }
+  process_.team.arrive_and_wait();
+  // No barrier after the copy, as in alltoall: the next call writes the
+  // staging send area first, and MPI writes the receive area only after the
+  // next barrier.
+  std::memcpy(own().recv(), process_.staging.recv(), buffer_bytes(shape_));
 }
 
 void FunneledCaller::alltoall(bool v) {

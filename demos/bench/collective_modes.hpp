@@ -13,8 +13,14 @@
 // process * T + thread), so one pair of functions fills and checks it:
 //   bcast      root 0; one buffer of `bytes`
 //   allreduce  bytes / 8 doubles per rank, MPI_SUM
-//   alltoall   `bytes` per block (OSU's size): a rank sends one block to every
-//              rank, size * bytes in all; alltoallv the same with counts and
+//   gather     root 0; `bytes` per block (OSU's size): every rank sends one
+//              block, the root receives size * bytes in rank order
+//   scatter    root 0; `bytes` per block: the root sends size * bytes, every
+//              rank receives its one block
+//   allgather  `bytes` per block: every rank sends one block and receives
+//              every rank's, size * bytes in rank order
+//   alltoall   `bytes` per block: a rank sends one block to every rank,
+//              size * bytes in all; alltoallv the same with counts and
 //              displacements (uniform, as OSU's osu_alltoallv)
 //
 // A caller offers prepare() (fill the send data, poison the receive side),
@@ -40,13 +46,22 @@
 
 namespace bench::collectives {
 
-enum class Collective { kBarrier, kBcast, kAllreduce, kAlltoall, kAlltoallv };
+enum class Collective {
+  kBarrier,
+  kBcast,
+  kAllreduce,
+  kGather,
+  kScatter,
+  kAllgather,
+  kAlltoall,
+  kAlltoallv
+};
 /// Every collective, and its name, in the order of the enumerators.
-inline constexpr Collective kCollectives[] = {Collective::kBarrier, Collective::kBcast,
-                                              Collective::kAllreduce, Collective::kAlltoall,
-                                              Collective::kAlltoallv};
-inline constexpr std::string_view kCollectiveNames[] = {"barrier", "bcast", "allreduce", "alltoall",
-                                                        "alltoallv"};
+inline constexpr Collective kCollectives[] = {
+    Collective::kBarrier, Collective::kBcast,     Collective::kAllreduce, Collective::kGather,
+    Collective::kScatter, Collective::kAllgather, Collective::kAlltoall,  Collective::kAlltoallv};
+inline constexpr std::string_view kCollectiveNames[] = {
+    "barrier", "bcast", "allreduce", "gather", "scatter", "allgather", "alltoall", "alltoallv"};
 static_assert(std::size(kCollectiveNames) == std::size(kCollectives), "a name for each");
 
 inline const char* collective_name(Collective collective) {
@@ -56,14 +71,15 @@ inline const char* collective_name(Collective collective) {
 /// One measured collective call: what, how large, and who takes part.
 struct CallShape {
   Collective collective = Collective::kBarrier;
-  std::size_t bytes = 0;  ///< per rank (bcast, allreduce) or per block (alltoall, alltoallv)
+  std::size_t bytes = 0;  ///< per rank (bcast, allreduce) or per block (the others)
   int size = 1;           ///< ranks in all (P * T in every mode)
 };
 
 /// Bytes a participant needs in each of its send and receive areas for `shape`.
 std::size_t buffer_bytes(const CallShape& shape);
 
-/// Bytes one rank sends per call: what the iteration count scales with.
+/// Bytes the busiest rank sends or receives per call (gather's root receives
+/// size * bytes, scatter's root sends them): what the iteration count scales with.
 std::size_t traffic_bytes(const CallShape& shape);
 
 /// Fills rank `rank`'s send data for `shape` and poisons its receive area, so
@@ -84,6 +100,10 @@ class MpiCollectives {
   void barrier() const;
   void bcast(void* buffer, int count, MPI_Datatype type, int root) const;
   void allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) const;
+  /// count elements per rank, for gather, scatter and allgather alike.
+  void gather(const void* send, void* recv, int count, MPI_Datatype type, int root) const;
+  void scatter(const void* send, void* recv, int count, MPI_Datatype type, int root) const;
+  void allgather(const void* send, void* recv, int count, MPI_Datatype type) const;
   void alltoall(const void* send, void* recv, int count, MPI_Datatype type) const;
   void alltoallv(const void* send, std::span<const int> counts, std::span<const int> displs,
                  void* recv, MPI_Datatype type) const;
@@ -138,7 +158,8 @@ class EpCaller {
 /// What the threads of one process share in mode `funneled`: the MPI side
 /// (called by the master thread only), the process-wide staging buffers and
 /// every thread's own buffers (the master reads and writes its own in bcast,
-/// the other threads copy from it).
+/// the other threads copy from it; on process 0 it is the root of gather and
+/// scatter, whose MPI call uses its buffers directly).
 struct FunneledProcess {
   const MpiCollectives& mpi;  ///< over the P processes
   TeamBarrier& team;          ///< the process's threads meet here
@@ -166,6 +187,10 @@ class FunneledCaller {
   [[nodiscard]] bool master() const { return thread_ == 0; }
   void bcast();
   void allreduce();
+  void stage_own_block();  ///< into the thread's slot of the process's staging send area
+  void gather();
+  void scatter();
+  void allgather();
   void alltoall(bool v);
 
   FunneledProcess& process_;

@@ -16,8 +16,9 @@
 // a threaded and a flat launch, each as on cores of its own, alternated
 // (scripts/run-bench.sh).
 // Collectives: barrier, bcast (root 0), allreduce (MPI_DOUBLE, MPI_SUM),
-// alltoall and alltoallv (uniform counts); how each mode calls them and what
-// `bytes` means: collective_modes.hpp.
+// gather and scatter (root 0), allgather, alltoall and alltoallv (uniform
+// counts); how each mode calls them and what `bytes` means:
+// collective_modes.hpp.
 //
 // Every point is measured for all modes before the next size, so machine noise
 // hits all modes alike. Only world rank 0 (EP rank 0, thread 0 in the thread
@@ -89,8 +90,9 @@ constexpr const char* kUsage =
     "  --threads T        threads per process of the ep and funneled modes (default 2;\n"
     "                     N must be a multiple of T)\n"
     "  --quick            few sizes and iterations (seconds)\n"
-    "  --max-bytes N      largest message per rank (per block for alltoall/v), a multiple\n"
-    "                     of 8, suffix K or M allowed (default 1M)\n"
+    "  --max-bytes N      largest message per rank (per block for gather, scatter,\n"
+    "                     allgather and alltoall/v), a multiple of 8, suffix K or M\n"
+    "                     allowed (default 1M)\n"
     "  --iters N          calls per repetition for small messages (default 400, quick 20);\n"
     "                     above 16 KiB sent per rank per call proportionally fewer\n"
     "  --reps N           timed repetitions per point (default 20, quick 3)\n"
@@ -98,7 +100,8 @@ constexpr const char* kUsage =
     "                     MPI_I* + MPI_Test + sched_yield, as ep waits) or 'block'\n"
     "                     (the blocking calls; Open MPI busy-polls in them)\n"
     "  --modes LIST       comma-separated subset of ep,mpi,funneled\n"
-    "  --collectives LIST comma-separated subset of barrier,bcast,allreduce,alltoall,alltoallv\n"
+    "  --collectives LIST comma-separated subset of barrier,bcast,allreduce,gather,scatter,\n"
+    "                     allgather,alltoall,alltoallv\n"
     "  --json PATH        JSON results (default bench-results/ep_collectives.json)\n"
     "  --csv PATH         CSV results (default bench-results/ep_collectives.csv)\n"
     "  --keep-binding     keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
@@ -147,7 +150,8 @@ bench::LaunchLayout launch_layout(const Options& opt, int world_size) {
 // Checks what depends on the process count. Throws std::invalid_argument.
 void check_layout(const Options& opt, int world_size) {
   const bench::LaunchLayout layout = launch_layout(opt, world_size);
-  // Largest displacement: the funneled alltoallv stages N*T blocks per process.
+  // Largest displacement: the funneled alltoallv stages N*T blocks per process
+  // (gather, scatter and allgather stage fewer).
   const auto blocks =
       static_cast<std::size_t>(layout.grid_ranks) * static_cast<std::size_t>(opt.threads);
   if (opt.max_bytes > static_cast<std::size_t>(INT_MAX) / blocks) {
@@ -390,6 +394,15 @@ class CollectivesBench {
         return head + "root 0; bytes = the message; t = time per call";
       case Collective::kAllreduce:
         return head + "MPI_DOUBLE, MPI_SUM; bytes = the vector per rank; t = time per call";
+      case Collective::kGather:
+        return head +
+               "root 0; bytes = one block (every rank sends one to the root); t = time per call";
+      case Collective::kScatter:
+        return head +
+               "root 0; bytes = one block (the root sends one to every rank); t = time per call";
+      case Collective::kAllgather:
+        return head +
+               "bytes = one block (every rank sends one, receives every rank's); t = time per call";
       case Collective::kAlltoall:
       case Collective::kAlltoallv:
         return head + "bytes = one block (a rank sends one to every rank); t = time per call";
