@@ -445,7 +445,8 @@ def main():
     met = sum(1 for r in rows if r[4] == "met")
     md += ["## Scoreboard", "",
            f"Endpoints against what hybrid models use today, on fair terms: {met} of "
-           f"{len(rows)} targets met.", "",
+           f"{len(rows)} targets met. Where the time of both sides goes, for each "
+           "missed target: [profiles.md](profiles.md).", "",
            f"How it is measured. The shapes fit the {env.get('cpus', '?')} cores: ep and "
            f"funneled run 1 process x {threads} threads, mpi and the hand-written "
            f"references (`ref`) {threads} processes x 1 thread, on the same problem. Each "
