@@ -367,6 +367,10 @@ bool MailboxSection::match_unposted(RequestState& receive, RingChoice rings) {
     section_matches().push_back({&receive, nullptr, std::move(message)});
     return true;
   }
+  if (box_.unexpected.empty()) {
+    box_.unexpected_empty_at.store(box_.unexpected_appends.load(std::memory_order_relaxed),
+                                   std::memory_order_relaxed);
+  }
   Goal goal;
   goal.unposted = &receive;
   read_rings(rings, goal);
@@ -444,6 +448,8 @@ void clear_mailbox(Mailbox& box) {
   }
   box.posted.clear();
   box.unexpected.clear();
+  box.unexpected_empty_at.store(box.unexpected_appends.load(std::memory_order_relaxed),
+                                std::memory_order_relaxed);
   const std::size_t reserved = box.eager_reserved.load(std::memory_order_relaxed);
   box.eager_released.store(reserved, std::memory_order_relaxed);
   box.eager_released_seen.store(reserved, std::memory_order_relaxed);

@@ -156,6 +156,12 @@ struct alignas(64) Mailbox {
   // waits without a posted receive (a blocking receive) looks again only
   // when it moved, or when a ring has something.
   std::atomic<std::uint32_t> unexpected_appends{0};
+  // The value of unexpected_appends when `unexpected` was last seen empty,
+  // under `mutex`. While the two are equal the queue is still empty (every
+  // append bumps the counter; removals only empty it further), so a
+  // blocking receive whose rings hold nothing need not take the lock to
+  // learn that nothing matches yet (wait_unposted).
+  std::atomic<std::uint32_t> unexpected_empty_at{0};
 
   // Payload bytes of the eager copies held for this endpoint: inline in the
   // rings, eager envelopes in the overflows, kEager envelopes in `unexpected`

@@ -152,8 +152,14 @@ Status wait_unposted(P2pState& p2p, RequestState& receive, RingChoice rings) {
   Backoff backoff;
   StallWatch watch;
   while (true) {
-    std::uint32_t seen = 0;
-    {
+    // Acquire: pairs with the release of the append that `seen` counts, so
+    // that a section taken once it moves sees the message.
+    std::uint32_t seen = box.unexpected_appends.load(std::memory_order_acquire);
+    // The usual blocking receive comes before its message: empty rings and
+    // an `unexpected` queue known empty (Mailbox::unexpected_empty_at) mean
+    // no match, so it polls without taking the mailbox lock first.
+    if (rings_ready(box, rings) ||
+        seen != box.unexpected_empty_at.load(std::memory_order_relaxed)) {
       MailboxSection section(box);
       // Ends (and so moves a matched rendezvous's data) before the loop does.
       if (section.match_unposted(receive, rings)) break;
