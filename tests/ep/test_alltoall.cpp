@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstddef>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alltoall_test_helpers.hpp"
@@ -261,6 +263,134 @@ TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
         ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
                       MPI_INT);
       }
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
+          const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
+          if (got != value(j, me, i, round) && bad++ == 0) {
+            ADD_FAILURE() << "round " << round << ": element " << i << " from " << j << " is "
+                          << got;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
+// Within one process, a sender whose blocks fit kInlineBytes (1 KiB in
+// all, per thread) stages them, a larger one leaves them in its send
+// buffer and waits for its readers before it returns, and in place one
+// that does not fit the staging sends every thread down another path.
+// Block sizes (in ints) straddle those limits per sender and per round,
+// empty blocks among them; one thread comes late every few rounds; every
+// sender overwrites its send buffer as soon as the call returns, so a
+// reader still copying from it would see the overwrite.
+TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
+  constexpr int kSizes[] = {0, 1, 63, 64, 65, 127, 128, 129, 255, 256, 257, 512, 1024, 4100};
+  constexpr int kKinds = sizeof kSizes / sizeof kSizes[0];
+  ep_test::run_endpoints([&](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    int bad = 0;
+    for (int round = 0; round < 3 * kKinds; ++round) {
+      const bool in_place = round % 3 == 2;
+      // In place the counts must be symmetric.
+      const auto count = [&](int j, int k) {
+        return kSizes[(round + (in_place ? j + k : 3 * j + k)) % kKinds];
+      };
+      std::vector<int> scounts(static_cast<std::size_t>(n));
+      std::vector<int> sdispls(static_cast<std::size_t>(n));
+      std::vector<int> rcounts(static_cast<std::size_t>(n));
+      std::vector<int> rdispls(static_cast<std::size_t>(n));
+      int stotal = 0;
+      int rtotal = 0;
+      for (int j = 0; j < n; ++j) {
+        const auto ji = static_cast<std::size_t>(j);
+        scounts[ji] = count(me, j);
+        sdispls[ji] = stotal;
+        stotal += scounts[ji];
+        rcounts[ji] = count(j, me);
+        rdispls[ji] = rtotal;
+        rtotal += rcounts[ji];
+      }
+      std::vector<int> send(static_cast<std::size_t>(stotal));
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < scounts[static_cast<std::size_t>(j)]; ++i) {
+          send[static_cast<std::size_t>(sdispls[static_cast<std::size_t>(j)] + i)] =
+              value(me, j, i, round);
+        }
+      }
+      std::vector<int> recv = in_place ? send : std::vector<int>(rtotal, kUntouched);
+      if (round % 4 == 0 && me == (round / 4) % n) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a late thread
+      }
+      if (in_place) {
+        ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, recv.data(), rcounts, rdispls,
+                      MPI_INT);
+      } else {
+        ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
+                      MPI_INT);
+        std::fill(send.begin(), send.end(), -1);  // the send buffer is the caller's again
+      }
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
+          const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
+          if (got != value(j, me, i, round) && bad++ == 0) {
+            ADD_FAILURE() << "round " << round << (in_place ? " in place" : "") << ": element "
+                          << i << " of " << rcounts[static_cast<std::size_t>(j)] << " from " << j
+                          << " is " << got;
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
+// Within one process, blocks too large to stage are read from their
+// sender's buffer, and the sender may not return before its readers are
+// done. Here the first endpoint receives 1 MiB from every other one and
+// sends them 4 bytes each, so the others have nothing to copy and would
+// return (and overwrite their send buffers) long before it has finished
+// reading them, unless they wait for it.
+TEST(Alltoallv, SendersWaitForTheirReadersWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    constexpr int kLarge = 256 * 1024;
+    const auto count = [&](int j, int k) { return k == 0 && j != 0 ? kLarge : 1; };
+    int bad = 0;
+    for (int round = 0; round < 6; ++round) {
+      std::vector<int> scounts(static_cast<std::size_t>(n));
+      std::vector<int> sdispls(static_cast<std::size_t>(n));
+      std::vector<int> rcounts(static_cast<std::size_t>(n));
+      std::vector<int> rdispls(static_cast<std::size_t>(n));
+      int stotal = 0;
+      int rtotal = 0;
+      for (int j = 0; j < n; ++j) {
+        const auto ji = static_cast<std::size_t>(j);
+        scounts[ji] = count(me, j);
+        sdispls[ji] = stotal;
+        stotal += scounts[ji];
+        rcounts[ji] = count(j, me);
+        rdispls[ji] = rtotal;
+        rtotal += rcounts[ji];
+      }
+      std::vector<int> send(static_cast<std::size_t>(stotal));
+      for (int j = 0; j < n; ++j) {
+        for (int i = 0; i < scounts[static_cast<std::size_t>(j)]; ++i) {
+          send[static_cast<std::size_t>(sdispls[static_cast<std::size_t>(j)] + i)] =
+              value(me, j, i, round);
+        }
+      }
+      std::vector<int> recv(static_cast<std::size_t>(rtotal), kUntouched);
+      ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
+                    MPI_INT);
+      std::fill(send.begin(), send.end(), -1);
       for (int j = 0; j < n; ++j) {
         for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
           const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
@@ -551,6 +681,59 @@ TEST(AlltoallErrors, OneMismatchedPairWithinAProcessFailsTheProcess) {
         for (int j = 0; j < n; ++j) {
           EXPECT_EQ(recv[static_cast<std::size_t>(2 * j)], value(j, me, 0)) << "from " << j;
         }
+      }
+    }
+    c.free();
+  });
+}
+
+// The same with blocks of 2 KiB, which their senders leave in their send
+// buffers (too large to stage): the first endpoint expects one int fewer
+// (kTruncate) or one more (kCount) from the last. Every endpoint of the
+// process throws, naming the call, both EP ranks and both sizes; the
+// mismatched block got what fits, every other block is whole.
+TEST(AlltoallErrors, MismatchedLargeBlockWithinAProcessFailsTheProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), -world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    const int last = n - 1;
+    constexpr int kBlock = 512;
+    for (const int change : {-1, 1}) {
+      SCOPED_TRACE(change < 0 ? "one int fewer expected" : "one int more expected");
+      std::vector<int> send(static_cast<std::size_t>(n) * (kBlock + 1));
+      std::vector<int> recv(send.size(), kUntouched);
+      std::vector<int> sendcounts(static_cast<std::size_t>(n), kBlock);
+      std::vector<int> recvcounts(static_cast<std::size_t>(n), kBlock);
+      std::vector<int> displs(static_cast<std::size_t>(n));
+      for (int j = 0; j < n; ++j) {
+        displs[static_cast<std::size_t>(j)] = (kBlock + 1) * j;
+        for (int i = 0; i < kBlock; ++i) {
+          send[static_cast<std::size_t>((kBlock + 1) * j + i)] = value(me, j, i);
+        }
+      }
+      if (me == 0) recvcounts[static_cast<std::size_t>(last)] += change;
+      try {
+        ep::alltoallv(c, send.data(), sendcounts, displs, MPI_INT, recv.data(), recvcounts, displs,
+                      MPI_INT);
+        ADD_FAILURE() << "size mismatch not reported";
+      } catch (const ep::Error& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(e.kind(), change < 0 ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount) << what;
+        EXPECT_NE(what.find("ep::alltoallv"), std::string::npos) << what;
+        const std::string expected_text =
+            "block from ep rank " + std::to_string(last) + " to ep rank 0 carries " +
+            std::to_string(kBlock * 4) + " bytes but the receiver expects " +
+            std::to_string((kBlock + change) * 4);
+        EXPECT_NE(what.find(expected_text), std::string::npos) << what;
+      }
+      for (int j = 0; j < n; ++j) {
+        const int whole = me == 0 && j == last ? std::min(kBlock, kBlock + change) : kBlock;
+        int bad = 0;
+        for (int i = 0; i < whole; ++i) {
+          if (recv[static_cast<std::size_t>((kBlock + 1) * j + i)] != value(j, me, i)) ++bad;
+        }
+        EXPECT_EQ(bad, 0) << "block from " << j;
       }
     }
     c.free();

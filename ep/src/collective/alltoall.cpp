@@ -512,7 +512,7 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
   const bool inline_blocks = total <= (in_place ? room : std::min(room, kInlineBytes));
   put(0, inline_blocks ? total : (in_place ? kTooLarge : kInSendBuffer));
   put(1, 0);
-  team.share(call.thread, from);  // read (in place of staged blocks) before the closing barrier
+  team.share(call.thread, from);  // read (in place of staged blocks) until its readers are done
   if (inline_blocks) {
     std::byte* next = staging + data_at;
     for (int t = 0; t < threads; ++t) {
@@ -559,7 +559,12 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
       detail::unpack_from(header.at + offset, fits, target);
     }
   });
-  if (in_send_buffers) team.barrier();  // the send buffers are read until here
+  // The send buffers are read until here: each reader says so, and each
+  // owner of one waits for its readers only (no barrier).
+  if (in_send_buffers) team.exchange_read_done(call.thread);
+  if (headers[static_cast<std::size_t>(call.thread)].total() == kInSendBuffer) {
+    team.exchange_await_readers(call.thread);
+  }
   failure.rethrow(call.name, call.rank);
   return true;
 }
