@@ -153,11 +153,14 @@ std::byte* LocalTeam::exchange_staging(int thread) {
   return slot.exchange_staging.get() + ((slot.exchanges + 1) % 2) * kExchangeBytes;
 }
 
-void LocalTeam::exchange_wait_all(int thread) {
+void LocalTeam::exchange_publish(int thread) {
   Slot& slot = slots_[thread];
   slot.exchanges_published.store(++slot.exchanges, std::memory_order_release);
   notify_waiters();  // others may be parked waiting for this round
-  await_others(thread, &Slot::exchanges_published, slot.exchanges, thread == 0);
+}
+
+void LocalTeam::exchange_await_all(int thread) {
+  await_others(thread, &Slot::exchanges_published, slots_[thread].exchanges, thread == 0);
 }
 
 // A reader marks the round after its last read of the owners' buffers

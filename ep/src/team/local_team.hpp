@@ -191,17 +191,20 @@ class LocalTeam {
   /// after every other thread has published round r - 1, which each does
   /// after its last read of round r - 2, the last round that used that half.
   /// So every thread must wait for all the others in every round
-  /// (exchange_wait_all), even one that reads nothing.
+  /// (exchange_await_all), even one that reads nothing.
   static constexpr std::size_t kExchangeBytes = std::size_t{16} * 1024;
   /// This thread's staging for its next exchange round (kExchangeBytes,
   /// aligned for any type), allocated on first use.
   std::byte* exchange_staging(int thread);
-  /// Publishes this thread's staging for its next round, then returns once
-  /// every other thread has published the same round. Only local thread 0
-  /// routes while it waits: it keeps the process's traffic moving, and the
-  /// others draining too would only fight it for the mailbox locks (see
-  /// wait_release).
-  void exchange_wait_all(int thread);
+  /// Publishes this thread's staging for its next round. Work that needs
+  /// nothing from the others (a thread's copy to itself) may run between
+  /// this and exchange_await_all, while the others publish.
+  void exchange_publish(int thread);
+  /// Returns once every other thread has published the round this thread
+  /// last published. Only local thread 0 routes while it waits: it keeps the
+  /// process's traffic moving, and the others draining too would only fight
+  /// it for the mailbox locks (see wait_release).
+  void exchange_await_all(int thread);
   /// Exchange rounds that leave data in place: a thread whose data stays in
   /// its own buffer (too large to stage) says so in its staging, every
   /// thread that reads such data calls exchange_read_done once it has read
