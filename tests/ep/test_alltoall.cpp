@@ -278,16 +278,17 @@ TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
   });
 }
 
-// Within one process, a sender whose blocks fit kInlineBytes (1 KiB in
-// all, per thread) stages them, a larger one leaves them in its send
-// buffer and waits for its readers before it returns, and in place one
-// that does not fit the staging sends every thread down another path.
+// Within one process, a sender whose blocks for the other threads fit
+// kInlineBytes (2 KiB in all) stages them, a larger one leaves them in its
+// send buffer and waits for its readers before it returns, its block to
+// itself is copied directly, and in place one that does not fit the
+// staging (16 KiB) sends every thread down another path.
 // Block sizes (in ints) straddle those limits per sender and per round,
 // empty blocks among them; one thread comes late every few rounds; every
 // sender overwrites its send buffer as soon as the call returns, so a
 // reader still copying from it would see the overwrite.
 TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
-  constexpr int kSizes[] = {0, 1, 63, 64, 65, 127, 128, 129, 255, 256, 257, 512, 1024, 4100};
+  constexpr int kSizes[] = {0, 1, 63, 64, 65, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 2048, 4100};
   constexpr int kKinds = sizeof kSizes / sizeof kSizes[0];
   ep_test::run_endpoints([&](ep::Communicator& world) {
     ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());

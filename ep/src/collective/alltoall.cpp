@@ -463,10 +463,10 @@ constexpr std::uint64_t kInSendBuffer = ~std::uint64_t{0} - 1;
 // Up to this many bytes of blocks for the other threads, staging them (a
 // second copy) costs less than the second synchronisation that reading them
 // in place needs (the sender waiting for its readers): 1 process x 2
-// threads, ep_collectives t_min, blocks read in place took about 1.2 us
-// from 1 to 8 KiB, staged blocks of 512 B 0.7 us and of 4 KiB about as long
-// as read in place.
-constexpr std::size_t kInlineBytes = 4096;
+// threads, ep_collectives, t_min medians of 4 launches at load 6: blocks
+// read in place took 1.24-1.35 us from 1 to 8 KiB; staged, 1 KiB blocks
+// took 0.76 us, 2 KiB 0.94 us and 4 KiB 1.37 us.
+constexpr std::size_t kInlineBytes = 2048;
 // Above this many threads the header and its all-pairs check outgrow the
 // staging: the other paths take the exchange.
 constexpr int kMaxStagedThreads = 64;
