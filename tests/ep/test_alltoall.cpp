@@ -288,7 +288,8 @@ TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
 // sender overwrites its send buffer as soon as the call returns, so a
 // reader still copying from it would see the overwrite.
 TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
-  constexpr int kSizes[] = {0, 1, 63, 64, 65, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 2048, 4100};
+  constexpr int kSizes[] = {0,   1,   63,  64,   65,   255,  256,  257,
+                            511, 512, 513, 1023, 1024, 1025, 2048, 4100};
   constexpr int kKinds = sizeof kSizes / sizeof kSizes[0];
   ep_test::run_endpoints([&](ep::Communicator& world) {
     ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
@@ -339,8 +340,8 @@ TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
         for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
           const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
           if (got != value(j, me, i, round) && bad++ == 0) {
-            ADD_FAILURE() << "round " << round << (in_place ? " in place" : "") << ": element "
-                          << i << " of " << rcounts[static_cast<std::size_t>(j)] << " from " << j
+            ADD_FAILURE() << "round " << round << (in_place ? " in place" : "") << ": element " << i
+                          << " of " << rcounts[static_cast<std::size_t>(j)] << " from " << j
                           << " is " << got;
           }
         }
@@ -722,10 +723,10 @@ TEST(AlltoallErrors, MismatchedLargeBlockWithinAProcessFailsTheProcess) {
         const std::string what = e.what();
         EXPECT_EQ(e.kind(), change < 0 ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount) << what;
         EXPECT_NE(what.find("ep::alltoallv"), std::string::npos) << what;
-        const std::string expected_text =
-            "block from ep rank " + std::to_string(last) + " to ep rank 0 carries " +
-            std::to_string(kBlock * 4) + " bytes but the receiver expects " +
-            std::to_string((kBlock + change) * 4);
+        const std::string expected_text = "block from ep rank " + std::to_string(last) +
+                                          " to ep rank 0 carries " + std::to_string(kBlock * 4) +
+                                          " bytes but the receiver expects " +
+                                          std::to_string((kBlock + change) * 4);
         EXPECT_NE(what.find(expected_text), std::string::npos) << what;
       }
       for (int j = 0; j < n; ++j) {

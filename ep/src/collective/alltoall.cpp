@@ -18,12 +18,14 @@
 //      the blocks it receives from the threads of this process directly
 //      (copy_typed, no MPI);
 //   5. every thread unpacks its own blocks from the received segments.
-// On a communicator within one process, alltoall and alltoallv whose blocks
-// fit the team's staging take one exchange round (exchange_staged): every
-// thread stages its blocks and reads its own from the others' staging.
-// Larger ones without MPI_IN_PLACE take a lighter one round
-// (exchange_within_process): the leader copies every block from the
-// arguments each thread shares, with no spec or plan.
+// On a communicator within one process, alltoall and alltoallv take one
+// exchange round (exchange_staged): every thread stages its small blocks,
+// or leaves larger ones in its send buffer, and reads its own from the
+// others' staging or send buffers. In place with blocks too large to stage
+// they take the general path below; beyond kMaxStagedThreads threads, not
+// in place, a lighter one round (exchange_within_process): the leader
+// copies every block from the arguments each thread shares, with no spec
+// or plan.
 // With one endpoint per process and EP ranks in process order each block
 // travels as a message of its own instead (peer_exchange.hpp): no team, no
 // staging.
