@@ -211,6 +211,66 @@ TEST(Alltoallv, InPlaceSymmetricCounts) {
   });
 }
 
+// An alltoallv in which endpoint j sends count(j, k) ints to endpoint k,
+// as endpoint `me` of `n` sees it: packed counts and displacements, a send
+// buffer holding value(me, k, i, salt) and a receive buffer (the send data
+// in place, else untouched values). wrong() counts the received elements
+// that are not what their sender sent and reports the first.
+struct CountedExchange {
+  std::vector<int> scounts, sdispls, rcounts, rdispls, send, recv;
+
+  template <class Count>
+  CountedExchange(int n, int me, int salt, bool in_place, Count&& count)
+      : scounts(static_cast<std::size_t>(n)),
+        sdispls(static_cast<std::size_t>(n)),
+        rcounts(static_cast<std::size_t>(n)),
+        rdispls(static_cast<std::size_t>(n)) {
+    int stotal = 0;
+    int rtotal = 0;
+    for (int j = 0; j < n; ++j) {
+      const auto ji = static_cast<std::size_t>(j);
+      scounts[ji] = count(me, j);
+      sdispls[ji] = stotal;
+      stotal += scounts[ji];
+      rcounts[ji] = count(j, me);
+      rdispls[ji] = rtotal;
+      rtotal += rcounts[ji];
+    }
+    send.resize(static_cast<std::size_t>(stotal));
+    for (int j = 0; j < n; ++j) {
+      const auto ji = static_cast<std::size_t>(j);
+      for (int i = 0; i < scounts[ji]; ++i) {
+        send[static_cast<std::size_t>(sdispls[ji] + i)] = value(me, j, i, salt);
+      }
+    }
+    recv = in_place ? send : std::vector<int>(static_cast<std::size_t>(rtotal), kUntouched);
+  }
+
+  void run(const ep::Communicator& c, bool in_place) {
+    if (in_place) {
+      ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, recv.data(), rcounts, rdispls,
+                    MPI_INT);
+    } else {
+      ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
+                    MPI_INT);
+    }
+  }
+
+  [[nodiscard]] int wrong(int me, int salt, const std::string& where) const {
+    int bad = 0;
+    for (std::size_t j = 0; j < rcounts.size(); ++j) {
+      for (int i = 0; i < rcounts[j]; ++i) {
+        const int got = recv[static_cast<std::size_t>(rdispls[j] + i)];
+        if (got != value(static_cast<int>(j), me, i, salt) && bad++ == 0) {
+          ADD_FAILURE() << where << ": element " << i << " of " << rcounts[j] << " from " << j
+                        << " is " << got;
+        }
+      }
+    }
+    return bad;
+  }
+};
+
 // Within one process (each process's endpoints split off) the threads
 // stage small blocks and read each other's staging, and read larger ones
 // straight from their sender's buffer; in place, when one thread's blocks
@@ -229,49 +289,12 @@ TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
       const bool in_place = round % 2 == 1;
       // Block j -> k has count(j, k) ints: 5000 from the large sender, else 1 + (j + k) % 3;
       // in place the counts must be symmetric, so the large one's blocks go both ways.
-      const auto count = [&](int j, int k) {
+      CountedExchange x(n, me, round, in_place, [&](int j, int k) {
         if (j == large || (in_place && k == large)) return 5000;
         return 1 + (j + k) % 3;
-      };
-      std::vector<int> scounts(static_cast<std::size_t>(n));
-      std::vector<int> sdispls(static_cast<std::size_t>(n));
-      std::vector<int> rcounts(static_cast<std::size_t>(n));
-      std::vector<int> rdispls(static_cast<std::size_t>(n));
-      int stotal = 0;
-      int rtotal = 0;
-      for (int j = 0; j < n; ++j) {
-        const auto ji = static_cast<std::size_t>(j);
-        scounts[ji] = count(me, j);
-        sdispls[ji] = stotal;
-        stotal += scounts[ji];
-        rcounts[ji] = count(j, me);
-        rdispls[ji] = rtotal;
-        rtotal += rcounts[ji];
-      }
-      std::vector<int> send(static_cast<std::size_t>(stotal));
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < scounts[static_cast<std::size_t>(j)]; ++i) {
-          send[static_cast<std::size_t>(sdispls[static_cast<std::size_t>(j)] + i)] =
-              value(me, j, i, round);
-        }
-      }
-      std::vector<int> recv = in_place ? send : std::vector<int>(rtotal, kUntouched);
-      if (in_place) {
-        ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, recv.data(), rcounts, rdispls,
-                      MPI_INT);
-      } else {
-        ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
-                      MPI_INT);
-      }
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
-          const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
-          if (got != value(j, me, i, round) && bad++ == 0) {
-            ADD_FAILURE() << "round " << round << ": element " << i << " from " << j << " is "
-                          << got;
-          }
-        }
-      }
+      });
+      x.run(c, in_place);
+      bad += x.wrong(me, round, "round " + std::to_string(round));
     }
     EXPECT_EQ(bad, 0);
     c.free();
@@ -299,53 +322,15 @@ TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
     for (int round = 0; round < 3 * kKinds; ++round) {
       const bool in_place = round % 3 == 2;
       // In place the counts must be symmetric.
-      const auto count = [&](int j, int k) {
+      CountedExchange x(n, me, round, in_place, [&](int j, int k) {
         return kSizes[(round + (in_place ? j + k : 3 * j + k)) % kKinds];
-      };
-      std::vector<int> scounts(static_cast<std::size_t>(n));
-      std::vector<int> sdispls(static_cast<std::size_t>(n));
-      std::vector<int> rcounts(static_cast<std::size_t>(n));
-      std::vector<int> rdispls(static_cast<std::size_t>(n));
-      int stotal = 0;
-      int rtotal = 0;
-      for (int j = 0; j < n; ++j) {
-        const auto ji = static_cast<std::size_t>(j);
-        scounts[ji] = count(me, j);
-        sdispls[ji] = stotal;
-        stotal += scounts[ji];
-        rcounts[ji] = count(j, me);
-        rdispls[ji] = rtotal;
-        rtotal += rcounts[ji];
-      }
-      std::vector<int> send(static_cast<std::size_t>(stotal));
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < scounts[static_cast<std::size_t>(j)]; ++i) {
-          send[static_cast<std::size_t>(sdispls[static_cast<std::size_t>(j)] + i)] =
-              value(me, j, i, round);
-        }
-      }
-      std::vector<int> recv = in_place ? send : std::vector<int>(rtotal, kUntouched);
+      });
       if (round % 4 == 0 && me == (round / 4) % n) {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a late thread
       }
-      if (in_place) {
-        ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, recv.data(), rcounts, rdispls,
-                      MPI_INT);
-      } else {
-        ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
-                      MPI_INT);
-        std::fill(send.begin(), send.end(), -1);  // the send buffer is the caller's again
-      }
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
-          const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
-          if (got != value(j, me, i, round) && bad++ == 0) {
-            ADD_FAILURE() << "round " << round << (in_place ? " in place" : "") << ": element " << i
-                          << " of " << rcounts[static_cast<std::size_t>(j)] << " from " << j
-                          << " is " << got;
-          }
-        }
-      }
+      x.run(c, in_place);
+      if (!in_place) std::fill(x.send.begin(), x.send.end(), -1);  // the caller's again
+      bad += x.wrong(me, round, "round " + std::to_string(round) + (in_place ? " in place" : ""));
     }
     EXPECT_EQ(bad, 0);
     c.free();
@@ -364,44 +349,13 @@ TEST(Alltoallv, SendersWaitForTheirReadersWithinAProcess) {
     const int n = c.size();
     const int me = c.rank();
     constexpr int kLarge = 256 * 1024;
-    const auto count = [&](int j, int k) { return k == 0 && j != 0 ? kLarge : 1; };
     int bad = 0;
     for (int round = 0; round < 6; ++round) {
-      std::vector<int> scounts(static_cast<std::size_t>(n));
-      std::vector<int> sdispls(static_cast<std::size_t>(n));
-      std::vector<int> rcounts(static_cast<std::size_t>(n));
-      std::vector<int> rdispls(static_cast<std::size_t>(n));
-      int stotal = 0;
-      int rtotal = 0;
-      for (int j = 0; j < n; ++j) {
-        const auto ji = static_cast<std::size_t>(j);
-        scounts[ji] = count(me, j);
-        sdispls[ji] = stotal;
-        stotal += scounts[ji];
-        rcounts[ji] = count(j, me);
-        rdispls[ji] = rtotal;
-        rtotal += rcounts[ji];
-      }
-      std::vector<int> send(static_cast<std::size_t>(stotal));
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < scounts[static_cast<std::size_t>(j)]; ++i) {
-          send[static_cast<std::size_t>(sdispls[static_cast<std::size_t>(j)] + i)] =
-              value(me, j, i, round);
-        }
-      }
-      std::vector<int> recv(static_cast<std::size_t>(rtotal), kUntouched);
-      ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
-                    MPI_INT);
-      std::fill(send.begin(), send.end(), -1);
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
-          const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
-          if (got != value(j, me, i, round) && bad++ == 0) {
-            ADD_FAILURE() << "round " << round << ": element " << i << " from " << j << " is "
-                          << got;
-          }
-        }
-      }
+      CountedExchange x(n, me, round, false,
+                        [](int j, int k) { return k == 0 && j != 0 ? kLarge : 1; });
+      x.run(c, false);
+      std::fill(x.send.begin(), x.send.end(), -1);
+      bad += x.wrong(me, round, "round " + std::to_string(round));
     }
     EXPECT_EQ(bad, 0);
     c.free();
