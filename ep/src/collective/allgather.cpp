@@ -18,7 +18,9 @@
 // naming it, and the rest complete with their data. With one endpoint per
 // process, in process order, each process's block goes to every other
 // process as a message of its own instead (peer_exchange.hpp), received at
-// the size it was sent: no size round.
+// the size it was sent: no size round. On a communicator within one process
+// the threads take one exchange round of LocalTeam instead
+// (allgather_within_process): no leader, no barrier.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
