@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstddef>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alltoall_test_helpers.hpp"
@@ -209,6 +211,66 @@ TEST(Alltoallv, InPlaceSymmetricCounts) {
   });
 }
 
+// An alltoallv in which endpoint j sends count(j, k) ints to endpoint k,
+// as endpoint `me` of `n` sees it: packed counts and displacements, a send
+// buffer holding value(me, k, i, salt) and a receive buffer (the send data
+// in place, else untouched values). wrong() counts the received elements
+// that are not what their sender sent and reports the first.
+struct CountedExchange {
+  std::vector<int> scounts, sdispls, rcounts, rdispls, send, recv;
+
+  template <class Count>
+  CountedExchange(int n, int me, int salt, bool in_place, Count&& count)
+      : scounts(static_cast<std::size_t>(n)),
+        sdispls(static_cast<std::size_t>(n)),
+        rcounts(static_cast<std::size_t>(n)),
+        rdispls(static_cast<std::size_t>(n)) {
+    int stotal = 0;
+    int rtotal = 0;
+    for (int j = 0; j < n; ++j) {
+      const auto ji = static_cast<std::size_t>(j);
+      scounts[ji] = count(me, j);
+      sdispls[ji] = stotal;
+      stotal += scounts[ji];
+      rcounts[ji] = count(j, me);
+      rdispls[ji] = rtotal;
+      rtotal += rcounts[ji];
+    }
+    send.resize(static_cast<std::size_t>(stotal));
+    for (int j = 0; j < n; ++j) {
+      const auto ji = static_cast<std::size_t>(j);
+      for (int i = 0; i < scounts[ji]; ++i) {
+        send[static_cast<std::size_t>(sdispls[ji] + i)] = value(me, j, i, salt);
+      }
+    }
+    recv = in_place ? send : std::vector<int>(static_cast<std::size_t>(rtotal), kUntouched);
+  }
+
+  void run(const ep::Communicator& c, bool in_place) {
+    if (in_place) {
+      ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, recv.data(), rcounts, rdispls,
+                    MPI_INT);
+    } else {
+      ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
+                    MPI_INT);
+    }
+  }
+
+  [[nodiscard]] int wrong(int me, int salt, const std::string& where) const {
+    int bad = 0;
+    for (std::size_t j = 0; j < rcounts.size(); ++j) {
+      for (int i = 0; i < rcounts[j]; ++i) {
+        const int got = recv[static_cast<std::size_t>(rdispls[j] + i)];
+        if (got != value(static_cast<int>(j), me, i, salt) && bad++ == 0) {
+          ADD_FAILURE() << where << ": element " << i << " of " << rcounts[j] << " from " << j
+                        << " is " << got;
+        }
+      }
+    }
+    return bad;
+  }
+};
+
 // Within one process (each process's endpoints split off) the threads
 // stage small blocks and read each other's staging, and read larger ones
 // straight from their sender's buffer; in place, when one thread's blocks
@@ -227,49 +289,73 @@ TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
       const bool in_place = round % 2 == 1;
       // Block j -> k has count(j, k) ints: 5000 from the large sender, else 1 + (j + k) % 3;
       // in place the counts must be symmetric, so the large one's blocks go both ways.
-      const auto count = [&](int j, int k) {
+      CountedExchange x(n, me, round, in_place, [&](int j, int k) {
         if (j == large || (in_place && k == large)) return 5000;
         return 1 + (j + k) % 3;
-      };
-      std::vector<int> scounts(static_cast<std::size_t>(n));
-      std::vector<int> sdispls(static_cast<std::size_t>(n));
-      std::vector<int> rcounts(static_cast<std::size_t>(n));
-      std::vector<int> rdispls(static_cast<std::size_t>(n));
-      int stotal = 0;
-      int rtotal = 0;
-      for (int j = 0; j < n; ++j) {
-        const auto ji = static_cast<std::size_t>(j);
-        scounts[ji] = count(me, j);
-        sdispls[ji] = stotal;
-        stotal += scounts[ji];
-        rcounts[ji] = count(j, me);
-        rdispls[ji] = rtotal;
-        rtotal += rcounts[ji];
+      });
+      x.run(c, in_place);
+      bad += x.wrong(me, round, "round " + std::to_string(round));
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
+// Within one process, a sender whose blocks for the other threads fit
+// kInlineBytes (2 KiB in all) stages them, a larger one leaves them in its
+// send buffer and waits for its readers before it returns, its block to
+// itself is copied directly, and in place one that does not fit the
+// staging (16 KiB) sends every thread down another path.
+// Block sizes (in ints) straddle those limits per sender and per round,
+// empty blocks among them; one thread comes late every few rounds; every
+// sender overwrites its send buffer as soon as the call returns, so a
+// reader still copying from it would see the overwrite.
+TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
+  constexpr int kSizes[] = {0,   1,   63,  64,   65,   255,  256,  257,
+                            511, 512, 513, 1023, 1024, 1025, 2048, 4100};
+  constexpr int kKinds = sizeof kSizes / sizeof kSizes[0];
+  ep_test::run_endpoints([&](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    int bad = 0;
+    for (int round = 0; round < 3 * kKinds; ++round) {
+      const bool in_place = round % 3 == 2;
+      // In place the counts must be symmetric.
+      CountedExchange x(n, me, round, in_place, [&](int j, int k) {
+        return kSizes[(round + (in_place ? j + k : 3 * j + k)) % kKinds];
+      });
+      if (round % 4 == 0 && me == (round / 4) % n) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a late thread
       }
-      std::vector<int> send(static_cast<std::size_t>(stotal));
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < scounts[static_cast<std::size_t>(j)]; ++i) {
-          send[static_cast<std::size_t>(sdispls[static_cast<std::size_t>(j)] + i)] =
-              value(me, j, i, round);
-        }
-      }
-      std::vector<int> recv = in_place ? send : std::vector<int>(rtotal, kUntouched);
-      if (in_place) {
-        ep::alltoallv(c, MPI_IN_PLACE, {}, {}, MPI_DATATYPE_NULL, recv.data(), rcounts, rdispls,
-                      MPI_INT);
-      } else {
-        ep::alltoallv(c, send.data(), scounts, sdispls, MPI_INT, recv.data(), rcounts, rdispls,
-                      MPI_INT);
-      }
-      for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < rcounts[static_cast<std::size_t>(j)]; ++i) {
-          const int got = recv[static_cast<std::size_t>(rdispls[static_cast<std::size_t>(j)] + i)];
-          if (got != value(j, me, i, round) && bad++ == 0) {
-            ADD_FAILURE() << "round " << round << ": element " << i << " from " << j << " is "
-                          << got;
-          }
-        }
-      }
+      x.run(c, in_place);
+      if (!in_place) std::fill(x.send.begin(), x.send.end(), -1);  // the caller's again
+      bad += x.wrong(me, round, "round " + std::to_string(round) + (in_place ? " in place" : ""));
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
+// Within one process, blocks too large to stage are read from their
+// sender's buffer, and the sender may not return before its readers are
+// done. Here the first endpoint receives 1 MiB from every other one and
+// sends them 4 bytes each, so the others have nothing to copy and would
+// return (and overwrite their send buffers) long before it has finished
+// reading them, unless they wait for it.
+TEST(Alltoallv, SendersWaitForTheirReadersWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    constexpr int kLarge = 256 * 1024;
+    int bad = 0;
+    for (int round = 0; round < 6; ++round) {
+      CountedExchange x(n, me, round, false,
+                        [](int j, int k) { return k == 0 && j != 0 ? kLarge : 1; });
+      x.run(c, false);
+      std::fill(x.send.begin(), x.send.end(), -1);
+      bad += x.wrong(me, round, "round " + std::to_string(round));
     }
     EXPECT_EQ(bad, 0);
     c.free();
@@ -551,6 +637,59 @@ TEST(AlltoallErrors, OneMismatchedPairWithinAProcessFailsTheProcess) {
         for (int j = 0; j < n; ++j) {
           EXPECT_EQ(recv[static_cast<std::size_t>(2 * j)], value(j, me, 0)) << "from " << j;
         }
+      }
+    }
+    c.free();
+  });
+}
+
+// The same with blocks of 2 KiB, which their senders leave in their send
+// buffers (too large to stage): the first endpoint expects one int fewer
+// (kTruncate) or one more (kCount) from the last. Every endpoint of the
+// process throws, naming the call, both EP ranks and both sizes; the
+// mismatched block got what fits, every other block is whole.
+TEST(AlltoallErrors, MismatchedLargeBlockWithinAProcessFailsTheProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), -world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    const int last = n - 1;
+    constexpr int kBlock = 512;
+    for (const int change : {-1, 1}) {
+      SCOPED_TRACE(change < 0 ? "one int fewer expected" : "one int more expected");
+      std::vector<int> send(static_cast<std::size_t>(n) * (kBlock + 1));
+      std::vector<int> recv(send.size(), kUntouched);
+      std::vector<int> sendcounts(static_cast<std::size_t>(n), kBlock);
+      std::vector<int> recvcounts(static_cast<std::size_t>(n), kBlock);
+      std::vector<int> displs(static_cast<std::size_t>(n));
+      for (int j = 0; j < n; ++j) {
+        displs[static_cast<std::size_t>(j)] = (kBlock + 1) * j;
+        for (int i = 0; i < kBlock; ++i) {
+          send[static_cast<std::size_t>((kBlock + 1) * j + i)] = value(me, j, i);
+        }
+      }
+      if (me == 0) recvcounts[static_cast<std::size_t>(last)] += change;
+      try {
+        ep::alltoallv(c, send.data(), sendcounts, displs, MPI_INT, recv.data(), recvcounts, displs,
+                      MPI_INT);
+        ADD_FAILURE() << "size mismatch not reported";
+      } catch (const ep::Error& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(e.kind(), change < 0 ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount) << what;
+        EXPECT_NE(what.find("ep::alltoallv"), std::string::npos) << what;
+        const std::string expected_text = "block from ep rank " + std::to_string(last) +
+                                          " to ep rank 0 carries " + std::to_string(kBlock * 4) +
+                                          " bytes but the receiver expects " +
+                                          std::to_string((kBlock + change) * 4);
+        EXPECT_NE(what.find(expected_text), std::string::npos) << what;
+      }
+      for (int j = 0; j < n; ++j) {
+        const int whole = me == 0 && j == last ? std::min(kBlock, kBlock + change) : kBlock;
+        int bad = 0;
+        for (int i = 0; i < whole; ++i) {
+          if (recv[static_cast<std::size_t>((kBlock + 1) * j + i)] != value(j, me, i)) ++bad;
+        }
+        EXPECT_EQ(bad, 0) << "block from " << j;
       }
     }
     c.free();

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -547,6 +549,109 @@ TEST(Collectives, AllgatherCountMismatchWithinAProcess) {
         [&] { ep::allgather(c, mine.data(), 2, MPI_INT, recv.data(), 3, MPI_INT); },
         ep::ErrorKind::kCount, c, "expected", "allgather 2 sent, 3 expected");
     ep::barrier(c);
+  });
+}
+
+// allgatherv on a communicator within one process (one exchange round):
+// contributions up to 2 KiB are staged, larger ones read where they are
+// (their owner waiting for its readers). Sizes straddle that limit and
+// differ per thread, empty ones among them; in place and not; one thread
+// late now and then; every thread overwrites its contribution as soon as
+// the call returns, so a reader still copying from it would see that.
+TEST(Collectives, AllgathervWithinAProcess) {
+  constexpr int kSizes[] = {0, 1, 255, 511, 512, 513, 1024, 3000};
+  constexpr int kKinds = sizeof kSizes / sizeof kSizes[0];
+  ep_test::run_endpoints([&](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    int bad = 0;
+    for (int round = 0; round < 6 * kKinds; ++round) {
+      const bool in_place = round % 3 == 1;
+      std::vector<int> counts(static_cast<std::size_t>(n));
+      std::vector<int> displs(static_cast<std::size_t>(n));
+      int total = 0;
+      for (int j = 0; j < n; ++j) {
+        counts[static_cast<std::size_t>(j)] = kSizes[(round + 3 * j) % kKinds];
+        displs[static_cast<std::size_t>(j)] = total;
+        total += counts[static_cast<std::size_t>(j)] + 1;  // a hole after each block
+      }
+      std::vector<int> mine = pattern(me, counts[static_cast<std::size_t>(me)], round);
+      std::vector<int> recv(static_cast<std::size_t>(total), kHole);
+      if (round % 8 == 0 && me == (round / 8) % n) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a late thread
+      }
+      if (in_place) {
+        std::copy(mine.begin(), mine.end(), recv.begin() + displs[static_cast<std::size_t>(me)]);
+        ep::allgatherv(c, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv.data(), counts, displs, MPI_INT);
+      } else {
+        ep::allgatherv(c, mine.data(), static_cast<int>(mine.size()), MPI_INT, recv.data(), counts,
+                       displs, MPI_INT);
+        std::fill(mine.begin(), mine.end(), -1);  // the caller's again
+      }
+      std::vector<int> expected(static_cast<std::size_t>(total), kHole);
+      for (int j = 0; j < n; ++j) {
+        const std::vector<int> block = pattern(j, counts[static_cast<std::size_t>(j)], round);
+        std::copy(block.begin(), block.end(),
+                  expected.begin() + displs[static_cast<std::size_t>(j)]);
+      }
+      if (recv != expected && bad++ == 0) {
+        ADD_FAILURE() << "round " << round << (in_place ? " in place" : "") << " at " << me;
+      }
+    }
+    EXPECT_EQ(bad, 0);
+    c.free();
+  });
+}
+
+// The same with one block whose sides disagree: the first endpoint expects
+// one int more (kCount) or fewer (kTruncate) from the last than it sends,
+// for a staged block (4 ints) and one read in place (1000 ints). Only the
+// first endpoint throws, naming the block's rank and both sizes; it got
+// what fits, and every other block and endpoint is whole.
+TEST(Collectives, AllgathervMismatchWithinAProcess) {
+  ep_test::run_endpoints([](ep::Communicator& world) {
+    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+    const int n = c.size();
+    const int me = c.rank();
+    const int last = n - 1;
+    for (const int count : {4, 1000}) {
+      for (const int change : {-1, 1}) {
+        SCOPED_TRACE("count " + std::to_string(count) + ", change " + std::to_string(change));
+        std::vector<int> counts(static_cast<std::size_t>(n), count);
+        std::vector<int> displs(static_cast<std::size_t>(n));
+        for (int j = 0; j < n; ++j) displs[static_cast<std::size_t>(j)] = j * (count + 1);
+        if (me == 0) counts[static_cast<std::size_t>(last)] += change;
+        const std::vector<int> mine = pattern(me, count, 3);
+        std::vector<int> recv(static_cast<std::size_t>(n * (count + 1)), kHole);
+        std::optional<ep::Error> error;
+        try {
+          ep::allgatherv(c, mine.data(), count, MPI_INT, recv.data(), counts, displs, MPI_INT);
+        } catch (const ep::Error& e) {
+          error = e;
+        }
+        const bool mismatched = me == 0;
+        EXPECT_EQ(error.has_value(), mismatched) << (error ? error->what() : "no error");
+        if (error && mismatched) {
+          const std::string what = error->what();
+          EXPECT_EQ(error->kind(), change < 0 ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount)
+              << what;
+          EXPECT_NE(what.find("ep::allgatherv"), std::string::npos) << what;
+          EXPECT_NE(what.find(std::to_string(last)), std::string::npos) << what;
+          EXPECT_NE(what.find(std::to_string(count * 4)), std::string::npos) << what;
+          EXPECT_NE(what.find(std::to_string((count + change) * 4)), std::string::npos) << what;
+        }
+        for (int j = 0; j < n; ++j) {
+          const int whole = mismatched && j == last ? std::min(count, count + change) : count;
+          const std::vector<int> block = pattern(j, whole, 3);
+          EXPECT_TRUE(std::equal(block.begin(), block.end(),
+                                 recv.begin() + displs[static_cast<std::size_t>(j)]))
+              << "block from " << j;
+        }
+        ep::barrier(c);
+      }
+    }
+    c.free();
   });
 }
 

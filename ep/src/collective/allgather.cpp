@@ -18,9 +18,13 @@
 // naming it, and the rest complete with their data. With one endpoint per
 // process, in process order, each process's block goes to every other
 // process as a message of its own instead (peer_exchange.hpp), received at
-// the size it was sent: no size round.
+// the size it was sent: no size round. On a communicator within one process
+// the threads take one exchange round of LocalTeam instead
+// (allgather_within_process): no leader, no barrier.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -218,6 +222,64 @@ void allgather_blocks(CollectiveCall& call, const void* sendbuf, int sendcount,
   detail::raise(deferred);
 }
 
+// A communicator within one process: one exchange round of LocalTeam, no
+// barrier. Each thread writes the size of its contribution into its staging
+// and, up to kStagedBytes, the contribution itself (packed); a larger one
+// stays where it is (sendbuf, or its block of recvbuf in place, which no
+// other thread writes), and its LocalTeam slot says where. It publishes,
+// copies its own block while the others publish, waits for every other
+// publication and copies their blocks, from their staging or their buffers.
+// Nobody waits for the readers of a staged contribution (the staging halves
+// alternate, see LocalTeam); a thread whose contribution was read in place
+// waits for its readers' counters before it returns. A block whose size
+// disagrees with what its receiver expects is that receiver's error: it
+// receives what fits and throws once the exchange is over.
+constexpr std::size_t kStagedBytes = 2048;
+constexpr std::uint64_t kInPlace = ~std::uint64_t{0};
+
+void allgather_within_process(CollectiveCall& call, const void* sendbuf, int sendcount,
+                              MPI_Datatype sendtype, const BlockTable& table) {
+  detail::LocalTeam& team = call.team;
+  const RankMap& map = call.comm.rank_map();
+  const int me = call.comm.process_rank();
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const Block own =
+      in_place ? table.block(call.rank) : detail::make_block(sendbuf, sendcount, sendtype, call);
+  constexpr std::size_t kDataAt = 64;
+  std::byte* staging = team.exchange_staging(call.thread);
+  const std::uint64_t bytes = own.bytes();
+  const bool staged = bytes <= kStagedBytes;
+  const std::uint64_t head = staged ? bytes : kInPlace;
+  std::memcpy(staging, &head, sizeof head);
+  team.share(call.thread, own);  // read (when not staged) until its readers are done
+  if (staged) detail::pack_into(own, staging + kDataAt);
+  team.exchange_publish(call.thread);
+  std::optional<Error> deferred;
+  if (!in_place) deferred = detail::copy_checked(own, table.block(call.rank), call, call.rank);
+  team.exchange_await_all(call.thread);
+  const detail::TypeLayout bytes_layout = detail::layout_of(MPI_BYTE, call.name, call.rank);
+  bool read_in_place = false;
+  for (int t = 0; t < call.local_size(); ++t) {
+    if (t == call.thread) continue;
+    const int rank = map.ep_rank(me, t);
+    const std::byte* at = team.exchanged(call.thread, t);
+    std::uint64_t size = 0;
+    std::memcpy(&size, at, sizeof size);
+    std::optional<Error> error;
+    if (size == kInPlace) {
+      read_in_place = true;
+      error = detail::copy_checked(team.shared<Block>(t), table.block(rank), call, rank);
+    } else {
+      const Block source{at + kDataAt, static_cast<int>(size), MPI_BYTE, bytes_layout};
+      error = detail::copy_checked(source, table.block(rank), call, rank);
+    }
+    if (error && !deferred) deferred = std::move(error);
+  }
+  if (read_in_place) team.exchange_read_done(call.thread);
+  if (!staged) team.exchange_await_readers(call.thread);
+  detail::raise(deferred);
+}
+
 // One endpoint per process: the own block goes to every other process as a
 // message of its own (peer_exchange.hpp), from sendbuf or, under
 // MPI_IN_PLACE, from its place in recvbuf (where it stays); `recv` is the
@@ -254,6 +316,10 @@ void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI
     allgather_peers(call, sendbuf, sendcount, sendtype, recv, table);
     return;
   }
+  if (call.processes() == 1 && call.local_size() > 1) {
+    allgather_within_process(call, sendbuf, sendcount, sendtype, table);
+    return;
+  }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);
 }
 
@@ -268,6 +334,10 @@ void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MP
         detail::alltoallv_sides(nullptr, {}, {}, MPI_BYTE, recvbuf, recvcounts, displs, recvtype)
             .recv;
     allgather_peers(call, sendbuf, sendcount, sendtype, recv, table);
+    return;
+  }
+  if (call.processes() == 1 && call.local_size() > 1) {
+    allgather_within_process(call, sendbuf, sendcount, sendtype, table);
     return;
   }
   allgather_blocks(call, sendbuf, sendcount, sendtype, table);

@@ -18,12 +18,14 @@
 //      the blocks it receives from the threads of this process directly
 //      (copy_typed, no MPI);
 //   5. every thread unpacks its own blocks from the received segments.
-// On a communicator within one process, alltoall and alltoallv whose blocks
-// fit the team's staging take one exchange round (exchange_staged): every
-// thread stages its blocks and reads its own from the others' staging.
-// Larger ones without MPI_IN_PLACE take a lighter one round
-// (exchange_within_process): the leader copies every block from the
-// arguments each thread shares, with no spec or plan.
+// On a communicator within one process, alltoall and alltoallv take one
+// exchange round (exchange_staged): every thread stages its small blocks,
+// or leaves larger ones in its send buffer, and reads its own from the
+// others' staging or send buffers. In place with blocks too large to stage
+// they take the general path below; beyond kMaxStagedThreads threads, not
+// in place, a lighter one round (exchange_within_process): the leader
+// copies every block from the arguments each thread shares, with no spec
+// or plan.
 // With one endpoint per process and EP ranks in process order each block
 // travels as a message of its own instead (peer_exchange.hpp): no team, no
 // staging.
@@ -438,30 +440,35 @@ void exchange_within_process(CollectiveCall& call, const BlockArgs& send, const 
 // A communicator within one process, alltoall and alltoallv (in place or
 // not): one exchange round of LocalTeam. Each thread stages a header (the
 // size of every block it sends and of every block it expects) and, when
-// its blocks are small (kInlineBytes in all), the blocks themselves in
-// destination order; larger ones stay in its send buffer, the header says
-// so and its LocalSide is in its team slot. Once every thread has staged,
-// each copies the block every other thread has for it, from the staging or
-// straight from the sender's buffer. When nothing was read from a send buffer nobody waits
-// for its readers: one synchronisation, where the leader's gather-release
-// round is two in a row and copies every block alone; otherwise a barrier
-// keeps the send buffers until every thread has copied, and the copies run
-// in parallel. Under MPI_IN_PLACE the send data is the receive buffer its
-// owner overwrites, so it must be staged: a thread whose blocks do not fit
-// its staging stages a mark saying so, and every thread, having read every
-// header, returns false (together) for the caller's other paths. Every
-// thread reads every header, so a block whose two sides disagree anywhere
-// is found by all of them, in EP rank order (the first of receiver, then
-// sender): every endpoint of the process throws it, as on the other paths,
-// once it has received what fits.
+// its blocks for the other threads are small (kInlineBytes in all), those
+// blocks themselves in destination order; larger ones stay in its send
+// buffer, the header says so and its LocalSide is in its team slot. Its
+// block to itself never goes through the staging: it is copied between
+// publishing and waiting, while the others publish (in place it is already
+// where it belongs). Once every thread has published, each copies the block
+// every other thread has for it, from the staging or straight from the
+// sender's buffer. A sender whose blocks were all staged leaves at once:
+// one synchronisation, where the leader's gather-release round is two in a
+// row and copies every block alone. A sender that left its blocks in its
+// buffer waits only for its readers to say they are done with it
+// (LocalTeam::exchange_read_done), not for a barrier. Under MPI_IN_PLACE
+// the send data is the receive buffer its owner overwrites, so it must be
+// staged: a thread whose blocks do not fit its staging stages a mark
+// saying so, and every thread, having read every header, returns false
+// (together) for the caller's other paths. Every thread reads every
+// header, so a block whose two sides disagree anywhere is found by all of
+// them, in EP rank order (the first of receiver, then sender): every
+// endpoint of the process throws it, as on the other paths, once it has
+// received what fits.
 constexpr std::uint64_t kTooLarge = ~std::uint64_t{0};
 constexpr std::uint64_t kInSendBuffer = ~std::uint64_t{0} - 1;
-// Up to this many bytes of blocks per thread, staging them (a second copy)
-// costs less than the barrier that reading them in place needs: 1 process x
-// 2 threads, ep_collectives t_min, staged blocks of 8-512 B took 0.65-0.97x
-// MPI against 0.85-1.27x for the leader's round, and blocks of 1-4 KiB
-// 0.59-0.92x against 0.35-0.67x.
-constexpr std::size_t kInlineBytes = 1024;
+// Up to this many bytes of blocks for the other threads, staging them (a
+// second copy) costs less than the second synchronisation that reading them
+// in place needs (the sender waiting for its readers): 1 process x 2
+// threads, ep_collectives, t_min medians of 4 launches at load 6: blocks
+// read in place took 1.24-1.35 us from 1 to 8 KiB; staged, 1 KiB blocks
+// took 0.76 us, 2 KiB 0.94 us and 4 KiB 1.37 us.
+constexpr std::size_t kInlineBytes = 2048;
 // Above this many threads the header and its all-pairs check outgrow the
 // staging: the other paths take the exchange.
 constexpr int kMaxStagedThreads = 64;
@@ -469,7 +476,8 @@ constexpr int kMaxStagedThreads = 64;
 // The staged header of one thread: [0] the total bytes of its staged blocks
 // (or kTooLarge, or kInSendBuffer: then its LocalSide is in its team slot),
 // [1] unused, [2 + t] the block it sends to local thread t, [2 + T + t] the
-// block it expects from local thread t.
+// block it expects from local thread t. Its staged blocks follow (at
+// data_at), those for the other threads in thread order.
 struct StagedHeader {
   const std::byte* at;
   std::size_t threads;
@@ -482,6 +490,14 @@ struct StagedHeader {
   [[nodiscard]] std::uint64_t sends(int t) const { return word(2 + static_cast<std::size_t>(t)); }
   [[nodiscard]] std::uint64_t expects(int t) const {
     return word(2 + threads + static_cast<std::size_t>(t));
+  }
+  // Where sender `s`'s staged block for `t` starts (t != s).
+  [[nodiscard]] std::size_t staged_at(std::size_t data_at, int s, int t) const {
+    std::size_t offset = data_at;
+    for (int u = 0; u < t; ++u) {
+      if (u != s) offset += sends(u);
+    }
+    return offset;
   }
 };
 
@@ -500,11 +516,11 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
   const auto put = [&](std::size_t index, std::uint64_t value) {
     std::memcpy(staging + index * sizeof value, &value, sizeof value);
   };
-  std::uint64_t total = 0;
+  std::uint64_t total = 0;  // for the other threads
   for (int t = 0; t < threads; ++t) {
     const int peer = map.ep_rank(me, t);
     const std::uint64_t bytes = from.block(peer).bytes();
-    total += bytes;
+    if (t != call.thread) total += bytes;
     put(2 + static_cast<std::size_t>(t), bytes);
     put(2 + n + static_cast<std::size_t>(t), into.block(peer).bytes());
   }
@@ -512,16 +528,26 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
   const bool inline_blocks = total <= (in_place ? room : std::min(room, kInlineBytes));
   put(0, inline_blocks ? total : (in_place ? kTooLarge : kInSendBuffer));
   put(1, 0);
-  team.share(call.thread, from);  // read (in place of staged blocks) before the closing barrier
+  team.share(call.thread, from);  // read (in place of staged blocks) until its readers are done
   if (inline_blocks) {
     std::byte* next = staging + data_at;
     for (int t = 0; t < threads; ++t) {
+      if (t == call.thread) continue;
       const detail::TypedBuffer block = from.block(map.ep_rank(me, t));
       detail::pack_into(block, next);
       next += block.bytes();
     }
   }
-  team.exchange_wait_all(call.thread);
+  team.exchange_publish(call.thread);
+  FailureSlot failure;
+  if (!in_place) {  // in place, this thread's block to itself is where it belongs
+    failure.guard(call.name, call.rank, [&] {
+      const detail::TypedBuffer source = from.block(call.rank);
+      const detail::TypedBuffer target = into.block(call.rank);
+      detail::copy_typed(source, target, std::min(source.bytes(), target.bytes()));
+    });
+  }
+  team.exchange_await_all(call.thread);
   thread_local std::vector<StagedHeader> headers;
   headers.resize(n);
   bool in_send_buffers = false;
@@ -531,15 +557,17 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
     if (head == kTooLarge) return false;
     in_send_buffers = in_send_buffers || head == kInSendBuffer;
   }
-  FailureSlot failure;
-  for (int receiver = 0; receiver < threads && !failure.failed(); ++receiver) {
+  // A failed copy to itself is this endpoint's own error; a block whose
+  // sides disagree comes first, as on the other paths.
+  FailureSlot mismatch;
+  for (int receiver = 0; receiver < threads && !mismatch.failed(); ++receiver) {
     const int t = map.locate(receiver).thread;  // one process: EP ranks 0 .. threads - 1
     for (int sender = 0; sender < threads; ++sender) {
       const int s = map.locate(sender).thread;
       const std::uint64_t sent = headers[static_cast<std::size_t>(s)].sends(t);
       const std::uint64_t expected = headers[static_cast<std::size_t>(t)].expects(s);
       if (sent != expected) {
-        detail::record_block_mismatch(on_behalf_of(call, t), failure, map.ep_rank(me, s),
+        detail::record_block_mismatch(on_behalf_of(call, t), mismatch, map.ep_rank(me, s),
                                       map.ep_rank(me, t), sent, expected);
         break;
       }
@@ -547,6 +575,7 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
   }
   failure.guard(call.name, call.rank, [&] {
     for (int s = 0; s < threads; ++s) {
+      if (s == call.thread) continue;
       const StagedHeader& header = headers[static_cast<std::size_t>(s)];
       const detail::TypedBuffer target = into.block(map.ep_rank(me, s));
       const std::size_t fits = std::min<std::size_t>(header.sends(call.thread), target.bytes());
@@ -554,12 +583,16 @@ bool exchange_staged(CollectiveCall& call, const BlockArgs& send, const BlockArg
         detail::copy_typed(team.shared<LocalSide>(s).block(call.rank), target, fits);
         continue;
       }
-      std::uint64_t offset = data_at;
-      for (int t = 0; t < call.thread; ++t) offset += header.sends(t);
-      detail::unpack_from(header.at + offset, fits, target);
+      detail::unpack_from(header.at + header.staged_at(data_at, s, call.thread), fits, target);
     }
   });
-  if (in_send_buffers) team.barrier();  // the send buffers are read until here
+  // The send buffers are read until here: each reader says so, and each
+  // owner of one waits for its readers only (no barrier).
+  if (in_send_buffers) team.exchange_read_done(call.thread);
+  if (headers[static_cast<std::size_t>(call.thread)].total() == kInSendBuffer) {
+    team.exchange_await_readers(call.thread);
+  }
+  mismatch.rethrow(call.name, call.rank);
   failure.rethrow(call.name, call.rank);
   return true;
 }

@@ -153,11 +153,28 @@ std::byte* LocalTeam::exchange_staging(int thread) {
   return slot.exchange_staging.get() + ((slot.exchanges + 1) % 2) * kExchangeBytes;
 }
 
-void LocalTeam::exchange_wait_all(int thread) {
+void LocalTeam::exchange_publish(int thread) {
   Slot& slot = slots_[thread];
   slot.exchanges_published.store(++slot.exchanges, std::memory_order_release);
   notify_waiters();  // others may be parked waiting for this round
-  await_others(thread, &Slot::exchanges_published, slot.exchanges, thread == 0);
+}
+
+void LocalTeam::exchange_await_all(int thread) {
+  await_others(thread, &Slot::exchanges_published, slots_[thread].exchanges, thread == 0);
+}
+
+// A reader marks the round after its last read of the owners' buffers
+// (release); an owner that sees every mark (acquire) may change its buffer.
+// Counters only grow, and a thread marks round r only after publishing it,
+// so a mark never stands for a round the owner has not reached.
+void LocalTeam::exchange_read_done(int thread) {
+  Slot& slot = slots_[thread];
+  slot.exchanges_read.store(slot.exchanges, std::memory_order_release);
+  notify_waiters();  // an owner may be parked waiting for its readers
+}
+
+void LocalTeam::exchange_await_readers(int thread) {
+  await_others(thread, &Slot::exchanges_read, slots_[thread].exchanges, thread == 0);
 }
 
 }  // namespace ep::detail

@@ -191,17 +191,31 @@ class LocalTeam {
   /// after every other thread has published round r - 1, which each does
   /// after its last read of round r - 2, the last round that used that half.
   /// So every thread must wait for all the others in every round
-  /// (exchange_wait_all), even one that reads nothing.
+  /// (exchange_await_all), even one that reads nothing.
   static constexpr std::size_t kExchangeBytes = std::size_t{16} * 1024;
   /// This thread's staging for its next exchange round (kExchangeBytes,
   /// aligned for any type), allocated on first use.
   std::byte* exchange_staging(int thread);
-  /// Publishes this thread's staging for its next round, then returns once
-  /// every other thread has published the same round. Only local thread 0
-  /// routes while it waits: it keeps the process's traffic moving, and the
-  /// others draining too would only fight it for the mailbox locks (see
-  /// wait_release).
-  void exchange_wait_all(int thread);
+  /// Publishes this thread's staging for its next round. Work that needs
+  /// nothing from the others (a thread's copy to itself) may run between
+  /// this and exchange_await_all, while the others publish.
+  void exchange_publish(int thread);
+  /// Returns once every other thread has published the round this thread
+  /// last published. Only local thread 0 routes while it waits: it keeps the
+  /// process's traffic moving, and the others draining too would only fight
+  /// it for the mailbox locks (see wait_release).
+  void exchange_await_all(int thread);
+  /// Exchange rounds that leave data in place: a thread whose data stays in
+  /// its own buffer (too large to stage) says so in its staging, every
+  /// thread that reads such data calls exchange_read_done once it has read
+  /// it, and the owner of the buffer calls exchange_await_readers before
+  /// its buffer may change (before it returns to its caller). Only the
+  /// owners wait, and only for their readers' counters: no barrier, and a
+  /// thread whose data was all staged leaves at once.
+  void exchange_read_done(int thread);
+  /// Returns once every other thread has called exchange_read_done for the
+  /// round this thread last waited for.
+  void exchange_await_readers(int thread);
   /// What `peer` staged for the round this thread last waited for.
   [[nodiscard]] const std::byte* exchanged(int thread, int peer) const {
     return slots_[peer].exchange_staging.get() + (slots_[thread].exchanges % 2) * kExchangeBytes;
@@ -246,6 +260,9 @@ class LocalTeam {
     /// its first publication).
     std::atomic<std::uint64_t> exchanges_published{0};
     std::uint64_t exchanges = 0;
+    /// The last exchange round in which this thread finished reading the
+    /// data others left in place (written by it, read by those owners).
+    std::atomic<std::uint64_t> exchanges_read{0};
     std::unique_ptr<std::byte[]> exchange_staging;
   };
   // Waits, routing (idle) unless `route` is false, until `counter` of every
