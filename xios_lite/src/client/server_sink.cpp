@@ -281,6 +281,10 @@ class ServerSink final : public RecordSink {
     return error;
   }
 
+  // put() packs the values into the channels before it returns, and the
+  // servers place every piece by its variable and record, in any order.
+  [[nodiscard]] bool takes_records_at_send() const override { return true; }
+
   [[nodiscard]] ClientStats stats() const override {
     ClientStats s = stats_;
     for (const auto& c : channels_) {
