@@ -177,6 +177,9 @@ void ClientEngine::feed(int field, std::span<const std::span<const double>> part
         sink_.put(v.gvar, t, std::span<const LocalBlock>(&one, 1), parts[b].data());
       }
       v.handed_over = true;
+      if (step_records_out()) {
+        sink_.records_complete(step_);
+      }
       continue;
     }
     for (std::size_t b = 0; b < v.blocks.size(); ++b) {
@@ -256,6 +259,15 @@ bool ClientEngine::completes_record(const Variable& v) const {
   // An instant's record is its last sample; the other operations' is this
   // sample alone when no other one came in the period.
   return v.op == Operation::kInstant || v.acc.samples() == 0;
+}
+
+bool ClientEngine::step_records_out() const {
+  return std::all_of(vars_.begin(), vars_.end(), [this](const Variable& v) {
+    if (v.op == Operation::kOnce) {
+      return v.once_done;  // its record goes at the end of some step
+    }
+    return v.handed_over || step_ != last_step(v, v.period);
+  });
 }
 
 netcdf::RecordTime ClientEngine::record_time(const Variable& v) const {

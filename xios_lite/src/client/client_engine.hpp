@@ -29,6 +29,9 @@
 // model's values, inside send(): no copy into the accumulator, and the sink
 // has copied the values before send() returns, so the model may overwrite
 // its array at once. Every other record waits for the end of the step.
+// When every record ending at this step went out so, the sink is told
+// (records_complete) and sends them at once: the transfer overlaps the
+// model's computation instead of the next step's output calls.
 //
 // In ep mode each thread has its own engine over its one block; in funneled
 // and synchronous modes the master thread's engine holds the blocks of all
@@ -118,6 +121,8 @@ class ClientEngine {
   [[nodiscard]] netcdf::RecordTime record_time(const Variable& v) const;
   /// The values sent now are the whole record of v's current period.
   [[nodiscard]] bool completes_record(const Variable& v) const;
+  /// Every record ending at the current step went out at send.
+  [[nodiscard]] bool step_records_out() const;
   void emit_once(Variable& v, std::int64_t step, bool missing);
   void feed(int field, std::span<const std::span<const double>> parts);
   void compute_expressions();

@@ -61,6 +61,10 @@ class RecordSink {
   virtual void report_error(const std::string& text) = 0;
   /// End of a step (`step` is the one beginning): buffered data may leave now.
   virtual void step_done(std::int64_t step) = 0;
+  /// Every record that ends at step `step` went out at send (see
+  /// ClientEngine): the buffered data may leave now, while the model goes
+  /// on computing, rather than at the next step's update_calendar.
+  virtual void records_complete(std::int64_t step) { (void)step; }
   /// Advances pending transfers. Never throws for a server's error (see below).
   virtual void progress() = 0;
   /// A server's error that arrived since the last call, once ("" when none).

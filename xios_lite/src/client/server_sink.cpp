@@ -84,6 +84,15 @@ class ServerSink final : public RecordSink {
     }
   }
 
+  void records_complete(std::int64_t step) override {
+    for (auto& c : channels_) {
+      if (c->buffered() > 0) {
+        transport::append_heartbeat(*c, step, stats_.blocked_s);
+        c->flush(stats_.blocked_s);
+      }
+    }
+  }
+
   void progress() override {
     drain_error_messages();
     for (auto& c : channels_) {
