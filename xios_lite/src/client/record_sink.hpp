@@ -65,7 +65,8 @@ class RecordSink {
   /// ClientEngine): the buffered data may leave now, while the model goes
   /// on computing, rather than at the next step's update_calendar.
   virtual void records_complete(std::int64_t step) { (void)step; }
-  /// Advances pending transfers. Never throws for a server's error (see below).
+  /// Advances pending transfers. Never throws for a server's error (see
+  /// below); need not collect one (take_server_error does).
   virtual void progress() = 0;
   /// A server's error that arrived since the last call, once ("" when none).
   virtual std::string take_server_error() = 0;

@@ -93,8 +93,10 @@ class ServerSink final : public RecordSink {
     }
   }
 
+  // Only the sends: the error channel is read by take_server_error, the
+  // one place its text is raised (each update_calendar), and by every wait.
+  // send_field, called once per field, then pays no probe for it.
   void progress() override {
-    drain_error_messages();
     for (auto& c : channels_) {
       c->progress();
     }
