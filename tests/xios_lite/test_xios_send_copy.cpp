@@ -96,8 +96,8 @@ void expect_file(const std::string& path, const char* var, int f, bool pairs) {
       for (int i = 0; i < kNi; ++i, ++n) {
         const double want = expected(f, r, j, i, pairs);
         if (got[n] != want && ++wrong <= 5) {
-          ADD_FAILURE() << path << " " << var << " record " << r << " j " << j << " i " << i
-                        << ": " << got[n] << ", expected " << want;
+          ADD_FAILURE() << path << " " << var << " record " << r << " j " << j << " i " << i << ": "
+                        << got[n] << ", expected " << want;
         }
       }
     }
