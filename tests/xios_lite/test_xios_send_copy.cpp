@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -105,7 +106,13 @@ void expect_file(const std::string& path, const char* var, int f, bool pairs) {
   EXPECT_EQ(wrong, 0) << path << " " << var << ": points not holding their record's values";
 }
 
-void run_and_check(const RunSpec& spec, const std::string& dir) {
+// One run of the models in a fresh directory, `adjust` changing the
+// spec, then every record checked.
+void run_and_check(const std::string& tag, const std::function<void(RunSpec&)>& adjust) {
+  const std::string dir = scratch_dir(tag);
+  const std::string cfg = write_config(dir, config(dir));
+  RunSpec spec = run_spec(cfg, servers(), stepping_model(kNi, kNj, kSteps, send_from_one_array));
+  adjust(spec);
   const Outcome outcome = run(spec);
   expect_no_errors(outcome);
   if (is_reader()) {
@@ -117,23 +124,14 @@ void run_and_check(const RunSpec& spec, const std::string& dir) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-RunSpec spec_for(const std::string& cfg) {
-  return run_spec(cfg, servers(), stepping_model(kNi, kNj, kSteps, send_from_one_array));
-}
-
 TEST(XiosSendCopy, ModelOverwritesItsArrayAfterSend) {
-  const std::string dir = scratch_dir("send_copy");
-  const std::string cfg = write_config(dir, config(dir));
-  run_and_check(spec_for(cfg), dir);
+  run_and_check("send_copy", [](RunSpec&) {});
 }
 
 // Client processes of different thread counts (3 and 1 alternating; odd).
 TEST(XiosSendCopy, UnevenThreadCounts) {
-  const std::string dir = scratch_dir("send_copy_uneven");
-  const std::string cfg = write_config(dir, config(dir));
-  RunSpec spec = spec_for(cfg);
-  spec.threads = [](int p) { return p % 2 == 0 ? 3 : 1; };
-  run_and_check(spec, dir);
+  run_and_check("send_copy_uneven",
+                [](RunSpec& spec) { spec.threads = [](int p) { return p % 2 == 0 ? 3 : 1; }; });
 }
 
 // The funneled mode: the master packs every thread's array before they return.
@@ -141,11 +139,8 @@ TEST(XiosSendCopy, Funneled) {
   if (servers() == 0) {
     GTEST_SKIP() << "needs a server process";
   }
-  const std::string dir = scratch_dir("send_copy_funneled");
-  const std::string cfg = write_config(dir, config(dir));
-  RunSpec spec = spec_for(cfg);
-  spec.mode = xios_lite::Mode::kFunneled;
-  run_and_check(spec, dir);
+  run_and_check("send_copy_funneled",
+                [](RunSpec& spec) { spec.mode = xios_lite::Mode::kFunneled; });
 }
 
 // Without the progress thread every transfer moves only inside the
@@ -154,11 +149,7 @@ TEST(XiosSendCopy, WithoutProgressThread) {
   if (servers() == 0) {
     GTEST_SKIP() << "needs a server process";
   }
-  const std::string dir = scratch_dir("send_copy_no_progress");
-  const std::string cfg = write_config(dir, config(dir));
-  RunSpec spec = spec_for(cfg);
-  spec.progress_thread = false;
-  run_and_check(spec, dir);
+  run_and_check("send_copy_no_progress", [](RunSpec& spec) { spec.progress_thread = false; });
 }
 
 }  // namespace
