@@ -134,6 +134,15 @@ TEST(XiosSendCopy, UnevenThreadCounts) {
                 [](RunSpec& spec) { spec.threads = [](int p) { return p % 2 == 0 ? 3 : 1; }; });
 }
 
+// Two server processes where the shape has room (r3): each record is cut
+// along their row bands, and each channel leaves with the step's last record.
+TEST(XiosSendCopy, TwoServers) {
+  if (servers() == 0) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  run_and_check("send_copy_two_servers", [](RunSpec& spec) { spec.servers = servers(2); });
+}
+
 // The funneled mode: the master packs every thread's array before they return.
 TEST(XiosSendCopy, Funneled) {
   if (servers() == 0) {
