@@ -26,12 +26,13 @@
 //
 // Progress: the endpoint runtime has no progress thread. Every call
 // (update_calendar, send_field, finalise) tests the pending sends of the
-// caller and its error channel, so transfers advance whenever the model
-// calls the library. Between calls, a large message moves only while some
-// thread of the process is inside MPI: by default (config option
-// progress_thread="true") the library runs one process-wide thread that
-// enters MPI every few microseconds while a send is in flight and sleeps
-// otherwise; with it off, sends advance only inside the client's calls.
+// caller (update_calendar and finalise also read its error channel), so
+// transfers advance whenever the model calls the library. Between calls, a
+// large message moves only while some thread of the process is inside MPI:
+// by default (config option progress_thread="true") the library runs one
+// process-wide thread that enters MPI every few microseconds while a send
+// is in flight and parks otherwise; with it off, sends advance only inside
+// the client's calls.
 //
 // Integrity: records are named by their output period; a field due at a
 // step (see docs/xios_lite.md) and not sent is an error at the next

@@ -169,6 +169,19 @@ void ClientEngine::feed(int field, std::span<const std::span<const double>> part
     if (v.op == Operation::kOnce) {
       v.acc.reset();
     }
+    if (completes_record(v)) {
+      const netcdf::RecordTime t = record_time(v);
+      for (std::size_t b = 0; b < v.blocks.size(); ++b) {
+        LocalBlock one = v.blocks[b];
+        one.offset = 0;  // parts[b] holds this block alone
+        sink_.put(v.gvar, t, std::span<const LocalBlock>(&one, 1), parts[b].data());
+      }
+      v.handed_over = true;
+      if (step_records_out()) {
+        sink_.records_complete(step_);
+      }
+      continue;
+    }
     for (std::size_t b = 0; b < v.blocks.size(); ++b) {
       v.acc.add_part(v.blocks[b].offset, parts[b], v.blocks[b].mask);
     }
@@ -238,7 +251,26 @@ void ClientEngine::compute_expressions() {
   }
 }
 
-void ClientEngine::close_period(Variable& v) {
+bool ClientEngine::completes_record(const Variable& v) const {
+  if (!sink_.takes_records_at_send() || v.op == Operation::kOnce || v.spoiled_at > 0 ||
+      !v.acc.every_point_valid() || step_ != last_step(v, v.period)) {
+    return false;
+  }
+  // An instant's record is its last sample; the other operations' is this
+  // sample alone when no other one came in the period.
+  return v.op == Operation::kInstant || v.acc.samples() == 0;
+}
+
+bool ClientEngine::step_records_out() const {
+  return std::all_of(vars_.begin(), vars_.end(), [this](const Variable& v) {
+    if (v.op == Operation::kOnce) {
+      return v.once_done;  // its record goes at the end of some step
+    }
+    return v.handed_over || step_ != last_step(v, v.period);
+  });
+}
+
+netcdf::RecordTime ClientEngine::record_time(const Variable& v) const {
   netcdf::RecordTime t;
   t.record = static_cast<int>(v.period);
   if (v.per_sample) {
@@ -251,7 +283,15 @@ void ClientEngine::close_period(Variable& v) {
     // bounds (a non-instant variable), else its end (the instant sampled).
     t.time = v.centred_time ? 0.5 * (t.lo + t.hi) : t.hi;
   }
-  if (v.spoiled_at > 0) {
+  return t;
+}
+
+void ClientEngine::close_period(Variable& v) {
+  const netcdf::RecordTime t = record_time(v);
+  if (v.handed_over) {
+    // Sent whole at the last step of the period, which nothing can spoil
+    // any more (the period ended with it).
+  } else if (v.spoiled_at > 0) {
     sink_.put_missing(v.gvar, t, v.blocks);
   } else {
     const std::span<const double> values = v.acc.result();  // fill where nothing was sampled
@@ -259,6 +299,7 @@ void ClientEngine::close_period(Variable& v) {
   }
   v.acc.reset();
   v.spoiled_at = 0;
+  v.handed_over = false;
   ++v.period;
 }
 

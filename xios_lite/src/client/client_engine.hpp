@@ -22,6 +22,17 @@
 // sampling step, its period being one sampling interval) and the servers
 // do the rest.
 //
+// A record that the values of one send complete on their own (the period
+// ends at this step and holds no other sample: an instant, or an average,
+// minimum, maximum or accumulate sampled once per period, with every point
+// valid) goes to a sink that takes records at send straight from the
+// model's values, inside send(): no copy into the accumulator, and the sink
+// has copied the values before send() returns, so the model may overwrite
+// its array at once. Every other record waits for the end of the step.
+// When every record ending at this step went out so, the sink is told
+// (records_complete) and sends them at once: the transfer overlaps the
+// model's computation instead of the next step's output calls.
+//
 // In ep mode each thread has its own engine over its one block; in funneled
 // and synchronous modes the master thread's engine holds the blocks of all
 // threads of its process. Thread safety: one thread per engine.
@@ -84,6 +95,7 @@ class ClientEngine {
     std::int64_t spoiled_at = 0;  // first step of the period that was due and not sent
     bool sent = false;            // sent in the current step
     bool once_done = false;       // a once variable's record went out
+    bool handed_over = false;     // this period's record went out at send (see above)
     // A variable the servers reduce: every sample is a record of its own
     // (record k: the k-th sampling step), an instant.
     bool per_sample = false;
@@ -106,6 +118,11 @@ class ClientEngine {
   void skip_steps(Variable& v, std::int64_t from, std::int64_t to,
                   std::vector<MissedField>& missed);
   void close_period(Variable& v);
+  [[nodiscard]] netcdf::RecordTime record_time(const Variable& v) const;
+  /// The values sent now are the whole record of v's current period.
+  [[nodiscard]] bool completes_record(const Variable& v) const;
+  /// Every record ending at the current step went out at send.
+  [[nodiscard]] bool step_records_out() const;
   void emit_once(Variable& v, std::int64_t step, bool missing);
   void feed(int field, std::span<const std::span<const double>> parts);
   void compute_expressions();

@@ -1,7 +1,9 @@
 // Where a client's finished records go: to the servers (ServerSink, the
 // ep and funneled modes) or straight into parallel NetCDF (FileSink, the
 // synchronous mode). A ClientEngine hands each record once, in variable
-// order at the end of the step that completed it.
+// order at the end of the step that completed it; a sink that takes records
+// at send (takes_records_at_send) also gets, inside send_field, the record
+// of a period that the sent values complete on their own (see ClientEngine).
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,12 @@ class RecordSink {
   virtual void report_error(const std::string& text) = 0;
   /// End of a step (`step` is the one beginning): buffered data may leave now.
   virtual void step_done(std::int64_t step) = 0;
-  /// Advances pending transfers. Never throws for a server's error (see below).
+  /// Every record that ends at step `step` went out at send (see
+  /// ClientEngine): the buffered data may leave now, while the model goes
+  /// on computing, rather than at the next step's update_calendar.
+  virtual void records_complete(std::int64_t step) { (void)step; }
+  /// Advances pending transfers. Never throws for a server's error (see
+  /// below); need not collect one (take_server_error does).
   virtual void progress() = 0;
   /// A server's error that arrived since the last call, once ("" when none).
   virtual std::string take_server_error() = 0;
@@ -71,6 +78,10 @@ class RecordSink {
   /// sent, then the servers are told. Bounded by the timeout; never throws.
   virtual void abandon(const std::string& why) noexcept = 0;
   [[nodiscard]] virtual ClientStats stats() const = 0;
+  /// Whether put() may come in the middle of a step, in the order the model
+  /// sends its fields (which may differ between clients): a sink that copies
+  /// the values before put() returns and has no collective per record.
+  [[nodiscard]] virtual bool takes_records_at_send() const { return false; }
   /// recv_field: the block `b` (nk levels) of record `record` of input
   /// variable `input` (Config::find_input numbering) into `out` (nk x nj x
   /// ni, ni fastest), from the servers holding its rows. Waits for them,

@@ -84,8 +84,19 @@ class ServerSink final : public RecordSink {
     }
   }
 
+  void records_complete(std::int64_t step) override {
+    for (auto& c : channels_) {
+      if (c->buffered() > 0) {
+        transport::append_heartbeat(*c, step, stats_.blocked_s);
+        c->flush(stats_.blocked_s);
+      }
+    }
+  }
+
+  // Only the sends: the error channel is read by take_server_error, the
+  // one place its text is raised (each update_calendar), and by every wait.
+  // send_field, called once per field, then pays no probe for it.
   void progress() override {
-    drain_error_messages();
     for (auto& c : channels_) {
       c->progress();
     }
@@ -280,6 +291,10 @@ class ServerSink final : public RecordSink {
     }
     return error;
   }
+
+  // put() packs the values into the channels before it returns, and the
+  // servers place every piece by its variable and record, in any order.
+  [[nodiscard]] bool takes_records_at_send() const override { return true; }
 
   [[nodiscard]] ClientStats stats() const override {
     ClientStats s = stats_;

@@ -40,6 +40,9 @@ class Accumulator {
                 std::span<const std::uint8_t> mask);
   void end_sample() { ++samples_; }
   [[nodiscard]] int samples() const noexcept { return samples_; }
+  /// No masks and no detect_missing: a period of one sample has that
+  /// sample's values as its result, point for point.
+  [[nodiscard]] bool every_point_valid() const noexcept { return every_point_valid_; }
 
   /// The period's result (averages divided out, missing points = fill),
   /// valid until reset().

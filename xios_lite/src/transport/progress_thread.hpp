@@ -10,9 +10,16 @@
 // moves every pending transfer of the process. It never receives, tests or
 // completes anything itself (ep requests stay with their endpoint).
 //
+// The client sends a step's records as soon as the last of them is packed
+// (ClientEngine), so the transfer runs here while the model computes, and
+// the thread's short sleeps between polls (it shares the model's core when
+// each process has one) are not on the client's path. With nothing in
+// flight it parks on a futex (std::atomic::wait) until the next send, so an
+// idle client process costs no wake-ups.
+//
 // Thread safety: acquire() and the counters may be used from any thread.
-// The thread sleeps in longer steps when nothing is in flight and stops with
-// the last holder (before MPI_Finalize, since Clients end before it).
+// The thread stops with the last holder (before MPI_Finalize, since Clients
+// end before it).
 #pragma once
 
 #include <atomic>
@@ -30,7 +37,11 @@ class ProgressThread {
   ProgressThread& operator=(const ProgressThread&) = delete;
 
   /// A send went out / was seen complete by its owner.
-  void sent() noexcept { in_flight_.fetch_add(1, std::memory_order_relaxed); }
+  void sent() noexcept {
+    if (in_flight_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      in_flight_.notify_one();  // the thread may be parked
+    }
+  }
   void completed() noexcept { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
 
  private:
