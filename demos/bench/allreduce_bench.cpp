@@ -127,14 +127,7 @@ int main(int argc, char** argv) {
                             bench::kernels::setup_calls<AllreduceCall>(bytes / sizeof(double), o),
                             report);
           };
-          for (const std::string& algorithm : algorithms) {
-            for (const Backend backend : bench::kernels::kBackends) {
-              if (backend != Backend::kRef && harness.selected(backend)) {
-                measure(backend, algorithm);
-              }
-            }
-          }
-          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "allreduce");
+          harness.measure_selected(algorithms, "allreduce", measure);
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(

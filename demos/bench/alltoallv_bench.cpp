@@ -205,28 +205,21 @@ int main(int argc, char** argv) {
                                  std::to_string(harness.kernel_ranks(Backend::kFunneled)) + " x " +
                                  std::to_string(harness.threads()) + " threads";
         harness.modes().print_launch(line.c_str());
-        const auto measure = [&](Backend backend, const std::string& algorithm, std::size_t bytes) {
-          const collectives::AlltoallvChoice choice =
-              collectives::parse_alltoallv_choice(backend == Backend::kRef ? "library" : algorithm);
-          const int threads = harness.threads();
-          const int per_worker = static_cast<int>(bytes / sizeof(double));
-          const int block =
-              backend == Backend::kFunneled ? per_worker * threads * threads : per_worker;
-          bench::Record record;
-          record.test = "alltoallv";
-          record.bytes = bytes;
-          harness.measure(backend, algorithm, record,
-                          bench::kernels::setup_calls<AlltoallvCall>(block, choice), report);
-        };
         for (const std::size_t bytes : sizes) {
-          for (const std::string& algorithm : algorithms) {
-            for (const Backend backend : bench::kernels::kBackends) {
-              if (backend != Backend::kRef && harness.selected(backend)) {
-                measure(backend, algorithm, bytes);
-              }
-            }
-          }
-          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "alltoallv", bytes);
+          const auto measure = [&](Backend backend, const std::string& algorithm) {
+            const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(
+                backend == Backend::kRef ? "library" : algorithm);
+            const int threads = harness.threads();
+            const int per_worker = static_cast<int>(bytes / sizeof(double));
+            const int block =
+                backend == Backend::kFunneled ? per_worker * threads * threads : per_worker;
+            bench::Record record;
+            record.test = "alltoallv";
+            record.bytes = bytes;
+            harness.measure(backend, algorithm, record,
+                            bench::kernels::setup_calls<AlltoallvCall>(block, choice), report);
+          };
+          harness.measure_selected(algorithms, "alltoallv", measure);
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(report, "alltoallv",

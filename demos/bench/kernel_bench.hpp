@@ -273,6 +273,21 @@ class Harness {
       std::vector<std::string> algorithms) const;
   [[nodiscard]] int repetitions() const noexcept { return repetitions_; }
 
+  /// measure(backend, algorithm) for each of `algorithms` on every selected
+  /// library backend (ep, mpi, funneled), then measure(Backend::kRef,
+  /// reference) once when the reference is selected: the order every kernel
+  /// benchmark measures a point in. Collective over the world (as measure()).
+  template <class Measure>
+  void measure_selected(const std::vector<std::string>& algorithms, const std::string& reference,
+                        Measure&& measure) const {
+    for (const std::string& algorithm : algorithms) {
+      for (const Backend backend : kBackends) {
+        if (backend != Backend::kRef && selected(backend)) measure(backend, algorithm);
+      }
+    }
+    if (selected(Backend::kRef)) measure(Backend::kRef, reference);
+  }
+
   /// Measures `setup(comm)()` on `backend` (setup returns the callable of one
   /// kernel call, built once per point; for ref it gets a RefComm) and adds
   /// the record to `report` on world rank 0. `record` carries test and bytes;

@@ -136,14 +136,7 @@ int main(int argc, char** argv) {
             harness.measure(backend, algorithm, record,
                             bench::kernels::setup_calls<RoundTrip>(edges[s], choice), report);
           };
-          for (const std::string& algorithm : algorithms) {
-            for (const Backend backend : bench::kernels::kBackends) {
-              if (backend != Backend::kRef && harness.selected(backend)) {
-                measure(backend, algorithm);
-              }
-            }
-          }
-          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "alltoallv");
+          harness.measure_selected(algorithms, "alltoallv", measure);
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(
