@@ -193,18 +193,12 @@ int main(int argc, char** argv) {
   return bench::kernels::run_main(
       argc, argv, kBench,
       [](bench::kernels::Harness& harness, const bench::kernels::Options& options) {
-        const int n = harness.grid_ranks();
-        std::vector<std::string> algorithms = {"library", "burst", "pairwise", "bruck"};
-        for (int k = 1; k < std::max(2, n); ++k) algorithms.push_back("ring" + std::to_string(k));
-        algorithms.push_back("auto");
-        algorithms = harness.selected_algorithms(std::move(algorithms));
+        // Every ring stride the grid has (at least ring1).
+        const std::vector<std::string> algorithms = harness.selected_algorithms(
+            bench::kernels::alltoallv_algorithms(std::max(2, harness.grid_ranks()) - 1));
         const std::vector<std::size_t> sizes = block_sizes(options.quick);
         bench::Report report(kBench);
-        const std::string line = std::string(kBench) + ": " + std::to_string(n) +
-                                 " ranks; funneled " +
-                                 std::to_string(harness.kernel_ranks(Backend::kFunneled)) + " x " +
-                                 std::to_string(harness.threads()) + " threads";
-        harness.modes().print_launch(line.c_str());
+        harness.print_launch(kBench);
         for (const std::size_t bytes : sizes) {
           const auto measure = [&](Backend backend, const std::string& algorithm) {
             const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(

@@ -1,6 +1,6 @@
 // What halo_bench and solver_bench share: the halo exchange algorithms they
-// measure, the mode name of an (backend, algorithm) point and the targets
-// that compare one algorithm across two backends.
+// measure, the mode name of a (backend, algorithm) point and the targets of
+// the endpoint mode over mpi and funneled.
 //
 // Thread safety: constants and functions of their arguments.
 #pragma once
@@ -24,15 +24,20 @@ inline std::string halo_mode(Backend backend, collectives::HaloAlgorithm algorit
   return mode_name(backend, collectives::halo_algorithm_name(algorithm));
 }
 
-/// The target "`a` with `algorithm` <= `limit` x `b` with the same algorithm"
-/// for the records of `test` at `bytes` (print_point_target: nothing when one
-/// is missing).
-inline bool print_halo_target(const Report& report, const std::string& what,
-                              const std::string& test, std::size_t bytes,
-                              collectives::HaloAlgorithm algorithm, Backend a, Backend b,
-                              double limit) {
-  return print_point_target(stdout, report, what, test, bytes, halo_mode(a, algorithm),
-                            halo_mode(b, algorithm), limit);
+/// For each halo algorithm, the targets of the endpoint mode over the other
+/// two: "ep <= `ep_vs_mpi_limit` x mpi" (unless `ep_vs_mpi` is null) and
+/// "ep <= funneled", for the records of `test` at `bytes` (print_point_target:
+/// nothing when one is missing).
+inline void print_ep_targets(const Report& report, const std::string& test, std::size_t bytes,
+                             const char* ep_vs_mpi, double ep_vs_mpi_limit) {
+  for (const collectives::HaloAlgorithm a : kHaloAlgorithms) {
+    if (ep_vs_mpi != nullptr) {
+      print_point_target(stdout, report, ep_vs_mpi, test, bytes, halo_mode(Backend::kEp, a),
+                         halo_mode(Backend::kMpi, a), ep_vs_mpi_limit);
+    }
+    print_point_target(stdout, report, "ep <= funneled", test, bytes, halo_mode(Backend::kEp, a),
+                       halo_mode(Backend::kFunneled, a), 1.0);
+  }
 }
 
 }  // namespace bench::kernels

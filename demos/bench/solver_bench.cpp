@@ -74,7 +74,7 @@ bench::kernels::OwnOptions own_options(Options& o) {
 
 using bench::kernels::halo_mode;
 using bench::kernels::kHaloAlgorithms;
-using bench::kernels::print_halo_target;
+using bench::kernels::print_ep_targets;
 constexpr std::array kParts{"", "_halo", "_allreduce", "_compute"};
 
 /// Options of a solver (GcrOptions, CgOptions) for exactly `iterations`
@@ -198,12 +198,7 @@ void run(const Options& opt) {
   if (!root) return;
   std::printf("\n# targets (ratios of t_avg in this run)\n");
   for (const std::string solver : {"gcr", "cg"}) {
-    for (const HaloAlgorithm a : kHaloAlgorithms) {
-      print_halo_target(report, "ep <= mpi per iteration", solver, bytes, a, Backend::kEp,
-                        Backend::kMpi, 1.0);
-      print_halo_target(report, "ep <= funneled", solver, bytes, a, Backend::kEp,
-                        Backend::kFunneled, 1.0);
-    }
+    print_ep_targets(report, solver, bytes, "ep <= mpi per iteration", 1.0);
   }
   bench::kernels::write_results(report, opt);
 }
