@@ -98,14 +98,14 @@ bool BasicComm<Backend>::is_null() const noexcept {
 template <class Backend>
 auto BasicComm<Backend>::get() const noexcept -> const Handle& {
   if (comm_ != nullptr) return *comm_;
-  static const Handle null_handle = [] {
+  static const Handle kNullHandle = [] {
     if constexpr (kIsMpi<Backend>) {
       return MPI_COMM_NULL;
     } else {
       return ep::Communicator{};
     }
   }();
-  return null_handle;
+  return kNullHandle;
 }
 
 template <class Backend>
