@@ -151,10 +151,7 @@ contains
     type(ep_comm), intent(in) :: comm
     integer, intent(out) :: rank
     integer, intent(out), optional :: ierr
-    integer(c_int) :: r
-    r = -1
-    call check(int(c_comm_rank(comm%handle, r)), ierr)
-    rank = int(r)
+    call query(c_comm_rank, comm%handle, rank, -1, ierr)
   end subroutine ep_comm_rank
 
   !> Number of endpoints (every thread of every process). Local.
@@ -162,10 +159,7 @@ contains
     type(ep_comm), intent(in) :: comm
     integer, intent(out) :: size
     integer, intent(out), optional :: ierr
-    integer(c_int) :: s
-    s = 0
-    call check(int(c_comm_size(comm%handle, s)), ierr)
-    size = int(s)
+    call query(c_comm_size, comm%handle, size, 0, ierr)
   end subroutine ep_comm_size
 
   !> Index (0-based) of this endpoint among its process's endpoints. Local.
@@ -173,10 +167,7 @@ contains
     type(ep_comm), intent(in) :: comm
     integer, intent(out) :: thread
     integer, intent(out), optional :: ierr
-    integer(c_int) :: t
-    t = -1
-    call check(int(c_comm_local_thread(comm%handle, t)), ierr)
-    thread = int(t)
+    call query(c_comm_local_thread, comm%handle, thread, -1, ierr)
   end subroutine ep_comm_local_thread
 
   !> MPI_Comm_free: collective over every endpoint; the handle becomes null.
@@ -291,6 +282,20 @@ contains
       error stop 1
     end if
   end subroutine ep_report_error
+
+  !> value = what the query `fn` (an ep_c_query of the C API) answers for
+  !> `handle`; `unset` when the call fails (ierr, or the abort, says why).
+  subroutine query(fn, handle, value, unset, ierr)
+    procedure(ep_c_query) :: fn
+    type(c_ptr), intent(in) :: handle
+    integer, intent(out) :: value
+    integer, intent(in) :: unset
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: answer
+    answer = int(unset, c_int)
+    call check(int(fn(handle, answer)), ierr)
+    value = int(answer)
+  end subroutine query
 
   !> ep_report_error for a return code of the ep C interface: the message is
   !> fetched only on failure.

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <type_traits>
 #include <vector>
 
 #include "ep/collectives.hpp"
@@ -33,96 +34,165 @@ int finalized() {
 
 }  // namespace
 
-// ---- MpiComm ----
+// ---- MpiComm and EpComm: each operation's two library calls side by side ----
 
-MpiComm::MpiComm(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL) return;
-  comm_ = std::make_shared<MPI_Comm>(comm);
-  ep::check_mpi(MPI_Comm_rank(comm, &rank_), "collectives::MpiComm (MPI_Comm_rank)", -1);
-  ep::check_mpi(MPI_Comm_size(comm, &size_), "collectives::MpiComm (MPI_Comm_size)", -1);
+namespace {
+template <class Backend>
+constexpr bool kIsMpi = std::is_same_v<Backend, MpiBackend>;
+}  // namespace
+
+template <class Backend>
+BasicComm<Backend>::BasicComm(const Handle& comm) {
+  if constexpr (kIsMpi<Backend>) {
+    if (comm == MPI_COMM_NULL) return;
+    comm_ = std::make_shared<MPI_Comm>(comm);
+    ep::check_mpi(MPI_Comm_rank(comm, &rank_), "collectives::MpiComm (MPI_Comm_rank)", -1);
+    ep::check_mpi(MPI_Comm_size(comm, &size_), "collectives::MpiComm (MPI_Comm_size)", -1);
+  } else {
+    if (comm.is_null()) return;
+    comm_ = std::make_shared<ep::Communicator>(comm);
+    rank_ = comm.rank();
+    size_ = comm.size();
+  }
 }
 
-MpiComm MpiComm::adopt(MPI_Comm comm) {
-  MpiComm wrapped(comm);
-  if (comm == MPI_COMM_NULL) return wrapped;
-  // The last copy frees the communicator. MPI_Comm_free after MPI_Finalize
-  // is erroneous, so a handle outliving MPI only leaks (nothing to free then).
-  wrapped.comm_ = std::shared_ptr<MPI_Comm>(new MPI_Comm(comm), [](MPI_Comm* owned) {
-    if (finalized() == 0) {
-      const int rc = MPI_Comm_free(owned);
-      if (rc != MPI_SUCCESS) std::fprintf(stderr, "collectives::MpiComm: MPI_Comm_free failed\n");
-    }
-    delete owned;
-  });
+template <class Backend>
+BasicComm<Backend> BasicComm<Backend>::adopt(Handle comm) {
+  BasicComm wrapped(comm);
+  if (wrapped.is_null()) return wrapped;
+  if constexpr (kIsMpi<Backend>) {
+    // The last copy frees the communicator. MPI_Comm_free after MPI_Finalize
+    // is erroneous, so a handle outliving MPI only leaks (nothing to free then).
+    wrapped.comm_ = std::shared_ptr<MPI_Comm>(new MPI_Comm(comm), [](MPI_Comm* owned) {
+      if (finalized() == 0) {
+        const int rc = MPI_Comm_free(owned);
+        if (rc != MPI_SUCCESS) std::fprintf(stderr, "collectives::MpiComm: MPI_Comm_free failed\n");
+      }
+      delete owned;
+    });
+  } else {
+    // The last copy frees this endpoint's handle (collective over the
+    // endpoints, which every rank reaches by destroying its copies).
+    wrapped.comm_ = std::shared_ptr<ep::Communicator>(
+        new ep::Communicator(std::move(comm)), [](ep::Communicator* owned) {
+          try {
+            owned->free();
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "collectives::EpComm: free failed: %s\n", e.what());
+          }
+          delete owned;
+        });
+  }
   return wrapped;
 }
 
-MpiComm::Request MpiComm::isend(const void* buf, int count, MPI_Datatype type, int dest,
-                                int tag) const {
-  MPI_Request request = MPI_REQUEST_NULL;
-  ep::check_mpi(MPI_Isend(buf, count, type, dest, tag, get(), &request), "collectives::isend",
-                rank_);
-  return request;
+template <class Backend>
+bool BasicComm<Backend>::is_null() const noexcept {
+  if constexpr (kIsMpi<Backend>) {
+    return comm_ == nullptr;
+  } else {
+    return comm_ == nullptr || comm_->is_null();
+  }
 }
 
-MpiComm::Request MpiComm::irecv(void* buf, int count, MPI_Datatype type, int source,
-                                int tag) const {
-  MPI_Request request = MPI_REQUEST_NULL;
-  ep::check_mpi(MPI_Irecv(buf, count, type, source, tag, get(), &request), "collectives::irecv",
-                rank_);
-  return request;
+template <class Backend>
+auto BasicComm<Backend>::get() const noexcept -> const Handle& {
+  if (comm_ != nullptr) return *comm_;
+  static const Handle kNullHandle = [] {
+    if constexpr (kIsMpi<Backend>) {
+      return MPI_COMM_NULL;
+    } else {
+      return ep::Communicator{};
+    }
+  }();
+  return kNullHandle;
 }
 
-void MpiComm::wait_all(std::span<Request> requests) const {
-  ep::check_mpi(
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-      "collectives::wait_all", rank_);
+template <class Backend>
+void BasicComm<Backend>::wait_all(std::span<Request> requests) const {
+  if constexpr (kIsMpi<Backend>) {
+    ep::check_mpi(
+        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "collectives::wait_all", rank_);
+  } else {
+    ep::wait_all(requests);
+  }
 }
 
-MpiComm MpiComm::split(int color, int key) const {
-  MPI_Comm out = MPI_COMM_NULL;
-  ep::check_mpi(MPI_Comm_split(get(), color, key, &out), "collectives::split", rank_);
-  return adopt(out);
+template <class Backend>
+BasicComm<Backend> BasicComm<Backend>::split(int color, int key) const {
+  if constexpr (kIsMpi<Backend>) {
+    MPI_Comm out = MPI_COMM_NULL;
+    ep::check_mpi(MPI_Comm_split(get(), color, key, &out), "collectives::split", rank_);
+    return adopt(out);
+  } else {
+    return adopt(ep::split(*comm_, color, key));
+  }
 }
 
-MpiComm MpiComm::dist_graph(std::span<const int> sources, std::span<const int> destinations) const {
-  MPI_Comm out = MPI_COMM_NULL;
-  ep::check_mpi(
-      MPI_Dist_graph_create_adjacent(get(), static_cast<int>(sources.size()), sources.data(),
-                                     MPI_UNWEIGHTED, static_cast<int>(destinations.size()),
-                                     destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &out),
-      "collectives::dist_graph", rank_);
-  return adopt(out);
+template <class Backend>
+BasicComm<Backend> BasicComm<Backend>::dist_graph(std::span<const int> sources,
+                                                  std::span<const int> destinations) const {
+  if constexpr (kIsMpi<Backend>) {
+    MPI_Comm out = MPI_COMM_NULL;
+    ep::check_mpi(
+        MPI_Dist_graph_create_adjacent(get(), static_cast<int>(sources.size()), sources.data(),
+                                       MPI_UNWEIGHTED, static_cast<int>(destinations.size()),
+                                       destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &out),
+        "collectives::dist_graph", rank_);
+    return adopt(out);
+  } else {
+    return adopt(ep::dist_graph_create_adjacent(*comm_, sources, destinations));
+  }
 }
 
-void MpiComm::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                                std::span<const int> sdispls, void* recvbuf,
-                                std::span<const int> recvcounts, std::span<const int> rdispls,
-                                MPI_Datatype type) const {
-  const char* call = "collectives::library_alltoallv";
-  check_entries(sendcounts, size_, call, "sendcounts", rank_);
-  check_entries(sdispls, size_, call, "sdispls", rank_);
-  check_entries(recvcounts, size_, call, "recvcounts", rank_);
-  check_entries(rdispls, size_, call, "rdispls", rank_);
-  ep::check_mpi(MPI_Alltoallv(sendbuf, sendcounts.data(), sdispls.data(), type, recvbuf,
-                              recvcounts.data(), rdispls.data(), type, get()),
-                call, rank_);
+template <class Backend>
+void BasicComm<Backend>::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                                           std::span<const int> sdispls, void* recvbuf,
+                                           std::span<const int> recvcounts,
+                                           std::span<const int> rdispls, MPI_Datatype type) const {
+  if constexpr (kIsMpi<Backend>) {
+    const char* call = "collectives::library_alltoallv";
+    check_entries(sendcounts, size_, call, "sendcounts", rank_);
+    check_entries(sdispls, size_, call, "sdispls", rank_);
+    check_entries(recvcounts, size_, call, "recvcounts", rank_);
+    check_entries(rdispls, size_, call, "rdispls", rank_);
+    ep::check_mpi(MPI_Alltoallv(sendbuf, sendcounts.data(), sdispls.data(), type, recvbuf,
+                                recvcounts.data(), rdispls.data(), type, get()),
+                  call, rank_);
+  } else {
+    ep::alltoallv(*comm_, sendbuf, sendcounts, sdispls, type, recvbuf, recvcounts, rdispls, type);
+  }
 }
 
-void MpiComm::library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                                MPI_Op op) const {
-  ep::check_mpi(MPI_Allreduce(sendbuf, recvbuf, count, type, op, get()),
-                "collectives::library_allreduce", rank_);
+template <class Backend>
+void BasicComm<Backend>::library_allreduce(const void* sendbuf, void* recvbuf, int count,
+                                           MPI_Datatype type, MPI_Op op) const {
+  if constexpr (kIsMpi<Backend>) {
+    ep::check_mpi(MPI_Allreduce(sendbuf, recvbuf, count, type, op, get()),
+                  "collectives::library_allreduce", rank_);
+  } else {
+    ep::allreduce(*comm_, sendbuf, recvbuf, count, type, op);
+  }
 }
 
-void MpiComm::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                                 std::span<const int> sdispls, void* recvbuf,
-                                 std::span<const int> recvcounts, std::span<const int> rdispls,
-                                 MPI_Datatype type) const {
-  ep::check_mpi(MPI_Neighbor_alltoallv(sendbuf, sendcounts.data(), sdispls.data(), type, recvbuf,
-                                       recvcounts.data(), rdispls.data(), type, get()),
-                "collectives::neighbor_alltoallv", rank_);
+template <class Backend>
+void BasicComm<Backend>::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                                            std::span<const int> sdispls, void* recvbuf,
+                                            std::span<const int> recvcounts,
+                                            std::span<const int> rdispls, MPI_Datatype type) const {
+  if constexpr (kIsMpi<Backend>) {
+    ep::check_mpi(MPI_Neighbor_alltoallv(sendbuf, sendcounts.data(), sdispls.data(), type, recvbuf,
+                                         recvcounts.data(), rdispls.data(), type, get()),
+                  "collectives::neighbor_alltoallv", rank_);
+  } else {
+    ep::neighbor_alltoallv(*comm_, sendbuf, sendcounts, sdispls, type, recvbuf, recvcounts, rdispls,
+                           type);
+  }
 }
+
+template class BasicComm<MpiBackend>;
+template class BasicComm<EpBackend>;
 
 // ---- FunneledComm ----
 
@@ -140,60 +210,6 @@ FunneledComm FunneledComm::split(int color, int key) const {
 FunneledComm FunneledComm::dist_graph(std::span<const int> sources,
                                       std::span<const int> destinations) const {
   return {MpiComm::dist_graph(sources, destinations), threads_};
-}
-
-// ---- EpComm ----
-
-EpComm::EpComm(const ep::Communicator& comm) {
-  if (comm.is_null()) return;
-  comm_ = std::make_shared<ep::Communicator>(comm);
-  rank_ = comm.rank();
-  size_ = comm.size();
-}
-
-EpComm EpComm::adopt(ep::Communicator comm) {
-  EpComm wrapped(comm);
-  if (comm.is_null()) return wrapped;
-  // The last copy frees this endpoint's handle (collective over the
-  // endpoints, which every rank reaches by destroying its copies).
-  wrapped.comm_ = std::shared_ptr<ep::Communicator>(
-      new ep::Communicator(std::move(comm)), [](ep::Communicator* owned) {
-        try {
-          owned->free();
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "collectives::EpComm: free failed: %s\n", e.what());
-        }
-        delete owned;
-      });
-  return wrapped;
-}
-
-void EpComm::wait_all(std::span<Request> requests) const { ep::wait_all(requests); }
-
-EpComm EpComm::split(int color, int key) const { return adopt(ep::split(*comm_, color, key)); }
-
-EpComm EpComm::dist_graph(std::span<const int> sources, std::span<const int> destinations) const {
-  return adopt(ep::dist_graph_create_adjacent(*comm_, sources, destinations));
-}
-
-void EpComm::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                               std::span<const int> sdispls, void* recvbuf,
-                               std::span<const int> recvcounts, std::span<const int> rdispls,
-                               MPI_Datatype type) const {
-  ep::alltoallv(*comm_, sendbuf, sendcounts, sdispls, type, recvbuf, recvcounts, rdispls, type);
-}
-
-void EpComm::library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                               MPI_Op op) const {
-  ep::allreduce(*comm_, sendbuf, recvbuf, count, type, op);
-}
-
-void EpComm::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                                std::span<const int> sdispls, void* recvbuf,
-                                std::span<const int> recvcounts, std::span<const int> rdispls,
-                                MPI_Datatype type) const {
-  ep::neighbor_alltoallv(*comm_, sendbuf, sendcounts, sdispls, type, recvbuf, recvcounts, rdispls,
-                         type);
 }
 
 }  // namespace collectives

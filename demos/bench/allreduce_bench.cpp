@@ -111,11 +111,7 @@ int main(int argc, char** argv) {
             options.quick ? std::vector<std::size_t>{8, 4096, 1 << 20}
                           : std::vector<std::size_t>{8, 64, 512, 4096, 32768, 262144, 1 << 20};
         bench::Report report(kBench);
-        const std::string line = std::string(kBench) + ": " + std::to_string(harness.grid_ranks()) +
-                                 " ranks; funneled " +
-                                 std::to_string(harness.kernel_ranks(Backend::kFunneled)) + " x " +
-                                 std::to_string(harness.threads()) + " threads";
-        harness.modes().print_launch(line.c_str());
+        harness.print_launch(kBench);
         for (const std::size_t bytes : sizes) {
           const auto measure = [&](Backend backend, const std::string& algorithm) {
             bench::Record record;
@@ -127,14 +123,7 @@ int main(int argc, char** argv) {
                             bench::kernels::setup_calls<AllreduceCall>(bytes / sizeof(double), o),
                             report);
           };
-          for (const std::string& algorithm : algorithms) {
-            for (const Backend backend : bench::kernels::kBackends) {
-              if (backend != Backend::kRef && harness.selected(backend)) {
-                measure(backend, algorithm);
-              }
-            }
-          }
-          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "allreduce");
+          harness.measure_selected(algorithms, "allreduce", measure);
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(

@@ -193,40 +193,27 @@ int main(int argc, char** argv) {
   return bench::kernels::run_main(
       argc, argv, kBench,
       [](bench::kernels::Harness& harness, const bench::kernels::Options& options) {
-        const int n = harness.grid_ranks();
-        std::vector<std::string> algorithms = {"library", "burst", "pairwise", "bruck"};
-        for (int k = 1; k < std::max(2, n); ++k) algorithms.push_back("ring" + std::to_string(k));
-        algorithms.push_back("auto");
-        algorithms = harness.selected_algorithms(std::move(algorithms));
+        // Every ring stride the grid has (at least ring1).
+        const std::vector<std::string> algorithms = harness.selected_algorithms(
+            bench::kernels::alltoallv_algorithms(std::max(2, harness.grid_ranks()) - 1));
         const std::vector<std::size_t> sizes = block_sizes(options.quick);
         bench::Report report(kBench);
-        const std::string line = std::string(kBench) + ": " + std::to_string(n) +
-                                 " ranks; funneled " +
-                                 std::to_string(harness.kernel_ranks(Backend::kFunneled)) + " x " +
-                                 std::to_string(harness.threads()) + " threads";
-        harness.modes().print_launch(line.c_str());
-        const auto measure = [&](Backend backend, const std::string& algorithm, std::size_t bytes) {
-          const collectives::AlltoallvChoice choice =
-              collectives::parse_alltoallv_choice(backend == Backend::kRef ? "library" : algorithm);
-          const int threads = harness.threads();
-          const int per_worker = static_cast<int>(bytes / sizeof(double));
-          const int block =
-              backend == Backend::kFunneled ? per_worker * threads * threads : per_worker;
-          bench::Record record;
-          record.test = "alltoallv";
-          record.bytes = bytes;
-          harness.measure(backend, algorithm, record,
-                          bench::kernels::setup_calls<AlltoallvCall>(block, choice), report);
-        };
+        harness.print_launch(kBench);
         for (const std::size_t bytes : sizes) {
-          for (const std::string& algorithm : algorithms) {
-            for (const Backend backend : bench::kernels::kBackends) {
-              if (backend != Backend::kRef && harness.selected(backend)) {
-                measure(backend, algorithm, bytes);
-              }
-            }
-          }
-          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "alltoallv", bytes);
+          const auto measure = [&](Backend backend, const std::string& algorithm) {
+            const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(
+                backend == Backend::kRef ? "library" : algorithm);
+            const int threads = harness.threads();
+            const int per_worker = static_cast<int>(bytes / sizeof(double));
+            const int block =
+                backend == Backend::kFunneled ? per_worker * threads * threads : per_worker;
+            bench::Record record;
+            record.test = "alltoallv";
+            record.bytes = bytes;
+            harness.measure(backend, algorithm, record,
+                            bench::kernels::setup_calls<AlltoallvCall>(block, choice), report);
+          };
+          harness.measure_selected(algorithms, "alltoallv", measure);
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(report, "alltoallv",

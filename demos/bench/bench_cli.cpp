@@ -100,4 +100,34 @@ void OptionParser::parse(int argc, char** argv) const {
   }
 }
 
+SweepOptions::SweepOptions(std::string_view bench, std::size_t default_max_bytes)
+    : max_bytes(default_max_bytes),
+      json("bench-results/" + std::string(bench) + ".json"),
+      csv("bench-results/" + std::string(bench) + ".csv") {}
+
+void SweepOptions::add_to(OptionParser& parser, std::span<const std::string_view> mode_names) {
+  parser.flag("--quick", quick)
+      .flag("--keep-binding", keep_binding)
+      .count("--max-bytes", max_bytes)
+      .count("--iters", iterations)
+      .count("--reps", repetitions)
+      .list("--modes", mode_names, modes)
+      .text("--json", json)
+      .text("--csv", csv);
+}
+
+std::vector<std::size_t> SweepOptions::message_sizes(
+    std::size_t min_bytes, std::initializer_list<std::size_t> quick_sizes) const {
+  std::vector<std::size_t> sizes;
+  if (quick) {
+    for (const std::size_t s : quick_sizes) {
+      if (s <= max_bytes) sizes.push_back(s);
+    }
+  } else {
+    for (std::size_t s = min_bytes; s <= max_bytes; s *= 2) sizes.push_back(s);
+  }
+  if (sizes.empty() || sizes.back() != max_bytes) sizes.push_back(max_bytes);
+  return sizes;
+}
+
 }  // namespace bench

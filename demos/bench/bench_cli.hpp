@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <span>
 #include <stdexcept>
@@ -87,6 +88,32 @@ class OptionParser {
     Handler apply;
   };
   std::vector<Option> options_;
+};
+
+/// The options of a benchmark that sweeps message sizes (ep_pingpong,
+/// ep_collectives): the preset, the largest message, the timing counts, the
+/// modes, where the results go and the CPU binding. A benchmark derives its
+/// Options from it and adds its own.
+struct SweepOptions {
+  /// Results default to bench-results/<bench>.json and .csv.
+  SweepOptions(std::string_view bench, std::size_t default_max_bytes);
+
+  bool quick = false;
+  std::size_t max_bytes;
+  long iterations = 0;  ///< 0: the default of the chosen preset
+  int repetitions = 0;  ///< likewise
+  bool keep_binding = false;
+  std::vector<std::string> modes;  ///< empty: all
+  std::string json;
+  std::string csv;
+
+  /// Registers --quick, --keep-binding, --max-bytes, --iters, --reps,
+  /// --modes (a subset of `mode_names`), --json and --csv with `parser`.
+  void add_to(OptionParser& parser, std::span<const std::string_view> mode_names);
+  /// Powers of two from `min_bytes` to max_bytes; with --quick only those of
+  /// `quick_sizes` that do not exceed max_bytes. max_bytes always ends the list.
+  [[nodiscard]] std::vector<std::size_t> message_sizes(
+      std::size_t min_bytes, std::initializer_list<std::size_t> quick_sizes) const;
 };
 
 }  // namespace bench

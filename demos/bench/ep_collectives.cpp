@@ -71,18 +71,11 @@ constexpr const char* kPolicyMarker = "EP_COLLECTIVES_SET_WAIT_POLICY";
 
 // ---------------------------------------------------------------- options ----
 
-struct Options {
-  bool quick = false;
+struct Options : bench::SweepOptions {
+  Options() : SweepOptions(kBenchName, kMiB) {}
   int threads = 2;
-  std::size_t max_bytes = kMiB;
-  long iterations = 0;  // 0: the default of the chosen preset
-  int repetitions = 0;  // likewise
   bool blocking_mpi = false;
-  bool keep_binding = false;
-  std::vector<std::string> modes;        // empty: all
   std::vector<std::string> collectives;  // empty: all
-  std::string json = "bench-results/ep_collectives.json";
-  std::string csv = "bench-results/ep_collectives.csv";
 };
 
 constexpr const char* kUsage =
@@ -110,12 +103,8 @@ constexpr std::string_view kModeNames[] = {"ep", "mpi", "funneled"};
 Options parse_options(int argc, char** argv) {
   Options opt;
   bench::OptionParser parser;
-  parser.flag("--quick", opt.quick)
-      .flag("--keep-binding", opt.keep_binding)
-      .count("--threads", opt.threads)
-      .count("--max-bytes", opt.max_bytes)
-      .count("--iters", opt.iterations)
-      .count("--reps", opt.repetitions)
+  opt.add_to(parser, kModeNames);
+  parser.count("--threads", opt.threads)
       .custom("--mpi-wait",
               [&opt](std::string_view flag, const std::string& wait) {
                 if (wait != "yield" && wait != "block") {
@@ -124,10 +113,7 @@ Options parse_options(int argc, char** argv) {
                 }
                 opt.blocking_mpi = wait == "block";
               })
-      .list("--modes", kModeNames, opt.modes)
-      .list("--collectives", kCollectiveNames, opt.collectives)
-      .text("--json", opt.json)
-      .text("--csv", opt.csv);
+      .list("--collectives", kCollectiveNames, opt.collectives);
   parser.parse(argc, argv);
   if (opt.max_bytes < kMinBytes || opt.max_bytes % sizeof(double) != 0) {
     throw std::invalid_argument("--max-bytes: a multiple of 8 (allreduce sends doubles)");
@@ -161,16 +147,7 @@ void check_layout(const Options& opt, int world_size) {
 
 // Powers of two from 8 B to max_bytes (quick: a few of them), max_bytes last.
 std::vector<std::size_t> message_sizes(const Options& opt) {
-  std::vector<std::size_t> sizes;
-  if (opt.quick) {
-    for (const std::size_t s : {kMinBytes, kKiB, 64 * kKiB, kMiB}) {
-      if (s <= opt.max_bytes) sizes.push_back(s);
-    }
-  } else {
-    for (std::size_t s = kMinBytes; s <= opt.max_bytes; s *= 2) sizes.push_back(s);
-  }
-  if (sizes.back() != opt.max_bytes) sizes.push_back(opt.max_bytes);
-  return sizes;
+  return opt.message_sizes(kMinBytes, {kMinBytes, kKiB, 64 * kKiB, kMiB});
 }
 
 // How much work each point gets. Iterations fall with the bytes a rank sends

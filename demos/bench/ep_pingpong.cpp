@@ -68,18 +68,11 @@ constexpr const char* kBenchName = "ep_pingpong";
 
 // ---------------------------------------------------------------- options ----
 
-struct Options {
-  bool quick = false;
-  std::size_t max_bytes = 4 * kMiB;
-  long iterations = 0;  // 0: the default of the chosen preset
-  int repetitions = 0;  // 0: likewise
+struct Options : bench::SweepOptions {
+  Options() : SweepOptions(kBenchName, 4 * kMiB) {}
   int max_pairs = 4;
-  std::size_t window_bytes = 0;  // 0: Sizing's default
-  bool keep_binding = false;
-  std::vector<std::string> modes;  // empty: all
+  std::size_t window_bytes = 0;    // 0: Sizing's default
   std::vector<std::string> tests;  // empty: all
-  std::string json = "bench-results/ep_pingpong.json";
-  std::string csv = "bench-results/ep_pingpong.csv";
 };
 
 constexpr const char* kUsage =
@@ -106,17 +99,10 @@ constexpr std::string_view kTestNames[] = {"latency", "bandwidth", "msg_rate"}; 
 Options parse_options(int argc, char** argv) {
   Options opt;
   bench::OptionParser parser;
-  parser.flag("--quick", opt.quick)
-      .flag("--keep-binding", opt.keep_binding)
-      .count("--max-bytes", opt.max_bytes)
-      .count("--iters", opt.iterations)
-      .count("--reps", opt.repetitions)
-      .count("--window-bytes", opt.window_bytes)
+  opt.add_to(parser, kModeNames);
+  parser.count("--window-bytes", opt.window_bytes)
       .count("--max-pairs", opt.max_pairs)
-      .list("--modes", kModeNames, opt.modes)
-      .list("--tests", kTestNames, opt.tests)
-      .text("--json", opt.json)
-      .text("--csv", opt.csv);
+      .list("--tests", kTestNames, opt.tests);
   parser.parse(argc, argv);
   if (opt.max_bytes < kMinBytes) throw std::invalid_argument("--max-bytes: at least 8");
   if (opt.max_bytes > static_cast<std::size_t>(INT32_MAX)) {
@@ -133,16 +119,7 @@ Options parse_options(int argc, char** argv) {
 // Powers of two from 8 B (the quick preset: a few sizes that still cover the
 // targets at 8 B, >= 64 KiB and 4 MiB), ending at max_bytes.
 std::vector<std::size_t> message_sizes(const Options& opt) {
-  std::vector<std::size_t> sizes;
-  if (opt.quick) {
-    for (const std::size_t s : {kMinBytes, kKiB, 64 * kKiB, 4 * kMiB}) {
-      if (s <= opt.max_bytes) sizes.push_back(s);
-    }
-  } else {
-    for (std::size_t s = kMinBytes; s <= opt.max_bytes; s *= 2) sizes.push_back(s);
-  }
-  if (sizes.back() != opt.max_bytes) sizes.push_back(opt.max_bytes);
-  return sizes;
+  return opt.message_sizes(kMinBytes, {kMinBytes, kKiB, 64 * kKiB, 4 * kMiB});
 }
 
 Sizing sizing_for(const Options& opt) {

@@ -41,6 +41,7 @@
 #include "bench_mpi.hpp"
 #include "bench_report.hpp"
 #include "collectives/halo.hpp"
+#include "halo_modes.hpp"
 #include "kernel_bench.hpp"
 #include "reference/ref_halo.hpp"
 
@@ -90,12 +91,9 @@ struct Point {
   bool with_step = false;  // exchange + a 9-point smoothing step, overlapped where possible
 };
 
-constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
-                                 HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
-
-std::string mode_of(Backend b, HaloAlgorithm a) {
-  return bench::kernels::mode_name(b, collectives::halo_algorithm_name(a));
-}
+using bench::kernels::halo_mode;
+using bench::kernels::kHaloAlgorithms;
+using bench::kernels::print_ep_targets;
 
 double cell_value(int gi, int gj) { return gj * 65536.0 + gi; }
 
@@ -230,7 +228,7 @@ void run(const Options& opt) {
       if (!root) return;
       bench::Record record;
       record.test = point.test;
-      record.mode = mode_of(b, a);
+      record.mode = halo_mode(b, a);
       record.ranks = modes.record_ranks(b);
       record.threads = modes.record_threads(b);
       record.iterations = opt.iterations;
@@ -238,7 +236,7 @@ void run(const Options& opt) {
       record.time = bench::TimeStats::from_seconds(*times);
       records.push_back(record);
     };
-    for (const HaloAlgorithm a : kAlgorithms) {
+    for (const HaloAlgorithm a : kHaloAlgorithms) {
       if (!bench::selected(opt.algorithms, collectives::halo_algorithm_name(a))) continue;
       for (const Backend b : kBackends) {
         if (b != Backend::kRef && modes.selected(b)) measure(b, a);
@@ -266,22 +264,17 @@ void run(const Options& opt) {
     }
     for (const Backend b : kBackends) {
       bench::kernels::print_point_target(stdout, report, "neighbor <= two_sweep", point.test, key,
-                                         mode_of(b, HaloAlgorithm::kNeighbor),
-                                         mode_of(b, HaloAlgorithm::kTwoSweep), 1.0);
+                                         halo_mode(b, HaloAlgorithm::kNeighbor),
+                                         halo_mode(b, HaloAlgorithm::kTwoSweep), 1.0);
     }
-    for (const HaloAlgorithm a : kAlgorithms) {
-      if (modes.processes() == 1) {
-        bench::kernels::print_point_target(stdout, report, "ep <= 0.8 mpi (1xT)", point.test, key,
-                                           mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a),
-                                           0.8);
-      }
+    for (const HaloAlgorithm a : kHaloAlgorithms) {
       bench::kernels::print_point_target(stdout, report, "mpi <= 1.2 ref", point.test, key,
-                                         mode_of(Backend::kMpi, a),
-                                         mode_of(Backend::kRef, HaloAlgorithm::kTwoSweep), 1.2);
-      bench::kernels::print_point_target(stdout, report, "ep <= funneled", point.test, key,
-                                         mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a),
-                                         1.0);
+                                         halo_mode(Backend::kMpi, a),
+                                         halo_mode(Backend::kRef, HaloAlgorithm::kTwoSweep), 1.2);
     }
+    // ep against mpi only on one process: the 1xT layout the target is for.
+    print_ep_targets(report, point.test, key,
+                     modes.processes() == 1 ? "ep <= 0.8 mpi (1xT)" : nullptr, 0.8);
   }
   bench::kernels::write_results(report, opt);
 }

@@ -164,6 +164,16 @@ inline std::pair<int, int> grid_of(int ranks) {
   return {ranks / py, py};
 }
 
+/// The alltoallv algorithms the kernel benchmarks compare (names as
+/// collectives::parse_alltoallv_choice reads them): the library's, the
+/// fixed schedules, ring1 .. ring<rings>, and the automatic choice.
+inline std::vector<std::string> alltoallv_algorithms(int rings) {
+  std::vector<std::string> names = {"library", "burst", "pairwise", "bruck"};
+  for (int k = 1; k <= rings; ++k) names.push_back("ring" + std::to_string(k));
+  names.push_back("auto");
+  return names;
+}
+
 // ---- options ----
 
 struct Options {
@@ -272,6 +282,30 @@ class Harness {
   [[nodiscard]] std::vector<std::string> selected_algorithms(
       std::vector<std::string> algorithms) const;
   [[nodiscard]] int repetitions() const noexcept { return repetitions_; }
+  /// Prints the launch lines (KernelModes::print_launch) headed by
+  /// "<bench>: N ranks; funneled P x T threads".
+  void print_launch(const char* bench) const {
+    const std::string line = std::string(bench) + ": " + std::to_string(grid_ranks()) +
+                             " ranks; funneled " +
+                             std::to_string(kernel_ranks(Backend::kFunneled)) + " x " +
+                             std::to_string(threads()) + " threads";
+    modes_.print_launch(line.c_str());
+  }
+
+  /// measure(backend, algorithm) for each of `algorithms` on every selected
+  /// library backend (ep, mpi, funneled), then measure(Backend::kRef,
+  /// reference) once when the reference is selected: the order every kernel
+  /// benchmark measures a point in. Collective over the world (as measure()).
+  template <class Measure>
+  void measure_selected(const std::vector<std::string>& algorithms, const std::string& reference,
+                        Measure&& measure) const {
+    for (const std::string& algorithm : algorithms) {
+      for (const Backend backend : kBackends) {
+        if (backend != Backend::kRef && selected(backend)) measure(backend, algorithm);
+      }
+    }
+    if (selected(Backend::kRef)) measure(Backend::kRef, reference);
+  }
 
   /// Measures `setup(comm)()` on `backend` (setup returns the callable of one
   /// kernel call, built once per point; for ref it gets a RefComm) and adds

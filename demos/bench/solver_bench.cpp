@@ -33,6 +33,7 @@
 #include "bench_report.hpp"
 #include "collectives/solvers/cg.hpp"
 #include "collectives/solvers/gcr.hpp"
+#include "halo_modes.hpp"
 #include "kernel_bench.hpp"
 
 namespace {
@@ -71,13 +72,10 @@ bench::kernels::OwnOptions own_options(Options& o) {
       }};
 }
 
-constexpr std::array kAlgorithms{HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
-                                 HaloAlgorithm::kDirect, HaloAlgorithm::kSplit};
+using bench::kernels::halo_mode;
+using bench::kernels::kHaloAlgorithms;
+using bench::kernels::print_ep_targets;
 constexpr std::array kParts{"", "_halo", "_allreduce", "_compute"};
-
-std::string mode_of(Backend b, HaloAlgorithm a) {
-  return bench::kernels::mode_name(b, collectives::halo_algorithm_name(a));
-}
 
 /// Options of a solver (GcrOptions, CgOptions) for exactly `iterations`
 /// iterations (a tolerance never met) with `halo`.
@@ -149,7 +147,7 @@ void run(const Options& opt) {
   modes.print_launch(line.c_str());
   bench::Report report(kBenchName);
   for (const std::string solver : {"gcr", "cg"}) {
-    for (const HaloAlgorithm a : kAlgorithms) {
+    for (const HaloAlgorithm a : kHaloAlgorithms) {
       if (!bench::selected(opt.algorithms, collectives::halo_algorithm_name(a))) continue;
       for (const Backend b : kBackends) {
         if (!modes.selected(b)) continue;
@@ -167,7 +165,7 @@ void run(const Options& opt) {
         for (std::size_t part = 0; part < kParts.size(); ++part) {
           bench::Record record;
           record.test = solver + kParts[part];
-          record.mode = mode_of(b, a);
+          record.mode = halo_mode(b, a);
           record.ranks = modes.record_ranks(b);
           record.threads = modes.record_threads(b);
           record.bytes = bytes;
@@ -184,9 +182,9 @@ void run(const Options& opt) {
                 solver.c_str());
     std::printf("%-20s %10s %10s %10s %10s %10s %10s\n", "mode", "t_min_us", "t_avg_us", "t_max_us",
                 "halo", "allreduce", "compute");
-    for (const HaloAlgorithm a : kAlgorithms) {
+    for (const HaloAlgorithm a : kHaloAlgorithms) {
       for (const Backend b : kBackends) {
-        const std::string mode = mode_of(b, a);
+        const std::string mode = halo_mode(b, a);
         const bench::Record* t = report.find(solver, mode, bytes);
         if (t == nullptr) continue;
         std::printf("%-20s %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n", mode.c_str(),
@@ -200,13 +198,7 @@ void run(const Options& opt) {
   if (!root) return;
   std::printf("\n# targets (ratios of t_avg in this run)\n");
   for (const std::string solver : {"gcr", "cg"}) {
-    for (const HaloAlgorithm a : kAlgorithms) {
-      bench::kernels::print_point_target(stdout, report, "ep <= mpi per iteration", solver, bytes,
-                                         mode_of(Backend::kEp, a), mode_of(Backend::kMpi, a), 1.0);
-      bench::kernels::print_point_target(stdout, report, "ep <= funneled", solver, bytes,
-                                         mode_of(Backend::kEp, a), mode_of(Backend::kFunneled, a),
-                                         1.0);
-    }
+    print_ep_targets(report, solver, bytes, "ep <= mpi per iteration", 1.0);
   }
   bench::kernels::write_results(report, opt);
 }

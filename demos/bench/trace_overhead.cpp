@@ -80,6 +80,39 @@ double ping_pong(std::vector<ep::Communicator>& endpoints, std::size_t bytes, lo
   return per_message;
 }
 
+// f(mode, rep) for rep in [0, repetitions), both modes each time (0: tracing
+// off, 1: on), alternating which goes first so neither always follows the other.
+template <class F>
+void alternate_modes(int repetitions, const std::string& trace_directory, F&& f) {
+  for (int rep = 0; rep < repetitions; ++rep) {
+    for (int k = 0; k < 2; ++k) {
+      const int mode = (rep + k) % 2;
+      if (mode == 1) ep::trace::enable(trace_directory);
+      f(mode, rep);
+      ep::trace::disable();
+    }
+  }
+}
+
+// One record per mode from its seconds per operation (one process).
+void add_mode_records(bench::Report& report, const char* test, int threads, std::size_t bytes,
+                      long iterations, int repetitions, const std::vector<double> (&seconds)[2]) {
+  for (int mode = 0; mode < 2; ++mode) {
+    bench::Record record;
+    record.test = test;
+    record.mode = std::string(kModes[mode]);
+    record.ranks = 1;
+    record.threads = threads;
+    record.bytes = bytes;
+    record.iterations = iterations;
+    record.repetitions = repetitions;
+    record.time = bench::TimeStats::from_seconds(seconds[mode]);
+    const double avg_seconds = record.time.avg_us * 1e-6;
+    record.mbps = avg_seconds > 0 ? static_cast<double>(bytes) / avg_seconds / 1e6 : 0.0;
+    report.add(record);
+  }
+}
+
 bench::Report measure(const Options& options, const std::string& trace_directory) {
   // One process's two endpoints; the threads of each parallel region below
   // take element omp_get_thread_num().
@@ -97,29 +130,10 @@ bench::Report measure(const Options& options, const std::string& trace_directory
       (void)ping_pong(endpoints, bytes, options.iterations / 4 + 1);
       ep::trace::disable();
     }
-    for (int rep = 0; rep < options.repetitions; ++rep) {
-      // Alternate which mode goes first, so neither always follows the other.
-      for (int k = 0; k < 2; ++k) {
-        const int mode = (rep + k) % 2;
-        if (mode == 1) ep::trace::enable(trace_directory);
-        seconds[mode].push_back(ping_pong(endpoints, bytes, options.iterations));
-        ep::trace::disable();
-      }
-    }
-    for (int mode = 0; mode < 2; ++mode) {
-      bench::Record record;
-      record.test = "latency";
-      record.mode = std::string(kModes[mode]);
-      record.ranks = 1;
-      record.threads = 2;
-      record.bytes = bytes;
-      record.iterations = options.iterations;
-      record.repetitions = options.repetitions;
-      record.time = bench::TimeStats::from_seconds(seconds[mode]);
-      const double avg_seconds = record.time.avg_us * 1e-6;
-      record.mbps = avg_seconds > 0 ? static_cast<double>(bytes) / avg_seconds / 1e6 : 0.0;
-      report.add(record);
-    }
+    alternate_modes(options.repetitions, trace_directory, [&](int mode, int /*rep*/) {
+      seconds[mode].push_back(ping_pong(endpoints, bytes, options.iterations));
+    });
+    add_mode_records(report, "latency", 2, bytes, options.iterations, options.repetitions, seconds);
     bench::print_comparison_row(stdout, report, "latency", bytes, columns);
   }
 
@@ -130,29 +144,14 @@ bench::Report measure(const Options& options, const std::string& trace_directory
   bench::print_comparison_header(stdout, "traced call: iprobe(MPI_PROC_NULL) (us)", call_columns);
   const long calls = options.iterations * 100;
   std::vector<double> seconds[2];
-  for (int rep = 0; rep < options.repetitions + 1; ++rep) {
-    for (int k = 0; k < 2; ++k) {
-      const int mode = (rep + k) % 2;
-      if (mode == 1) ep::trace::enable(trace_directory);
-      const double start = MPI_Wtime();
-      for (long i = 0; i < calls; ++i) (void)endpoints[0].iprobe(MPI_PROC_NULL, 0);
-      const double per_call = (MPI_Wtime() - start) / static_cast<double>(calls);
-      ep::trace::disable();
-      if (rep > 0) seconds[mode].push_back(per_call);  // repetition 0 warms up
-    }
-  }
-  for (int mode = 0; mode < 2; ++mode) {
-    bench::Record record;
-    record.test = "call";
-    record.mode = std::string(kModes[mode]);
-    record.ranks = 1;
-    record.threads = 1;
-    record.bytes = 0;
-    record.iterations = calls;
-    record.repetitions = options.repetitions;
-    record.time = bench::TimeStats::from_seconds(seconds[mode]);
-    report.add(record);
-  }
+  // Repetition 0 warms up.
+  alternate_modes(options.repetitions + 1, trace_directory, [&](int mode, int rep) {
+    const double start = MPI_Wtime();
+    for (long i = 0; i < calls; ++i) (void)endpoints[0].iprobe(MPI_PROC_NULL, 0);
+    const double per_call = (MPI_Wtime() - start) / static_cast<double>(calls);
+    if (rep > 0) seconds[mode].push_back(per_call);
+  });
+  add_mode_records(report, "call", 1, 0, calls, options.repetitions, seconds);
   bench::print_comparison_row(stdout, report, "call", 0, call_columns);
 
 #pragma omp parallel num_threads(2)

@@ -104,9 +104,8 @@ int main(int argc, char** argv) {
       argc, argv, kBench,
       [](bench::kernels::Harness& harness, const bench::kernels::Options& options) {
         const int n = harness.grid_ranks();
-        std::vector<std::string> algorithms = {"library", "burst", "pairwise",
-                                               "bruck",   "ring1", "auto"};
-        algorithms = harness.selected_algorithms(std::move(algorithms));
+        const std::vector<std::string> algorithms =
+            harness.selected_algorithms(bench::kernels::alltoallv_algorithms(1));
         const std::vector<int> edges =
             options.quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128};
         std::vector<std::size_t> sizes;
@@ -136,14 +135,7 @@ int main(int argc, char** argv) {
             harness.measure(backend, algorithm, record,
                             bench::kernels::setup_calls<RoundTrip>(edges[s], choice), report);
           };
-          for (const std::string& algorithm : algorithms) {
-            for (const Backend backend : bench::kernels::kBackends) {
-              if (backend != Backend::kRef && harness.selected(backend)) {
-                measure(backend, algorithm);
-              }
-            }
-          }
-          if (harness.selected(Backend::kRef)) measure(Backend::kRef, "alltoallv");
+          harness.measure_selected(algorithms, "alltoallv", measure);
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(

@@ -169,21 +169,16 @@ TEST(P2POrdering, RingDefaultEagerThreshold) {
 // With a 64-byte eager threshold, messages alternate between 8..64 bytes
 // (eager) and 65..200 bytes (rendezvous) cheaply.
 TEST(P2POrdering, RingSmallEagerThreshold) {
-  ep::EndpointOptions options;
-  options.eager_threshold = 64;
-  ep_test::run_endpoints(
-      [](ep::Communicator& c) {
-        EXPECT_EQ(c.eager_threshold(), 64U);
-        const int n = c.size();
-        StreamPlan plan;
-        plan.bytes_of = [](int seq) -> std::size_t {
-          const auto s = static_cast<std::size_t>(seq);
-          return seq % 2 == 0 ? kHeader + (s * 37) % 57 : 65 + (s * 37) % 136;
-        };
-        plan.max_bytes = 200;
-        run_stream(c, (c.rank() + 1) % n, (c.rank() - 1 + n) % n, plan);
-      },
-      0, options);
+  ep_test::run_endpoints_with_eager_threshold(64, [](ep::Communicator& c) {
+    const int n = c.size();
+    StreamPlan plan;
+    plan.bytes_of = [](int seq) -> std::size_t {
+      const auto s = static_cast<std::size_t>(seq);
+      return seq % 2 == 0 ? kHeader + (s * 37) % 57 : 65 + (s * 37) % 136;
+    };
+    plan.max_bytes = 200;
+    run_stream(c, (c.rank() + 1) % n, (c.rank() - 1 + n) % n, plan);
+  });
 }
 
 // Every stream crosses a process boundary when there are several processes.
@@ -195,18 +190,14 @@ TEST(P2POrdering, InterProcessPairs) {
 
 // Every stream stays inside a process.
 TEST(P2POrdering, IntraProcessPairs) {
-  ep::EndpointOptions options;
-  options.eager_threshold = 64;
-  ep_test::run_endpoints(
-      [](ep::Communicator& c) {
-        StreamPlan plan;
-        plan.bytes_of = [](int seq) -> std::size_t {
-          return seq % 3 == 0 ? 100 + static_cast<std::size_t>(seq % 7) : kHeader;
-        };
-        plan.max_bytes = 106;
-        run_stream(c, ep_p2p::intra_next(c), ep_p2p::intra_prev(c), plan);
-      },
-      0, options);
+  ep_test::run_endpoints_with_eager_threshold(64, [](ep::Communicator& c) {
+    StreamPlan plan;
+    plan.bytes_of = [](int seq) -> std::size_t {
+      return seq % 3 == 0 ? 100 + static_cast<std::size_t>(seq % 7) : kHeader;
+    };
+    plan.max_bytes = 106;
+    run_stream(c, ep_p2p::intra_next(c), ep_p2p::intra_prev(c), plan);
+  });
 }
 
 // Two interleaved tag streams from one sender, received one tag at a time:

@@ -205,17 +205,12 @@ TEST(P2PPaths, SameScriptSameResultsOnEveryPath) {
 // The same with a 1-byte eager threshold, so every intra-process message
 // longer than one byte goes through the rendezvous.
 TEST(P2PPaths, SameResultsWithTinyEagerThreshold) {
-  ep::EndpointOptions options;
-  options.eager_threshold = 1;
-  ep_test::run_endpoints(
-      [](ep::Communicator& c) {
-        EXPECT_EQ(c.eager_threshold(), 1U);
-        const std::vector<std::string> with_self = script(c, c.rank(), 1000);
-        EXPECT_EQ(with_self, expected_script(1000));
-        EXPECT_EQ(script(c, ep_p2p::intra_partner(c), 2000), with_self);
-        EXPECT_EQ(script(c, ep_p2p::inter_partner(c), 3000), with_self);
-      },
-      0, options);
+  ep_test::run_endpoints_with_eager_threshold(1, [](ep::Communicator& c) {
+    const std::vector<std::string> with_self = script(c, c.rank(), 1000);
+    EXPECT_EQ(with_self, expected_script(1000));
+    EXPECT_EQ(script(c, ep_p2p::intra_partner(c), 2000), with_self);
+    EXPECT_EQ(script(c, ep_p2p::inter_partner(c), 3000), with_self);
+  });
 }
 
 // A send to a thread of the same process that waits for its match

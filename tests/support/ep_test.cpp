@@ -46,6 +46,18 @@ void run_endpoints_per_wait_policy(
   }
 }
 
+void run_endpoints_with_eager_threshold(std::size_t bytes,
+                                        const std::function<void(ep::Communicator&)>& body) {
+  ep::EndpointOptions options;
+  options.eager_threshold = bytes;
+  run_endpoints(
+      [&](ep::Communicator& c) {
+        EXPECT_EQ(c.eager_threshold(), bytes);
+        body(c);
+      },
+      0, options);
+}
+
 void set_current_endpoint(int ep_rank) { t_current_endpoint = ep_rank; }
 
 int current_endpoint() { return t_current_endpoint; }

@@ -2,6 +2,7 @@
 // failures with the endpoint that saw them.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 #include "ep/communicator.hpp"
@@ -30,6 +31,12 @@ void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threa
 /// `body` gets the endpoint and the policy. Collective as run_endpoints.
 void run_endpoints_per_wait_policy(
     const std::function<void(ep::Communicator&, ep::WaitPolicy)>& body);
+
+/// run_endpoints with EndpointOptions::eager_threshold = `bytes` (messages
+/// above it take the rendezvous path); checks that every endpoint reports
+/// that threshold before `body` runs. Collective as run_endpoints.
+void run_endpoints_with_eager_threshold(std::size_t bytes,
+                                        const std::function<void(ep::Communicator&)>& body);
 
 /// The endpoint whose failures the calling thread reports (-1: none).
 void set_current_endpoint(int ep_rank);

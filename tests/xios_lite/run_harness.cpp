@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "ep/comm_management.hpp"
@@ -44,6 +47,29 @@ std::string write_config(const std::string& dir, const std::string& text) {
   std::string path = dir + "/iodef.xml";
   write_file(path, text);
   return path;
+}
+
+std::string config_file(const std::string& name,
+                        const std::vector<std::pair<std::string, std::string>>& values) {
+  const std::string path = std::string(XIOS_TEST_CONFIGS_DIR) + "/" + name;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("config_file: cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string xml = text.str();
+  for (const auto& [key, value] : values) {
+    const std::string placeholder = "@" + key + "@";
+    for (auto at = xml.find(placeholder); at != std::string::npos;
+         at = xml.find(placeholder, at + value.size())) {
+      xml.replace(at, placeholder.size(), value);
+    }
+  }
+  // "@KEY@" only: a lone '@' is XIOS's temporal operator in expressions.
+  std::smatch left;
+  if (std::regex_search(xml, left, std::regex("@[A-Z_]+@"))) {
+    throw std::runtime_error("config_file: " + path + ": no value for " + left.str());
+  }
+  return xml;
 }
 
 int servers(int wanted) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ep/communicator.hpp"
@@ -54,6 +55,12 @@ std::string scratch_dir(const std::string& tag);
 void write_file(const std::string& path, const std::string& text);
 /// Writes `text` as `dir`/iodef.xml (as write_file) and returns that path. Collective.
 std::string write_config(const std::string& dir, const std::string& text);
+/// The configuration tests/xios_lite/configs/test_xios/<name> with every
+/// "@KEY@" replaced by the value given for KEY (the scratch directory, say).
+/// Throws std::runtime_error for a file that cannot be read or a placeholder
+/// left without a value. Local.
+std::string config_file(const std::string& name,
+                        const std::vector<std::pair<std::string, std::string>>& values);
 
 /// One field on one domain (grid "g"), written every step to one one_file
 /// file: the configuration most error tests need.

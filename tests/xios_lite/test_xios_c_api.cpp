@@ -45,24 +45,7 @@ constexpr int kSteps = 3;
 double value(int step, int k, int j, int i) { return step * 1e4 + k * 1e3 + j * 10.0 + i; }
 
 std::string config_text(const std::string& dir) {
-  return R"(<?xml version="1.0"?>
-<xios_lite><context id="c_api">
-  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
-  <domain_definition><domain id="d" ni_glo="8" nj_glo="12"/></domain_definition>
-  <axis_definition><axis id="z" n_glo="2" value="1 2"/></axis_definition>
-  <grid_definition><grid id="g2" domain_ref="d"/><grid id="g3" domain_ref="d" axis_ref="z"/></grid_definition>
-  <field_definition>
-    <field id="flat" grid_ref="g2"/>
-    <field id="deep" grid_ref="g3"/>
-  </field_definition>
-  <file_definition>
-    <file id="out" name=")" +
-         dir + R"(/c_api_out" output_freq="1ts" type="one_file">
-      <field field_ref="flat"/><field field_ref="deep"/>
-    </file>
-  </file_definition>
-</context></xios_lite>
-)";
+  return xios_test::config_file("c_api.xml", {{"DIR", dir}});
 }
 
 // The last rank serves `cfg`; every other process makes an endpoint per

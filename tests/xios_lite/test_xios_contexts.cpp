@@ -33,39 +33,7 @@ constexpr int kOceSteps = 3;  // 2 h each: three instants
 double tas_at(int s, int j, int i) { return 250.0 + s + 0.5 * j + 0.01 * i; }
 double sst_at(int s, int k, int j, int i) { return 270.0 + 10.0 * s + k + 0.1 * j + 0.001 * i; }
 
-std::string config(const std::string& dir) {
-  return R"xml(<?xml version="1.0"?>
-<simulation>
-  <context id="xios">
-    <variable_definition>
-      <variable_group id="buffer"><variable id="buffer_size_factor" type="double">2.0</variable></variable_group>
-      <variable id="using_server" type="bool">true</variable>
-    </variable_definition>
-  </context>
-  <context id="atmosphere">
-    <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
-    <domain_definition><domain id="atm_d" ni_glo="8" nj_glo="6" type="rectilinear"/></domain_definition>
-    <grid_definition><grid id="atm_g"><domain domain_ref="atm_d"/></grid></grid_definition>
-    <field_definition><field id="tas" grid_ref="atm_g" unit="K" operation="average"/></field_definition>
-    <file_definition type="multiple_file">
-      <file id="atm_out" name=")xml" +
-         dir + R"xml(/atm" output_freq="2h"><field field_ref="tas"/></file>
-    </file_definition>
-  </context>
-  <context id="ocean">
-    <calendar type="noleap" start_date="2001-06-01" timestep="2h"/>
-    <domain_definition><domain id="oce_d" ni_glo="5" nj_glo="4"/></domain_definition>
-    <axis_definition><axis id="depth" n_glo="2" value="(0,1)[5 15]" unit="m" positive="down"/></axis_definition>
-    <grid_definition><grid id="oce_g"><domain domain_ref="oce_d"/><axis axis_ref="depth"/></grid></grid_definition>
-    <field_definition><field id="thetao" grid_ref="oce_g" unit="degC" operation="instant"/></field_definition>
-    <file_definition type="multiple_file">
-      <file id="oce_out" name=")xml" +
-         dir + R"xml(/ocean" output_freq="2h"><field field_ref="thetao"/></file>
-    </file_definition>
-  </context>
-</simulation>
-)xml";
-}
+std::string config(const std::string& dir) { return config_file("contexts.xml", {{"DIR", dir}}); }
 
 int servers() { return ep_test::world_size() >= 4 ? 2 : 0; }
 

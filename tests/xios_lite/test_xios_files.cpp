@@ -41,6 +41,8 @@ std::string context(const std::string& calendar, const std::string& domain,
 }
 
 const std::string kDomain = R"(<domain id="dom" ni_glo="12" nj_glo="6"/>)";
+// The calendar of most tests here: hourly steps from 2000-01-01.
+const std::string kHourly = R"(type="gregorian" start_date="2000-01-01" timestep="1h")";
 
 // Fields sent by `send` at steps 1..steps on each client's uneven block.
 xios_test::RunSpec run_of(const std::string& cfg, int servers, int steps,
@@ -86,13 +88,13 @@ TEST(XiosFiles, OnceFieldsInEverySplitFile) {
 TEST(XiosFiles, FloatOutputAndFloatSend) {
   const std::string dir = xios_test::scratch_dir("float");
   const int servers = xios_test::servers(1);
-  const std::string cfg = xios_test::write_config(
-      dir, context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")", kDomain,
-                   R"(<field id="d4" grid_ref="g3" prec="4"/>
+  const std::string cfg =
+      xios_test::write_config(dir, context(kHourly, kDomain,
+                                           R"(<field id="d4" grid_ref="g3" prec="4"/>
                       <field id="f4" grid_ref="g2" prec="4" default_value="-1e20" detect_missing_value="true" operation="average"/>
                       <field id="f8" grid_ref="g2"/>)",
-                   R"(<file id="out" name=")" + dir +
-                       R"(/out" output_freq="2ts" type="one_file">
+                                           R"(<file id="out" name=")" + dir +
+                                               R"(/out" output_freq="2ts" type="one_file">
                          <field field_ref="d4" operation="instant"/><field field_ref="f4"/>
                          <field field_ref="f8" operation="instant"/></file>)"));
   // Step 1 of f4 at point (0, 0): the fill value sent as a float.
@@ -151,12 +153,12 @@ TEST(XiosFiles, ChunksFromATargetSize) {
   const std::string dir = xios_test::scratch_dir("chunks");
   const int servers = xios_test::servers(1);
   // 400 bytes: a record of t3 is 3 x 6 x 12 x 8 = 1728 bytes.
-  const std::string cfg = xios_test::write_config(
-      dir, context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")", kDomain,
-                   R"(<field id="t3" grid_ref="g3"/>
+  const std::string cfg =
+      xios_test::write_config(dir, context(kHourly, kDomain,
+                                           R"(<field id="t3" grid_ref="g3"/>
                       <field id="small" grid_ref="g3" chunking_blocksize_target="0.000382"/>)",
-                   R"(<file id="out" name=")" + dir +
-                       R"(/out" output_freq="1ts" type="one_file">
+                                           R"(<file id="out" name=")" + dir +
+                                               R"(/out" output_freq="1ts" type="one_file">
                          <field field_ref="t3"/><field field_ref="small"/></file>)"));
   expect_no_errors(xios_test::run(run_of(cfg, servers, 1, [](auto& c, const Block& b, int s) {
     c.send_field("t3", xios_test::field_values(1, s, kLevels, b));
@@ -192,7 +194,7 @@ TEST(XiosFiles, CellBounds) {
   }
   const std::string cfg = xios_test::write_config(
       dir,
-      context(R"(type="gregorian" start_date="2000-01-01" timestep="1h")",
+      context(kHourly,
               R"(<domain id="dom" ni_glo="12" nj_glo="6" bounds_lon=")" + blon +
                   R"(" bounds_lat=")" + blat + R"("/>)",
               R"(<field id="t2" grid_ref="g2"/>)",
@@ -224,7 +226,7 @@ TEST(XiosFiles, FewerRowsThanServerEndpoints) {
   const int servers = xios_test::servers(2);
   // The strip's grid (the shared context has g2/g3 on "dom").
   std::string text = context(
-      R"(type="gregorian" start_date="2000-01-01" timestep="1h")",
+      kHourly,
       R"(<domain id="dom" ni_glo="12" nj_glo="6"/><domain id="strip" ni_glo="5" nj_glo="2"/>)",
       R"(<field id="t2" grid_ref="g2"/><field id="s" grid_ref="gs"/>)",
       R"(<file id="shared" name=")" + dir +

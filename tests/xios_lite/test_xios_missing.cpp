@@ -61,29 +61,7 @@ std::string mask_attribute() {
 }
 
 std::string config(const std::string& name) {
-  return R"(<xios_lite><context id="missing">
-  <calendar type="noleap" start_date="2000-01-01" timestep="1h"/>
-  <options finalise_timeout="20"/>
-  <domain_definition><domain id="dom" ni_glo="6" nj_glo="4" mask=")" +
-         mask_attribute() + R"("/></domain_definition>
-  <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
-  <field_definition>
-    <field_group grid_ref="g" default_value="-1e20" detect_missing_value="true">
-      <field id="x"/>
-    </field_group>
-  </field_definition>
-  <file_definition>
-    <file id="ops" name=")" +
-         name + R"(" output_freq="4ts" type="one_file">
-      <field field_ref="x" name="x_avg" operation="average"/>
-      <field field_ref="x" name="x_min" operation="minimum"/>
-      <field field_ref="x" name="x_max" operation="maximum"/>
-      <field field_ref="x" name="x_sum" operation="accumulate"/>
-      <field field_ref="x" name="x_inst" operation="instant"/>
-    </file>
-  </file_definition>
-</context></xios_lite>
-)";
+  return config_file("missing.xml", {{"MASK", mask_attribute()}, {"NAME", name}});
 }
 
 // The expected record of `op` for period r (steps 4r+1 .. 4r+4) at a point.

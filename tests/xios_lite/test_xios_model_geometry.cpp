@@ -29,39 +29,7 @@ constexpr int kLevels = 3;
 
 // Rectilinear domain "atm", curvilinear domain "ocean", axis "z": all empty.
 std::string config(const std::string& dir) {
-  return R"(<?xml version="1.0"?>
-<simulation>
-  <context id="xios">
-    <variable_definition>
-      <variable_group id="parameters">
-        <variable id="using_server" type="bool">true</variable>
-        <variable id="info_level" type="int">50</variable>
-      </variable_group>
-    </variable_definition>
-  </context>
-  <context id="model">
-    <domain_definition>
-      <domain id="atm" type="rectilinear"/>
-      <domain id="ocean" type="curvilinear"/>
-    </domain_definition>
-    <axis_definition><axis id="z"/></axis_definition>
-    <grid_definition>
-      <grid id="g3"><domain domain_ref="atm"/><axis axis_ref="z"/></grid>
-      <grid id="go"><domain domain_ref="ocean"/></grid>
-    </grid_definition>
-    <field_definition operation="instant">
-      <field id="ta" grid_ref="g3" unit="K"/>
-      <field id="sst" grid_ref="go" unit="degC" default_value="-999"/>
-    </field_definition>
-    <file_definition type="one_file" output_freq="1ts">
-      <file id="atm_out" name=")" +
-         dir + R"(/atm"><field field_ref="ta"/></file>
-      <file id="oce_out" name=")" +
-         dir + R"(/ocean"><field field_ref="sst"/></file>
-    </file_definition>
-  </context>
-</simulation>
-)";
+  return config_file("model_geometry.xml", {{"DIR", dir}});
 }
 
 double lon_of(int i) { return 10.0 + 20.0 * i; }

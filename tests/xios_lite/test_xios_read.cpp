@@ -95,56 +95,7 @@ void write_inputs(const std::string& dir) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-std::string config(const std::string& dir) {
-  return R"xml(<?xml version="1.0"?>
-<simulation>
-  <context id="xios"><variable_definition><variable id="using_server" type="bool">true</variable></variable_definition></context>
-  <context id="ocean">
-    <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
-    <domain_definition><domain id="d" ni_glo="7" nj_glo="5"/></domain_definition>
-    <axis_definition><axis id="z" n_glo="3"/></axis_definition>
-    <grid_definition>
-      <grid id="g2"><domain domain_ref="d"/></grid>
-      <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
-    </grid_definition>
-    <field_definition operation="instant">
-      <field id="sst" grid_ref="g2" read_access="true"/>
-      <field id="theta" grid_ref="g3" read_access="true"/>
-      <field id="h0" grid_ref="g2" read_access="true"/>
-      <field id="ghost" grid_ref="g2" read_access="true"/>
-      <field id="flat" grid_ref="g3" read_access="true"/>
-      <field id="absent" grid_ref="g2" read_access="true"/>
-      <field id="sst_out" grid_ref="g2"/>
-      <field id="never_read" grid_ref="g2"/>
-    </field_definition>
-    <file_definition>
-      <file id="forcing" name=")xml" +
-         dir + R"xml(/forcing" output_freq="2h" mode="read">
-        <field field_ref="sst"/>
-        <field field_ref="theta" name="thetao"/>
-        <field field_ref="ghost" name="nope"/>
-      </file>
-      <file id="forcing_3d" name=")xml" +
-         dir + R"xml(/forcing" output_freq="2h" mode="read">
-        <field field_ref="flat" name="sst"/>
-      </file>
-      <file id="restart" name=")xml" +
-         dir + R"xml(/restart" output_freq="1ts" mode="read">
-        <field field_ref="h0" name="h"/>
-      </file>
-      <file id="lost" name=")xml" +
-         dir + R"xml(/lost" output_freq="1ts" mode="read">
-        <field field_ref="absent"/>
-      </file>
-      <file id="echo" name=")xml" +
-         dir + R"xml(/echo" output_freq="1h" type="one_file">
-        <field field_ref="sst_out"/>
-      </file>
-    </file_definition>
-  </context>
-</simulation>
-)xml";
-}
+std::string config(const std::string& dir) { return config_file("read.xml", {{"DIR", dir}}); }
 
 // Runs the model with `servers` server processes of `threads` receiving
 // endpoints (none: the synchronous mode).

@@ -39,68 +39,7 @@ bool land(int j, int i) { return (i * 3 + j) % 11 == 4; }
 double area(int j, int i) { return 1.0 + std::cos(0.3 * j) + 0.01 * i; }
 
 std::string config(const std::string& dir, const std::string& type) {
-  return R"(<?xml version="1.0"?>
-<simulation>
-  <context id="transforms">
-    <calendar type="Gregorian" start_date="2000-01-01" timestep="1h"/>
-    <domain_definition>
-      <domain id="d" ni_glo="8" nj_glo="6"/>
-      <domain id="dz" domain_ref="d"><zoom_domain ibegin="2" ni="4" jbegin="1" nj="3"/></domain>
-      <domain id="dx" domain_ref="d"><extract_domain ibegin="5" ni="3" jbegin="0" nj="2"/></domain>
-    </domain_definition>
-    <axis_definition>
-      <axis id="z" n_glo="4" value="(0,3)[1 2 3 4]" unit="m"/>
-      <axis id="zx" axis_ref="z"><extract_axis index="1 3"/></axis>
-      <axis id="zz" axis_ref="z"><zoom_axis begin="0" n="2"/></axis>
-    </axis_definition>
-    <scalar_definition>
-      <scalar id="vsum"><reduce_axis operation="sum"/></scalar>
-      <scalar id="gmean"><reduce_domain operation="average"/></scalar>
-    </scalar_definition>
-    <grid_definition>
-      <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
-      <grid id="g2"><domain domain_ref="d"/></grid>
-      <grid id="g_vsum"><domain domain_ref="d"/><scalar scalar_ref="vsum"/></grid>
-      <grid id="g_vavg"><domain domain_ref="d"/><scalar><reduce_axis operation="average"/></scalar></grid>
-      <grid id="g_vmin"><domain domain_ref="d"/><scalar><reduce_axis operation="min"/></scalar></grid>
-      <grid id="g_vmax"><domain domain_ref="d"/><scalar><reduce_axis operation="max"/></scalar></grid>
-      <grid id="g_zonal"><axis id="lat_zonal"><reduce_domain operation="average" direction="iDir"/></axis></grid>
-      <grid id="g_zonal3"><axis axis_ref="lat_zonal"/><axis axis_ref="z"/></grid>
-      <grid id="g_merid"><axis id="lon_max"><reduce_domain operation="max" direction="jDir"/></axis></grid>
-      <grid id="g_global"><scalar scalar_ref="gmean"/></grid>
-      <grid id="g_global3"><scalar><reduce_domain operation="sum"/></scalar><axis axis_ref="z"/></grid>
-      <grid id="g_total"><scalar><reduce_domain operation="sum"/></scalar><scalar scalar_ref="vsum"/></grid>
-      <grid id="g_zoom3"><domain domain_ref="dz"/><axis axis_ref="zz"/></grid>
-      <grid id="g_extract3"><domain domain_ref="dx"/><axis axis_ref="zx"/></grid>
-      <grid id="g_zoom_vsum"><domain domain_ref="dz"/><scalar scalar_ref="vsum"/></grid>
-    </grid_definition>
-    <field_definition default_value="-1e30" operation="average">
-      <field id="t" grid_ref="g3" unit="K"/>
-      <field id="s" grid_ref="g2" unit="K"/>
-    </field_definition>
-    <file_definition type=")" +
-         type + R"(" output_freq="2h">
-      <file id="red" name=")" +
-         dir + "/red_" + type + R"(">
-        <field field_ref="t" name="t_vsum" grid_ref="g_vsum"/>
-        <field field_ref="t" name="t_vavg" grid_ref="g_vavg"/>
-        <field field_ref="t" name="t_vmin" grid_ref="g_vmin"/>
-        <field field_ref="t" name="t_vmax" grid_ref="g_vmax"/>
-        <field field_ref="t" name="t_vsum_tmax" grid_ref="g_vsum" operation="maximum"/>
-        <field field_ref="s" name="s_zonal" grid_ref="g_zonal"/>
-        <field field_ref="t" name="t_zonal" grid_ref="g_zonal3"/>
-        <field field_ref="s" name="s_merid" grid_ref="g_merid"/>
-        <field field_ref="s" name="s_global" grid_ref="g_global"/>
-        <field field_ref="t" name="t_global" grid_ref="g_global3"/>
-        <field field_ref="t" name="t_total" grid_ref="g_total"/>
-        <field field_ref="t" name="t_zoom" grid_ref="g_zoom3"/>
-        <field field_ref="t" name="t_extract" grid_ref="g_extract3"/>
-        <field field_ref="t" name="t_zoom_vsum" grid_ref="g_zoom_vsum"/>
-      </file>
-    </file_definition>
-  </context>
-</simulation>
-)";
+  return config_file("transforms.xml", {{"DIR", dir}, {"TYPE", type}});
 }
 
 void model(xios_lite::Client& c, const ep::Communicator& comm) {

@@ -46,9 +46,11 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "ep/communicator.hpp"
+#include "ep/error.hpp"
 #include "ep/typed.hpp"
 
 namespace collectives {
@@ -91,62 +93,109 @@ template <Communicator C, ep::HasDatatype T>
 }
 
 // ---------------------------------------------------------------------------
-/// A plain MPI communicator. Wrapping an existing MPI_Comm does not take
-/// ownership; communicators made by split() and dist_graph() are owned.
-class MpiComm {
- public:
+/// The two library backends differ only in the handle they wrap and how each
+/// operation calls the library (communicator.cpp has both, side by side).
+struct MpiBackend {
+  using Handle = MPI_Comm;
   using Request = MPI_Request;
+  static constexpr std::string_view kName = "mpi";
+};
+struct EpBackend {
+  using Handle = ep::Communicator;
+  using Request = ep::Request;
+  static constexpr std::string_view kName = "ep";
+};
 
-  MpiComm() = default;  ///< null handle
+/// A communicator of one library: MpiComm (a plain MPI communicator) or EpComm
+/// (one endpoint of an endpoint communicator: each thread is a rank).
+/// Wrapping an existing handle does not take ownership (for EpComm: the caller
+/// frees it); communicators made by split() and dist_graph() are owned.
+template <class Backend>
+class BasicComm {
+ public:
+  using Handle = typename Backend::Handle;
+  using Request = typename Backend::Request;
+
+  BasicComm() = default;  ///< null handle
   /// Wraps `comm` (not owned). Local.
-  explicit MpiComm(MPI_Comm comm);
+  explicit BasicComm(const Handle& comm);
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
-  [[nodiscard]] bool is_null() const noexcept { return comm_ == nullptr; }
-  [[nodiscard]] MPI_Comm get() const noexcept { return comm_ ? *comm_ : MPI_COMM_NULL; }
-  [[nodiscard]] static constexpr std::string_view backend() noexcept { return "mpi"; }
+  [[nodiscard]] bool is_null() const noexcept;
+  /// The wrapped handle (MPI_COMM_NULL, or a null ep::Communicator, for a null one).
+  [[nodiscard]] const Handle& get() const noexcept;
+  [[nodiscard]] static constexpr std::string_view backend() noexcept { return Backend::kName; }
 
   [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype type, int dest,
-                              int tag) const;
-  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag) const;
+                              int tag) const {
+    if constexpr (std::is_same_v<Backend, EpBackend>) {
+      return comm_->isend(buf, count, type, dest, tag);
+    } else {
+      Request request = MPI_REQUEST_NULL;
+      ep::check_mpi(MPI_Isend(buf, count, type, dest, tag, get(), &request), "collectives::isend",
+                    rank_);
+      return request;
+    }
+  }
+  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag) const {
+    if constexpr (std::is_same_v<Backend, EpBackend>) {
+      return comm_->irecv(buf, count, type, source, tag);
+    } else {
+      Request request = MPI_REQUEST_NULL;
+      ep::check_mpi(MPI_Irecv(buf, count, type, source, tag, get(), &request), "collectives::irecv",
+                    rank_);
+      return request;
+    }
+  }
+  /// Completes every request (MPI_Waitall or ep::wait_all).
   void wait_all(std::span<Request> requests) const;
 
-  /// MPI_Comm_split. Collective.
-  [[nodiscard]] MpiComm split(int color, int key) const;
-  /// MPI_Dist_graph_create_adjacent (unweighted, no reorder). Collective.
-  [[nodiscard]] MpiComm dist_graph(std::span<const int> sources,
-                                   std::span<const int> destinations) const;
+  /// MPI_Comm_split or ep::split. Collective.
+  [[nodiscard]] BasicComm split(int color, int key) const;
+  /// MPI_Dist_graph_create_adjacent (unweighted, no reorder) or
+  /// ep::dist_graph_create_adjacent. Collective.
+  [[nodiscard]] BasicComm dist_graph(std::span<const int> sources,
+                                     std::span<const int> destinations) const;
 
-  /// MPI_Alltoallv. Collective.
+  /// MPI_Alltoallv, or ep::alltoallv (hierarchical, aggregated per process
+  /// pair). Collective.
   void library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
                          std::span<const int> sdispls, void* recvbuf,
                          std::span<const int> recvcounts, std::span<const int> rdispls,
                          MPI_Datatype type) const;
-  /// MPI_Allreduce (sendbuf may be MPI_IN_PLACE). Collective.
+  /// MPI_Allreduce or ep::allreduce (sendbuf may be MPI_IN_PLACE). Collective.
   void library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                          MPI_Op op) const;
-  /// MPI_Neighbor_alltoallv on a communicator made by dist_graph(). Collective.
+  /// MPI_Neighbor_alltoallv or ep::neighbor_alltoallv on a communicator made
+  /// by dist_graph(). Collective.
   void neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
                           std::span<const int> sdispls, void* recvbuf,
                           std::span<const int> recvcounts, std::span<const int> rdispls,
                           MPI_Datatype type) const;
 
-  /// f(i) for i in [0, n), on the calling thread.
+  /// f(i) for i in [0, n), on the calling thread (an MPI rank or an endpoint
+  /// is one thread).
   template <class F>
   void parallel_for(int n, F&& f) const {
     for (int i = 0; i < n; ++i) f(i);
   }
 
- protected:
-  /// Takes ownership of `comm` (freed with the last copy).
-  static MpiComm adopt(MPI_Comm comm);
-
  private:
-  std::shared_ptr<MPI_Comm> comm_;
+  /// Takes ownership of `comm` (freed with the last copy).
+  static BasicComm adopt(Handle comm);
+
+  std::shared_ptr<Handle> comm_;
   int rank_ = -1;
   int size_ = 0;
 };
+
+// Both instantiations are compiled once, in communicator.cpp.
+extern template class BasicComm<MpiBackend>;
+extern template class BasicComm<EpBackend>;
+
+using MpiComm = BasicComm<MpiBackend>;
+using EpComm = BasicComm<EpBackend>;
 
 // ---------------------------------------------------------------------------
 /// Funneled hybrid form: one MPI rank per process, `threads` OpenMP threads
@@ -175,65 +224,6 @@ class FunneledComm : public MpiComm {
  private:
   FunneledComm(MpiComm base, int threads) : MpiComm(std::move(base)), threads_(threads) {}
   int threads_ = 1;
-};
-
-// ---------------------------------------------------------------------------
-/// One endpoint of an endpoint communicator: each thread is a rank.
-class EpComm {
- public:
-  using Request = ep::Request;
-
-  EpComm() = default;  ///< null handle
-  /// Wraps this thread's endpoint (not owned: the caller frees it).
-  explicit EpComm(const ep::Communicator& comm);
-
-  [[nodiscard]] int rank() const noexcept { return rank_; }
-  [[nodiscard]] int size() const noexcept { return size_; }
-  [[nodiscard]] bool is_null() const noexcept { return comm_ == nullptr || comm_->is_null(); }
-  [[nodiscard]] const ep::Communicator& get() const noexcept { return *comm_; }
-  [[nodiscard]] static constexpr std::string_view backend() noexcept { return "ep"; }
-
-  [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype type, int dest,
-                              int tag) const {
-    return comm_->isend(buf, count, type, dest, tag);
-  }
-  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag) const {
-    return comm_->irecv(buf, count, type, source, tag);
-  }
-  void wait_all(std::span<Request> requests) const;
-
-  /// ep::split. Collective over every endpoint.
-  [[nodiscard]] EpComm split(int color, int key) const;
-  /// ep::dist_graph_create_adjacent. Collective over every endpoint.
-  [[nodiscard]] EpComm dist_graph(std::span<const int> sources,
-                                  std::span<const int> destinations) const;
-
-  /// ep::alltoallv (hierarchical, aggregated per process pair). Collective.
-  void library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                         std::span<const int> sdispls, void* recvbuf,
-                         std::span<const int> recvcounts, std::span<const int> rdispls,
-                         MPI_Datatype type) const;
-  /// ep::allreduce (sendbuf may be MPI_IN_PLACE). Collective.
-  void library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                         MPI_Op op) const;
-  /// ep::neighbor_alltoallv on a communicator made by dist_graph(). Collective.
-  void neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                          std::span<const int> sdispls, void* recvbuf,
-                          std::span<const int> recvcounts, std::span<const int> rdispls,
-                          MPI_Datatype type) const;
-
-  /// f(i) for i in [0, n), on the calling thread (the endpoint is one thread).
-  template <class F>
-  void parallel_for(int n, F&& f) const {
-    for (int i = 0; i < n; ++i) f(i);
-  }
-
- private:
-  static EpComm adopt(ep::Communicator comm);
-
-  std::shared_ptr<ep::Communicator> comm_;
-  int rank_ = -1;
-  int size_ = 0;
 };
 
 static_assert(Communicator<MpiComm>);
