@@ -279,8 +279,7 @@ struct CountedExchange {
 // place and not, over many rounds with the large sender changing, so the
 // paths alternate within one team.
 TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
     const int me = c.rank();
     int bad = 0;
@@ -297,7 +296,6 @@ TEST(Alltoallv, StagedAndLargeExchangesWithinAProcess) {
       bad += x.wrong(me, round, "round " + std::to_string(round));
     }
     EXPECT_EQ(bad, 0);
-    c.free();
   });
 }
 
@@ -314,8 +312,7 @@ TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
   constexpr int kSizes[] = {0,   1,   63,  64,   65,   255,  256,  257,
                             511, 512, 513, 1023, 1024, 1025, 2048, 4100};
   constexpr int kKinds = sizeof kSizes / sizeof kSizes[0];
-  ep_test::run_endpoints([&](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([&](ep::Communicator& c) {
     const int n = c.size();
     const int me = c.rank();
     int bad = 0;
@@ -333,7 +330,6 @@ TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
       bad += x.wrong(me, round, "round " + std::to_string(round) + (in_place ? " in place" : ""));
     }
     EXPECT_EQ(bad, 0);
-    c.free();
   });
 }
 
@@ -344,8 +340,7 @@ TEST(Alltoallv, BlocksAroundTheStagingLimitsWithinAProcess) {
 // return (and overwrite their send buffers) long before it has finished
 // reading them, unless they wait for it.
 TEST(Alltoallv, SendersWaitForTheirReadersWithinAProcess) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
     const int me = c.rank();
     constexpr int kLarge = 256 * 1024;
@@ -358,7 +353,6 @@ TEST(Alltoallv, SendersWaitForTheirReadersWithinAProcess) {
       bad += x.wrong(me, round, "round " + std::to_string(round));
     }
     EXPECT_EQ(bad, 0);
-    c.free();
   });
 }
 

@@ -484,8 +484,7 @@ TEST(Collectives, NegativeCountsAreErrors) {
 // falls behind now and then, so that the roots run ahead of it by as much
 // as the staging allows; every endpoint checks every broadcast.
 TEST(Collectives, BcastWithinAProcessKeepsEveryBroadcastApart) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
     int bad = 0;
     for (int round = 0; round < 300; ++round) {
@@ -503,7 +502,6 @@ TEST(Collectives, BcastWithinAProcessKeepsEveryBroadcastApart) {
       }
     }
     EXPECT_EQ(bad, 0);
-    c.free();
   });
 }
 
@@ -511,8 +509,7 @@ TEST(Collectives, BcastWithinAProcessKeepsEveryBroadcastApart) {
 // endpoint receives what fits and throws, naming both sizes; the others
 // complete, and the next broadcast is whole everywhere.
 TEST(Collectives, BcastSizeMismatchWithinAProcess) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
     for (const int count : {100, 5000}) {  // staged, read from the root's buffer
       const bool short_buffer = n > 1 && c.rank() == n - 1;
@@ -534,7 +531,6 @@ TEST(Collectives, BcastSizeMismatchWithinAProcess) {
       ep::bcast(c, next.data(), 7, MPI_INT, n / 2);
       EXPECT_EQ(next, pattern(n / 2, 7, 1));
     }
-    c.free();
   });
 }
 
@@ -561,8 +557,7 @@ TEST(Collectives, AllgatherCountMismatchWithinAProcess) {
 TEST(Collectives, AllgathervWithinAProcess) {
   constexpr int kSizes[] = {0, 1, 255, 511, 512, 513, 1024, 3000};
   constexpr int kKinds = sizeof kSizes / sizeof kSizes[0];
-  ep_test::run_endpoints([&](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([&](ep::Communicator& c) {
     const int n = c.size();
     const int me = c.rank();
     int bad = 0;
@@ -600,7 +595,6 @@ TEST(Collectives, AllgathervWithinAProcess) {
       }
     }
     EXPECT_EQ(bad, 0);
-    c.free();
   });
 }
 
@@ -610,8 +604,7 @@ TEST(Collectives, AllgathervWithinAProcess) {
 // first endpoint throws, naming the block's rank and both sizes; it got
 // what fits, and every other block and endpoint is whole.
 TEST(Collectives, AllgathervMismatchWithinAProcess) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
     const int me = c.rank();
     const int last = n - 1;
@@ -651,7 +644,6 @@ TEST(Collectives, AllgathervMismatchWithinAProcess) {
         ep::barrier(c);
       }
     }
-    c.free();
   });
 }
 
@@ -666,8 +658,7 @@ namespace {
 // one-way publications) and one thread that falls behind now and then, so
 // that the others run ahead of it as far as the team allows.
 TEST(Collectives, RootedCallsWithinAProcess) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
     int bad = 0;
     const auto check = [&](bool ok, int round, const char* what) {
@@ -734,7 +725,6 @@ TEST(Collectives, RootedCallsWithinAProcess) {
       check(piece == part, round, "scatterv");
     }
     EXPECT_EQ(bad, 0);
-    c.free();
   });
 }
 
@@ -743,13 +733,9 @@ TEST(Collectives, RootedCallsWithinAProcess) {
 // a scatter; everyone else completes, what fits arrives, and the next call
 // is whole everywhere.
 TEST(Collectives, RootedCallSizeMismatchWithinAProcess) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
-    if (n == 1) {
-      c.free();
-      return;
-    }
+    if (n == 1) return;
     const int root = n - 1;
     const int odd = 0;  // the endpoint whose block disagrees
     const bool is_root = c.rank() == root;
@@ -794,7 +780,6 @@ TEST(Collectives, RootedCallSizeMismatchWithinAProcess) {
     std::vector<int> again(is_root ? static_cast<std::size_t>(n * kCount) : 0, kHole);
     ep::gather(c, mine.data(), kCount, MPI_INT, again.data(), kCount, MPI_INT, root);
     if (is_root) expect_blocks(again, uniform_layout(n, kCount), 0, "gather after a mismatch");
-    c.free();
   });
 }
 

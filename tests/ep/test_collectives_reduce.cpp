@@ -376,8 +376,7 @@ namespace {
 // place and not, with counts that do not split evenly among the threads and a reduce whose
 // non-roots pass no receive buffer.
 TEST(CollectiveReductions, ReductionsWithinAProcess) {
-  ep_test::run_endpoints([](ep::Communicator& world) {
-    ep::Communicator c = ep::split(world, world.process_rank(), world.local_thread());
+  ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
     const MPI_Datatype type = coll_test::mat_type();
     const MPI_Op op = coll_test::mat_product_op();
@@ -416,7 +415,6 @@ TEST(CollectiveReductions, ReductionsWithinAProcess) {
         }
       }
     }
-    c.free();
   });
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ep/comm_management.hpp"
 #include "support/hang_watchdog.hpp"
 
 namespace ep_test {
@@ -56,6 +57,14 @@ void run_endpoints_with_eager_threshold(std::size_t bytes,
         body(c);
       },
       0, options);
+}
+
+void run_within_each_process(const std::function<void(ep::Communicator&)>& body) {
+  run_endpoints([&](ep::Communicator& world) {
+    ep::Communicator local = ep::split(world, world.process_rank(), world.local_thread());
+    body(local);
+    local.free();
+  });
 }
 
 void set_current_endpoint(int ep_rank) { t_current_endpoint = ep_rank; }

@@ -38,6 +38,12 @@ void run_endpoints_per_wait_policy(
 void run_endpoints_with_eager_threshold(std::size_t bytes,
                                         const std::function<void(ep::Communicator&)>& body);
 
+/// run_endpoints, then `body` on a communicator of the endpoints of the
+/// caller's process only (split by process, ranked by thread), freed after
+/// `body` returns: the calls' within-process paths at every shape.
+/// Collective as run_endpoints.
+void run_within_each_process(const std::function<void(ep::Communicator&)>& body);
+
 /// The endpoint whose failures the calling thread reports (-1: none).
 void set_current_endpoint(int ep_rank);
 int current_endpoint();

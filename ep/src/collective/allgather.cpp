@@ -303,6 +303,22 @@ void allgather_peers(const CollectiveCall& call, const void* sendbuf, int sendco
   detail::exchange_peer_blocks(call, detail::make_exchange_spec(call, send, recv, false), pairs);
 }
 
+// The path an allgather(v) takes by how its endpoints sit on processes:
+// one per process (MPI's own call, with the receive side `recv_side()`
+// describes), all in one process (one exchange round), or the general
+// block exchange.
+template <typename RecvSide>
+void allgather_by_layout(CollectiveCall& call, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, const BlockTable& table, RecvSide recv_side) {
+  if (call.one_endpoint_per_process()) {
+    allgather_peers(call, sendbuf, sendcount, sendtype, recv_side(), table);
+  } else if (call.processes() == 1 && call.local_size() > 1) {
+    allgather_within_process(call, sendbuf, sendcount, sendtype, table);
+  } else {
+    allgather_blocks(call, sendbuf, sendcount, sendtype, table);
+  }
+}
+
 }  // namespace
 
 void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -310,17 +326,9 @@ void allgather(const Communicator& comm, const void* sendbuf, int sendcount, MPI
   CollectiveCall call = detail::begin_collective(comm, "ep::allgather");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcount, recvtype, call);
-  if (call.one_endpoint_per_process()) {
-    const BlockArgs recv =
-        detail::alltoall_sides(nullptr, 0, MPI_BYTE, recvbuf, recvcount, recvtype).recv;
-    allgather_peers(call, sendbuf, sendcount, sendtype, recv, table);
-    return;
-  }
-  if (call.processes() == 1 && call.local_size() > 1) {
-    allgather_within_process(call, sendbuf, sendcount, sendtype, table);
-    return;
-  }
-  allgather_blocks(call, sendbuf, sendcount, sendtype, table);
+  allgather_by_layout(call, sendbuf, sendcount, sendtype, table, [&] {
+    return detail::alltoall_sides(nullptr, 0, MPI_BYTE, recvbuf, recvcount, recvtype).recv;
+  });
 }
 
 void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -329,18 +337,10 @@ void allgatherv(const Communicator& comm, const void* sendbuf, int sendcount, MP
   CollectiveCall call = detail::begin_collective(comm, "ep::allgatherv");
   if (sendbuf != MPI_IN_PLACE) detail::check_count(sendcount, call.name, call.rank);
   const BlockTable table(recvbuf, recvcounts, displs, recvtype, call, "recvcounts");
-  if (call.one_endpoint_per_process()) {
-    const BlockArgs recv =
-        detail::alltoallv_sides(nullptr, {}, {}, MPI_BYTE, recvbuf, recvcounts, displs, recvtype)
-            .recv;
-    allgather_peers(call, sendbuf, sendcount, sendtype, recv, table);
-    return;
-  }
-  if (call.processes() == 1 && call.local_size() > 1) {
-    allgather_within_process(call, sendbuf, sendcount, sendtype, table);
-    return;
-  }
-  allgather_blocks(call, sendbuf, sendcount, sendtype, table);
+  allgather_by_layout(call, sendbuf, sendcount, sendtype, table, [&] {
+    return detail::alltoallv_sides(nullptr, {}, {}, MPI_BYTE, recvbuf, recvcounts, displs, recvtype)
+        .recv;
+  });
 }
 
 }  // namespace ep
