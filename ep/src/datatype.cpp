@@ -139,6 +139,8 @@ void TypedScratch::reshape(int count, MPI_Datatype type, const char* call, int r
 }
 
 MPI_Aint element_offset(MPI_Datatype type, MPI_Aint index, const char* call, int rank) {
+  // A predefined basic type's extent is its size: no MPI query.
+  if (const TypeLayout* known = predefined_layout(type)) return index * known->size;
   MPI_Aint lb = 0;
   MPI_Aint extent = 0;
   check_mpi(MPI_Type_get_extent(type, &lb, &extent), call, rank);

@@ -27,14 +27,13 @@ void FailureSlot::record(ErrorKind kind, std::string detail, int origin, int mpi
   std::lock_guard lock(mutex_);
   if (record_) return;  // the first failure is the cause
   record_ = Record{kind, std::move(detail), mpi_code, origin};
+  recorded_.store(true, std::memory_order_release);
 }
 
-bool FailureSlot::failed() const {
-  std::lock_guard lock(mutex_);
-  return record_.has_value();
-}
+bool FailureSlot::failed() const { return recorded_.load(std::memory_order_acquire); }
 
 std::optional<FailureSlot::Record> FailureSlot::get() const {
+  if (!failed()) return std::nullopt;
   std::lock_guard lock(mutex_);
   return record_;
 }
@@ -51,6 +50,7 @@ std::optional<Error> FailureSlot::error_for(const char* call, int rank) const {
 }
 
 void FailureSlot::rethrow(const char* call, int rank) const {
+  if (!failed()) return;
   if (std::optional<Error> error = error_for(call, rank)) throw *error;
 }
 

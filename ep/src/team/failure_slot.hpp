@@ -20,6 +20,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -77,6 +78,9 @@ class FailureSlot {
 
   mutable std::mutex mutex_;
   std::optional<Record> record_;
+  // Set (release) once record_ holds a failure, never cleared: the readers'
+  // path when nothing failed (every call that succeeds) is one load, no lock.
+  std::atomic<bool> recorded_{false};
 };
 
 }  // namespace ep::detail
