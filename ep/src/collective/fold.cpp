@@ -1,5 +1,8 @@
 #include "collective/fold.hpp"
 
+#include <cstddef>
+#include <cstring>
+
 #include "ep/error.hpp"
 
 namespace ep::detail {
@@ -26,9 +29,46 @@ std::pair<int, int> slice_of(const CollectiveCall& call, int count) {
   return {first, last};
 }
 
+namespace {
+
+// MPI_SUM of doubles and floats, the reductions of dot products and norms,
+// folded here: the sum MPI_Reduce_local computes (in + inout, the same bits
+// in either operand order), without the library's call and dispatch, which
+// cost more than the additions for short vectors (callgrind, 8 B allreduce
+// at 1 x 2). Element by element through memcpy: the buffers need not be
+// aligned for T.
+template <class T>
+void sum_into(const void* in, void* inout, int n) {
+  const auto* a = static_cast<const std::byte*>(in);
+  auto* b = static_cast<std::byte*>(inout);
+  for (int i = 0; i < n; ++i, a += sizeof(T), b += sizeof(T)) {
+    T x;
+    T y;
+    std::memcpy(&x, a, sizeof x);
+    std::memcpy(&y, b, sizeof y);
+    y = x + y;
+    std::memcpy(b, &y, sizeof y);
+  }
+}
+
+bool sum_inline(const Elements& e, const void* in, void* inout, int n) {
+  if (e.op != MPI_SUM) return false;
+  if (e.type == MPI_DOUBLE) {
+    sum_into<double>(in, inout, n);
+    return true;
+  }
+  if (e.type == MPI_FLOAT) {
+    sum_into<float>(in, inout, n);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void reduce_local(const CollectiveCall& call, const Elements& e, const void* in, void* inout,
                   int n) {
-  if (n <= 0) return;
+  if (n <= 0 || sum_inline(e, in, inout, n)) return;
   check_mpi(MPI_Reduce_local(in, inout, n, e.type, e.op), call.name, call.rank);
 }
 

@@ -60,8 +60,11 @@ void copy_out(const Reduction& red, const void* result, void* recvbuf) {
 // the extra team barriers.
 constexpr std::size_t kSharedFoldBytes = std::size_t{16} * 1024;
 
-std::vector<const void*> published_inputs(const CollectiveCall& call) {
-  std::vector<const void*> inputs(static_cast<std::size_t>(call.local_size()));
+// The threads' published contributions, in thread order. Kept per thread:
+// allocating the list on every call cost as much as folding a short vector.
+std::span<const void* const> published_inputs(const CollectiveCall& call) {
+  thread_local std::vector<const void*> inputs;
+  inputs.resize(static_cast<std::size_t>(call.local_size()));
   for (int t = 0; t < call.local_size(); ++t) {
     inputs[static_cast<std::size_t>(t)] = call.team.published(t);
   }
@@ -188,7 +191,8 @@ void reduce_scatter_within_process(CollectiveCall& call, const Reduction& red, v
     const auto [first, last] = detail::slice_of(call, red.count);
     if (last > first) {
       t_fold_scratch.reshape(last - first, red.e.type, call.name, call.rank);
-      std::vector<const void*> inputs = published_inputs(call);
+      const std::span<const void* const> published = published_inputs(call);
+      std::vector<const void*> inputs(published.begin(), published.end());
       for (const void*& input : inputs) input = red.e.at(input, first);
       detail::fold_right(call, red.e, inputs, t_fold_scratch.data(), last - first);
       for (int t = 0; t < call.local_size(); ++t) {
