@@ -12,7 +12,6 @@
 #include <array>
 #include <cstddef>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ep/collectives.hpp"
@@ -22,6 +21,7 @@
 #include "ep/request.hpp"
 #include "ep/topology.hpp"
 #include "ep_test.hpp"
+#include "request_completion.hpp"
 #include "topology_helpers.hpp"
 
 namespace {
@@ -33,7 +33,6 @@ constexpr std::array kVariants{Variant::kAllgather, Variant::kAllgatherv, Varian
                                Variant::kAlltoallv, Variant::kAlltoallw};
 constexpr std::array kVariantNames{"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
 static_assert(kVariantNames.size() == kVariants.size());
-enum class Mode { kBlocking, kWait, kTestLoop };
 
 constexpr int kCount = 3;
 constexpr std::size_t kRoom = 10;  // ints of room per slot (3 strided pairs span 9)
@@ -131,15 +130,6 @@ struct Call {
 
 const char* name_of(Variant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
 
-void complete(ep::Request& request, Mode mode) {
-  if (mode == Mode::kTestLoop) {
-    while (!ep::test(request)) std::this_thread::yield();
-  } else {
-    ep::wait(request);
-  }
-  EXPECT_TRUE(request.is_null());
-}
-
 // Every variant once blocking and once per nonblocking mode: the receive
 // buffers must agree value by value (including the untouched gaps).
 void expect_same_as_blocking(const ep::Communicator& topo) {
@@ -148,12 +138,12 @@ void expect_same_as_blocking(const ep::Communicator& topo) {
   for (const Variant v : kVariants) {
     Call reference(v, nb, topo.rank(), 0, pairs);
     static_cast<void>(reference.start(topo, true));
-    for (const Mode mode : {Mode::kWait, Mode::kTestLoop}) {
+    for (const ep_test::Completion how :
+         {ep_test::Completion::kWait, ep_test::Completion::kTestLoop}) {
       Call call(v, nb, topo.rank(), 0, pairs);
       ep::Request request = call.start(topo, false);
-      complete(request, mode);
-      EXPECT_EQ(call.in, reference.in)
-          << name_of(v) << (mode == Mode::kWait ? " (wait)" : " (test loop)");
+      ep_test::complete(request, how);
+      EXPECT_EQ(call.in, reference.in) << name_of(v) << " (" << ep_test::name_of(how) << ")";
     }
   }
 }
