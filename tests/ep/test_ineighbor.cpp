@@ -76,6 +76,17 @@ struct Call {
     }
   }
 
+  // Blocking: runs `call` on `args` and returns a null request; otherwise
+  // starts `icall` on them.
+  template <typename Blocking, typename Nonblocking, typename... Args>
+  static ep::Request run(bool blocking, Blocking call, Nonblocking icall, const Args&... args) {
+    if (blocking) {
+      call(args...);
+      return {};
+    }
+    return icall(args...);
+  }
+
   // Blocking: runs the call and returns a null request.
   ep::Request start(const ep::Communicator& c, bool blocking) {
     std::vector<int> w_scounts(scounts);
@@ -88,41 +99,20 @@ struct Call {
     }
     switch (variant) {
       case Variant::kAllgather:
-        if (blocking) {
-          ep::neighbor_allgather(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_allgather(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
+        return run(blocking, ep::neighbor_allgather, ep::ineighbor_allgather, c, out.data(), kCount,
+                   MPI_INT, in.data(), kCount, MPI_INT);
       case Variant::kAllgatherv:
-        if (blocking) {
-          ep::neighbor_allgatherv(c, out.data(), my_count, MPI_INT, in.data(), rcounts, rdispls,
-                                  MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_allgatherv(c, out.data(), my_count, MPI_INT, in.data(), rcounts,
-                                        rdispls, MPI_INT);
+        return run(blocking, ep::neighbor_allgatherv, ep::ineighbor_allgatherv, c, out.data(),
+                   my_count, MPI_INT, in.data(), rcounts, rdispls, MPI_INT);
       case Variant::kAlltoall:
-        if (blocking) {
-          ep::neighbor_alltoall(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_alltoall(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
+        return run(blocking, ep::neighbor_alltoall, ep::ineighbor_alltoall, c, out.data(), kCount,
+                   MPI_INT, in.data(), kCount, MPI_INT);
       case Variant::kAlltoallv:
-        if (blocking) {
-          ep::neighbor_alltoallv(c, out.data(), scounts, sdispls, MPI_INT, in.data(), rcounts,
-                                 rdispls, MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_alltoallv(c, out.data(), scounts, sdispls, MPI_INT, in.data(), rcounts,
-                                       rdispls, MPI_INT);
+        return run(blocking, ep::neighbor_alltoallv, ep::ineighbor_alltoallv, c, out.data(),
+                   scounts, sdispls, MPI_INT, in.data(), rcounts, rdispls, MPI_INT);
       case Variant::kAlltoallw:
-        if (blocking) {
-          ep::neighbor_alltoallw(c, out.data(), w_scounts, sbytes, stypes, in.data(), w_rcounts,
-                                 rbytes, rtypes);
-          return {};
-        }
-        return ep::ineighbor_alltoallw(c, out.data(), w_scounts, sbytes, stypes, in.data(),
-                                       w_rcounts, rbytes, rtypes);
+        return run(blocking, ep::neighbor_alltoallw, ep::ineighbor_alltoallw, c, out.data(),
+                   w_scounts, sbytes, stypes, in.data(), w_rcounts, rbytes, rtypes);
     }
     return {};
   }
@@ -192,9 +182,7 @@ TEST(Ineighbor, DistGraphMatchesBlocking) {
 // call and sent it a message (a call that waited for it would deadlock).
 TEST(Ineighbor, HaloReturnsBeforeTheLateEndpoint) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
-    std::array<int, 2> dims{0, 0};
-    ep::dims_create(comm.size(), dims);
-    const Grid g{{dims[0], dims[1]}, {1, 1}};
+    const Grid g = periodic_grid_2d(comm.size());
     on_grid(comm, g, [&](ep::Communicator& grid) {
       constexpr int kLateTag = 5;
       const int late = grid.size() - 1;

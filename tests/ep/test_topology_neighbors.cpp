@@ -8,7 +8,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <numeric>
 #include <string>
@@ -168,9 +167,7 @@ TEST(Topology, CartNeighborAlltoallw) {
 // received from the four neighbours must hold the neighbours' edge values.
 TEST(Topology, CartHaloExchange2D) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
-    std::array<int, 2> dims{0, 0};
-    ep::dims_create(comm.size(), dims);
-    const Grid g{{dims[0], dims[1]}, {1, 1}};
+    const Grid g = periodic_grid_2d(comm.size());
     on_grid(comm, g, [&](ep::Communicator& grid) {
       const Halo2D h(g, grid.rank());
       const std::vector<int> out = h.edges();
@@ -187,9 +184,7 @@ TEST(Topology, CartHaloExchange2D) {
 // they never mix.
 TEST(Topology, CartRepeatedCallsStayApart) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
-    std::array<int, 2> dims{0, 0};
-    ep::dims_create(comm.size(), dims);
-    const Grid g{{dims[0], dims[1]}, {1, 1}};
+    const Grid g = periodic_grid_2d(comm.size());
     on_grid(comm, g, [&](ep::Communicator& grid) {
       const int me = grid.rank();
       const std::vector<int> nbrs = ref_neighbors(g, me);

@@ -35,6 +35,13 @@ struct Grid {
   }
 };
 
+/// The 2-D periodic grid of `size` ranks with ep::dims_create's dimensions.
+inline Grid periodic_grid_2d(int size) {
+  std::array<int, 2> dims{0, 0};
+  ep::dims_create(size, dims);
+  return Grid{{dims[0], dims[1]}, {1, 1}};
+}
+
 inline std::vector<int> ref_coords(const Grid& g, int rank) {
   std::vector<int> c(g.dims.size());
   for (std::size_t d = g.dims.size(); d-- > 0;) {
