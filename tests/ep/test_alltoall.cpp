@@ -409,6 +409,14 @@ TEST(Alltoallv, VectorTypesOnBothSides) {
 
 // ---- alltoallw --------------------------------------------------------------
 
+// Where int `k` of a block lies from the block's start: contiguous
+// (spacing 0), or in elements of 2 ints `spacing` apart (ep_a2a::int_vector(2,
+// 1, spacing), extent spacing + 1 ints).
+std::size_t int_of_block(int k, int spacing) {
+  const int at = spacing == 0 ? k : (k / 2) * (spacing + 1) + (k % 2) * spacing;
+  return static_cast<std::size_t>(at);
+}
+
 TEST(Alltoallw, PerPeerTypesByteDisplacementsAndNullTypesForEmptyBlocks) {
   // To even EP ranks: contiguous ints. To odd EP ranks: elements of 2 ints
   // spaced 3 apart. Received as contiguous ints from even ranks and as
@@ -448,10 +456,7 @@ TEST(Alltoallw, PerPeerTypesByteDisplacementsAndNullTypesForEmptyBlocks) {
         const auto ju = static_cast<std::size_t>(j);
         const std::size_t base = static_cast<std::size_t>(sdispls[ju]) / sizeof(int);
         for (int k = 0; k < 2 * v_count(me, j, scale); ++k) {
-          const std::size_t at = j % 2 == 1
-                                     ? base + static_cast<std::size_t>((k / 2) * 4 + (k % 2) * 3)
-                                     : base + static_cast<std::size_t>(k);
-          send[at] = value(me, j, k, 4);
+          send[base + int_of_block(k, j % 2 == 1 ? 3 : 0)] = value(me, j, k, 4);
         }
       }
       std::vector<int> recv(recv_ints, kUntouched);
@@ -462,10 +467,7 @@ TEST(Alltoallw, PerPeerTypesByteDisplacementsAndNullTypesForEmptyBlocks) {
         const auto su = static_cast<std::size_t>(s);
         const std::size_t base = static_cast<std::size_t>(rdispls[su]) / sizeof(int);
         for (int k = 0; k < 2 * v_count(s, me, scale); ++k) {
-          const std::size_t at = s % 2 == 1
-                                     ? base + static_cast<std::size_t>((k / 2) * 3 + (k % 2) * 2)
-                                     : base + static_cast<std::size_t>(k);
-          expected[at] = value(s, me, k, 4);
+          expected[base + int_of_block(k, s % 2 == 1 ? 2 : 0)] = value(s, me, k, 4);
         }
       }
       EXPECT_EQ(recv, expected) << "scale " << scale;
