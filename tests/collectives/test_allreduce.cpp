@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -124,14 +125,21 @@ void on_whole_and_on_all_but_one(const C& comm, const auto& body) {
   }
 }
 
+// `check(c, length, op)` for every op the kernels take and every length of
+// `lengths`, on the whole communicator and on all but its last rank.
+template <class C, class Check>
+void check_every_op(const C& comm, std::initializer_list<std::size_t> lengths, Check check) {
+  on_whole_and_on_all_but_one(comm, [&](const C& c) {
+    for (const MPI_Op op : {MPI_SUM, MPI_MIN, MPI_MAX}) {
+      for (const std::size_t length : lengths) check(c, length, op);
+    }
+  });
+}
+
 TEST(Allreduce, IntegersEqualTheLibraryForEveryRadix) {
   run_on_backends([](const auto& comm) {
-    on_whole_and_on_all_but_one(comm, [](const auto& c) {
-      for (const MPI_Op op : {MPI_SUM, MPI_MIN, MPI_MAX}) {
-        check_ints(c, 1, op);
-        check_ints(c, 1000, op);
-      }
-    });
+    check_every_op(comm, {1, 1000},
+                   [](const auto& c, std::size_t length, MPI_Op op) { check_ints(c, length, op); });
   });
 }
 
@@ -144,13 +152,10 @@ TEST(Allreduce, OneMebibyteOfIntsAndOfDoubles) {
 
 TEST(Allreduce, DoublesFollowTheDocumentedCombinationOrder) {
   run_on_backends([](const auto& comm) {
-    on_whole_and_on_all_but_one(comm, [](const auto& c) {
-      for (const MPI_Op op : {MPI_SUM, MPI_MIN, MPI_MAX}) {
-        check_doubles(c, 1, op);
-        check_doubles(c, 33, op);
-      }
-      check_doubles(c, 20000, MPI_SUM);
+    check_every_op(comm, {1, 33}, [](const auto& c, std::size_t length, MPI_Op op) {
+      check_doubles(c, length, op);
     });
+    on_whole_and_on_all_but_one(comm, [](const auto& c) { check_doubles(c, 20000, MPI_SUM); });
   });
 }
 

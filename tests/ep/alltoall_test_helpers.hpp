@@ -36,23 +36,6 @@ inline MPI_Datatype int_vector(int count, int blocklen, int stride) {
 ///               last thread first), so EP ranks are not in process order.
 /// Failures are traced with the layout's name (on the thread that saw them).
 inline void on_every_layout(const std::function<void(const ep::Communicator&)>& body) {
-  const int uneven = 1 + ep_test::world_rank();
-  ep_test::run_endpoints([&](ep::Communicator& c) {
-    SCOPED_TRACE("layout: shape");
-    body(c);
-  });
-  ep_test::run_endpoints(
-      [&](ep::Communicator& c) {
-        SCOPED_TRACE("layout: uneven");
-        body(c);
-      },
-      uneven);
-  ep_test::run_endpoints(
-      [&](ep::Communicator& c) {
-        SCOPED_TRACE("layout: single");
-        body(c);
-      },
-      1);
   const auto interleaved = [&](ep::Communicator& c) {
     ep::Communicator split = ep::split(c, 0, -(c.local_thread() * 1000 + c.process_rank()));
     const bool same_threads =
@@ -64,16 +47,27 @@ inline void on_every_layout(const std::function<void(const ep::Communicator&)>& 
     body(split);
     split.free();
   };
-  ep_test::run_endpoints([&](ep::Communicator& c) {
-    SCOPED_TRACE("layout: interleaved");
-    interleaved(c);
-  });
-  ep_test::run_endpoints(
-      [&](ep::Communicator& c) {
-        SCOPED_TRACE("layout: uneven interleaved");
-        interleaved(c);
-      },
-      uneven);
+  struct Layout {
+    const char* trace;
+    int threads;  // 0: the shape's OMP_NUM_THREADS
+    bool interleaved;
+  };
+  const int uneven = 1 + ep_test::world_rank();
+  for (const Layout& layout :
+       {Layout{"layout: shape", 0, false}, Layout{"layout: uneven", uneven, false},
+        Layout{"layout: single", 1, false}, Layout{"layout: interleaved", 0, true},
+        Layout{"layout: uneven interleaved", uneven, true}}) {
+    ep_test::run_endpoints(
+        [&](ep::Communicator& c) {
+          SCOPED_TRACE(layout.trace);
+          if (layout.interleaved) {
+            interleaved(c);
+          } else {
+            body(c);
+          }
+        },
+        layout.threads);
+  }
 }
 
 /// Element `i` of the block EP rank `src` sends to EP rank `dst` (exact in

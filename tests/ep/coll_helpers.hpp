@@ -125,30 +125,43 @@ inline Mat mat_product(int first, int last, int i) {
   return m;
 }
 
+/// `type` committed. The tests' types and ops below are created once per
+/// process (function-local statics) and live until MPI_Finalize.
+inline MPI_Datatype committed(MPI_Datatype type) {
+  MPI_Type_commit(&type);
+  return type;
+}
+
+/// A user op on arrays of T: `Combine(in, inout, len)` sets inout = in op
+/// inout for `len` elements (MPI's order).
+template <typename T, void (*Combine)(const T*, T*, int)>
+MPI_Op user_op(bool commutes) {
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Op_create(
+      [](void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
+        Combine(static_cast<const T*>(in), static_cast<T*>(inout), *len);
+      },
+      commutes ? 1 : 0, &op);
+  return op;
+}
+
 /// MPI datatype of one Mat.
 inline MPI_Datatype mat_type() {
   static const MPI_Datatype kType = [] {
     MPI_Datatype t = MPI_DATATYPE_NULL;
     MPI_Type_contiguous(4, MPI_UINT32_T, &t);
-    MPI_Type_commit(&t);
-    return t;
+    return committed(t);
   }();
   return kType;
 }
 
+inline void multiply_into(const Mat* in, Mat* inout, int len) {
+  for (int i = 0; i < len; ++i) inout[i] = mul(in[i], inout[i]);
+}
+
 /// Matrix product as an MPI op: inout = in * inout (MPI's order), not commutative.
 inline MPI_Op mat_product_op() {
-  static const MPI_Op kOp = [] {
-    MPI_Op o = MPI_OP_NULL;
-    MPI_Op_create(
-        [](void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
-          const auto* x = static_cast<const Mat*>(in);
-          auto* y = static_cast<Mat*>(inout);
-          for (int i = 0; i < *len; ++i) y[i] = mul(x[i], y[i]);
-        },
-        /*commute=*/0, &o);
-    return o;
-  }();
+  static const MPI_Op kOp = user_op<Mat, multiply_into>(/*commutes=*/false);
   return kOp;
 }
 
@@ -163,27 +176,22 @@ inline MPI_Datatype strided_type() {
     MPI_Datatype resized = MPI_DATATYPE_NULL;
     MPI_Type_vector(kStrided, 1, 2, MPI_INT, &vector);
     MPI_Type_create_resized(vector, 0, static_cast<MPI_Aint>(2 * sizeof(int) * kStrided), &resized);
-    MPI_Type_commit(&resized);
+    const MPI_Datatype t = committed(resized);
     MPI_Type_free(&vector);
-    return resized;
+    return t;
   }();
   return kType;
+}
+
+/// `len` elements of strided_type(): their data ints added, the holes left alone.
+inline void add_strided_into(const int* in, int* inout, int len) {
+  for (std::ptrdiff_t i = 0; i < std::ptrdiff_t{len} * kStrided; ++i) inout[2 * i] += in[2 * i];
 }
 
 /// Sum over the data ints of strided_type() (predefined ops are not defined
 /// on derived types in Open MPI; a user op is, with MPI_Reduce_local too).
 inline MPI_Op strided_sum_op() {
-  static const MPI_Op kOp = [] {
-    MPI_Op o = MPI_OP_NULL;
-    MPI_Op_create(
-        [](void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
-          const auto* x = static_cast<const int*>(in);
-          auto* y = static_cast<int*>(inout);
-          for (std::ptrdiff_t i = 0; i < std::ptrdiff_t{*len} * kStrided; ++i) y[2 * i] += x[2 * i];
-        },
-        /*commute=*/1, &o);
-    return o;
-  }();
+  static const MPI_Op kOp = user_op<int, add_strided_into>(/*commutes=*/true);
   return kOp;
 }
 

@@ -409,6 +409,14 @@ TEST(Alltoallv, VectorTypesOnBothSides) {
 
 // ---- alltoallw --------------------------------------------------------------
 
+// Where int `k` of a block lies from the block's start: contiguous
+// (spacing 0), or in elements of 2 ints `spacing` apart (ep_a2a::int_vector(2,
+// 1, spacing), extent spacing + 1 ints).
+std::size_t int_of_block(int k, int spacing) {
+  const int at = spacing == 0 ? k : (k / 2) * (spacing + 1) + (k % 2) * spacing;
+  return static_cast<std::size_t>(at);
+}
+
 TEST(Alltoallw, PerPeerTypesByteDisplacementsAndNullTypesForEmptyBlocks) {
   // To even EP ranks: contiguous ints. To odd EP ranks: elements of 2 ints
   // spaced 3 apart. Received as contiguous ints from even ranks and as
@@ -448,10 +456,7 @@ TEST(Alltoallw, PerPeerTypesByteDisplacementsAndNullTypesForEmptyBlocks) {
         const auto ju = static_cast<std::size_t>(j);
         const std::size_t base = static_cast<std::size_t>(sdispls[ju]) / sizeof(int);
         for (int k = 0; k < 2 * v_count(me, j, scale); ++k) {
-          const std::size_t at = j % 2 == 1
-                                     ? base + static_cast<std::size_t>((k / 2) * 4 + (k % 2) * 3)
-                                     : base + static_cast<std::size_t>(k);
-          send[at] = value(me, j, k, 4);
+          send[base + int_of_block(k, j % 2 == 1 ? 3 : 0)] = value(me, j, k, 4);
         }
       }
       std::vector<int> recv(recv_ints, kUntouched);
@@ -462,10 +467,7 @@ TEST(Alltoallw, PerPeerTypesByteDisplacementsAndNullTypesForEmptyBlocks) {
         const auto su = static_cast<std::size_t>(s);
         const std::size_t base = static_cast<std::size_t>(rdispls[su]) / sizeof(int);
         for (int k = 0; k < 2 * v_count(s, me, scale); ++k) {
-          const std::size_t at = s % 2 == 1
-                                     ? base + static_cast<std::size_t>((k / 2) * 3 + (k % 2) * 2)
-                                     : base + static_cast<std::size_t>(k);
-          expected[at] = value(s, me, k, 4);
+          expected[base + int_of_block(k, s % 2 == 1 ? 2 : 0)] = value(s, me, k, 4);
         }
       }
       EXPECT_EQ(recv, expected) << "scale " << scale;
@@ -690,6 +692,17 @@ TEST(AlltoallErrors, MismatchedLargeBlockWithinAProcessFailsTheProcess) {
   });
 }
 
+// The ep::Error `call` throws (none: nullopt).
+template <class Call>
+std::optional<ep::Error> thrown_by(Call&& call) {
+  try {
+    call();
+  } catch (const ep::Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
 // A block whose two sides disagree is an ep::Error even when the two sides
 // are in different processes, in every layout, one endpoint per process
 // included (where MPI's own collective would abort the job, or, on MPICH,
@@ -729,12 +742,7 @@ void expect_mismatch_across_processes_reported(const char* name, Exchange&& exch
     }
     if (r == 0) recvcounts[static_cast<std::size_t>(last)] = 1;
     if (r == last) recvcounts[0] = 3;
-    std::optional<ep::Error> error;
-    try {
-      exchange(c, blocks);
-    } catch (const ep::Error& e) {
-      error = e;
-    }
+    const std::optional<ep::Error> error = thrown_by([&] { exchange(c, blocks); });
     const int first_process = c.rank_map().locate(0).process;
     const int last_process = c.rank_map().locate(last).process;
     const int mine = c.process_rank();
@@ -847,6 +855,17 @@ struct RankCase {
   [[nodiscard]] bool across_processes() const { return first_process != last_process; }
 };
 
+// Runs `body(c, k)` with a fresh RankCase `k` in every layout where the
+// first and the last EP rank live on different processes (a mismatch between
+// them crosses MPI). Collective over MPI_COMM_WORLD.
+template <class Body>
+void on_layouts_across_processes(Body&& body) {
+  on_every_layout([&](const ep::Communicator& c) {
+    RankCase k(c);
+    if (k.across_processes()) body(c, k);
+  });
+}
+
 // Checks that `error` is there exactly when `expected`, and names `call`
 // and `other` (the EP rank at the other end of the bad block).
 void expect_reported_if(bool expected, const std::optional<ep::Error>& error, const char* call,
@@ -870,17 +889,10 @@ void expect_reported_if(bool expected, const std::optional<ep::Error>& error, co
 
 template <class Gather>
 void expect_gatherv_mismatch_reported(const char* name, Gather&& gather) {
-  on_every_layout([&](const ep::Communicator& c) {
-    if (c.size() < 2) return;
-    RankCase k(c);
-    if (!k.across_processes()) return;
+  on_layouts_across_processes([&](const ep::Communicator& c, RankCase& k) {
     k.counts[static_cast<std::size_t>(k.last)] = 1;
-    std::optional<ep::Error> error;
-    try {
-      gather(c, k.send, k.recv, k.counts, k.displs);
-    } catch (const ep::Error& e) {
-      error = e;
-    }
+    const std::optional<ep::Error> error =
+        thrown_by([&] { gather(c, k.send, k.recv, k.counts, k.displs); });
     expect_reported_if(k.mine == k.first_process, error, name, k.last, k.r);
   });
 }
@@ -902,20 +914,13 @@ TEST(AlltoallErrors, GathervMismatchAcrossProcessesIsReported) {
 
 template <class Scatter>
 void expect_scatterv_mismatch_reported(const char* name, Scatter&& scatter) {
-  on_every_layout([&](const ep::Communicator& c) {
-    if (c.size() < 2) return;
-    RankCase k(c);
-    if (!k.across_processes()) return;
+  on_layouts_across_processes([&](const ep::Communicator& c, RankCase& k) {
     std::vector<int> send(static_cast<std::size_t>(k.n) * 2);
     for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<int>(i);
     std::vector<int> recv(2, -1);
     const int room = k.r == k.last ? 1 : 2;
-    std::optional<ep::Error> error;
-    try {
-      scatter(c, send, k.counts, k.displs, recv, room);
-    } catch (const ep::Error& e) {
-      error = e;
-    }
+    const std::optional<ep::Error> error =
+        thrown_by([&] { scatter(c, send, k.counts, k.displs, recv, room); });
     expect_reported_if(k.mine == k.last_process, error, name, 0, k.r);
     if (!error) {
       EXPECT_EQ(recv[0], 2 * k.r) << "scattered block of ep rank " << k.r;
@@ -941,18 +946,11 @@ TEST(AlltoallErrors, ScattervMismatchAcrossProcessesIsReported) {
 
 template <class Allgather>
 void expect_allgatherv_mismatch_reported(const char* name, Allgather&& allgather) {
-  on_every_layout([&](const ep::Communicator& c) {
-    if (c.size() < 2) return;
-    RankCase k(c);
-    if (!k.across_processes()) return;
+  on_layouts_across_processes([&](const ep::Communicator& c, RankCase& k) {
     // The endpoints of rank 0's process all expect 1 int from the last rank.
     if (k.mine == k.first_process) k.counts[static_cast<std::size_t>(k.last)] = 1;
-    std::optional<ep::Error> error;
-    try {
-      allgather(c, k.send, k.recv, k.counts, k.displs);
-    } catch (const ep::Error& e) {
-      error = e;
-    }
+    const std::optional<ep::Error> error =
+        thrown_by([&] { allgather(c, k.send, k.recv, k.counts, k.displs); });
     expect_reported_if(k.mine == k.first_process, error, name, k.last, k.r);
     if (error) return;
     for (int j = 0; j < k.n; ++j) {
@@ -989,17 +987,11 @@ TEST(AlltoallErrors, AllgathervMismatchAcrossProcessesIsReported) {
 // (nothing to check: empty).
 template <class Exchange, class Expected>
 void expect_short_count_reported(const char* name, Exchange&& exchange, Expected&& expected) {
-  on_every_layout([&](const ep::Communicator& c) {
-    const RankCase k(c);
-    if (!k.across_processes()) return;
+  on_layouts_across_processes([&](const ep::Communicator& c, const RankCase& k) {
     const bool short_side = k.mine == k.last_process;
     std::vector<int> recv(static_cast<std::size_t>(k.n) * 2, kUntouched);
-    std::optional<ep::Error> error;
-    try {
-      exchange(c, short_side ? 1 : 2, recv);
-    } catch (const ep::Error& e) {
-      error = e;
-    }
+    const std::optional<ep::Error> error =
+        thrown_by([&] { exchange(c, short_side ? 1 : 2, recv); });
     if (!short_side) {
       EXPECT_FALSE(error) << "ep rank " << k.r << " threw: " << error->what();
       if (error) return;

@@ -86,17 +86,12 @@ void check_subgrid(const ep::Communicator& grid, const Grid& g, const std::vecto
 }
 
 TEST(CartSub, EveryKeptSetOnEveryGrid) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) {
-        const std::size_t n = g.dims.size();
-        for (unsigned mask = 0; mask < (1U << n); ++mask) {
-          std::vector<int> keep(n);
-          for (std::size_t d = 0; d < n; ++d)
-            keep[d] = (mask >> d) & 1U ? 7 : 0;  // any non-zero keeps
-          check_subgrid(grid, g, keep);
-        }
-      });
+  on_every_grid([](ep::Communicator& grid, const Grid& g) {
+    const std::size_t n = g.dims.size();
+    for (unsigned mask = 0; mask < (1U << n); ++mask) {
+      std::vector<int> keep(n);
+      for (std::size_t d = 0; d < n; ++d) keep[d] = (mask >> d) & 1U ? 7 : 0;  // any non-zero keeps
+      check_subgrid(grid, g, keep);
     }
   });
 }

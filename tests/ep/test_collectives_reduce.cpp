@@ -225,26 +225,38 @@ TEST(CollectiveReductions, ReduceScatterBlockSums) {
   });
 }
 
+// reduce_scatter counts in which EP rank r gets varied_count(r, salt)
+// elements: the whole vector's `length`, and the caller's block, `mine`
+// elements from `first`.
+struct VariedScatter {
+  std::vector<int> counts;
+  int length;
+  int first;
+  int mine;
+  VariedScatter(const ep::Communicator& c, int salt) : counts(static_cast<std::size_t>(c.size())) {
+    for (int r = 0; r < c.size(); ++r) counts[static_cast<std::size_t>(r)] = varied_count(r, salt);
+    length = std::accumulate(counts.begin(), counts.end(), 0);
+    first = std::accumulate(counts.begin(), counts.begin() + c.rank(), 0);
+    mine = counts[static_cast<std::size_t>(c.rank())];
+  }
+};
+
 TEST(CollectiveReductions, ReduceScatterVariedCounts) {
   for_each_layout([](ep::Communicator& c) {
     const int n = c.size();
     for (int salt : {0, 1, 2}) {
       for (bool in_place : {false, true}) {
-        std::vector<int> counts(static_cast<std::size_t>(n));
-        for (int r = 0; r < n; ++r) counts[static_cast<std::size_t>(r)] = varied_count(r, salt);
-        const int length = std::accumulate(counts.begin(), counts.end(), 0);
-        const int first = std::accumulate(counts.begin(), counts.begin() + c.rank(), 0);
-        const int mine = counts[static_cast<std::size_t>(c.rank())];
-        std::vector<int> vector = values_of(c.rank(), length);
-        std::vector<int> result(static_cast<std::size_t>(mine), kHole);
+        const VariedScatter v(c, salt);
+        std::vector<int> vector = values_of(c.rank(), v.length);
+        std::vector<int> result(static_cast<std::size_t>(v.mine), kHole);
         if (in_place) {
-          ep::reduce_scatter(c, MPI_IN_PLACE, vector.data(), counts, MPI_INT, MPI_SUM);
-          result.assign(vector.begin(), vector.begin() + mine);
+          ep::reduce_scatter(c, MPI_IN_PLACE, vector.data(), v.counts, MPI_INT, MPI_SUM);
+          result.assign(vector.begin(), vector.begin() + v.mine);
         } else {
-          ep::reduce_scatter(c, vector.data(), result.data(), counts, MPI_INT, MPI_SUM);
+          ep::reduce_scatter(c, vector.data(), result.data(), v.counts, MPI_INT, MPI_SUM);
         }
         coll_test::expect_each(
-            result, [&](std::size_t j) { return sum_of_values(n, first + static_cast<int>(j)); },
+            result, [&](std::size_t j) { return sum_of_values(n, v.first + static_cast<int>(j)); },
             "reduce_scatter salt " + std::to_string(salt) + (in_place ? " in place" : ""));
       }
     }
@@ -268,15 +280,12 @@ TEST(CollectiveReductions, NonCommutativeReduceScatter) {
             << "reduce_scatter_block element " << j;
       }
       // Varied counts.
-      std::vector<int> counts(static_cast<std::size_t>(n));
-      for (int r = 0; r < n; ++r) counts[static_cast<std::size_t>(r)] = varied_count(r, 1);
-      const int length = std::accumulate(counts.begin(), counts.end(), 0);
-      const int first = std::accumulate(counts.begin(), counts.begin() + c.rank(), 0);
-      const std::vector<Mat> v = mats_of(c.rank(), length);
-      std::vector<Mat> mine(static_cast<std::size_t>(counts[static_cast<std::size_t>(c.rank())]));
-      ep::reduce_scatter(c, v.data(), mine.data(), counts, type, op, options);
+      const VariedScatter varied(c, 1);
+      const std::vector<Mat> v = mats_of(c.rank(), varied.length);
+      std::vector<Mat> mine(static_cast<std::size_t>(varied.mine));
+      ep::reduce_scatter(c, v.data(), mine.data(), varied.counts, type, op, options);
       for (std::size_t j = 0; j < mine.size(); ++j) {
-        EXPECT_EQ(mine[j], coll_test::mat_product(0, n, first + static_cast<int>(j)))
+        EXPECT_EQ(mine[j], coll_test::mat_product(0, n, varied.first + static_cast<int>(j)))
             << "reduce_scatter element " << j;
       }
     }

@@ -12,7 +12,6 @@
 #include <array>
 #include <cstddef>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ep/collectives.hpp"
@@ -22,6 +21,7 @@
 #include "ep/request.hpp"
 #include "ep/topology.hpp"
 #include "ep_test.hpp"
+#include "request_completion.hpp"
 #include "topology_helpers.hpp"
 
 namespace {
@@ -33,7 +33,6 @@ constexpr std::array kVariants{Variant::kAllgather, Variant::kAllgatherv, Varian
                                Variant::kAlltoallv, Variant::kAlltoallw};
 constexpr std::array kVariantNames{"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
 static_assert(kVariantNames.size() == kVariants.size());
-enum class Mode { kBlocking, kWait, kTestLoop };
 
 constexpr int kCount = 3;
 constexpr std::size_t kRoom = 10;  // ints of room per slot (3 strided pairs span 9)
@@ -77,6 +76,17 @@ struct Call {
     }
   }
 
+  // Blocking: runs `call` on `args` and returns a null request; otherwise
+  // starts `icall` on them.
+  template <typename Blocking, typename Nonblocking, typename... Args>
+  static ep::Request run(bool blocking, Blocking call, Nonblocking icall, const Args&... args) {
+    if (blocking) {
+      call(args...);
+      return {};
+    }
+    return icall(args...);
+  }
+
   // Blocking: runs the call and returns a null request.
   ep::Request start(const ep::Communicator& c, bool blocking) {
     std::vector<int> w_scounts(scounts);
@@ -89,56 +99,26 @@ struct Call {
     }
     switch (variant) {
       case Variant::kAllgather:
-        if (blocking) {
-          ep::neighbor_allgather(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_allgather(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
+        return run(blocking, ep::neighbor_allgather, ep::ineighbor_allgather, c, out.data(), kCount,
+                   MPI_INT, in.data(), kCount, MPI_INT);
       case Variant::kAllgatherv:
-        if (blocking) {
-          ep::neighbor_allgatherv(c, out.data(), my_count, MPI_INT, in.data(), rcounts, rdispls,
-                                  MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_allgatherv(c, out.data(), my_count, MPI_INT, in.data(), rcounts,
-                                        rdispls, MPI_INT);
+        return run(blocking, ep::neighbor_allgatherv, ep::ineighbor_allgatherv, c, out.data(),
+                   my_count, MPI_INT, in.data(), rcounts, rdispls, MPI_INT);
       case Variant::kAlltoall:
-        if (blocking) {
-          ep::neighbor_alltoall(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_alltoall(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
+        return run(blocking, ep::neighbor_alltoall, ep::ineighbor_alltoall, c, out.data(), kCount,
+                   MPI_INT, in.data(), kCount, MPI_INT);
       case Variant::kAlltoallv:
-        if (blocking) {
-          ep::neighbor_alltoallv(c, out.data(), scounts, sdispls, MPI_INT, in.data(), rcounts,
-                                 rdispls, MPI_INT);
-          return {};
-        }
-        return ep::ineighbor_alltoallv(c, out.data(), scounts, sdispls, MPI_INT, in.data(), rcounts,
-                                       rdispls, MPI_INT);
+        return run(blocking, ep::neighbor_alltoallv, ep::ineighbor_alltoallv, c, out.data(),
+                   scounts, sdispls, MPI_INT, in.data(), rcounts, rdispls, MPI_INT);
       case Variant::kAlltoallw:
-        if (blocking) {
-          ep::neighbor_alltoallw(c, out.data(), w_scounts, sbytes, stypes, in.data(), w_rcounts,
-                                 rbytes, rtypes);
-          return {};
-        }
-        return ep::ineighbor_alltoallw(c, out.data(), w_scounts, sbytes, stypes, in.data(),
-                                       w_rcounts, rbytes, rtypes);
+        return run(blocking, ep::neighbor_alltoallw, ep::ineighbor_alltoallw, c, out.data(),
+                   w_scounts, sbytes, stypes, in.data(), w_rcounts, rbytes, rtypes);
     }
     return {};
   }
 };
 
 const char* name_of(Variant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
-
-void complete(ep::Request& request, Mode mode) {
-  if (mode == Mode::kTestLoop) {
-    while (!ep::test(request)) std::this_thread::yield();
-  } else {
-    ep::wait(request);
-  }
-  EXPECT_TRUE(request.is_null());
-}
 
 // Every variant once blocking and once per nonblocking mode: the receive
 // buffers must agree value by value (including the untouched gaps).
@@ -148,12 +128,12 @@ void expect_same_as_blocking(const ep::Communicator& topo) {
   for (const Variant v : kVariants) {
     Call reference(v, nb, topo.rank(), 0, pairs);
     static_cast<void>(reference.start(topo, true));
-    for (const Mode mode : {Mode::kWait, Mode::kTestLoop}) {
+    for (const ep_test::Completion how :
+         {ep_test::Completion::kWait, ep_test::Completion::kTestLoop}) {
       Call call(v, nb, topo.rank(), 0, pairs);
       ep::Request request = call.start(topo, false);
-      complete(request, mode);
-      EXPECT_EQ(call.in, reference.in)
-          << name_of(v) << (mode == Mode::kWait ? " (wait)" : " (test loop)");
+      ep_test::complete(request, how);
+      EXPECT_EQ(call.in, reference.in) << name_of(v) << " (" << ep_test::name_of(how) << ")";
     }
   }
 }
@@ -202,9 +182,7 @@ TEST(Ineighbor, DistGraphMatchesBlocking) {
 // call and sent it a message (a call that waited for it would deadlock).
 TEST(Ineighbor, HaloReturnsBeforeTheLateEndpoint) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
-    std::array<int, 2> dims{0, 0};
-    ep::dims_create(comm.size(), dims);
-    const Grid g{{dims[0], dims[1]}, {1, 1}};
+    const Grid g = periodic_grid_2d(comm.size());
     on_grid(comm, g, [&](ep::Communicator& grid) {
       constexpr int kLateTag = 5;
       const int late = grid.size() - 1;

@@ -18,6 +18,7 @@
 #include "coll_helpers.hpp"
 #include "ep/ep.hpp"
 #include "ep_test.hpp"
+#include "request_completion.hpp"
 
 namespace {
 
@@ -27,19 +28,10 @@ using coll_test::kHole;
 using coll_test::Mat;
 using coll_test::value;
 using coll_test::varied_count;
+using ep_test::complete;
+using ep_test::Completion;
 
 constexpr int kCount = 5;
-
-enum class Completion { kWait, kTestLoop };
-
-void complete(ep::Request& request, Completion how) {
-  if (how == Completion::kTestLoop) {
-    while (!ep::test(request)) std::this_thread::yield();
-  } else {
-    ep::wait(request);
-  }
-  EXPECT_TRUE(request.is_null());
-}
 
 // `start(blocking, recv)` sets up `recv` (the buffer the call writes; its
 // inputs live in the test), runs the blocking form or starts the
@@ -54,7 +46,7 @@ void expect_same_as_blocking(Start&& start, const std::string& what) {
     std::vector<T> got;
     ep::Request request = start(false, got);
     complete(request, how);
-    EXPECT_EQ(got, reference) << what << (how == Completion::kWait ? " (wait)" : " (test loop)");
+    EXPECT_EQ(got, reference) << what << " (" << name_of(how) << ")";
   }
 }
 
@@ -65,6 +57,35 @@ std::vector<int> values_of(int rank, int n, int salt = 0) {
 }
 
 // ---- block movers ---------------------------------------------------------
+
+// Counts and displacements of the v forms: rank r's block holds
+// varied_count(r, salt) elements; the blocks start at `first` and follow one
+// another in rank order (or backwards), `gap` elements of hole after each;
+// `end` is one past the last hole.
+struct VariedBlocks {
+  std::vector<int> counts, displs;
+  int end;
+  VariedBlocks(int n, int salt, int first, int gap, bool backwards)
+      : counts(static_cast<std::size_t>(n)), displs(static_cast<std::size_t>(n)), end(first) {
+    for (int i = 0; i < n; ++i) {
+      const auto r = static_cast<std::size_t>(backwards ? n - 1 - i : i);
+      counts[r] = varied_count(static_cast<int>(r), salt);
+      displs[r] = end;
+      end += counts[r] + gap;
+    }
+  }
+};
+
+// The closed form of a gather of every EP rank's values_of(rank, kCount):
+// the blocks in rank order.
+void expect_blocks_in_rank_order(const std::vector<int>& gathered, const std::string& what) {
+  coll_test::expect_each(
+      gathered,
+      [](std::size_t k) {
+        return value(static_cast<int>(k) / kCount, static_cast<int>(k) % kCount);
+      },
+      what);
+}
 
 TEST(NonblockingMovers, Alltoall) {
   for_each_layout([](ep::Communicator& c) {
@@ -139,13 +160,10 @@ TEST(NonblockingMovers, GatherAndScatter) {
     const std::vector<int> mine = values_of(me, kCount);
     // v forms: rank r's block holds varied_count(r) elements, placed back to
     // front with a hole of one element after each.
-    std::vector<int> counts(n), displs(n);
-    int at = 0;
-    for (int r = n; r-- > 0;) {
-      counts[static_cast<std::size_t>(r)] = varied_count(r);
-      displs[static_cast<std::size_t>(r)] = at;
-      at += varied_count(r) + 1;
-    }
+    const VariedBlocks blocks(n, /*salt=*/0, /*first=*/0, /*gap=*/1, /*backwards=*/true);
+    const std::vector<int>& counts = blocks.counts;
+    const std::vector<int>& displs = blocks.displs;
+    const int at = blocks.end;
     const std::size_t v_length = static_cast<std::size_t>(at) + 1;
     for (const int root : {0, n - 1}) {
       const bool is_root = me == root;
@@ -213,12 +231,7 @@ TEST(NonblockingMovers, GatherAndScatter) {
           ep::igather(c, mine.data(), kCount, MPI_INT, gathered.data(), kCount, MPI_INT, root);
       complete(request, Completion::kTestLoop);
       if (is_root) {
-        coll_test::expect_each(
-            gathered,
-            [](std::size_t k) {
-              return value(static_cast<int>(k) / kCount, static_cast<int>(k) % kCount);
-            },
-            "igather closed form");
+        expect_blocks_in_rank_order(gathered, "igather closed form");
       }
     }
   });
@@ -229,13 +242,10 @@ TEST(NonblockingMovers, Allgather) {
     const int n = c.size();
     const int me = c.rank();
     const std::vector<int> mine = values_of(me, kCount);
-    std::vector<int> counts(n), displs(n);
-    int at = 1;
-    for (int r = 0; r < n; ++r) {
-      counts[static_cast<std::size_t>(r)] = varied_count(r, 1);
-      displs[static_cast<std::size_t>(r)] = at;
-      at += varied_count(r, 1) + 2;
-    }
+    const VariedBlocks blocks(n, /*salt=*/1, /*first=*/1, /*gap=*/2, /*backwards=*/false);
+    const std::vector<int>& counts = blocks.counts;
+    const std::vector<int>& displs = blocks.displs;
+    const int at = blocks.end;
     for (const bool in_place : {false, true}) {
       const std::string how = in_place ? " in place" : "";
       expect_same_as_blocking<int>(
@@ -269,12 +279,7 @@ TEST(NonblockingMovers, Allgather) {
     ep::Request request =
         ep::iallgather(c, mine.data(), kCount, MPI_INT, all.data(), kCount, MPI_INT);
     ep::wait(request);
-    coll_test::expect_each(
-        all,
-        [](std::size_t k) {
-          return value(static_cast<int>(k) / kCount, static_cast<int>(k) % kCount);
-        },
-        "iallgather closed form");
+    expect_blocks_in_rank_order(all, "iallgather closed form");
   });
 }
 

@@ -54,62 +54,68 @@ std::vector<double> matrix(int src, int rows, int cols) {
 // Small (16 rows) and large (4096 rows: a 32 KiB column, above 16 KiB).
 const int kRowCounts[] = {16, 4096};
 
-// A column of a matrix (vector type) received as contiguous doubles.
-TEST(P2PDatatypes, StridedToContiguous) {
+// For each row count: `body(c, ring, rows, column)` on every endpoint for
+// both path rings (traced with the ring and the row count), `column` a
+// column of a rows x cols matrix of doubles (made once per process).
+template <class Body>
+void on_columns(int cols, Body&& body) {
   for (int rows : kRowCounts) {
-    constexpr int kCols = 5;
-    const Type column(vector_of(rows, 1, kCols, MPI_DOUBLE));
+    const Type column(vector_of(rows, 1, cols, MPI_DOUBLE));
     ep_test::run_endpoints([&](ep::Communicator& c) {
-      const int r = c.rank();
-      const std::vector<double> m = matrix(r, rows, kCols);
       for (const Ring& ring : ep_p2p::path_rings(c)) {
         SCOPED_TRACE(testing::Message() << ring.name << ", rows " << rows);
-        const int col = r % kCols;
-        std::vector<double> in(static_cast<std::size_t>(rows), kUntouched);
-        const ep::Status st = exchange(c, ring, &m[static_cast<std::size_t>(col)], 1, column,
-                                       in.data(), rows, MPI_DOUBLE, 500);
-        EXPECT_EQ(st.source, ring.from);
-        EXPECT_EQ(st.count(MPI_DOUBLE), rows);
-        EXPECT_EQ(st.count(column), 1);
-        const int from_col = ring.from % kCols;
-        int bad = 0;
-        for (int i = 0; i < rows; ++i) {
-          bad += in[static_cast<std::size_t>(i)] != value(ring.from, i, from_col) ? 1 : 0;
-        }
-        EXPECT_EQ(bad, 0);
+        body(c, ring, rows, column);
       }
     });
   }
 }
 
+// Elements of the row-major matrix `m` (`cols` wide) that differ from:
+// column `col` holding value(from, i, from_col) in row i, the rest kUntouched.
+int column_mismatches(const std::vector<double>& m, int cols, int col, int from, int from_col) {
+  int bad = 0;
+  for (std::size_t at = 0; at < m.size(); ++at) {
+    const int i = static_cast<int>(at) / cols;
+    const int j = static_cast<int>(at) % cols;
+    bad += m[at] != (j == col ? value(from, i, from_col) : kUntouched) ? 1 : 0;
+  }
+  return bad;
+}
+
+// A column of a matrix (vector type) received as contiguous doubles.
+TEST(P2PDatatypes, StridedToContiguous) {
+  constexpr int kCols = 5;
+  on_columns(kCols, [](ep::Communicator& c, const Ring& ring, int rows, const Type& column) {
+    const std::vector<double> m = matrix(c.rank(), rows, kCols);
+    const int col = c.rank() % kCols;
+    std::vector<double> in(static_cast<std::size_t>(rows), kUntouched);
+    const ep::Status st = exchange(c, ring, &m[static_cast<std::size_t>(col)], 1, column, in.data(),
+                                   rows, MPI_DOUBLE, 500);
+    EXPECT_EQ(st.source, ring.from);
+    EXPECT_EQ(st.count(MPI_DOUBLE), rows);
+    EXPECT_EQ(st.count(column), 1);
+    const int from_col = ring.from % kCols;
+    int bad = 0;
+    for (int i = 0; i < rows; ++i) {
+      bad += in[static_cast<std::size_t>(i)] != value(ring.from, i, from_col) ? 1 : 0;
+    }
+    EXPECT_EQ(bad, 0);
+  });
+}
+
 // Contiguous doubles received into a column of a matrix; the rest of the
 // matrix is untouched.
 TEST(P2PDatatypes, ContiguousToStrided) {
-  for (int rows : kRowCounts) {
-    constexpr int kCols = 3;
-    const Type column(vector_of(rows, 1, kCols, MPI_DOUBLE));
-    ep_test::run_endpoints([&](ep::Communicator& c) {
-      const int r = c.rank();
-      std::vector<double> out(static_cast<std::size_t>(rows));
-      for (int i = 0; i < rows; ++i) out[static_cast<std::size_t>(i)] = value(r, i, 0);
-      for (const Ring& ring : ep_p2p::path_rings(c)) {
-        SCOPED_TRACE(testing::Message() << ring.name << ", rows " << rows);
-        std::vector<double> m(static_cast<std::size_t>(rows * kCols), kUntouched);
-        const int col = 1;
-        const ep::Status st = exchange(c, ring, out.data(), rows, MPI_DOUBLE,
-                                       &m[static_cast<std::size_t>(col)], 1, column, 501);
-        EXPECT_EQ(st.count(column), 1);
-        int bad = 0;
-        for (int i = 0; i < rows; ++i) {
-          for (int j = 0; j < kCols; ++j) {
-            const double want = j == col ? value(ring.from, i, 0) : kUntouched;
-            bad += m[static_cast<std::size_t>(i * kCols + j)] != want ? 1 : 0;
-          }
-        }
-        EXPECT_EQ(bad, 0);
-      }
-    });
-  }
+  constexpr int kCols = 3;
+  on_columns(kCols, [](ep::Communicator& c, const Ring& ring, int rows, const Type& column) {
+    const std::vector<double> out = matrix(c.rank(), rows, 1);
+    std::vector<double> m(static_cast<std::size_t>(rows * kCols), kUntouched);
+    const int col = 1;
+    const ep::Status st = exchange(c, ring, out.data(), rows, MPI_DOUBLE,
+                                   &m[static_cast<std::size_t>(col)], 1, column, 501);
+    EXPECT_EQ(st.count(column), 1);
+    EXPECT_EQ(column_mismatches(m, kCols, col, ring.from, 0), 0);
+  });
 }
 
 // A column of a 5-wide matrix into a column of a 3-wide matrix.
@@ -124,14 +130,7 @@ TEST(P2PDatatypes, StridedToDifferentlyStrided) {
         SCOPED_TRACE(testing::Message() << ring.name << ", rows " << rows);
         std::vector<double> n(static_cast<std::size_t>(rows * 3), kUntouched);
         exchange(c, ring, &m[4], 1, wide, &n[2], 1, narrow, 502);
-        int bad = 0;
-        for (int i = 0; i < rows; ++i) {
-          for (int j = 0; j < 3; ++j) {
-            const double want = j == 2 ? value(ring.from, i, 4) : kUntouched;
-            bad += n[static_cast<std::size_t>(i * 3 + j)] != want ? 1 : 0;
-          }
-        }
-        EXPECT_EQ(bad, 0);
+        EXPECT_EQ(column_mismatches(n, 3, 2, ring.from, 4), 0);
       }
     });
   }

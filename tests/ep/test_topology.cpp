@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -116,28 +117,24 @@ TEST(Topology, CartQueriesAndRoundTrips) {
 }
 
 TEST(Topology, CartShiftPeriodicAndNot) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) {
-        const std::vector<int> c = ref_coords(g, grid.rank());
-        for (std::size_t d = 0; d < g.dims.size(); ++d) {
-          for (const int disp : {0, 1, -1, 2, 5, -7}) {
-            std::vector<int> back = c;
-            std::vector<int> ahead = c;
-            back[d] -= disp;
-            ahead[d] += disp;
-            const ep::ShiftRanks shift = ep::cart_shift(grid, static_cast<int>(d), disp);
-            EXPECT_EQ(shift.source, ref_rank(g, back)) << "dim " << d << " disp " << disp;
-            EXPECT_EQ(shift.dest, ref_rank(g, ahead)) << "dim " << d << " disp " << disp;
-          }
-        }
-        const ep::Neighbors n = ep::topology_neighbors(grid);
-        EXPECT_EQ(n.sources, ref_neighbors(g, grid.rank()));
-        EXPECT_EQ(n.destinations, ref_neighbors(g, grid.rank()));
-        EXPECT_THROW(static_cast<void>(ep::cart_shift(grid, static_cast<int>(g.dims.size()), 1)),
-                     ep::Error);
-      });
+  on_every_grid([](ep::Communicator& grid, const Grid& g) {
+    const std::vector<int> c = ref_coords(g, grid.rank());
+    for (std::size_t d = 0; d < g.dims.size(); ++d) {
+      for (const int disp : {0, 1, -1, 2, 5, -7}) {
+        std::vector<int> back = c;
+        std::vector<int> ahead = c;
+        back[d] -= disp;
+        ahead[d] += disp;
+        const ep::ShiftRanks shift = ep::cart_shift(grid, static_cast<int>(d), disp);
+        EXPECT_EQ(shift.source, ref_rank(g, back)) << "dim " << d << " disp " << disp;
+        EXPECT_EQ(shift.dest, ref_rank(g, ahead)) << "dim " << d << " disp " << disp;
+      }
     }
+    const ep::Neighbors n = ep::topology_neighbors(grid);
+    EXPECT_EQ(n.sources, ref_neighbors(g, grid.rank()));
+    EXPECT_EQ(n.destinations, ref_neighbors(g, grid.rank()));
+    EXPECT_THROW(static_cast<void>(ep::cart_shift(grid, static_cast<int>(g.dims.size()), 1)),
+                 ep::Error);
   });
 }
 
@@ -211,6 +208,21 @@ ep::Communicator make_graph(const ep::Communicator& comm) {
   return ep::dist_graph_create_adjacent(comm, sources, dests);
 }
 
+// Runs `body` on every endpoint of a fresh endpoint communicator with
+// make_graph over it, the endpoint's rank there and its graph_sources and
+// graph_destinations; frees the graph afterwards. Collective over
+// MPI_COMM_WORLD.
+void on_graph(
+    const std::function<void(const ep::Communicator& graph, int me, const std::vector<InEdge>& in,
+                             const std::vector<int>& dests)>& body) {
+  ep_test::run_endpoints([&](ep::Communicator& comm) {
+    ep::Communicator graph = make_graph(comm);
+    const int me = graph.rank();
+    body(graph, me, graph_sources(me, graph.size()), graph_destinations(me, graph.size()));
+    graph.free();
+  });
+}
+
 TEST(Topology, DistGraphQueries) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
     const std::vector<InEdge> in = graph_sources(comm.rank(), comm.size());
@@ -254,10 +266,9 @@ TEST(Topology, DistGraphQueries) {
 }
 
 TEST(Topology, DistGraphNeighborAllgather) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    ep::Communicator graph = make_graph(comm);
-    const std::vector<InEdge> in = graph_sources(graph.rank(), graph.size());
-    const int mine[2] = {value(graph.rank(), 0, 0), value(graph.rank(), 0, 1)};
+  on_graph([](const ep::Communicator& graph, int me, const std::vector<InEdge>& in,
+              const std::vector<int>& /*dests*/) {
+    const int mine[2] = {value(me, 0, 0), value(me, 0, 1)};
     std::vector<int> got(in.size() * 2 + 1, kUntouched);
     ep::neighbor_allgather(graph, mine, 2, MPI_INT, got.data(), 2, MPI_INT);
     for (std::size_t j = 0; j < in.size(); ++j) {
@@ -277,16 +288,12 @@ TEST(Topology, DistGraphNeighborAllgather) {
       EXPECT_EQ(got[displs[j]], value(in[j].source, 0, 0)) << "slot " << j;
       EXPECT_EQ(got[displs[j] + 1], value(in[j].source, 0, 1)) << "slot " << j;
     }
-    graph.free();
   });
 }
 
 TEST(Topology, DistGraphNeighborAlltoallWithRepeatedEdges) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    ep::Communicator graph = make_graph(comm);
-    const int me = graph.rank();
-    const std::vector<InEdge> in = graph_sources(me, graph.size());
-    const std::vector<int> dests = graph_destinations(me, graph.size());
+  on_graph([](const ep::Communicator& graph, int me, const std::vector<InEdge>& in,
+              const std::vector<int>& dests) {
     constexpr int kCount = 3;
     std::vector<int> out(dests.size() * kCount + 1, 0);
     for (std::size_t i = 0; i < dests.size(); ++i) {
@@ -300,16 +307,12 @@ TEST(Topology, DistGraphNeighborAlltoallWithRepeatedEdges) {
             << "slot " << j << " from " << in[j].source;
       }
     }
-    graph.free();
   });
 }
 
 TEST(Topology, DistGraphNeighborAlltoallvAndW) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    ep::Communicator graph = make_graph(comm);
-    const int me = graph.rank();
-    const std::vector<InEdge> in = graph_sources(me, graph.size());
-    const std::vector<int> dests = graph_destinations(me, graph.size());
+  on_graph([](const ep::Communicator& graph, int me, const std::vector<InEdge>& in,
+              const std::vector<int>& dests) {
     // alltoallv: counts vary per edge (zeros included), blocks reversed.
     std::vector<int> scounts(dests.size());
     std::vector<int> sdispls(dests.size());
@@ -338,7 +341,6 @@ TEST(Topology, DistGraphNeighborAlltoallvAndW) {
     }
     alltoallw_check(graph, dests, source_ranks(in),
                     [&in](std::size_t j) { return in[j].sender_slot; });
-    graph.free();
   });
 }
 

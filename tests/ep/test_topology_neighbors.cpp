@@ -8,7 +8,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <numeric>
 #include <string>
@@ -29,137 +28,122 @@ using namespace ep_topo;  // NOLINT(google-build-using-namespace): the suite's r
 // ---------------------------------------------------------------------------
 // Neighbour collectives on Cartesian grids
 
+// value(me, 0, k) for k = 0 .. count - 1: what an endpoint gives every
+// neighbour in the allgather forms.
+std::vector<int> own_block(int me, int count) {
+  std::vector<int> out(static_cast<std::size_t>(count));
+  for (int k = 0; k < count; ++k) out[static_cast<std::size_t>(k)] = value(me, 0, k);
+  return out;
+}
+
+// on_every_grid with the caller's rank in the grid and its neighbours there
+// by the reference (ref_neighbors, MPI_PROC_NULL off a non-periodic edge).
+template <class Body>
+void on_every_grid_with_neighbors(Body body) {
+  on_every_grid([&](ep::Communicator& grid, const Grid& g) {
+    const int me = grid.rank();
+    body(grid, me, ref_neighbors(g, me));
+  });
+}
+
 TEST(Topology, CartNeighborAllgather) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) {
-        constexpr int kCount = 3;
-        const int me = grid.rank();
-        const std::vector<int> nbrs = ref_neighbors(g, me);
-        std::vector<int> out(kCount);
-        for (int k = 0; k < kCount; ++k) out[k] = value(me, 0, k);
-        std::vector<int> in(nbrs.size() * kCount, kUntouched);
-        ep::neighbor_allgather(grid, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
-        for (std::size_t j = 0; j < nbrs.size(); ++j) {
-          for (int k = 0; k < kCount; ++k) {
-            const int expected = nbrs[j] == MPI_PROC_NULL ? kUntouched : value(nbrs[j], 0, k);
-            EXPECT_EQ(in[j * kCount + k], expected) << "slot " << j << " element " << k;
-          }
-        }
-      });
+  on_every_grid_with_neighbors([](ep::Communicator& grid, int me, const std::vector<int>& nbrs) {
+    constexpr int kCount = 3;
+    const std::vector<int> out = own_block(me, kCount);
+    std::vector<int> in(nbrs.size() * kCount, kUntouched);
+    ep::neighbor_allgather(grid, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
+    for (std::size_t j = 0; j < nbrs.size(); ++j) {
+      for (int k = 0; k < kCount; ++k) {
+        const int expected = nbrs[j] == MPI_PROC_NULL ? kUntouched : value(nbrs[j], 0, k);
+        EXPECT_EQ(in[j * kCount + k], expected) << "slot " << j << " element " << k;
+      }
     }
   });
 }
 
 TEST(Topology, CartNeighborAllgatherv) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) {
-        constexpr int kCount = 4;
-        const int me = grid.rank();
-        const std::vector<int> nbrs = ref_neighbors(g, me);
-        std::vector<int> out(kCount);
-        for (int k = 0; k < kCount; ++k) out[k] = value(me, 0, k);
-        // Slots placed back to front with a gap of 2 ints after each (the
-        // counts all equal kCount: MPI requires matching type signatures).
-        const std::size_t n = nbrs.size();
-        std::vector<int> counts(n, kCount);
-        std::vector<int> displs(n);
-        for (std::size_t j = 0; j < n; ++j)
-          displs[j] = static_cast<int>((n - 1 - j) * (kCount + 2));
-        std::vector<int> in(n * (kCount + 2), kUntouched);
-        ep::neighbor_allgatherv(grid, out.data(), kCount, MPI_INT, in.data(), counts, displs,
-                                MPI_INT);
-        for (std::size_t j = 0; j < n; ++j) {
-          for (int k = 0; k < kCount + 2; ++k) {
-            const bool data = k < kCount && nbrs[j] != MPI_PROC_NULL;
-            const int expected = data ? value(nbrs[j], 0, k) : kUntouched;
-            EXPECT_EQ(in[displs[j] + k], expected) << "slot " << j << " element " << k;
-          }
-        }
-      });
+  on_every_grid_with_neighbors([](ep::Communicator& grid, int me, const std::vector<int>& nbrs) {
+    constexpr int kCount = 4;
+    const std::vector<int> out = own_block(me, kCount);
+    // Slots placed back to front with a gap of 2 ints after each (the
+    // counts all equal kCount: MPI requires matching type signatures).
+    const std::size_t n = nbrs.size();
+    std::vector<int> counts(n, kCount);
+    std::vector<int> displs(n);
+    for (std::size_t j = 0; j < n; ++j) displs[j] = static_cast<int>((n - 1 - j) * (kCount + 2));
+    std::vector<int> in(n * (kCount + 2), kUntouched);
+    ep::neighbor_allgatherv(grid, out.data(), kCount, MPI_INT, in.data(), counts, displs, MPI_INT);
+    for (std::size_t j = 0; j < n; ++j) {
+      for (int k = 0; k < kCount + 2; ++k) {
+        const bool data = k < kCount && nbrs[j] != MPI_PROC_NULL;
+        const int expected = data ? value(nbrs[j], 0, k) : kUntouched;
+        EXPECT_EQ(in[displs[j] + k], expected) << "slot " << j << " element " << k;
+      }
     }
   });
 }
 
 TEST(Topology, CartNeighborAlltoall) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) {
-        constexpr int kCount = 2;
-        const int me = grid.rank();
-        const std::vector<int> nbrs = ref_neighbors(g, me);
-        const std::size_t n = nbrs.size();
-        std::vector<int> out(n * kCount);
-        for (std::size_t i = 0; i < n; ++i) {
-          for (int k = 0; k < kCount; ++k) out[i * kCount + k] = value(me, static_cast<int>(i), k);
-        }
-        std::vector<int> in(n * kCount, kUntouched);
-        ep::neighbor_alltoall(grid, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
-        // Slot j's neighbour sent it through its opposite slot j ^ 1 (MPI-4:
-        // what goes in the -1 direction arrives from the +1 side), also
-        // when both slots of a dimension name the same rank.
-        for (std::size_t j = 0; j < n; ++j) {
-          for (int k = 0; k < kCount; ++k) {
-            const int expected =
-                nbrs[j] == MPI_PROC_NULL ? kUntouched : value(nbrs[j], static_cast<int>(j ^ 1U), k);
-            EXPECT_EQ(in[j * kCount + k], expected) << "slot " << j << " element " << k;
-          }
-        }
-      });
+  on_every_grid_with_neighbors([](ep::Communicator& grid, int me, const std::vector<int>& nbrs) {
+    constexpr int kCount = 2;
+    const std::size_t n = nbrs.size();
+    std::vector<int> out(n * kCount);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (int k = 0; k < kCount; ++k) out[i * kCount + k] = value(me, static_cast<int>(i), k);
+    }
+    std::vector<int> in(n * kCount, kUntouched);
+    ep::neighbor_alltoall(grid, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
+    // Slot j's neighbour sent it through its opposite slot j ^ 1 (MPI-4:
+    // what goes in the -1 direction arrives from the +1 side), also
+    // when both slots of a dimension name the same rank.
+    for (std::size_t j = 0; j < n; ++j) {
+      for (int k = 0; k < kCount; ++k) {
+        const int expected =
+            nbrs[j] == MPI_PROC_NULL ? kUntouched : value(nbrs[j], static_cast<int>(j ^ 1U), k);
+        EXPECT_EQ(in[j * kCount + k], expected) << "slot " << j << " element " << k;
+      }
     }
   });
 }
 
 TEST(Topology, CartNeighborAlltoallv) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) {
-        const int me = grid.rank();
-        const std::vector<int> nbrs = ref_neighbors(g, me);
-        const std::size_t n = nbrs.size();
-        // Send blocks packed in reverse slot order; receive blocks spaced out
-        // with room for 4 elements each, in slot order from offset 1.
-        std::vector<int> scounts(n);
-        std::vector<int> sdispls(n);
-        std::vector<int> out;
-        for (std::size_t i = n; i-- > 0;) {
-          scounts[i] = varying_count(me, static_cast<int>(i));
-          sdispls[i] = static_cast<int>(out.size());
-          for (int k = 0; k < scounts[i]; ++k) out.push_back(value(me, static_cast<int>(i), k));
-        }
-        out.push_back(0);  // never empty, so data() is a valid address
-        std::vector<int> rcounts(n);
-        std::vector<int> rdispls(n);
-        for (std::size_t j = 0; j < n; ++j) {
-          rcounts[j] =
-              nbrs[j] == MPI_PROC_NULL ? 0 : varying_count(nbrs[j], static_cast<int>(j ^ 1U));
-          rdispls[j] = 1 + static_cast<int>(j) * 5;
-        }
-        std::vector<int> in(1 + n * 5, kUntouched);
-        ep::neighbor_alltoallv(grid, out.data(), scounts, sdispls, MPI_INT, in.data(), rcounts,
-                               rdispls, MPI_INT);
-        for (std::size_t j = 0; j < n; ++j) {
-          for (int k = 0; k < 5; ++k) {
-            const int expected =
-                k < rcounts[j] ? value(nbrs[j], static_cast<int>(j ^ 1U), k) : kUntouched;
-            EXPECT_EQ(in[rdispls[j] + k], expected) << "slot " << j << " element " << k;
-          }
-        }
-        EXPECT_EQ(in[0], kUntouched);
-      });
+  on_every_grid_with_neighbors([](ep::Communicator& grid, int me, const std::vector<int>& nbrs) {
+    const std::size_t n = nbrs.size();
+    // Send blocks packed in reverse slot order; receive blocks spaced out
+    // with room for 4 elements each, in slot order from offset 1.
+    std::vector<int> scounts(n);
+    std::vector<int> sdispls(n);
+    std::vector<int> out;
+    for (std::size_t i = n; i-- > 0;) {
+      scounts[i] = varying_count(me, static_cast<int>(i));
+      sdispls[i] = static_cast<int>(out.size());
+      for (int k = 0; k < scounts[i]; ++k) out.push_back(value(me, static_cast<int>(i), k));
     }
+    out.push_back(0);  // never empty, so data() is a valid address
+    std::vector<int> rcounts(n);
+    std::vector<int> rdispls(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      rcounts[j] = nbrs[j] == MPI_PROC_NULL ? 0 : varying_count(nbrs[j], static_cast<int>(j ^ 1U));
+      rdispls[j] = 1 + static_cast<int>(j) * 5;
+    }
+    std::vector<int> in(1 + n * 5, kUntouched);
+    ep::neighbor_alltoallv(grid, out.data(), scounts, sdispls, MPI_INT, in.data(), rcounts, rdispls,
+                           MPI_INT);
+    for (std::size_t j = 0; j < n; ++j) {
+      for (int k = 0; k < 5; ++k) {
+        const int expected =
+            k < rcounts[j] ? value(nbrs[j], static_cast<int>(j ^ 1U), k) : kUntouched;
+        EXPECT_EQ(in[rdispls[j] + k], expected) << "slot " << j << " element " << k;
+      }
+    }
+    EXPECT_EQ(in[0], kUntouched);
   });
 }
 
 TEST(Topology, CartNeighborAlltoallw) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) {
-        const std::vector<int> nbrs = ref_neighbors(g, grid.rank());
-        alltoallw_check(grid, nbrs, nbrs, [](std::size_t j) { return static_cast<int>(j ^ 1U); });
-      });
-    }
+  on_every_grid([](ep::Communicator& grid, const Grid& g) {
+    const std::vector<int> nbrs = ref_neighbors(g, grid.rank());
+    alltoallw_check(grid, nbrs, nbrs, [](std::size_t j) { return static_cast<int>(j ^ 1U); });
   });
 }
 
@@ -168,9 +152,7 @@ TEST(Topology, CartNeighborAlltoallw) {
 // received from the four neighbours must hold the neighbours' edge values.
 TEST(Topology, CartHaloExchange2D) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
-    std::array<int, 2> dims{0, 0};
-    ep::dims_create(comm.size(), dims);
-    const Grid g{{dims[0], dims[1]}, {1, 1}};
+    const Grid g = periodic_grid_2d(comm.size());
     on_grid(comm, g, [&](ep::Communicator& grid) {
       const Halo2D h(g, grid.rank());
       const std::vector<int> out = h.edges();
@@ -187,9 +169,7 @@ TEST(Topology, CartHaloExchange2D) {
 // they never mix.
 TEST(Topology, CartRepeatedCallsStayApart) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
-    std::array<int, 2> dims{0, 0};
-    ep::dims_create(comm.size(), dims);
-    const Grid g{{dims[0], dims[1]}, {1, 1}};
+    const Grid g = periodic_grid_2d(comm.size());
     on_grid(comm, g, [&](ep::Communicator& grid) {
       const int me = grid.rank();
       const std::vector<int> nbrs = ref_neighbors(g, me);

@@ -16,6 +16,7 @@
 
 #include "ep/communicator.hpp"
 #include "ep/topology.hpp"
+#include "ep_test.hpp"
 
 namespace ep_topo {
 
@@ -34,6 +35,13 @@ struct Grid {
     return std::accumulate(dims.begin(), dims.end(), 1, std::multiplies<>());
   }
 };
+
+/// The 2-D periodic grid of `size` ranks with ep::dims_create's dimensions.
+inline Grid periodic_grid_2d(int size) {
+  std::array<int, 2> dims{0, 0};
+  ep::dims_create(size, dims);
+  return Grid{{dims[0], dims[1]}, {1, 1}};
+}
 
 inline std::vector<int> ref_coords(const Grid& g, int rank) {
   std::vector<int> c(g.dims.size());
@@ -116,6 +124,18 @@ void on_grid(ep::Communicator& comm, const Grid& g, Body body) {
   if (grid.is_null()) return;
   body(grid);
   grid.free();
+}
+
+/// Runs `body(grid, g)` for every grid `g` of grids_for(size) on the grid
+/// handle of every endpoint inside it (on_grid), each over a fresh endpoint
+/// communicator. Collective over MPI_COMM_WORLD.
+template <typename Body>
+void on_every_grid(Body body) {
+  ep_test::run_endpoints([&](ep::Communicator& comm) {
+    for (const Grid& g : grids_for(comm.size())) {
+      on_grid(comm, g, [&](ep::Communicator& grid) { body(grid, g); });
+    }
+  });
 }
 
 /// A 2-D halo exchange as a model writes it: every rank owns a block of

@@ -89,6 +89,13 @@ Record grid(int nk, int nj, int ni, const std::function<double(int, int, int)>& 
   return r;
 }
 
+// (f(0) + ... + f(n - 1)) / n, summed in that order.
+double mean_of(int n, const std::function<double(int)>& f) {
+  double sum = 0;
+  for (int m = 0; m < n; ++m) sum += f(m);
+  return sum / n;
+}
+
 // What each variable of the configurations holds at step s.
 const std::map<std::string, std::function<Record(int)>>& expectations() {
   static const std::map<std::string, std::function<Record(int)>> table{
@@ -123,17 +130,13 @@ const std::map<std::string, std::function<Record(int)>>& expectations() {
       {"ta_vmean",
        [](int s) {
          return grid(1, kAtm.nj, kAtm.ni, [s](int, int j, int i) {
-           double sum = 0;
-           for (int k = 0; k < kAtm.nk; ++k) sum += ta(s, k, j, i);
-           return sum / kAtm.nk;
+           return mean_of(kAtm.nk, [&](int k) { return ta(s, k, j, i); });
          });
        }},
       {"ta_zonal",
        [](int s) {
          return grid(1, kAtm.nk, kAtm.nj, [s](int, int k, int j) {
-           double sum = 0;
-           for (int i = 0; i < kAtm.ni; ++i) sum += ta(s, k, j, i);
-           return sum / kAtm.ni;
+           return mean_of(kAtm.ni, [&](int i) { return ta(s, k, j, i); });
          });
        }},
       {"ps_tropics",

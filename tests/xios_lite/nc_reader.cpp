@@ -8,6 +8,30 @@
 
 namespace xios_test {
 
+namespace {
+
+// Opens `path` read-only, returns read(ncid) and closes the file; `absent`
+// when it does not open.
+template <typename T, typename Read>
+T with_file(const std::string& path, T absent, Read&& read) {
+  int nc = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
+    return absent;
+  }
+  T out = read(nc);
+  nc_close(nc);
+  return out;
+}
+
+// Sets *id to the variable `var` of `nc` (NC_GLOBAL for ""); false when
+// there is no such variable.
+bool attribute_holder(int nc, const std::string& var, int* id) {
+  *id = NC_GLOBAL;
+  return var.empty() || nc_inq_varid(nc, var.c_str(), id) == NC_NOERR;
+}
+
+}  // namespace
+
 std::vector<double> read_var(const std::string& path, const std::string& var) {
   int nc = -1;
   if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
@@ -39,20 +63,16 @@ std::vector<double> read_var(const std::string& path, const std::string& var) {
 }
 
 std::string text_att(const std::string& path, const std::string& var, const std::string& name) {
-  int nc = -1;
-  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
-    return "";
-  }
-  int id = NC_GLOBAL;
-  std::string out;
-  std::size_t len = 0;
-  if ((var.empty() || nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR) &&
-      nc_inq_attlen(nc, id, name.c_str(), &len) == NC_NOERR) {
-    out.resize(len);
-    nc_get_att_text(nc, id, name.c_str(), out.data());
-  }
-  nc_close(nc);
-  return out;
+  return with_file(path, std::string(), [&](int nc) {
+    int id = NC_GLOBAL;
+    std::string out;
+    std::size_t len = 0;
+    if (attribute_holder(nc, var, &id) && nc_inq_attlen(nc, id, name.c_str(), &len) == NC_NOERR) {
+      out.resize(len);
+      nc_get_att_text(nc, id, name.c_str(), out.data());
+    }
+    return out;
+  });
 }
 
 void expect_text_atts(const std::string& path, std::initializer_list<TextAtt> atts) {
@@ -62,69 +82,50 @@ void expect_text_atts(const std::string& path, std::initializer_list<TextAtt> at
 }
 
 double double_att(const std::string& path, const std::string& var, const std::string& name) {
-  int nc = -1;
-  double out = std::nan("");
-  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
-    return out;
-  }
-  int id = NC_GLOBAL;
-  if (var.empty() || nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR) {
+  const double absent = std::nan("");
+  return with_file(path, absent, [&](int nc) {
+    int id = NC_GLOBAL;
     double value = 0;
-    if (nc_get_att_double(nc, id, name.c_str(), &value) == NC_NOERR) {
-      out = value;
-    }
-  }
-  nc_close(nc);
-  return out;
+    const bool found = attribute_holder(nc, var, &id) &&
+                       nc_get_att_double(nc, id, name.c_str(), &value) == NC_NOERR;
+    return found ? value : absent;
+  });
 }
 
 int var_type(const std::string& path, const std::string& var) {
-  int nc = -1;
-  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
-    return -1;
-  }
-  int id = -1;
-  nc_type type = -1;
-  if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR || nc_inq_vartype(nc, id, &type) != NC_NOERR) {
-    type = -1;
-  }
-  nc_close(nc);
-  return type;
+  return with_file(path, -1, [&](int nc) {
+    int id = -1;
+    nc_type type = -1;
+    const bool found =
+        nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR && nc_inq_vartype(nc, id, &type) == NC_NOERR;
+    return found ? type : -1;
+  });
 }
 
 std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var) {
-  int nc = -1;
-  std::vector<std::size_t> out;
-  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
-    return out;
-  }
-  int id = -1;
-  int ndims = 0;
-  if (nc_inq_varid(nc, var.c_str(), &id) == NC_NOERR &&
-      nc_inq_varndims(nc, id, &ndims) == NC_NOERR) {
+  return with_file(path, std::vector<std::size_t>(), [&](int nc) {
+    int id = -1;
+    int ndims = 0;
+    if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR ||
+        nc_inq_varndims(nc, id, &ndims) != NC_NOERR) {
+      return std::vector<std::size_t>();
+    }
     std::vector<std::size_t> chunks(static_cast<std::size_t>(ndims));
     int storage = 0;
-    if (nc_inq_var_chunking(nc, id, &storage, chunks.data()) == NC_NOERR && storage == NC_CHUNKED) {
-      out = chunks;
-    }
-  }
-  nc_close(nc);
-  return out;
+    const bool chunked =
+        nc_inq_var_chunking(nc, id, &storage, chunks.data()) == NC_NOERR && storage == NC_CHUNKED;
+    return chunked ? chunks : std::vector<std::size_t>();
+  });
 }
 
 long dim_len(const std::string& path, const std::string& dim) {
-  int nc = -1;
-  if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {
-    return -1;
-  }
-  int id = -1;
-  std::size_t len = 0;
-  long out = -1;
-  if (nc_inq_dimid(nc, dim.c_str(), &id) == NC_NOERR && nc_inq_dimlen(nc, id, &len) == NC_NOERR) {
-    out = static_cast<long>(len);
-  }
-  nc_close(nc);
-  return out;
+  return with_file(path, -1L, [&](int nc) {
+    int id = -1;
+    std::size_t len = 0;
+    const bool found =
+        nc_inq_dimid(nc, dim.c_str(), &id) == NC_NOERR && nc_inq_dimlen(nc, id, &len) == NC_NOERR;
+    return found ? static_cast<long>(len) : -1L;
+  });
 }
 
 bool file_exists(const std::string& path) {

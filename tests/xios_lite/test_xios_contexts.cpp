@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,26 @@ std::string component_of(int world_rank) {
   return world_rank < (clients + 1) / 2 ? "atmosphere" : "ocean";
 }
 
+// One component's part of the model: its uneven block of domain `domain`,
+// then field `field` (nk levels) at steps 1..steps, value(s, k, j, i).
+struct Component {
+  const char* domain;
+  int ni, nj, nk, steps;
+  const char* field;
+};
+void send_steps(xios_lite::Client& c, const ep::Communicator& comm, const Component& component,
+                const std::function<double(int s, int k, int j, int i)>& value) {
+  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), component.ni, component.nj);
+  c.set_domain_block(component.domain, b);
+  c.close_definition();
+  for (int s = 1; s <= component.steps; ++s) {
+    c.update_calendar(s);
+    c.send_field(component.field,
+                 xios_test::block_values(b, component.nk,
+                                         [&](int k, int j, int i) { return value(s, k, j, i); }));
+  }
+}
+
 TEST(XiosContexts, CoupledAtmosphereAndOcean) {
   if (ep_test::world_size() < 2) {
     GTEST_SKIP() << "two components need two processes";
@@ -56,34 +77,18 @@ TEST(XiosContexts, CoupledAtmosphereAndOcean) {
   spec.context = component_of;
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
     // The endpoints of one component: comm spans its clients only.
+    EXPECT_EQ(component_of(ep_test::world_rank()), c.config().context);
     if (c.config().context == "atmosphere") {
-      EXPECT_EQ(component_of(ep_test::world_rank()), "atmosphere");
-      const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kAtmNi, kAtmNj);
-      c.set_domain_block("atm_d", b);
-      c.close_definition();
-      for (int s = 1; s <= kAtmSteps; ++s) {
-        c.update_calendar(s);
-        c.send_field("tas", xios_test::block_values(
-                                b, 1, [s](int, int j, int i) { return tas_at(s, j, i); }));
-      }
+      send_steps(c, comm, {"atm_d", kAtmNi, kAtmNj, 1, kAtmSteps, "tas"},
+                 [](int s, int, int j, int i) { return tas_at(s, j, i); });
     } else {
       EXPECT_EQ(c.config().context, "ocean");
-      EXPECT_EQ(component_of(ep_test::world_rank()), "ocean");
-      const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kOceNi, kOceNj);
-      c.set_domain_block("oce_d", b);
-      c.close_definition();
-      for (int s = 1; s <= kOceSteps; ++s) {
-        c.update_calendar(s);
-        c.send_field("thetao", xios_test::block_values(b, kOceNk, [s](int k, int j, int i) {
-                       return sst_at(s, k, j, i);
-                     }));
-      }
+      send_steps(c, comm, {"oce_d", kOceNi, kOceNj, kOceNk, kOceSteps, "thetao"}, sst_at);
     }
     (void)c.finalise();
   };
   const xios_test::Outcome o = xios_test::run(spec);
-  for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
-  EXPECT_EQ(o.server_error, "");
+  xios_test::expect_no_errors(o);
   if (ep_test::world_rank() == 0) {
     std::vector<double> tas;
     for (int p = 0; p < kAtmSteps / 2; ++p) {

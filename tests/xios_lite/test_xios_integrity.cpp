@@ -27,26 +27,12 @@ constexpr int kNj = 8;
 constexpr int kSteps = 8;
 constexpr double kFill = -999.0;
 
+// configs/test_xios/integrity.xml: "sst" (_FillValue -999) by `operation`
+// and "tas" as an instant, written to `dir`/out every `output_freq`.
 std::string config(const std::string& dir, const std::string& operation,
                    const std::string& output_freq) {
-  return R"(<xios_lite><context id="integrity">
-  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
-  <options finalise_timeout="10"/>
-  <domain_definition><domain id="dom" ni_glo="6" nj_glo="8"/></domain_definition>
-  <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
-  <field_definition>
-    <field id="sst" grid_ref="g" default_value="-999" operation=")" +
-         operation + R"("/>
-    <field id="tas" grid_ref="g"/>
-  </field_definition>
-  <file_definition>
-    <file id="out" name=")" +
-         dir + R"(/out" output_freq=")" + output_freq + R"(" type="one_file">
-      <field field_ref="sst"/><field field_ref="tas" operation="instant"/>
-    </file>
-  </file_definition>
-</context></xios_lite>
-)";
+  return config_file("integrity.xml",
+                     {{"DIR", dir}, {"OPERATION", operation}, {"OUTPUT_FREQ", output_freq}});
 }
 
 // What each client saw.

@@ -180,8 +180,7 @@ void run_and_check(const std::string& tag, int servers, int threads,
     (void)c.finalise();
   };
   const xios_test::Outcome o = xios_test::run(spec);
-  for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
-  EXPECT_EQ(o.server_error, "");
+  xios_test::expect_no_errors(o);
   if (ep_test::world_rank() == 0) {
     std::vector<double> want;
     for (int s = 1; s <= kSteps; ++s) {
