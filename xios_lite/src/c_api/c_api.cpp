@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -219,6 +220,39 @@ Member named_member(const std::array<Named<Member>, N>& members, const std::stri
   argument_error(call, ep_rank, "'" + attr + "' is not " + what + " (" + names + ")");
 }
 
+// What a set_{domain,axis}_attr_* call set: the client, the element and the
+// attributes handed to set_domain_attr or set_axis_attr.
+template <class Attributes>
+struct AttributeSet {
+  xios_lite_client_s& c;
+  std::string id;
+  Attributes attributes;
+};
+
+// A set_{domain,axis}_attr_* call: checks the client, the element's id and
+// the attribute's name (one of `members`; `what` names the kind in the
+// error), sets that member of otherwise empty attributes to
+// value_of(client record, name) and hands them to the client.
+template <class T, class Attributes, std::size_t N, class ValueOf>
+AttributeSet<Attributes> set_named_attribute(xios_lite_client_t client, const char* call,
+                                             const char* id, const char* name,
+                                             const std::array<Named<T Attributes::*>, N>& members,
+                                             const char* what, ValueOf&& value_of) {
+  constexpr bool kDomain = std::is_same_v<Attributes, DomainAttributes>;
+  xios_lite_client_s& c = checked(client, call);
+  AttributeSet<Attributes> set{
+      c, checked_string(id, call, kDomain ? "domain id" : "axis id", c.ep_rank), {}};
+  const std::string attr = checked_string(name, call, "attribute name", c.ep_rank);
+  T Attributes::*const member = named_member(members, attr, call, c.ep_rank, what);
+  set.attributes.*member = value_of(static_cast<const xios_lite_client_s&>(c), attr);
+  if constexpr (kDomain) {
+    c.client->set_domain_attr(set.id, set.attributes);
+  } else {
+    c.client->set_axis_attr(set.id, set.attributes);
+  }
+  return set;
+}
+
 }  // namespace
 
 extern "C" {
@@ -404,22 +438,19 @@ std::size_t array_size(const char* call, int ep_rank, const std::string& what, c
 
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
                                   const char* name, int value) {
-  constexpr const char* kCall = "xios_lite_set_domain_attr_int";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    xios_lite::DomainAttributes a;
-    a.*named_member(kDomainInts, attr, kCall, c.ep_rank, "an integer domain attribute") = value;
-    c.client->set_domain_attr(domain, a);
+    const auto set =
+        set_named_attribute(client, "xios_lite_set_domain_attr_int", domain_id, name, kDomainInts,
+                            "an integer domain attribute",
+                            [&](const xios_lite_client_s&, const std::string&) { return value; });
     // The block as set_domain_block would have it, for the shape checks.
-    xios_lite::DomainAttributes& part = c.block_parts[domain];
-    for (auto [from, to] : {std::pair{&a.ibegin, &part.ibegin}, std::pair{&a.ni, &part.ni},
-                            std::pair{&a.jbegin, &part.jbegin}, std::pair{&a.nj, &part.nj}}) {
-      if (*from) *to = *from;
+    xios_lite::DomainAttributes& part = set.c.block_parts[set.id];
+    for (const auto member : {&DomainAttributes::ibegin, &DomainAttributes::ni,
+                              &DomainAttributes::jbegin, &DomainAttributes::nj}) {
+      if (set.attributes.*member) part.*member = set.attributes.*member;
     }
     if (part.ibegin && part.ni && part.jbegin && part.nj) {
-      c.blocks[domain] = {*part.ibegin, *part.ni, *part.jbegin, *part.nj};
+      set.c.blocks[set.id] = {*part.ibegin, *part.ni, *part.jbegin, *part.nj};
     }
   });
 }
@@ -429,14 +460,12 @@ int xios_lite_set_domain_attr_double(xios_lite_client_t client, const char* doma
                                      const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_double";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
-    const std::vector<double> v(values, values + n);
-    xios_lite::DomainAttributes a;
-    a.*named_member(kDomainArrays, attr, kCall, c.ep_rank, "an array domain attribute") = v;
-    c.client->set_domain_attr(domain, a);
+    set_named_attribute(client, kCall, domain_id, name, kDomainArrays, "an array domain attribute",
+                        [&](const xios_lite_client_s& c, const std::string& attr) {
+                          const std::size_t n =
+                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
+                          return std::vector<double>(values, values + n);
+                        });
   });
 }
 
@@ -444,14 +473,10 @@ int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain
                                    const char* name, const char* value) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_text";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    const auto member =
-        named_member(kDomainTexts, attr, kCall, c.ep_rank, "a text domain attribute");
-    xios_lite::DomainAttributes a;
-    a.*member = checked_string(value, kCall, "value", c.ep_rank);
-    c.client->set_domain_attr(domain, a);
+    set_named_attribute(client, kCall, domain_id, name, kDomainTexts, "a text domain attribute",
+                        [&](const xios_lite_client_s& c, const std::string&) {
+                          return checked_string(value, kCall, "value", c.ep_rank);
+                        });
   });
 }
 
@@ -473,14 +498,10 @@ int xios_lite_set_domain_attr_mask(xios_lite_client_t client, const char* domain
 
 int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, const char* name,
                                 int value) {
-  constexpr const char* kCall = "xios_lite_set_axis_attr_int";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    xios_lite::AxisAttributes a;
-    a.*named_member(kAxisInts, attr, kCall, c.ep_rank, "an integer axis attribute") = value;
-    c.client->set_axis_attr(axis, a);
+    set_named_attribute(client, "xios_lite_set_axis_attr_int", axis_id, name, kAxisInts,
+                        "an integer axis attribute",
+                        [&](const xios_lite_client_s&, const std::string&) { return value; });
   });
 }
 
@@ -488,14 +509,12 @@ int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_i
                                    const double* values, int rank, const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_set_axis_attr_double";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
-    xios_lite::AxisAttributes a;
-    (a.*named_member(kAxisArrays, attr, kCall, c.ep_rank, "an array axis attribute"))
-        .assign(values, values + n);
-    c.client->set_axis_attr(axis, a);
+    set_named_attribute(client, kCall, axis_id, name, kAxisArrays, "an array axis attribute",
+                        [&](const xios_lite_client_s& c, const std::string& attr) {
+                          const std::size_t n =
+                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
+                          return std::vector<double>(values, values + n);
+                        });
   });
 }
 
@@ -503,13 +522,10 @@ int xios_lite_set_axis_attr_text(xios_lite_client_t client, const char* axis_id,
                                  const char* value) {
   constexpr const char* kCall = "xios_lite_set_axis_attr_text";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    const std::string text = checked_string(value, kCall, "value", c.ep_rank);
-    xios_lite::AxisAttributes a;
-    a.*named_member(kAxisTexts, attr, kCall, c.ep_rank, "a text axis attribute") = text;
-    c.client->set_axis_attr(axis, a);
+    set_named_attribute(client, kCall, axis_id, name, kAxisTexts, "a text axis attribute",
+                        [&](const xios_lite_client_s& c, const std::string&) {
+                          return checked_string(value, kCall, "value", c.ep_rank);
+                        });
   });
 }
 
