@@ -14,6 +14,7 @@
 
 #include "ep/enum_names.hpp"
 #include "ep/error.hpp"
+#include "text.hpp"
 
 namespace xios_lite {
 namespace {
@@ -86,20 +87,6 @@ bool read_number(std::string_view text, std::size_t& at, std::int64_t& value) {
   }
   at += static_cast<std::size_t>(ptr - first);
   return true;
-}
-
-// 'text' (built by appending: GCC 12 warns, -Wrestrict, on "'" + std::string).
-std::string quote(std::string_view text) {
-  std::string q(1, '\'');
-  q.append(text);
-  q.append(1, '\'');
-  return q;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
-  return s;
 }
 
 // The CF name of each calendar (what to_string writes) and the other names
