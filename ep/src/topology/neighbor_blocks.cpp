@@ -75,48 +75,48 @@ void fill_same_block_to_all(NeighborPreparation& p, const void* sendbuf, int sen
 // Which side of the exchange a fill below prepares: the send blocks (one per
 // destination, from a const buffer) or the receive blocks (one per source).
 enum class Side { kSend, kRecv };
-template <Side kSide>
-using SideBuffer = std::conditional_t<kSide == Side::kSend, const void*, void*>;
+template <Side Which>
+using SideBuffer = std::conditional_t<Which == Side::kSend, const void*, void*>;
 
-template <Side kSide>
-void set_block(NeighborPreparation& p, std::size_t slot, SideBuffer<kSide> buf, MPI_Aint offset,
+template <Side Which>
+void set_block(NeighborPreparation& p, std::size_t slot, SideBuffer<Which> buf, MPI_Aint offset,
                int count, MPI_Datatype type) {
-  if constexpr (kSide == Side::kSend) {
+  if constexpr (Which == Side::kSend) {
     p.set_send(slot, buf, offset, count, type);
   } else {
     p.set_recv(slot, buf, offset, count, type);
   }
 }
 
-template <Side kSide>
+template <Side Which>
 std::size_t degree(const NeighborPreparation& p) {
-  return kSide == Side::kSend ? p.outdegree() : p.indegree();
+  return Which == Side::kSend ? p.outdegree() : p.indegree();
 }
 
 // Blocks of `count` elements, one after the other: slot i at element i * count.
-template <Side kSide>
-void fill_consecutive(NeighborPreparation& p, SideBuffer<kSide> buf, int count, MPI_Datatype type) {
-  constexpr bool kSend = kSide == Side::kSend;
+template <Side Which>
+void fill_consecutive(NeighborPreparation& p, SideBuffer<Which> buf, int count, MPI_Datatype type) {
+  constexpr bool kSend = Which == Side::kSend;
   p.require_buffer(buf, kSend ? "sendbuf" : "recvbuf");
   p.require_count(count, kSend ? "sendcount" : "recvcount");
-  for (std::size_t slot = 0; slot < degree<kSide>(p); ++slot) {
-    set_block<kSide>(p, slot, buf, p.offset(type, static_cast<MPI_Aint>(slot) * count), count,
+  for (std::size_t slot = 0; slot < degree<Which>(p); ++slot) {
+    set_block<Which>(p, slot, buf, p.offset(type, static_cast<MPI_Aint>(slot) * count), count,
                      type);
   }
 }
 
 // Blocks at displacements in elements of one type (`displs_name`: the
 // argument's name in errors).
-template <Side kSide>
-void fill_displaced(NeighborPreparation& p, SideBuffer<kSide> buf, std::span<const int> counts,
+template <Side Which>
+void fill_displaced(NeighborPreparation& p, SideBuffer<Which> buf, std::span<const int> counts,
                     std::span<const int> displs, const char* displs_name, MPI_Datatype type) {
-  constexpr bool kSend = kSide == Side::kSend;
+  constexpr bool kSend = Which == Side::kSend;
   p.require_buffer(buf, kSend ? "sendbuf" : "recvbuf");
-  p.require_entries(counts, degree<kSide>(p), kSend ? "sendcounts" : "recvcounts");
-  p.require_entries(displs, degree<kSide>(p), displs_name);
-  for (std::size_t slot = 0; slot < degree<kSide>(p); ++slot) {
+  p.require_entries(counts, degree<Which>(p), kSend ? "sendcounts" : "recvcounts");
+  p.require_entries(displs, degree<Which>(p), displs_name);
+  for (std::size_t slot = 0; slot < degree<Which>(p); ++slot) {
     p.require_count(counts[slot], kSend ? "sendcounts entry" : "recvcounts entry");
-    set_block<kSide>(p, slot, buf, p.offset(type, displs[slot]), counts[slot], type);
+    set_block<Which>(p, slot, buf, p.offset(type, displs[slot]), counts[slot], type);
   }
 }
 
