@@ -126,6 +126,18 @@ set(EP_TEST_BASE_ENV
   "OMPI_ALLOW_RUN_AS_ROOT=1"
   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 
+# Without tests the registration functions exist and do nothing, and the
+# helpers below are not needed.
+if(NOT BUILD_TESTING)
+  function(ep_add_mpi_test)
+  endfunction()
+  function(ep_add_mpi_test_variant)
+  endfunction()
+  function(ep_add_unit_test)
+  endfunction()
+  return()
+endif()
+
 # <out>: the TIMEOUT given (<default> when empty) times EP_TEST_TIMEOUT_MULTIPLIER.
 function(_ep_test_timeout out seconds default)
   if(NOT seconds)
@@ -220,9 +232,6 @@ function(_ep_add_test_executable caller)
 endfunction()
 
 function(ep_add_mpi_test)
-  if(NOT BUILD_TESTING)
-    return()
-  endif()
   cmake_parse_arguments(PARSE_ARGV 0 arg "TCP;INTERNAL" "NAME;TIMEOUT"
     "SOURCES;SHAPES;LABELS;LIBRARIES;ARGS")
   _ep_add_test_executable(ep_add_mpi_test ep_test_main ep::ep GTest::gtest)
@@ -265,9 +274,6 @@ function(ep_add_mpi_test)
 endfunction()
 
 function(ep_add_mpi_test_variant)
-  if(NOT BUILD_TESTING)
-    return()
-  endif()
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SUFFIX" "SHAPES;ENV;LABELS")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_NAME OR NOT arg_SUFFIX OR NOT arg_SHAPES OR NOT arg_ENV)
     message(FATAL_ERROR "ep_add_mpi_test_variant: NAME, SUFFIX, SHAPES and ENV are required "
@@ -294,9 +300,6 @@ function(ep_add_mpi_test_variant)
 endfunction()
 
 function(ep_add_unit_test)
-  if(NOT BUILD_TESTING)
-    return()
-  endif()
   cmake_parse_arguments(PARSE_ARGV 0 arg "INTERNAL" "NAME;TIMEOUT" "SOURCES;LABELS;LIBRARIES;ARGS")
   _ep_add_test_executable(ep_add_unit_test ep::ep GTest::gtest_main)
   _ep_test_timeout(_timeout "${arg_TIMEOUT}" 60)

@@ -1,6 +1,8 @@
 # Sourced by the scripts that launch MPI programs (run-demo.sh, run-bench.sh):
 # the same mpiexec flags and environment as the ctest tests
-# (cmake/EpTesting.cmake, EP_MPIEXEC_FLAGS; keep the two in sync).
+# (cmake/EpTesting.cmake, EP_MPIEXEC_FLAGS; keep the two in sync), and
+# ep_built, the path of a program of the build (build_dir: BUILD_DIR, default
+# build/release).
 #
 #   --allow-run-as-root / OMPI_ALLOW_RUN_AS_ROOT*   containers and CI run as root
 #   --oversubscribe                                 more ranks than cores is normal here
@@ -18,6 +20,19 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_base_warn_component_unused=0
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+
+build_dir="${BUILD_DIR:-build/release}"
+
+# ep_built PATH: prints $build_dir/PATH, or says it is not built and exits 1
+# (the whole script when called directly, the $(...) around it otherwise).
+ep_built() {
+  local path="$build_dir/$1"
+  if [[ ! -x "$path" ]]; then
+    echo "$(basename "$0" .sh): $path is not built (run 'make build')" >&2
+    exit 1
+  fi
+  echo "$path"
+}
 
 MPIEXEC="${MPIEXEC:-mpiexec}"
 if [[ -n "${EP_MPIEXEC_FLAGS:-}" ]]; then

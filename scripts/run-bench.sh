@@ -32,7 +32,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/mpi-env.sh
 
-build_dir="${BUILD_DIR:-build/release}"
 out="${BENCH_RESULTS:-bench-results}"
 threads="${BENCH_THREADS:-$(nproc)}"
 rounds="${BENCH_ROUNDS:-3}"
@@ -48,15 +47,6 @@ fair="$out/fair"
 printed="$out/printed"
 rm -rf "$fair" "$printed"
 mkdir -p "$fair" "$printed"
-
-exe() {
-  local path="$build_dir/$1"
-  if [[ ! -x "$path" ]]; then
-    echo "run-bench: $path is not built (run 'make build')" >&2
-    exit 1
-  fi
-  echo "$path"
-}
 
 # launch <file stem> <launcher and its arguments...> -- <program> [args...]:
 # runs it with --json/--csv into <file stem>, the terminal output kept beside
@@ -102,7 +92,7 @@ PY
 
 # ---- part 1: fair runs, alternated ----------------------------------------
 kernels=(alltoallv_bench transpose_bench allreduce_bench halo_bench solver_bench)
-model="$(exe demos/model/mini_model)"
+model="$(ep_built demos/model/mini_model)"
 model_run=("$model" --config demos/model/model_iodef.xml --output-dir "$fair/model_output"
   --quiet --steps "$steps")
 for ((r = 1; r <= rounds; ++r)); do
@@ -110,20 +100,20 @@ for ((r = 1; r <= rounds; ++r)); do
   # Point-to-point: the thread modes in one process, the process modes in T.
   # Fewer iterations than a sweep of its own: the rounds give the repeats.
   pingpong=(--max-pairs 1 --reps 10 --iters 1000 "${quick[@]}")
-  launch "$fair/ep_pingpong.threaded.r$r" threaded "$(exe demos/bench/ep_pingpong)" \
+  launch "$fair/ep_pingpong.threaded.r$r" threaded "$(ep_built demos/bench/ep_pingpong)" \
     --modes ep_intra,mpi_thread_tags,memcpy "${pingpong[@]}"
-  launch "$fair/ep_pingpong.flat.r$r" flat "$(exe demos/bench/ep_pingpong)" \
+  launch "$fair/ep_pingpong.flat.r$r" flat "$(ep_built demos/bench/ep_pingpong)" \
     --modes mpi_proc,ep_inter,memcpy --keep-binding "${pingpong[@]}"
-  launch "$fair/ep_collectives.threaded.r$r" threaded "$(exe demos/bench/ep_collectives)" \
+  launch "$fair/ep_collectives.threaded.r$r" threaded "$(ep_built demos/bench/ep_collectives)" \
     --threads "$threads" --modes ep,funneled --mpi-wait block --reps 10 "${quick[@]}"
-  launch "$fair/ep_collectives.flat.r$r" flat "$(exe demos/bench/ep_collectives)" \
+  launch "$fair/ep_collectives.flat.r$r" flat "$(ep_built demos/bench/ep_collectives)" \
     --threads "$threads" --modes mpi --mpi-wait block --keep-binding --reps 10 "${quick[@]}"
   for kernel in "${kernels[@]}"; do
     flat_backends=mpi,ref
     [[ "$kernel" == solver_bench ]] && flat_backends=mpi  # no hand-written solver
-    launch "$fair/$kernel.threaded.r$r" threaded "$(exe demos/bench/$kernel)" \
+    launch "$fair/$kernel.threaded.r$r" threaded "$(ep_built demos/bench/$kernel)" \
       --threads "$threads" --backends ep,funneled "${quick[@]}"
-    launch "$fair/$kernel.flat.r$r" flat "$(exe demos/bench/$kernel)" \
+    launch "$fair/$kernel.flat.r$r" flat "$(ep_built demos/bench/$kernel)" \
       --threads "$threads" --backends "$flat_backends" "${quick[@]}"
   done
   # The mini model without output: each backend at the shape that fits.
@@ -140,7 +130,7 @@ done
 for stem in "$fair"/*.r[0-9]*.json; do rm -f "${stem%.json}.csv"; done
 
 # output_bench at the shape that fits: 1 client x 1 thread + 1 server.
-launch "$fair/output_bench" ep_mpiexec_flat -n 2 "$(exe demos/bench/output_bench)" --threads 1 \
+launch "$fair/output_bench" ep_mpiexec_flat -n 2 "$(ep_built demos/bench/output_bench)" --threads 1 \
   --modes ep_server,sync,raw_write,memcpy "${output_quick[@]}"
 
 # ---- part 2: printed, not judged ------------------------------------------
@@ -159,16 +149,16 @@ python3 scripts/bench_merge.py "$printed/model_bench_output.json" \
   "$printed"/model_bench_output.*.r*.json
 # xios_lite: 1 client process x T threads + 1 server, ep against funneled clients.
 launch "$printed/output_bench.1x$threads" ep_mpiexec -n 2 -x OMP_NUM_THREADS \
-  "$(exe demos/bench/output_bench)" --threads "$threads" "${output_quick[@]}"
+  "$(ep_built demos/bench/output_bench)" --threads "$threads" "${output_quick[@]}"
 # Tracing off vs on (docs/ep.md, "Tracing"): one process, two EP threads.
 launch "$printed/trace_overhead" ep_mpiexec -n 1 -x OMP_NUM_THREADS \
-  "$(exe demos/bench/trace_overhead)"
+  "$(ep_built demos/bench/trace_overhead)"
 # The mixed launches of 2 processes x T threads against 2T processes.
 launch "$printed/ep_collectives.2x$threads" ep_mpiexec -n $((2 * threads)) -x OMP_NUM_THREADS \
-  "$(exe demos/bench/ep_collectives)" --threads "$threads" --reps 10 "${quick[@]}"
+  "$(ep_built demos/bench/ep_collectives)" --threads "$threads" --reps 10 "${quick[@]}"
 for kernel in "${kernels[@]}"; do
   launch "$printed/$kernel.2x$threads" ep_mpiexec -n $((2 * threads)) -x OMP_NUM_THREADS \
-    "$(exe demos/bench/$kernel)" --threads "$threads" "${quick[@]}"
+    "$(ep_built demos/bench/$kernel)" --threads "$threads" "${quick[@]}"
 done
 
 python3 - "$out/environment.json" "$SECONDS" <<'PY'

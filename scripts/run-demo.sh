@@ -14,15 +14,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/mpi-env.sh
 
-build_dir="${BUILD_DIR:-build/release}"
-model="$build_dir/demos/model/mini_model"
-pingpong="$build_dir/demos/bench/ep_pingpong"
-for exe in "$model" "$pingpong"; do
-  if [[ ! -x "$exe" ]]; then
-    echo "run-demo: $exe is not built (run 'make build')" >&2
-    exit 1
-  fi
-done
+# Both programs are checked before anything runs.
+model="$(ep_built demos/model/mini_model)"
+pingpong="$(ep_built demos/bench/ep_pingpong)"
 
 mkdir -p output
 export EP_TRACE="${EP_TRACE:-$PWD/output/trace}"

@@ -5,6 +5,7 @@
 // Thread safety: pure functions. Nothing here calls MPI.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
@@ -89,6 +90,17 @@ class OptionParser {
   };
   std::vector<Option> options_;
 };
+
+/// Iterations per repetition for a point of a size sweep: `base` while the
+/// traffic of one call is at most `flat_bytes`, proportionally fewer above
+/// (every point then moves about the same bytes), never fewer than `min`.
+[[nodiscard]] inline long scaled_iterations(long base, std::size_t flat_bytes, std::size_t traffic,
+                                            long min) {
+  if (traffic <= flat_bytes) return base;
+  const double scaled =
+      static_cast<double>(base) * static_cast<double>(flat_bytes) / static_cast<double>(traffic);
+  return std::max(min, static_cast<long>(scaled));
+}
 
 /// The options of a benchmark that sweeps message sizes (ep_pingpong,
 /// ep_collectives): the preset, the largest message, the timing counts, the

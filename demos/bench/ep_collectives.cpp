@@ -162,10 +162,7 @@ struct Sizing {
   long min_iterations = 8;
 
   [[nodiscard]] long iterations(std::size_t traffic) const {
-    if (traffic <= flat_bytes) return base_iterations;
-    const double scaled = static_cast<double>(base_iterations) * static_cast<double>(flat_bytes) /
-                          static_cast<double>(traffic);
-    return std::max(min_iterations, static_cast<long>(scaled));
+    return bench::scaled_iterations(base_iterations, flat_bytes, traffic, min_iterations);
   }
   [[nodiscard]] static long warmup(long iterations) { return std::max(2L, iterations / 10); }
 };

@@ -1,21 +1,23 @@
 #include "launch_layout.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <string>
 
+#include "ep/enum_names.hpp"
+
 namespace bench {
 
+namespace {
+constexpr auto kLaunchKindNames =
+    ep::enum_names<LaunchLayout::Kind>({{LaunchLayout::Kind::kThreaded, "threaded"},
+                                        {LaunchLayout::Kind::kFlat, "flat"},
+                                        {LaunchLayout::Kind::kMixed, "mixed"}});
+}  // namespace
+
 const char* launch_kind_name(LaunchLayout::Kind kind) {
-  switch (kind) {
-    case LaunchLayout::Kind::kThreaded:
-      return "threaded";
-    case LaunchLayout::Kind::kFlat:
-      return "flat";
-    case LaunchLayout::Kind::kMixed:
-      return "mixed";
-  }
-  return "?";
+  return ep::enum_name(kLaunchKindNames, kind, "?");
 }
 
 LaunchLayout LaunchLayout::of(int world_size, int threads, bool threaded_modes, bool flat_modes) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_buffers.hpp"
+#include "bench_cli.hpp"
 #include "bench_report.hpp"
 
 namespace bench {
@@ -66,10 +67,7 @@ struct Sizing {
   int min_windows = 3;
 
   [[nodiscard]] long latency_iterations(std::size_t bytes) const {
-    if (bytes <= flat_bytes) return base_iterations;
-    const double scaled = static_cast<double>(base_iterations) * static_cast<double>(flat_bytes) /
-                          static_cast<double>(bytes);
-    return std::max(min_iterations, static_cast<long>(scaled));
+    return bench::scaled_iterations(base_iterations, flat_bytes, bytes, min_iterations);
   }
   /// Messages in flight: max_window, fewer when their buffers would exceed window_bytes.
   [[nodiscard]] int window(std::size_t bytes) const {

@@ -1,6 +1,9 @@
 #include "ep/error.hpp"
 
+#include <array>
 #include <string>
+
+#include "ep/enum_names.hpp"
 
 namespace ep {
 
@@ -13,38 +16,25 @@ std::string format_message(const std::string& call, int ep_rank, const std::stri
   return text;
 }
 
+constexpr auto kErrorKindNames =
+    enum_names<ErrorKind>({{ErrorKind::kRank, "kRank"},
+                           {ErrorKind::kTag, "kTag"},
+                           {ErrorKind::kCount, "kCount"},
+                           {ErrorKind::kTruncate, "kTruncate"},
+                           {ErrorKind::kTooManyEndpoints, "kTooManyEndpoints"},
+                           {ErrorKind::kThreadLevel, "kThreadLevel"},
+                           {ErrorKind::kFreedComm, "kFreedComm"},
+                           {ErrorKind::kArgument, "kArgument"},
+                           {ErrorKind::kRequest, "kRequest"},
+                           {ErrorKind::kMpi, "kMpi"},
+                           {ErrorKind::kNoMemory, "kNoMemory"},
+                           {ErrorKind::kIo, "kIo"},
+                           {ErrorKind::kConfig, "kConfig"}});
+
 }  // namespace
 
 const char* name_of(ErrorKind kind) noexcept {
-  switch (kind) {
-    case ErrorKind::kRank:
-      return "kRank";
-    case ErrorKind::kTag:
-      return "kTag";
-    case ErrorKind::kCount:
-      return "kCount";
-    case ErrorKind::kTruncate:
-      return "kTruncate";
-    case ErrorKind::kTooManyEndpoints:
-      return "kTooManyEndpoints";
-    case ErrorKind::kThreadLevel:
-      return "kThreadLevel";
-    case ErrorKind::kFreedComm:
-      return "kFreedComm";
-    case ErrorKind::kArgument:
-      return "kArgument";
-    case ErrorKind::kRequest:
-      return "kRequest";
-    case ErrorKind::kMpi:
-      return "kMpi";
-    case ErrorKind::kNoMemory:
-      return "kNoMemory";
-    case ErrorKind::kIo:
-      return "kIo";
-    case ErrorKind::kConfig:
-      return "kConfig";
-  }
-  return "an unknown ErrorKind";
+  return enum_name(kErrorKindNames, kind, "an unknown ErrorKind");
 }
 
 Error::Error(ErrorKind kind, const std::string& call, int ep_rank, const std::string& detail,

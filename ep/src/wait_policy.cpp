@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <time.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -24,6 +25,7 @@
 
 #include "backoff.hpp"
 #include "ep/backoff.hpp"
+#include "ep/enum_names.hpp"
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -86,16 +88,13 @@ void wake_parked() noexcept {
 
 }  // namespace detail
 
+namespace {
+constexpr auto kWaitPolicyNames = enum_names<WaitPolicy>(
+    {{WaitPolicy::kAuto, "auto"}, {WaitPolicy::kSpin, "spin"}, {WaitPolicy::kPark, "park"}});
+}  // namespace
+
 const char* wait_policy_name(WaitPolicy policy) noexcept {
-  switch (policy) {
-    case WaitPolicy::kAuto:
-      return "auto";
-    case WaitPolicy::kSpin:
-      return "spin";
-    case WaitPolicy::kPark:
-      return "park";
-  }
-  return "?";
+  return enum_name(kWaitPolicyNames, policy, "?");
 }
 
 WaitPolicy wait_mode() noexcept {

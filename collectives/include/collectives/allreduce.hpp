@@ -37,6 +37,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -47,6 +48,7 @@
 #include "collectives/detail/copy_blocks.hpp"
 #include "collectives/detail/local_reduce.hpp"
 #include "collectives/detail/tags.hpp"
+#include "ep/enum_names.hpp"
 #include "ep/error.hpp"
 #include "ep/typed.hpp"
 
@@ -60,16 +62,15 @@ struct AllreduceOptions {
 };
 
 /// "library", "recdbl", "reck<k>": the benchmark's name of an algorithm.
+inline constexpr auto kAllreduceAlgorithmNames =
+    ep::enum_names<AllreduceAlgorithm>({{AllreduceAlgorithm::kLibrary, "library"},
+                                        {AllreduceAlgorithm::kRecursiveDoubling, "recdbl"},
+                                        {AllreduceAlgorithm::kRecursiveK, "reck"}});
+
 inline std::string allreduce_name(const AllreduceOptions& options) {
-  switch (options.algorithm) {
-    case AllreduceAlgorithm::kLibrary:
-      return "library";
-    case AllreduceAlgorithm::kRecursiveDoubling:
-      return "recdbl";
-    case AllreduceAlgorithm::kRecursiveK:
-      return "reck" + std::to_string(options.radix);
-  }
-  return "?";
+  std::string name = ep::enum_name(kAllreduceAlgorithmNames, options.algorithm, "?");
+  if (options.algorithm == AllreduceAlgorithm::kRecursiveK) name += std::to_string(options.radix);
+  return name;
 }
 
 namespace detail {

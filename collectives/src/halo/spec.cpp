@@ -1,35 +1,32 @@
 // Checks of a halo specification and of the fields of an exchange, and the
 // fingerprints that let every rank see when another rank's arguments differ.
+#include <array>
 #include <cstdint>
 #include <numeric>
 #include <string>
 
 #include "collectives/halo.hpp"
+#include "ep/enum_names.hpp"
 
 namespace collectives {
 
+namespace {
+constexpr auto kHaloAlgorithmNames =
+    ep::enum_names<HaloAlgorithm>({{HaloAlgorithm::kTwoSweep, "two_sweep"},
+                                   {HaloAlgorithm::kNeighbor, "neighbor"},
+                                   {HaloAlgorithm::kDirect, "direct"},
+                                   {HaloAlgorithm::kSplit, "split"}});
+}  // namespace
+
 std::string_view halo_algorithm_name(HaloAlgorithm algorithm) {
-  switch (algorithm) {
-    case HaloAlgorithm::kTwoSweep:
-      return "two_sweep";
-    case HaloAlgorithm::kNeighbor:
-      return "neighbor";
-    case HaloAlgorithm::kDirect:
-      return "direct";
-    case HaloAlgorithm::kSplit:
-      return "split";
-  }
-  return "unknown";
+  return ep::enum_name(kHaloAlgorithmNames, algorithm, "unknown");
 }
 
 HaloAlgorithm halo_algorithm_from_name(std::string_view name) {
-  for (const auto a : {HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor, HaloAlgorithm::kDirect,
-                       HaloAlgorithm::kSplit}) {
-    if (halo_algorithm_name(a) == name) return a;
-  }
-  throw ep::Error(
-      ep::ErrorKind::kArgument, "collectives::halo_algorithm_from_name", -1,
-      "unknown halo algorithm '" + std::string(name) + "' (two_sweep, neighbor, direct, split)");
+  if (const auto algorithm = ep::enum_from_name(kHaloAlgorithmNames, name)) return *algorithm;
+  throw ep::Error(ep::ErrorKind::kArgument, "collectives::halo_algorithm_from_name", -1,
+                  "unknown halo algorithm '" + std::string(name) + "' (" +
+                      ep::joined_names(kHaloAlgorithmNames) + ")");
 }
 
 namespace detail {

@@ -1,6 +1,7 @@
 #include "topology/neighbor_blocks.hpp"
 
 #include <string>
+#include <type_traits>
 
 namespace ep::detail {
 
@@ -71,27 +72,51 @@ void fill_same_block_to_all(NeighborPreparation& p, const void* sendbuf, int sen
   for (std::size_t i = 0; i < p.outdegree(); ++i) p.set_send(i, sendbuf, 0, sendcount, sendtype);
 }
 
-// Blocks of `count` elements, one after the other: slot i at element i * count.
-void fill_consecutive_recv(NeighborPreparation& p, void* recvbuf, int recvcount,
-                           MPI_Datatype recvtype) {
-  p.require_buffer(recvbuf, "recvbuf");
-  p.require_count(recvcount, "recvcount");
-  for (std::size_t j = 0; j < p.indegree(); ++j) {
-    p.set_recv(j, recvbuf, p.offset(recvtype, static_cast<MPI_Aint>(j) * recvcount), recvcount,
-               recvtype);
+// Which side of the exchange a fill below prepares: the send blocks (one per
+// destination, from a const buffer) or the receive blocks (one per source).
+enum class Side { kSend, kRecv };
+template <Side Which>
+using SideBuffer = std::conditional_t<Which == Side::kSend, const void*, void*>;
+
+template <Side Which>
+void set_block(NeighborPreparation& p, std::size_t slot, SideBuffer<Which> buf, MPI_Aint offset,
+               int count, MPI_Datatype type) {
+  if constexpr (Which == Side::kSend) {
+    p.set_send(slot, buf, offset, count, type);
+  } else {
+    p.set_recv(slot, buf, offset, count, type);
   }
 }
 
-// Receive blocks at displacements in elements of one type.
-void fill_displaced_recv(NeighborPreparation& p, void* recvbuf, std::span<const int> recvcounts,
-                         std::span<const int> displs, const char* displs_name,
-                         MPI_Datatype recvtype) {
-  p.require_buffer(recvbuf, "recvbuf");
-  p.require_entries(recvcounts, p.indegree(), "recvcounts");
-  p.require_entries(displs, p.indegree(), displs_name);
-  for (std::size_t j = 0; j < p.indegree(); ++j) {
-    p.require_count(recvcounts[j], "recvcounts entry");
-    p.set_recv(j, recvbuf, p.offset(recvtype, displs[j]), recvcounts[j], recvtype);
+template <Side Which>
+std::size_t degree(const NeighborPreparation& p) {
+  return Which == Side::kSend ? p.outdegree() : p.indegree();
+}
+
+// Blocks of `count` elements, one after the other: slot i at element i * count.
+template <Side Which>
+void fill_consecutive(NeighborPreparation& p, SideBuffer<Which> buf, int count, MPI_Datatype type) {
+  constexpr bool kSend = Which == Side::kSend;
+  p.require_buffer(buf, kSend ? "sendbuf" : "recvbuf");
+  p.require_count(count, kSend ? "sendcount" : "recvcount");
+  for (std::size_t slot = 0; slot < degree<Which>(p); ++slot) {
+    set_block<Which>(p, slot, buf, p.offset(type, static_cast<MPI_Aint>(slot) * count), count,
+                     type);
+  }
+}
+
+// Blocks at displacements in elements of one type (`displs_name`: the
+// argument's name in errors).
+template <Side Which>
+void fill_displaced(NeighborPreparation& p, SideBuffer<Which> buf, std::span<const int> counts,
+                    std::span<const int> displs, const char* displs_name, MPI_Datatype type) {
+  constexpr bool kSend = Which == Side::kSend;
+  p.require_buffer(buf, kSend ? "sendbuf" : "recvbuf");
+  p.require_entries(counts, degree<Which>(p), kSend ? "sendcounts" : "recvcounts");
+  p.require_entries(displs, degree<Which>(p), displs_name);
+  for (std::size_t slot = 0; slot < degree<Which>(p); ++slot) {
+    p.require_count(counts[slot], kSend ? "sendcounts entry" : "recvcounts entry");
+    set_block<Which>(p, slot, buf, p.offset(type, displs[slot]), counts[slot], type);
   }
 }
 
@@ -101,40 +126,29 @@ void fill_neighbor_allgather(NeighborPreparation& p, const void* sendbuf, int se
                              MPI_Datatype sendtype, void* recvbuf, int recvcount,
                              MPI_Datatype recvtype) {
   fill_same_block_to_all(p, sendbuf, sendcount, sendtype);
-  fill_consecutive_recv(p, recvbuf, recvcount, recvtype);
+  fill_consecutive<Side::kRecv>(p, recvbuf, recvcount, recvtype);
 }
 
 void fill_neighbor_allgatherv(NeighborPreparation& p, const void* sendbuf, int sendcount,
                               MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
                               std::span<const int> displs, MPI_Datatype recvtype) {
   fill_same_block_to_all(p, sendbuf, sendcount, sendtype);
-  fill_displaced_recv(p, recvbuf, recvcounts, displs, "displs", recvtype);
+  fill_displaced<Side::kRecv>(p, recvbuf, recvcounts, displs, "displs", recvtype);
 }
 
 void fill_neighbor_alltoall(NeighborPreparation& p, const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype) {
-  p.require_buffer(sendbuf, "sendbuf");
-  p.require_count(sendcount, "sendcount");
-  for (std::size_t i = 0; i < p.outdegree(); ++i) {
-    p.set_send(i, sendbuf, p.offset(sendtype, static_cast<MPI_Aint>(i) * sendcount), sendcount,
-               sendtype);
-  }
-  fill_consecutive_recv(p, recvbuf, recvcount, recvtype);
+  fill_consecutive<Side::kSend>(p, sendbuf, sendcount, sendtype);
+  fill_consecutive<Side::kRecv>(p, recvbuf, recvcount, recvtype);
 }
 
 void fill_neighbor_alltoallv(NeighborPreparation& p, const void* sendbuf,
                              std::span<const int> sendcounts, std::span<const int> sdispls,
                              MPI_Datatype sendtype, void* recvbuf, std::span<const int> recvcounts,
                              std::span<const int> rdispls, MPI_Datatype recvtype) {
-  p.require_buffer(sendbuf, "sendbuf");
-  p.require_entries(sendcounts, p.outdegree(), "sendcounts");
-  p.require_entries(sdispls, p.outdegree(), "sdispls");
-  for (std::size_t i = 0; i < p.outdegree(); ++i) {
-    p.require_count(sendcounts[i], "sendcounts entry");
-    p.set_send(i, sendbuf, p.offset(sendtype, sdispls[i]), sendcounts[i], sendtype);
-  }
-  fill_displaced_recv(p, recvbuf, recvcounts, rdispls, "rdispls", recvtype);
+  fill_displaced<Side::kSend>(p, sendbuf, sendcounts, sdispls, "sdispls", sendtype);
+  fill_displaced<Side::kRecv>(p, recvbuf, recvcounts, rdispls, "rdispls", recvtype);
 }
 
 void fill_neighbor_alltoallw(NeighborPreparation& p, const void* sendbuf,

@@ -67,13 +67,9 @@ namespace xios_lite {
 enum class Mode { kEndpoints, kFunneled, kSynchronous };
 [[nodiscard]] const char* to_string(Mode mode) noexcept;
 
-/// This client's part of a domain, in global indices.
-struct Block {
-  int ibegin = 0;
-  int ni = 0;
-  int jbegin = 0;
-  int nj = 0;
-};
+/// This client's part of a domain, in global indices: a Window of the
+/// domain (config.hpp), the same rectangle the configuration's windows use.
+using Block = Window;
 
 struct ClientOptions {
   Mode mode = Mode::kEndpoints;

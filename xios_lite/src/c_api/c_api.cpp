@@ -3,12 +3,16 @@
 // extents against the configuration and this client's blocks, so that a Fortran model learns which
 // field has which wrong shape.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -165,6 +169,88 @@ int send_field(xios_lite_client_t client, const char* id, const T* data, int ran
     }
     c.client->send_field(field, std::span<const T>(data, n));
   });
+}
+
+// The attributes the set_*_attr_* calls take by name, by kind of value.
+template <class Member>
+using Named = std::pair<std::string_view, Member>;
+using xios_lite::AxisAttributes;
+using xios_lite::DomainAttributes;
+constexpr auto kDomainInts = std::to_array<Named<std::optional<int> DomainAttributes::*>>(
+    {{"ni_glo", &DomainAttributes::ni_glo},
+     {"nj_glo", &DomainAttributes::nj_glo},
+     {"ibegin", &DomainAttributes::ibegin},
+     {"ni", &DomainAttributes::ni},
+     {"jbegin", &DomainAttributes::jbegin},
+     {"nj", &DomainAttributes::nj},
+     {"nvertex", &DomainAttributes::nvertex}});
+constexpr auto kDomainArrays = std::to_array<Named<std::vector<double> DomainAttributes::*>>(
+    {{"lonvalue_1d", &DomainAttributes::lonvalue_1d},
+     {"latvalue_1d", &DomainAttributes::latvalue_1d},
+     {"lonvalue_2d", &DomainAttributes::lonvalue_2d},
+     {"latvalue_2d", &DomainAttributes::latvalue_2d},
+     {"bounds_lon_1d", &DomainAttributes::bounds_lon_1d},
+     {"bounds_lat_1d", &DomainAttributes::bounds_lat_1d},
+     {"bounds_lon_2d", &DomainAttributes::bounds_lon_2d},
+     {"bounds_lat_2d", &DomainAttributes::bounds_lat_2d},
+     {"area", &DomainAttributes::area}});
+constexpr auto kDomainTexts = std::to_array<Named<std::optional<std::string> DomainAttributes::*>>(
+    {{"type", &DomainAttributes::type}});
+constexpr auto kAxisInts =
+    std::to_array<Named<std::optional<int> AxisAttributes::*>>({{"n_glo", &AxisAttributes::n_glo}});
+constexpr auto kAxisArrays = std::to_array<Named<std::vector<double> AxisAttributes::*>>(
+    {{"value", &AxisAttributes::value}, {"bounds", &AxisAttributes::bounds}});
+constexpr auto kAxisTexts = std::to_array<Named<std::optional<std::string> AxisAttributes::*>>(
+    {{"name", &AxisAttributes::name},
+     {"unit", &AxisAttributes::unit},
+     {"positive", &AxisAttributes::positive},
+     {"long_name", &AxisAttributes::long_name},
+     {"standard_name", &AxisAttributes::standard_name}});
+
+// The member named `attr` in `members`; else an argument error "'attr' is not
+// <what> (<the names>)".
+template <class Member, std::size_t N>
+Member named_member(const std::array<Named<Member>, N>& members, const std::string& attr,
+                    const char* call, int ep_rank, const char* what) {
+  std::string names;
+  for (const auto& [name, member] : members) {
+    if (attr == name) return member;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  argument_error(call, ep_rank, "'" + attr + "' is not " + what + " (" + names + ")");
+}
+
+// What a set_{domain,axis}_attr_* call set: the client, the element and the
+// attributes handed to set_domain_attr or set_axis_attr.
+template <class Attributes>
+struct AttributeSet {
+  xios_lite_client_s& c;
+  std::string id;
+  Attributes attributes;
+};
+
+// A set_{domain,axis}_attr_* call: checks the client, the element's id and
+// the attribute's name (one of `members`; `what` names the kind in the
+// error), sets that member of otherwise empty attributes to
+// value_of(client record, name) and hands them to the client.
+template <class T, class Attributes, std::size_t N, class ValueOf>
+AttributeSet<Attributes> set_named_attribute(xios_lite_client_t client, const char* call,
+                                             const char* id, const char* name,
+                                             const std::array<Named<T Attributes::*>, N>& members,
+                                             const char* what, ValueOf&& value_of) {
+  constexpr bool kDomain = std::is_same_v<Attributes, DomainAttributes>;
+  xios_lite_client_s& c = checked(client, call);
+  AttributeSet<Attributes> set{
+      c, checked_string(id, call, kDomain ? "domain id" : "axis id", c.ep_rank), {}};
+  const std::string attr = checked_string(name, call, "attribute name", c.ep_rank);
+  T Attributes::*const member = named_member(members, attr, call, c.ep_rank, what);
+  set.attributes.*member = value_of(static_cast<const xios_lite_client_s&>(c), attr);
+  if constexpr (kDomain) {
+    c.client->set_domain_attr(set.id, set.attributes);
+  } else {
+    c.client->set_axis_attr(set.id, set.attributes);
+  }
+  return set;
 }
 
 }  // namespace
@@ -352,41 +438,19 @@ std::size_t array_size(const char* call, int ep_rank, const std::string& what, c
 
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
                                   const char* name, int value) {
-  constexpr const char* kCall = "xios_lite_set_domain_attr_int";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    xios_lite::DomainAttributes a;
-    if (attr == "ni_glo") {
-      a.ni_glo = value;
-    } else if (attr == "nj_glo") {
-      a.nj_glo = value;
-    } else if (attr == "ibegin") {
-      a.ibegin = value;
-    } else if (attr == "ni") {
-      a.ni = value;
-    } else if (attr == "jbegin") {
-      a.jbegin = value;
-    } else if (attr == "nj") {
-      a.nj = value;
-    } else if (attr == "nvertex") {
-      a.nvertex = value;
-    } else {
-      argument_error(kCall, c.ep_rank,
-                     "'" + attr +
-                         "' is not an integer domain attribute (ni_glo, nj_glo, ibegin, "
-                         "ni, jbegin, nj, nvertex)");
-    }
-    c.client->set_domain_attr(domain, a);
+    const auto set =
+        set_named_attribute(client, "xios_lite_set_domain_attr_int", domain_id, name, kDomainInts,
+                            "an integer domain attribute",
+                            [&](const xios_lite_client_s&, const std::string&) { return value; });
     // The block as set_domain_block would have it, for the shape checks.
-    xios_lite::DomainAttributes& part = c.block_parts[domain];
-    for (auto [from, to] : {std::pair{&a.ibegin, &part.ibegin}, std::pair{&a.ni, &part.ni},
-                            std::pair{&a.jbegin, &part.jbegin}, std::pair{&a.nj, &part.nj}}) {
-      if (*from) *to = *from;
+    xios_lite::DomainAttributes& part = set.c.block_parts[set.id];
+    for (const auto member : {&DomainAttributes::ibegin, &DomainAttributes::ni,
+                              &DomainAttributes::jbegin, &DomainAttributes::nj}) {
+      if (set.attributes.*member) part.*member = set.attributes.*member;
     }
     if (part.ibegin && part.ni && part.jbegin && part.nj) {
-      c.blocks[domain] = {*part.ibegin, *part.ni, *part.jbegin, *part.nj};
+      set.c.blocks[set.id] = {*part.ibegin, *part.ni, *part.jbegin, *part.nj};
     }
   });
 }
@@ -396,32 +460,12 @@ int xios_lite_set_domain_attr_double(xios_lite_client_t client, const char* doma
                                      const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_double";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
-    const std::vector<double> v(values, values + n);
-    xios_lite::DomainAttributes a;
-    static const std::map<std::string, std::vector<double> xios_lite::DomainAttributes::*> kArrays{
-        {"lonvalue_1d", &xios_lite::DomainAttributes::lonvalue_1d},
-        {"latvalue_1d", &xios_lite::DomainAttributes::latvalue_1d},
-        {"lonvalue_2d", &xios_lite::DomainAttributes::lonvalue_2d},
-        {"latvalue_2d", &xios_lite::DomainAttributes::latvalue_2d},
-        {"bounds_lon_1d", &xios_lite::DomainAttributes::bounds_lon_1d},
-        {"bounds_lat_1d", &xios_lite::DomainAttributes::bounds_lat_1d},
-        {"bounds_lon_2d", &xios_lite::DomainAttributes::bounds_lon_2d},
-        {"bounds_lat_2d", &xios_lite::DomainAttributes::bounds_lat_2d},
-        {"area", &xios_lite::DomainAttributes::area}};
-    const auto it = kArrays.find(attr);
-    if (it == kArrays.end()) {
-      argument_error(kCall, c.ep_rank,
-                     "'" + attr +
-                         "' is not an array domain attribute (lonvalue_1d, latvalue_1d, "
-                         "lonvalue_2d, latvalue_2d, bounds_lon_1d, bounds_lat_1d, bounds_lon_2d, "
-                         "bounds_lat_2d, area)");
-    }
-    a.*(it->second) = v;
-    c.client->set_domain_attr(domain, a);
+    set_named_attribute(client, kCall, domain_id, name, kDomainArrays, "an array domain attribute",
+                        [&](const xios_lite_client_s& c, const std::string& attr) {
+                          const std::size_t n =
+                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
+                          return std::vector<double>(values, values + n);
+                        });
   });
 }
 
@@ -429,15 +473,10 @@ int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain
                                    const char* name, const char* value) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_text";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string domain = checked_string(domain_id, kCall, "domain id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    if (attr != "type") {
-      argument_error(kCall, c.ep_rank, "'" + attr + "' is not a text domain attribute (type)");
-    }
-    xios_lite::DomainAttributes a;
-    a.type = checked_string(value, kCall, "value", c.ep_rank);
-    c.client->set_domain_attr(domain, a);
+    set_named_attribute(client, kCall, domain_id, name, kDomainTexts, "a text domain attribute",
+                        [&](const xios_lite_client_s& c, const std::string&) {
+                          return checked_string(value, kCall, "value", c.ep_rank);
+                        });
   });
 }
 
@@ -459,17 +498,10 @@ int xios_lite_set_domain_attr_mask(xios_lite_client_t client, const char* domain
 
 int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, const char* name,
                                 int value) {
-  constexpr const char* kCall = "xios_lite_set_axis_attr_int";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    if (attr != "n_glo") {
-      argument_error(kCall, c.ep_rank, "'" + attr + "' is not an integer axis attribute (n_glo)");
-    }
-    xios_lite::AxisAttributes a;
-    a.n_glo = value;
-    c.client->set_axis_attr(axis, a);
+    set_named_attribute(client, "xios_lite_set_axis_attr_int", axis_id, name, kAxisInts,
+                        "an integer axis attribute",
+                        [&](const xios_lite_client_s&, const std::string&) { return value; });
   });
 }
 
@@ -477,20 +509,12 @@ int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_i
                                    const double* values, int rank, const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_set_axis_attr_double";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
-    xios_lite::AxisAttributes a;
-    if (attr == "value") {
-      a.value.assign(values, values + n);
-    } else if (attr == "bounds") {
-      a.bounds.assign(values, values + n);
-    } else {
-      argument_error(kCall, c.ep_rank,
-                     "'" + attr + "' is not an array axis attribute (value, bounds)");
-    }
-    c.client->set_axis_attr(axis, a);
+    set_named_attribute(client, kCall, axis_id, name, kAxisArrays, "an array axis attribute",
+                        [&](const xios_lite_client_s& c, const std::string& attr) {
+                          const std::size_t n =
+                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
+                          return std::vector<double>(values, values + n);
+                        });
   });
 }
 
@@ -498,28 +522,10 @@ int xios_lite_set_axis_attr_text(xios_lite_client_t client, const char* axis_id,
                                  const char* value) {
   constexpr const char* kCall = "xios_lite_set_axis_attr_text";
   return guarded([&] {
-    xios_lite_client_s& c = checked(client, kCall);
-    const std::string axis = checked_string(axis_id, kCall, "axis id", c.ep_rank);
-    const std::string attr = checked_string(name, kCall, "attribute name", c.ep_rank);
-    const std::string text = checked_string(value, kCall, "value", c.ep_rank);
-    xios_lite::AxisAttributes a;
-    if (attr == "name") {
-      a.name = text;
-    } else if (attr == "unit") {
-      a.unit = text;
-    } else if (attr == "positive") {
-      a.positive = text;
-    } else if (attr == "long_name") {
-      a.long_name = text;
-    } else if (attr == "standard_name") {
-      a.standard_name = text;
-    } else {
-      argument_error(kCall, c.ep_rank,
-                     "'" + attr +
-                         "' is not a text axis attribute (name, unit, positive, "
-                         "long_name, standard_name)");
-    }
-    c.client->set_axis_attr(axis, a);
+    set_named_attribute(client, kCall, axis_id, name, kAxisTexts, "a text axis attribute",
+                        [&](const xios_lite_client_s& c, const std::string&) {
+                          return checked_string(value, kCall, "value", c.ep_rank);
+                        });
   });
 }
 

@@ -12,7 +12,9 @@
 #include <cstdio>
 #include <numeric>
 
+#include "ep/enum_names.hpp"
 #include "ep/error.hpp"
+#include "text.hpp"
 
 namespace xios_lite {
 namespace {
@@ -87,66 +89,38 @@ bool read_number(std::string_view text, std::size_t& at, std::int64_t& value) {
   return true;
 }
 
-// 'text' (built by appending: GCC 12 warns, -Wrestrict, on "'" + std::string).
-std::string quote(std::string_view text) {
-  std::string q(1, '\'');
-  q.append(text);
-  q.append(1, '\'');
-  return q;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
-  return s;
-}
+// The CF name of each calendar (what to_string writes) and the other names
+// parse_calendar_type accepts (all lower case).
+constexpr auto kCalendarNames =
+    ep::enum_names<CalendarType>({{CalendarType::kGregorian, "gregorian"},
+                                  {CalendarType::kNoLeap, "noleap"},
+                                  {CalendarType::k360Day, "360_day"},
+                                  {CalendarType::kJulian, "julian"},
+                                  {CalendarType::kAllLeap, "all_leap"},
+                                  {CalendarType::kUserDefined, "user_defined"}});
+constexpr auto kCalendarAliases =
+    std::to_array<ep::EnumName<CalendarType>>({{CalendarType::kGregorian, "standard"},
+                                               {CalendarType::kGregorian, "proleptic_gregorian"},
+                                               {CalendarType::kNoLeap, "365_day"},
+                                               {CalendarType::kAllLeap, "allleap"},
+                                               {CalendarType::kAllLeap, "366_day"},
+                                               {CalendarType::k360Day, "d360"},
+                                               {CalendarType::kUserDefined, "userdefined"}});
 
 }  // namespace
 
 std::string_view to_string(CalendarType type) noexcept {
-  switch (type) {
-    case CalendarType::kGregorian:
-      return "gregorian";
-    case CalendarType::kNoLeap:
-      return "noleap";
-    case CalendarType::k360Day:
-      return "360_day";
-    case CalendarType::kJulian:
-      return "julian";
-    case CalendarType::kAllLeap:
-      return "all_leap";
-    case CalendarType::kUserDefined:
-      return "user_defined";
-  }
-  return "gregorian";
+  return ep::enum_name(kCalendarNames, type, "gregorian");
 }
 
 bool parse_calendar_type(std::string_view text, CalendarType& out) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  static const std::array<std::pair<const char*, CalendarType>, 13> kNames{{
-      {"gregorian", CalendarType::kGregorian},
-      {"standard", CalendarType::kGregorian},
-      {"proleptic_gregorian", CalendarType::kGregorian},
-      {"julian", CalendarType::kJulian},
-      {"noleap", CalendarType::kNoLeap},
-      {"365_day", CalendarType::kNoLeap},
-      {"allleap", CalendarType::kAllLeap},
-      {"all_leap", CalendarType::kAllLeap},
-      {"366_day", CalendarType::kAllLeap},
-      {"d360", CalendarType::k360Day},
-      {"360_day", CalendarType::k360Day},
-      {"user_defined", CalendarType::kUserDefined},
-      {"userdefined", CalendarType::kUserDefined},
-  }};
-  for (const auto& [name, type] : kNames) {
-    if (lower == name) {
-      out = type;
-      return true;
-    }
-  }
-  return false;
+  auto type = ep::enum_from_name(kCalendarNames, lower);
+  if (!type) type = ep::enum_from_name(kCalendarAliases, lower);
+  if (type) out = *type;
+  return type.has_value();
 }
 
 std::string format_date(const Date& d) {

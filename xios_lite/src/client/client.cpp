@@ -4,6 +4,7 @@
 #include "xios_lite/client.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -12,6 +13,7 @@
 #include "client_engine.hpp"
 #include "config/model_definitions.hpp"
 #include "ep/comm_management.hpp"
+#include "ep/enum_names.hpp"
 #include "ep/error.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
@@ -25,17 +27,12 @@
 
 namespace xios_lite {
 
-const char* to_string(Mode mode) noexcept {
-  switch (mode) {
-    case Mode::kEndpoints:
-      return "ep";
-    case Mode::kFunneled:
-      return "funneled";
-    case Mode::kSynchronous:
-      return "synchronous";
-  }
-  return "ep";
-}
+namespace {
+constexpr auto kModeNames = ep::enum_names<Mode>(
+    {{Mode::kEndpoints, "ep"}, {Mode::kFunneled, "funneled"}, {Mode::kSynchronous, "synchronous"}});
+}  // namespace
+
+const char* to_string(Mode mode) noexcept { return ep::enum_name(kModeNames, mode, "ep"); }
 
 namespace detail {
 

@@ -5,6 +5,7 @@
 // scalar_ref). Checks that need values the model may still set (sizes, the
 // timestep) run in complete_definitions (completion.cpp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "ep/enum_names.hpp"
 #include "ep/error.hpp"
 #include "vocabulary.hpp"
 #include "xios_lite/config.hpp"
@@ -53,22 +55,14 @@ bool is_group_of(Kind kind, const std::string& name) {
 }
 
 // The attribute naming the element an element of `kind` references.
-const char* ref_attribute(Kind kind) {
-  switch (kind) {
-    case Kind::kDomain:
-      return "domain_ref";
-    case Kind::kAxis:
-      return "axis_ref";
-    case Kind::kScalar:
-      return "scalar_ref";
-    case Kind::kField:
-    case Kind::kFileField:
-      return "field_ref";
-    case Kind::kFile:
-      return "";
-  }
-  return "";
-}
+constexpr auto kRefAttributes = ep::enum_names<Kind>({{Kind::kDomain, "domain_ref"},
+                                                      {Kind::kAxis, "axis_ref"},
+                                                      {Kind::kScalar, "scalar_ref"},
+                                                      {Kind::kField, "field_ref"},
+                                                      {Kind::kFileField, "field_ref"},
+                                                      {Kind::kFile, ""}});
+
+const char* ref_attribute(Kind kind) { return ep::enum_name(kRefAttributes, kind, ""); }
 
 // Attributes that belong to the element itself, never inherited.
 bool inheritable(std::string_view attr) {
@@ -84,25 +78,39 @@ struct Found {
   explicit operator bool() const { return value != nullptr; }
 };
 
+// The texts of Operation and Reduction (to_string, and what operation_of and
+// reduction_of read), and the CF cell method of each operation.
+constexpr auto kOperationNames = ep::enum_names<Operation>({{Operation::kInstant, "instant"},
+                                                            {Operation::kAverage, "average"},
+                                                            {Operation::kMinimum, "minimum"},
+                                                            {Operation::kMaximum, "maximum"},
+                                                            {Operation::kAccumulate, "accumulate"},
+                                                            {Operation::kOnce, "once"}});
+constexpr auto kReductionNames = ep::enum_names<Reduction>({{Reduction::kNone, "none"},
+                                                            {Reduction::kSum, "sum"},
+                                                            {Reduction::kAverage, "average"},
+                                                            {Reduction::kMin, "min"},
+                                                            {Reduction::kMax, "max"}});
+constexpr auto kCellMethods = ep::enum_names<Operation>({{Operation::kInstant, "time: point"},
+                                                         {Operation::kAverage, "time: mean"},
+                                                         {Operation::kMinimum, "time: minimum"},
+                                                         {Operation::kMaximum, "time: maximum"},
+                                                         {Operation::kAccumulate, "time: sum"},
+                                                         {Operation::kOnce, "time: point"}});
+
 Operation operation_of(const Element& e, const std::string& v) {
-  static const std::map<std::string, Operation> kOps{
-      {"instant", Operation::kInstant},       {"average", Operation::kAverage},
-      {"minimum", Operation::kMinimum},       {"maximum", Operation::kMaximum},
-      {"accumulate", Operation::kAccumulate}, {"once", Operation::kOnce}};
-  const auto it = kOps.find(v);
-  if (it == kOps.end()) {
+  const auto op = ep::enum_from_name(kOperationNames, v);
+  if (!op) {
     fail(e, "operation",
          "unknown operation '" + v +
              "' (expected instant, average, minimum, maximum, accumulate or once)");
   }
-  return it->second;
+  return *op;
 }
 
 Reduction reduction_of(const Element& e, const std::string& v) {
-  if (v == "sum") return Reduction::kSum;
-  if (v == "average") return Reduction::kAverage;
-  if (v == "min") return Reduction::kMin;
-  if (v == "max") return Reduction::kMax;
+  const auto r = ep::enum_from_name(kReductionNames, v);
+  if (r && *r != Reduction::kNone) return *r;
   fail(e, "operation", "unknown reduction '" + v + "' (expected sum, average, min or max)");
 }
 
@@ -1622,54 +1630,13 @@ Config pick(Simulation sim, const std::string& context) {
 }  // namespace
 
 const char* to_string(Operation op) noexcept {
-  switch (op) {
-    case Operation::kInstant:
-      return "instant";
-    case Operation::kAverage:
-      return "average";
-    case Operation::kMinimum:
-      return "minimum";
-    case Operation::kMaximum:
-      return "maximum";
-    case Operation::kAccumulate:
-      return "accumulate";
-    case Operation::kOnce:
-      return "once";
-  }
-  return "instant";
+  return ep::enum_name(kOperationNames, op, "instant");
 }
 
-const char* to_string(Reduction r) noexcept {
-  switch (r) {
-    case Reduction::kNone:
-      return "none";
-    case Reduction::kSum:
-      return "sum";
-    case Reduction::kAverage:
-      return "average";
-    case Reduction::kMin:
-      return "min";
-    case Reduction::kMax:
-      return "max";
-  }
-  return "none";
-}
+const char* to_string(Reduction r) noexcept { return ep::enum_name(kReductionNames, r, "none"); }
 
 const char* cell_method(Operation op) noexcept {
-  switch (op) {
-    case Operation::kAverage:
-      return "time: mean";
-    case Operation::kMinimum:
-      return "time: minimum";
-    case Operation::kMaximum:
-      return "time: maximum";
-    case Operation::kAccumulate:
-      return "time: sum";
-    case Operation::kInstant:
-    case Operation::kOnce:
-      return "time: point";
-  }
-  return "time: point";
+  return ep::enum_name(kCellMethods, op, "time: point");
 }
 
 int Config::find_field(const std::string& id) const {

@@ -170,6 +170,24 @@ void agree(const std::vector<ModelDefinitions>& clients, const std::string& wher
   }
 }
 
+// agree() on one attribute: member `member` of the attributes `attributes_of`
+// finds in a client's definitions (nullptr: that client sets none of them).
+// True when some client sets it.
+template <class T, class Attributes, class Find>
+bool agree_on(const std::vector<ModelDefinitions>& clients, const std::string& where,
+              const char* name, const Find& attributes_of, std::optional<T> Attributes::*member,
+              T& current) {
+  bool set = false;
+  agree(
+      clients, where, name,
+      [&](const ModelDefinitions& m) -> std::optional<T> {
+        const Attributes* a = attributes_of(m);
+        return a != nullptr ? a->*member : std::nullopt;
+      },
+      current, set);
+  return set;
+}
+
 // Places each client's piece of a local array into the global one: `extent`
 // gives the piece's position (first index, count) per client, `per` values
 // per index. Pieces that overlap must match; every index must be given when
@@ -276,49 +294,33 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
   // The calendar.
   CalendarSpec& spec = cfg.calendar_spec;
   const std::string cal_where = spec.where + " (calendar set by the model)";
-  bool set = false;
+  const auto calendar = [](const ModelDefinitions& m) {
+    return m.calendar ? &*m.calendar : nullptr;
+  };
   std::string text;
-  agree(
-      clients, cal_where, "type",
-      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->type : std::nullopt; }, text,
-      set);
-  if (set) {
+  if (agree_on(clients, cal_where, "type", calendar, &CalendarAttributes::type, text)) {
     CalendarType t{};
     if (!parse_calendar_type(text, t)) {
       fail_model(cal_where, "unknown calendar type '" + text + "'");
     }
     spec.type = t;
   }
-  set = false;
-  agree(
-      clients, cal_where, "start_date",
-      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->start_date : std::nullopt; },
-      spec.start_date, set);
-  set = false;
-  agree(
-      clients, cal_where, "time_origin",
-      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->time_origin : std::nullopt; },
-      spec.time_origin, set);
-  set = false;
-  agree(
-      clients, cal_where, "timestep",
-      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->timestep : std::nullopt; },
-      text, set);
-  if (set) {
+  agree_on(clients, cal_where, "start_date", calendar, &CalendarAttributes::start_date,
+           spec.start_date);
+  agree_on(clients, cal_where, "time_origin", calendar, &CalendarAttributes::time_origin,
+           spec.time_origin);
+  if (agree_on(clients, cal_where, "timestep", calendar, &CalendarAttributes::timestep, text)) {
     Frequency f;
     if (!parse_frequency(text, f)) {
       fail_model(cal_where, "bad timestep '" + text + "' (a duration such as 1800s or 1h)");
     }
     spec.timestep = f;
   }
-  set = false;
   std::int64_t day = 0;
-  agree(
-      clients, cal_where, "day_length",
-      [](const ModelDefinitions& m) { return m.calendar ? m.calendar->day_length : std::nullopt; },
-      day, set);
-  if (set) spec.day_length = day;
-  set = false;
+  if (agree_on(clients, cal_where, "day_length", calendar, &CalendarAttributes::day_length, day)) {
+    spec.day_length = day;
+  }
+  bool set = false;
   std::vector<double> months;
   agree(
       clients, cal_where, "month_lengths",
@@ -346,45 +348,16 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
       const auto it = m.domains.find(idx);
       return it != m.domains.end() ? &it->second : nullptr;
     };
-    bool s = false;
-    agree(
-        clients, where, "ni_glo",
-        [&](const ModelDefinitions& m) {
-          const auto* a = attr(m);
-          return a != nullptr ? a->ni_glo : std::nullopt;
-        },
-        d.ni_glo, s);
-    s = false;
-    agree(
-        clients, where, "nj_glo",
-        [&](const ModelDefinitions& m) {
-          const auto* a = attr(m);
-          return a != nullptr ? a->nj_glo : std::nullopt;
-        },
-        d.nj_glo, s);
+    agree_on(clients, where, "ni_glo", attr, &DomainAttributes::ni_glo, d.ni_glo);
+    agree_on(clients, where, "nj_glo", attr, &DomainAttributes::nj_glo, d.nj_glo);
     std::string type;
-    s = false;
-    agree(
-        clients, where, "type",
-        [&](const ModelDefinitions& m) {
-          const auto* a = attr(m);
-          return a != nullptr ? a->type : std::nullopt;
-        },
-        type, s);
-    if (s) {
+    if (agree_on(clients, where, "type", attr, &DomainAttributes::type, type)) {
       if (type != "rectilinear" && type != "curvilinear") {
         fail_model(where, "type '" + type + "' (rectilinear and curvilinear are written)");
       }
       d.type = type == "curvilinear" ? DomainType::kCurvilinear : DomainType::kRectilinear;
     }
-    s = false;
-    agree(
-        clients, where, "nvertex",
-        [&](const ModelDefinitions& m) {
-          const auto* a = attr(m);
-          return a != nullptr ? a->nvertex : std::nullopt;
-        },
-        d.nvertex, s);
+    agree_on(clients, where, "nvertex", attr, &DomainAttributes::nvertex, d.nvertex);
     if (d.ni_glo <= 0 || d.nj_glo <= 0) {
       fail_model(where, "ni_glo and nj_glo are needed (configuration or set_domain_attr)");
     }
@@ -455,14 +428,7 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
       const auto it = m.axes.find(idx);
       return it != m.axes.end() ? &it->second : nullptr;
     };
-    bool s = false;
-    agree(
-        clients, where, "n_glo",
-        [&](const ModelDefinitions& m) {
-          const auto* x = get(m);
-          return x != nullptr ? x->n_glo : std::nullopt;
-        },
-        a.n_glo, s);
+    agree_on(clients, where, "n_glo", get, &AxisAttributes::n_glo, a.n_glo);
     const auto list = [&](const char* name, std::vector<double> AxisAttributes::*member,
                           std::vector<double>& out) {
       bool any = false;
@@ -476,22 +442,11 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
     };
     list("value", &AxisAttributes::value, a.value);
     list("bounds", &AxisAttributes::bounds, a.bounds);
-    const auto text_attr = [&](const char* name, std::optional<std::string> AxisAttributes::*member,
-                               std::string& out) {
-      bool any = false;
-      agree(
-          clients, where, name,
-          [&](const ModelDefinitions& m) {
-            const auto* x = get(m);
-            return x != nullptr ? x->*member : std::nullopt;
-          },
-          out, any);
-    };
-    text_attr("name", &AxisAttributes::name, a.name);
-    text_attr("unit", &AxisAttributes::unit, a.unit);
-    text_attr("positive", &AxisAttributes::positive, a.positive);
-    text_attr("long_name", &AxisAttributes::long_name, a.long_name);
-    text_attr("standard_name", &AxisAttributes::standard_name, a.standard_name);
+    agree_on(clients, where, "name", get, &AxisAttributes::name, a.name);
+    agree_on(clients, where, "unit", get, &AxisAttributes::unit, a.unit);
+    agree_on(clients, where, "positive", get, &AxisAttributes::positive, a.positive);
+    agree_on(clients, where, "long_name", get, &AxisAttributes::long_name, a.long_name);
+    agree_on(clients, where, "standard_name", get, &AxisAttributes::standard_name, a.standard_name);
     if (!a.positive.empty() && a.positive != "up" && a.positive != "down") {
       fail_model(where, "positive '" + a.positive + "' (expected up or down)");
     }

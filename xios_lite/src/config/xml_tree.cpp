@@ -9,25 +9,12 @@
 #include <sstream>
 
 #include "ep/error.hpp"
+#include "text.hpp"
 
 namespace xios_lite::config {
 namespace {
 
 constexpr int kMaxIncludeDepth = 16;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
-  return s;
-}
-
-// 'text' (built by appending: GCC 12 warns, -Wrestrict, on "'" + std::string).
-std::string quote(std::string_view text) {
-  std::string q(1, '\'');
-  q.append(text);
-  q.append(1, '\'');
-  return q;
-}
 
 std::string directory_of(const std::string& path) {
   const auto slash = path.find_last_of('/');

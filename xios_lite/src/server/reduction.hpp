@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "netcdf/variable_layout.hpp"
@@ -141,6 +142,22 @@ class ReductionFold {
                         : area[static_cast<std::size_t>(j0 + j) * static_cast<std::size_t>(ni) +
                                static_cast<std::size_t>(i0 + i)];
   };
+  // One value per level and line (a row along i, or a column along j): the
+  // fold of the `across` cells of each of `lines` lines, cell x of line l
+  // being (j, i) = at(l, x). Missing values are skipped.
+  const auto fold_lines = [&](int lines, int across, auto at) {
+    for (int k = 0; k < nk_out; ++k) {
+      for (int l = 0; l < lines; ++l) {
+        ReductionFold fold(s.horizontal_op);
+        for (int x = 0; x < across; ++x) {
+          const auto [j, i] = at(l, x);
+          const double v = cell(k, j, i);
+          if (!is_missing(v, fill)) fold.add(v, weight(j, i));
+        }
+        out.values.push_back(fold.result(fill));
+      }
+    }
+  };
   switch (s.horizontal) {
     case OutputShape::Horizontal::kDomain:
       out.jbegin = j0 - w.jbegin;
@@ -153,31 +170,13 @@ class ReductionFold {
       out.jbegin = j0;
       out.nj = nj;
       out.ni = 1;
-      for (int k = 0; k < nk_out; ++k) {
-        for (int j = 0; j < nj; ++j) {
-          ReductionFold fold(s.horizontal_op);
-          for (int i = 0; i < wi; ++i) {
-            const double v = cell(k, j, i);
-            if (!is_missing(v, fill)) fold.add(v, weight(j, i));
-          }
-          out.values.push_back(fold.result(fill));
-        }
-      }
+      fold_lines(nj, wi, [](int j, int i) { return std::pair{j, i}; });
       break;
     case OutputShape::Horizontal::kAlongJ:  // one value per column: the row dimension is i
       out.jbegin = 0;
       out.nj = wi;
       out.ni = 1;
-      for (int k = 0; k < nk_out; ++k) {
-        for (int i = 0; i < wi; ++i) {
-          ReductionFold fold(s.horizontal_op);
-          for (int j = 0; j < nj; ++j) {
-            const double v = cell(k, j, i);
-            if (!is_missing(v, fill)) fold.add(v, weight(j, i));
-          }
-          out.values.push_back(fold.result(fill));
-        }
-      }
+      fold_lines(wi, nj, [](int i, int j) { return std::pair{j, i}; });
       break;
     case OutputShape::Horizontal::kGlobal:
       out.jbegin = 0;
