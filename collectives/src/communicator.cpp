@@ -130,6 +130,11 @@ void BasicComm<Backend>::post_sized_receives(std::span<SizedReceive> receives, M
   }
 }
 
+namespace {
+/// finish_sized_receives on MPI: probe sweeps that found nothing before a yield.
+constexpr int kSweepsPerYield = 64;
+}  // namespace
+
 template <class Backend>
 void BasicComm<Backend>::finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type,
                                                int tag, std::vector<Request>& requests,
@@ -139,6 +144,7 @@ void BasicComm<Backend>::finish_sized_receives(std::span<SizedReceive> receives,
     // Each message is matched first and received at the size it has.
     std::vector<bool> done(receives.size(), false);
     std::size_t left = receives.size();
+    int idle_sweeps = 0;
     int type_size = 0;
     ep::check_mpi(MPI_Type_size(type, &type_size), kCall, rank_);
     while (left > 0) {
@@ -164,8 +170,14 @@ void BasicComm<Backend>::finish_sized_receives(std::span<SizedReceive> receives,
         --left;
         progress = true;
       }
-      // Ranks may outnumber cores: let the senders run.
-      if (!progress) std::this_thread::yield();
+      // Spin as MPI's own waits do; now and then let the senders run, for
+      // ranks may outnumber cores (a yield at every sweep costs a time slice
+      // on a loaded machine).
+      if (progress) {
+        idle_sweeps = 0;
+      } else if (++idle_sweeps % kSweepsPerYield == 0) {
+        std::this_thread::yield();
+      }
     }
     wait_all(requests);
   } else {
