@@ -16,8 +16,9 @@
 //
 //   kArrivals (default): no collective of its own. Each rank checks its own
 //     arguments (array lengths, negative counts, blocks outside their
-//     buffers, k < 1, auto without a tuner) and each receiver checks what
-//     arrives against its recvcounts:
+//     buffers, k < 1, auto without a tuner, a block to itself whose
+//     sendcount and recvcount differ) and each receiver checks what arrives
+//     against its recvcounts:
 //       - a rank whose own arguments are bad still takes part, so that nobody
 //         waits for it: it sends empty blocks (Bruck: zero sizes, and it
 //         still relays the other ranks' blocks; ring-k with k < 1: burst,
@@ -34,16 +35,19 @@
 //         normally, no message is left behind, the next call is unaffected.
 //       - bruck carries its block sizes and checks them at its end: the same
 //         errors on the receiver alone.
-//       - library: on EpComm, ep::alltoallv verifies at its receivers in the
-//         same way. On MPI (MpiComm, FunneledComm), MPI_Alltoallv does not:
+//       - library: on EpComm, ep::alltoallv verifies at its receivers: its
+//         own error on the receiver and, in a process of several endpoints,
+//         on that process's other endpoints too ("seen by ep rank r"). On
+//         MPI (MpiComm, FunneledComm), MPI_Alltoallv does not verify:
 //         MPICH 4.0 delivers wrong data without a word, Open MPI may abort
 //         through the fatal error handler. There the call keeps the
 //         agreement round of kAgreed.
 //       - auto: its size class must be agreed anyway; one allreduce of two
-//         ints carries it with the highest bad rank, so a bad
-//         argument anywhere throws on every rank. The call that measures a
-//         size class runs the kAgreed round first (the candidates must not
-//         fail halfway through the measurement).
+//         ints carries it with the highest rank whose arguments are bad, so
+//         a bad argument anywhere throws on every rank; a count mismatch is
+//         found by the receivers as above. The call that measures a size
+//         class runs the kAgreed round first (the candidates must not fail
+//         halfway through the measurement).
 //     What receivers cannot see: ranks that chose different algorithms or k
 //     (as MPI cannot see ranks calling different collectives). Use kAgreed
 //     when that is in doubt.
@@ -62,9 +66,9 @@
 // Every rank of a call must use the same level.
 //
 // `auto`: the size class is the largest block in bytes over all ranks,
-// rounded to a power of 4 (agreed with the checks above, or under kNone
-// from options.agreed_block_bytes, or by one extra allreduce). The first call of
-// a class times every candidate (library, burst, pairwise, bruck, ring-k for
+// rounded to a power of 4 (agreed with the checks above, or under kNone from
+// options.agreed_block_bytes, or by one extra allreduce). The first call of a
+// class times every candidate (library, burst, pairwise, bruck, ring-k for
 // k = 2, 4, 8, ... < n-1) on the caller's own data (3 rounds of 2 calls,
 // interleaved; a candidate's best round), takes each candidate's slowest
 // rank (allreduce MPI_MAX) and keeps the fastest: all ranks see the
