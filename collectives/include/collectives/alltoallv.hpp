@@ -383,6 +383,13 @@ void run_verified(const C& comm, alltoallv_algorithms::Exchange<T> x, const Allt
   alltoallv_algorithms::throw_if_arrivals_differ(comm.rank(), scratch);
 }
 
+/// Throws this rank's (`rank` of `ranks`) own problem `mine` (kArrivals). Local.
+[[noreturn]] inline void throw_own_problem(int rank, int ranks, const LocalCheck& mine) {
+  const auto [kind, text] = describe_alltoallv_problem(mine, ranks);
+  throw ep::Error(kind, "collectives::alltoallv", rank,
+                  "rank " + std::to_string(rank) + " passed " + text);
+}
+
 /// kArrivals on a rank whose own arguments are bad (`mine`): takes part in
 /// the exchange with empty blocks, discards what arrives, then throws its
 /// own error. Collective (the other ranks run `options` normally).
@@ -404,9 +411,7 @@ template <Communicator C, ep::HasDatatype T>
   } catch (const ep::Error&) {
     // The blocks the other ranks sent it: its own error says more.
   }
-  const auto [kind, text] = describe_alltoallv_problem(mine, comm.size());
-  throw ep::Error(kind, "collectives::alltoallv", comm.rank(),
-                  "rank " + std::to_string(comm.rank()) + " passed " + text);
+  throw_own_problem(comm.rank(), comm.size(), mine);
 }
 
 /// The call once the arguments are agreed (kAgreed, with the size class it
@@ -450,11 +455,7 @@ void run_auto_verified(const C& comm, const alltoallv_algorithms::Exchange<T>& x
                        alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
   int agreed[2] = {static_cast<int>(mine.agreed[2]), mine.code == kFine ? 0 : comm.rank() + 1};
   comm.library_allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MAX);
-  if (mine.code != kFine) {
-    const auto [kind, text] = describe_alltoallv_problem(mine, comm.size());
-    throw ep::Error(kind, "collectives::alltoallv", comm.rank(),
-                    "rank " + std::to_string(comm.rank()) + " passed " + text);
-  }
+  if (mine.code != kFine) throw_own_problem(comm.rank(), comm.size(), mine);
   if (agreed[1] != 0) {
     throw ep::Error(ep::ErrorKind::kArgument, "collectives::alltoallv", comm.rank(),
                     "rank " + std::to_string(agreed[1] - 1) +
