@@ -319,8 +319,9 @@ TEST(Alltoallv, ArrivalsMismatchThrowsOnItsReceiverAlone) {
     if (n < 2) return;  // one rank: its own block, below
     const int sender = 0;
     const int receiver = n - 1;
-    // {sent, expected}: more, fewer, 0 against non-zero, non-zero against 0.
-    const int pairs[4][2] = {{3, 1}, {1, 3}, {0, 2}, {2, 0}};
+    // {sent, expected}: more, fewer, 0 against non-zero, non-zero against 0,
+    // and more and fewer in blocks past the eager sizes (160 and 80 KB).
+    const int pairs[6][2] = {{3, 1}, {1, 3}, {0, 2}, {2, 0}, {20000, 10000}, {10000, 20000}};
     collectives::AlltoallvTuner tuner;
     for (const AlltoallvOptions& o : verified_algorithms(n, &tuner)) {
       for (const auto& [sent, expected] : pairs) {
