@@ -122,6 +122,10 @@ std::pair<ep::ErrorKind, std::string> describe_alltoallv_problem(const LocalChec
       return {ep::ErrorKind::kCount,
               "recvcounts[" + std::to_string(c.index) + "] = " + std::to_string(c.value) +
                   " but rank " + std::to_string(c.index) + " sends " + std::to_string(c.agreed[0])};
+    case kSelfMismatch:
+      return {ep::ErrorKind::kCount,
+              "recvcounts[" + std::to_string(c.index) + "] = " + std::to_string(c.value) +
+                  " but sendcounts[" + std::to_string(c.index) + "] differs (its block to itself)"};
     default:
       return {ep::ErrorKind::kArgument, "problem code " + std::to_string(c.code)};
   }

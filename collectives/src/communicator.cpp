@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -117,6 +118,88 @@ void BasicComm<Backend>::wait_all(std::span<Request> requests) const {
   } else {
     ep::wait_all(requests);
   }
+}
+
+template <class Backend>
+void BasicComm<Backend>::post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type,
+                                             int tag, std::vector<Request>& requests) const {
+  if constexpr (!kIsMpi<Backend>) {
+    for (SizedReceive& r : receives) {
+      requests.push_back(comm_->irecv(r.buf, r.count, type, r.source, tag));
+    }
+  }
+}
+
+namespace {
+/// finish_sized_receives on MPI: probe sweeps that found nothing before a yield.
+constexpr int kSweepsPerYield = 64;
+}  // namespace
+
+template <class Backend>
+void BasicComm<Backend>::finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type,
+                                               int tag, std::vector<Request>& requests,
+                                               std::vector<std::byte>& spill) const {
+  constexpr const char* kCall = "collectives::finish_sized_receives";
+  if constexpr (kIsMpi<Backend>) {
+    // Each message is matched first and received at the size it has.
+    std::vector<bool> done(receives.size(), false);
+    std::size_t left = receives.size();
+    int idle_sweeps = 0;
+    int type_size = 0;
+    ep::check_mpi(MPI_Type_size(type, &type_size), kCall, rank_);
+    while (left > 0) {
+      bool progress = false;
+      for (std::size_t i = 0; i < receives.size(); ++i) {
+        if (done[i]) continue;
+        SizedReceive& r = receives[i];
+        int found = 0;
+        MPI_Message message = MPI_MESSAGE_NULL;
+        MPI_Status status{};
+        ep::check_mpi(MPI_Improbe(r.source, tag, get(), &found, &message, &status), kCall, rank_);
+        if (found == 0) continue;
+        int count = 0;
+        ep::check_mpi(MPI_Get_count(&status, type, &count), kCall, rank_);
+        void* into = r.buf;
+        if (count > r.count) {
+          spill.resize(static_cast<std::size_t>(count) * static_cast<std::size_t>(type_size));
+          into = spill.data();
+        }
+        ep::check_mpi(MPI_Mrecv(into, count, type, &message, MPI_STATUS_IGNORE), kCall, rank_);
+        r.received = count;
+        done[i] = true;
+        --left;
+        progress = true;
+      }
+      // Spin as MPI's own waits do; now and then let the senders run, for
+      // ranks may outnumber cores (a yield at every sweep costs a time slice
+      // on a loaded machine).
+      if (progress) {
+        idle_sweeps = 0;
+      } else if (++idle_sweeps % kSweepsPerYield == 0) {
+        std::this_thread::yield();
+      }
+    }
+    wait_all(requests);
+  } else {
+    // Receives first in `requests`: each completes with its size, or fails
+    // with kTruncate for a longer message (consumed); any other failure is
+    // rethrown once every request is complete.
+    std::exception_ptr failure;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      try {
+        const ep::Status status = ep::wait(requests[i]);
+        if (i < receives.size()) receives[i].received = status.count(type);
+      } catch (const ep::Error& e) {
+        if (i < receives.size() && e.kind() == ep::ErrorKind::kTruncate) {
+          receives[i].received = SizedReceive::kLonger;
+        } else if (!failure) {
+          failure = std::current_exception();
+        }
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+  requests.clear();
 }
 
 template <class Backend>

@@ -14,12 +14,16 @@
 // (AlltoallvCall): every mode moves the same data between the same workers. Targets (printed as
 // met / NOT met where the launch has both sides): per backend the best
 // ring<k> and auto at or below library; ep at or below funneled.
-// ALLTOALLV_BENCH_CHECKED=1 times the calls with their argument checks on
-// (options.check, the default of collectives::alltoallv); otherwise, as a
-// plan that has checked its counts once runs them, off.
+// ALLTOALLV_BENCH_CHECK=arrivals (the default of collectives::alltoallv:
+// receivers verify what arrives) or agreed (one agreement round first) times
+// the calls with that check (options.check); none or unset, as a plan that
+// has checked its counts once runs them, without. ALLTOALLV_BENCH_CHECKED=1
+// is the older spelling of arrivals.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -33,6 +37,24 @@ namespace {
 using bench::kernels::Backend;
 using bench::kernels::RefComm;
 constexpr const char* kBench = "alltoallv_bench";
+
+/// The name of the timed calls' check level (see the file comment).
+std::string timed_check_name() {
+  const char* level = std::getenv("ALLTOALLV_BENCH_CHECK");
+  const char* old = std::getenv("ALLTOALLV_BENCH_CHECKED");
+  if (level != nullptr && *level != '\0') return level;
+  return old != nullptr && std::string(old) == "1" ? "arrivals" : "none";
+}
+
+/// The timed calls' check level; an unknown name throws.
+collectives::AlltoallvCheck timed_check() {
+  const std::string name = timed_check_name();
+  if (name == "none") return collectives::AlltoallvCheck::kNone;
+  if (name == "arrivals") return collectives::AlltoallvCheck::kArrivals;
+  if (name == "agreed") return collectives::AlltoallvCheck::kAgreed;
+  throw std::runtime_error(std::string(kBench) + ": ALLTOALLV_BENCH_CHECK=" + name +
+                           " (none, arrivals or agreed)");
+}
 
 /// Fills a send buffer of n blocks so that block j starts with rank*1000 + j.
 void fill_blocks(std::vector<double>& send, int n, int block, int rank) {
@@ -116,11 +138,9 @@ struct AlltoallvCall {
       throw std::runtime_error(std::string(kBench) + ": wrong result of " +
                                collectives::alltoallv_name(choice));
     }
-    // Checked once; the timed calls are what a plan runs, unless
-    // ALLTOALLV_BENCH_CHECKED=1 asks to time the checked call (the default
-    // of collectives::alltoallv) instead.
-    const char* checked = std::getenv("ALLTOALLV_BENCH_CHECKED");
-    options.check = checked != nullptr && std::string(checked) == "1";
+    // Checked once; the timed calls are what a plan runs (kNone), unless
+    // ALLTOALLV_BENCH_CHECK asks to time a checked call instead.
+    options.check = timed_check();
   }
   void call() {
     if constexpr (kFunneled) shuffle(true);
@@ -199,6 +219,11 @@ int main(int argc, char** argv) {
         const std::vector<std::size_t> sizes = block_sizes(options.quick);
         bench::Report report(kBench);
         harness.print_launch(kBench);
+        if (harness.world_rank() == 0) {
+          (void)timed_check();  // an unknown name stops here
+          std::printf("# timed calls' check (ALLTOALLV_BENCH_CHECK): %s\n",
+                      timed_check_name().c_str());
+        }
         for (const std::size_t bytes : sizes) {
           const auto measure = [&](Backend backend, const std::string& algorithm) {
             const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(

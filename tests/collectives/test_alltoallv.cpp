@@ -1,7 +1,10 @@
 // Alltoallv: every algorithm (library, burst, pairwise, bruck, ring-k for
-// every k from 1 to n, auto) on every backend gives the serial reference's
-// result for random uneven counts with zeros; auto measures once per size
-// class, can be reset and forced; bad arguments throw on every rank.
+// every k from 1 to n, auto) on every backend and at every check level gives
+// the serial reference's result for random uneven counts with zeros; auto
+// measures once per size class, can be reset and forced. Checks: under
+// kAgreed bad arguments throw on every rank; under kArrivals (the default) a
+// count mismatch throws on its receiver alone and a bad local argument on
+// its own rank, nobody hangs, and the next call on the communicator works.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -15,6 +18,7 @@
 namespace {
 
 using collectives::AlltoallvAlgorithm;
+using collectives::AlltoallvCheck;
 using collectives::AlltoallvChoice;
 using collectives::AlltoallvOptions;
 using collectives_test::gather_all;
@@ -90,7 +94,7 @@ std::vector<AlltoallvOptions> every_algorithm(int n, collectives::AlltoallvTuner
 }
 
 template <class C>
-void check_every_algorithm(const C& comm, unsigned seed, int max_count, bool checked) {
+void check_every_algorithm(const C& comm, unsigned seed, int max_count, AlltoallvCheck checked) {
   Case c = make_case(comm.size(), comm.rank(), seed, max_count);
   const std::vector<long> expected = reference(comm, c, seed, max_count);
   collectives::AlltoallvTuner tuner;
@@ -107,13 +111,17 @@ void check_every_algorithm(const C& comm, unsigned seed, int max_count, bool che
 
 TEST(Alltoallv, EveryAlgorithmAndEveryKMatchesTheReference) {
   run_on_backends([](const auto& comm) {
-    check_every_algorithm(comm, 1, 5, true);
-    check_every_algorithm(comm, 2, 3, false);
+    check_every_algorithm(comm, 1, 5, AlltoallvCheck::kArrivals);
+    check_every_algorithm(comm, 2, 3, AlltoallvCheck::kNone);
+    check_every_algorithm(comm, 4, 4, AlltoallvCheck::kAgreed);
   });
 }
 
 TEST(Alltoallv, LargeUnevenBlocks) {
-  run_on_backends([](const auto& comm) { check_every_algorithm(comm, 3, 40000, false); });
+  run_on_backends([](const auto& comm) {
+    check_every_algorithm(comm, 3, 40000, AlltoallvCheck::kNone);
+    check_every_algorithm(comm, 5, 20000, AlltoallvCheck::kArrivals);
+  });
 }
 
 TEST(Alltoallv, AutoMeasuresOncePerSizeClassThenRemembers) {
@@ -168,13 +176,14 @@ TEST(Alltoallv, NamesRoundTrip) {
   }
 }
 
-/// Runs one alltoallv with arguments spoilt by `spoil` and expects every
-/// rank to throw an ep::Error whose message contains `words`.
+/// Runs one alltoallv under kAgreed with arguments spoilt by `spoil` and
+/// expects every rank to throw an ep::Error whose message contains `words`.
 template <class C, class Spoil>
 void expect_error_everywhere(const C& comm, const Spoil& spoil,
                              const std::vector<std::string>& words) {
   Case c = make_case(comm.size(), comm.rank(), 9, 3);
-  AlltoallvOptions options{.algorithm = AlltoallvAlgorithm::kRingK, .k = 2};
+  AlltoallvOptions options{
+      .algorithm = AlltoallvAlgorithm::kRingK, .k = 2, .check = AlltoallvCheck::kAgreed};
   spoil(c, options);
   // The call (on these few ranks the check takes one round), then the check
   // alone the way it goes on many ranks (verdicts, counts, verdicts).
@@ -198,7 +207,7 @@ void expect_error_everywhere(const C& comm, const Spoil& spoil,
   }
 }
 
-TEST(Alltoallv, BadArgumentsThrowOnEveryRank) {
+TEST(Alltoallv, AgreedChecksThrowOnEveryRank) {
   run_on_backends([](const auto& comm) {
     const int last = comm.size() - 1;
     expect_error_everywhere(comm, [](Case&, AlltoallvOptions& o) { o.k = 0; }, {"k = 0"});
@@ -248,6 +257,191 @@ TEST(Alltoallv, BadArgumentsThrowOnEveryRank) {
                                 if (comm.rank() == last) o.k = 3;
                               },
                               {"k = 3", "rank 0 passed 2"});
+    }
+  });
+}
+
+/// The algorithms a kArrivals test runs: every fixed one, ring-k at 1, 2
+/// and n, and auto forced to ring2 (auto's verified path).
+std::vector<AlltoallvOptions> verified_algorithms(int n, collectives::AlltoallvTuner* tuner) {
+  std::vector<AlltoallvOptions> list = {{.algorithm = AlltoallvAlgorithm::kLibrary},
+                                        {.algorithm = AlltoallvAlgorithm::kBurst},
+                                        {.algorithm = AlltoallvAlgorithm::kPairwise},
+                                        {.algorithm = AlltoallvAlgorithm::kBruck},
+                                        {.algorithm = AlltoallvAlgorithm::kRingK, .k = 1},
+                                        {.algorithm = AlltoallvAlgorithm::kRingK, .k = 2},
+                                        {.algorithm = AlltoallvAlgorithm::kRingK, .k = n},
+                                        {.algorithm = AlltoallvAlgorithm::kAuto, .tuner = tuner}};
+  tuner->force({AlltoallvAlgorithm::kRingK, 2});
+  return list;
+}
+
+/// Whether a kArrivals problem throws on every rank with these options: the
+/// library on MPI keeps kAgreed's round; auto agrees on whether any rank's
+/// own arguments are bad (`local`), not on the counts.
+template <class C>
+bool throws_everywhere(const C& comm, const AlltoallvOptions& o, bool local) {
+  return (local && o.algorithm == AlltoallvAlgorithm::kAuto) ||
+         (o.algorithm == AlltoallvAlgorithm::kLibrary && comm.backend() != "ep");
+}
+
+/// ep's words for an error another endpoint of the process raised.
+std::string seen_by(int rank) { return "(seen by ep rank " + std::to_string(rank) + ")"; }
+
+/// One call with `c`; the error it threw on this rank ("" for none).
+template <class C>
+std::string call_and_catch(const C& comm, Case& c, const AlltoallvOptions& o, ep::ErrorKind* kind) {
+  try {
+    collectives::alltoallv(comm, std::span<const long>(c.send), c.sendcounts, c.sdispls,
+                           std::span<long>(c.recv), c.recvcounts, c.rdispls, o);
+  } catch (const ep::Error& e) {
+    *kind = e.kind();
+    return e.what();
+  }
+  return {};
+}
+
+/// A correct call after a failed one on the same communicator gives the
+/// reference result: the failed call left no message behind.
+template <class C>
+void expect_next_call_works(const C& comm, const AlltoallvOptions& o, const std::string& label) {
+  Case c = make_case(comm.size(), comm.rank(), 11, 4);
+  const std::vector<long> expected = reference(comm, c, 11, 4);
+  ep::ErrorKind kind{};
+  const std::string error = call_and_catch(comm, c, o, &kind);
+  EXPECT_EQ(error, "") << label << ": the call after";
+  EXPECT_EQ(c.recv, expected) << label << ": the call after, rank " << comm.rank();
+}
+
+TEST(Alltoallv, ArrivalsMismatchThrowsOnItsReceiverAlone) {
+  run_on_backends([](const auto& comm) {
+    const int n = comm.size();
+    if (n < 2) return;  // one rank: its own block, below
+    const int sender = 0;
+    const int receiver = n - 1;
+    // {sent, expected}: more, fewer, 0 against non-zero, non-zero against 0,
+    // and more and fewer in blocks past the eager sizes (160 and 80 KB).
+    const int pairs[6][2] = {{3, 1}, {1, 3}, {0, 2}, {2, 0}, {20000, 10000}, {10000, 20000}};
+    collectives::AlltoallvTuner tuner;
+    for (const AlltoallvOptions& o : verified_algorithms(n, &tuner)) {
+      for (const auto& [sent, expected] : pairs) {
+        const std::string label = std::string(comm.backend()) + " " +
+                                  collectives::alltoallv_name({o.algorithm, o.k}) + " sent " +
+                                  std::to_string(sent) + " expected " + std::to_string(expected);
+        Case c = make_case(n, comm.rank(), 9, 3);
+        if (comm.rank() == sender) {  // the block goes at the end, room for it
+          c.sdispls.back() = static_cast<int>(c.send.size());
+          c.sendcounts.back() = sent;
+          c.send.resize(c.send.size() + static_cast<std::size_t>(sent), 7);
+        }
+        if (comm.rank() == receiver) {
+          c.rdispls.front() = static_cast<int>(c.recv.size());
+          c.recvcounts.front() = expected;
+          c.recv.resize(c.recv.size() + static_cast<std::size_t>(expected), -1);
+        }
+        ep::ErrorKind kind{};
+        const std::string error = call_and_catch(comm, c, o, &kind);
+        const bool everywhere = throws_everywhere(comm, o, false);
+        // ep::alltoallv reports on the receiver, and in a process of
+        // several endpoints on the others too ("seen by" the receiver).
+        const bool ep_library =
+            o.algorithm == AlltoallvAlgorithm::kLibrary && comm.backend() == "ep";
+        if (comm.rank() == receiver || everywhere) {
+          EXPECT_NE(error, "") << label << ": rank " << comm.rank() << " did not throw";
+          EXPECT_NE(error.find("alltoallv"), std::string::npos) << label << error;
+        } else if (ep_library) {
+          EXPECT_TRUE(error.empty() || error.find(seen_by(receiver)) != std::string::npos)
+              << label << ": rank " << comm.rank() << " threw " << error;
+        } else {
+          EXPECT_EQ(error, "") << label << ": rank " << comm.rank() << " threw";
+        }
+        if (comm.rank() == receiver && !everywhere && !ep_library) {
+          EXPECT_EQ(kind, sent > expected ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount)
+              << label << ": " << error;
+          EXPECT_NE(error.find("recvcounts[0] = " + std::to_string(expected) + " but rank 0 sent"),
+                    std::string::npos)
+              << label << ": " << error;
+        }
+        if (ep_library && comm.rank() == receiver) {
+          EXPECT_TRUE(kind == ep::ErrorKind::kTruncate || kind == ep::ErrorKind::kCount)
+              << label << ": " << error;
+        }
+        expect_next_call_works(comm, o, label);
+      }
+    }
+  });
+}
+
+TEST(Alltoallv, ArrivalsBadLocalArgumentThrowsOnItsRankWithoutHang) {
+  run_on_backends([](const auto& comm) {
+    const int n = comm.size();
+    const int bad = n - 1;
+    collectives::AlltoallvTuner tuner;
+    for (const AlltoallvOptions& base : verified_algorithms(n, &tuner)) {
+      // A negative count, a block outside its buffer, k < 1 for ring-k, and
+      // (one rank only) a block to itself of another size than expected.
+      for (int problem = 0; problem < 4; ++problem) {
+        AlltoallvOptions o = base;
+        Case c = make_case(n, comm.rank(), 9, 3);
+        std::string words;
+        if (problem == 2 && o.algorithm != AlltoallvAlgorithm::kRingK) continue;
+        if (comm.rank() == bad) {
+          if (problem == 0) {
+            c.sendcounts[0] = -1;
+            words = "sendcounts[0] = -1";
+          } else if (problem == 1) {
+            c.rdispls[0] = static_cast<int>(c.recv.size());
+            c.recvcounts[0] += 1;
+            words = "recv block 0 at displacement";
+          } else if (problem == 2) {
+            o.k = 0;
+            words = "k = 0";
+          } else {
+            c.recvcounts[static_cast<std::size_t>(bad)] += 1;
+            words = "recvcounts[" + std::to_string(bad) + "] = ";
+          }
+        }
+        const std::string label = std::string(comm.backend()) + " " +
+                                  collectives::alltoallv_name({base.algorithm, base.k}) +
+                                  " problem " + std::to_string(problem);
+        ep::ErrorKind kind{};
+        const std::string error = call_and_catch(comm, c, o, &kind);
+        if (comm.rank() == bad) {
+          EXPECT_NE(error.find("rank " + std::to_string(bad) + " passed " + words),
+                    std::string::npos)
+              << label << ": " << error;
+        } else if (throws_everywhere(comm, o, true)) {
+          EXPECT_NE(error, "") << label << ": rank " << comm.rank() << " did not throw";
+        } else {
+          // Its receivers that expected data from the bad rank got none.
+          const bool expected_data = c.recvcounts[static_cast<std::size_t>(bad)] > 0;
+          const bool ep_library =
+              o.algorithm == AlltoallvAlgorithm::kLibrary && comm.backend() == "ep";
+          if (ep_library && !expected_data && !error.empty()) {
+            EXPECT_NE(error.find("seen by"), std::string::npos) << label << ": " << error;
+          } else {
+            EXPECT_EQ(error != "", expected_data)
+                << label << ": rank " << comm.rank() << " " << error;
+          }
+        }
+        expect_next_call_works(comm, base, label);
+      }
+    }
+  });
+}
+
+TEST(Alltoallv, ArrivalsOneRankOwnBlockMismatchThrows) {
+  run_on_backends([](const auto& comm) {
+    if (comm.size() != 1) return;  // several ranks: above
+    collectives::AlltoallvTuner tuner;
+    for (const AlltoallvOptions& o : verified_algorithms(1, &tuner)) {
+      Case c = make_case(1, 0, 9, 3);
+      c.recvcounts[0] += 1;
+      ep::ErrorKind kind{};
+      const std::string error = call_and_catch(comm, c, o, &kind);
+      EXPECT_EQ(kind, ep::ErrorKind::kCount) << error;
+      EXPECT_NE(error.find("recvcounts[0] = "), std::string::npos) << error;
+      expect_next_call_works(comm, o, "one rank");
     }
   });
 }

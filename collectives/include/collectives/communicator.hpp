@@ -20,6 +20,10 @@
 //   rank(), size()                  this rank and the rank count (local)
 //   isend / irecv (void*, count, MPI_Datatype, peer, tag) -> Request
 //   wait_all(span<Request>)         completes and nulls every request
+//   post_sized_receives / finish_sized_receives
+//                                   receives whose messages may have another
+//                                   size than their buffers (alltoallv's check
+//                                   at the receivers; MpiComm and EpComm only)
 //   split(color, key) -> C          collective; MPI_UNDEFINED gives a null handle
 //   library_alltoallv, library_allreduce
 //                                   the underlying library's own collective
@@ -43,11 +47,13 @@
 #include <mpi.h>
 
 #include <concepts>
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
@@ -91,6 +97,18 @@ template <Communicator C, ep::HasDatatype T>
                     ep::detail::count_of(data.size(), "collectives::irecv", comm.rank()),
                     ep::datatype_of<T>(), source, tag);
 }
+
+/// One receive whose message may hold another number of elements than its
+/// buffer has room for (collectives::alltoallv's check at the receivers).
+struct SizedReceive {
+  /// `received` when a message was longer than `count` and the backend does
+  /// not say by how much (EP reports the truncation, not the size).
+  static constexpr int kLonger = -1;
+  void* buf = nullptr;
+  int count = 0;  ///< room in `buf`, in elements
+  int source = 0;
+  int received = 0;  ///< out: the elements the message held, or kLonger
+};
 
 // ---------------------------------------------------------------------------
 /// The two library backends differ only in the handle they wrap and how each
@@ -150,6 +168,27 @@ class BasicComm {
   }
   /// Completes every request (MPI_Waitall or ep::wait_all).
   void wait_all(std::span<Request> requests) const;
+
+  /// Receives one message with `tag` from each receive's source, whatever
+  /// its size, in two halves around the caller's sends: post, then (after
+  /// the sends were appended to `requests`) finish, which completes every
+  /// request and fills each receive's `received`. A message that fits lands
+  /// in `buf`; a longer one never overruns it and is consumed all the same,
+  /// so a size mismatch leaves no message behind and throws nothing here.
+  ///   EP:  post = ep irecvs (first in `requests`); ep consumes a longer
+  ///        message, fails only its request with kTruncate (-> kLonger).
+  ///   MPI: post does nothing; finish matches each message by probe
+  ///        (MPI_Improbe over the sources still waited for, so no order is
+  ///        imposed) and receives it with MPI_Mrecv at its own size, a longer
+  ///        one into `spill`. A truncated MPI receive would go through an
+  ///        error handler (Open MPI: the communicator's, MPICH:
+  ///        MPI_COMM_WORLD's), which aborts by default.
+  /// Failures other than a size difference throw ep::Error after every
+  /// request is complete. Point-to-point; the calling thread only.
+  void post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
+                           std::vector<Request>& requests) const;
+  void finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
+                             std::vector<Request>& requests, std::vector<std::byte>& spill) const;
 
   /// MPI_Comm_split or ep::split. Collective.
   [[nodiscard]] BasicComm split(int color, int key) const;

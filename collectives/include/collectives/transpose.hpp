@@ -337,7 +337,7 @@ void TransposePlan<C, T>::transpose(Space from, Space to, std::span<const T> in,
   // receive layout is the backward send layout, and vice versa.
   copy_lines(forward ? step.pack : step.unpack, !forward, in.data(), send_.data());
   AlltoallvOptions options = options_;
-  options.check = false;  // counts are consistent by construction (agreed shape)
+  options.check = AlltoallvCheck::kNone;  // counts are consistent by construction (agreed shape)
   options.tuner = &tuners_[static_cast<std::size_t>(step.sub)];
   options.agreed_block_bytes = std::max<std::size_t>(1, step.largest_block_bytes);
   const C& sub = subs_[static_cast<std::size_t>(step.sub)];

@@ -28,7 +28,10 @@
 
 namespace collectives::alltoallv_algorithms {
 
-/// Collective over `comm`; arguments already agreed (alltoallv.hpp).
+/// Collective over `comm`; arguments checked locally (alltoallv.hpp). Every
+/// rank learns the size of each block it receives, so it always verifies:
+/// a block whose size differs from recvcounts throws on its receiver alone,
+/// after the last stage (kTruncate when more, kCount when less).
 template <Communicator C, ep::HasDatatype T>
 void bruck(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& s) {
   const int n = comm.size();
@@ -136,10 +139,13 @@ void bruck(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>&
     const auto up = static_cast<std::size_t>(p);
     const int source = (me - p + n) % n;
     if (s.counts[up] != x.recv_count(source)) {
-      throw ep::Error(ep::ErrorKind::kTruncate, "collectives::alltoallv (bruck)", me,
-                      "block from rank " + std::to_string(source) + " has " +
-                          std::to_string(s.counts[up]) + " elements, recvcounts says " +
-                          std::to_string(x.recv_count(source)));
+      // Every stage is done: the other ranks return, this one throws.
+      throw ep::Error(
+          s.counts[up] > x.recv_count(source) ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount,
+          "collectives::alltoallv (bruck)", me,
+          "recvcounts[" + std::to_string(source) + "] = " + std::to_string(x.recv_count(source)) +
+              " but rank " + std::to_string(source) + " sent " + std::to_string(s.counts[up]) +
+              " elements");
     }
     s.copies.push_back({s.blocks.data() + s.offsets[up], x.recv_block(source),
                         static_cast<std::size_t>(s.counts[up])});

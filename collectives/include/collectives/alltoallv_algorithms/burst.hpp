@@ -4,7 +4,8 @@
 //
 // One stage, n-1 messages in flight per rank: the lowest latency term, and
 // the most pressure on the network and on the receiver's matching queues at
-// scale (seed 000). Zero-sized blocks send no message (both sides know them).
+// scale (seed 000). Zero-sized blocks send no message when the counts are
+// trusted, one empty message when verified (exchange.hpp).
 #pragma once
 
 #include "collectives/alltoallv_algorithms/exchange.hpp"
@@ -13,22 +14,20 @@
 
 namespace collectives::alltoallv_algorithms {
 
-/// Collective over `comm`; arguments already agreed (alltoallv.hpp).
+/// Collective over `comm`; arguments checked (alltoallv.hpp). A mismatch
+/// found by a verified exchange is left in scratch.mismatch.
 template <Communicator C, ep::HasDatatype T>
 void burst(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& scratch) {
   const int n = comm.size();
   const int me = comm.rank();
-  auto& requests = scratch.requests;
-  requests.clear();
+  scratch.peers_from.clear();
+  scratch.peers_to.clear();
   for (int s = 1; s < n; ++s) {
-    post_recv(comm, x, (me - s + n) % n, requests);
+    scratch.peers_from.push_back((me - s + n) % n);
+    scratch.peers_to.push_back((me + s) % n);
   }
-  for (int s = 1; s < n; ++s) {
-    post_send(comm, x, (me + s) % n, requests);
-  }
-  copy_self(comm, x, scratch);
-  comm.wait_all(requests);
-  requests.clear();
+  exchange_stage(comm, x, std::span<const int>(scratch.peers_from),
+                 std::span<const int>(scratch.peers_to), scratch, true);
 }
 
 }  // namespace collectives::alltoallv_algorithms

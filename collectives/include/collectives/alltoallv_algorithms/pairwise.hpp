@@ -17,22 +17,19 @@
 
 namespace collectives::alltoallv_algorithms {
 
-/// Collective over `comm`; arguments already agreed (alltoallv.hpp).
+/// Collective over `comm`; arguments checked (alltoallv.hpp). A mismatch
+/// found by a verified exchange is left in scratch.mismatch.
 template <Communicator C, ep::HasDatatype T>
 void pairwise(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& scratch) {
   const int n = comm.size();
   const int me = comm.rank();
   const bool power_of_two = (n & (n - 1)) == 0;
-  auto& requests = scratch.requests;
-  requests.clear();
   copy_self(comm, x, scratch);
   for (int s = 1; s < n; ++s) {
     const int to = power_of_two ? (me ^ s) : (me + s) % n;
     const int from = power_of_two ? (me ^ s) : (me - s + n) % n;
-    post_recv(comm, x, from, requests);
-    post_send(comm, x, to, requests);
-    comm.wait_all(requests);
-    requests.clear();
+    exchange_stage(comm, x, std::span<const int>(&from, 1), std::span<const int>(&to, 1), scratch,
+                   false);
   }
 }
 

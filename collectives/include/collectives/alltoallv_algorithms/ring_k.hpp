@@ -21,24 +21,23 @@
 
 namespace collectives::alltoallv_algorithms {
 
-/// Collective over `comm`; k >= 1 and the arguments already agreed (alltoallv.hpp).
+/// Collective over `comm`; k >= 1 and the arguments checked (alltoallv.hpp).
+/// A mismatch found by a verified exchange is left in scratch.mismatch.
 template <Communicator C, ep::HasDatatype T>
 void ring_k(const C& comm, const Exchange<T>& x, int k, Scratch<T, typename C::Request>& scratch) {
   const int n = comm.size();
   const int me = comm.rank();
-  auto& requests = scratch.requests;
-  requests.clear();
   copy_self(comm, x, scratch);
   for (int first = 1; first < n; first += k) {
     const int last = std::min(first + k - 1, n - 1);
+    scratch.peers_from.clear();
+    scratch.peers_to.clear();
     for (int o = first; o <= last; ++o) {
-      post_recv(comm, x, (me - o + n) % n, requests);
+      scratch.peers_from.push_back((me - o + n) % n);
+      scratch.peers_to.push_back((me + o) % n);
     }
-    for (int o = first; o <= last; ++o) {
-      post_send(comm, x, (me + o) % n, requests);
-    }
-    comm.wait_all(requests);
-    requests.clear();
+    exchange_stage(comm, x, std::span<const int>(scratch.peers_from),
+                   std::span<const int>(scratch.peers_to), scratch, false);
   }
 }
 
