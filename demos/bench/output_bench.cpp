@@ -529,11 +529,23 @@ int main(int argc, char** argv) {
     for (const char* name : {"ep_server", "ep_server_threads"}) {
       const auto* mode = avg(name);
       if (mode != nullptr && sync != nullptr) {
+        // The client copies its data once before send_field returns: with
+        // the memcpy mode measured, say what the target asks of that copy.
+        std::string why =
+            "clients wait for the server to take their buffers (back-pressure; --report shows "
+            "blocked%)";
+        if (copy != nullptr && copy->time.avg_us > 0) {
+          char text[160];
+          std::snprintf(text, sizeof text,
+                        "sync costs %.1f memcpys of the data here, so the target asks for "
+                        "%.2f x memcpy and the client copies its data once (this run: %.2f)",
+                        sync->time.avg_us / copy->time.avg_us,
+                        0.10 * sync->time.avg_us / copy->time.avg_us,
+                        mode->time.avg_us / copy->time.avg_us);
+          why = text;
+        }
         print_target((std::string(name) + " output time <= 0.10 x sync").c_str(),
-                     mode->time.avg_us / sync->time.avg_us, 0.10, true,
-                     "clients wait for the server to take their buffers (back-pressure; "
-                     "--report shows blocked%); on 2 cores the server competes with the "
-                     "computing clients for CPU");
+                     mode->time.avg_us / sync->time.avg_us, 0.10, true, why);
       }
       if (mode != nullptr && copy != nullptr) {
         print_target((std::string(name) + " output time <= 2.0 x memcpy of its data").c_str(),

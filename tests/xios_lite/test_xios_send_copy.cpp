@@ -8,6 +8,14 @@
 // (several samples per period) run beside them in the same files. Shapes
 // with one process use the synchronous mode (no server), which keeps the
 // accumulator for every record.
+//
+// A client's channel to a server has two buffers and does not wait for a
+// buffer's send when it flushes it, only when it writes into that buffer
+// again. The lagging-server test makes that wait happen: records past
+// Open MPI's eager limit, buffers of about one record (a step spans
+// several), and steps without compute, so the client refills buffers that
+// are still in flight to a server busy writing; each record must still be
+// exact.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -25,20 +33,28 @@ namespace {
 
 using namespace xios_test;
 
-constexpr int kNi = 7;
-constexpr int kNj = 9;
-constexpr int kSteps = 6;
 constexpr double kPoison = -7.5e8;
+
+// The domain, the steps and the <options> of one run.
+struct Shape {
+  int ni = 7;
+  int nj = 9;
+  int steps = 6;
+  std::string options = R"(finalise_timeout="20")";
+};
 
 // Fields 0-3 (a, b, c, d). File "each" is written every step: a as an
 // instant, b as an average of one sample; file "pairs" every two steps: c as
 // an average of two samples (the accumulator) and d as an instant (the
 // first sample of a period goes to the accumulator, the last one at send).
-std::string config(const std::string& dir) {
+std::string config(const std::string& dir, const Shape& shape) {
   return R"(<xios_lite><context id="send_copy">
   <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
-  <options finalise_timeout="20"/>
-  <domain_definition><domain id="dom" ni_glo="7" nj_glo="9"/></domain_definition>
+  <options )" +
+         shape.options + R"(/>
+  <domain_definition><domain id="dom" ni_glo=")" +
+         std::to_string(shape.ni) + R"(" nj_glo=")" + std::to_string(shape.nj) +
+         R"("/></domain_definition>
   <grid_definition><grid id="g" domain_ref="dom"/></grid_definition>
   <field_definition>
     <field id="a" grid_ref="g" operation="instant"/>
@@ -86,15 +102,16 @@ double expected(int f, int r, int j, int i, bool pairs) {
   return sum * (1.0 / 2);
 }
 
-void expect_file(const std::string& path, const char* var, int f, bool pairs) {
+void expect_file(const Shape& shape, const std::string& path, const char* var, int f, bool pairs) {
   const std::vector<double> got = read_var(path, var);
-  const int records = pairs ? kSteps / 2 : kSteps;
-  ASSERT_EQ(got.size(), static_cast<std::size_t>(records * kNj * kNi)) << path << " " << var;
+  const int records = pairs ? shape.steps / 2 : shape.steps;
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(records) * shape.nj * shape.ni)
+      << path << " " << var;
   std::size_t n = 0;
   int wrong = 0;
   for (int r = 0; r < records; ++r) {
-    for (int j = 0; j < kNj; ++j) {
-      for (int i = 0; i < kNi; ++i, ++n) {
+    for (int j = 0; j < shape.nj; ++j) {
+      for (int i = 0; i < shape.ni; ++i, ++n) {
         const double want = expected(f, r, j, i, pairs);
         if (got[n] != want && ++wrong <= 5) {
           ADD_FAILURE() << path << " " << var << " record " << r << " j " << j << " i " << i << ": "
@@ -108,18 +125,20 @@ void expect_file(const std::string& path, const char* var, int f, bool pairs) {
 
 // One run of the models in a fresh directory, `adjust` changing the
 // spec, then every record checked.
-void run_and_check(const std::string& tag, const std::function<void(RunSpec&)>& adjust) {
+void run_and_check(const std::string& tag, const std::function<void(RunSpec&)>& adjust,
+                   const Shape& shape = {}) {
   const std::string dir = scratch_dir(tag);
-  const std::string cfg = write_config(dir, config(dir));
-  RunSpec spec = run_spec(cfg, servers(), stepping_model(kNi, kNj, kSteps, send_from_one_array));
+  const std::string cfg = write_config(dir, config(dir, shape));
+  RunSpec spec = run_spec(cfg, servers(),
+                          stepping_model(shape.ni, shape.nj, shape.steps, send_from_one_array));
   adjust(spec);
   const Outcome outcome = run(spec);
   expect_no_errors(outcome);
   if (is_reader()) {
-    expect_file(dir + "/each.nc", "a", 0, false);
-    expect_file(dir + "/each.nc", "b", 1, false);
-    expect_file(dir + "/pairs.nc", "c", 2, true);
-    expect_file(dir + "/pairs.nc", "d", 3, true);
+    expect_file(shape, dir + "/each.nc", "a", 0, false);
+    expect_file(shape, dir + "/each.nc", "b", 1, false);
+    expect_file(shape, dir + "/pairs.nc", "c", 2, true);
+    expect_file(shape, dir + "/pairs.nc", "d", 3, true);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -159,6 +178,26 @@ TEST(XiosSendCopy, WithoutProgressThread) {
     GTEST_SKIP() << "needs a server process";
   }
   run_and_check("send_copy_no_progress", [](RunSpec& spec) { spec.progress_thread = false; });
+}
+
+// Buffers refilled while their sends are still in flight (see the file
+// comment): 96 x 64 points (48 KiB a record for one client, 6-16 KiB for
+// the shapes' 3-8 clients, past the eager limit), buffers of 64 KiB, 40 steps.
+TEST(XiosSendCopy, BuffersRefilledWhileServerLags) {
+  if (servers() == 0) {
+    GTEST_SKIP() << "needs a server process";
+  }
+  Shape lagging;
+  lagging.ni = 96;
+  lagging.nj = 64;
+  lagging.steps = 40;
+  lagging.options = R"(finalise_timeout="20" buffer_factor="1" buffer_min_bytes="65536" )"
+                    R"(buffer_max_bytes="65536")";
+  run_and_check(
+      "send_copy_lagging", [](RunSpec&) {}, lagging);
+  run_and_check(
+      "send_copy_lagging_no_progress", [](RunSpec& spec) { spec.progress_thread = false; },
+      lagging);
 }
 
 }  // namespace

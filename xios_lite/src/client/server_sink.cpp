@@ -80,7 +80,7 @@ class ServerSink final : public RecordSink {
       if (c->buffered() > 0 || now - c->last_send_time() > heartbeat_s_) {
         transport::append_heartbeat(*c, step, stats_.blocked_s);
       }
-      c->flush(stats_.blocked_s);
+      c->flush();
     }
   }
 
@@ -88,7 +88,7 @@ class ServerSink final : public RecordSink {
     for (auto& c : channels_) {
       if (c->buffered() > 0) {
         transport::append_heartbeat(*c, step, stats_.blocked_s);
-        c->flush(stats_.blocked_s);
+        c->flush();
       }
     }
   }
@@ -221,7 +221,7 @@ class ServerSink final : public RecordSink {
       transport::ServerChannel& c = *channels_[static_cast<std::size_t>(s)];
       transport::append_read_request(c, input, record, {nk, {b.ibegin, b.ni, j0, j1 - j0}}, number,
                                      stats_.blocked_s);
-      c.flush(stats_.blocked_s);
+      c.flush();
       asked[static_cast<std::size_t>(s)] = true;
       ++waiting;
     }

@@ -111,15 +111,18 @@ std::byte* ServerChannel::reserve(std::size_t bytes, double& blocked_s) {
                         " bytes");
   }
   if (used_[static_cast<std::size_t>(active_)] + bytes > capacity_) {
-    flush(blocked_s);
+    flush();
   }
+  // The active buffer may still be in flight (flush does not wait for it):
+  // its send must complete before anything is written into it.
+  wait_free(active_, blocked_s);
   std::byte* p =
       buffers_[static_cast<std::size_t>(active_)].data() + used_[static_cast<std::size_t>(active_)];
   used_[static_cast<std::size_t>(active_)] += bytes;
   return p;
 }
 
-void ServerChannel::flush(double& blocked_s) {
+void ServerChannel::flush() {
   const auto a = static_cast<std::size_t>(active_);
   if (used_[a] == 0) {
     return;
@@ -131,13 +134,16 @@ void ServerChannel::flush(double& blocked_s) {
   if (progress_) {
     progress_->sent();
   }
+  // The other buffer becomes active. Its send (the previous flush) is not
+  // waited for here but at the next reserve: a step's buffer leaves at the
+  // end of the step, so the previous one gets the model's whole compute
+  // phase, not only the output calls, to reach a server that was slow.
   active_ = 1 - active_;
-  wait_free(active_, blocked_s);
   used_[static_cast<std::size_t>(active_)] = 0;
 }
 
 void ServerChannel::drain(double& blocked_s) {
-  flush(blocked_s);
+  flush();
   wait_free(0, blocked_s);
   wait_free(1, blocked_s);
 }

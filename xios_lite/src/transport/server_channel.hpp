@@ -1,9 +1,12 @@
 // One client's double-buffered, nonblocking channel to one server.
 //
 // Events are packed into the active buffer; a full buffer (or the end of a
-// step) is sent with isend and the other buffer becomes active. When the
-// other buffer's send has not completed yet, the client waits for it: data
-// is never dropped, and the wait is counted as blocked time. Every wait
+// step) is sent with isend and the other buffer becomes active. The send
+// that buffer went out with is waited for only when the next event is
+// written into it, so a step's buffer has the model's compute phase to
+// reach the server, and the client waits only when the server is a whole
+// step behind: data is never dropped, and the wait is counted as blocked
+// time. Every wait
 // polls the error channel and gives up with a clear error after the
 // timeout, so a dead or failed server never makes a client hang silently.
 //
@@ -36,11 +39,12 @@ class ServerChannel {
   ServerChannel& operator=(const ServerChannel&) = delete;
 
   /// Room for `bytes` contiguous bytes in the active buffer; may send the
-  /// active buffer and wait for the other one. bytes <= capacity.
+  /// active buffer, and waits (counting blocked time) while the buffer it
+  /// writes into is still in flight. bytes <= capacity.
   std::byte* reserve(std::size_t bytes, double& blocked_s);
-  /// Sends the active buffer if it holds anything (the other one must be free:
-  /// waits for it, counting blocked time).
-  void flush(double& blocked_s);
+  /// Sends the active buffer if it holds anything; the other buffer becomes
+  /// active, its own send (if still in flight) waited for by the next reserve.
+  void flush();
   /// Tests the pending sends (the progress every client call makes).
   void progress();
   /// Waits for both sends to complete (used at finalise).
