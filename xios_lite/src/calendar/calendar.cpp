@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <iterator>
 #include <numeric>
 
 #include "ep/enum_names.hpp"
@@ -173,6 +174,18 @@ std::string format_date_as(const Date& d, std::string_view format) {
 }
 
 bool parse_frequency(std::string_view text, Frequency& out) {
+  // XIOS's units, each adding its count times a scale to one field; the
+  // two-letter units first, so that "mo" and "mi" are not read as other units.
+  struct Unit {
+    std::string_view text;
+    std::int64_t Frequency::*field;
+    std::int64_t scale;
+  };
+  static constexpr Unit kUnits[] = {
+      {"ts", &Frequency::timesteps, 1}, {"mo", &Frequency::months, 1},
+      {"mi", &Frequency::seconds, 60},  {"y", &Frequency::years, 1},
+      {"d", &Frequency::days, 1},       {"h", &Frequency::seconds, 3600},
+      {"s", &Frequency::seconds, 1}};
   text = trim(text);
   Frequency f;
   std::size_t at = 0;
@@ -185,30 +198,13 @@ bool parse_frequency(std::string_view text, Frequency& out) {
       return false;
     }
     const std::string_view rest = text.substr(at);
-    auto unit_is = [&](std::string_view u) {
-      if (rest.rfind(u, 0) != 0) {
-        return false;
-      }
-      at += u.size();
-      return true;
-    };
-    if (unit_is("ts")) {
-      f.timesteps += count;
-    } else if (unit_is("mo")) {
-      f.months += count;
-    } else if (unit_is("mi")) {
-      f.seconds += 60 * count;
-    } else if (unit_is("y")) {
-      f.years += count;
-    } else if (unit_is("d")) {
-      f.days += count;
-    } else if (unit_is("h")) {
-      f.seconds += 3600 * count;
-    } else if (unit_is("s")) {
-      f.seconds += count;
-    } else {
+    const auto* unit = std::find_if(std::begin(kUnits), std::end(kUnits),
+                                    [&](const Unit& u) { return rest.starts_with(u.text); });
+    if (unit == std::end(kUnits)) {
       return false;
     }
+    f.*(unit->field) += unit->scale * count;
+    at += unit->text.size();
   }
   if (!f.is_set()) {
     return false;

@@ -143,7 +143,7 @@ class ServerSink final : public RecordSink {
         transport::FinaliseAck ack;
         std::memcpy(&ack, buf.data(), sizeof ack);
         ServerReport& r = out.reports[static_cast<std::size_t>(s)];
-        r = transport::report_of(ack);
+        r = ack.report;
         r.server = s;  // the server's rank as this client numbers it
         std::size_t at = sizeof ack;
         for (int g = 0; g < ack.gone && at + sizeof(int) <= buf.size(); ++g, at += sizeof(int)) {

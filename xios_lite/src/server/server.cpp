@@ -123,7 +123,8 @@ std::string process_error(const std::vector<EndpointRun>& runs, const std::strin
 // the report, the clients the server stopped waiting for, the error.
 void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector<int>& finalised,
                            const ServerReport& r, const ProcessEnd& end, double timeout_s) {
-  transport::FinaliseAck ack = transport::ack_of(r);
+  transport::FinaliseAck ack;
+  ack.report = r;
   ack.failed = end.error.empty() ? 0 : 1;
   ack.gone = static_cast<std::int32_t>(end.gone.size());
   std::vector<std::byte> ack_buf(sizeof ack + end.gone.size() * sizeof(int) + end.error.size());

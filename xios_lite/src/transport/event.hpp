@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 
 #include "xios_lite/report.hpp"
 
@@ -138,50 +139,16 @@ inline constexpr int kErrorTag = 12;   ///< server -> client: an error text
 inline constexpr int kAckTag = 13;     ///< server -> client: finalise done
 inline constexpr int kReadTag = 14;    ///< server -> client: a kReadReply (recv_field)
 
-/// Server statistics carried in the finalise acknowledgement.
+/// The finalise acknowledgement: the server endpoint's report, whether the
+/// text after the gone list is its error, and how many i32 EP ranks of
+/// clients it stopped waiting for follow. Bytes between builds of the same
+/// library, like every event.
 struct FinaliseAck {
-  double busy_s = 0;
-  double idle_s = 0;
-  double write_s = 0;
-  double bytes_received = 0;
-  double bytes_written = 0;
-  double peak_record_bytes = 0;  ///< records in flight, at their peak
-  double peak_rss_bytes = 0;     ///< the server process's peak resident memory
-  std::int32_t server = 0;
-  std::int32_t failed = 0;  ///< 1: the text that follows is the error
-  std::int32_t gone = 0;    ///< i32 EP ranks of clients the server stopped waiting for follow
-  std::int32_t reserved = 0;
+  ServerReport report;
+  std::int32_t failed = 0;  ///< 1: the text after the gone list is the error
+  std::int32_t gone = 0;
 };
-static_assert(sizeof(FinaliseAck) == 72);
-
-/// The acknowledgement carrying a server endpoint's report (`failed` 0).
-[[nodiscard]] inline FinaliseAck ack_of(const ServerReport& r) noexcept {
-  return {r.busy_s,
-          r.idle_s,
-          r.write_s,
-          r.bytes_received,
-          r.bytes_written,
-          r.peak_record_bytes,
-          r.peak_rss_bytes,
-          r.server,
-          0,
-          0,
-          0};
-}
-
-/// The report an acknowledgement carries.
-[[nodiscard]] inline ServerReport report_of(const FinaliseAck& a) noexcept {
-  ServerReport r;
-  r.server = a.server;
-  r.busy_s = a.busy_s;
-  r.idle_s = a.idle_s;
-  r.write_s = a.write_s;
-  r.bytes_received = a.bytes_received;
-  r.bytes_written = a.bytes_written;
-  r.peak_record_bytes = a.peak_record_bytes;
-  r.peak_rss_bytes = a.peak_rss_bytes;
-  return r;
-}
+static_assert(std::is_trivially_copyable_v<FinaliseAck>);
 
 /// Reads a header at `offset` of a received buffer (memcpy: buffers carry no alignment).
 [[nodiscard]] inline EventHeader read_header(std::span<const std::byte> buf, std::size_t offset) {
