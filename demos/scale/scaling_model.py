@@ -93,9 +93,13 @@ def fit(results, backend, pingpong):
               if r["test"] == "bandwidth" and r["mode"] == mode and r["bytes"] == 8]
     if not stream:
         sys.exit("scaling_model: no 8-byte streaming record in ep_pingpong.json")
-    o = min(min(stream) * 1e-6, 0.45 * l2o)
-    notes.append(f"o    = {o*1e6:.3f} us  ({mode} 8-byte streaming, time per message, "
-                 "ep_pingpong.json)")
+    streamed = min(stream) * 1e-6
+    # o cannot exceed half of L + 2o (L >= 0); 0.45 keeps a small L.
+    o = min(streamed, 0.45 * l2o)
+    source = f"{mode} 8-byte streaming, time per message, ep_pingpong.json"
+    if o < streamed:
+        source += f": {streamed*1e6:.3f} us, capped at 0.45 (L+2o)"
+    notes.append(f"o    = {o*1e6:.3f} us  ({source})")
     return l2o, o, g, notes
 
 
