@@ -81,6 +81,11 @@ struct ClientOptions {
   std::optional<std::string> report_json;    ///< overrides the configuration
   std::optional<bool> progress_thread;       ///< overrides the configuration (see "Progress")
   bool print_report = true;                  ///< EP rank 0 prints the report at finalise
+  /// Definitions already parsed (and edited at run time, XIOS's
+  /// xios_add_child and xios_set_*_attr): used instead of reading
+  /// config_path, which then only names them in messages. Every client of
+  /// a Client passes the same definitions.
+  std::shared_ptr<const Config> definitions;
 };
 
 namespace detail {

@@ -53,6 +53,20 @@ struct DomainAttributes {
   std::vector<double> bounds_lat_2d;
   std::vector<double> area;
   std::vector<bool> mask;  ///< ni x nj of the block, false: masked (mask_1d / mask_2d)
+  /// How the model's array holds the block (XIOS's data_* attributes): a
+  /// 2-D array of data_ni x data_nj starting at (data_ibegin, data_jbegin)
+  /// relative to the block's first point (negative: a halo), or with
+  /// data_dim 1 a 1-D array of data_ni values over the block's points (i
+  /// fastest) from data_ibegin. data_i_index / data_j_index (0-based, from
+  /// data_ibegin / data_jbegin) name the point of each value of a
+  /// compressed array. Unset: the array is the block itself.
+  std::optional<int> data_dim;
+  std::optional<int> data_ibegin;
+  std::optional<int> data_ni;
+  std::optional<int> data_jbegin;
+  std::optional<int> data_nj;
+  std::vector<int> data_i_index;
+  std::vector<int> data_j_index;
 };
 
 struct AxisAttributes {
@@ -64,6 +78,15 @@ struct AxisAttributes {
   std::optional<std::string> positive;  ///< "up" or "down"
   std::optional<std::string> long_name;
   std::optional<std::string> standard_name;
+  /// This client's part of a distributed axis (begin, n: global, 0-based)
+  /// and how the model's array holds it (data_begin relative to begin,
+  /// data_n values, or data_index naming the level of each value). Unset:
+  /// the client sends the whole axis.
+  std::optional<int> begin;
+  std::optional<int> n;
+  std::optional<int> data_begin;
+  std::optional<int> data_n;
+  std::vector<int> data_index;
 };
 
 /// XIOS's xios_define_calendar: type ("Gregorian", "NoLeap", "D360",

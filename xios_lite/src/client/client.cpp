@@ -65,7 +65,9 @@ class ClientImpl {
  public:
   ClientImpl(const ep::Communicator& comm, const World& world, const std::string& path,
              const ClientOptions& options)
-      : cfg_(parse_config(path, options.context.empty() ? world.context : options.context)),
+      : cfg_(options.definitions
+                 ? *options.definitions
+                 : parse_config(path, options.context.empty() ? world.context : options.context)),
         world_(world),
         options_(options),
         t_start_(MPI_Wtime()) {
