@@ -161,7 +161,9 @@ class Communicator : public detail::PointToPoint<Communicator> {
 /// MPI_Comm_create_endpoints. Collective over `parent`; called by one thread
 /// of each process, which then hands element i to thread i. `n_local` is this
 /// process's endpoint count (1..kMaxEndpointsPerProcess).
-/// Throws ep::Error when MPI is not initialised with MPI_THREAD_MULTIPLE, when
+/// Throws ep::Error when MPI is not initialised, or not with MPI_THREAD_MULTIPLE
+/// for n_local > 1 (one endpoint per process works at any thread level: the
+/// layer starts no thread, its MPI calls come from the caller), when
 /// n_local is out of range, or when MPI_TAG_UB is too small to address the
 /// endpoints (below 32767, or more endpoints per process than the narrow tag
 /// layout of tag_encoding.hpp can address with this bound).

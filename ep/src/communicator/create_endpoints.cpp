@@ -68,7 +68,12 @@ WaitPolicy resolve_wait_policy(const EndpointOptions& options, MPI_Comm parent, 
   return on_node <= cpus ? WaitPolicy::kSpin : WaitPolicy::kPark;
 }
 
-void require_thread_multiple() {
+// Several endpoints of a process are called by several threads at once:
+// MPI_THREAD_MULTIPLE. A process with one endpoint (a model that calls MPI
+// from one thread, as XIOS's programs do after a plain MPI_Init) needs no
+// more than the level its program asked for: the endpoint layer starts no
+// thread of its own, so its MPI calls come from the caller's thread.
+void require_thread_level(int n_local) {
   int initialized = 0;
   check_mpi(MPI_Initialized(&initialized), kCreateCall, -1);
   if (initialized == 0) {
@@ -76,11 +81,12 @@ void require_thread_multiple() {
   }
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Query_thread(&provided), kCreateCall, -1);
-  if (provided < MPI_THREAD_MULTIPLE) {
+  if (provided < MPI_THREAD_MULTIPLE && n_local > 1) {
     throw Error(ErrorKind::kThreadLevel, kCreateCall, -1,
                 "MPI thread level is " + std::to_string(provided) +
                     "; endpoints need MPI_THREAD_MULTIPLE (" + std::to_string(MPI_THREAD_MULTIPLE) +
-                    ") from MPI_Init_thread");
+                    ") from MPI_Init_thread for " + std::to_string(n_local) +
+                    " endpoints in one process");
   }
 }
 
@@ -125,7 +131,7 @@ int resolve_max_tag_channels(const EndpointOptions& options, MPI_Comm parent) {
 
 std::vector<Communicator> create_endpoints(MPI_Comm parent, int n_local,
                                            const EndpointOptions& options) {
-  require_thread_multiple();
+  require_thread_level(n_local);
   if (parent == MPI_COMM_NULL) {
     throw Error(ErrorKind::kArgument, kCreateCall, -1, "parent communicator is MPI_COMM_NULL");
   }

@@ -15,6 +15,7 @@
 
 #include "ep/enum_names.hpp"
 #include "ep/error.hpp"
+#include "parse_tree.hpp"
 #include "vocabulary.hpp"
 #include "xios_lite/config.hpp"
 #include "xml_tree.hpp"
@@ -1711,6 +1712,11 @@ Simulation parse_simulation(const std::string& path) {
 
 Config parse_config(const std::string& path, const std::string& context) {
   return pick(parse_simulation(path), context);
+}
+
+Config parse_config_tree(const config::Element& root, const std::string& path,
+                         const std::string& context) {
+  return pick(parse_tree(root, path), context);
 }
 
 Config parse_config_string(const std::string& xml, const std::string& name,

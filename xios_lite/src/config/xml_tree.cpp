@@ -192,6 +192,44 @@ std::unique_ptr<Element> load_tree(const std::string& text, const std::string& n
   return reader.root(nullptr);
 }
 
+std::unique_ptr<Element> clone(const Element& e, Element* parent) {
+  auto copy = std::make_unique<Element>();
+  copy->name = e.name;
+  copy->attributes = e.attributes;
+  copy->text = e.text;
+  copy->file = e.file;
+  copy->line = e.line;
+  copy->parent = parent;
+  copy->children.reserve(e.children.size());
+  for (const auto& c : e.children) {
+    copy->children.push_back(clone(*c, copy.get()));
+  }
+  return copy;
+}
+
+namespace {
+void append_node(pugi::xml_node& to, const Element& e) {
+  pugi::xml_node node = to.append_child(e.name.c_str());
+  for (const auto& [name, value] : e.attributes) {
+    node.append_attribute(name.c_str()).set_value(value.c_str());
+  }
+  if (!e.text.empty()) {
+    node.append_child(pugi::node_pcdata).set_value(e.text.c_str());
+  }
+  for (const auto& c : e.children) {
+    append_node(node, *c);
+  }
+}
+}  // namespace
+
+std::string to_xml(const Element& e) {
+  pugi::xml_document doc;
+  append_node(doc, e);
+  std::ostringstream out;
+  doc.save(out, "  ", pugi::format_default);
+  return out.str();
+}
+
 std::unique_ptr<Element> load_tree_file(const std::string& path) {
   bool ok = false;
   std::string text = read_file(path, ok);

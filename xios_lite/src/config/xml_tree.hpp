@@ -57,6 +57,13 @@ struct Element {
 /// The same from a file.
 [[nodiscard]] std::unique_ptr<Element> load_tree_file(const std::string& path);
 
+/// A deep copy of `e` (its origins kept), its parent set to `parent`.
+[[nodiscard]] std::unique_ptr<Element> clone(const Element& e, Element* parent = nullptr);
+/// `e` and its children as an XML document (includes already spliced in):
+/// what load_tree reads back into the same elements and attributes (the
+/// origins become lines of this text).
+[[nodiscard]] std::string to_xml(const Element& e);
+
 // ---- attribute values, as XIOS writes them ----
 
 /// A required attribute's text (error when absent or empty).
