@@ -1,0 +1,357 @@
+! XIOS's Fortran interface, `USE xios`, over xios_lite: a model written for
+! XIOS 2.5 or 3 compiles unchanged (docs/fortran.md has the table of
+! routines). The attribute routines (xios_set_<kind>_attr & co.), the
+! handles, xios_add_child and xios_send_field come from the generated
+! module xios_attributes; the dates and durations from xios_date_mod.
+!
+! Two ways to be a client:
+!   - one per process, as with XIOS: xios_initialize, then
+!     xios_context_initialize(id, comm) with the model's communicator;
+!   - one per OpenMP thread (endpoints): xios_initialize once per process,
+!     then every thread calls xios_context_initialize(id, ep) with its own
+!     endpoint (type(ep_comm) from ep_mod's ep_create_endpoints); the
+!     contexts and the current context are then the thread's own.
+! A failure prints its message and stops (error stop), as XIOS aborts.
+module xios
+  use, intrinsic :: iso_c_binding
+  use xios_date_mod
+  use xios_handles
+  use xios_attributes
+  use ep_mod, only: ep_comm
+  implicit none
+  private
+
+  ! Everything the three modules export, as XIOS's module does.
+  public :: xios_context, xios_field, xios_fieldgroup, xios_file, xios_filegroup
+  public :: xios_domain, xios_domaingroup, xios_axis, xios_axisgroup, xios_scalar
+  public :: xios_scalargroup, xios_grid, xios_gridgroup, xios_variable, xios_variablegroup
+  public :: xios_calendar_wrapper, xios_zoom_domain, xios_zoom_axis, xios_extract_domain
+  public :: xios_extract_axis
+  public :: xios_initialize, xios_finalize
+  public :: xios_context_initialize, xios_context_finalize, xios_close_context_definition
+  public :: xios_set_current_context, xios_get_current_context, xios_solve_inheritance
+  public :: xios_update_calendar, xios_field_is_active, xios_getvar, xios_get_variable
+  public :: xios_define_calendar, xios_set_timestep, xios_get_timestep, xios_get_calendar_type
+  public :: xios_get_time_origin, xios_get_start_date, xios_set_time_origin
+  public :: xios_set_start_date, xios_is_valid_context, xios_get_context_handle
+  public :: xios_last_error
+
+  interface xios_context_initialize
+    module procedure xios_context_initialize_comm, xios_context_initialize_ep
+  end interface xios_context_initialize
+
+  ! xios_get_handle also names contexts (the other kinds: xios_attributes).
+  interface xios_get_handle
+    module procedure xios_get_context_handle
+  end interface xios_get_handle
+  public :: xios_get_handle
+
+  interface xios_getvar
+    module procedure xios_getvar_int, xios_getvar_real8, xios_getvar_real4, &
+      xios_getvar_logical, xios_getvar_string
+  end interface xios_getvar
+  interface xios_get_variable
+    module procedure xios_getvar_int, xios_getvar_real8, xios_getvar_real4, &
+      xios_getvar_logical, xios_getvar_string
+  end interface xios_get_variable
+
+  interface
+    integer(c_int) function cxios_init_client(id, len, local_comm, return_comm) &
+        bind(C, name="cxios_init_client")
+      import :: c_int, c_char, c_ptr
+      character(kind=c_char), dimension(*), intent(in) :: id
+      integer(c_int), value :: len
+      type(c_ptr), value :: local_comm
+      integer(c_int), intent(out) :: return_comm
+    end function
+    integer(c_int) function cxios_finalize() bind(C, name="cxios_finalize")
+      import :: c_int
+    end function
+    integer(c_int) function cxios_context_initialize(id, len, comm) &
+        bind(C, name="cxios_context_initialize")
+      import :: c_int, c_char
+      character(kind=c_char), dimension(*), intent(in) :: id
+      integer(c_int), value :: len
+      integer(c_int), intent(in) :: comm
+    end function
+    integer(c_int) function cxios_context_initialize_ep(id, len, comm) &
+        bind(C, name="cxios_context_initialize_ep")
+      import :: c_int, c_char, c_ptr
+      character(kind=c_char), dimension(*), intent(in) :: id
+      integer(c_int), value :: len
+      type(c_ptr), value :: comm
+    end function
+    integer(c_int) function cxios_context_close_definition() &
+        bind(C, name="cxios_context_close_definition")
+      import :: c_int
+    end function
+    integer(c_int) function cxios_context_finalize() bind(C, name="cxios_context_finalize")
+      import :: c_int
+    end function
+    integer(c_int) function cxios_context_set_current(h) bind(C, name="cxios_context_set_current")
+      import :: c_int, c_intptr_t
+      integer(c_intptr_t), value :: h
+    end function
+    integer(c_int) function cxios_context_get_current(h) bind(C, name="cxios_context_get_current")
+      import :: c_int, c_intptr_t
+      integer(c_intptr_t), intent(out) :: h
+    end function
+    integer(c_int) function cxios_update_calendar(step) bind(C, name="cxios_update_calendar")
+      import :: c_int
+      integer(c_int), value :: step
+    end function
+    integer(c_int) function cxios_set_timestep(d) bind(C, name="cxios_set_timestep")
+      import :: c_int, xios_duration
+      type(xios_duration), value :: d
+    end function
+    integer(c_int) function cxios_get_calendar_type(type, len) &
+        bind(C, name="cxios_get_calendar_type")
+      import :: c_int, c_char
+      character(kind=c_char), dimension(*), intent(out) :: type
+      integer(c_int), value :: len
+    end function
+    integer(c_int) function cxios_get_time_origin(d) bind(C, name="cxios_get_time_origin")
+      import :: c_int, xios_date
+      type(xios_date), intent(out) :: d
+    end function
+    integer(c_int) function cxios_get_start_date(d) bind(C, name="cxios_get_start_date")
+      import :: c_int, xios_date
+      type(xios_date), intent(out) :: d
+    end function
+    integer(c_int) function cxios_set_time_origin(d) bind(C, name="cxios_set_time_origin")
+      import :: c_int, xios_date
+      type(xios_date), value :: d
+    end function
+    integer(c_int) function cxios_set_start_date(d) bind(C, name="cxios_set_start_date")
+      import :: c_int, xios_date
+      type(xios_date), value :: d
+    end function
+    integer(c_int) function cxios_field_is_active_checked(id, len, active) &
+        bind(C, name="cxios_field_is_active_checked")
+      import :: c_int, c_char
+      character(kind=c_char), dimension(*), intent(in) :: id
+      integer(c_int), value :: len
+      integer(c_int), intent(out) :: active
+    end function
+    integer(c_int) function cxios_getvar(name, len, type, value, value_len, found) &
+        bind(C, name="cxios_getvar")
+      import :: c_int, c_char, c_ptr
+      character(kind=c_char), dimension(*), intent(in) :: name
+      integer(c_int), value :: len, type, value_len
+      type(c_ptr), value :: value
+      integer(c_int), intent(out) :: found
+    end function
+  end interface
+
+contains
+
+  ! ---- the process ----
+
+  !> XIOS's xios_initialize: collective over MPI_COMM_WORLD, one thread per
+  !> process. return_comm gets the model's processes (without the servers).
+  subroutine xios_initialize(client_id, local_comm, return_comm)
+    character(len=*), intent(in) :: client_id
+    integer, optional, intent(in) :: local_comm
+    integer, optional, intent(out) :: return_comm
+    integer(c_int), target :: local
+    integer(c_int) :: comm
+    if (present(local_comm)) then
+      local = int(local_comm, c_int)
+      call xios_check_(cxios_init_client(client_id, len(client_id), c_loc(local), comm))
+    else
+      call xios_check_(cxios_init_client(client_id, len(client_id), c_null_ptr, comm))
+    end if
+    if (present(return_comm)) return_comm = int(comm)
+  end subroutine xios_initialize
+
+  subroutine xios_finalize()
+    call xios_check_(cxios_finalize())
+  end subroutine xios_finalize
+
+  ! ---- contexts ----
+
+  subroutine xios_context_initialize_comm(context_id, comm)
+    character(len=*), intent(in) :: context_id
+    integer, intent(in) :: comm
+    call xios_check_(cxios_context_initialize(context_id, len(context_id), int(comm, c_int)))
+  end subroutine xios_context_initialize_comm
+
+  subroutine xios_context_initialize_ep(context_id, comm)
+    character(len=*), intent(in) :: context_id
+    type(ep_comm), intent(in) :: comm
+    call xios_check_(cxios_context_initialize_ep(context_id, len(context_id), comm%handle))
+  end subroutine xios_context_initialize_ep
+
+  subroutine xios_get_context_handle(id, handle)
+    character(len=*), intent(in) :: id
+    type(xios_context), intent(out) :: handle
+    handle%daddr = xios_handle_of_('context', id)
+  end subroutine xios_get_context_handle
+
+  logical function xios_is_valid_context(id)
+    character(len=*), intent(in) :: id
+    xios_is_valid_context = xios_valid_('context', id)
+  end function xios_is_valid_context
+
+  subroutine xios_set_current_context(context, withswap)
+    type(xios_context), intent(in) :: context
+    logical, optional, intent(in) :: withswap
+    if (present(withswap)) continue
+    call xios_check_(cxios_context_set_current(context%daddr))
+  end subroutine xios_set_current_context
+
+  subroutine xios_get_current_context(context)
+    type(xios_context), intent(out) :: context
+    call xios_check_(cxios_context_get_current(context%daddr))
+  end subroutine xios_get_current_context
+
+  subroutine xios_close_context_definition()
+    call xios_check_(cxios_context_close_definition())
+  end subroutine xios_close_context_definition
+
+  !> Inheritance is solved at close_context_definition; nothing to do before.
+  subroutine xios_solve_inheritance()
+  end subroutine xios_solve_inheritance
+
+  subroutine xios_context_finalize()
+    call xios_check_(cxios_context_finalize())
+  end subroutine xios_context_finalize
+
+  ! ---- the calendar ----
+
+  subroutine xios_define_calendar(type, timestep, start_date, time_origin, day_length, &
+      month_lengths, year_length, leap_year_month, leap_year_drift, leap_year_drift_offset, &
+      leap_year_month_offset)
+    character(len=*), intent(in) :: type
+    type(xios_duration), optional, intent(in) :: timestep
+    type(xios_date), optional, intent(in) :: start_date, time_origin
+    integer, optional, intent(in) :: day_length, year_length, leap_year_month
+    integer, optional, intent(in) :: month_lengths(:)
+    real(c_double), optional, intent(in) :: leap_year_drift, leap_year_drift_offset
+    integer, optional, intent(in) :: leap_year_month_offset
+    type(xios_calendar_wrapper) :: cal
+    call xios_get_calendar_wrapper_handle('calendar', cal)
+    call xios_set_calendar_wrapper_attr_hdl(cal, type=type, timestep=timestep, &
+      start_date=start_date, time_origin=time_origin, day_length=day_length, &
+      month_lengths=month_lengths, year_length=year_length, leap_year_month=leap_year_month, &
+      leap_year_drift=leap_year_drift, leap_year_drift_offset=leap_year_drift_offset)
+    if (present(leap_year_month_offset)) continue
+  end subroutine xios_define_calendar
+
+  subroutine xios_set_timestep(timestep)
+    type(xios_duration), intent(in) :: timestep
+    call xios_check_(cxios_set_timestep(timestep))
+  end subroutine xios_set_timestep
+
+  subroutine xios_get_timestep(timestep)
+    type(xios_duration), intent(out) :: timestep
+    type(xios_calendar_wrapper) :: cal
+    timestep = xios_duration(0, 0, 0, 0, 0, 0, 0)
+    call xios_get_calendar_wrapper_handle('calendar', cal)
+    call xios_get_calendar_wrapper_attr_hdl(cal, timestep=timestep)
+  end subroutine xios_get_timestep
+
+  subroutine xios_get_calendar_type(calendar_type)
+    character(len=*), intent(out) :: calendar_type
+    call xios_check_(cxios_get_calendar_type(calendar_type, len(calendar_type)))
+  end subroutine xios_get_calendar_type
+
+  subroutine xios_get_time_origin(date)
+    type(xios_date), intent(out) :: date
+    call xios_check_(cxios_get_time_origin(date))
+  end subroutine xios_get_time_origin
+
+  subroutine xios_get_start_date(date)
+    type(xios_date), intent(out) :: date
+    call xios_check_(cxios_get_start_date(date))
+  end subroutine xios_get_start_date
+
+  subroutine xios_set_time_origin(date)
+    type(xios_date), intent(in) :: date
+    call xios_check_(cxios_set_time_origin(date))
+  end subroutine xios_set_time_origin
+
+  subroutine xios_set_start_date(date)
+    type(xios_date), intent(in) :: date
+    call xios_check_(cxios_set_start_date(date))
+  end subroutine xios_set_start_date
+
+  ! ---- the time loop ----
+
+  subroutine xios_update_calendar(step)
+    integer, intent(in) :: step
+    call xios_check_(cxios_update_calendar(int(step, c_int)))
+  end subroutine xios_update_calendar
+
+  !> Whether a file needs the field (directly, through a reference or an
+  !> expression): NEMO's iom_use. After close_context_definition.
+  logical function xios_field_is_active(field_id, at_current_timestep)
+    character(len=*), intent(in) :: field_id
+    logical, optional, intent(in) :: at_current_timestep
+    integer(c_int) :: active
+    if (present(at_current_timestep)) continue
+    call xios_check_(cxios_field_is_active_checked(field_id, len(field_id), active))
+    xios_field_is_active = active /= 0
+  end function xios_field_is_active
+
+  ! ---- <variable>s of the context (xios_getvar) ----
+
+  logical function getvar_(name, type, value, value_len)
+    character(len=*), intent(in) :: name
+    integer(c_int), intent(in) :: type, value_len
+    type(c_ptr), intent(in) :: value
+    integer(c_int) :: found
+    call xios_check_(cxios_getvar(name, len(name), type, value, value_len, found))
+    getvar_ = found /= 0
+  end function getvar_
+
+  logical function xios_getvar_int(name, value)
+    character(len=*), intent(in) :: name
+    integer, intent(out) :: value
+    integer(c_int), target :: v
+    v = 0
+    xios_getvar_int = getvar_(name, cxios_int, c_loc(v), 0_c_int)
+    value = int(v)
+  end function xios_getvar_int
+
+  logical function xios_getvar_real8(name, value)
+    character(len=*), intent(in) :: name
+    real(c_double), intent(out) :: value
+    real(c_double), target :: v
+    v = 0
+    xios_getvar_real8 = getvar_(name, cxios_double, c_loc(v), 0_c_int)
+    value = v
+  end function xios_getvar_real8
+
+  logical function xios_getvar_real4(name, value)
+    character(len=*), intent(in) :: name
+    real(c_float), intent(out) :: value
+    real(c_double), target :: v
+    v = 0
+    xios_getvar_real4 = getvar_(name, cxios_double, c_loc(v), 0_c_int)
+    value = real(v, c_float)
+  end function xios_getvar_real4
+
+  logical function xios_getvar_logical(name, value)
+    character(len=*), intent(in) :: name
+    logical, intent(out) :: value
+    integer(c_int), target :: v
+    v = 0
+    xios_getvar_logical = getvar_(name, cxios_bool, c_loc(v), 0_c_int)
+    value = v /= 0
+  end function xios_getvar_logical
+
+  logical function xios_getvar_string(name, value)
+    character(len=*), intent(in) :: name
+    character(len=*), intent(out) :: value
+    character(kind=c_char), allocatable, target :: chars(:)
+    integer :: i
+    allocate (chars(max(1, len(value))))
+    chars = ' '
+    xios_getvar_string = getvar_(name, cxios_string, c_loc(chars), int(len(value), c_int))
+    do i = 1, len(value)
+      value(i:i) = chars(i)
+    end do
+  end function xios_getvar_string
+
+end module xios

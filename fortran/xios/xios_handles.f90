@@ -1,0 +1,479 @@
+! The handles of XIOS's Fortran interface and the bindings to its C layer
+! (xios_lite/xios.h). XIOS's routines have no ierr: a failure prints the
+! message (naming the XIOS call, the client's rank and the value) on standard
+! error and stops with error stop, as XIOS aborts. Every OpenMP thread may
+! call these at once (compiled with -frecursive, no saved state).
+module xios_handles
+  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  use xios_date_mod, only: xios_date, xios_duration
+  implicit none
+  private
+
+  ! One handle type per element kind, as XIOS declares them.
+  type, public :: xios_context
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_field
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_fieldgroup
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_file
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_filegroup
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_domain
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_domaingroup
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_axis
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_axisgroup
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_scalar
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_scalargroup
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_grid
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_gridgroup
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_variable
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_variablegroup
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_calendar_wrapper
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_zoom_domain
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_zoom_axis
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_extract_domain
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+  type, public :: xios_extract_axis
+    integer(kind=c_intptr_t) :: daddr = 0
+  end type
+
+  ! The attribute types of xios_lite/xios.h (CXIOS_*).
+  integer(c_int), parameter, public :: cxios_string = 0, cxios_bool = 1, cxios_int = 2, &
+    cxios_double = 3, cxios_duration_type = 4, cxios_date_type = 5, cxios_int_1d = 6, &
+    cxios_bool_1d = 7, cxios_bool_2d = 8, cxios_double_1d = 9, cxios_double_2d = 10, &
+    cxios_double_3d = 11
+
+  ! The longest message a failure prints.
+  integer, parameter :: max_message = 4096
+
+  interface
+    integer(c_int) function cxios_set_attr(h, name, name_len, type, value, rank, extents) &
+        bind(C, name="cxios_set_attr")
+      import :: c_int, c_intptr_t, c_char, c_ptr, c_int64_t
+      integer(c_intptr_t), value :: h
+      character(kind=c_char), dimension(*), intent(in) :: name
+      integer(c_int), value :: name_len, type, rank
+      type(c_ptr), value :: value
+      integer(c_int64_t), dimension(*), intent(in) :: extents
+    end function
+    integer(c_int) function cxios_get_attr(h, name, name_len, type, value, rank, extents, &
+        defined) bind(C, name="cxios_get_attr")
+      import :: c_int, c_intptr_t, c_char, c_ptr, c_int64_t
+      integer(c_intptr_t), value :: h
+      character(kind=c_char), dimension(*), intent(in) :: name
+      integer(c_int), value :: name_len, type, rank
+      type(c_ptr), value :: value
+      integer(c_int64_t), dimension(*), intent(in) :: extents
+      integer(c_int), intent(out) :: defined
+    end function
+    logical(c_bool) function cxios_is_defined_attr(h, name, name_len) &
+        bind(C, name="cxios_is_defined_attr")
+      import :: c_int, c_intptr_t, c_char, c_bool
+      integer(c_intptr_t), value :: h
+      character(kind=c_char), dimension(*), intent(in) :: name
+      integer(c_int), value :: name_len
+    end function
+    integer(c_int) function cxios_handle_create(kind, id, len, out) &
+        bind(C, name="cxios_handle_create")
+      import :: c_int, c_intptr_t, c_char
+      character(kind=c_char), dimension(*), intent(in) :: kind, id
+      integer(c_int), value :: len
+      integer(c_intptr_t), intent(out) :: out
+    end function
+    logical(c_bool) function cxios_valid_id(kind, id, len) bind(C, name="cxios_valid_id")
+      import :: c_int, c_char, c_bool
+      character(kind=c_char), dimension(*), intent(in) :: kind, id
+      integer(c_int), value :: len
+    end function
+    integer(c_int) function cxios_add_child(parent, kind, id, id_len, child) &
+        bind(C, name="cxios_add_child")
+      import :: c_int, c_intptr_t, c_char
+      integer(c_intptr_t), value :: parent
+      character(kind=c_char), dimension(*), intent(in) :: kind, id
+      integer(c_int), value :: id_len
+      integer(c_intptr_t), intent(out) :: child
+    end function
+    integer(c_int) function cxios_write_data_k8(id, len, data, rank, extents) &
+        bind(C, name="cxios_write_data_k8")
+      import :: c_int, c_char, c_ptr, c_int64_t
+      character(kind=c_char), dimension(*), intent(in) :: id
+      integer(c_int), value :: len, rank
+      type(c_ptr), value :: data
+      integer(c_int64_t), dimension(*), intent(in) :: extents
+    end function
+    integer(c_int) function cxios_write_data_k4(id, len, data, rank, extents) &
+        bind(C, name="cxios_write_data_k4")
+      import :: c_int, c_char, c_ptr, c_int64_t
+      character(kind=c_char), dimension(*), intent(in) :: id
+      integer(c_int), value :: len, rank
+      type(c_ptr), value :: data
+      integer(c_int64_t), dimension(*), intent(in) :: extents
+    end function
+    integer(c_int) function cxios_read_data_k8(id, len, data, rank, extents) &
+        bind(C, name="cxios_read_data_k8")
+      import :: c_int, c_char, c_ptr, c_int64_t
+      character(kind=c_char), dimension(*), intent(in) :: id
+      integer(c_int), value :: len, rank
+      type(c_ptr), value :: data
+      integer(c_int64_t), dimension(*), intent(in) :: extents
+    end function
+    type(c_ptr) function cxios_last_error() bind(C, name="cxios_last_error")
+      import :: c_ptr
+    end function
+    integer(c_size_t) function c_strlen(s) bind(C, name="strlen")
+      import :: c_size_t, c_ptr
+      type(c_ptr), value :: s
+    end function
+  end interface
+
+  public :: cxios_write_data_k8, cxios_write_data_k4, cxios_read_data_k8
+  public :: xios_check_, xios_last_error, xios_handle_of_, xios_valid_, xios_add_child_
+  public :: xios_defined_
+  public :: xios_set_string_, xios_set_bool_, xios_set_int_, xios_set_double_
+  public :: xios_set_duration_, xios_set_date_, xios_set_ints1_, xios_set_bools1_
+  public :: xios_set_bools2_, xios_set_reals1_, xios_set_reals2_, xios_set_reals3_
+  public :: xios_get_string_, xios_get_bool_, xios_get_int_, xios_get_double_
+  public :: xios_get_duration_, xios_get_date_, xios_get_ints1_, xios_get_bools1_
+  public :: xios_get_bools2_, xios_get_reals1_, xios_get_reals2_, xios_get_reals3_
+
+contains
+
+  ! The calling thread's last failure (fixed length: see docs/fortran.md on
+  ! gfortran's deferred-length results and threads).
+  function xios_last_error() result(message)
+    character(len=max_message) :: message
+    character(kind=c_char), pointer :: chars(:)
+    type(c_ptr) :: p
+    integer :: n, i
+    message = ' '
+    p = cxios_last_error()
+    if (.not. c_associated(p)) return
+    n = int(min(c_strlen(p), int(max_message, c_size_t)))
+    call c_f_pointer(p, chars, [n])
+    do i = 1, n
+      message(i:i) = chars(i)
+    end do
+  end function xios_last_error
+
+  ! XIOS stops on a failure: the message, then error stop (mpiexec ends the job).
+  subroutine xios_check_(rc)
+    integer(c_int), intent(in) :: rc
+    if (rc /= 0) then
+      write (error_unit, '(a, i0, a, a)') 'xios error ', rc, ': ', trim(xios_last_error())
+      flush (error_unit)
+      error stop 1
+    end if
+  end subroutine xios_check_
+
+  function xios_handle_of_(kind, id) result(daddr)
+    character(len=*), intent(in) :: kind, id
+    integer(c_intptr_t) :: daddr
+    call xios_check_(cxios_handle_create(kind // c_null_char, id, len(id), daddr))
+  end function xios_handle_of_
+
+  logical function xios_valid_(kind, id)
+    character(len=*), intent(in) :: kind, id
+    xios_valid_ = cxios_valid_id(kind // c_null_char, id, len(id))
+  end function xios_valid_
+
+  function xios_add_child_(parent, kind, id) result(child)
+    integer(c_intptr_t), intent(in) :: parent
+    character(len=*), intent(in) :: kind
+    character(len=*), optional, intent(in) :: id
+    integer(c_intptr_t) :: child
+    if (present(id)) then
+      call xios_check_(cxios_add_child(parent, kind // c_null_char, id, len(id), child))
+    else
+      call xios_check_(cxios_add_child(parent, kind // c_null_char, ' ', -1_c_int, child))
+    end if
+  end function xios_add_child_
+
+  logical function xios_defined_(h, name)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    xios_defined_ = cxios_is_defined_attr(h, name, len(name))
+  end function xios_defined_
+
+  ! ---- setters, one per attribute type ----
+
+  subroutine set_(h, name, type, value, rank, extents)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    integer(c_int), intent(in) :: type, rank
+    type(c_ptr), intent(in) :: value
+    integer(c_int64_t), intent(in) :: extents(:)
+    call xios_check_(cxios_set_attr(h, name, len(name), type, value, rank, extents))
+  end subroutine set_
+
+  subroutine xios_set_string_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name, value
+    character(kind=c_char), allocatable, target :: chars(:)
+    integer :: i
+    allocate (chars(max(1, len(value))))
+    do i = 1, len(value)
+      chars(i) = value(i:i)
+    end do
+    call set_(h, name, cxios_string, c_loc(chars), 1, [int(len(value), c_int64_t)])
+  end subroutine xios_set_string_
+
+  subroutine xios_set_bool_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    logical, intent(in) :: value
+    integer(c_int), target :: v
+    v = merge(1, 0, value)
+    call set_(h, name, cxios_bool, c_loc(v), 0, [0_c_int64_t])
+  end subroutine xios_set_bool_
+
+  subroutine xios_set_int_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: value
+    integer(c_int), target :: v
+    v = int(value, c_int)
+    call set_(h, name, cxios_int, c_loc(v), 0, [0_c_int64_t])
+  end subroutine xios_set_int_
+
+  subroutine xios_set_double_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in) :: value
+    real(c_double), target :: v
+    v = value
+    call set_(h, name, cxios_double, c_loc(v), 0, [0_c_int64_t])
+  end subroutine xios_set_double_
+
+  subroutine xios_set_duration_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    type(xios_duration), intent(in) :: value
+    type(xios_duration), target :: v
+    v = value
+    call set_(h, name, cxios_duration_type, c_loc(v), 0, [0_c_int64_t])
+  end subroutine xios_set_duration_
+
+  subroutine xios_set_date_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    type(xios_date), intent(in) :: value
+    type(xios_date), target :: v
+    v = value
+    call set_(h, name, cxios_date_type, c_loc(v), 0, [0_c_int64_t])
+  end subroutine xios_set_date_
+
+  subroutine xios_set_ints1_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    integer, intent(in) :: value(:)
+    integer(c_int), allocatable, target :: v(:)
+    v = int(value, c_int)
+    call set_(h, name, cxios_int_1d, c_loc(v), 1, int(shape(value), c_int64_t))
+  end subroutine xios_set_ints1_
+
+  subroutine xios_set_bools1_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    logical, intent(in) :: value(:)
+    integer(c_int), allocatable, target :: v(:)
+    v = merge(1, 0, value)
+    call set_(h, name, cxios_bool_1d, c_loc(v), 1, int(shape(value), c_int64_t))
+  end subroutine xios_set_bools1_
+
+  subroutine xios_set_bools2_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    logical, intent(in) :: value(:, :)
+    integer(c_int), allocatable, target :: v(:, :)
+    v = merge(1, 0, value)
+    call set_(h, name, cxios_bool_2d, c_loc(v), 2, int(shape(value), c_int64_t))
+  end subroutine xios_set_bools2_
+
+  subroutine xios_set_reals1_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in) :: value(:)
+    real(c_double), allocatable, target :: v(:)
+    v = value
+    call set_(h, name, cxios_double_1d, c_loc(v), 1, int(shape(value), c_int64_t))
+  end subroutine xios_set_reals1_
+
+  subroutine xios_set_reals2_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in) :: value(:, :)
+    real(c_double), allocatable, target :: v(:, :)
+    v = value
+    call set_(h, name, cxios_double_2d, c_loc(v), 2, int(shape(value), c_int64_t))
+  end subroutine xios_set_reals2_
+
+  subroutine xios_set_reals3_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(in) :: value(:, :, :)
+    real(c_double), allocatable, target :: v(:, :, :)
+    v = value
+    call set_(h, name, cxios_double_3d, c_loc(v), 3, int(shape(value), c_int64_t))
+  end subroutine xios_set_reals3_
+
+  ! ---- getters: a value not defined leaves the argument as it is ----
+
+  logical function get_(h, name, type, value, rank, extents)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    integer(c_int), intent(in) :: type, rank
+    type(c_ptr), intent(in) :: value
+    integer(c_int64_t), intent(in) :: extents(:)
+    integer(c_int) :: defined
+    defined = 0
+    call xios_check_(cxios_get_attr(h, name, len(name), type, value, rank, extents, defined))
+    get_ = defined /= 0
+  end function get_
+
+  subroutine xios_get_string_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    character(len=*), intent(inout) :: value
+    character(kind=c_char), allocatable, target :: chars(:)
+    integer :: i
+    allocate (chars(max(1, len(value))))
+    if (get_(h, name, cxios_string, c_loc(chars), 1, [int(len(value), c_int64_t)])) then
+      do i = 1, len(value)
+        value(i:i) = chars(i)
+      end do
+    end if
+  end subroutine xios_get_string_
+
+  subroutine xios_get_bool_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    logical, intent(inout) :: value
+    integer(c_int), target :: v
+    if (get_(h, name, cxios_bool, c_loc(v), 0, [0_c_int64_t])) value = v /= 0
+  end subroutine xios_get_bool_
+
+  subroutine xios_get_int_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    integer, intent(inout) :: value
+    integer(c_int), target :: v
+    if (get_(h, name, cxios_int, c_loc(v), 0, [0_c_int64_t])) value = int(v)
+  end subroutine xios_get_int_
+
+  subroutine xios_get_double_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(inout) :: value
+    real(c_double), target :: v
+    if (get_(h, name, cxios_double, c_loc(v), 0, [0_c_int64_t])) value = v
+  end subroutine xios_get_double_
+
+  subroutine xios_get_duration_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    type(xios_duration), intent(inout) :: value
+    type(xios_duration), target :: v
+    if (get_(h, name, cxios_duration_type, c_loc(v), 0, [0_c_int64_t])) value = v
+  end subroutine xios_get_duration_
+
+  subroutine xios_get_date_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    type(xios_date), intent(inout) :: value
+    type(xios_date), target :: v
+    if (get_(h, name, cxios_date_type, c_loc(v), 0, [0_c_int64_t])) value = v
+  end subroutine xios_get_date_
+
+  subroutine xios_get_ints1_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    integer, intent(inout) :: value(:)
+    integer(c_int), allocatable, target :: v(:)
+    allocate (v(size(value)))
+    v = int(value, c_int)
+    if (get_(h, name, cxios_int_1d, c_loc(v), 1, int(shape(value), c_int64_t))) value = v
+  end subroutine xios_get_ints1_
+
+  subroutine xios_get_bools1_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    logical, intent(inout) :: value(:)
+    integer(c_int), allocatable, target :: v(:)
+    allocate (v(size(value)))
+    v = merge(1, 0, value)
+    if (get_(h, name, cxios_bool_1d, c_loc(v), 1, int(shape(value), c_int64_t))) value = v /= 0
+  end subroutine xios_get_bools1_
+
+  subroutine xios_get_bools2_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    logical, intent(inout) :: value(:, :)
+    integer(c_int), allocatable, target :: v(:, :)
+    allocate (v(size(value, 1), size(value, 2)))
+    v = merge(1, 0, value)
+    if (get_(h, name, cxios_bool_2d, c_loc(v), 2, int(shape(value), c_int64_t))) value = v /= 0
+  end subroutine xios_get_bools2_
+
+  subroutine xios_get_reals1_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(inout) :: value(:)
+    real(c_double), allocatable, target :: v(:)
+    v = value
+    if (get_(h, name, cxios_double_1d, c_loc(v), 1, int(shape(value), c_int64_t))) value = v
+  end subroutine xios_get_reals1_
+
+  subroutine xios_get_reals2_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(inout) :: value(:, :)
+    real(c_double), allocatable, target :: v(:, :)
+    v = value
+    if (get_(h, name, cxios_double_2d, c_loc(v), 2, int(shape(value), c_int64_t))) value = v
+  end subroutine xios_get_reals2_
+
+  subroutine xios_get_reals3_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    real(c_double), intent(inout) :: value(:, :, :)
+    real(c_double), allocatable, target :: v(:, :, :)
+    v = value
+    if (get_(h, name, cxios_double_3d, c_loc(v), 3, int(shape(value), c_int64_t))) value = v
+  end subroutine xios_get_reals3_
+
+end module xios_handles
