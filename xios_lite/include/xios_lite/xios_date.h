@@ -19,6 +19,9 @@
 extern "C" {
 #endif
 
+/* A C interface keeps C's naming (snake_case types). */
+/* NOLINTBEGIN(readability-identifier-naming) */
+
 /** A date (XIOS's xios_date): month 1..months of the year, day 1..days of
  *  the month, hour, minute and second from 0. */
 typedef struct xios_lite_date {
@@ -107,6 +110,8 @@ int xios_lite_duration_convert_to_string(const xios_lite_duration* dur, char* te
  *  "0.5h", "1y 2mo"); a unit given twice adds up. EP_ERR_ARGUMENT for
  *  anything else. */
 int xios_lite_duration_convert_from_string(const char* text, xios_lite_duration* out);
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #ifdef __cplusplus
 }

@@ -161,12 +161,15 @@ int xios_lite_date_sub(const xios_lite_date* date1, const xios_lite_date* date2,
     const double sign = diff < 0 ? -1.0 : 1.0;
     const std::int64_t day = magnitude / cal.day_length();
     const std::int64_t in_day = magnitude % cal.day_length();
+    const std::int64_t hour = in_day / 3600;
+    const std::int64_t minute = in_day % 3600 / 60;
+    const std::int64_t second = in_day % 60;
     *out = xios_lite_duration{0.0,
                               0.0,
                               sign * static_cast<double>(day),
-                              sign * static_cast<double>(in_day / 3600),
-                              sign * static_cast<double>(in_day % 3600 / 60),
-                              sign * static_cast<double>(in_day % 60),
+                              sign * static_cast<double>(hour),
+                              sign * static_cast<double>(minute),
+                              sign * static_cast<double>(second),
                               0.0};
   });
 }
@@ -220,7 +223,7 @@ int xios_lite_date_get_second_of_day(const xios_lite_date* date, long long* out)
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
     const Date d = xios_lite::valid_date(date, cal, kCall);
-    *out = static_cast<long long>(d.hour) * 3600 + d.minute * 60 + d.second;
+    *out = static_cast<long long>(d.hour) * 3600 + static_cast<long long>(d.minute) * 60 + d.second;
   });
 }
 
