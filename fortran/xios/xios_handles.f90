@@ -257,7 +257,7 @@ contains
     character(len=*), intent(in) :: name
     logical, intent(in) :: value
     integer(c_int), target :: v
-    v = merge(1, 0, value)
+    v = merge(1_c_int, 0_c_int, value)
     call set_(h, name, cxios_bool, c_loc(v), 0, [0_c_int64_t])
   end subroutine xios_set_bool_
 
@@ -302,7 +302,7 @@ contains
     character(len=*), intent(in) :: name
     integer, intent(in) :: value(:)
     integer(c_int), allocatable, target :: v(:)
-    v = int(value, c_int)
+    allocate (v, source=int(value, c_int))
     call set_(h, name, cxios_int_1d, c_loc(v), 1, int(shape(value), c_int64_t))
   end subroutine xios_set_ints1_
 
@@ -311,7 +311,7 @@ contains
     character(len=*), intent(in) :: name
     logical, intent(in) :: value(:)
     integer(c_int), allocatable, target :: v(:)
-    v = merge(1, 0, value)
+    allocate (v, source=merge(1_c_int, 0_c_int, value))
     call set_(h, name, cxios_bool_1d, c_loc(v), 1, int(shape(value), c_int64_t))
   end subroutine xios_set_bools1_
 
@@ -320,7 +320,7 @@ contains
     character(len=*), intent(in) :: name
     logical, intent(in) :: value(:, :)
     integer(c_int), allocatable, target :: v(:, :)
-    v = merge(1, 0, value)
+    allocate (v, source=merge(1_c_int, 0_c_int, value))
     call set_(h, name, cxios_bool_2d, c_loc(v), 2, int(shape(value), c_int64_t))
   end subroutine xios_set_bools2_
 
@@ -329,7 +329,7 @@ contains
     character(len=*), intent(in) :: name
     real(c_double), intent(in) :: value(:)
     real(c_double), allocatable, target :: v(:)
-    v = value
+    allocate (v, source=value)
     call set_(h, name, cxios_double_1d, c_loc(v), 1, int(shape(value), c_int64_t))
   end subroutine xios_set_reals1_
 
@@ -338,7 +338,7 @@ contains
     character(len=*), intent(in) :: name
     real(c_double), intent(in) :: value(:, :)
     real(c_double), allocatable, target :: v(:, :)
-    v = value
+    allocate (v, source=value)
     call set_(h, name, cxios_double_2d, c_loc(v), 2, int(shape(value), c_int64_t))
   end subroutine xios_set_reals2_
 
@@ -347,7 +347,7 @@ contains
     character(len=*), intent(in) :: name
     real(c_double), intent(in) :: value(:, :, :)
     real(c_double), allocatable, target :: v(:, :, :)
-    v = value
+    allocate (v, source=value)
     call set_(h, name, cxios_double_3d, c_loc(v), 3, int(shape(value), c_int64_t))
   end subroutine xios_set_reals3_
 
@@ -454,7 +454,7 @@ contains
     character(len=*), intent(in) :: name
     real(c_double), intent(inout) :: value(:)
     real(c_double), allocatable, target :: v(:)
-    v = value
+    allocate (v, source=value)
     if (get_(h, name, cxios_double_1d, c_loc(v), 1, int(shape(value), c_int64_t))) value = v
   end subroutine xios_get_reals1_
 
@@ -463,7 +463,7 @@ contains
     character(len=*), intent(in) :: name
     real(c_double), intent(inout) :: value(:, :)
     real(c_double), allocatable, target :: v(:, :)
-    v = value
+    allocate (v, source=value)
     if (get_(h, name, cxios_double_2d, c_loc(v), 2, int(shape(value), c_int64_t))) value = v
   end subroutine xios_get_reals2_
 
@@ -472,7 +472,7 @@ contains
     character(len=*), intent(in) :: name
     real(c_double), intent(inout) :: value(:, :, :)
     real(c_double), allocatable, target :: v(:, :, :)
-    v = value
+    allocate (v, source=value)
     if (get_(h, name, cxios_double_3d, c_loc(v), 3, int(shape(value), c_int64_t))) value = v
   end subroutine xios_get_reals3_
 

@@ -108,6 +108,11 @@ class Calendar {
 
   /// Seconds from the start date to `date` (negative before the start).
   [[nodiscard]] std::int64_t seconds_since_start(const Date& date) const;
+  /// Seconds from 1 January 00:00:00 of `date`'s year to `date`.
+  [[nodiscard]] std::int64_t second_of_year(const Date& date) const;
+  /// Length of `year` in seconds (a leap year's is a day longer in the
+  /// gregorian and julian calendars).
+  [[nodiscard]] std::int64_t year_length(int year) const;
   [[nodiscard]] Date date_at(std::int64_t seconds_since_start) const;
   /// Time of timestep `step` (step 0 is the start date).
   [[nodiscard]] std::int64_t time_of_step(std::int64_t step) const noexcept {

@@ -222,6 +222,8 @@ int cxios_write_data_k83(const char* field_id, int len, const double* data, int 
                          int extent2, int extent3);
 /** xios_field_is_active: whether a file needs the field (after close). */
 bool cxios_field_is_active(const char* field_id, int len);
+/** The same with the failure as a code: *active = 0 or 1. */
+int cxios_field_is_active_checked(const char* field_id, int len, int* active);
 /** xios_getvar: a <variable> of the current context or of "xios", as
  * `type` (CXIOS_STRING: a char[value_len] blank-padded). *found = 0 when absent. */
 int cxios_getvar(const char* name, int len, int type, void* value, int value_len, int* found);

@@ -360,6 +360,14 @@ std::int64_t Calendar::seconds_since_start(const Date& d) const {
   return absolute_seconds(d) - absolute_seconds(start_);
 }
 
+std::int64_t Calendar::second_of_year(const Date& d) const {
+  return absolute_seconds(d) - days_from_epoch(d.year, 1, 1) * user_.day_length;
+}
+
+std::int64_t Calendar::year_length(int year) const {
+  return (days_from_epoch(year + 1, 1, 1) - days_from_epoch(year, 1, 1)) * user_.day_length;
+}
+
 Date Calendar::date_at(std::int64_t seconds) const {
   return from_absolute(absolute_seconds(start_) + seconds);
 }

@@ -193,6 +193,20 @@ Attribute attribute_of(const Element& v) {
   return a;
 }
 
+// A model context's <variable_definition> (or <variable_group>): <variable>s
+// and groups of them, each a well-formed attribute.
+void check_model_variables(const Element& group) {
+  config::check_attributes(group, {"id"});
+  config::check_children(group, {"variable", "variable_group"});
+  for (const auto& c : group.children) {
+    if (c->name == "variable") {
+      (void)attribute_of(*c);
+    } else {
+      check_model_variables(*c);
+    }
+  }
+}
+
 // The settings in the xios context's variables (XIOS's server parameters).
 void read_xios_context(const Element& ctx, Settings& s) {
   config::check_attributes(ctx, {"id"});
@@ -257,7 +271,9 @@ void read_xios_context(const Element& ctx, Settings& s) {
                name == "oasis_codes_id" || name == "call_oasis_enddef" ||
                name == "server2_dist_level" || name == "ratio_server2" ||
                name == "number_pools_server2" || name == "xios_stack_size" ||
-               name == "check_duplicated_ids" || name == "use_xios_memory_profiling") {
+               name == "check_duplicated_ids" || name == "use_xios_memory_profiling" ||
+               name == "buffer_factor_size" || name == "buffer_size" ||
+               name == "buffer_server_factor_size" || name == "min_buffer_size_factor") {
       // XIOS parameters with no effect on what is written here.
     } else {
       fail(*v, "", "unknown XIOS server parameter '" + name + "'");
@@ -289,10 +305,11 @@ class ContextParser {
     for (const Element* opt : ctx_.children_named("options")) {
       read_options(*opt);
     }
-    if (!ctx_.children_named("variable_definition").empty()) {
-      config::unsupported(*ctx_.children_named("variable_definition").front(), "",
-                          "variables of a model context (server parameters go in the context "
-                          "\"xios\")");
+    // A model context's <variable>s are the model's own parameters (XIOS's
+    // xios_getvar reads them); they write nothing. Each is checked as a
+    // <variable> is (id, type, a value of that type).
+    for (const Element* def : ctx_.children_named("variable_definition")) {
+      check_model_variables(*def);
     }
     index_definitions();
     for (const Element* e : domain_elements_) {

@@ -432,6 +432,10 @@ bool cxios_field_is_active(const char* field_id, int len) {
   return out;
 }
 
+int cxios_field_is_active_checked(const char* field_id, int len, int* active) {
+  return guarded([&] { *active = field_is_active(text(field_id, len)) ? 1 : 0; });
+}
+
 int cxios_getvar(const char* name, int len, int type, void* value, int value_len, int* found) {
   return guarded([&] {
     Value v;

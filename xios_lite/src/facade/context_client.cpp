@@ -289,12 +289,20 @@ Handle* ContextClient::find(const std::string& kind, const std::string& id) {
     }
   };
   if (kind == "calendar_wrapper") {
-    // XIOS's calendar has no id of its own in the files: the context's.
+    // Every XIOS context has its calendar wrapper, whatever id is asked:
+    // the <calendar> of the context, made when the file has none.
     Element* ctx = context_element();
     for (auto& c : ctx->children) {
       if (c->name == "calendar") return handle_of(c.get(), kind);
     }
-    return nullptr;
+    auto cal = std::make_unique<Element>();
+    cal->name = "calendar";
+    cal->parent = ctx;
+    cal->file = ctx->file;
+    cal->line = ctx->line;
+    Element* raw = cal.get();
+    ctx->children.insert(ctx->children.begin(), std::move(cal));
+    return handle_of(raw, kind);
   }
   visit(*context_element());
   return found != nullptr ? handle_of(found, kind) : nullptr;
@@ -616,13 +624,10 @@ const Calendar* ContextClient::calendar() {
   if (calendar_now_) {
     return &*calendar_now_;
   }
-  Config cfg;
-  try {
-    cfg = *parse_definitions();
-  } catch (const std::exception&) {
-    return nullptr;  // the definitions are not complete yet: no calendar
-  }
-  const CalendarSpec& spec = cfg.calendar_spec;
+  // A definition that does not parse is the model's error, said now (the
+  // same error would stop close_context_definition).
+  const std::shared_ptr<const Config> cfg = parse_definitions();
+  const CalendarSpec& spec = cfg->calendar_spec;
   std::optional<CalendarType> type = spec.type;
   std::string start = spec.start_date;
   std::string origin = spec.time_origin;

@@ -57,7 +57,7 @@ class ContextClient {
   void set_timestep(const Duration& d);
   [[nodiscard]] std::string calendar_type();
   /// The calendar as known now (the definitions' and the model's); nullptr
-  /// when no type is known yet.
+  /// when no type is known yet. Throws for definitions that do not parse.
   const Calendar* calendar();
   void set_calendar_date(const char* which, const DateValue& d);
 

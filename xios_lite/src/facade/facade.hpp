@@ -38,6 +38,7 @@
 
 #include "ep/communicator.hpp"
 #include "facade/attribute_table.hpp"
+#include "facade/calendar_source.hpp"
 #include "xios_lite/calendar.hpp"
 
 namespace xios_lite::config {
@@ -140,8 +141,7 @@ DateValue time_origin();
 DateValue start_date();
 void set_time_origin(const DateValue& d);
 void set_start_date(const DateValue& d);
-/// The calling thread's current context's calendar (nullptr: none yet).
-const Calendar* current_calendar() noexcept;
+// current_calendar() and current_time_origin(): calendar_source.hpp.
 
 /// xios_close_context_definition: collective over the context's clients.
 void close_context_definition();

@@ -305,6 +305,14 @@ const Calendar* current_calendar() noexcept {
   }
 }
 
+Date current_time_origin() {
+  const Calendar* cal = current_calendar();
+  if (cal == nullptr) {
+    fail("xios date", -1, "no calendar in the current context");
+  }
+  return cal->time_origin();
+}
+
 void close_context_definition() {
   ContextClient& c = current("xios_close_context_definition");
   Process& p = process();

@@ -1,0 +1,503 @@
+! XIOS's dates and durations for Fortran models, under XIOS's own names
+! (module xios re-exports them; a model's code compiles unchanged):
+!
+!   type(xios_date) :: date
+!   type(xios_duration) :: dtime
+!   dtime%second = 3600
+!   date = xios_date(2000, 01, 01, 00, 00, 00) + 3 * (0.5 * dtime + xios_timestep)
+!   if (date - 2.5 * xios_hour < start) ...
+!   print *, xios_date_get_day_of_year(date), xios_get_year_length_in_seconds(date%year)
+!
+! The types have XIOS's layout (bind(C)): a date is six integers, a duration
+! seven reals, so fractions of hours or days are durations. Arithmetic on
+! durations is done here, component by component, as in XIOS. Whatever needs a
+! calendar (date + duration, date - date, the day of the year, year lengths,
+! seconds since the time origin, reading a date) calls the C functions of
+! xios_lite/xios_date.h, which use the calling thread's current context's
+! calendar; date comparisons need none (field by field, which for valid dates
+! is every calendar's order).
+!
+! Errors: XIOS's functions have no ierr, so a failure (no calendar yet, an
+! invalid date, a fraction of a month added to a date, a string too short)
+! prints `error <code>: <message>` on standard error and stops with
+! `error stop`, as ep_mod does without ierr.
+!
+! Threads: every routine reads only its arguments and the calling thread's
+! current calendar; compiled with -frecursive, all OpenMP threads call them at
+! once.
+module xios_date_mod
+  use, intrinsic :: iso_c_binding, only: c_int, c_double, c_float, c_long_long, c_char, &
+                                         c_null_char
+  use ep_mod, only: ep_report_error, ep_last_error, EP_OK, EP_ERR_COUNT
+  implicit none
+  private
+
+  public :: xios_date, xios_duration
+  public :: xios_year, xios_month, xios_day, xios_hour, xios_minute, xios_second, xios_timestep
+  public :: xios_duration_convert_to_string, xios_duration_convert_from_string, &
+            xios_duration_add, xios_duration_sub, xios_duration_mult, xios_duration_neg, &
+            xios_duration_eq, xios_duration_neq
+  public :: xios_date_convert_to_seconds, xios_date_convert_to_string, &
+            xios_date_convert_from_string, xios_date_add_duration, xios_date_sub_duration, &
+            xios_date_sub, xios_date_eq, xios_date_neq, xios_date_lt, xios_date_le, &
+            xios_date_gt, xios_date_ge, xios_date_get_second_of_year, &
+            xios_date_get_day_of_year, xios_date_get_fraction_of_year, &
+            xios_date_get_second_of_day, xios_date_get_fraction_of_day
+  public :: xios_get_year_length_in_seconds, xios_get_day_length_in_seconds
+  public :: operator(+), operator(-), operator(*), operator(==), operator(/=), operator(<), &
+            operator(<=), operator(>), operator(>=), assignment(=)
+
+  !> A date: year, month (1..), day (1..), hour, minute, second.
+  type, bind(C) :: xios_date
+    integer(c_int) :: year, month, day, hour, minute, second
+  end type xios_date
+
+  !> A duration: a sum of years, months, days, hours, minutes, seconds and
+  !> timesteps, each a real (zero unless set).
+  type, bind(C) :: xios_duration
+    real(c_double) :: year = 0.0_c_double, month = 0.0_c_double, day = 0.0_c_double, &
+                      hour = 0.0_c_double, minute = 0.0_c_double, second = 0.0_c_double, &
+                      timestep = 0.0_c_double
+  end type xios_duration
+
+  real(c_double), parameter, private :: zero = 0.0_c_double, one = 1.0_c_double
+  type(xios_duration), parameter :: xios_year = xios_duration(one, zero, zero, zero, zero, zero, zero)
+  type(xios_duration), parameter :: xios_month = xios_duration(zero, one, zero, zero, zero, zero, zero)
+  type(xios_duration), parameter :: xios_day = xios_duration(zero, zero, one, zero, zero, zero, zero)
+  type(xios_duration), parameter :: xios_hour = xios_duration(zero, zero, zero, one, zero, zero, zero)
+  type(xios_duration), parameter :: xios_minute = xios_duration(zero, zero, zero, zero, one, zero, zero)
+  type(xios_duration), parameter :: xios_second = xios_duration(zero, zero, zero, zero, zero, one, zero)
+  type(xios_duration), parameter :: xios_timestep = xios_duration(zero, zero, zero, zero, zero, zero, one)
+
+  !> Room for any date or duration text of the C functions (a duration of
+  !> seven components of at most 24 characters, a unit and a space each).
+  integer, parameter :: text_room = 256
+
+  interface operator(+)
+    module procedure xios_duration_add, xios_date_add_duration
+  end interface
+  interface operator(-)
+    module procedure xios_duration_sub, xios_duration_neg, xios_date_sub_duration, xios_date_sub
+  end interface
+  interface operator(*)
+    module procedure real4_duration_mult, duration_real4_mult, real8_duration_mult, &
+                     duration_real8_mult, int_duration_mult, duration_int_mult
+  end interface
+  !> xios_duration_mult(val, dur) or (dur, val): val * dur, val integer, real(4) or real(8).
+  interface xios_duration_mult
+    module procedure real4_duration_mult, duration_real4_mult, real8_duration_mult, &
+                     duration_real8_mult, int_duration_mult, duration_int_mult
+  end interface
+  interface operator(==)
+    module procedure xios_date_eq, xios_duration_eq
+  end interface
+  interface operator(/=)
+    module procedure xios_date_neq, xios_duration_neq
+  end interface
+  interface operator(<)
+    module procedure xios_date_lt
+  end interface
+  interface operator(<=)
+    module procedure xios_date_le
+  end interface
+  interface operator(>)
+    module procedure xios_date_gt
+  end interface
+  interface operator(>=)
+    module procedure xios_date_ge
+  end interface
+  !> date = duration: the date 0000-01-01 00:00:00 + duration (as in XIOS).
+  interface assignment(=)
+    module procedure date_assign_duration
+  end interface
+
+  ! The C functions of xios_lite/xios_date.h (arguments by reference, results
+  ! through the last argument, an EP_* code returned).
+  interface
+    integer(c_int) function c_date_duration(date, dur, res) bind(C, name="xios_lite_date_add_duration")
+      import :: c_int, xios_date, xios_duration
+      type(xios_date), intent(in) :: date
+      type(xios_duration), intent(in) :: dur
+      type(xios_date), intent(out) :: res
+    end function c_date_duration
+    integer(c_int) function c_date_sub_duration(date, dur, res) &
+        bind(C, name="xios_lite_date_sub_duration")
+      import :: c_int, xios_date, xios_duration
+      type(xios_date), intent(in) :: date
+      type(xios_duration), intent(in) :: dur
+      type(xios_date), intent(out) :: res
+    end function c_date_sub_duration
+    integer(c_int) function c_date_sub(date1, date2, res) bind(C, name="xios_lite_date_sub")
+      import :: c_int, xios_date, xios_duration
+      type(xios_date), intent(in) :: date1, date2
+      type(xios_duration), intent(out) :: res
+    end function c_date_sub
+    integer(c_int) function c_date_compare(date1, date2, order) bind(C, name="xios_lite_date_compare")
+      import :: c_int, xios_date
+      type(xios_date), intent(in) :: date1, date2
+      integer(c_int), intent(out) :: order
+    end function c_date_compare
+    integer(c_int) function c_duration_equal(dur1, dur2, equal) &
+        bind(C, name="xios_lite_duration_equal")
+      import :: c_int, xios_duration
+      type(xios_duration), intent(in) :: dur1, dur2
+      integer(c_int), intent(out) :: equal
+    end function c_duration_equal
+    integer(c_int) function c_date_seconds(date, res) bind(C, name="xios_lite_date_convert_to_seconds")
+      import :: c_int, c_long_long, xios_date
+      type(xios_date), intent(in) :: date
+      integer(c_long_long), intent(out) :: res
+    end function c_date_seconds
+    integer(c_int) function c_second_of_year(date, res) bind(C, name="xios_lite_date_get_second_of_year")
+      import :: c_int, c_long_long, xios_date
+      type(xios_date), intent(in) :: date
+      integer(c_long_long), intent(out) :: res
+    end function c_second_of_year
+    integer(c_int) function c_day_of_year(date, res) bind(C, name="xios_lite_date_get_day_of_year")
+      import :: c_int, c_double, xios_date
+      type(xios_date), intent(in) :: date
+      real(c_double), intent(out) :: res
+    end function c_day_of_year
+    integer(c_int) function c_fraction_of_year(date, res) &
+        bind(C, name="xios_lite_date_get_fraction_of_year")
+      import :: c_int, c_double, xios_date
+      type(xios_date), intent(in) :: date
+      real(c_double), intent(out) :: res
+    end function c_fraction_of_year
+    integer(c_int) function c_second_of_day(date, res) bind(C, name="xios_lite_date_get_second_of_day")
+      import :: c_int, c_long_long, xios_date
+      type(xios_date), intent(in) :: date
+      integer(c_long_long), intent(out) :: res
+    end function c_second_of_day
+    integer(c_int) function c_fraction_of_day(date, res) &
+        bind(C, name="xios_lite_date_get_fraction_of_day")
+      import :: c_int, c_double, xios_date
+      type(xios_date), intent(in) :: date
+      real(c_double), intent(out) :: res
+    end function c_fraction_of_day
+    integer(c_int) function c_year_length(year, res) bind(C, name="xios_lite_get_year_length_in_seconds")
+      import :: c_int, c_long_long
+      integer(c_int), value :: year
+      integer(c_long_long), intent(out) :: res
+    end function c_year_length
+    integer(c_int) function c_day_length(res) bind(C, name="xios_lite_get_day_length_in_seconds")
+      import :: c_int, c_long_long
+      integer(c_long_long), intent(out) :: res
+    end function c_day_length
+    integer(c_int) function c_date_from_string(text, res) &
+        bind(C, name="xios_lite_date_convert_from_string")
+      import :: c_int, c_char, xios_date
+      character(kind=c_char), intent(in) :: text(*)
+      type(xios_date), intent(out) :: res
+    end function c_date_from_string
+    integer(c_int) function c_date_to_string(date, text, size) &
+        bind(C, name="xios_lite_date_convert_to_string")
+      import :: c_int, c_char, xios_date
+      type(xios_date), intent(in) :: date
+      character(kind=c_char), intent(out) :: text(*)
+      integer(c_int), value :: size
+    end function c_date_to_string
+    integer(c_int) function c_duration_to_string(dur, text, size) &
+        bind(C, name="xios_lite_duration_convert_to_string")
+      import :: c_int, c_char, xios_duration
+      type(xios_duration), intent(in) :: dur
+      character(kind=c_char), intent(out) :: text(*)
+      integer(c_int), value :: size
+    end function c_duration_to_string
+    integer(c_int) function c_duration_from_string(text, res) &
+        bind(C, name="xios_lite_duration_convert_from_string")
+      import :: c_int, c_char, xios_duration
+      character(kind=c_char), intent(in) :: text(*)
+      type(xios_duration), intent(out) :: res
+    end function c_duration_from_string
+  end interface
+
+contains
+
+  ! ---- durations: component by component, no calendar ----
+
+  function xios_duration_add(dur1, dur2) result(res)
+    type(xios_duration), intent(in) :: dur1, dur2
+    type(xios_duration) :: res
+    res = xios_duration(dur1%year + dur2%year, dur1%month + dur2%month, dur1%day + dur2%day, &
+                        dur1%hour + dur2%hour, dur1%minute + dur2%minute, &
+                        dur1%second + dur2%second, dur1%timestep + dur2%timestep)
+  end function xios_duration_add
+
+  function xios_duration_sub(dur1, dur2) result(res)
+    type(xios_duration), intent(in) :: dur1, dur2
+    type(xios_duration) :: res
+    res = xios_duration_add(dur1, scaled(-one, dur2))
+  end function xios_duration_sub
+
+  function xios_duration_neg(dur) result(res)
+    type(xios_duration), intent(in) :: dur
+    type(xios_duration) :: res
+    res = scaled(-one, dur)
+  end function xios_duration_neg
+
+  function real4_duration_mult(val, dur) result(res)
+    real(c_float), intent(in) :: val
+    type(xios_duration), intent(in) :: dur
+    type(xios_duration) :: res
+    res = scaled(real(val, c_double), dur)
+  end function real4_duration_mult
+
+  function duration_real4_mult(dur, val2) result(res)
+    type(xios_duration), intent(in) :: dur
+    real(c_float), intent(in) :: val2
+    type(xios_duration) :: res
+    res = scaled(real(val2, c_double), dur)
+  end function duration_real4_mult
+
+  function real8_duration_mult(val, dur) result(res)
+    real(c_double), intent(in) :: val
+    type(xios_duration), intent(in) :: dur
+    type(xios_duration) :: res
+    res = scaled(val, dur)
+  end function real8_duration_mult
+
+  function duration_real8_mult(dur, val2) result(res)
+    type(xios_duration), intent(in) :: dur
+    real(c_double), intent(in) :: val2
+    type(xios_duration) :: res
+    res = scaled(val2, dur)
+  end function duration_real8_mult
+
+  function int_duration_mult(val, dur) result(res)
+    integer, intent(in) :: val
+    type(xios_duration), intent(in) :: dur
+    type(xios_duration) :: res
+    res = scaled(real(val, c_double), dur)
+  end function int_duration_mult
+
+  function duration_int_mult(dur, val2) result(res)
+    type(xios_duration), intent(in) :: dur
+    integer, intent(in) :: val2
+    type(xios_duration) :: res
+    res = scaled(real(val2, c_double), dur)
+  end function duration_int_mult
+
+  pure function scaled(val, dur) result(res)
+    real(c_double), intent(in) :: val
+    type(xios_duration), intent(in) :: dur
+    type(xios_duration) :: res
+    res = xios_duration(val * dur%year, val * dur%month, val * dur%day, val * dur%hour, &
+                        val * dur%minute, val * dur%second, val * dur%timestep)
+  end function scaled
+
+  !> Every component equal (1 day /= 24 hours, as in XIOS).
+  function xios_duration_eq(dur1, dur2) result(res)
+    type(xios_duration), intent(in) :: dur1, dur2
+    logical :: res
+    integer(c_int) :: equal
+    call check(c_duration_equal(dur1, dur2, equal))
+    res = equal /= 0
+  end function xios_duration_eq
+
+  function xios_duration_neq(dur1, dur2) result(res)
+    type(xios_duration), intent(in) :: dur1, dur2
+    logical :: res
+    res = .not. xios_duration_eq(dur1, dur2)
+  end function xios_duration_neq
+
+  !> str = "1y 2mo 1.5d 6h 30mi 10s 2ts" (the non-zero components; "0s").
+  subroutine xios_duration_convert_to_string(dur, str)
+    type(xios_duration), intent(in) :: dur
+    character(len=*), intent(out) :: str
+    character(kind=c_char) :: buf(text_room)
+    call check(c_duration_to_string(dur, buf, int(text_room, c_int)))
+    call from_c_text(buf, str, 'xios_duration_convert_to_string')
+  end subroutine xios_duration_convert_to_string
+
+  !> The duration written in `str`: "1d12h", "0.5h", "1y 2mo", "3ts".
+  function xios_duration_convert_from_string(str) result(res)
+    character(len=*), intent(in) :: str
+    type(xios_duration) :: res
+    call check(c_duration_from_string(trim(str) // c_null_char, res))
+  end function xios_duration_convert_from_string
+
+  ! ---- dates: in the calling thread's current calendar ----
+
+  !> date + dur: months and years first (the day clamped to the month's
+  !> length), then days, hours, minutes, seconds and timesteps.
+  function xios_date_add_duration(date, dur) result(res)
+    type(xios_date), intent(in) :: date
+    type(xios_duration), intent(in) :: dur
+    type(xios_date) :: res
+    call check(c_date_duration(date, dur, res))
+  end function xios_date_add_duration
+
+  function xios_date_sub_duration(date, dur) result(res)
+    type(xios_date), intent(in) :: date
+    type(xios_duration), intent(in) :: dur
+    type(xios_date) :: res
+    call check(c_date_sub_duration(date, dur, res))
+  end function xios_date_sub_duration
+
+  !> date1 - date2 in days, hours, minutes and seconds.
+  function xios_date_sub(date1, date2) result(res)
+    type(xios_date), intent(in) :: date1, date2
+    type(xios_duration) :: res
+    call check(c_date_sub(date1, date2, res))
+  end function xios_date_sub
+
+  subroutine date_assign_duration(date, dur)
+    type(xios_date), intent(out) :: date
+    type(xios_duration), intent(in) :: dur
+    date = xios_date_add_duration(xios_date(0, 1, 1, 0, 0, 0), dur)
+  end subroutine date_assign_duration
+
+  !> -1, 0 or 1: date1 before, at or after date2.
+  function order_of(date1, date2) result(order)
+    type(xios_date), intent(in) :: date1, date2
+    integer(c_int) :: order
+    call check(c_date_compare(date1, date2, order))
+  end function order_of
+
+  function xios_date_eq(date1, date2) result(res)
+    type(xios_date), intent(in) :: date1, date2
+    logical :: res
+    res = order_of(date1, date2) == 0
+  end function xios_date_eq
+
+  function xios_date_neq(date1, date2) result(res)
+    type(xios_date), intent(in) :: date1, date2
+    logical :: res
+    res = order_of(date1, date2) /= 0
+  end function xios_date_neq
+
+  function xios_date_lt(date1, date2) result(res)
+    type(xios_date), intent(in) :: date1, date2
+    logical :: res
+    res = order_of(date1, date2) < 0
+  end function xios_date_lt
+
+  function xios_date_le(date1, date2) result(res)
+    type(xios_date), intent(in) :: date1, date2
+    logical :: res
+    res = order_of(date1, date2) <= 0
+  end function xios_date_le
+
+  function xios_date_gt(date1, date2) result(res)
+    type(xios_date), intent(in) :: date1, date2
+    logical :: res
+    res = order_of(date1, date2) > 0
+  end function xios_date_gt
+
+  function xios_date_ge(date1, date2) result(res)
+    type(xios_date), intent(in) :: date1, date2
+    logical :: res
+    res = order_of(date1, date2) >= 0
+  end function xios_date_ge
+
+  !> Seconds from the current context's time origin to `date`.
+  function xios_date_convert_to_seconds(date) result(res)
+    type(xios_date), intent(in) :: date
+    integer(c_long_long) :: res
+    call check(c_date_seconds(date, res))
+  end function xios_date_convert_to_seconds
+
+  !> str = "YYYY-MM-DD hh:mm:ss".
+  subroutine xios_date_convert_to_string(date, str)
+    type(xios_date), intent(in) :: date
+    character(len=*), intent(out) :: str
+    character(kind=c_char) :: buf(text_room)
+    call check(c_date_to_string(date, buf, int(text_room, c_int)))
+    call from_c_text(buf, str, 'xios_date_convert_to_string')
+  end subroutine xios_date_convert_to_string
+
+  !> The date written in `str` ("YYYY-MM-DD hh:mm:ss", later fields optional),
+  !> valid in the current calendar.
+  function xios_date_convert_from_string(str) result(res)
+    character(len=*), intent(in) :: str
+    type(xios_date) :: res
+    call check(c_date_from_string(trim(str) // c_null_char, res))
+  end function xios_date_convert_from_string
+
+  !> Seconds since 1 January 00:00:00 of the date's year.
+  function xios_date_get_second_of_year(date) result(res)
+    type(xios_date), intent(in) :: date
+    integer(c_int) :: res
+    integer(c_long_long) :: s
+    call check(c_second_of_year(date, s))
+    res = int(s, c_int)
+  end function xios_date_get_second_of_year
+
+  !> Days since 1 January 00:00:00 (0.0 then; 31.5 on 1 February at noon).
+  function xios_date_get_day_of_year(date) result(res)
+    type(xios_date), intent(in) :: date
+    real(c_double) :: res
+    call check(c_day_of_year(date, res))
+  end function xios_date_get_day_of_year
+
+  !> Second of the year over the year's length, in [0, 1).
+  function xios_date_get_fraction_of_year(date) result(res)
+    type(xios_date), intent(in) :: date
+    real(c_double) :: res
+    call check(c_fraction_of_year(date, res))
+  end function xios_date_get_fraction_of_year
+
+  !> Seconds since midnight.
+  function xios_date_get_second_of_day(date) result(res)
+    type(xios_date), intent(in) :: date
+    integer(c_int) :: res
+    integer(c_long_long) :: s
+    call check(c_second_of_day(date, s))
+    res = int(s, c_int)
+  end function xios_date_get_second_of_day
+
+  !> Second of the day over the day's length, in [0, 1).
+  function xios_date_get_fraction_of_day(date) result(res)
+    type(xios_date), intent(in) :: date
+    real(c_double) :: res
+    call check(c_fraction_of_day(date, res))
+  end function xios_date_get_fraction_of_day
+
+  !> Length of `year` in seconds in the current calendar.
+  function xios_get_year_length_in_seconds(year) result(res)
+    integer(c_int), intent(in) :: year
+    integer(c_int) :: res
+    integer(c_long_long) :: s
+    call check(c_year_length(year, s))
+    res = int(s, c_int)
+  end function xios_get_year_length_in_seconds
+
+  !> Length of a day in seconds in the current calendar.
+  function xios_get_day_length_in_seconds() result(res)
+    integer(c_int) :: res
+    integer(c_long_long) :: s
+    call check(c_day_length(s))
+    res = int(s, c_int)
+  end function xios_get_day_length_in_seconds
+
+  ! ---- helpers ----
+
+  !> A failed C call (rc /= EP_OK) prints its message and stops.
+  subroutine check(rc)
+    integer(c_int), intent(in) :: rc
+    if (rc /= EP_OK) call ep_report_error(int(rc), ep_last_error())
+  end subroutine check
+
+  !> Copies the NUL-terminated `buf` into `str`, blank padded; a text longer
+  !> than `str` is an error (XIOS refuses it too), never cut silently.
+  subroutine from_c_text(buf, str, caller)
+    character(kind=c_char), intent(in) :: buf(:)
+    character(len=*), intent(out) :: str
+    character(len=*), intent(in) :: caller
+    integer :: n, i
+    n = 0
+    do while (n < size(buf))
+      if (buf(n + 1) == c_null_char) exit
+      n = n + 1
+    end do
+    if (n > len(str)) then
+      call ep_report_error(EP_ERR_COUNT, caller // ': the string is too short for the text')
+    end if
+    str = ''
+    do i = 1, n
+      str(i:i) = buf(i)
+    end do
+  end subroutine from_c_text
+
+end module xios_date_mod

@@ -1,0 +1,142 @@
+// Reads back the files of the programs in tests/fortran_xios and checks
+// every value against what the programs sent:
+//
+//   check_xios_files model      xios_model_output.nc of xios_model_test.f90
+//
+// Prints "xios files read back exactly" and exits 0 when all match; names
+// the variable, the index and both values otherwise.
+#include <netcdf.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void fail(const std::string& what) {
+  std::fprintf(stderr, "check_xios_files: FAILED: %s\n", what.c_str());
+  ++failures;
+}
+
+// The variable's values with their dimension lengths; empty when absent.
+std::vector<double> read(int nc, const std::string& name, std::vector<std::size_t>& shape) {
+  int var = -1;
+  int ndims = 0;
+  shape.clear();
+  if (nc_inq_varid(nc, name.c_str(), &var) != NC_NOERR ||
+      nc_inq_varndims(nc, var, &ndims) != NC_NOERR) {
+    return {};
+  }
+  std::vector<int> dims(static_cast<std::size_t>(ndims));
+  nc_inq_vardimid(nc, var, dims.data());
+  std::size_t total = 1;
+  for (int d : dims) {
+    std::size_t len = 0;
+    nc_inq_dimlen(nc, d, &len);
+    shape.push_back(len);
+    total *= len;
+  }
+  std::vector<double> values(total);
+  if (nc_get_var_double(nc, var, values.data()) != NC_NOERR) {
+    fail("cannot read " + name);
+    return {};
+  }
+  return values;
+}
+
+std::string text(const std::vector<std::size_t>& shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    out += (i > 0 ? ", " : "") + std::to_string(shape[i]);
+  }
+  return out + ")";
+}
+
+// xios_model_test.f90: a 20 x 12 domain, levels 2 and 3 of 3 (the zoom),
+// 24 hourly steps averaged over 6 h: record k holds the mean of steps
+// 6k+1 .. 6k+6 of i + 100 j + 10000 l + 1e6 ts.
+void check_model() {
+  constexpr int kNi = 20;
+  constexpr int kNj = 12;
+  constexpr int kRecords = 4;
+  const char* path = "xios_model_output.nc";
+  int nc = -1;
+  if (nc_open(path, NC_NOWRITE, &nc) != NC_NOERR) {
+    fail(std::string("cannot open ") + path);
+    return;
+  }
+  for (const char* name : {"field_A", "field_C"}) {
+    std::vector<std::size_t> shape;
+    const std::vector<double> v = read(nc, name, shape);
+    const std::vector<std::size_t> want{kRecords, 2, kNj, kNi};
+    if (shape != want) {
+      fail(std::string(name) + " has shape " + text(shape) + ", not " + text(want));
+      continue;
+    }
+    std::size_t n = 0;
+    for (int k = 0; k < kRecords; ++k) {
+      for (int lz = 0; lz < 2; ++lz) {
+        for (int j = 0; j < kNj; ++j) {
+          for (int i = 0; i < kNi; ++i, ++n) {
+            const double expected = i + 100.0 * j + 10000.0 * (lz + 2) + 1e6 * (6 * k + 3.5);
+            if (v[n] != expected) {
+              fail(std::string(name) + "[" + std::to_string(k) + "," + std::to_string(lz) + "," +
+                   std::to_string(j) + "," + std::to_string(i) + "] = " + std::to_string(v[n]) +
+                   ", expected " + std::to_string(expected));
+              nc_close(nc);
+              return;
+            }
+          }
+        }
+      }
+    }
+  }
+  std::vector<std::size_t> shape;
+  const std::vector<double> lon = read(nc, "lon", shape);
+  for (int i = 0; i < kNi && lon.size() == kNi; ++i) {
+    if (lon[static_cast<std::size_t>(i)] != -171.0 + 18.0 * i) fail("lon[" + std::to_string(i) + "]");
+  }
+  if (lon.size() != kNi) fail("lon has shape " + text(shape));
+  const std::vector<double> lat = read(nc, "lat", shape);
+  for (int j = 0; j < kNj && lat.size() == kNj; ++j) {
+    if (lat[static_cast<std::size_t>(j)] != -82.5 + 15.0 * j) fail("lat[" + std::to_string(j) + "]");
+  }
+  if (lat.size() != kNj) fail("lat has shape " + text(shape));
+  // The time axis: record centres 6 h apart, counted from the time origin
+  // (2012-02-29 15:00), a day before the start (2012-03-01 15:00).
+  const std::vector<double> t = read(nc, "time_centered", shape);
+  if (t.size() != kRecords) {
+    fail("time_centered has shape " + text(shape));
+  } else {
+    for (int k = 0; k < kRecords; ++k) {
+      const double expected = 86400.0 + 3 * 3600.0 + k * 21600.0;
+      if (std::fabs(t[static_cast<std::size_t>(k)] - expected) > 1e-6) {
+        fail("time_centered[" + std::to_string(k) + "] = " +
+             std::to_string(t[static_cast<std::size_t>(k)]) + ", expected " +
+             std::to_string(expected));
+      }
+    }
+  }
+  nc_close(nc);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "";
+  if (what == "model") {
+    check_model();
+  } else {
+    std::fprintf(stderr, "usage: check_xios_files model\n");
+    return 2;
+  }
+  if (failures > 0) {
+    return 1;
+  }
+  std::printf("xios files read back exactly\n");
+  return 0;
+}
