@@ -61,9 +61,12 @@ module xios_lite_mod
   end type xios_lite_client
 
   !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) or real(4) array (the
-  !> file's precision is the field's `prec`, whichever the model sends).
+  !> file's precision is the field's `prec`, whichever the model sends); with
+  !> the domain's data_* attributes, the model's own array of rank 1 to 3
+  !> (halo'd, field(0:ni+1, -1:nj+2, nk), or compressed, field(nb_pt, nk)).
   interface xios_lite_send_field
-    module procedure send_field_2d, send_field_3d, send_field_2d_r4, send_field_3d_r4
+    module procedure send_field_1d, send_field_2d, send_field_3d, send_field_1d_r4, &
+                     send_field_2d_r4, send_field_3d_r4
   end interface xios_lite_send_field
 
   !> Receives a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array from a file
@@ -110,6 +113,14 @@ module xios_lite_mod
       character(kind=c_char), intent(in) :: axis(*), name(*)
       integer(c_int), value :: value
     end function c_axis_int
+    integer(c_int) function c_dom_index(client, domain, name, values, n) &
+        bind(C, name="xios_lite_set_domain_attr_index")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: domain(*), name(*)
+      integer(c_int), intent(in) :: values(*)
+      integer(c_int), value :: n
+    end function c_dom_index
     integer(c_int) function c_dom_double(client, domain, name, values, rank, extents) &
         bind(C, name="xios_lite_set_domain_attr_double")
       import :: c_int, c_ptr, c_char, c_int64_t
@@ -342,14 +353,23 @@ contains
   !> (rectilinear), lonvalue_2d(ni, nj), latvalue_2d(ni, nj) (curvilinear),
   !> bounds_lon_1d(2, ni), bounds_lat_1d(2, nj), bounds_lon_2d(nvertex, ni, nj),
   !> bounds_lat_2d(nvertex, ni, nj), area(ni, nj), mask_1d(ni*nj) or
-  !> mask_2d(ni, nj) (.false. = masked). Local; before close_definition.
+  !> mask_2d(ni, nj) (.false. = masked). How the model's arrays hold the
+  !> block, as in XIOS: data_dim (1 or 2), data_ibegin, data_ni, data_jbegin,
+  !> data_nj (a halo: negative begins), and for a compressed array
+  !> data_n_index values at the points data_i_index(:) (and data_j_index(:)),
+  !> 0-based from data_ibegin (data_jbegin). Local; before close_definition.
   subroutine xios_lite_set_domain_attr(client, domain_id, ni_glo, nj_glo, ibegin, ni, jbegin, &
                                        nj, type, lonvalue_1d, latvalue_1d, lonvalue_2d, &
                                        latvalue_2d, nvertex, bounds_lon_1d, bounds_lat_1d, &
-                                       bounds_lon_2d, bounds_lat_2d, area, mask_1d, mask_2d, ierr)
+                                       bounds_lon_2d, bounds_lat_2d, area, mask_1d, mask_2d, &
+                                       data_dim, data_ibegin, data_ni, data_jbegin, data_nj, &
+                                       data_n_index, data_i_index, data_j_index, ierr)
     type(xios_lite_client), intent(in) :: client
     character(len=*), intent(in) :: domain_id
     integer, intent(in), optional :: ni_glo, nj_glo, ibegin, ni, jbegin, nj, nvertex
+    integer, intent(in), optional :: data_dim, data_ibegin, data_ni, data_jbegin, data_nj, &
+                                     data_n_index
+    integer, intent(in), optional :: data_i_index(:), data_j_index(:)
     character(len=*), intent(in), optional :: type
     real(c_double), intent(in), optional, contiguous, target :: lonvalue_1d(:), latvalue_1d(:), &
         lonvalue_2d(:, :), latvalue_2d(:, :), bounds_lon_1d(:, :), bounds_lat_1d(:, :), &
@@ -367,6 +387,16 @@ contains
     call int_attr('jbegin', jbegin)
     call int_attr('nj', nj)
     call int_attr('nvertex', nvertex)
+    call int_attr('data_dim', data_dim)
+    call int_attr('data_ibegin', data_ibegin)
+    call int_attr('data_ni', data_ni)
+    call int_attr('data_jbegin', data_jbegin)
+    call int_attr('data_nj', data_nj)
+    call int_attr('data_n_index', data_n_index)
+    if (present(data_i_index) .and. rc == 0) rc = int(c_dom_index(client%handle, id, &
+        'data_i_index' // c_null_char, int(data_i_index, c_int), int(size(data_i_index), c_int)))
+    if (present(data_j_index) .and. rc == 0) rc = int(c_dom_index(client%handle, id, &
+        'data_j_index' // c_null_char, int(data_j_index, c_int), int(size(data_j_index), c_int)))
     if (present(type) .and. rc == 0) rc = int(c_dom_text(client%handle, id, &
         'type' // c_null_char, trim(type) // c_null_char))
     if (present(lonvalue_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
@@ -513,7 +543,32 @@ contains
     call check(int(c_update(client%handle, int(step, c_int64_t))), ierr)
   end subroutine xios_lite_update_calendar
 
-  !> field(ni, nj): a field on a 2-D grid; the shape must be this client's block.
+  !> field(n): a compressed or 1-D array (the domain's data_* say which).
+  subroutine send_field_1d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(in), contiguous, target :: field(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(1)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 1_c_int, &
+                          extents)), ierr)
+  end subroutine send_field_1d
+
+  !> field(n) in single precision.
+  subroutine send_field_1d_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(1)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                                1_c_int, extents)), ierr)
+  end subroutine send_field_1d_r4
+
+  !> field(ni, nj): a field on a 2-D grid; the shape must be this client's
+  !> block, or the model's array as the domain's data_* give it.
   subroutine send_field_2d(client, field_id, field, ierr)
     type(xios_lite_client), intent(in) :: client
     character(len=*), intent(in) :: field_id

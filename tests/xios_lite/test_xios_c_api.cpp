@@ -478,6 +478,124 @@ TEST(CApi, ModelSetsGeometryAndCalendar) {
   }
 }
 
+// The model's own arrays through the C interface (data_* set one by one, as
+// XIOS names them): "deep" as a halo'd (ni + 2, nj + 4, levels) array with
+// garbage in the halo, "flat" as the same halo'd level handed as a 1-D
+// array (any rank holding the values goes); a block-sized array is then the
+// wrong shape, named with the data_* it should have. A second run lists the
+// block's points in reverse order (data_i_index, xios_lite_set_domain_attr_index).
+TEST(CApi, ModelArraysWithHalosAndIndices) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs a client and a server process";
+  }
+  constexpr double kGarbage = 1e30;
+  for (const bool indexed : {false, true}) {
+    const std::string dir = xios_test::scratch_dir(indexed ? "c_api_index" : "c_api_halo");
+    const std::string cfg = xios_test::write_config(dir, config_text(dir));
+    run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
+      xios_lite_client_t client = create_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS);
+      EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK)
+          << xios_lite_last_error();
+      const int dni = kNi + 2;
+      const int dnj = nj + 4;
+      std::vector<int> reversed;
+      for (int p = kNi * nj - 1; p >= 0; --p) reversed.push_back(p);
+      if (indexed) {
+        EXPECT_EQ(xios_lite_set_domain_attr_int(client, "d", "data_dim", 1), EP_OK);
+        EXPECT_EQ(xios_lite_set_domain_attr_int(client, "d", "data_n_index",
+                                                static_cast<int>(reversed.size())),
+                  EP_OK)
+            << xios_lite_last_error();
+        EXPECT_EQ(xios_lite_set_domain_attr_index(client, "d", "data_i_index", reversed.data(),
+                                                  static_cast<int>(reversed.size())),
+                  EP_OK)
+            << xios_lite_last_error();
+        EXPECT_EQ(xios_lite_set_domain_attr_index(client, "d", "data_k_index", reversed.data(), 1),
+                  EP_ERR_ARGUMENT);
+        EXPECT_TRUE(contains(xios_lite_last_error(), "'data_k_index'")) << xios_lite_last_error();
+      } else {
+        for (const auto& [name, v] : std::vector<std::pair<const char*, int>>{{"data_dim", 2},
+                                                                              {"data_ibegin", -1},
+                                                                              {"data_ni", dni},
+                                                                              {"data_jbegin", -2},
+                                                                              {"data_nj", dnj}}) {
+          EXPECT_EQ(xios_lite_set_domain_attr_int(client, "d", name, v), EP_OK)
+              << xios_lite_last_error();
+        }
+      }
+      EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+      for (int s = 1; s <= kSteps; ++s) {
+        EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
+        std::vector<double> flat;
+        std::vector<double> deep;
+        for (int k = 0; k <= kNk; ++k) {
+          std::vector<double>& to = k == 0 ? flat : deep;
+          if (indexed) {
+            for (const int p : reversed) to.push_back(value(s, k, j0 + p / kNi, p % kNi));
+            continue;
+          }
+          for (int kj = 0; kj < dnj; ++kj) {
+            for (int ki = 0; ki < dni; ++ki) {
+              const int i = ki - 1;
+              const int j = kj - 2;
+              to.push_back(i >= 0 && i < kNi && j >= 0 && j < nj ? value(s, k, j0 + j, i)
+                                                                 : kGarbage);
+            }
+          }
+        }
+        const std::int64_t flat_shape[] = {static_cast<std::int64_t>(flat.size())};
+        const std::int64_t deep_shape[] = {
+            indexed ? static_cast<std::int64_t>(reversed.size()) : dni, indexed ? kNk : dnj,
+            indexed ? 1 : kNk};
+        if (s == 1) {
+          // The block's shape (halo'd), or one value short of the list (indexed).
+          const Shapes block(nj);
+          const std::int64_t short_list[] = {kNi * nj - 1, kNk};
+          EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), indexed ? 2 : 3,
+                                         indexed ? short_list : block.deep),
+                    EP_ERR_COUNT);
+          const std::string message = xios_lite_last_error();
+          const std::string given = indexed ? shape(kNi * nj - 1, kNk)
+                                            : shape(kNi, nj).substr(0, shape(kNi, nj).size() - 1) +
+                                                  ", " + std::to_string(kNk) + ")";
+          EXPECT_TRUE(contains(message, "'deep'") && contains(message, given) &&
+                      contains(message, indexed ? "data_n_index " + std::to_string(kNi * nj)
+                                                : "data_ibegin -1, data_ni " + std::to_string(dni)))
+              << message;
+        }
+        EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 1, flat_shape), EP_OK)
+            << xios_lite_last_error();
+        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), indexed ? 2 : 3, deep_shape),
+                  EP_OK)
+            << xios_lite_last_error();
+      }
+      EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+    });
+    if (HasFatalFailure()) return;
+    if (ep_test::world_rank() == 0) {
+      const std::vector<double> flat = xios_test::read_var(dir + "/c_api_out.nc", "flat");
+      const std::vector<double> deep = xios_test::read_var(dir + "/c_api_out.nc", "deep");
+      ASSERT_EQ(flat.size(), static_cast<std::size_t>(kSteps * kNj * kNi));
+      ASSERT_EQ(deep.size(), static_cast<std::size_t>(kSteps * kNk * kNj * kNi));
+      std::size_t n2 = 0;
+      std::size_t n3 = 0;
+      for (int s = 1; s <= kSteps; ++s) {
+        for (int k = 0; k <= kNk; ++k) {
+          for (int j = 0; j < kNj; ++j) {
+            for (int i = 0; i < kNi; ++i) {
+              if (k == 0) {
+                EXPECT_EQ(flat[n2++], value(s, 0, j, i)) << indexed;
+              } else {
+                EXPECT_EQ(deep[n3++], value(s, k, j, i)) << indexed;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // recv_field through the C interface: a file the clients wrote is read back
 // as input (restart files are written this way), record by record, with
 // the shape check and a record past the end refused, naming the call.

@@ -50,6 +50,7 @@
 // threads of the process (they meet the master thread).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -86,6 +87,14 @@ struct ClientOptions {
   /// config_path, which then only names them in messages. Every client of
   /// a Client passes the same definitions.
   std::shared_ptr<const Config> definitions;
+};
+
+/// The array send_field takes of a field on one client (Client::send_shape).
+struct SendShape {
+  std::size_t per_level = 0;  ///< values per level (the block's, or as data_* say)
+  int levels = 1;
+  std::string meaning;  ///< "levels 5 x nj 50 x ni 100", or the data_* that make it
+  bool block = true;    ///< the array is the block itself (no data_* layout)
 };
 
 namespace detail {
@@ -156,15 +165,26 @@ class Client {
   void update_calendar(std::int64_t step);
 
   /// Hands this step's values of field `id`: levels x nj x ni of this
-  /// client's block, ni fastest. Throws for an unknown field, a wrong size,
-  /// the same field twice in a step and a call before close_definition
-  /// (a server's error waits for the next update_calendar).
+  /// client's block, ni fastest; or, when the domain's data_* attributes
+  /// say so (set_domain_attr or the configuration), levels of the model's
+  /// own array: a halo'd data_ni x data_nj one, data_ni values (data_dim
+  /// 1) or data_n_index listed points (data_i_index). The block's points
+  /// are picked out of it while the values are packed (no copy of the
+  /// array first); points it does not give are missing (_FillValue).
+  /// Throws for an unknown field, a wrong size (naming the shape
+  /// expected), the same field twice in a step and a call before
+  /// close_definition (a server's error waits for the next update_calendar).
   void send_field(const std::string& id, std::span<const double> data);
   /// The same from single-precision values (widened to double for the
   /// temporal operations; a value equal to the field's default_value in
   /// single precision stays a missing value). The file's precision is the
   /// field's `prec`, whichever form the model sends.
   void send_field(const std::string& id, std::span<const float> data);
+
+  /// What send_field takes of field `id` on this client: values per level
+  /// and levels, and their meaning for messages. Local; after
+  /// close_definition. Throws for an unknown field or an earlier call.
+  [[nodiscard]] SendShape send_shape(const std::string& id) const;
 
   /// XIOS's xios_recv_field: this client's block (levels x nj x ni, ni
   /// fastest) of field `id` from the file in read mode that holds it, the

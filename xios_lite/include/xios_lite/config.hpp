@@ -101,6 +101,18 @@ struct DomainDef {
   std::optional<Window> window;  ///< unset with a source: the whole source
   /// Legacy regular-grid ranges (xios_lite's own attributes).
   double lon_start = 0, lon_end = 360, lat_start = -90, lat_end = 90;
+  /// How the model's arrays hold every client's block (XIOS's data_dim,
+  /// data_ibegin, data_ni, data_jbegin, data_nj, data_i_index,
+  /// data_j_index; see DomainAttributes): the configuration's apply to
+  /// every client, a client's set_domain_attr overrides them for itself.
+  /// Unset: the array is the block.
+  std::optional<int> data_dim;
+  std::optional<int> data_ibegin;
+  std::optional<int> data_ni;
+  std::optional<int> data_jbegin;
+  std::optional<int> data_nj;
+  std::vector<int> data_i_index;
+  std::vector<int> data_j_index;
 };
 
 /// XIOS's reductions (reduce_axis, reduce_domain); kNone: no reduction.

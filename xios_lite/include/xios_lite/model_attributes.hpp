@@ -59,12 +59,15 @@ struct DomainAttributes {
   /// data_dim 1 a 1-D array of data_ni values over the block's points (i
   /// fastest) from data_ibegin. data_i_index / data_j_index (0-based, from
   /// data_ibegin / data_jbegin) name the point of each value of a
-  /// compressed array. Unset: the array is the block itself.
+  /// compressed array (data_n_index of them: the array holds that many
+  /// values per level). Unset: the array is the block itself. Values
+  /// outside the block are ignored; points no value gives are missing.
   std::optional<int> data_dim;
   std::optional<int> data_ibegin;
   std::optional<int> data_ni;
   std::optional<int> data_jbegin;
   std::optional<int> data_nj;
+  std::optional<int> data_n_index;
   std::vector<int> data_i_index;
   std::vector<int> data_j_index;
 };

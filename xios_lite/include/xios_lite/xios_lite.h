@@ -91,9 +91,17 @@ int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, 
  * xios_set_domain_attr, xios_set_axis_attr, xios_define_calendar,
  * xios_set_timestep), one attribute per call, named as in XIOS (see
  * xios_lite/model_attributes.hpp for what each is). Local. ---- */
-/** ni_glo, nj_glo, ibegin, ni, jbegin, nj (0-based), nvertex. */
+/** ni_glo, nj_glo, ibegin, ni, jbegin, nj (0-based), nvertex; how the
+ * model's arrays hold the block (XIOS's meaning): data_dim (1 or 2),
+ * data_ibegin, data_ni, data_jbegin, data_nj (negative begins: a halo),
+ * data_n_index (the number of data_i_index values). */
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
                                   const char* name, int value);
+/** data_i_index, data_j_index: `n` 0-based indices from data_ibegin /
+ * data_jbegin, one per value of a compressed array (the values of each
+ * level then follow the indices; the points no index names are missing). */
+int xios_lite_set_domain_attr_index(xios_lite_client_t client, const char* domain_id,
+                                    const char* name, const int* values, int n);
 /** lonvalue_1d, latvalue_1d, lonvalue_2d, latvalue_2d, bounds_lon_1d,
  * bounds_lat_1d, bounds_lon_2d, bounds_lat_2d, area: this client's block's
  * values, an array of `rank` extents (Fortran order, i fastest). */
@@ -134,7 +142,10 @@ int xios_lite_update_calendar(xios_lite_client_t client, int64_t step);
  * (ni, nj) for a field on a 2-D grid, (ni, nj, levels) for a grid with an
  * axis, ni fastest (C: data[(k*nj + j)*ni + i]; Fortran: a(i, j, k)).
  * The extents must equal this client's block of the field's domain and the
- * axis size, otherwise EP_ERR_COUNT with both shapes in the message. */
+ * axis size, otherwise EP_ERR_COUNT with both shapes in the message. With
+ * the domain's data_* set, the array is the model's own (halo'd, 1-D or
+ * compressed): any rank whose extents hold the values per level the data_*
+ * give, times the levels (the last extent when there are several). */
 int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
                          const int64_t* extents);
 /** The same from single-precision values (the file's precision is the

@@ -120,6 +120,30 @@ std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, 
     for (const std::int64_t e : given) n *= static_cast<std::size_t>(std::max<std::int64_t>(e, 0));
     return n;
   }
+  if (c.client->config().find_field(field) < 0) {
+    argument_error(call, c.ep_rank, "unknown field '" + field + "' in " + c.client->config().path);
+  }
+  const xios_lite::SendShape shape = c.client->send_shape(field);
+  if (!shape.block) {
+    // The model's own array (data_*): any rank whose extents hold the
+    // values of a level, then the levels (the last extent, when there are
+    // several levels and several extents).
+    std::size_t n = 1;
+    for (const std::int64_t e : given) n *= static_cast<std::size_t>(std::max<std::int64_t>(e, 0));
+    const bool levels_last = shape.levels == 1 || given.size() == 1 ||
+                             given.back() == static_cast<std::int64_t>(shape.levels);
+    if (n != shape.per_level * static_cast<std::size_t>(shape.levels) || !levels_last) {
+      throw ep::Error(ep::ErrorKind::kCount, call, c.ep_rank,
+                      "field '" + field + "': array shape " + shape_string(given) + " (" +
+                          std::to_string(n) + " values) does not match " +
+                          std::to_string(shape.per_level) + " values per level x " +
+                          std::to_string(shape.levels) + " levels = " + shape.meaning);
+    }
+    if (data == nullptr && n > 0) {
+      argument_error(call, c.ep_rank, "field '" + field + "': null data");
+    }
+    return n;
+  }
   std::string meaning;
   const std::vector<std::int64_t> expected = expected_shape(c, field, meaning);
   if (given != expected) {
@@ -183,7 +207,16 @@ constexpr auto kDomainInts = std::to_array<Named<std::optional<int> DomainAttrib
      {"ni", &DomainAttributes::ni},
      {"jbegin", &DomainAttributes::jbegin},
      {"nj", &DomainAttributes::nj},
-     {"nvertex", &DomainAttributes::nvertex}});
+     {"nvertex", &DomainAttributes::nvertex},
+     {"data_dim", &DomainAttributes::data_dim},
+     {"data_ibegin", &DomainAttributes::data_ibegin},
+     {"data_ni", &DomainAttributes::data_ni},
+     {"data_jbegin", &DomainAttributes::data_jbegin},
+     {"data_nj", &DomainAttributes::data_nj},
+     {"data_n_index", &DomainAttributes::data_n_index}});
+constexpr auto kDomainIndices = std::to_array<Named<std::vector<int> DomainAttributes::*>>(
+    {{"data_i_index", &DomainAttributes::data_i_index},
+     {"data_j_index", &DomainAttributes::data_j_index}});
 constexpr auto kDomainArrays = std::to_array<Named<std::vector<double> DomainAttributes::*>>(
     {{"lonvalue_1d", &DomainAttributes::lonvalue_1d},
      {"latvalue_1d", &DomainAttributes::latvalue_1d},
@@ -452,6 +485,22 @@ int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_
     if (part.ibegin && part.ni && part.jbegin && part.nj) {
       set.c.blocks[set.id] = {*part.ibegin, *part.ni, *part.jbegin, *part.nj};
     }
+  });
+}
+
+int xios_lite_set_domain_attr_index(xios_lite_client_t client, const char* domain_id,
+                                    const char* name, const int* values, int n) {
+  constexpr const char* kCall = "xios_lite_set_domain_attr_index";
+  return guarded([&] {
+    set_named_attribute(client, kCall, domain_id, name, kDomainIndices, "an index domain attribute",
+                        [&](const xios_lite_client_s& c, const std::string& attr) {
+                          if (n < 0 || (values == nullptr && n > 0)) {
+                            argument_error(kCall, c.ep_rank,
+                                           attr + ": " + std::to_string(n) + " values" +
+                                               (values == nullptr ? " from null" : ""));
+                          }
+                          return std::vector<int>(values, values + n);
+                        });
   });
 }
 

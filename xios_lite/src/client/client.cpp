@@ -177,6 +177,25 @@ class ClientImpl {
     if (mine.ibegin && mine.ni && mine.jbegin && mine.nj) {
       set_block(kCall, d, {*mine.ibegin, *mine.ni, *mine.jbegin, *mine.nj});
     }
+    // How the model's arrays hold the block (checked against it at close_definition).
+    if (a.data_dim && *a.data_dim != 1 && *a.data_dim != 2) {
+      fail(kCall, comm_.rank(),
+           "domain '" + id + "': data_dim " + std::to_string(*a.data_dim) + " (expected 1 or 2)");
+    }
+    for (const auto& [name, value] : {std::pair{"data_ni", a.data_ni}, {"data_nj", a.data_nj}}) {
+      if (value && *value < 0) {
+        fail(kCall, comm_.rank(),
+             "domain '" + id + "': " + name + " " + std::to_string(*value) + " is negative");
+      }
+    }
+    take(mine.data_dim, a.data_dim);
+    take(mine.data_ibegin, a.data_ibegin);
+    take(mine.data_ni, a.data_ni);
+    take(mine.data_jbegin, a.data_jbegin);
+    take(mine.data_nj, a.data_nj);
+    take(mine.data_n_index, a.data_n_index);
+    take_list(mine.data_i_index, a.data_i_index);
+    take_list(mine.data_j_index, a.data_j_index);
     if (!a.mask.empty()) {
       set_mask(kCall, d, a.mask);
     }
@@ -256,6 +275,39 @@ class ClientImpl {
                std::to_string(b.ni) + " of this client's block; set the block first)");
     }
     masks_[d].assign(valid.begin(), valid.end());
+  }
+
+  // What send_field takes of field `field` on this client (after close_definition).
+  [[nodiscard]] SendShape send_shape(int field) const {
+    const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+    const GridDef& g = cfg_.grids[static_cast<std::size_t>(f.grid)];
+    const auto d = static_cast<std::size_t>(g.domain);
+    const Block& b = blocks_[d];
+    const client::DataLayout& layout = layouts_[d];
+    SendShape shape;
+    shape.per_level = layout.per_level;
+    shape.levels = cfg_.levels(f.grid);
+    shape.meaning = "levels " + std::to_string(shape.levels) + " x nj " + std::to_string(b.nj) +
+                    " x ni " + std::to_string(b.ni);
+    if (!layout.text.empty()) {
+      shape.block = false;
+      shape.meaning = "levels " + std::to_string(shape.levels) + " x " +
+                      std::to_string(layout.per_level) + " values of domain '" +
+                      cfg_.domains[d].id + "' as " + layout.text + " hold the block (ni " +
+                      std::to_string(b.ni) + ", nj " + std::to_string(b.nj) + ")";
+    }
+    return shape;
+  }
+  [[nodiscard]] SendShape send_shape(const std::string& id) const {
+    constexpr const char* kCall = "xios_lite::Client::send_shape";
+    if (!closed_) {
+      fail(kCall, comm_.rank(), "called before close_definition (field '" + id + "')");
+    }
+    const int field = cfg_.find_field(id);
+    if (field < 0) {
+      fail(kCall, comm_.rank(), "field '" + id + "' was never defined");
+    }
+    return send_shape(field);
   }
 
   void close_definition();
@@ -350,7 +402,8 @@ class ClientImpl {
   ep::InterCommunicator inter_;
   std::unique_ptr<client::Meeting> meeting_;
   std::vector<Block> blocks_;
-  config::ModelDefinitions model_;                // what this client set (set_domain_attr, ...)
+  std::vector<client::DataLayout> layouts_;  // per domain: how this client's arrays hold its block
+  config::ModelDefinitions model_;           // what this client set (set_domain_attr, ...)
   std::vector<std::vector<std::uint8_t>> masks_;  // per domain: the model's mask of the block
   std::vector<std::int64_t> last_sent_;
   bool closed_ = false;
@@ -435,6 +488,18 @@ void ClientImpl::close_definition() {
       own_error = "domain '" + cfg_.domains[static_cast<std::size_t>(d)].id +
                   "': set_domain_attr gave only part of the block (ibegin, ni, jbegin and nj "
                   "go together)";
+    }
+  }
+  // This client's array layouts, checked against its blocks (every client
+  // learns of a bad one through the meeting).
+  layouts_.assign(cfg_.domains.size(), {});
+  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+    const auto set = model_.domains.find(static_cast<int>(d));
+    std::string why;
+    layouts_[d] = client::data_layout(
+        cfg_.domains[d], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
+    if (!why.empty() && own_error.empty()) {
+      own_error = why;
     }
   }
   const std::vector<std::byte> entry = [&] {
@@ -570,22 +635,32 @@ void ClientImpl::close_definition() {
     release_comm(met.failure.empty());
     fail(kCall, comm_.rank(), error);
   }
-  // Every thread's masks (a master reads its process's threads' ones).
+  // Every thread's masks (a master reads its process's threads' ones), and
+  // how each thread's arrays hold its blocks (from the entries every client
+  // gathered; each thread checked its own above).
   funnel_->barrier(kCall);
   std::vector<std::vector<std::vector<std::uint8_t>>> engine_masks(cfg_.domains.size());
+  std::vector<std::vector<client::DataLayout>> engine_layouts(cfg_.domains.size());
   if (funnel_->speaks()) {
     for (const int r : my_ranks) {
       const client::BlockMasks& model = funnel_->masks_of(layout.thread(r));
+      const config::ModelDefinitions& set = models[static_cast<std::size_t>(r)];
       for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+        const auto given = set.domains.find(static_cast<int>(d));
+        std::string why;
+        client::DataLayout data = client::data_layout(
+            cfg_.domains[d], given != set.domains.end() ? &given->second : nullptr,
+            layout.block(r, d), why);
         engine_masks[d].push_back(
-            client::block_mask(cfg_.domains[d], layout.block(r, d), model[d]));
+            client::block_mask(cfg_.domains[d], layout.block(r, d), model[d], data));
+        engine_layouts[d].push_back(std::move(data));
       }
     }
   }
   funnel_->barrier(kCall);  // the masters have read the threads' masks
   if (funnel_->speaks()) {
     engine_ = std::make_unique<client::ClientEngine>(cfg_, engine_blocks, std::move(engine_masks),
-                                                     *sink_);
+                                                     std::move(engine_layouts), *sink_);
     // The servers learn every client's blocks (they name the clients a
     // record misses) and the EP ranks it speaks for (a funneled master: its
     // process's threads).
@@ -687,13 +762,11 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
             cfg_.fields[static_cast<std::size_t>(f.source_field)].id +
             "' (field_ref): send that one";
   } else {
-    const Block& b =
-        blocks_[static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain)];
-    const std::size_t expected = static_cast<std::size_t>(cfg_.levels(f.grid)) * b.ni * b.nj;
+    const SendShape shape = send_shape(field);
+    const std::size_t expected = shape.per_level * static_cast<std::size_t>(shape.levels);
     if (data.size() != expected) {
       error = "field '" + id + "': " + std::to_string(data.size()) + " values, expected " +
-              std::to_string(expected) + " (levels " + std::to_string(cfg_.levels(f.grid)) +
-              " x nj " + std::to_string(b.nj) + " x ni " + std::to_string(b.ni) + ")";
+              std::to_string(expected) + " (" + shape.meaning + ")";
     }
   }
   if (error.empty()) {
@@ -902,6 +975,7 @@ void Client::update_calendar(std::int64_t step) { impl_->update_calendar(step); 
 void Client::recv_field(const std::string& id, std::span<double> data) {
   impl_->recv_field(id, data);
 }
+SendShape Client::send_shape(const std::string& id) const { return impl_->send_shape(id); }
 void Client::send_field(const std::string& id, std::span<const double> data) {
   impl_->send_field(id, data);
 }

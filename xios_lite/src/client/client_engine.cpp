@@ -24,11 +24,12 @@ std::size_t points_of(const std::vector<Block>& blocks, int nk) {
 
 ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> blocks,
                            std::vector<std::vector<std::vector<std::uint8_t>>> masks,
-                           RecordSink& sink)
+                           std::vector<std::vector<DataLayout>> layouts, RecordSink& sink)
     : cfg_(cfg),
       sink_(sink),
       blocks_(std::move(blocks)),
       masks_(std::move(masks)),
+      layouts_(std::move(layouts)),
       vars_of_field_(cfg.fields.size()),
       computed_of_field_(cfg.fields.size(), -1),
       kept_(cfg.fields.size()) {
@@ -146,19 +147,52 @@ std::vector<std::span<const double>> ClientEngine::parts_of(
   return parts;
 }
 
+const DataLayout* ClientEngine::layout_of(std::size_t domain, std::size_t b) const {
+  if (domain >= layouts_.size() || b >= layouts_[domain].size() || layouts_[domain][b].is_block()) {
+    return nullptr;
+  }
+  return &layouts_[domain][b];
+}
+
 void ClientEngine::send(int field, std::span<const std::span<const double>> parts) {
   if (Kept* kept = kept_[static_cast<std::size_t>(field)].get()) {
-    // An expression reads this field at the end of the step: keep its values.
+    // An expression reads this field at the end of the step: keep its
+    // values, the blocks alone (the points the array does not give are
+    // missing values).
+    const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+    const auto domain =
+        static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
+    const auto nk = static_cast<std::size_t>(cfg_.levels(f.grid));
     kept->values.clear();
-    for (const std::span<const double> p : parts) {
-      kept->values.insert(kept->values.end(), p.begin(), p.end());
+    for (std::size_t b = 0; b < parts.size(); ++b) {
+      const DataLayout* layout = layout_of(domain, b);
+      if (layout == nullptr) {
+        kept->values.insert(kept->values.end(), parts[b].begin(), parts[b].end());
+        continue;
+      }
+      for (std::size_t k = 0; k < nk; ++k) {
+        for (const std::int32_t s : layout->source) {
+          kept->values.push_back(s >= 0
+                                     ? parts[b][k * layout->per_level + static_cast<std::size_t>(s)]
+                                     : f.default_value);
+        }
+      }
     }
     kept->sent = true;
   }
-  feed(field, parts);
+  feed(field, parts, true);
 }
 
-void ClientEngine::feed(int field, std::span<const std::span<const double>> parts) {
+void ClientEngine::feed(int field, std::span<const std::span<const double>> parts, bool as_sent) {
+  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+  const auto domain = static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
+  // The model's arrays in a layout of rows can go to the sink as they are;
+  // an indexed one only through the accumulator, which picks the points.
+  bool by_rows = true;
+  for (std::size_t b = 0; as_sent && b < parts.size(); ++b) {
+    const DataLayout* layout = layout_of(domain, b);
+    by_rows = by_rows && (layout == nullptr || layout->rows);
+  }
   for (int g : vars_of_field_[static_cast<std::size_t>(field)]) {
     Variable& v = vars_[static_cast<std::size_t>(g)];
     v.sent = true;
@@ -169,11 +203,16 @@ void ClientEngine::feed(int field, std::span<const std::span<const double>> part
     if (v.op == Operation::kOnce) {
       v.acc.reset();
     }
-    if (completes_record(v)) {
+    if (by_rows && completes_record(v)) {
       const netcdf::RecordTime t = record_time(v);
       for (std::size_t b = 0; b < v.blocks.size(); ++b) {
         LocalBlock one = v.blocks[b];
-        one.offset = 0;  // parts[b] holds this block alone
+        one.offset = 0;  // parts[b] holds this block alone, or the model's array of it
+        if (const DataLayout* layout = as_sent ? layout_of(domain, b) : nullptr) {
+          one.offset = layout->first;
+          one.row = layout->row;
+          one.level = layout->per_level;
+        }
         sink_.put(v.gvar, t, std::span<const LocalBlock>(&one, 1), parts[b].data());
       }
       v.handed_over = true;
@@ -183,7 +222,11 @@ void ClientEngine::feed(int field, std::span<const std::span<const double>> part
       continue;
     }
     for (std::size_t b = 0; b < v.blocks.size(); ++b) {
-      v.acc.add_part(v.blocks[b].offset, parts[b], v.blocks[b].mask);
+      if (const DataLayout* layout = as_sent ? layout_of(domain, b) : nullptr) {
+        v.acc.add_gathered(v.blocks[b].offset, parts[b], v.blocks[b].mask, *layout, v.blocks[b].nk);
+      } else {
+        v.acc.add_part(v.blocks[b].offset, parts[b], v.blocks[b].mask);
+      }
     }
     v.acc.end_sample();
   }
@@ -247,7 +290,7 @@ void ClientEngine::compute_expressions() {
     c.expr.evaluate(inputs, missing, f.default_value, c.values);
     c.ready = true;
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
-    feed(c.field, parts);
+    feed(c.field, parts, false);
   }
 }
 

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "config/expression.hpp"
+#include "layout.hpp"
 #include "record_sink.hpp"
 #include "temporal.hpp"
 
@@ -61,16 +62,19 @@ struct MissedField {
 class ClientEngine {
  public:
   /// `blocks[d]`: this engine's blocks of domain d (possibly empty ones);
-  /// `masks[d]`: per block, nj x ni entries (1 valid, 0 masked) or empty (all valid).
+  /// `masks[d]`: per block, nj x ni entries (1 valid, 0 masked) or empty (all valid);
+  /// `layouts[d]`: per block, how the model's arrays hold it (empty: every
+  /// array is its block).
   ClientEngine(const Config& cfg, std::vector<std::vector<Block>> blocks,
-               std::vector<std::vector<std::vector<std::uint8_t>>> masks, RecordSink& sink);
+               std::vector<std::vector<std::vector<std::uint8_t>>> masks,
+               std::vector<std::vector<DataLayout>> layouts, RecordSink& sink);
 
   /// Step `step` begins: ends the current step (`step` - 1 or earlier; the
   /// steps in between were skipped) and hands its finished records to the
   /// sink. Returns the due fields that were not sent.
   std::vector<MissedField> begin_step(std::int64_t step);
   /// Values of this engine's blocks of `field`'s domain, one part per block
-  /// (nk x nj x ni each), in the current step.
+  /// (nk levels of the block as its layout holds them), in the current step.
   void send(int field, std::span<const std::span<const double>> parts);
   /// The run ends after the current step: ends it as begin_step does.
   /// Periods not over yet are not written.
@@ -124,7 +128,11 @@ class ClientEngine {
   /// Every record ending at the current step went out at send.
   [[nodiscard]] bool step_records_out() const;
   void emit_once(Variable& v, std::int64_t step, bool missing);
-  void feed(int field, std::span<const std::span<const double>> parts);
+  /// `as_sent`: the parts are the model's arrays (their blocks' layouts),
+  /// else the blocks themselves (computed values).
+  void feed(int field, std::span<const std::span<const double>> parts, bool as_sent);
+  /// The layout of block `b` of `domain` (null: the block itself).
+  [[nodiscard]] const DataLayout* layout_of(std::size_t domain, std::size_t b) const;
   void compute_expressions();
   [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;
   /// The last step of record `k` of `v` (its period's, or its k-th sampling step).
@@ -138,6 +146,7 @@ class ClientEngine {
   RecordSink& sink_;
   std::vector<std::vector<Block>> blocks_;
   std::vector<std::vector<std::vector<std::uint8_t>>> masks_;  // [domain][block], LocalBlock::mask
+  std::vector<std::vector<DataLayout>> layouts_;               // [domain][block], may be empty
   std::vector<Variable> vars_;
   std::vector<std::vector<int>> vars_of_field_;
   std::vector<Computed> computed_;           // in evaluation order (operands first)

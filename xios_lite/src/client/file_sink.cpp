@@ -28,6 +28,31 @@ class FileSink final : public RecordSink {
                                   .variables[static_cast<std::size_t>(slot.pos)];
     const bool as_is = netcdf::writes_field_grid(cfg_, v);
     std::size_t n = 0;
+    // Blocks still in the model's halo'd array: their rows into one
+    // scratch array (the NetCDF writes want the block alone).
+    std::vector<LocalBlock> alone;
+    if (std::any_of(blocks.begin(), blocks.end(),
+                    [](const LocalBlock& lb) { return lb.row != 0 || lb.level != 0; })) {
+      rows_.clear();
+      for (const LocalBlock& lb : blocks) {
+        LocalBlock one = lb;
+        one.offset = rows_.size();
+        one.row = one.level = 0;
+        const auto ni = static_cast<std::size_t>(lb.block.ni);
+        const std::size_t row = lb.row > 0 ? lb.row : ni;
+        const std::size_t level =
+            lb.level > 0 ? lb.level : ni * static_cast<std::size_t>(lb.block.nj);
+        for (std::size_t k = 0; k < static_cast<std::size_t>(lb.nk); ++k) {
+          for (std::size_t j = 0; j < static_cast<std::size_t>(lb.block.nj); ++j) {
+            const double* from = values + lb.offset + k * level + j * row;
+            rows_.insert(rows_.end(), from, from + ni);
+          }
+        }
+        alone.push_back(one);
+      }
+      blocks = alone;
+      values = rows_.data();
+    }
     for (const LocalBlock& lb : blocks) {
       if (lb.block.ni == 0 || lb.block.nj == 0) {
         continue;
@@ -95,6 +120,7 @@ class FileSink final : public RecordSink {
   const Config& cfg_;
   std::vector<netcdf::VariableSlot> table_ = netcdf::variable_table(cfg_);
   netcdf::OutputFiles files_;
+  std::vector<double> rows_;  // put(): blocks taken out of the model's halo'd arrays
   int blocks_per_call_;
   ClientStats stats_;
 };

@@ -22,11 +22,16 @@ namespace xios_lite::client {
 
 /// One block of a client's values: nk x nj x ni at `offset` in the values;
 /// `mask`: nj x ni entries (0: masked point), empty when every point is valid.
+/// `row` and `level` (0: ni and nj x ni, the block alone) are the strides
+/// between rows and levels when the values are the model's halo'd array:
+/// point (i, j) of level k is then at offset + k * level + j * row + i.
 struct LocalBlock {
   Block block;
   int nk = 1;
   std::size_t offset = 0;
   std::span<const std::uint8_t> mask;
+  std::size_t row = 0;
+  std::size_t level = 0;
 };
 
 /// How the servers ended the output.

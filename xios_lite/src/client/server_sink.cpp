@@ -348,7 +348,8 @@ class ServerSink final : public RecordSink {
         transport::append_piece(
             *channels_[static_cast<std::size_t>(s)], piece_kind, gvar,
             {t.record, t.time, t.lo, t.hi}, {lb.nk, {b.ibegin, marker ? 0 : b.ni, j0, j1 - j0}},
-            {values == nullptr ? nullptr : values + lb.offset, b.jbegin, b.nj}, stats_.blocked_s);
+            {values == nullptr ? nullptr : values + lb.offset, b.jbegin, b.nj, lb.row, lb.level},
+            stats_.blocked_s);
       }
     }
   }

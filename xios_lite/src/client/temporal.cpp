@@ -40,6 +40,57 @@ void Accumulator::add_part(std::size_t offset, std::span<const double> part,
   }
 }
 
+void Accumulator::fold_one(std::size_t at, double v, bool valid) {
+  double& acc = values_[at];
+  if (every_point_valid_) {
+    if (samples_ == 0 || op_ == Operation::kInstant || op_ == Operation::kOnce) {
+      acc = v;
+    } else if (op_ == Operation::kMinimum) {
+      acc = std::min(acc, v);
+    } else if (op_ == Operation::kMaximum) {
+      acc = std::max(acc, v);
+    } else {
+      acc += v;
+    }
+    return;
+  }
+  std::uint32_t& count = counts_[at];
+  valid = valid && !(detect_ && (v == fill_ || std::isnan(v)));
+  if (op_ == Operation::kInstant || op_ == Operation::kOnce) {
+    acc = valid ? v : fill_;
+    count = valid ? 1 : 0;
+    return;
+  }
+  if (!valid) {
+    return;
+  }
+  if (count == 0) {
+    acc = v;
+  } else if (op_ == Operation::kMinimum) {
+    acc = std::min(acc, v);
+  } else if (op_ == Operation::kMaximum) {
+    acc = std::max(acc, v);
+  } else {
+    acc += v;
+  }
+  ++count;
+}
+
+void Accumulator::add_gathered(std::size_t offset, std::span<const double> part,
+                               std::span<const std::uint8_t> mask, const DataLayout& layout,
+                               int nk) {
+  const std::size_t points = layout.source.size();
+  for (std::size_t k = 0; k < static_cast<std::size_t>(nk); ++k) {
+    const double* level = part.data() + k * layout.per_level;
+    const std::size_t at = offset + k * points;
+    for (std::size_t p = 0; p < points; ++p) {
+      const std::int32_t s = layout.source[p];
+      const bool valid = s >= 0 && (mask.empty() || mask[p] != 0);
+      fold_one(at + p, s >= 0 ? level[s] : fill_, valid);
+    }
+  }
+}
+
 // Every point valid: the sample is copied (first sample, instant, once) or
 // folded in, with no per-point counts.
 void Accumulator::fold_all_valid(double* acc, std::span<const double> part) const {

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "layout.hpp"
 #include "xios_lite/config.hpp"
 
 namespace xios_lite::client {
@@ -38,6 +39,12 @@ class Accumulator {
   /// of one level). Call add_part for every part, then end_sample().
   void add_part(std::size_t offset, std::span<const double> part,
                 std::span<const std::uint8_t> mask);
+  /// add_part from the model's array as `layout` holds it (not the block
+  /// itself): the block's `nk` levels are picked out of `part` while they
+  /// are folded, no copy first; points the layout does not give are
+  /// missing (the mask says so too).
+  void add_gathered(std::size_t offset, std::span<const double> part,
+                    std::span<const std::uint8_t> mask, const DataLayout& layout, int nk);
   void end_sample() { ++samples_; }
   [[nodiscard]] int samples() const noexcept { return samples_; }
   /// No masks and no detect_missing: a period of one sample has that
@@ -52,6 +59,8 @@ class Accumulator {
 
  private:
   void fold_all_valid(double* acc, std::span<const double> part) const;
+  // One value into point `at`: `valid` says whether it counts.
+  void fold_one(std::size_t at, double v, bool valid);
 
   Operation op_ = Operation::kInstant;
   double fill_ = 0;

@@ -493,7 +493,8 @@ class ContextParser {
     config::check_attributes(
         e, {"id", "name", "domain_ref", "type", "ni_glo", "nj_glo", "lonvalue_1d", "latvalue_1d",
             "lonvalue_2d", "latvalue_2d", "bounds_lon_1d", "bounds_lat_1d", "bounds_lon_2d",
-            "bounds_lat_2d", "nvertex", "area", "mask_1d", "mask_2d", "long_name",
+            "bounds_lat_2d", "nvertex", "area", "mask_1d", "mask_2d", "long_name", "data_dim",
+            "data_ibegin", "data_ni", "data_jbegin", "data_nj", "data_i_index", "data_j_index",
             // xios_lite's own (legacy) attributes
             "lon_start", "lon_end", "lat_start", "lat_end", "lon_values", "lat_values", "mask",
             "bounds_lon", "bounds_lat"});
@@ -781,7 +782,39 @@ class ContextParser {
         break;
       }
     }
+    read_data_layout(e, d);
     return add_domain(std::move(d), e);
+  }
+
+  // The model's array layout (XIOS's data_* attributes), the same for
+  // every client; whether it fits a client's block is checked at
+  // close_definition, where the blocks are known.
+  void read_data_layout(const Element& e, DomainDef& d) {
+    constexpr long long kBig = 1LL << 30;
+    if (const Found f = lookup(Kind::kDomain, e, "data_dim")) {
+      d.data_dim = static_cast<int>(config::integer(*f.at, "data_dim", 1, 2));
+    }
+    const auto whole = [&](const char* name, long long lo, std::optional<int>& slot) {
+      if (const Found f = lookup(Kind::kDomain, e, name)) {
+        slot = static_cast<int>(config::integer(*f.at, name, lo, kBig));
+      }
+    };
+    whole("data_ibegin", -kBig, d.data_ibegin);
+    whole("data_ni", 0, d.data_ni);
+    whole("data_jbegin", -kBig, d.data_jbegin);
+    whole("data_nj", 0, d.data_nj);
+    const auto indices = [&](const char* name, std::vector<int>& out) {
+      if (const Found f = lookup(Kind::kDomain, e, name)) {
+        for (const double x : config::reals(*f.at, name, 0)) {
+          if (x != static_cast<double>(static_cast<int>(x))) {
+            config::fail(*f.at, name, "index " + std::to_string(x) + " is not a whole number");
+          }
+          out.push_back(static_cast<int>(x));
+        }
+      }
+    };
+    indices("data_i_index", d.data_i_index);
+    indices("data_j_index", d.data_j_index);
   }
 
   // The index of a definition's element, built first when it comes later

@@ -115,6 +115,14 @@ enum Tag : std::uint8_t {
   kBoundsLat2,
   kArea,
   kMask,
+  kDataDim,
+  kDataIbegin,
+  kDataNi,
+  kDataJbegin,
+  kDataNj,
+  kDataIIndex,
+  kDataJIndex,
+  kDataNIndex,
   // axis fields
   kNGlo = 40,
   kValue,
@@ -487,6 +495,22 @@ std::vector<std::byte> pack(const ModelDefinitions& d) {
       w.tag(kMask);
       w.numbers(as_doubles(a.mask));
     }
+    // The array layout stays with the client (its engine reads it; the
+    // assembled definitions do not).
+    w.maybe(kDataDim, a.data_dim);
+    w.maybe(kDataIbegin, a.data_ibegin);
+    w.maybe(kDataNi, a.data_ni);
+    w.maybe(kDataJbegin, a.data_jbegin);
+    w.maybe(kDataNj, a.data_nj);
+    w.maybe(kDataNIndex, a.data_n_index);
+    if (!a.data_i_index.empty()) {
+      w.tag(kDataIIndex);
+      w.numbers(as_doubles(a.data_i_index));
+    }
+    if (!a.data_j_index.empty()) {
+      w.tag(kDataJIndex);
+      w.numbers(as_doubles(a.data_j_index));
+    }
     w.tag(kEnd);
   }
   for (const auto& [index, a] : d.axes) {
@@ -601,6 +625,32 @@ bool unpack(std::span<const std::byte> bytes, ModelDefinitions& out) {
           case kMask:
             ok = r.get(tmp);
             d->mask.assign(tmp.begin(), tmp.end());
+            break;
+          case kDataDim:
+            ok = r.get(d->data_dim);
+            break;
+          case kDataIbegin:
+            ok = r.get(d->data_ibegin);
+            break;
+          case kDataNi:
+            ok = r.get(d->data_ni);
+            break;
+          case kDataJbegin:
+            ok = r.get(d->data_jbegin);
+            break;
+          case kDataNj:
+            ok = r.get(d->data_nj);
+            break;
+          case kDataNIndex:
+            ok = r.get(d->data_n_index);
+            break;
+          case kDataIIndex:
+            ok = r.get(tmp);
+            d->data_i_index.assign(tmp.begin(), tmp.end());
+            break;
+          case kDataJIndex:
+            ok = r.get(tmp);
+            d->data_j_index.assign(tmp.begin(), tmp.end());
             break;
           default:
             return false;

@@ -32,7 +32,7 @@ constexpr std::string_view kPerClient =
     "in the configuration: each client's part is set by the model (set_domain_attr / "
     "set_axis_attr)";
 constexpr std::string_view kHalo =
-    "model arrays with halos (data_*): send the block without its halo";
+    "axis data layouts (data_n, data_begin, data_index): send the levels of the axis";
 
 // XIOS 2.x attributes, by element, grouped by what they would need.
 constexpr std::array kKnownAttributes{
@@ -41,8 +41,6 @@ constexpr std::array kKnownAttributes{
     // domains
     Known{"domain", kPerClient, "ibegin ni jbegin nj"},
     Known{"domain", "indexed (unstructured) domain distributions", "i_index j_index"},
-    Known{"domain", kHalo,
-          "data_dim data_ni data_nj data_ibegin data_jbegin data_i_index data_j_index"},
     Known{"domain", "renamed coordinates", "lon_name lat_name bounds_lon_name bounds_lat_name"},
     Known{"domain", "renamed dimensions", "dim_i_name dim_j_name"},
     Known{"domain", "areas computed from a radius (give area)", "radius"},

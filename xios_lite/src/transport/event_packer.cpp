@@ -41,12 +41,14 @@ void append_piece(ServerChannel& channel, EventKind kind, int var, const EventTi
   }
   const Block& b = piece.block;
   const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);
+  const std::size_t row = from.row > 0 ? from.row : static_cast<std::size_t>(b.ni);
+  const std::size_t level =
+      from.level > 0 ? from.level
+                     : static_cast<std::size_t>(from.nj) * static_cast<std::size_t>(b.ni);
   for (int k = 0; k < piece.nk; ++k) {
     for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-      const double* src =
-          from.values + (static_cast<std::size_t>(k) * static_cast<std::size_t>(from.nj) +
-                         static_cast<std::size_t>(j - from.jbegin)) *
-                            static_cast<std::size_t>(b.ni);
+      const double* src = from.values + static_cast<std::size_t>(k) * level +
+                          static_cast<std::size_t>(j - from.jbegin) * row;
       std::memcpy(out, src, row_bytes);
       out += row_bytes;
     }

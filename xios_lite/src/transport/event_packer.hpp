@@ -9,6 +9,7 @@
 // Thread safety: as the channel (one client thread).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -35,11 +36,15 @@ struct EventTime {
 
 /// The values a data piece is cut from: a block of nk x `nj` x ni values
 /// (ni fastest) whose first row is the global row `jbegin`; the piece's
-/// rows must lie inside it and its ni must be the block's.
+/// rows must lie inside it and its ni must be the block's. `row` and
+/// `level` (0: ni and nj x ni) are the strides between the rows and the
+/// levels when the values lie in a larger array (the model's, with halos).
 struct BlockValues {
   const double* values = nullptr;
   int jbegin = 0;
   int nj = 0;
+  std::size_t row = 0;
+  std::size_t level = 0;
 };
 
 /// A kData or kMissing event of variable `var` for `piece` of record `t`;
