@@ -106,16 +106,16 @@ void check_model() {
     if (lat[static_cast<std::size_t>(j)] != -82.5 + 15.0 * j) fail("lat[" + std::to_string(j) + "]");
   }
   if (lat.size() != kNj) fail("lat has shape " + text(shape));
-  // The time axis: record centres 6 h apart, counted from the time origin
+  // The time axis (xios_lite's time, XIOS's time_centered): record centres 6 h apart, from the origin
   // (2012-02-29 15:00), a day before the start (2012-03-01 15:00).
-  const std::vector<double> t = read(nc, "time_centered", shape);
+  const std::vector<double> t = read(nc, "time", shape);
   if (t.size() != kRecords) {
-    fail("time_centered has shape " + text(shape));
+    fail("time has shape " + text(shape));
   } else {
     for (int k = 0; k < kRecords; ++k) {
       const double expected = 86400.0 + 3 * 3600.0 + k * 21600.0;
       if (std::fabs(t[static_cast<std::size_t>(k)] - expected) > 1e-6) {
-        fail("time_centered[" + std::to_string(k) + "] = " +
+        fail("time[" + std::to_string(k) + "] = " +
              std::to_string(t[static_cast<std::size_t>(k)]) + ", expected " +
              std::to_string(expected));
       }
