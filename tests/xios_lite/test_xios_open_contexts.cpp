@@ -22,6 +22,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,11 +71,12 @@ std::string with_evap(std::string xml) {
   return xml;
 }
 
-// The server processes' run.
-std::string serve(const xios_lite::World& w) {
+// The server processes' run; `timeout_s` bounds their wait for contexts.
+std::string serve(const xios_lite::World& w, std::optional<double> timeout_s = std::nullopt) {
   return error_of([&] {
     xios_lite::ServerOptions options;
     options.threads = 1;
+    options.finalise_timeout_s = timeout_s;
     (void)xios_lite::serve_contexts(w, options);
   });
 }
@@ -322,16 +324,58 @@ TEST(XiosOpenContexts, UnparsableContextIsRefusedOnEveryClient) {
     EXPECT_HAS(e, "context 'broken'");
     EXPECT_HAS(e, "the servers refuse it");
     EXPECT_HAS(e, "attribute colour: unknown attribute");
-    // A text without the context named.
+    EXPECT_HAS(e, "definitions of context 'broken' from world rank 0");
+    // A good text without the context named.
+    const std::string good = config("/tmp", "multiple_file", "multiple_file");
     const std::string missing =
-        error_of([&] { (void)xios_lite::open_context(w, w.local, "ghost", bad, 5.0); });
+        error_of([&] { (void)xios_lite::open_context(w, w.local, "ghost", good, 5.0); });
     EXPECT_HAS(missing, "context 'ghost'");
     EXPECT_HAS(missing, "the servers refuse it");
+    EXPECT_HAS(missing, "no context 'ghost'");
     EXPECT_EQ(error_of([&] { xios_lite::close_contexts(w, 5.0); }), "");
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
   xios_lite::free_world(w);
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// No wait without an end: a context whose clients never connect fails on
+// its servers after its finalise timeout, naming it; servers that hear of
+// no context at all end after their timeout, saying so.
+TEST(XiosOpenContexts, NoWaitWithoutAnEnd) {
+  if (ep_test::world_size() < 3) GTEST_SKIP() << "two client processes and a server";
+  const std::string dir = scratch_dir("open_contexts_waits");
+  std::string text = config(dir, "multiple_file", "multiple_file");
+  text.replace(text.find(R"(finalise_timeout="8")"), 20, R"(finalise_timeout="1")");
+  const auto role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count());
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
+    if (role == xios_lite::Role::kServer) {
+      const std::string e = serve(w);
+      EXPECT_HAS(e, "xios_lite::serve_contexts: server process ");
+      EXPECT_HAS(e, "context 'atmosphere': the clients never connected");
+      EXPECT_HAS(e, "within 1 s of the opening");
+    } else {
+      xios_lite::ContextLink atm;
+      EXPECT_EQ(error_of([&] { atm = xios_lite::open_context(w, w.local, "atmosphere", text); }),
+                "");
+      // ... and no Client of it.
+      xios_lite::free_world(atm.world);
+      EXPECT_EQ(error_of([&] { xios_lite::close_contexts(w); }), "");
+    }
+    xios_lite::free_world(w);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
+    if (role == xios_lite::Role::kServer) {
+      EXPECT_HAS(serve(w, 1.0), "no context opened and no close_contexts for 1 s since the start");
+    }
+    xios_lite::free_world(w);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 8.0);
 }
 
 // Two contexts with one_file files over two server processes could

@@ -44,6 +44,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "context_service.hpp"
@@ -71,15 +72,25 @@ std::string seconds(double s) {
   return text + " s";
 }
 
+// A stop: the dispatcher ends, every server process with the same reason.
+transport::Announcement stop(std::string why) {
+  transport::Announcement a;
+  a.kind = transport::LinkKind::kStop;
+  a.text = std::move(why);
+  return a;
+}
+
 // One context being served by this process.
 struct Served {
   std::string name;
+  std::string call;         // "context '<name>'": the call its errors are under
   bool collective = false;  // one_file files over several server processes
   MPI_Comm servers = MPI_COMM_NULL;
   std::thread thread;
   std::atomic<bool> done{false};
   ServerReport report;
   std::string error;
+  ep::ErrorKind kind = ep::ErrorKind::kRequest;
 };
 
 class Dispatcher {
@@ -114,7 +125,7 @@ class Dispatcher {
   std::optional<transport::Announcement> next();
   void open(const transport::Announcement& a);
   [[nodiscard]] std::string leader_checks(const transport::Announcement& a, bool collective) const;
-  std::string where() const {
+  [[nodiscard]] std::string where() const {
     return "server process " + std::to_string(index_) + " (world rank " +
            std::to_string(world_rank_) + ")";
   }
@@ -146,25 +157,12 @@ std::optional<transport::Announcement> Dispatcher::next() {
     if (bytes) {
       auto a = transport::unpack_announcement(*bytes);
       if (a) return a;
-      return transport::Announcement{transport::LinkKind::kStop,
-                                     -1,
-                                     0,
-                                     0,
-                                     0,
-                                     "",
-                                     where() + ": the server leader relayed a malformed message"};
+      return stop("the server leader relayed a malformed message");
     }
     // The leader gives up after the timeout and says so; give it time to.
     if (!any_active() && MPI_Wtime() - idle_since_ > timeout_s_ + 5) {
-      return transport::Announcement{transport::LinkKind::kStop,
-                                     -1,
-                                     0,
-                                     0,
-                                     0,
-                                     "",
-                                     where() + ": nothing from the server leader for " +
-                                         seconds(timeout_s_ + 5) +
-                                         " with no context served (the leader is gone?)"};
+      return stop("nothing from the server leader for " + seconds(timeout_s_ + 5) +
+                  " with no context served (the leader is gone?)");
     }
     return std::nullopt;
   }
@@ -174,26 +172,13 @@ std::optional<transport::Announcement> Dispatcher::next() {
           world_.control, MPI_ANY_SOURCE, transport::kAnnounceTag, kSliceS, &from, kNapUs)) {
     a = transport::unpack_announcement(*bytes);
     if (!a) {
-      a = transport::Announcement{transport::LinkKind::kStop,
-                                  -1,
-                                  0,
-                                  0,
-                                  0,
-                                  "",
-                                  "world rank " + std::to_string(from) +
-                                      " sent a malformed announcement to the server leader"};
+      a = stop("world rank " + std::to_string(from) +
+               " sent a malformed announcement to the server leader");
     }
   } else if (!any_active() && MPI_Wtime() - idle_since_ > timeout_s_) {
-    a = transport::Announcement{
-        transport::LinkKind::kStop,
-        -1,
-        0,
-        0,
-        0,
-        "",
-        "no context opened and no close_contexts for " + seconds(timeout_s_) + " " +
-            (served_.empty() ? "since the start" : "after the last context ended") + " (timeout " +
-            seconds(timeout_s_) + "; did the clients die, or forget close_contexts?)"};
+    a = stop("no context opened and no close_contexts for " + seconds(timeout_s_) + " " +
+             (served_.empty() ? "since the start" : "after the last context ended") + " (timeout " +
+             seconds(timeout_s_) + "; did the clients die, or forget close_contexts?)");
   }
   if (a) {
     // Relayed in the order taken: every server process handles the same
@@ -201,15 +186,8 @@ std::optional<transport::Announcement> Dispatcher::next() {
     const std::vector<char> bytes = transport::pack(*a);
     for (int p = 1; p < processes_; ++p) {
       if (!transport::send_within(bytes, p, transport::kRelayTag, relay_, timeout_s_)) {
-        a = transport::Announcement{transport::LinkKind::kStop,
-                                    -1,
-                                    0,
-                                    0,
-                                    0,
-                                    "",
-                                    "server process " + std::to_string(p) +
-                                        " did not take the leader's relay within " +
-                                        seconds(timeout_s_)};
+        a = stop("server process " + std::to_string(p) +
+                 " did not take the leader's relay within " + seconds(timeout_s_));
       }
     }
   }
@@ -262,8 +240,7 @@ void Dispatcher::open(const transport::Announcement& a) {
                             static_cast<int>(kVerdictBytes), MPI_CHAR, 0, relay_, &request),
                 "MPI_Igather", -1);
   if (!transport::wait_within(request, timeout_s_ + (leader() ? 0 : 5))) {
-    stop_ = where() + ": " + named + ": the server processes' verdicts did not meet within " +
-            seconds(timeout_s_);
+    stop_ = named + ": the server processes' verdicts did not meet within " + seconds(timeout_s_);
     return;
   }
   std::string verdict;
@@ -282,8 +259,7 @@ void Dispatcher::open(const transport::Announcement& a) {
   int accepted = verdict.empty() ? 1 : 0;
   ep::check_mpi(MPI_Ibcast(&accepted, 1, MPI_INT, 0, relay_, &request), "MPI_Ibcast", -1);
   if (!transport::wait_within(request, timeout_s_ + (leader() ? 0 : 5))) {
-    stop_ = where() + ": " + named + ": the leader's decision did not come within " +
-            seconds(timeout_s_);
+    stop_ = named + ": the leader's decision did not come within " + seconds(timeout_s_);
     return;
   }
   if (leader()) {
@@ -307,7 +283,10 @@ void Dispatcher::open(const transport::Announcement& a) {
   // Collective over the server processes, made in the relayed order.
   ep::check_mpi(MPI_Comm_dup(world_.local, &s->servers), "MPI_Comm_dup", -1);
   server::ContextService service;
-  service.call = kCall;
+  // The context's own errors name it in place of the call: this call's
+  // name and the process come once, in front (run()).
+  s->call = "context '" + a.context + "'";
+  service.call = s->call.c_str();
   service.servers = s->servers;
   service.peer = world_.control;
   service.client_leader = a.client_leader;
@@ -318,8 +297,11 @@ void Dispatcher::open(const transport::Announcement& a) {
   s->thread = std::thread([raw, service, parsed = std::move(*cfg)]() mutable {
     try {
       raw->report = server::serve_context(std::move(parsed), service);
-    } catch (const std::exception& e) {
+    } catch (const ep::Error& e) {
       raw->error = e.what();
+      raw->kind = e.kind();
+    } catch (const std::exception& e) {
+      raw->error = raw->call + ": " + e.what();
     }
     raw->done.store(true);
   });
@@ -346,6 +328,7 @@ ServerReport Dispatcher::run() {
   ServerReport report;
   report.server = index_;
   std::string errors;
+  std::optional<ep::ErrorKind> kind;  // the failed contexts' kind, when they agree
   for (auto& s : served_) {
     s->thread.join();
     report.busy_s += s->report.busy_s;
@@ -356,14 +339,16 @@ ServerReport Dispatcher::run() {
     report.peak_record_bytes = std::max(report.peak_record_bytes, s->report.peak_record_bytes);
     report.peak_rss_bytes = std::max(report.peak_rss_bytes, s->report.peak_rss_bytes);
     if (!s->error.empty()) {
-      errors += (errors.empty() ? "" : "; ") + ("context '" + s->name + "': " + s->error);
+      errors += (errors.empty() ? "" : "; ") + s->error;
+      kind = !kind || *kind == s->kind ? s->kind : ep::ErrorKind::kRequest;
     }
   }
   if (!stop_.empty()) {
     errors = stop_ + (errors.empty() ? "" : "; " + errors);
+    kind = ep::ErrorKind::kRequest;
   }
   if (!errors.empty()) {
-    throw ep::Error(ep::ErrorKind::kRequest, kCall, -1, where() + ": " + errors);
+    throw ep::Error(kind.value_or(ep::ErrorKind::kRequest), kCall, -1, where() + ": " + errors);
   }
   return report;
 }
