@@ -268,6 +268,77 @@ void check_files(const Scenario& sc) {
   EXPECT_EQ(text_att(sc.dir + atm_file, "time", "calendar"), "gregorian");
 }
 
+// Coupled models: each client process opens its own context at the same
+// time as the other (disjoint client sets), so both openings and both
+// connections are in flight together; their tags come from different
+// processes' counters, the same numbers (this test runs first: both
+// processes open their first context), and must not cross-match.
+TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
+  if (ep_test::world_size() < 3) GTEST_SKIP() << "two client processes and a server";
+  const std::string dir = scratch_dir("open_contexts_disjoint");
+  const std::string text = config(dir, "multiple_file", "multiple_file");
+  const auto role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count());
+  xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
+  if (role == xios_lite::Role::kServer) {
+    EXPECT_EQ(serve(w), "");
+  } else {
+    int process = 0;
+    MPI_Comm_rank(w.local, &process);
+    // Process 0 runs the atmosphere, the others the surface.
+    const bool atm = process == 0;
+    MPI_Comm mine = MPI_COMM_NULL;
+    MPI_Comm_split(w.local, atm ? 0 : 1, process, &mine);
+    const std::string name = atm ? "atmosphere" : "surface";
+    Errors errors;
+    xios_lite::ContextLink link;
+    errors.add(error_of([&] { link = xios_lite::open_context(w, mine, name, text); }));
+    if (errors.list.empty()) {
+      const auto defs = std::make_shared<const xios_lite::Config>(
+          xios_lite::parse_config_string(text, "iodef.xml", name));
+      std::vector<ep::Communicator> eps;
+#pragma omp parallel
+      {
+#pragma omp single
+        eps = ep::create_endpoints(link.world.local, omp_get_num_threads());
+        ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
+        ep_test::set_current_endpoint(comm.rank());
+        errors.add(error_of([&] {
+          xios_lite::ClientOptions o;
+          o.connection_tag = link.connection_tag;
+          o.definitions = defs;
+          o.print_report = false;
+          xios_lite::Client c(comm, link.world, "iodef.xml", o);
+          const int ni = atm ? kAtmNi : kSrfNi;
+          const int nj = atm ? kAtmNj : kSrfNj;
+          const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+          c.set_domain_block(atm ? "atm_d" : "srf_d", b);
+          c.close_definition();
+          for (int s = 1; s <= kSteps; ++s) {
+            c.update_calendar(s);
+            c.send_field(atm ? "tas" : "hfls", block_values(b, 1, [&](int, int j, int i) {
+                           return atm ? tas_at(s, j, i) : hfls_at(s, j, i);
+                         }));
+          }
+          (void)c.finalise();
+        }));
+        comm.free();
+      }
+      xios_lite::free_world(link.world);
+    }
+    MPI_Comm_free(&mine);
+    errors.add(error_of([&] { xios_lite::close_contexts(w); }));
+    EXPECT_TRUE(errors.list.empty()) << errors.list.front();
+  }
+  xios_lite::free_world(w);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (is_reader()) {
+    Scenario sc;
+    sc.dir = dir;
+    check_files(sc);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(XiosOpenContexts, TwoContextsOnTheSameProcessesAlternately) {
   if (ep_test::world_size() < 3) GTEST_SKIP() << "two client processes and a server";
   Scenario sc;
