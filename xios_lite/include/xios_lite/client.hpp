@@ -87,6 +87,11 @@ struct ClientOptions {
   /// config_path, which then only names them in messages. Every client of
   /// a Client passes the same definitions.
   std::shared_ptr<const Config> definitions;
+  /// The MPI tag of the connection's handshake between the client and
+  /// server leaders: ContextLink::connection_tag for a context opened with
+  /// open_context (xios_lite/contexts.hpp), whose servers use the same.
+  /// Unset: the tag of split_world launches, which run_server uses.
+  std::optional<int> connection_tag;
 };
 
 /// The array send_field takes of a field on one client (Client::send_shape).

@@ -45,6 +45,16 @@ struct World {
   /// With several contexts, `world` is this context's part of the world
   /// (its clients and its share of the servers), owned: free_world frees it.
   MPI_Comm context_world = MPI_COMM_NULL;
+  /// The clients split with initialize() (xios_lite/contexts.hpp): they
+  /// open their contexts at run time with open_context and the servers
+  /// serve them with serve_contexts instead of run_server. The same on
+  /// every process of the split.
+  bool open_contexts = false;
+  /// With open_contexts: a private duplicate of the split communicator
+  /// (the same ranks) that carries the contexts' announcements and
+  /// connection handshakes, so that they never match the model's own
+  /// messages on MPI_COMM_WORLD. Owned: free_world frees it.
+  MPI_Comm control = MPI_COMM_NULL;
 };
 
 /// Role of the calling process when the last `n_servers` ranks of `world`
@@ -75,7 +85,9 @@ struct World {
 [[nodiscard]] World split_world(MPI_Comm world, Role role, const std::string& context);
 
 /// Frees world.local (and the context's part of the world). Collective
-/// over the processes of the role.
+/// over the processes of the role; with open_contexts it also frees
+/// World::control, a communicator of the whole split, so that every process
+/// of the split (clients and servers alike) calls free_world.
 void free_world(World& world);
 
 struct ServerOptions {

@@ -88,7 +88,7 @@ class ClientImpl {
     comm_ = ep::dup(comm);
     funnel_ = client::Funnel::make(options.mode, comm_, timeout_s_,
                                    [this](const std::string& why) { tell_servers_once(why); });
-    inter_ = funnel_->connect(comm_, world, kIntercommTag);
+    inter_ = funnel_->connect(comm_, world, options.connection_tag.value_or(kIntercommTag));
     check_definitions();
     meeting_ = std::make_unique<client::Meeting>(comm_, timeout_s_);
     blocks_.resize(cfg_.domains.size());

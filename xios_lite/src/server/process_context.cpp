@@ -38,8 +38,16 @@ std::string ProcessContext::define(std::span<const std::byte> payload) {
     error_ = "the definitions the clients completed differ from this server's once completed";
     return error_;
   }
-  // Before the writer thread starts: NetCDF is called by one thread at a time.
-  inputs_ = std::make_unique<InputStore>(cfg_, process_.rows(cfg_));
+  // Before this context's writer thread starts, and under the process's
+  // NetCDF lock: another context's writer may be writing (serve_contexts).
+  // Only with input files, so that a context without them never waits here
+  // for another's collective write.
+  if (cfg_.inputs.empty()) {
+    inputs_ = std::make_unique<InputStore>(cfg_, process_.rows(cfg_));
+  } else {
+    const std::lock_guard netcdf(netcdf_lock());
+    inputs_ = std::make_unique<InputStore>(cfg_, process_.rows(cfg_));
+  }
   writer_ = std::make_unique<WriterThread>(cfg_, process_, servers_comm_, in_flight_);
   assembly_ = std::make_unique<RecordAssembly>(cfg_, process_, *writer_, in_flight_);
   assembly_ready_.store(assembly_.get(), std::memory_order_release);

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -20,6 +21,7 @@
 #include <span>
 #include <thread>
 
+#include "context_service.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
@@ -35,7 +37,6 @@
 namespace xios_lite {
 namespace {
 
-constexpr const char* kCall = "xios_lite::run_server";
 constexpr int kIntercommTag = 7407;  // as in client.cpp: the leaders' handshake
 
 double peak_rss_bytes() {
@@ -47,7 +48,7 @@ double peak_rss_bytes() {
 // Receiving endpoints per process: ServerOptions, then XIOS_LITE_SERVER_THREADS,
 // then 1; agreed over the server processes so that a bad value anywhere
 // fails everywhere instead of leaving the others in create_endpoints.
-int receiving_endpoints(const World& world, const ServerOptions& options) {
+int receiving_endpoints(const char* call, MPI_Comm servers, const ServerOptions& options) {
   int wanted = 1;
   if (options.threads) {
     wanted = *options.threads;
@@ -60,17 +61,56 @@ int receiving_endpoints(const World& world, const ServerOptions& options) {
   }
   int lowest = 0;
   int highest = 0;
-  ep::check_mpi(MPI_Allreduce(&wanted, &lowest, 1, MPI_INT, MPI_MIN, world.local), "MPI_Allreduce",
-                -1);
-  ep::check_mpi(MPI_Allreduce(&wanted, &highest, 1, MPI_INT, MPI_MAX, world.local), "MPI_Allreduce",
+  ep::check_mpi(MPI_Allreduce(&wanted, &lowest, 1, MPI_INT, MPI_MIN, servers), "MPI_Allreduce", -1);
+  ep::check_mpi(MPI_Allreduce(&wanted, &highest, 1, MPI_INT, MPI_MAX, servers), "MPI_Allreduce",
                 -1);
   if (lowest < 1 || highest > ep::kMaxEndpointsPerProcess) {
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1,
+    throw ep::Error(ep::ErrorKind::kArgument, call, -1,
                     "server threads " + std::to_string(lowest < 1 ? lowest : highest) +
                         " out of range [1, " + std::to_string(ep::kMaxEndpointsPerProcess) +
                         "] (ServerOptions::threads or XIOS_LITE_SERVER_THREADS; -1: not a number)");
   }
   return wanted;
+}
+
+// The clients' leader starts the connection with a message to the servers'
+// leader on the peer communicator (ep::create_intercomm); its arrival is
+// probed, not received, so that create_intercomm takes it as usual. The
+// first server process decides for the others (a bounded broadcast over the
+// context's server processes), so that all of them enter the connection or
+// none.
+void await_clients(const server::ContextService& service, double timeout_s) {
+  int index = 0;
+  ep::check_mpi(MPI_Comm_rank(service.servers, &index), "MPI_Comm_rank", -1);
+  const double t0 = MPI_Wtime();
+  int found = 0;
+  if (index == 0) {
+    for (;;) {
+      ep::check_mpi(
+          MPI_Iprobe(service.client_leader, service.tag, service.peer, &found, MPI_STATUS_IGNORE),
+          "MPI_Iprobe", -1);
+      if (found != 0 || MPI_Wtime() - t0 > timeout_s) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  ep::check_mpi(MPI_Ibcast(&found, 1, MPI_INT, 0, service.servers, &request), "MPI_Ibcast", -1);
+  int done = 0;
+  while (done == 0 && MPI_Wtime() - t0 < timeout_s + 5) {
+    ep::check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test", -1);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  if (done == 0 || found == 0) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", timeout_s);
+    throw ep::Error(ep::ErrorKind::kRequest, service.call, -1,
+                    done == 0 ? std::string("the first server process did not say whether the "
+                                            "clients connect")
+                              : "the clients never connected: nothing from the context's first "
+                                "client process (world rank " +
+                                    std::to_string(service.client_leader) + ") within " + text +
+                                    " of the opening (no Client constructed?)");
+  }
 }
 
 // What one receiving endpoint did, kept until the process reports.
@@ -154,20 +194,38 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
 
 ServerReport run_server(const World& world, const std::string& config_path,
                         const ServerOptions& options) {
-  Config cfg = parse_config(config_path, world.context);
+  server::ContextService service;
+  service.call = "xios_lite::run_server";
+  service.servers = world.local;
+  service.peer = world.world;
+  service.client_leader = world.client_leader;
+  service.tag = kIntercommTag;
+  service.options = options;
+  return server::serve_context(parse_config(config_path, world.context), service);
+}
+
+namespace server {
+
+ServerReport serve_context(Config cfg, const ContextService& service) {
+  const char* call = service.call;
+  const ServerOptions& options = service.options;
   const double timeout_s = options.finalise_timeout_s.value_or(cfg.finalise_timeout_s);
-  const int threads = receiving_endpoints(world, options);
-  std::vector<ep::Communicator> eps = ep::create_endpoints(world.local, threads);
+  if (service.await_clients) {
+    await_clients(service, timeout_s);
+  }
+  const int threads = receiving_endpoints(call, service.servers, options);
+  std::vector<ep::Communicator> eps = ep::create_endpoints(service.servers, threads);
 
   server::ServerProcess process;
-  ep::check_mpi(MPI_Comm_rank(world.local, &process.index), "MPI_Comm_rank", eps[0].rank());
-  ep::check_mpi(MPI_Comm_size(world.local, &process.processes), "MPI_Comm_size", eps[0].rank());
+  ep::check_mpi(MPI_Comm_rank(service.servers, &process.index), "MPI_Comm_rank", eps[0].rank());
+  ep::check_mpi(MPI_Comm_size(service.servers, &process.processes), "MPI_Comm_size", eps[0].rank());
   process.first_endpoint = eps[0].rank();
   process.endpoints = threads;
   process.all_endpoints = eps[0].size();
 
   MPI_Comm shared_comm = MPI_COMM_NULL;
-  ep::check_mpi(MPI_Comm_dup(world.local, &shared_comm), "MPI_Comm_dup", process.first_endpoint);
+  ep::check_mpi(MPI_Comm_dup(service.servers, &shared_comm), "MPI_Comm_dup",
+                process.first_endpoint);
   std::atomic<std::size_t> in_flight{0};
   // The definitions as completed by the model, the assembly and the writer:
   // made when client 0's definitions arrive.
@@ -216,7 +274,7 @@ ServerReport run_server(const World& world, const std::string& config_path,
     ep::Communicator& me = eps[static_cast<std::size_t>(t)];
     std::optional<ep::InterCommunicator> inter;
     try {
-      inter.emplace(ep::create_intercomm(me, 0, world.world, world.client_leader, kIntercommTag));
+      inter.emplace(ep::create_intercomm(me, 0, service.peer, service.client_leader, service.tag));
       run.error = transport::check_same_definitions(*inter, cfg, true);
       if (run.error.empty()) {
         run.received = server::receive_until_finalised(*inter, context, timeout_s);
@@ -273,13 +331,14 @@ ServerReport run_server(const World& world, const std::string& config_path,
   report.peak_rss_bytes = peak_rss_bytes();
   for (const EndpointRun& r : runs) {
     if (!r.error.empty() && end.error.empty()) {
-      throw ep::Error(ep::ErrorKind::kRequest, kCall, process.first_endpoint, r.error);
+      throw ep::Error(ep::ErrorKind::kRequest, call, process.first_endpoint, r.error);
     }
   }
   if (!end.error.empty()) {
-    throw ep::Error(end.kind, kCall, process.first_endpoint, end.error);
+    throw ep::Error(end.kind, call, process.first_endpoint, end.error);
   }
   return report;
 }
 
+}  // namespace server
 }  // namespace xios_lite

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ep/error.hpp"
+#include "xios_lite/contexts.hpp"
 #include "xios_lite/server.hpp"
 
 namespace xios_lite {
@@ -28,12 +29,18 @@ namespace {
 
 constexpr std::size_t kNameBytes = 64;
 
-// What each process tells the others in split_world: its role and context.
+// What each process tells the others in split_world: its role, its
+// context and how its contexts come (clients only: 1 when it called
+// initialize(), so that the servers, which learn nothing else before the
+// first context is opened, know to run serve_contexts).
 struct Entry {
   int role = 0;  // 1: server
   int length = 0;
+  int open_contexts = 0;
   std::array<char, kNameBytes> name{};
 };
+
+World split_entries(MPI_Comm world, Role role, const std::string& context, bool open_contexts);
 
 std::string names_of(const std::vector<std::string>& names) {
   std::string out;
@@ -78,6 +85,16 @@ World split_roles(MPI_Comm world, Role role, const std::vector<Entry>& all) {
 World split_world(MPI_Comm world, Role role) { return split_world(world, role, ""); }
 
 World split_world(MPI_Comm world, Role role, const std::string& context) {
+  return split_entries(world, role, context, false);
+}
+
+World initialize(MPI_Comm world, Role role) {
+  return split_entries(world, role, "", role == Role::kClient);
+}
+
+namespace {
+
+World split_entries(MPI_Comm world, Role role, const std::string& context, bool open_contexts) {
   constexpr const char* kCall = "xios_lite::split_world";
   int rank = 0;
   int size = 0;
@@ -86,6 +103,7 @@ World split_world(MPI_Comm world, Role role, const std::string& context) {
   Entry mine;
   mine.role = role == Role::kServer ? 1 : 0;
   mine.length = static_cast<int>(context.size());
+  mine.open_contexts = open_contexts ? 1 : 0;
   context.copy(mine.name.data(), std::min(context.size(), kNameBytes - 1));
   std::vector<Entry> all(static_cast<std::size_t>(size));
   ep::check_mpi(
@@ -94,6 +112,8 @@ World split_world(MPI_Comm world, Role role, const std::string& context) {
   // Every process reaches the same verdict from the same table.
   std::vector<std::string> contexts;  // named by clients, in order of first appearance
   bool unnamed = false;
+  int opening = 0;  // clients that called initialize()
+  int clients = 0;
   int servers = 0;
   int my_server = -1;
   for (int r = 0; r < size; ++r) {
@@ -114,6 +134,8 @@ World split_world(MPI_Comm world, Role role, const std::string& context) {
                           std::to_string(e.length) + " characters (at most " +
                           std::to_string(kNameBytes - 1) + ")");
     }
+    ++clients;
+    opening += e.open_contexts;
     const std::string name(e.name.data(), static_cast<std::size_t>(e.length));
     if (name.empty()) {
       unnamed = true;
@@ -126,9 +148,24 @@ World split_world(MPI_Comm world, Role role, const std::string& context) {
                     "some client processes name their context (" + names_of(contexts) +
                         ") and some do not: with several contexts every client names its own");
   }
+  if (opening > 0 && (opening < clients || !contexts.empty())) {
+    throw ep::Error(
+        ep::ErrorKind::kArgument, kCall, -1,
+        std::to_string(opening) + " of " + std::to_string(clients) +
+            " client processes called initialize() (contexts opened at run time) and "
+            "the others split_world" +
+            (contexts.empty() ? "" : " naming their context (" + names_of(contexts) + ")") +
+            ": every client process makes the same call");
+  }
   if (contexts.size() <= 1) {
     World w = split_roles(world, role, all);
     w.context = contexts.empty() ? "" : contexts.front();
+    if (opening > 0) {
+      // Every process of the split reaches this point (the same table): the
+      // duplicate is collective over all of them, clients and servers.
+      w.open_contexts = true;
+      ep::check_mpi(MPI_Comm_dup(world, &w.control), "MPI_Comm_dup", -1);
+    }
     return w;
   }
   const int n = static_cast<int>(contexts.size());
@@ -159,9 +196,14 @@ World split_world(MPI_Comm world, Role role, const std::string& context) {
   return w;
 }
 
+}  // namespace
+
 void free_world(World& world) {
   if (world.local != MPI_COMM_NULL) {
     ep::check_mpi(MPI_Comm_free(&world.local), "MPI_Comm_free", -1);
+  }
+  if (world.control != MPI_COMM_NULL) {
+    ep::check_mpi(MPI_Comm_free(&world.control), "MPI_Comm_free", -1);
   }
   if (world.context_world != MPI_COMM_NULL) {
     ep::check_mpi(MPI_Comm_free(&world.context_world), "MPI_Comm_free", -1);

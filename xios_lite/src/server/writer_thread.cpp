@@ -6,6 +6,12 @@
 #include "transport/bands.hpp"
 
 namespace xios_lite::server {
+
+std::mutex& netcdf_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
 bool RecordBuffer::holds(const transport::EventHeader& h) const noexcept {
   return h.nk == nk && h.ibegin >= 0 && h.ni >= 0 && h.ibegin + h.ni <= ni &&
          h.jbegin >= rows.jbegin && h.nj >= 0 && h.jbegin + h.nj <= rows.jbegin + rows.nj;
@@ -90,6 +96,7 @@ void WriterThread::run() {
     write_ready(static_cast<int>(f), true);
   }
   try {
+    const std::lock_guard lock(netcdf_lock());
     const double t0 = MPI_Wtime();
     local_files_.close_all();
     shared_files_.close_all();
@@ -164,6 +171,7 @@ void WriterThread::write(const RecordBuffer& r) {
     cut = netcdf::cut_to_output(v.shape, r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data());
     view = {cut.jbegin, cut.nj, cut.ibegin, cut.ni, cut.nk, cut.values.data()};
   }
+  const std::lock_guard lock(netcdf_lock());
   const double t0 = MPI_Wtime();
   (shared ? shared_files_ : local_files_).write(r.gvar, r.time, std::span(&view, 1));
   stats_.write_s += MPI_Wtime() - t0;

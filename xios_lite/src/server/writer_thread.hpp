@@ -30,6 +30,18 @@
 
 namespace xios_lite::server {
 
+/// The lock every NetCDF call of a server process takes: NetCDF-C (and
+/// HDF5 beneath it) is not thread-safe, and a process serving several
+/// contexts at once (serve_contexts) runs one writer thread per context.
+/// Held for one call at a time (a record's write, the files' closing, the
+/// input's reading), so the contexts' writers interleave. A call on a
+/// one_file file is collective over the server processes while it holds
+/// the lock: only one context with such files may be served at a time
+/// (serve_contexts refuses a second), so a lock holder waiting in a
+/// collective waits only for other processes' holders of calls that end
+/// on their own (serial writes) or for the same collective.
+std::mutex& netcdf_lock();
+
 struct WriterStats {
   double write_s = 0;
   double bytes_written = 0;
