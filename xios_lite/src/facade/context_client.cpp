@@ -9,6 +9,7 @@
 
 #include "config/parse_tree.hpp"
 #include "config/xml_tree.hpp"
+#include "ep/collectives.hpp"
 #include "ep/error.hpp"
 
 namespace xios_lite::facade {
@@ -237,9 +238,13 @@ std::vector<bool> bools_of(const Value& v) {
 
 }  // namespace
 
-ContextClient::ContextClient(std::string id, ep::Communicator comm,
+ContextClient::ContextClient(std::string id, ep::Communicator comm, MPI_Comm model_comm,
                              std::unique_ptr<config::Element> root, std::string config_path)
-    : id_(std::move(id)), comm_(std::move(comm)), root_(std::move(root)), path_(std::move(config_path)) {
+    : id_(std::move(id)),
+      comm_(std::move(comm)),
+      model_comm_(model_comm),
+      root_(std::move(root)),
+      path_(std::move(config_path)) {
   self_.context = this;
   self_.kind = "context";
 }
@@ -361,7 +366,8 @@ bool ContextClient::set_model_attribute(const char* call, Handle* h, const std::
     if (name == "data_nj") return integer(d.data_nj);
     if (name == "data_n_index") {
       // Implied by data_i_index's length; kept to check it at close.
-      set_text(*h->element, "data_n_index", std::to_string(v.integer));
+      need_type(call, rank(), name, v, AttributeType::kInt);
+      data_n_index_[id] = static_cast<int>(v.integer);
       return true;
     }
     if (name == "data_i_index") {
@@ -723,11 +729,23 @@ void ContextClient::close(const Connection& link) {
   constexpr const char* kCall = "xios_close_context_definition";
   require_open(kCall);
   resolve_legacy_coordinates();
+  for (const auto& [id, n] : data_n_index_) {
+    const std::size_t given = domains_[id].data_i_index.size();
+    if (given != static_cast<std::size_t>(n)) {
+      fail(kCall, rank(),
+           "domain '" + id + "': data_n_index is " + std::to_string(n) + " but data_i_index has " +
+               std::to_string(given) + " values");
+    }
+  }
   ClientOptions options;
   options.mode = link.mode;
   options.context = id_;
   options.progress_thread = link.progress_thread;
   options.definitions = parse_definitions();
+  options.connection_tag = link.tag;
+  if (link.opened) {
+    opened_world_ = link.world;
+  }
   client_ = std::make_unique<Client>(comm_, link.world, path_, options);
   for (const auto& [id, attributes] : domains_) {
     client_->set_domain_attr(id, attributes);
@@ -809,6 +827,15 @@ bool ContextClient::variable(const std::string& name, Value& v) {
 void ContextClient::finalise() {
   client("xios_context_finalize").finalise();
   finalised_ = true;
+  if (opened_world_) {
+    // The context's World is freed by one thread per process, once every
+    // endpoint of the process is past its Client's finalise.
+    ep::barrier(comm_);
+    if (comm_.local_thread() == 0) {
+      free_world(*opened_world_);
+    }
+    opened_world_.reset();
+  }
 }
 
 }  // namespace xios_lite::facade

@@ -30,19 +30,23 @@ struct Connection {
   Mode mode = Mode::kEndpoints;
   bool progress_thread = true;
   std::optional<int> tag;  ///< the handshake tag of a context opened at run time
+  bool opened = false;     ///< `world` is the context's own (open_context): freed at finalise
 };
 
 class ContextClient {
  public:
   /// `root`: this thread's copy of the whole configuration (a <simulation>).
-  ContextClient(std::string id, ep::Communicator comm, std::unique_ptr<config::Element> root,
-                std::string config_path);
+  /// `model_comm`: the model's communicator of a client per process
+  /// (MPI_COMM_NULL for endpoints).
+  ContextClient(std::string id, ep::Communicator comm, MPI_Comm model_comm,
+                std::unique_ptr<config::Element> root, std::string config_path);
   ~ContextClient();
   ContextClient(const ContextClient&) = delete;
   ContextClient& operator=(const ContextClient&) = delete;
 
   [[nodiscard]] const std::string& id() const { return id_; }
   [[nodiscard]] const ep::Communicator& comm() const { return comm_; }
+  [[nodiscard]] MPI_Comm model_comm() const { return model_comm_; }
   [[nodiscard]] bool closed() const { return client_ != nullptr; }
   [[nodiscard]] bool finalised() const { return finalised_; }
   Handle* context_handle() { return &self_; }
@@ -84,6 +88,7 @@ class ContextClient {
 
   std::string id_;
   ep::Communicator comm_;
+  MPI_Comm model_comm_ = MPI_COMM_NULL;
   std::unique_ptr<config::Element> root_;
   std::string path_;
   Handle self_;
@@ -99,7 +104,9 @@ class ContextClient {
   std::optional<std::string> timestep_;
   std::optional<Calendar> calendar_now_;  ///< cache of calendar(), reset by every change
 
+  std::map<std::string, int> data_n_index_;  ///< XIOS's data_n_index, checked at close
   std::unique_ptr<Client> client_;
+  std::optional<World> opened_world_;  ///< a context opened at run time: its own World
   std::set<int> active_;  ///< fields a file writes (after close)
   bool finalised_ = false;
 };

@@ -6,14 +6,17 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "config/xml_tree.hpp"
+#include "ep/collectives.hpp"
 #include "ep/error.hpp"
 #include "facade/context_client.hpp"
 #include "facade/facade.hpp"
+#include "xios_lite/contexts.hpp"
 
 namespace xios_lite::facade {
 namespace {
@@ -32,9 +35,18 @@ struct ThreadState {
   ContextClient* current = nullptr;
 };
 
+// A context opened on the servers by one thread of a process, for the
+// process's other endpoints.
+struct Opened {
+  std::optional<ContextLink> link;
+  std::string error;
+  ep::ErrorKind kind = ep::ErrorKind::kArgument;
+};
+
 struct Process {
   std::mutex mutex;  // guards everything below against the model's threads
   bool initialized = false;
+  std::map<std::string, Opened> opened;  // by context id
   bool finalize_mpi = false;  // initialize started MPI, finalize ends it
   bool thread_multiple = false;
   World world;
@@ -107,7 +119,8 @@ std::optional<bool> using_server(const Element& root) {
   return out;
 }
 
-void add_context(const char* call, const std::string& id, ep::Communicator comm) {
+void add_context(const char* call, const std::string& id, ep::Communicator comm,
+                 MPI_Comm model_comm) {
   Process& p = process();
   std::unique_ptr<Element> copy;
   {
@@ -129,8 +142,8 @@ void add_context(const char* call, const std::string& id, ep::Communicator comm)
       fail(call, comm.rank(), "context '" + id + "' is already initialised on this client");
     }
   }
-  t.contexts.push_back(std::make_unique<ContextClient>(id, std::move(comm), std::move(copy),
-                                                       kConfigPath));
+  t.contexts.push_back(std::make_unique<ContextClient>(id, std::move(comm), model_comm,
+                                                       std::move(copy), kConfigPath));
   t.current = t.contexts.back().get();
 }
 
@@ -166,7 +179,8 @@ MPI_Comm initialize(const std::string& client_id, std::optional<MPI_Comm> local)
   } catch (const std::exception& e) {
     error = e.what();
   }
-  p.world = split_world(MPI_COMM_WORLD, Role::kClient);
+  // The servers (an MPMD launch) learn of the contexts as the model opens them.
+  p.world = xios_lite::initialize(MPI_COMM_WORLD, Role::kClient);
   if (!error.empty()) {
     throw ep::Error(ep::ErrorKind::kConfig, kCall, -1, error);
   }
@@ -196,6 +210,10 @@ void finalize() {
     fail(kCall, -1, "xios_initialize was not called");
   }
   p.threads.clear();
+  p.opened.clear();
+  if (p.world.server_processes > 0) {
+    close_contexts(p.world);
+  }
   free_world(p.world);
   p.tree.reset();
   p.initialized = false;
@@ -210,11 +228,11 @@ void context_initialize(const std::string& id, MPI_Comm comm) {
     fail(kCall, -1, "context '" + id + "': MPI_COMM_NULL");
   }
   std::vector<ep::Communicator> one = ep::create_endpoints(comm, 1);
-  add_context(kCall, id, std::move(one.front()));
+  add_context(kCall, id, std::move(one.front()), comm);
 }
 
 void context_initialize(const std::string& id, const ep::Communicator& comm) {
-  add_context("xios_context_initialize", id, comm);
+  add_context("xios_context_initialize", id, comm, MPI_COMM_NULL);
 }
 
 Handle* get_handle(const std::string& kind, const std::string& id) {
@@ -323,7 +341,45 @@ void close_context_definition() {
     link.progress_thread = p.thread_multiple;
   }
   // No server process: the clients write (XIOS's using_server=false).
-  link.mode = link.world.server_processes == 0 ? Mode::kSynchronous : Mode::kEndpoints;
+  if (link.world.server_processes == 0) {
+    link.mode = Mode::kSynchronous;
+    c.close(link);
+    return;
+  }
+  // The servers hear of the context, with its definitions as this model
+  // edited them, from one thread per process; the process's other
+  // endpoints take the same link. The barrier also carries a failure to
+  // every endpoint, so that none waits for a connection that never comes.
+  const ep::Communicator& comm = c.comm();
+  if (comm.local_thread() == 0) {
+    Opened opened;
+    try {
+      const MPI_Comm clients =
+          c.model_comm() != MPI_COMM_NULL ? c.model_comm() : link.world.local;
+      opened.link = open_context(link.world, clients, c.id(), c.definitions_xml());
+    } catch (const ep::Error& e) {
+      opened.error = e.what();
+      opened.kind = e.kind();
+    } catch (const std::exception& e) {
+      opened.error = e.what();
+    }
+    const std::lock_guard lock(p.mutex);
+    p.opened[c.id()] = std::move(opened);
+  }
+  ep::barrier(comm);
+  Opened opened;
+  {
+    const std::lock_guard lock(p.mutex);
+    opened = p.opened[c.id()];
+  }
+  if (!opened.link) {
+    throw ep::Error(opened.kind, "xios_close_context_definition", comm.rank(),
+                    "context '" + c.id() + "': " + opened.error);
+  }
+  link.mode = Mode::kEndpoints;
+  link.world = opened.link->world;
+  link.tag = opened.link->connection_tag;
+  link.opened = true;
   c.close(link);
 }
 
