@@ -88,12 +88,7 @@ void complete_base_domain(DomainDef& d) {
     expect_size(d, "lonvalue_1d", d.lon, ni);
     expect_size(d, "latvalue_1d", d.lat, nj);
   }
-  for (const double lat : d.lat) {
-    if (lat < -90.0 || lat > 90.0) {
-      fail_at(d.where, curvilinear ? "latvalue_2d" : "latvalue_1d",
-              "latitude " + std::to_string(lat) + " out of range [-90, 90]");
-    }
-  }
+  // Coordinates are written as given, as XIOS writes them (no range check).
   if (curvilinear) {
     if (!d.bounds_lon.empty() || !d.bounds_lat.empty()) {
       if (d.nvertex <= 0) {

@@ -744,14 +744,8 @@ class ContextParser {
       coordinate({"lonvalue_1d", "lon_values"}, ni, d.lon);
       coordinate({"latvalue_1d", "lat_values"}, nj, d.lat);
     }
-    for (const double lat : d.lat) {
-      if (lat < -90.0 || lat > 90.0) {
-        const char* a = e.has("lat_values") ? "lat_values"
-                        : curvilinear       ? "latvalue_2d"
-                                            : "latvalue_1d";
-        fail(e, a, "latitude " + std::to_string(lat) + " out of range [-90, 90]");
-      }
-    }
+    // Coordinates are written as given: XIOS checks no range (its own test
+    // programs give latitudes of 1000 and more).
     const auto range = [&](const char* a, double& slot) {
       if (const Found f = lookup(Kind::kDomain, e, a)) slot = config::real(*f.at, a);
     };
@@ -768,12 +762,6 @@ class ContextParser {
     } else {
       coordinate({"bounds_lon_1d", "bounds_lon"}, ni * 2, d.bounds_lon);
       coordinate({"bounds_lat_1d", "bounds_lat"}, nj * 2, d.bounds_lat);
-    }
-    for (const double lat : d.bounds_lat) {
-      if (lat < -90.0 || lat > 90.0) {
-        fail(e, e.has("bounds_lat") ? "bounds_lat" : "bounds_lat_1d",
-             "latitude " + std::to_string(lat) + " out of range [-90, 90]");
-      }
     }
     coordinate({"area"}, ni * nj, d.area);
     for (const char* name : {"mask_2d", "mask_1d", "mask"}) {
