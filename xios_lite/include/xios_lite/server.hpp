@@ -55,6 +55,9 @@ struct World {
   /// connection handshakes, so that they never match the model's own
   /// messages on MPI_COMM_WORLD. Owned: free_world frees it.
   MPI_Comm control = MPI_COMM_NULL;
+  /// A context's World from open_context: the tag its Clients connect with
+  /// (ClientOptions::connection_tag, when set, is used instead).
+  std::optional<int> connection_tag;
 };
 
 /// Role of the calling process when the last `n_servers` ranks of `world`
@@ -108,7 +111,8 @@ struct ServerOptions {
 /// busy/idle time and bytes received summed, its writer's figures (the
 /// clients' reports list every endpoint, the writer's figures under the
 /// process's first one).
-/// Throws ep::Error for a configuration error or definitions that differ
+/// Throws ep::Error for a World from initialize() (its clients open their
+/// contexts: serve_contexts serves them), a configuration error or definitions that differ
 /// from the clients' (at connection), for a failed definition on the
 /// clients, for a write error (after every client was told), for missing
 /// data (naming file, variable, time and clients), and for clients that
