@@ -12,6 +12,11 @@
 //     the model calls split_world(MPI_COMM_WORLD, Role::kClient) and the
 //     xios_lite_server executable calls split_world(..., Role::kServer).
 //
+//   contexts opened at run time on the same clients (XIOS's launch:
+//   xios_initialize, then xios_context_initialize per context): see
+//   xios_lite/contexts.hpp (initialize, open_context, close_contexts,
+//   serve_contexts); xios_lite_server runs serve_contexts for such clients.
+//
 // A server process runs one or more receiving endpoints (one thread each,
 // ServerOptions::threads) and one writer thread that makes every NetCDF
 // call, so writing overlaps receiving. The endpoints of all server processes
