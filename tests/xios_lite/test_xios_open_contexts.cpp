@@ -272,7 +272,8 @@ void check_files(const Scenario& sc) {
 // time as the other (disjoint client sets), so both openings and both
 // connections are in flight together; their tags come from different
 // processes' counters, the same numbers (this test runs first: both
-// processes open their first context), and must not cross-match.
+// processes open their first context), and must not cross-match. The
+// surface runs the funneled mode (its masters connect).
 TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
   if (ep_test::world_size() < 3) GTEST_SKIP() << "two client processes and a server";
   const std::string dir = scratch_dir("open_contexts_disjoint");
@@ -303,8 +304,10 @@ TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
         ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
         ep_test::set_current_endpoint(comm.rank());
         errors.add(error_of([&] {
-          // The tag from the context's World (World::connection_tag).
+          // The tag from the context's World (World::connection_tag); the
+          // surface's processes funnel their threads through the master.
           xios_lite::ClientOptions o;
+          o.mode = atm ? xios_lite::Mode::kEndpoints : xios_lite::Mode::kFunneled;
           o.definitions = defs;
           o.print_report = false;
           xios_lite::Client c(comm, link.world, "iodef.xml", o);
