@@ -272,7 +272,8 @@ void check_files(const Scenario& sc) {
 // time as the other (disjoint client sets), so both openings and both
 // connections are in flight together; their tags come from different
 // processes' counters, the same numbers (this test runs first: both
-// processes open their first context), and must not cross-match.
+// processes open their first context), and must not cross-match. The
+// surface runs the funneled mode (its masters connect).
 TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
   if (ep_test::world_size() < 3) GTEST_SKIP() << "two client processes and a server";
   const std::string dir = scratch_dir("open_contexts_disjoint");
@@ -303,8 +304,10 @@ TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
         ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
         ep_test::set_current_endpoint(comm.rank());
         errors.add(error_of([&] {
+          // The tag from the context's World (World::connection_tag); the
+          // surface's processes funnel their threads through the master.
           xios_lite::ClientOptions o;
-          o.connection_tag = link.connection_tag;
+          o.mode = atm ? xios_lite::Mode::kEndpoints : xios_lite::Mode::kFunneled;
           o.definitions = defs;
           o.print_report = false;
           xios_lite::Client c(comm, link.world, "iodef.xml", o);
@@ -403,6 +406,17 @@ TEST(XiosOpenContexts, UnparsableContextIsRefusedOnEveryClient) {
     EXPECT_HAS(missing, "context 'ghost'");
     EXPECT_HAS(missing, "the servers refuse it");
     EXPECT_HAS(missing, "no context 'ghost'");
+    // The launch's World is not a context's: refused, never a connection
+    // nobody answers.
+    std::vector<ep::Communicator> eps = ep::create_endpoints(w.local, 1);
+    const std::string launch = error_of([&] {
+      xios_lite::ClientOptions o;
+      o.definitions = std::make_shared<const xios_lite::Config>(
+          xios_lite::parse_config_string(good, "iodef.xml", "surface"));
+      xios_lite::Client c(eps[0], w, "iodef.xml", o);
+    });
+    EXPECT_HAS(launch, "the World comes from initialize(): open the context with open_context");
+    eps[0].free();
     EXPECT_EQ(error_of([&] { xios_lite::close_contexts(w, 5.0); }), "");
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);

@@ -90,7 +90,8 @@ struct ClientOptions {
   /// The MPI tag of the connection's handshake between the client and
   /// server leaders: ContextLink::connection_tag for a context opened with
   /// open_context (xios_lite/contexts.hpp), whose servers use the same.
-  /// Unset: the tag of split_world launches, which run_server uses.
+  /// Unset: the World's (World::connection_tag, which open_context sets),
+  /// else the tag of split_world launches, which run_server uses.
   std::optional<int> connection_tag;
 };
 

@@ -7,26 +7,33 @@
 // xios_context_initialize("surface"), ...), writes to them alternately and
 // ends with xios_finalize. Here:
 //
-//   client processes (one thread each)             server processes
-//   World w = initialize(MPI_COMM_WORLD, kClient);  World w = initialize(MPI_COMM_WORLD, kServer);
-//   ContextLink atm = open_context(w, comm,         serve_contexts(w);  // xios_lite_server does
-//       "atmosphere", atmosphere_xml);              //   both when started with no
-//   ... every thread: Client(ep, atm.world, name,  //   argument or without
-//         {.connection_tag = atm.connection_tag,  //   open_contexts: run_server
-//          .definitions = parsed atmosphere_xml}) //
-//   ContextLink srf = open_context(w, comm, "surface", surface_xml);
-//   ... Clients of "surface", the time loop over both, finalise each ...
-//   free_world(atm.world); free_world(srf.world);
-//   close_contexts(w);
-//   free_world(w);                                  free_world(w);
+//   client processes (one thread each)
+//     World w = initialize(MPI_COMM_WORLD, Role::kClient);
+//     ContextLink atm = open_context(w, w.local, "atmosphere", atmosphere_xml);
+//     ... every thread (its endpoint over atm.world.local):
+//         Client(ep, atm.world, "iodef.xml", {.definitions = parsed atmosphere_xml});
+//         define, close_definition  (atm.world carries the connection tag)
+//     ContextLink srf = open_context(w, w.local, "surface", surface_xml);
+//     ... every thread: its Client of "surface"; the time loop over both;
+//         finalise each
+//     free_world(atm.world); free_world(srf.world);
+//     close_contexts(w);
+//     free_world(w);
+//   server processes (xios_lite_server does this when the clients called
+//   initialize; run_server when they called split_world)
+//     World w = initialize(MPI_COMM_WORLD, Role::kServer);
+//     serve_contexts(w);
+//     free_world(w);
 //
 // Protocol (src/transport/context_link.hpp): the first process of a
 // context's clients sends the context's name and definitions (XML text, as
 // the model may have edited them) to the server leader, which hands it to
 // every server process in the order it received the announcements (so the
 // server processes make their collective calls for the contexts in the same
-// order), and answers once every server process parsed the text: the
-// connection tag, or the error. Every context then has its own server
+// order), and answers, once every server process parsed the text, whether
+// the servers serve the context (or why not). Its Clients connect with a
+// tag fresh in its first process, which the announcement carried to the
+// servers. Every context then has its own server
 // endpoints, intercommunicator, assembly and writer thread, served
 // concurrently with the others (see serve_contexts for NetCDF).
 #pragma once
@@ -54,8 +61,9 @@ namespace xios_lite {
 /// An opened context: its World (client role: `world` the peer
 /// communicator of the connection, `local` a duplicate of the context's
 /// client communicator, `client_leader` the world rank of its first
-/// process, the server counts, `context` its name) and the tag the
-/// context's Clients connect with (ClientOptions::connection_tag). Free the
+/// process, the server counts, `context` its name, `connection_tag`) and
+/// the tag the context's Clients connect with (a Client on link.world uses
+/// it; ClientOptions::connection_tag may also name it). Free the
 /// World with free_world (collective over the context's client processes).
 struct ContextLink {
   World world;

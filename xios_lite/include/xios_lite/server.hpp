@@ -12,6 +12,11 @@
 //     the model calls split_world(MPI_COMM_WORLD, Role::kClient) and the
 //     xios_lite_server executable calls split_world(..., Role::kServer).
 //
+//   contexts opened at run time on the same clients (XIOS's launch:
+//   xios_initialize, then xios_context_initialize per context): see
+//   xios_lite/contexts.hpp (initialize, open_context, close_contexts,
+//   serve_contexts); xios_lite_server runs serve_contexts for such clients.
+//
 // A server process runs one or more receiving endpoints (one thread each,
 // ServerOptions::threads) and one writer thread that makes every NetCDF
 // call, so writing overlaps receiving. The endpoints of all server processes
@@ -55,6 +60,9 @@ struct World {
   /// connection handshakes, so that they never match the model's own
   /// messages on MPI_COMM_WORLD. Owned: free_world frees it.
   MPI_Comm control = MPI_COMM_NULL;
+  /// A context's World from open_context: the tag its Clients connect with
+  /// (ClientOptions::connection_tag, when set, is used instead).
+  std::optional<int> connection_tag;
 };
 
 /// Role of the calling process when the last `n_servers` ranks of `world`
@@ -108,7 +116,8 @@ struct ServerOptions {
 /// busy/idle time and bytes received summed, its writer's figures (the
 /// clients' reports list every endpoint, the writer's figures under the
 /// process's first one).
-/// Throws ep::Error for a configuration error or definitions that differ
+/// Throws ep::Error for a World from initialize() (its clients open their
+/// contexts: serve_contexts serves them), a configuration error or definitions that differ
 /// from the clients' (at connection), for a failed definition on the
 /// clients, for a write error (after every client was told), for missing
 /// data (naming file, variable, time and clients), and for clients that

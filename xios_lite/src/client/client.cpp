@@ -76,6 +76,13 @@ class ClientImpl {
     if (world.role != Role::kClient) {
       fail("xios_lite::Client", comm.rank(), "called on a server process");
     }
+    if (world.open_contexts) {
+      // Its servers run serve_contexts and wait for openings: a connection
+      // here would never be answered.
+      fail("xios_lite::Client", comm.rank(),
+           "the World comes from initialize(): open the context with open_context and give "
+           "the Client its ContextLink's World");
+    }
     if (sync && world.server_processes > 0) {
       fail("xios_lite::Client", comm.rank(),
            "synchronous mode needs a world without servers (it has " +
@@ -88,7 +95,9 @@ class ClientImpl {
     comm_ = ep::dup(comm);
     funnel_ = client::Funnel::make(options.mode, comm_, timeout_s_,
                                    [this](const std::string& why) { tell_servers_once(why); });
-    inter_ = funnel_->connect(comm_, world, options.connection_tag.value_or(kIntercommTag));
+    inter_ = funnel_->connect(
+        comm_, world,
+        options.connection_tag.value_or(world.connection_tag.value_or(kIntercommTag)));
     check_definitions();
     meeting_ = std::make_unique<client::Meeting>(comm_, timeout_s_);
     blocks_.resize(cfg_.domains.size());

@@ -133,6 +133,7 @@ ContextLink open_context(const World& world, MPI_Comm context_clients, const std
   w.client_processes = size;
   w.server_processes = v.server_processes;
   w.context = context;
+  w.connection_tag = link.connection_tag;
   return link;
 }
 

@@ -194,6 +194,12 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
 
 ServerReport run_server(const World& world, const std::string& config_path,
                         const ServerOptions& options) {
+  if (world.open_contexts) {
+    // The clients open their contexts and wait in open_context for an
+    // answer that only serve_contexts gives.
+    throw ep::Error(ep::ErrorKind::kArgument, "xios_lite::run_server", -1,
+                    "the clients called initialize(): serve their contexts with serve_contexts");
+  }
   server::ContextService service;
   service.call = "xios_lite::run_server";
   service.servers = world.local;
