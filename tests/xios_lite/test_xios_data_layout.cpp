@@ -253,6 +253,15 @@ TEST(XiosDataLayout, WrongSizeNamesTheShape) {
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     define(c, b);
+    // A part of the axis, or its own data layout, is refused (not ignored).
+    xios_lite::AxisAttributes part;
+    part.begin = 0;
+    part.n = 1;
+    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", part); }),
+               "axis 'z': begin: unsupported XIOS feature");
+    xios_lite::AxisAttributes data;
+    data.data_index = {0, 1, 2};
+    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", data); }), "axis 'z': data_index: unsupported");
     c.close_definition();
     c.update_calendar(1);
     const std::string e =
