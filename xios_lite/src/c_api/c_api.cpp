@@ -100,6 +100,13 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
     meaning =
         "(ni, nj, nk) of this client's block of domain '" + domain + "' and axis '" + axis.id + "'";
   }
+  if (grid.axis2 >= 0) {
+    const xios_lite::AxisDef& axis = config.axes[static_cast<std::size_t>(grid.axis)];
+    const xios_lite::AxisDef& outer = config.axes[static_cast<std::size_t>(grid.axis2)];
+    shape.push_back(outer.n_glo);
+    meaning = "(ni, nj, n1, n2) of this client's block of domain '" + domain + "' and axes '" +
+              axis.id + "' and '" + outer.id + "'";
+  }
   return shape;
 }
 
@@ -108,10 +115,10 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
 std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const void* data,
                          int rank, const int64_t* extents,
                          const char* call = "xios_lite_send_field") {
-  if (rank < 1 || rank > 3 || extents == nullptr) {
+  if (rank < 1 || rank > 4 || extents == nullptr) {
     argument_error(call, c.ep_rank,
                    "field '" + field + "': array rank " + std::to_string(rank) +
-                       (extents == nullptr ? " with null extents" : " is not 2 or 3"));
+                       (extents == nullptr ? " with null extents" : " is not 1 to 4"));
   }
   const std::vector<std::int64_t> given(extents, extents + rank);
   if (!c.client->config().complete) {
@@ -126,12 +133,17 @@ std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, 
   const xios_lite::SendShape shape = c.client->send_shape(field);
   if (!shape.block) {
     // The model's own array (data_*): any rank whose extents hold the
-    // values of a level, then the levels (the last extent, when there are
+    // values of a level, then the levels (the last extents, when there are
     // several levels and several extents).
     std::size_t n = 1;
     for (const std::int64_t e : given) n *= static_cast<std::size_t>(std::max<std::int64_t>(e, 0));
-    const bool levels_last = shape.levels == 1 || given.size() == 1 ||
-                             given.back() == static_cast<std::int64_t>(shape.levels);
+    // The levels are the last extents (one axis, or two: n1, n2).
+    bool levels_last = shape.levels == 1 || given.size() == 1;
+    std::int64_t trailing = 1;
+    for (std::size_t d = given.size(); d-- > 1 && !levels_last;) {
+      trailing *= given[d];
+      levels_last = trailing == static_cast<std::int64_t>(shape.levels);
+    }
     if (n != shape.per_level * static_cast<std::size_t>(shape.levels) || !levels_last) {
       throw ep::Error(ep::ErrorKind::kCount, call, c.ep_rank,
                       "field '" + field + "': array shape " + shape_string(given) + " (" +
