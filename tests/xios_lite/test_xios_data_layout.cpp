@@ -223,6 +223,21 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
         }
       }
     }
+    // The expressions: 2 * h2 everywhere, c2 + 1 at the listed points.
+    const std::vector<double> e2 = xios_test::read_var(path, "e2_inst");
+    const std::vector<double> e3 = xios_test::read_var(path, "e3_inst");
+    ASSERT_EQ(e2.size(), static_cast<std::size_t>(kSteps / 2 * kNj * kNi));
+    ASSERT_EQ(e3.size(), e2.size());
+    std::size_t n = 0;
+    for (int r = 0; r < kSteps / 2; ++r) {
+      for (int j = 0; j < kNj; ++j) {
+        for (int i = 0; i < kNi; ++i, ++n) {
+          EXPECT_EQ(e2[n], 2 * value(kH2, 2 * r + 2, 0, j, i)) << tag << " e2 " << j << " " << i;
+          EXPECT_EQ(e3[n], listed_2d(j, i) ? value(kC2, 2 * r + 2, 0, j, i) + 1 : kFill)
+              << tag << " e3 " << j << " " << i;
+        }
+      }
+    }
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
