@@ -523,6 +523,15 @@ TEST(CApi, ModelArraysWithHalosAndIndices) {
               << xios_lite_last_error();
         }
       }
+      // An axis is whole on every client: its part and its data layout are refused by name.
+      EXPECT_EQ(xios_lite_set_axis_attr_int(client, "z", "begin", 0), EP_ERR_ARGUMENT);
+      EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z': begin: unsupported"))
+          << xios_lite_last_error();
+      const int levels[] = {0, 1};
+      EXPECT_EQ(xios_lite_set_axis_attr_index(client, "z", "data_index", levels, 2),
+                EP_ERR_ARGUMENT);
+      EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z': data_index: unsupported"))
+          << xios_lite_last_error();
       EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
       for (int s = 1; s <= kSteps; ++s) {
         EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();

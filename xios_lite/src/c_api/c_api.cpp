@@ -241,8 +241,17 @@ constexpr auto kDomainArrays = std::to_array<Named<std::vector<double> DomainAtt
      {"area", &DomainAttributes::area}});
 constexpr auto kDomainTexts = std::to_array<Named<std::optional<std::string> DomainAttributes::*>>(
     {{"type", &DomainAttributes::type}});
-constexpr auto kAxisInts =
-    std::to_array<Named<std::optional<int> AxisAttributes::*>>({{"n_glo", &AxisAttributes::n_glo}});
+// begin, n, data_begin, data_n and data_index reach set_axis_attr, which
+// refuses them by name (distributed axes and axis data layouts are not
+// supported), rather than being unknown names here.
+constexpr auto kAxisInts = std::to_array<Named<std::optional<int> AxisAttributes::*>>(
+    {{"n_glo", &AxisAttributes::n_glo},
+     {"begin", &AxisAttributes::begin},
+     {"n", &AxisAttributes::n},
+     {"data_begin", &AxisAttributes::data_begin},
+     {"data_n", &AxisAttributes::data_n}});
+constexpr auto kAxisIndices = std::to_array<Named<std::vector<int> AxisAttributes::*>>(
+    {{"data_index", &AxisAttributes::data_index}});
 constexpr auto kAxisArrays = std::to_array<Named<std::vector<double> AxisAttributes::*>>(
     {{"value", &AxisAttributes::value}, {"bounds", &AxisAttributes::bounds}});
 constexpr auto kAxisTexts = std::to_array<Named<std::optional<std::string> AxisAttributes::*>>(
@@ -563,6 +572,22 @@ int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, 
     set_named_attribute(client, "xios_lite_set_axis_attr_int", axis_id, name, kAxisInts,
                         "an integer axis attribute",
                         [&](const xios_lite_client_s&, const std::string&) { return value; });
+  });
+}
+
+int xios_lite_set_axis_attr_index(xios_lite_client_t client, const char* axis_id, const char* name,
+                                  const int* values, int n) {
+  constexpr const char* kCall = "xios_lite_set_axis_attr_index";
+  return guarded([&] {
+    set_named_attribute(client, kCall, axis_id, name, kAxisIndices, "an index axis attribute",
+                        [&](const xios_lite_client_s& c, const std::string& attr) {
+                          if (n < 0 || (values == nullptr && n > 0)) {
+                            argument_error(kCall, c.ep_rank,
+                                           attr + ": " + std::to_string(n) + " values" +
+                                               (values == nullptr ? " from null" : ""));
+                          }
+                          return std::vector<int>(values, values + n);
+                        });
   });
 }
 
