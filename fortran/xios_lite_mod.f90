@@ -65,8 +65,8 @@ module xios_lite_mod
   !> the domain's data_* attributes, the model's own array of rank 1 to 3
   !> (halo'd, field(0:ni+1, -1:nj+2, nk), or compressed, field(nb_pt, nk)).
   interface xios_lite_send_field
-    module procedure send_field_1d, send_field_2d, send_field_3d, send_field_1d_r4, &
-                     send_field_2d_r4, send_field_3d_r4
+    module procedure send_field_1d, send_field_2d, send_field_3d, send_field_4d, &
+                     send_field_1d_r4, send_field_2d_r4, send_field_3d_r4, send_field_4d_r4
   end interface xios_lite_send_field
 
   !> Receives a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array from a file
@@ -591,6 +591,30 @@ contains
     call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
                           extents)), ierr)
   end subroutine send_field_3d
+
+  !> field(ni, nj, n1, n2): a field on a grid with two axes (the first fastest).
+  subroutine send_field_4d(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_double), intent(in), contiguous, target :: field(:, :, :, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(4)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 4_c_int, &
+                          extents)), ierr)
+  end subroutine send_field_4d
+
+  !> field(ni, nj, n1, n2) in single precision.
+  subroutine send_field_4d_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(:, :, :, :)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(4)
+    extents = int(shape(field), c_int64_t)
+    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                                4_c_int, extents)), ierr)
+  end subroutine send_field_4d_r4
 
   !> field(ni, nj) in single precision.
   subroutine send_field_2d_r4(client, field_id, field, ierr)

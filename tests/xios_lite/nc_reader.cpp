@@ -32,6 +32,26 @@ bool attribute_holder(int nc, const std::string& var, int* id) {
 
 }  // namespace
 
+std::vector<std::string> var_dims(const std::string& path, const std::string& var) {
+  return with_file(path, std::vector<std::string>{}, [&](int nc) {
+    std::vector<std::string> out;
+    int id = -1;
+    int ndims = 0;
+    if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR ||
+        nc_inq_varndims(nc, id, &ndims) != NC_NOERR) {
+      return out;
+    }
+    std::vector<int> dims(static_cast<std::size_t>(ndims));
+    nc_inq_vardimid(nc, id, dims.data());
+    for (const int d : dims) {
+      char name[NC_MAX_NAME + 1] = {};
+      nc_inq_dimname(nc, d, name);
+      out.emplace_back(name);
+    }
+    return out;
+  });
+}
+
 std::vector<double> read_var(const std::string& path, const std::string& var) {
   int nc = -1;
   if (nc_open(path.c_str(), NC_NOWRITE, &nc) != NC_NOERR) {

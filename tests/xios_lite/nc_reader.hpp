@@ -30,6 +30,8 @@ double double_att(const std::string& path, const std::string& var, const std::st
 int var_type(const std::string& path, const std::string& var);
 /// A variable's chunk extents (empty when absent or contiguous).
 std::vector<std::size_t> var_chunks(const std::string& path, const std::string& var);
+/// The names of a variable's dimensions, slowest first (empty when absent).
+std::vector<std::string> var_dims(const std::string& path, const std::string& var);
 /// Length of a dimension (-1 when absent).
 long dim_len(const std::string& path, const std::string& dim);
 bool file_exists(const std::string& path);

@@ -523,6 +523,15 @@ TEST(CApi, ModelArraysWithHalosAndIndices) {
               << xios_lite_last_error();
         }
       }
+      // An axis is whole on every client: its part and its data layout are refused by name.
+      EXPECT_EQ(xios_lite_set_axis_attr_int(client, "z", "begin", 0), EP_ERR_ARGUMENT);
+      EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z': begin: unsupported"))
+          << xios_lite_last_error();
+      const int levels[] = {0, 1};
+      EXPECT_EQ(xios_lite_set_axis_attr_index(client, "z", "data_index", levels, 2),
+                EP_ERR_ARGUMENT);
+      EXPECT_TRUE(contains(xios_lite_last_error(), "axis 'z': data_index: unsupported"))
+          << xios_lite_last_error();
       EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
       for (int s = 1; s <= kSteps; ++s) {
         EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
@@ -591,6 +600,58 @@ TEST(CApi, ModelArraysWithHalosAndIndices) {
             }
           }
         }
+      }
+    }
+  }
+}
+
+// A grid with two axes through the C interface: the array is (ni, nj, n1,
+// n2), rank 4; (ni, nj, n1 * n2) is the wrong shape, named with both axes.
+TEST(CApi, GridWithTwoAxes) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs a client and a server process";
+  }
+  const std::string dir = xios_test::scratch_dir("c_api_two_axes");
+  std::string text = xios_test::config_file("two_axes.xml", {{"NAME", dir + "/ice"}});
+  const std::string sizes = R"(ni_glo="7" nj_glo="5")";
+  text.replace(text.find(sizes), sizes.size(),
+               "ni_glo=\"" + std::to_string(kNi) + "\" nj_glo=\"" + std::to_string(kNj) + "\"");
+  const std::string cfg = xios_test::write_config(dir, text);
+  constexpr int kLayers = 3;
+  constexpr int kCats = 2;
+  run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
+    xios_lite_client_t client = create_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS);
+    EXPECT_EQ(xios_lite_set_domain_block(client, "ice", 0, kNi, j0, nj), EP_OK)
+        << xios_lite_last_error();
+    EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
+    for (int s = 1; s <= 2; ++s) {
+      EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
+      std::vector<double> t;
+      for (int k = 0; k < kLayers * kCats; ++k) {
+        for (int j = j0; j < j0 + nj; ++j) {
+          for (int i = 0; i < kNi; ++i) t.push_back(value(s, k, j, i));
+        }
+      }
+      const std::int64_t flat_levels[] = {kNi, nj, kLayers * kCats};
+      EXPECT_EQ(xios_lite_send_field(client, "t_ice", t.data(), 3, flat_levels), EP_ERR_COUNT);
+      EXPECT_TRUE(contains(xios_lite_last_error(), "axes 'layer' and 'cat'"))
+          << xios_lite_last_error();
+      const std::int64_t extents[] = {kNi, nj, kLayers, kCats};
+      for (const char* id : {"t_ice", "h_ice"}) {
+        EXPECT_EQ(xios_lite_send_field(client, id, t.data(), 4, extents), EP_OK)
+            << xios_lite_last_error();
+      }
+    }
+    EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
+  });
+  if (HasFatalFailure()) return;
+  if (ep_test::world_rank() == 0) {
+    const std::vector<double> got = xios_test::read_var(dir + "/ice.nc", "t_inst");
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(kLayers * kCats * kNj * kNi));
+    std::size_t n = 0;
+    for (int k = 0; k < kLayers * kCats; ++k) {
+      for (int j = 0; j < kNj; ++j) {
+        for (int i = 0; i < kNi; ++i) EXPECT_EQ(got[n++], value(2, k, j, i));
       }
     }
   }

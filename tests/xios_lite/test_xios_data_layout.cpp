@@ -223,6 +223,21 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
         }
       }
     }
+    // The expressions: 2 * h2 everywhere, c2 + 1 at the listed points.
+    const std::vector<double> e2 = xios_test::read_var(path, "e2_inst");
+    const std::vector<double> e3 = xios_test::read_var(path, "e3_inst");
+    ASSERT_EQ(e2.size(), static_cast<std::size_t>(kSteps / 2 * kNj * kNi));
+    ASSERT_EQ(e3.size(), e2.size());
+    std::size_t n = 0;
+    for (int r = 0; r < kSteps / 2; ++r) {
+      for (int j = 0; j < kNj; ++j) {
+        for (int i = 0; i < kNi; ++i, ++n) {
+          EXPECT_EQ(e2[n], 2 * value(kH2, 2 * r + 2, 0, j, i)) << tag << " e2 " << j << " " << i;
+          EXPECT_EQ(e3[n], listed_2d(j, i) ? value(kC2, 2 * r + 2, 0, j, i) + 1 : kFill)
+              << tag << " e3 " << j << " " << i;
+        }
+      }
+    }
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -253,6 +268,15 @@ TEST(XiosDataLayout, WrongSizeNamesTheShape) {
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     define(c, b);
+    // A part of the axis, or its own data layout, is refused (not ignored).
+    xios_lite::AxisAttributes part;
+    part.begin = 0;
+    part.n = 1;
+    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", part); }),
+               "axis 'z': begin: unsupported XIOS feature");
+    xios_lite::AxisAttributes data;
+    data.data_index = {0, 1, 2};
+    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", data); }), "axis 'z': data_index: unsupported");
     c.close_definition();
     c.update_calendar(1);
     const std::string e =

@@ -175,6 +175,11 @@ struct GridDef {
   std::vector<Member> members;
   int domain = -1;  ///< the first domain member (index into Config::domains), -1: none
   int axis = -1;    ///< the first axis member (index into Config::axes), -1: none
+  /// The second axis member (ice categories after ice layers, say), -1:
+  /// none. The levels are then axis x axis2, `axis` fastest (the model's
+  /// field(ni, nj, n_axis, n_axis2)); the file variable is (time, axis2,
+  /// axis, y, x), the grid's members in reverse as XIOS writes them.
+  int axis2 = -1;
 };
 
 enum class Operation { kInstant, kAverage, kMinimum, kMaximum, kAccumulate, kOnce };
@@ -242,6 +247,7 @@ struct OutputShape {
   Reduction horizontal_op = Reduction::kNone;
   int reduced_axis = -1;    ///< kAlongI / kAlongJ: the output axis made by reduce_domain
   int axis = -1;            ///< the output vertical axis, -1: none (2-D field or reduced)
+  int axis2 = -1;           ///< the field grid's second axis (outer in the file), -1: none
   std::vector<int> levels;  ///< the field axis's levels written, in order
   Reduction vertical_op = Reduction::kNone;
   [[nodiscard]] bool reduces() const noexcept {
@@ -350,7 +356,7 @@ struct Config {
   /// Index of the domain / axis with this id, or -1.
   [[nodiscard]] int find_domain(const std::string& id) const;
   [[nodiscard]] int find_axis(const std::string& id) const;
-  /// Levels of `grid`: its axis's n_glo, or 1 for a 2-D grid.
+  /// Levels of `grid`: its axis's n_glo (times its second axis's), or 1 for a 2-D grid.
   [[nodiscard]] int levels(int grid) const;
   /// The domain of a field's grid.
   [[nodiscard]] int domain_of_field(int field) const;

@@ -114,9 +114,14 @@ int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain
 /** mask_1d / mask_2d of this client's block: 0 masked, else valid. */
 int xios_lite_set_domain_attr_mask(xios_lite_client_t client, const char* domain_id,
                                    const int* valid, int rank, const int64_t* extents);
-/** n_glo. */
+/** n_glo. begin, n, data_begin and data_n (a client's part of a
+ * distributed axis, the layout of the model's array along it) are refused
+ * with EP_ERR_ARGUMENT naming them: every client sends every level. */
 int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, const char* name,
                                 int value);
+/** data_index: refused as data_begin is (see xios_lite_set_axis_attr_int). */
+int xios_lite_set_axis_attr_index(xios_lite_client_t client, const char* axis_id, const char* name,
+                                  const int* values, int n);
 /** value (n_glo), bounds (2 x n_glo). */
 int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_id, const char* name,
                                    const double* values, int rank, const int64_t* extents);
@@ -140,12 +145,11 @@ int xios_lite_close_definition(xios_lite_client_t client);
 int xios_lite_update_calendar(xios_lite_client_t client, int64_t step);
 /** Hands this step's values of field `id`: an array of `rank` extents,
  * (ni, nj) for a field on a 2-D grid, (ni, nj, levels) for a grid with an
- * axis, ni fastest (C: data[(k*nj + j)*ni + i]; Fortran: a(i, j, k)).
- * The extents must equal this client's block of the field's domain and the
- * axis size, otherwise EP_ERR_COUNT with both shapes in the message. With
- * the domain's data_* set, the array is the model's own (halo'd, 1-D or
- * compressed): any rank whose extents hold the values per level the data_*
- * give, times the levels (the last extent when there are several). */
+ * axis, (ni, nj, n1, n2) for a grid with two axes, ni fastest (C: data[(k*nj + j)*ni + i]; Fortran:
+ * a(i, j, k)). The extents must equal this client's block of the field's domain and the axis size,
+ * otherwise EP_ERR_COUNT with both shapes in the message. With the domain's data_* set, the array
+ * is the model's own (halo'd, 1-D or compressed): any rank whose extents hold the values per level
+ * the data_* give, times the levels (the last extent when there are several). */
 int xios_lite_send_field(xios_lite_client_t client, const char* id, const double* data, int rank,
                          const int64_t* extents);
 /** The same from single-precision values (the file's precision is the

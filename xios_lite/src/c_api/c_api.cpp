@@ -100,6 +100,13 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
     meaning =
         "(ni, nj, nk) of this client's block of domain '" + domain + "' and axis '" + axis.id + "'";
   }
+  if (grid.axis2 >= 0) {
+    const xios_lite::AxisDef& axis = config.axes[static_cast<std::size_t>(grid.axis)];
+    const xios_lite::AxisDef& outer = config.axes[static_cast<std::size_t>(grid.axis2)];
+    shape.push_back(outer.n_glo);
+    meaning = "(ni, nj, n1, n2) of this client's block of domain '" + domain + "' and axes '" +
+              axis.id + "' and '" + outer.id + "'";
+  }
   return shape;
 }
 
@@ -108,10 +115,10 @@ std::vector<std::int64_t> expected_shape(const xios_lite_client_s& c, const std:
 std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, const void* data,
                          int rank, const int64_t* extents,
                          const char* call = "xios_lite_send_field") {
-  if (rank < 1 || rank > 3 || extents == nullptr) {
+  if (rank < 1 || rank > 4 || extents == nullptr) {
     argument_error(call, c.ep_rank,
                    "field '" + field + "': array rank " + std::to_string(rank) +
-                       (extents == nullptr ? " with null extents" : " is not 2 or 3"));
+                       (extents == nullptr ? " with null extents" : " is not 1 to 4"));
   }
   const std::vector<std::int64_t> given(extents, extents + rank);
   if (!c.client->config().complete) {
@@ -126,12 +133,17 @@ std::size_t checked_size(const xios_lite_client_s& c, const std::string& field, 
   const xios_lite::SendShape shape = c.client->send_shape(field);
   if (!shape.block) {
     // The model's own array (data_*): any rank whose extents hold the
-    // values of a level, then the levels (the last extent, when there are
+    // values of a level, then the levels (the last extents, when there are
     // several levels and several extents).
     std::size_t n = 1;
     for (const std::int64_t e : given) n *= static_cast<std::size_t>(std::max<std::int64_t>(e, 0));
-    const bool levels_last = shape.levels == 1 || given.size() == 1 ||
-                             given.back() == static_cast<std::int64_t>(shape.levels);
+    // The levels are the last extents (one axis, or two: n1, n2).
+    bool levels_last = shape.levels == 1 || given.size() == 1;
+    std::int64_t trailing = 1;
+    for (std::size_t d = given.size(); d-- > 1 && !levels_last;) {
+      trailing *= given[d];
+      levels_last = trailing == static_cast<std::int64_t>(shape.levels);
+    }
     if (n != shape.per_level * static_cast<std::size_t>(shape.levels) || !levels_last) {
       throw ep::Error(ep::ErrorKind::kCount, call, c.ep_rank,
                       "field '" + field + "': array shape " + shape_string(given) + " (" +
@@ -229,8 +241,17 @@ constexpr auto kDomainArrays = std::to_array<Named<std::vector<double> DomainAtt
      {"area", &DomainAttributes::area}});
 constexpr auto kDomainTexts = std::to_array<Named<std::optional<std::string> DomainAttributes::*>>(
     {{"type", &DomainAttributes::type}});
-constexpr auto kAxisInts =
-    std::to_array<Named<std::optional<int> AxisAttributes::*>>({{"n_glo", &AxisAttributes::n_glo}});
+// begin, n, data_begin, data_n and data_index reach set_axis_attr, which
+// refuses them by name (distributed axes and axis data layouts are not
+// supported), rather than being unknown names here.
+constexpr auto kAxisInts = std::to_array<Named<std::optional<int> AxisAttributes::*>>(
+    {{"n_glo", &AxisAttributes::n_glo},
+     {"begin", &AxisAttributes::begin},
+     {"n", &AxisAttributes::n},
+     {"data_begin", &AxisAttributes::data_begin},
+     {"data_n", &AxisAttributes::data_n}});
+constexpr auto kAxisIndices = std::to_array<Named<std::vector<int> AxisAttributes::*>>(
+    {{"data_index", &AxisAttributes::data_index}});
 constexpr auto kAxisArrays = std::to_array<Named<std::vector<double> AxisAttributes::*>>(
     {{"value", &AxisAttributes::value}, {"bounds", &AxisAttributes::bounds}});
 constexpr auto kAxisTexts = std::to_array<Named<std::optional<std::string> AxisAttributes::*>>(
@@ -551,6 +572,22 @@ int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, 
     set_named_attribute(client, "xios_lite_set_axis_attr_int", axis_id, name, kAxisInts,
                         "an integer axis attribute",
                         [&](const xios_lite_client_s&, const std::string&) { return value; });
+  });
+}
+
+int xios_lite_set_axis_attr_index(xios_lite_client_t client, const char* axis_id, const char* name,
+                                  const int* values, int n) {
+  constexpr const char* kCall = "xios_lite_set_axis_attr_index";
+  return guarded([&] {
+    set_named_attribute(client, kCall, axis_id, name, kAxisIndices, "an index axis attribute",
+                        [&](const xios_lite_client_s& c, const std::string& attr) {
+                          if (n < 0 || (values == nullptr && n > 0)) {
+                            argument_error(kCall, c.ep_rank,
+                                           attr + ": " + std::to_string(n) + " values" +
+                                               (values == nullptr ? " from null" : ""));
+                          }
+                          return std::vector<int>(values, values + n);
+                        });
   });
 }
 

@@ -219,6 +219,20 @@ class ClientImpl {
     if (axis < 0) {
       fail(kCall, comm_.rank(), "unknown axis '" + id + "'");
     }
+    // An axis is whole on every client: a part of it (begin, n) or an array
+    // holding its levels otherwise (data_*) would be ignored silently.
+    const char* part = a.begin                 ? "begin"
+                       : a.n                   ? "n"
+                       : a.data_begin          ? "data_begin"
+                       : a.data_n              ? "data_n"
+                       : !a.data_index.empty() ? "data_index"
+                                               : nullptr;
+    if (part != nullptr) {
+      fail(kCall, comm_.rank(),
+           "axis '" + id + "': " + part +
+               ": unsupported XIOS feature (distributed axes and axis data layouts; every "
+               "client sends every level of the axis)");
+    }
     AxisAttributes& mine = model_.axes[axis];
     const auto take = [](auto& to, const auto& from) {
       if (from) to = from;

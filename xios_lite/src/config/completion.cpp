@@ -287,13 +287,20 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
   shape.domain = src.domain;
   shape.window = {0, dom.ni_glo, 0, dom.nj_glo};
   shape.axis = src.axis;
+  shape.axis2 = src.axis2;
   if (src.axis >= 0) {
-    for (int k = 0; k < cfg.axes[static_cast<std::size_t>(src.axis)].n_glo; ++k) {
+    for (int k = 0; k < cfg.levels(cfg.fields[static_cast<std::size_t>(data)].grid); ++k) {
       shape.levels.push_back(k);
     }
   }
   if (v.grid == cfg.fields[static_cast<std::size_t>(data)].grid) {
     return shape;
+  }
+  if (src.axis2 >= 0) {
+    fail_at(v.where, "grid_ref",
+            "unsupported XIOS feature (transformations of a grid with two axes: grid '" + out.id +
+                "' is not field '" + cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" +
+                src.id + "')");
   }
   const std::string from = "grid '" + out.id + "' does not derive from field '" +
                            cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" + src.id +
@@ -390,19 +397,28 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
   return shape;
 }
 
-// A data field's grid: one domain, at most one axis, no reduction.
+// A data field's grid: one domain, at most two axes, no reduction.
 void check_data_grid(const Config& cfg, const FieldDef& f) {
   const GridDef& g = cfg.grids[static_cast<std::size_t>(f.grid)];
-  const bool ok =
-      !g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
-      (g.members.size() == 1 ||
-       (g.members.size() == 2 && g.members[1].kind == Member::Kind::kAxis &&
-        cfg.axes[static_cast<std::size_t>(g.members[1].index)].from_domain == Reduction::kNone));
+  const auto plain_axis = [&](const Member& m) {
+    return m.kind == Member::Kind::kAxis &&
+           cfg.axes[static_cast<std::size_t>(m.index)].from_domain == Reduction::kNone;
+  };
+  const bool ok = !g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
+                  g.members.size() <= 3 &&
+                  std::all_of(g.members.begin() + 1, g.members.end(), plain_axis);
   if (!ok) {
     fail_at(f.where, "grid_ref",
             "unsupported XIOS feature (a field whose values the model sends or an expression "
-            "computes lives on a grid of one domain and at most one axis; grid '" +
-                g.id + "' is the grid of a file variable, reached through field_ref)");
+            "computes lives on a grid of one domain and at most two axes; grid '" +
+                g.id +
+                "' is not one: scalar-only and axis-only grids are not supported, and a grid "
+                "with reductions is the grid of a file variable, reached through field_ref)");
+  }
+  if (g.axis2 >= 0 && g.axis2 == g.axis) {
+    fail_at(f.where, "grid_ref",
+            "grid '" + g.id + "' has axis '" + cfg.axes[static_cast<std::size_t>(g.axis)].id +
+                "' twice (its two axes make distinct file dimensions)");
   }
 }
 

@@ -1054,6 +1054,9 @@ class ContextParser {
   static void set_first_members(GridDef& grid) {
     for (const auto& m : grid.members) {
       if (m.kind == GridDef::Member::Kind::kDomain && grid.domain < 0) grid.domain = m.index;
+      if (m.kind == GridDef::Member::Kind::kAxis && grid.axis >= 0 && grid.axis2 < 0) {
+        grid.axis2 = m.index;
+      }
       if (m.kind == GridDef::Member::Kind::kAxis && grid.axis < 0) grid.axis = m.index;
     }
   }
@@ -1707,7 +1710,8 @@ int Config::find_axis(const std::string& id) const {
 
 int Config::levels(int grid) const {
   const GridDef& g = grids.at(static_cast<std::size_t>(grid));
-  return g.axis < 0 ? 1 : axes.at(static_cast<std::size_t>(g.axis)).n_glo;
+  const int inner = g.axis < 0 ? 1 : axes.at(static_cast<std::size_t>(g.axis)).n_glo;
+  return g.axis2 < 0 ? inner : inner * axes.at(static_cast<std::size_t>(g.axis2)).n_glo;
 }
 
 int Config::domain_of_field(int field) const {

@@ -8,6 +8,7 @@
 #include <netcdf.h>
 #include <netcdf_par.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <chrono>
@@ -268,6 +269,9 @@ void NcFile::define_coordinates(Dimensions& dims) {
     if (l.vertical_axis >= 0 && dims.vertical_axes.count(l.vertical_axis) == 0) {
       dims.vertical_axes[l.vertical_axis] = define_vertical_axis(l.vertical_axis, dims);
     }
+    if (l.outer_axis >= 0 && dims.vertical_axes.count(l.outer_axis) == 0) {
+      dims.vertical_axes[l.outer_axis] = define_vertical_axis(l.outer_axis, dims);
+    }
   }
 }
 
@@ -346,7 +350,17 @@ int NcFile::define_variable(const FileDef& fd, std::size_t p, const Dimensions& 
     var_dims.push_back(dims.time);
     chunks.push_back(1);
   }
-  if (l.levels > 0) {
+  if (l.levels > 0 && l.outer_axis >= 0) {
+    // Two axes: the chunk's levels are whole inner axes when it holds
+    // several of them, else part of one.
+    const auto inner = static_cast<size_t>(
+        std::max(1, cfg_->axes[static_cast<std::size_t>(l.vertical_axis)].n_glo));
+    const auto levels = static_cast<size_t>(box[0]);
+    var_dims.push_back(dims.vertical_axes.at(l.outer_axis));
+    var_dims.push_back(dims.vertical_axes.at(l.vertical_axis));
+    chunks.push_back(levels >= inner ? levels / inner : 1);
+    chunks.push_back(levels >= inner ? inner : levels);
+  } else if (l.levels > 0) {
     var_dims.push_back(dims.vertical_axes.at(l.vertical_axis));
     chunks.push_back(static_cast<size_t>(box[0]));
   }
@@ -580,7 +594,13 @@ void NcFile::write_block(int var, int record, int jbegin, int nj, int ibegin, in
     start.push_back(static_cast<size_t>(record));
     count.push_back(empty ? 0 : 1);
   }
-  if (l.levels > 0) {
+  if (l.levels > 0 && l.outer_axis >= 0) {
+    // Every level of both axes (the inner fastest, as the values come).
+    const int inner = cfg_->axes[static_cast<std::size_t>(l.vertical_axis)].n_glo;
+    start.insert(start.end(), {0, 0});
+    count.push_back(empty || inner == 0 ? 0 : static_cast<size_t>(nk / inner));
+    count.push_back(empty ? 0 : static_cast<size_t>(inner));
+  } else if (l.levels > 0) {
     start.push_back(0);
     count.push_back(empty ? 0 : static_cast<size_t>(nk));
   }

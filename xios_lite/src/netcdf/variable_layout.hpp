@@ -36,6 +36,9 @@ struct VariableLayout {
   int columns = 1;         ///< ni of the output domain (1 otherwise)
   int levels = 0;          ///< output levels; 0: no vertical dimension
   int vertical_axis = -1;  ///< the output vertical axis, -1: none
+  /// A second vertical axis (outer in the file), -1: none; `levels` is then
+  /// the product of both axes' sizes, vertical_axis fastest.
+  int outer_axis = -1;
   bool whole_domain = false;
   Window window;  ///< kDomain: the output's window in the source domain
 };
@@ -66,6 +69,7 @@ struct VariableLayout {
   }
   if (s.axis >= 0) {
     l.vertical_axis = s.axis;
+    l.outer_axis = s.axis2;
     l.levels = static_cast<int>(s.levels.size());
   }
   return l;
@@ -114,8 +118,8 @@ struct OutputBlock {
       return false;
     }
   }
-  return g.axis < 0 || s.levels.size() == static_cast<std::size_t>(
-                                              cfg.axes[static_cast<std::size_t>(g.axis)].n_glo);
+  return g.axis < 0 || s.levels.size() == static_cast<std::size_t>(cfg.levels(
+                                              cfg.fields[static_cast<std::size_t>(v.source)].grid));
 }
 
 /// Cuts a block of the field's grid (`nk` source levels of rows [jbegin,
