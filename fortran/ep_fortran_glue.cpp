@@ -345,7 +345,7 @@ void ep_f_test(ep_request_t* request, Fint* flag, Fint* status, Fint* ierr) {
   run(ierr, [&] {
     MPI_Status s;
     int done = 0;
-    const int rc = ep_test(request, &done, &s);
+    const int rc = ep_test_status(request, &done, &s);
     *flag = done;
     if (rc == EP_OK && done != 0) put_status(status, s);
     return rc;

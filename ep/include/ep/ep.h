@@ -151,14 +151,17 @@ int ep_imrecv(void* buf, int count, MPI_Datatype datatype, ep_message_t* message
 
 /* -- completion (by the thread that started the requests; completed
  * requests are released and set to NULL, NULL ones are skipped) -- */
-/** MPI_Wait / MPI_Waitall with statuses. */
+/** MPI_Wait / MPI_Waitall / MPI_Test with statuses (ep_wait and ep_waitall
+ * above keep their status-less form; ep_test_status is not ep_test, a name
+ * the test suite's namespace ep_test takes in C++). */
 int ep_wait_status(ep_request_t* request, MPI_Status* status);
 int ep_waitall_status(int count, ep_request_t* requests, MPI_Status* statuses);
 /** MPI_Waitany: *index of the completed request (0-based), MPI_UNDEFINED when
  * every request is NULL. */
 int ep_waitany(int count, ep_request_t* requests, int* index, MPI_Status* status);
-/** MPI_Test: *flag 1 when complete (then the request is NULL). */
-int ep_test(ep_request_t* request, int* flag, MPI_Status* status);
+/** MPI_Test: *flag 1 when complete (then the request is NULL); a NULL
+ * request is complete at once. */
+int ep_test_status(ep_request_t* request, int* flag, MPI_Status* status);
 /** MPI_Testany: *flag 1 and *index when one completed; *flag 1 and *index
  * MPI_UNDEFINED when every request is NULL; *flag 0 otherwise. */
 int ep_testany(int count, ep_request_t* requests, int* index, int* flag, MPI_Status* status);

@@ -300,10 +300,10 @@ int ep_waitany(int count, ep_request_t* requests, int* index, MPI_Status* status
   });
 }
 
-int ep_test(ep_request_t* request, int* flag, MPI_Status* status) {
+int ep_test_status(ep_request_t* request, int* flag, MPI_Status* status) {
   return guarded([&] {
-    check_out(request, "ep_test", -1);
-    check_out(flag, "ep_test", -1);
+    check_out(request, "ep_test_status", -1);
+    check_out(flag, "ep_test_status", -1);
     if (*request == nullptr) {
       *flag = 1;
       fill_status(status, ep::Status{});
