@@ -806,8 +806,9 @@ void ep_f_topo_test(const ep_comm_t* comm, Fint* status, Fint* ierr) {
 void ep_f_dist_graph_create_adjacent(const ep_comm_t* comm, const Fint* indegree,
                                      const Fint* sources, const Fint* sourceweights,
                                      const Fint* outdegree, const Fint* destinations,
-                                     const Fint* destweights, const Fint* reorder,
+                                     const Fint* destweights, const Fint* info, const Fint* reorder,
                                      ep_comm_t* comm_dist_graph, Fint* ierr) {
+  (void)info;  // MPI_INFO_NULL or hints: the endpoint graph has nothing to tune
   run(ierr, [&] {
     return ep_dist_graph_create_adjacent(*comm, *indegree, sources, maybe_unweighted(sourceweights),
                                          *outdegree, destinations, maybe_unweighted(destweights),

@@ -1154,7 +1154,7 @@ module ep_mod
       integer(c_int), intent(out), optional :: ierr
     end subroutine c_cart_sub
     subroutine c_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, &
-                                            destinations, destweights, reorder, &
+                                            destinations, destweights, info, reorder, &
                                             comm_dist_graph, ierr) &
         bind(C, name="ep_f_dist_graph_create_adjacent")
       import :: c_int, ep_comm
@@ -1165,6 +1165,7 @@ module ep_mod
       integer(c_int), intent(in) :: outdegree
       integer(c_int), intent(in) :: destinations(*)
       integer(c_int), intent(in) :: destweights(*)
+      integer(c_int), intent(in) :: info
       integer(c_int), intent(in) :: reorder
       type(ep_comm), intent(out) :: comm_dist_graph
       integer(c_int), intent(out), optional :: ierr
@@ -1523,9 +1524,8 @@ contains
     logical, intent(in) :: reorder
     type(ep_comm), intent(out) :: comm_dist_graph
     integer, intent(out), optional :: ierr
-    if (.false.) print *, info  ! MPI_INFO_NULL or hints: nothing to tune
     call c_dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, &
-                                      destinations, destweights, merge(1, 0, reorder), &
+                                      destinations, destweights, info, merge(1, 0, reorder), &
                                       comm_dist_graph, ierr)
   end subroutine ep_dist_graph_create_adjacent
 

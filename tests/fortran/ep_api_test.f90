@@ -61,7 +61,7 @@ contains
       real(8) :: a(3, 2), b(3, 2)
       real(4) :: c(2, 2, 2)
       logical :: la(4), lb(4)
-      integer :: x, y, st(MPI_STATUS_SIZE), cnt, rc, k
+      integer :: x, y, st(MPI_STATUS_SIZE), cnt, k
       integer, allocatable :: v(:)
       type(ep_request) :: req, reqs(2)
       type(ep_message) :: msg
@@ -179,11 +179,10 @@ contains
       call ep_recv(x, 1, MPI_INTEGER, MPI_PROC_NULL, 0, comm, st, ierr)
       call expect(ierr == EP_OK .and. x == 7 .and. st(MPI_SOURCE) == MPI_PROC_NULL, &
                   'ep_recv from MPI_PROC_NULL')
-      rc = 0
     end subroutine point_to_point
 
     subroutine completion()
-      integer :: x(3), y(3), st(MPI_STATUS_SIZE), idx, k, done
+      integer :: x(3), y(3), st(MPI_STATUS_SIZE), idx, k
       type(ep_request) :: reqs(3)
       logical :: flag
 
@@ -207,7 +206,6 @@ contains
         x(k) = rank * 10 + k
         call ep_send(x(k), 1, MPI_INTEGER, ring(1), 30 + k, comm)
       end do
-      done = 0
       call ep_waitany(3, reqs, idx, st, ierr)
       call expect(ierr == EP_OK .and. idx >= 1 .and. idx <= 3, 'ep_waitany index')
       call expect(st(MPI_TAG) == 30 + idx .and. y(idx) == ring(-1) * 10 + idx, 'ep_waitany status')
@@ -226,7 +224,7 @@ contains
     end subroutine completion
 
     subroutine collectives()
-      integer :: i, j, k, x, iv(n), big(n * 3), counts(n), displs(n), tot
+      integer :: j, k, x, iv(n), big(n * 3), counts(n), displs(n), tot
       real(8) :: r(2), rs(2)
       logical :: l
       integer, allocatable :: gv(:), sv(:)
@@ -346,7 +344,6 @@ contains
       call ep_exscan(rank + 1, x, 1, MPI_INTEGER, MPI_SUM, comm, ierr)
       if (rank > 0) call expect(x == rank * (rank + 1) / 2, 'ep_exscan')
       if (rank == 0) call expect(x == -1, 'ep_exscan leaves rank 0')
-      i = 0
     end subroutine collectives
 
     subroutine nonblocking_collectives()
@@ -546,7 +543,7 @@ contains
     ! A directed ring: each rank hears from rank-1 and talks to rank+1.
     subroutine graph()
       type(ep_comm) :: g, gw
-      integer :: indeg, outdeg, srcs(1), dsts(1), sw(1), dw(1), kind, x(2), k
+      integer :: indeg, outdeg, srcs(1), dsts(1), sw(1), dw(1), kind, x(2)
       integer :: cnt(1), dsp(1), types(1)
       integer(MPI_ADDRESS_KIND) :: adsp(1)
       logical :: weighted
@@ -605,7 +602,6 @@ contains
         call expect(ierr == EP_OK .and. all(w == [ring(-1), 4]), 'ep_ineighbor_alltoallw')
       end block
       call ep_comm_free(g)
-      k = 0
     end subroutine graph
 
     ! Bad input: the code, and a message naming the call and the EP rank.
