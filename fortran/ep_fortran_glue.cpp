@@ -80,9 +80,11 @@ void* maybe_in_place(const Desc* d, const char* call, ep_comm_t comm) {
   return address(d, call, comm);
 }
 
-const int* maybe_unweighted(const Fint* weights) {
-  if (weights == constants().unweighted) return MPI_UNWEIGHTED;
-  return weights;
+// Weights given as an integer array of any rank, or MPI_UNWEIGHTED (an
+// array in Open MPI's `use mpi`, a scalar in MPICH's: hence a descriptor).
+const int* weights_of(const Desc* weights) {
+  if (weights->base_addr == constants().unweighted) return MPI_UNWEIGHTED;
+  return static_cast<const int*>(weights->base_addr);
 }
 
 MPI_Datatype type(const Fint* t) { return MPI_Type_f2c(*t); }
@@ -804,14 +806,14 @@ void ep_f_topo_test(const ep_comm_t* comm, Fint* status, Fint* ierr) {
 }
 
 void ep_f_dist_graph_create_adjacent(const ep_comm_t* comm, const Fint* indegree,
-                                     const Fint* sources, const Fint* sourceweights,
+                                     const Fint* sources, const Desc* sourceweights,
                                      const Fint* outdegree, const Fint* destinations,
-                                     const Fint* destweights, const Fint* info, const Fint* reorder,
+                                     const Desc* destweights, const Fint* info, const Fint* reorder,
                                      ep_comm_t* comm_dist_graph, Fint* ierr) {
   (void)info;  // MPI_INFO_NULL or hints: the endpoint graph has nothing to tune
   run(ierr, [&] {
-    return ep_dist_graph_create_adjacent(*comm, *indegree, sources, maybe_unweighted(sourceweights),
-                                         *outdegree, destinations, maybe_unweighted(destweights),
+    return ep_dist_graph_create_adjacent(*comm, *indegree, sources, weights_of(sourceweights),
+                                         *outdegree, destinations, weights_of(destweights),
                                          *reorder, comm_dist_graph);
   });
 }
@@ -822,13 +824,15 @@ void ep_f_dist_graph_neighbors_count(const ep_comm_t* comm, Fint* indegree, Fint
 }
 
 void ep_f_dist_graph_neighbors(const ep_comm_t* comm, const Fint* maxindegree, Fint* sources,
-                               Fint* sourceweights, const Fint* maxoutdegree, Fint* destinations,
-                               Fint* destweights, Fint* ierr) {
+                               Desc* sourceweights, const Fint* maxoutdegree, Fint* destinations,
+                               Desc* destweights, Fint* ierr) {
   run(ierr, [&] {
-    return ep_dist_graph_neighbors(
-        *comm, *maxindegree, sources,
-        sourceweights == constants().unweighted ? nullptr : sourceweights, *maxoutdegree,
-        destinations, destweights == constants().unweighted ? nullptr : destweights);
+    // MPI_UNWEIGHTED: weights not wanted (NULL to the C call).
+    auto out = [](Desc* d) {
+      return d->base_addr == constants().unweighted ? nullptr : static_cast<int*>(d->base_addr);
+    };
+    return ep_dist_graph_neighbors(*comm, *maxindegree, sources, out(sourceweights), *maxoutdegree,
+                                   destinations, out(destweights));
   });
 }
 

@@ -892,7 +892,8 @@ module ep_mod
       integer(c_int), intent(out) :: status
       integer(c_int), intent(out), optional :: ierr
     end subroutine ep_topo_test
-    !> MPI_Dist_graph_neighbors (weights: MPI_UNWEIGHTED or arrays). Local.
+    !> MPI_Dist_graph_neighbors (weights: MPI_UNWEIGHTED or arrays, of any rank:
+  !> MPI_UNWEIGHTED is an array in Open MPI, a scalar in MPICH). Local.
     subroutine ep_dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, &
                                        destinations, destweights, ierr) &
         bind(C, name="ep_f_dist_graph_neighbors")
@@ -900,10 +901,10 @@ module ep_mod
       type(ep_comm), intent(in) :: comm
       integer(c_int), intent(in) :: maxindegree
       integer(c_int), intent(inout) :: sources(*)
-      integer(c_int), intent(inout) :: sourceweights(*)
+      integer(c_int), dimension(..), intent(inout) :: sourceweights
       integer(c_int), intent(in) :: maxoutdegree
       integer(c_int), intent(inout) :: destinations(*)
-      integer(c_int), intent(inout) :: destweights(*)
+      integer(c_int), dimension(..), intent(inout) :: destweights
       integer(c_int), intent(out), optional :: ierr
     end subroutine ep_dist_graph_neighbors
     !> MPI_Neighbor_allgather. Collective.
@@ -1161,10 +1162,10 @@ module ep_mod
       type(ep_comm), intent(in) :: comm
       integer(c_int), intent(in) :: indegree
       integer(c_int), intent(in) :: sources(*)
-      integer(c_int), intent(in) :: sourceweights(*)
+      integer(c_int), dimension(..), intent(in) :: sourceweights
       integer(c_int), intent(in) :: outdegree
       integer(c_int), intent(in) :: destinations(*)
-      integer(c_int), intent(in) :: destweights(*)
+      integer(c_int), dimension(..), intent(in) :: destweights
       integer(c_int), intent(in) :: info
       integer(c_int), intent(in) :: reorder
       type(ep_comm), intent(out) :: comm_dist_graph
@@ -1520,7 +1521,9 @@ contains
                                            comm_dist_graph, ierr)
     type(ep_comm), intent(in) :: comm
     integer, intent(in) :: indegree, outdegree, info
-    integer, intent(in) :: sources(*), sourceweights(*), destinations(*), destweights(*)
+    integer, intent(in) :: sources(*), destinations(*)
+    ! Assumed rank: MPI_UNWEIGHTED is an array in Open MPI's `use mpi`, a scalar in MPICH's.
+    integer, dimension(..), intent(in) :: sourceweights, destweights
     logical, intent(in) :: reorder
     type(ep_comm), intent(out) :: comm_dist_graph
     integer, intent(out), optional :: ierr
