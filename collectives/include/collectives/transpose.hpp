@@ -218,8 +218,10 @@ void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
   plan_step(2, Space::kXZ, Space::kSpectral, 0);
   std::size_t largest = 0;
   for (const Step& s : steps_) {
-    const auto sent = static_cast<std::size_t>(s.sdispls.back() + s.sendcounts.back());
-    const auto received = static_cast<std::size_t>(s.rdispls.back() + s.recvcounts.back());
+    const auto sent =
+        static_cast<std::size_t>(s.sdispls.back()) + static_cast<std::size_t>(s.sendcounts.back());
+    const auto received =
+        static_cast<std::size_t>(s.rdispls.back()) + static_cast<std::size_t>(s.recvcounts.back());
     largest = std::max({largest, sent, received});
   }
   send_.resize(largest);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "c_api/internal.hpp"
 #include "ep/c_handle.hpp"
 #include "ep/c_shim.hpp"
 #include "ep/collectives.hpp"
@@ -14,54 +15,12 @@
 #include "ep/error.hpp"
 #include "ep/request.hpp"
 
-struct ep_request_s {
-  ep::Request request;
-};
-
 namespace {
-
-// Runs `body`; an exception becomes its EP_ERR_* code and message.
-template <typename Body>
-int guarded(Body&& body) noexcept {
-  return ep::c_api::guarded("ep", std::forward<Body>(body));
-}
-
-const ep::Communicator& checked(ep_comm_t comm, const char* call) {
-  if (comm == nullptr) {
-    throw ep::Error(ep::ErrorKind::kArgument, call, -1, "null endpoint handle");
-  }
-  return comm->comm;
-}
-
-template <typename T>
-void check_out(T* out, const char* call, int ep_rank) {
-  if (out == nullptr) {
-    throw ep::Error(ep::ErrorKind::kArgument, call, ep_rank, "null output pointer");
-  }
-}
-
-// Starts one nonblocking point-to-point operation and hands out its handle.
-template <typename Start>
-int start_request(ep_comm_t comm, ep_request_t* request, const char* call, Start&& start) {
-  if (request != nullptr) {
-    *request = nullptr;
-  }
-  return guarded([&] {
-    const ep::Communicator& c = checked(comm, call);
-    check_out(request, call, c.rank());
-    auto handle = std::make_unique<ep_request_s>();
-    handle->request = start(c);
-    *request = handle.release();
-  });
-}
-
-// Waits for one request and releases its handle, also when the wait fails.
-void wait_and_release(ep_request_t* request) {
-  const std::unique_ptr<ep_request_s> handle(*request);
-  *request = nullptr;
-  (void)ep::wait(handle->request);
-}
-
+using ep::c_api::check_out;
+using ep::c_api::checked;
+using ep::c_api::guarded;
+using ep::c_api::start_request;
+using ep::c_api::wait_and_release;
 }  // namespace
 
 extern "C" {
@@ -74,7 +33,7 @@ int ep_create_endpoints(MPI_Comm parent, int n_local, ep_comm_t* comms) {
     handles.reserve(created.size());
     try {
       for (ep::Communicator& c : created) {
-        handles.push_back(new ep_comm_s{std::move(c)});
+        handles.push_back(new ep_comm_s{std::move(c), {}});
       }
     } catch (...) {
       for (ep_comm_t h : handles) {
@@ -94,17 +53,19 @@ int ep_create_endpoints_f(MPI_Fint parent, int n_local, ep_comm_t* comms) {
 
 int ep_comm_rank(ep_comm_t comm, int* rank) {
   return guarded([&] {
-    const ep::Communicator& c = checked(comm, "ep_comm_rank");
-    check_out(rank, "ep_comm_rank", c.rank());
-    *rank = c.rank();
+    ep::c_api::on_any(comm, "ep_comm_rank", [&](const auto& c) {
+      check_out(rank, "ep_comm_rank", c.rank());
+      *rank = c.rank();
+    });
   });
 }
 
 int ep_comm_size(ep_comm_t comm, int* size) {
   return guarded([&] {
-    const ep::Communicator& c = checked(comm, "ep_comm_size");
-    check_out(size, "ep_comm_size", c.rank());
-    *size = c.size();
+    ep::c_api::on_any(comm, "ep_comm_size", [&](const auto& c) {
+      check_out(size, "ep_comm_size", c.rank());
+      *size = c.size();
+    });
   });
 }
 
@@ -128,22 +89,24 @@ int ep_comm_free(ep_comm_t* comm) {
       ep_comm_t h;
       ~Release() { delete h; }
     } release{handle};
-    handle->comm.free();
+    if (!handle->inter.is_null()) {
+      handle->inter.free();
+    } else {
+      handle->comm.free();
+    }
   });
 }
 
 int ep_isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, ep_comm_t comm,
              ep_request_t* request) {
-  return start_request(comm, request, "ep_isend", [&](const ep::Communicator& c) {
-    return c.isend(buf, count, datatype, dest, tag);
-  });
+  return start_request(comm, request, "ep_isend",
+                       [&](const auto& c) { return c.isend(buf, count, datatype, dest, tag); });
 }
 
 int ep_irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, ep_comm_t comm,
              ep_request_t* request) {
-  return start_request(comm, request, "ep_irecv", [&](const ep::Communicator& c) {
-    return c.irecv(buf, count, datatype, source, tag);
-  });
+  return start_request(comm, request, "ep_irecv",
+                       [&](const auto& c) { return c.irecv(buf, count, datatype, source, tag); });
 }
 
 int ep_isend_f(const void* buf, int count, MPI_Fint datatype, int dest, int tag, ep_comm_t comm,
@@ -194,7 +157,8 @@ int ep_waitall(int count, ep_request_t* requests) {
 }
 
 int ep_barrier(ep_comm_t comm) {
-  return guarded([&] { ep::barrier(checked(comm, "ep_barrier")); });
+  return guarded(
+      [&] { ep::c_api::on_any(comm, "ep_barrier", [](const auto& c) { ep::barrier(c); }); });
 }
 
 const char* ep_last_error(void) { return ep::c_api::last_error(); }

@@ -76,9 +76,10 @@ class ClientImpl {
     if (world.role != Role::kClient) {
       fail("xios_lite::Client", comm.rank(), "called on a server process");
     }
-    if (world.open_contexts) {
+    if (world.open_contexts && world.server_processes > 0) {
       // Its servers run serve_contexts and wait for openings: a connection
-      // here would never be answered.
+      // here would never be answered. (Without servers the clients write
+      // themselves: nothing to open.)
       fail("xios_lite::Client", comm.rank(),
            "the World comes from initialize(): open the context with open_context and give "
            "the Client its ContextLink's World");

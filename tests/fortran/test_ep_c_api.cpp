@@ -1,0 +1,167 @@
+// The C interface of the whole endpoint API (ep/ep.h) from C++, for what the
+// Fortran tests do not reach the same way: statuses read by MPI_Get_count,
+// MPI_STATUS_IGNORE and MPI_IN_PLACE as C passes them, the NULL handles of
+// split, matched probes on MPI_PROC_NULL, request release by the test calls,
+// and intercommunicator handles refused where an intracommunicator is needed.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <omp.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ep/ep.h"
+
+namespace {
+
+bool contains(const char* text, const std::string& part) {
+  return std::string(text).find(part) != std::string::npos;
+}
+
+// Runs `body` on every OpenMP thread with its own endpoint handle, then
+// frees the handles (collective).
+template <typename Body>
+void on_endpoints(Body&& body) {
+  std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
+#pragma omp parallel
+  {
+#pragma omp single
+    EXPECT_EQ(ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms.data()), EP_OK)
+        << ep_last_error();
+    ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
+    int rank = -1;
+    int size = 0;
+    EXPECT_EQ(ep_comm_rank(comm, &rank), EP_OK);
+    EXPECT_EQ(ep_comm_size(comm, &size), EP_OK);
+    body(comm, rank, size);
+    EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
+  }
+}
+
+TEST(EpCApi, StatusesCountsAndProbes) {
+  on_endpoints([](ep_comm_t comm, int rank, int size) {
+    const int right = (rank + 1) % size;
+    const int left = (rank + size - 1) % size;
+    std::array<double, 4> out{1.0 * rank, 2.0, 3.0, 4.0};
+    std::array<double, 4> in{};
+    MPI_Status st;
+    EXPECT_EQ(ep_sendrecv(out.data(), 4, MPI_DOUBLE, right, 3, in.data(), 4, MPI_DOUBLE,
+                          MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &st),
+              EP_OK)
+        << ep_last_error();
+    EXPECT_EQ(st.MPI_SOURCE, left);
+    EXPECT_EQ(st.MPI_TAG, 3);
+    int count = -1;
+    EXPECT_EQ(MPI_Get_count(&st, MPI_DOUBLE, &count), MPI_SUCCESS);
+    EXPECT_EQ(count, 4);
+    EXPECT_EQ(ep_get_count(&st, MPI_FLOAT, &count), EP_OK);
+    EXPECT_EQ(count, 8);
+    EXPECT_EQ(in[0], 1.0 * left);
+
+    // A matched probe on MPI_PROC_NULL is the NULL message; receiving it is empty.
+    ep_message_t msg = nullptr;
+    EXPECT_EQ(ep_mprobe(MPI_PROC_NULL, 0, comm, &msg, &st), EP_OK) << ep_last_error();
+    EXPECT_EQ(msg, nullptr);
+    EXPECT_EQ(ep_mrecv(in.data(), 4, MPI_DOUBLE, &msg, &st), EP_OK);
+    EXPECT_EQ(st.MPI_SOURCE, MPI_PROC_NULL);
+
+    // testall releases the requests it completes; a second test of NULLs is complete.
+    std::array<ep_request_t, 2> reqs{};
+    int x = rank;
+    int y = -1;
+    EXPECT_EQ(ep_irecv(&y, 1, MPI_INT, left, 4, comm, &reqs[0]), EP_OK);
+    EXPECT_EQ(ep_isend(&x, 1, MPI_INT, right, 4, comm, &reqs[1]), EP_OK);
+    int flag = 0;
+    while (flag == 0) {
+      ASSERT_EQ(ep_testall(2, reqs.data(), &flag, MPI_STATUSES_IGNORE), EP_OK) << ep_last_error();
+    }
+    EXPECT_EQ(reqs[0], nullptr);
+    EXPECT_EQ(reqs[1], nullptr);
+    EXPECT_EQ(y, left);
+    int index = 0;
+    EXPECT_EQ(ep_testany(2, reqs.data(), &index, &flag, MPI_STATUS_IGNORE), EP_OK);
+    EXPECT_EQ(flag, 1);
+    EXPECT_EQ(index, MPI_UNDEFINED);
+  });
+}
+
+TEST(EpCApi, CollectivesInPlaceAndCommunicators) {
+  on_endpoints([](ep_comm_t comm, int rank, int size) {
+    int sum = rank;
+    EXPECT_EQ(ep_allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, comm), EP_OK);
+    EXPECT_EQ(sum, size * (size - 1) / 2);
+    std::vector<int> blocks(static_cast<std::size_t>(size));
+    for (int j = 0; j < size; ++j) blocks[static_cast<std::size_t>(j)] = 10 * rank + j;
+    std::vector<int> ones(static_cast<std::size_t>(size), 1);
+    std::vector<int> displs(static_cast<std::size_t>(size));
+    for (int j = 0; j < size; ++j) displs[static_cast<std::size_t>(j)] = j;
+    // In place: the send arrays may be NULL.
+    EXPECT_EQ(ep_alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, blocks.data(),
+                           ones.data(), displs.data(), MPI_INT, comm),
+              EP_OK)
+        << ep_last_error();
+    for (int j = 0; j < size; ++j) EXPECT_EQ(blocks[static_cast<std::size_t>(j)], 10 * j + rank);
+
+    // Only rank 0 keeps a communicator; the others get NULL (MPI_COMM_NULL).
+    ep_comm_t alone = nullptr;
+    EXPECT_EQ(ep_comm_split(comm, rank == 0 ? 0 : MPI_UNDEFINED, 0, &alone), EP_OK);
+    EXPECT_EQ(alone == nullptr, rank != 0);
+    if (alone != nullptr) {
+      EXPECT_EQ(ep_comm_free(&alone), EP_OK);
+    }
+
+    std::array<int, 3> dims{0, 0, 0};
+    EXPECT_EQ(ep_dims_create(size, 3, dims.data()), EP_OK);
+    EXPECT_EQ(dims[0] * dims[1] * dims[2], size);
+    EXPECT_EQ(ep_dims_create(size, -1, dims.data()), EP_ERR_ARGUMENT);
+    EXPECT_TRUE(contains(ep_last_error(), "ep_dims_create")) << ep_last_error();
+
+    int inter = 1;
+    EXPECT_EQ(ep_comm_test_inter(comm, &inter), EP_OK);
+    EXPECT_EQ(inter, 0);
+    int remote = 0;
+    EXPECT_EQ(ep_comm_remote_size(comm, &remote), EP_ERR_ARGUMENT);
+    EXPECT_TRUE(contains(ep_last_error(), "ep rank " + std::to_string(rank))) << ep_last_error();
+  });
+}
+
+// An intercommunicator handle works for point-to-point and the collectives
+// that exist on it, and is refused by name by the others.
+TEST(EpCApi, IntercommunicatorHandles) {
+  int processes = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &processes);
+  if (processes < 2) GTEST_SKIP() << "needs two processes";
+  int world = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  on_endpoints([world](ep_comm_t comm, int rank, int size) {
+    const int color = world % 2;
+    ep_comm_t local = nullptr;
+    ASSERT_EQ(ep_comm_split(comm, color, rank, &local), EP_OK) << ep_last_error();
+    ep_comm_t inter = nullptr;
+    ASSERT_EQ(ep_intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 91, &inter), EP_OK)
+        << ep_last_error();
+    int remote = 0;
+    EXPECT_EQ(ep_comm_remote_size(inter, &remote), EP_OK);
+    int lsize = 0;
+    EXPECT_EQ(ep_comm_size(inter, &lsize), EP_OK);
+    EXPECT_EQ(remote + lsize, size);
+    int one = 1;
+    int got = 0;
+    EXPECT_EQ(ep_allreduce(&one, &got, 1, MPI_INT, MPI_SUM, inter), EP_OK) << ep_last_error();
+    EXPECT_EQ(got, remote);
+    int buf = 0;
+    EXPECT_EQ(ep_gather(&one, 1, MPI_INT, &buf, 1, MPI_INT, 0, inter), EP_ERR_ARGUMENT);
+    EXPECT_TRUE(contains(ep_last_error(), "intercommunicator")) << ep_last_error();
+    int result = 0;
+    EXPECT_EQ(ep_comm_compare(inter, inter, &result), EP_OK);
+    EXPECT_EQ(result, MPI_IDENT);
+    ep_comm_t merged = nullptr;
+    EXPECT_EQ(ep_intercomm_merge(inter, color, &merged), EP_OK) << ep_last_error();
+    EXPECT_EQ(ep_comm_free(&merged), EP_OK);
+    EXPECT_EQ(ep_comm_free(&inter), EP_OK) << ep_last_error();
+    EXPECT_EQ(ep_comm_free(&local), EP_OK);
+  });
+}
+
+}  // namespace
