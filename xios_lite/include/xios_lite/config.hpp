@@ -350,6 +350,10 @@ struct Config {
   std::string report_json;      ///< empty: no JSON report
   /// Every definition is known and checked (complete_definitions ran).
   bool complete = false;
+  /// What XIOS tolerates and xios_lite reports without stopping (a
+  /// definition no file uses that refers to something unknown), each
+  /// starting with the element's origin.
+  std::vector<std::string> warnings;
 
   /// Index of the field with this id, or -1.
   [[nodiscard]] int find_field(const std::string& id) const;

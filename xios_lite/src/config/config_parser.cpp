@@ -154,15 +154,20 @@ Attribute attribute_of(const Element& v) {
   a.name = v.has("name") ? v.get("name") : config::required(v, "id");
   a.value = v.text;
   const std::string type = v.get("type", "string");
+  // XIOS's type names, with the long forms its own inputs use (boolean, integer).
   static const std::map<std::string, Attribute::Type> kTypes{
       {"string", Attribute::Type::kString}, {"bool", Attribute::Type::kBool},
-      {"int", Attribute::Type::kInt32},     {"int32", Attribute::Type::kInt32},
-      {"int64", Attribute::Type::kInt64},   {"float", Attribute::Type::kFloat},
-      {"double", Attribute::Type::kDouble}};
+      {"boolean", Attribute::Type::kBool},  {"int", Attribute::Type::kInt32},
+      {"integer", Attribute::Type::kInt32}, {"int32", Attribute::Type::kInt32},
+      {"short", Attribute::Type::kInt32},   {"int16", Attribute::Type::kInt32},
+      {"long", Attribute::Type::kInt64},    {"int64", Attribute::Type::kInt64},
+      {"float", Attribute::Type::kFloat},   {"double", Attribute::Type::kDouble}};
   const auto it = kTypes.find(type);
   if (it == kTypes.end()) {
     fail(v, "type",
-         "unknown type '" + type + "' (expected string, bool, int, int32, int64, float or double)");
+         "unknown type '" + type +
+             "' (expected string, bool, boolean, int, integer, short, long, int16, int32, int64, "
+             "float or double)");
   }
   a.type = it->second;
   bool b = false;

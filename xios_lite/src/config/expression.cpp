@@ -373,7 +373,60 @@ void Expression::evaluate(std::span<const std::span<const double>> inputs,
   }
 }
 
+namespace {
+
+// The fields some file needs: those the files name, and what they read
+// through field_ref and expressions (operands by name, unknown ones left
+// for the checks below).
+std::vector<bool> fields_in_use(const Config& cfg) {
+  std::vector<bool> used(cfg.fields.size(), false);
+  std::function<void(int)> need = [&](int i) {
+    if (i < 0 || used[static_cast<std::size_t>(i)]) return;
+    used[static_cast<std::size_t>(i)] = true;
+    const FieldDef& f = cfg.fields[static_cast<std::size_t>(i)];
+    need(f.source_field);
+    Expression e;
+    std::string error;
+    if (!f.expr.empty() && e.compile(f.expr, error)) {
+      for (const std::string& name : e.operands()) {
+        need(name == "this" ? f.source_field : cfg.find_field(name));
+      }
+    }
+  };
+  for (const std::vector<FileDef>* files : {&cfg.files, &cfg.inputs}) {
+    for (const FileDef& file : *files) {
+      for (const OutputVariable& v : file.variables) need(v.field);
+    }
+  }
+  return used;
+}
+
+}  // namespace
+
 void resolve_expressions(Config& cfg) {
+  // XIOS tolerates a definition no file uses, even with a broken
+  // reference: its expression is dropped with a warning (Config::warnings),
+  // where a used one is an error.
+  const std::vector<bool> used = fields_in_use(cfg);
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    FieldDef& f = cfg.fields[i];
+    if (f.expr.empty() || used[i]) continue;
+    Expression e;
+    std::string error;
+    bool broken = !e.compile(f.expr, error);
+    for (const std::string& name : broken ? std::vector<std::string>{} : e.operands()) {
+      if (name != "this" && cfg.find_field(name) < 0) {
+        broken = true;
+        error = "unknown field '" + name + "'";
+      }
+    }
+    if (broken) {
+      cfg.warnings.push_back(f.where + " attribute expr: '" + f.expr + "': " + error +
+                             " (no file uses the field: its expression is left out)");
+      f.expr.clear();
+      f.expr_operands.clear();
+    }
+  }
   // Operands and grids, then a check for cycles through expressions.
   for (FieldDef& f : cfg.fields) {
     if (f.expr.empty()) {

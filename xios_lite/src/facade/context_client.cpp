@@ -760,6 +760,13 @@ void ContextClient::close(const Connection& link) {
     client_->set_timestep(*timestep_);
   }
   client_->close_definition();
+  if (rank() == 0) {
+    // What XIOS tolerates is said once, by the first client.
+    std::set<std::string> said;
+    for (const std::string& w : client_->config().warnings) {
+      if (said.insert(w).second) std::fprintf(stderr, "xios_lite: warning: %s\n", w.c_str());
+    }
+  }
 
   // The fields some file needs: those the files name, and what they read
   // through references and expressions.
