@@ -2,6 +2,7 @@
 // every value against what the programs sent:
 //
 //   check_xios_files model      xios_model_output.nc of xios_model_test.f90
+//   check_xios_files contexts   atm_out.nc and srf_out.nc of xios_contexts_test.f90
 //
 // Prints "xios files read back exactly" and exits 0 when all match; names
 // the variable, the index and both values otherwise.
@@ -10,6 +11,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <optional>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -124,14 +127,84 @@ void check_model() {
   nc_close(nc);
 }
 
+// A variable of `want` shape whose value at flat index n, record k is
+// expected(k, rest); nullopt: _FillValue. `tolerance` for float files.
+template <typename Expected>
+void check_values(int nc, const std::string& name, const std::vector<std::size_t>& want,
+                  double tolerance, Expected expected) {
+  std::vector<std::size_t> shape;
+  const std::vector<double> v = read(nc, name, shape);
+  if (shape != want) {
+    fail(name + " has shape " + text(shape) + ", not " + text(want));
+    return;
+  }
+  const std::size_t per_record = v.size() / want[0];
+  for (std::size_t n = 0; n < v.size(); ++n) {
+    const std::optional<double> e = expected(n / per_record, n % per_record);
+    const bool ok = e ? std::fabs(v[n] - *e) <= tolerance * std::max(1.0, std::fabs(*e))
+                      : v[n] > 9e36;
+    if (!ok) {
+      fail(name + " record " + std::to_string(n / per_record) + " point " +
+           std::to_string(n % per_record) + " = " + std::to_string(v[n]) + ", expected " +
+           (e ? std::to_string(*e) : std::string("_FillValue")));
+      return;
+    }
+  }
+}
+
+// xios_contexts_test.f90: atm_out.nc (12 x 8, 2 levels, hourly steps
+// averaged and maximised over 2 h) and srf_out.nc (every second point sent,
+// 30 min steps, instant values each hour, in single precision).
+void check_contexts() {
+  constexpr int kNi = 12;
+  constexpr int kNj = 8;
+  int nc = -1;
+  if (nc_open("atm_out.nc", NC_NOWRITE, &nc) != NC_NOERR) {
+    fail("cannot open atm_out.nc");
+  } else {
+    const auto base = [&](std::size_t point) {
+      const std::size_t i = point % kNi;
+      const std::size_t j = (point / kNi) % kNj;
+      const std::size_t l = point / (kNi * kNj) + 1;
+      return static_cast<double>(i) + 100.0 * static_cast<double>(j) + 1000.0 * static_cast<double>(l);
+    };
+    check_values(nc, "ta", {4, 2, kNj, kNi}, 0.0, [&](std::size_t k, std::size_t p) {
+      return std::optional<double>(base(p) + 1e5 * (2.0 * static_cast<double>(k) + 1.5));
+    });
+    check_values(nc, "ta_max", {4, 2, kNj, kNi}, 0.0, [&](std::size_t k, std::size_t p) {
+      return std::optional<double>(base(p) + 1e5 * (2.0 * static_cast<double>(k) + 2.0));
+    });
+    nc_close(nc);
+  }
+  if (nc_open("srf_out.nc", NC_NOWRITE, &nc) != NC_NOERR) {
+    fail("cannot open srf_out.nc");
+    return;
+  }
+  const auto sst = [&](std::size_t k, std::size_t p) -> std::optional<double> {
+    const std::size_t i = p % kNi;
+    const std::size_t j = p / kNi;
+    if ((i + j) % 2 != 0) return std::nullopt;  // a point no client sent
+    return static_cast<double>(i) + 100.0 * static_cast<double>(j) +
+           10.0 * (2.0 * static_cast<double>(k) + 2.0);
+  };
+  check_values(nc, "sst", {4, kNj, kNi}, 1e-6, sst);
+  check_values(nc, "sst_k", {4, kNj, kNi}, 1e-6, [&](std::size_t k, std::size_t p) {
+    const std::optional<double> c = sst(k, p);
+    return c ? std::optional<double>(*c + 273.15) : std::nullopt;
+  });
+  nc_close(nc);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   if (what == "model") {
     check_model();
+  } else if (what == "contexts") {
+    check_contexts();
   } else {
-    std::fprintf(stderr, "usage: check_xios_files model\n");
+    std::fprintf(stderr, "usage: check_xios_files model|contexts\n");
     return 2;
   }
   if (failures > 0) {
