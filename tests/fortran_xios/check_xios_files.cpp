@@ -8,11 +8,11 @@
 // the variable, the index and both values otherwise.
 #include <netcdf.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <optional>
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -101,16 +101,18 @@ void check_model() {
   std::vector<std::size_t> shape;
   const std::vector<double> lon = read(nc, "lon", shape);
   for (int i = 0; i < kNi && lon.size() == kNi; ++i) {
-    if (lon[static_cast<std::size_t>(i)] != -171.0 + 18.0 * i) fail("lon[" + std::to_string(i) + "]");
+    if (lon[static_cast<std::size_t>(i)] != -171.0 + 18.0 * i)
+      fail("lon[" + std::to_string(i) + "]");
   }
   if (lon.size() != kNi) fail("lon has shape " + text(shape));
   const std::vector<double> lat = read(nc, "lat", shape);
   for (int j = 0; j < kNj && lat.size() == kNj; ++j) {
-    if (lat[static_cast<std::size_t>(j)] != -82.5 + 15.0 * j) fail("lat[" + std::to_string(j) + "]");
+    if (lat[static_cast<std::size_t>(j)] != -82.5 + 15.0 * j)
+      fail("lat[" + std::to_string(j) + "]");
   }
   if (lat.size() != kNj) fail("lat has shape " + text(shape));
-  // The time axis (xios_lite's time, XIOS's time_centered): record centres 6 h apart, from the origin
-  // (2012-02-29 15:00), a day before the start (2012-03-01 15:00).
+  // The time axis (xios_lite's time, XIOS's time_centered): record centres 6 h apart, from the
+  // origin (2012-02-29 15:00), a day before the start (2012-03-01 15:00).
   const std::vector<double> t = read(nc, "time", shape);
   if (t.size() != kRecords) {
     fail("time has shape " + text(shape));
@@ -118,9 +120,8 @@ void check_model() {
     for (int k = 0; k < kRecords; ++k) {
       const double expected = 86400.0 + 3 * 3600.0 + k * 21600.0;
       if (std::fabs(t[static_cast<std::size_t>(k)] - expected) > 1e-6) {
-        fail("time[" + std::to_string(k) + "] = " +
-             std::to_string(t[static_cast<std::size_t>(k)]) + ", expected " +
-             std::to_string(expected));
+        fail("time[" + std::to_string(k) + "] = " + std::to_string(t[static_cast<std::size_t>(k)]) +
+             ", expected " + std::to_string(expected));
       }
     }
   }
@@ -141,8 +142,8 @@ void check_values(int nc, const std::string& name, const std::vector<std::size_t
   const std::size_t per_record = v.size() / want[0];
   for (std::size_t n = 0; n < v.size(); ++n) {
     const std::optional<double> e = expected(n / per_record, n % per_record);
-    const bool ok = e ? std::fabs(v[n] - *e) <= tolerance * std::max(1.0, std::fabs(*e))
-                      : v[n] > 9e36;
+    const bool ok =
+        e ? std::fabs(v[n] - *e) <= tolerance * std::max(1.0, std::fabs(*e)) : v[n] > 9e36;
     if (!ok) {
       fail(name + " record " + std::to_string(n / per_record) + " point " +
            std::to_string(n % per_record) + " = " + std::to_string(v[n]) + ", expected " +
@@ -166,7 +167,8 @@ void check_contexts() {
       const std::size_t i = point % kNi;
       const std::size_t j = (point / kNi) % kNj;
       const std::size_t l = point / (kNi * kNj) + 1;
-      return static_cast<double>(i) + 100.0 * static_cast<double>(j) + 1000.0 * static_cast<double>(l);
+      return static_cast<double>(i) + 100.0 * static_cast<double>(j) +
+             1000.0 * static_cast<double>(l);
     };
     check_values(nc, "ta", {4, 2, kNj, kNi}, 0.0, [&](std::size_t k, std::size_t p) {
       return std::optional<double>(base(p) + 1e5 * (2.0 * static_cast<double>(k) + 1.5));

@@ -131,10 +131,34 @@ TEST(XiosConfig, MissingGrid) {
   EXPECT_NE(unknown.find("unknown grid 'g9'"), std::string::npos) << unknown;
 }
 
-TEST(XiosConfig, DuplicateId) {
-  const std::string e = error_of(replaced(R"(<field id="ps")", R"(<field id="tas")"));
-  EXPECT_NE(e.find(at(R"(<field id="ps")")), std::string::npos) << e;
-  EXPECT_NE(e.find("attribute id: duplicate id 'tas'"), std::string::npos) << e;
+// XIOS: an id given twice names one object. The later element adds its
+// attributes (overriding the earlier's) to the first, which keeps its place.
+TEST(XiosConfig, RepeatedIdIsTheSameObject) {
+  const xios_lite::Config cfg = parse_config_string(
+      replaced(R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)",
+               R"(<field id="tas" long_name="near-surface air temperature" units="degC"/>
+      <field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)"),
+      "repeated.xml");
+  const int tas = cfg.find_field("tas");
+  ASSERT_GE(tas, 0);
+  const xios_lite::FieldDef& f = cfg.fields[static_cast<std::size_t>(tas)];
+  EXPECT_EQ(f.standard_name, "air_temperature");           // the first element's
+  EXPECT_EQ(f.long_name, "near-surface air temperature");  // the second's
+  EXPECT_EQ(f.unit, "degC");                               // the second overrides the group's
+  EXPECT_EQ(std::count_if(cfg.fields.begin(), cfg.fields.end(),
+                          [](const xios_lite::FieldDef& d) { return d.id == "tas"; }),
+            1);
+}
+
+// XIOS lets a field without an id sit in a field group (it names it itself):
+// nothing refers to it, and the configuration parses.
+TEST(XiosConfig, FieldWithoutIdInAGroup) {
+  const xios_lite::Config cfg = parse_config_string(
+      replaced(R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)",
+               R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>
+      <field_group id="extra" grid_ref="g2"><field field_ref="ps" name="ps_copy"/></field_group>)"),
+      "anonymous.xml");
+  EXPECT_GE(cfg.find_field("ps"), 0);
 }
 
 TEST(XiosConfig, UnknownAttribute) {

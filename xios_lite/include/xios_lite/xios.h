@@ -115,16 +115,16 @@ int cxios_set_attr(xios_handle_t h, const char* name, int name_len, int type, co
                    int rank, const int64_t* extents);
 /** The same read back; *defined = 0 (value untouched) when not defined.
  * Strings are blank-padded to extents[0]; arrays fill at most the extents. */
-int cxios_get_attr(xios_handle_t h, const char* name, int name_len, int type, void* value,
-                   int rank, const int64_t* extents, int* defined);
+int cxios_get_attr(xios_handle_t h, const char* name, int name_len, int type, void* value, int rank,
+                   const int64_t* extents, int* defined);
 bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len);
 
 /* One call per attribute, as XIOS names them: cxios_set_<kind>_<name>,
  * cxios_get_<kind>_<name>, cxios_is_defined_<kind>_<name>, for every line of
  * xios_attributes.def (and the group kinds). Strings: (hdl, const char*, int
  * len); scalars by value; arrays (hdl, values, extent1[, extent2[, extent3]]). */
-#define XIOS_C_string const char* value, int len
-#define XIOS_C_OUT_string char* value, int len
+#define XIOS_C_string const char *value, int len
+#define XIOS_C_OUT_string char *value, int len
 #define XIOS_C_bool bool value
 #define XIOS_C_OUT_bool bool* value
 #define XIOS_C_int int value
@@ -135,22 +135,22 @@ bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len);
 #define XIOS_C_OUT_duration cxios_duration* value
 #define XIOS_C_date cxios_date value
 #define XIOS_C_OUT_date cxios_date* value
-#define XIOS_C_int_1d const int* value, int extent1
-#define XIOS_C_OUT_int_1d int* value, int extent1
-#define XIOS_C_bool_1d const bool* value, int extent1
-#define XIOS_C_OUT_bool_1d bool* value, int extent1
-#define XIOS_C_bool_2d const bool* value, int extent1, int extent2
-#define XIOS_C_OUT_bool_2d bool* value, int extent1, int extent2
-#define XIOS_C_double_1d const double* value, int extent1
-#define XIOS_C_OUT_double_1d double* value, int extent1
-#define XIOS_C_double_2d const double* value, int extent1, int extent2
-#define XIOS_C_OUT_double_2d double* value, int extent1, int extent2
-#define XIOS_C_double_3d const double* value, int extent1, int extent2, int extent3
-#define XIOS_C_OUT_double_3d double* value, int extent1, int extent2, int extent3
+#define XIOS_C_int_1d const int *value, int extent1
+#define XIOS_C_OUT_int_1d int *value, int extent1
+#define XIOS_C_bool_1d const bool *value, int extent1
+#define XIOS_C_OUT_bool_1d bool *value, int extent1
+#define XIOS_C_bool_2d const bool *value, int extent1, int extent2
+#define XIOS_C_OUT_bool_2d bool *value, int extent1, int extent2
+#define XIOS_C_double_1d const double *value, int extent1
+#define XIOS_C_OUT_double_1d double *value, int extent1
+#define XIOS_C_double_2d const double *value, int extent1, int extent2
+#define XIOS_C_OUT_double_2d double *value, int extent1, int extent2
+#define XIOS_C_double_3d const double *value, int extent1, int extent2, int extent3
+#define XIOS_C_OUT_double_3d double *value, int extent1, int extent2, int extent3
 
-#define XIOS_C_DECLARE(kind, name, type)                                  \
-  int cxios_set_##kind##_##name(xios_handle_t hdl, XIOS_C_##type);        \
-  int cxios_get_##kind##_##name(xios_handle_t hdl, XIOS_C_OUT_##type);    \
+#define XIOS_C_DECLARE(kind, name, type)                               \
+  int cxios_set_##kind##_##name(xios_handle_t hdl, XIOS_C_##type);     \
+  int cxios_get_##kind##_##name(xios_handle_t hdl, XIOS_C_OUT_##type); \
   bool cxios_is_defined_##kind##_##name(xios_handle_t hdl);
 #define XIOS_C_GROUPED_domain(name, type) XIOS_C_DECLARE(domaingroup, name, type)
 #define XIOS_C_GROUPED_axis(name, type) XIOS_C_DECLARE(axisgroup, name, type)

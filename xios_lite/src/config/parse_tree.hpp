@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "xml_tree.hpp"
 #include "xios_lite/config.hpp"
+#include "xml_tree.hpp"
 
 namespace xios_lite {
 

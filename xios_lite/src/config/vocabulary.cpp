@@ -201,6 +201,34 @@ void check_attributes(const Element& e, std::initializer_list<std::string_view> 
   }
 }
 
+namespace {
+
+// The transformations XIOS takes inside each element (its CAxis, CScalar
+// and CDomain transformation lists), so that "XIOS does not allow" is said
+// only of what XIOS refuses too.
+struct Allowed {
+  std::string_view parent;
+  std::string_view children;
+};
+constexpr std::array kXiosTransformations{
+    Allowed{"domain",
+            "zoom_domain extract_domain interpolate_domain generate_rectilinear_domain "
+            "compute_connectivity_domain expand_domain reorder_domain redistribute_domain"},
+    Allowed{"axis",
+            "zoom_axis extract_axis interpolate_axis inverse_axis reduce_axis reduce_domain "
+            "extract_domain temporal_splitting duplicate_scalar redistribute_axis"},
+    Allowed{"scalar", "reduce_axis extract_axis reduce_domain reduce_scalar redistribute_scalar"},
+};
+
+bool xios_allows(std::string_view parent, std::string_view child) {
+  for (const Allowed& a : kXiosTransformations) {
+    if (a.parent == parent && lists(a.children, child)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void check_children(const Element& e, std::initializer_list<std::string_view> supported) {
   for (const auto& child : e.children) {
     if (std::find(supported.begin(), supported.end(), child->name) != supported.end()) {
@@ -214,6 +242,9 @@ void check_children(const Element& e, std::initializer_list<std::string_view> su
     }
     const bool xios =
         std::find(kXiosElements.begin(), kXiosElements.end(), child->name) != kXiosElements.end();
+    if (xios && xios_allows(e.name, child->name)) {
+      fail(*child, "", "unsupported XIOS feature (<" + child->name + "> inside <" + e.name + ">)");
+    }
     fail(*child, "",
          xios ? "XIOS does not allow <" + child->name + "> inside <" + e.name + ">"
               : "unknown element inside <" + e.name + ">");

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <pugixml.hpp>
 #include <sstream>
 
@@ -186,10 +188,83 @@ void fail(const Element& e, std::string_view attribute, const std::string& what)
   fail_at(e.where(), attribute, what);
 }
 
+namespace {
+
+// XIOS: an id given twice in a context names one object; the later element
+// adds its attributes (overriding) and its children to the first one, at
+// the first one's place. Ids are per element name (a domain and an axis may
+// share one).
+void merge_repeated_ids(Element& context) {
+  std::map<std::pair<std::string, std::string>, Element*> first;
+  const std::function<void(Element&)> visit = [&](Element& parent) {
+    for (std::size_t i = 0; i < parent.children.size();) {
+      Element& e = *parent.children[i];
+      const std::string* id = e.find("id");
+      if (id != nullptr) {
+        const auto [it, added] = first.try_emplace({e.name, *id}, &e);
+        if (!added) {
+          Element& target = *it->second;
+          for (const auto& [n, v] : e.attributes) {
+            const auto same = std::find_if(target.attributes.begin(), target.attributes.end(),
+                                           [&](const auto& a) { return a.first == n; });
+            if (same != target.attributes.end()) {
+              same->second = v;
+            } else {
+              target.attributes.emplace_back(n, v);
+            }
+          }
+          if (!e.text.empty()) target.text = e.text;
+          for (auto& c : e.children) {
+            c->parent = &target;
+            target.children.push_back(std::move(c));
+          }
+          parent.children.erase(parent.children.begin() + static_cast<std::ptrdiff_t>(i));
+          continue;
+        }
+      }
+      visit(e);  // in document order: the first of two is always met first
+      ++i;
+    }
+  };
+  visit(context);
+}
+
+// XIOS names a definition given without an id itself (a field with only a
+// field_ref in a field group, say): so does this, in XIOS's form.
+void name_anonymous_definitions(Element& context) {
+  int n = 0;
+  const std::function<void(Element&)> visit = [&](Element& parent) {
+    for (auto& c : parent.children) {
+      const std::string group = c->name + "_group";
+      const std::string definition = c->name + "_definition";
+      const bool in_definitions = parent.name == group || parent.name == definition;
+      if (in_definitions && !c->has("id")) {
+        c->attributes.emplace(c->attributes.begin(), "id",
+                              "__" + c->name + "_undef_id_" + std::to_string(n++) + "__");
+      }
+      visit(*c);
+    }
+  };
+  visit(context);
+}
+
+void merge_contexts(Element& root) {
+  for (auto& c : root.children) {
+    if (c->name == "context") {
+      merge_repeated_ids(*c);
+      name_anonymous_definitions(*c);
+    }
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Element> load_tree(const std::string& text, const std::string& name,
                                    const std::string& directory) {
   Reader reader(text, name, directory, {});
-  return reader.root(nullptr);
+  std::unique_ptr<Element> root = reader.root(nullptr);
+  merge_contexts(*root);
+  return root;
 }
 
 std::unique_ptr<Element> clone(const Element& e, Element* parent) {

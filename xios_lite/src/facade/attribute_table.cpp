@@ -30,8 +30,8 @@ constexpr std::array kTable{
 constexpr AttributeInfo kGroupRef{"group", "group_ref", AttributeType::kString};
 
 // Element kinds that have groups (XIOS's *_group and *_definition elements).
-constexpr std::array<std::string_view, 7> kGrouped{"domain", "axis",  "scalar",  "grid",
-                                                   "field",  "file",  "variable"};
+constexpr std::array<std::string_view, 7> kGrouped{"domain", "axis", "scalar",  "grid",
+                                                   "field",  "file", "variable"};
 
 }  // namespace
 
@@ -106,8 +106,8 @@ std::string kind_of_element(std::string_view element) {
       return std::string(k) + "group";
     }
   }
-  for (std::string_view k : {"context", "zoom_domain", "zoom_axis", "extract_domain",
-                             "extract_axis"}) {
+  for (std::string_view k :
+       {"context", "zoom_domain", "zoom_axis", "extract_domain", "extract_axis"}) {
     if (element == k) {
       return std::string(k);
     }

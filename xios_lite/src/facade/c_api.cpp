@@ -50,7 +50,8 @@ Value value_in(int type, const void* value, int rank, const std::int64_t* extent
   const std::int64_t n = count_of(rank, extents);
   switch (v.type) {
     case AttributeType::kString:
-      v.text = text(static_cast<const char*>(value), extents != nullptr ? static_cast<int>(extents[0]) : 0);
+      v.text = text(static_cast<const char*>(value),
+                    extents != nullptr ? static_cast<int>(extents[0]) : 0);
       break;
     case AttributeType::kBool:
       v.flag = *static_cast<const int*>(value) != 0;
@@ -94,7 +95,8 @@ void value_out(const Value& v, void* value, int rank, const std::int64_t* extent
   const std::int64_t n = count_of(rank, extents);
   switch (v.type) {
     case AttributeType::kString:
-      blank_padded(v.text, static_cast<char*>(value), extents != nullptr ? static_cast<int>(extents[0]) : 0);
+      blank_padded(v.text, static_cast<char*>(value),
+                   extents != nullptr ? static_cast<int>(extents[0]) : 0);
       break;
     case AttributeType::kBool:
       *static_cast<int*>(value) = v.flag ? 1 : 0;
@@ -155,7 +157,8 @@ bool defined(xios_handle_t h, const char* name) {
 
 int make_handle(const char* kind, const char* id, int len, xios_handle_t* out) {
   return guarded([&] {
-    if (out == nullptr) throw ep::Error(ep::ErrorKind::kArgument, "xios_get_handle", -1, "null out");
+    if (out == nullptr)
+      throw ep::Error(ep::ErrorKind::kArgument, "xios_get_handle", -1, "null out");
     *out = get_handle(kind, text(id, len));
   });
 }
@@ -179,7 +182,9 @@ int cxios_init_client(const char* client_id, int len, const MPI_Fint* local_comm
   });
 }
 
-int cxios_finalize(void) { return guarded([] { finalize(); }); }
+int cxios_finalize(void) {
+  return guarded([] { finalize(); });
+}
 
 int cxios_context_initialize(const char* context_id, int len, const MPI_Fint* comm) {
   return guarded([&] {
@@ -199,9 +204,15 @@ int cxios_context_initialize_ep(const char* context_id, int len, ep_comm_t comm)
   });
 }
 
-int cxios_context_close_definition(void) { return guarded([] { close_context_definition(); }); }
-int cxios_context_finalize(void) { return guarded([] { context_finalize(); }); }
-int cxios_solve_inheritance(void) { return guarded([] { (void)current_context(); }); }
+int cxios_context_close_definition(void) {
+  return guarded([] { close_context_definition(); });
+}
+int cxios_context_finalize(void) {
+  return guarded([] { context_finalize(); });
+}
+int cxios_solve_inheritance(void) {
+  return guarded([] { (void)current_context(); });
+}
 int cxios_context_set_current(xios_handle_t context) {
   return guarded([&] { set_current_context(handle(context)); });
 }
@@ -232,8 +243,8 @@ int cxios_set_attr(xios_handle_t h, const char* name, int name_len, int type, co
   return set_attr(h, text(name, name_len).c_str(), type, value, rank, extents);
 }
 
-int cxios_get_attr(xios_handle_t h, const char* name, int name_len, int type, void* value,
-                   int rank, const int64_t* extents, int* defined_out) {
+int cxios_get_attr(xios_handle_t h, const char* name, int name_len, int type, void* value, int rank,
+                   const int64_t* extents, int* defined_out) {
   return get_attr(h, text(name, name_len).c_str(), type, value, rank, extents, defined_out);
 }
 
@@ -242,27 +253,27 @@ bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len) {
 }
 
 // ---- one call per attribute (xios_attributes.def) ----
-#define XIOS_SET_string                                                      \
-  const int64_t e[1] = {len};                                                \
+#define XIOS_SET_string       \
+  const int64_t e[1] = {len}; \
   return set_attr(hdl, name, CXIOS_STRING, value, 1, e);
-#define XIOS_GET_string                                                      \
-  const int64_t e[1] = {len};                                                \
+#define XIOS_GET_string       \
+  const int64_t e[1] = {len}; \
   return get_attr(hdl, name, CXIOS_STRING, value, 1, e, nullptr);
-#define XIOS_SET_SCALAR(code, ctype)                                         \
-  const ctype v = value;                                                     \
+#define XIOS_SET_SCALAR(code, ctype) \
+  const ctype v = value;             \
   return set_attr(hdl, name, code, &v, 0, nullptr);
-#define XIOS_GET_SCALAR(code, ctype)                                         \
-  ctype v{};                                                                 \
-  int found = 0;                                                             \
-  const int rc = get_attr(hdl, name, code, &v, 0, nullptr, &found);          \
-  if (rc == 0 && found != 0) *value = v;                                     \
+#define XIOS_GET_SCALAR(code, ctype)                                \
+  ctype v{};                                                        \
+  int found = 0;                                                    \
+  const int rc = get_attr(hdl, name, code, &v, 0, nullptr, &found); \
+  if (rc == 0 && found != 0) *value = v;                            \
   return rc;
 #define XIOS_SET_bool XIOS_SET_SCALAR(CXIOS_BOOL, int)
-#define XIOS_GET_bool                                                        \
-  int v = 0;                                                                 \
-  int found = 0;                                                             \
-  const int rc = get_attr(hdl, name, CXIOS_BOOL, &v, 0, nullptr, &found);    \
-  if (rc == 0 && found != 0) *value = v != 0;                                \
+#define XIOS_GET_bool                                                     \
+  int v = 0;                                                              \
+  int found = 0;                                                          \
+  const int rc = get_attr(hdl, name, CXIOS_BOOL, &v, 0, nullptr, &found); \
+  if (rc == 0 && found != 0) *value = v != 0;                             \
   return rc;
 #define XIOS_SET_int XIOS_SET_SCALAR(CXIOS_INT, int)
 #define XIOS_GET_int XIOS_GET_SCALAR(CXIOS_INT, int)
@@ -272,33 +283,33 @@ bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len) {
 #define XIOS_GET_duration XIOS_GET_SCALAR(CXIOS_DURATION, cxios_duration)
 #define XIOS_SET_date XIOS_SET_SCALAR(CXIOS_DATE, cxios_date)
 #define XIOS_GET_date XIOS_GET_SCALAR(CXIOS_DATE, cxios_date)
-#define XIOS_SET_int_1d                                                      \
-  const int64_t e[1] = {extent1};                                            \
+#define XIOS_SET_int_1d           \
+  const int64_t e[1] = {extent1}; \
   return set_attr(hdl, name, CXIOS_INT_1D, value, 1, e);
-#define XIOS_GET_int_1d                                                      \
-  const int64_t e[1] = {extent1};                                            \
+#define XIOS_GET_int_1d           \
+  const int64_t e[1] = {extent1}; \
   return get_attr(hdl, name, CXIOS_INT_1D, value, 1, e, nullptr);
-#define XIOS_SET_BOOLS(code, rank, ...)                                      \
-  const int64_t e[rank] = {__VA_ARGS__};                                     \
-  const std::vector<bool> b = bools(value, count_of(rank, e));               \
-  std::vector<int> ints(b.begin(), b.end());                                 \
+#define XIOS_SET_BOOLS(code, rank, ...)                        \
+  const int64_t e[rank] = {__VA_ARGS__};                       \
+  const std::vector<bool> b = bools(value, count_of(rank, e)); \
+  std::vector<int> ints(b.begin(), b.end());                   \
   return set_attr(hdl, name, code, ints.data(), rank, e);
-#define XIOS_GET_BOOLS(code, rank, ...)                                      \
-  const int64_t e[rank] = {__VA_ARGS__};                                     \
-  std::vector<int> ints(static_cast<std::size_t>(count_of(rank, e)));        \
-  int found = 0;                                                             \
-  const int rc = get_attr(hdl, name, code, ints.data(), rank, e, &found);    \
-  if (rc == 0 && found != 0) std::copy(ints.begin(), ints.end(), value);     \
+#define XIOS_GET_BOOLS(code, rank, ...)                                   \
+  const int64_t e[rank] = {__VA_ARGS__};                                  \
+  std::vector<int> ints(static_cast<std::size_t>(count_of(rank, e)));     \
+  int found = 0;                                                          \
+  const int rc = get_attr(hdl, name, code, ints.data(), rank, e, &found); \
+  if (rc == 0 && found != 0) std::copy(ints.begin(), ints.end(), value);  \
   return rc;
 #define XIOS_SET_bool_1d XIOS_SET_BOOLS(CXIOS_BOOL_1D, 1, extent1)
 #define XIOS_GET_bool_1d XIOS_GET_BOOLS(CXIOS_BOOL_1D, 1, extent1)
 #define XIOS_SET_bool_2d XIOS_SET_BOOLS(CXIOS_BOOL_2D, 2, extent1, extent2)
 #define XIOS_GET_bool_2d XIOS_GET_BOOLS(CXIOS_BOOL_2D, 2, extent1, extent2)
-#define XIOS_SET_REALS(code, rank, ...)                                      \
-  const int64_t e[rank] = {__VA_ARGS__};                                     \
+#define XIOS_SET_REALS(code, rank, ...)  \
+  const int64_t e[rank] = {__VA_ARGS__}; \
   return set_attr(hdl, name, code, value, rank, e);
-#define XIOS_GET_REALS(code, rank, ...)                                      \
-  const int64_t e[rank] = {__VA_ARGS__};                                     \
+#define XIOS_GET_REALS(code, rank, ...)  \
+  const int64_t e[rank] = {__VA_ARGS__}; \
   return get_attr(hdl, name, code, value, rank, e, nullptr);
 #define XIOS_SET_double_1d XIOS_SET_REALS(CXIOS_DOUBLE_1D, 1, extent1)
 #define XIOS_GET_double_1d XIOS_GET_REALS(CXIOS_DOUBLE_1D, 1, extent1)
@@ -307,15 +318,15 @@ bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len) {
 #define XIOS_SET_double_3d XIOS_SET_REALS(CXIOS_DOUBLE_3D, 3, extent1, extent2, extent3)
 #define XIOS_GET_double_3d XIOS_GET_REALS(CXIOS_DOUBLE_3D, 3, extent1, extent2, extent3)
 
-#define XIOS_C_DEFINE(kind, attr, type)                                        \
-  int cxios_set_##kind##_##attr(xios_handle_t hdl, XIOS_C_##type) {            \
-    const char* name = #attr;                                                  \
-    XIOS_SET_##type                                                            \
-  }                                                                            \
-  int cxios_get_##kind##_##attr(xios_handle_t hdl, XIOS_C_OUT_##type) {        \
-    const char* name = #attr;                                                  \
-    XIOS_GET_##type                                                            \
-  }                                                                            \
+#define XIOS_C_DEFINE(kind, attr, type)                                 \
+  int cxios_set_##kind##_##attr(xios_handle_t hdl, XIOS_C_##type) {     \
+    const char* name = #attr;                                           \
+    XIOS_SET_##type                                                     \
+  }                                                                     \
+  int cxios_get_##kind##_##attr(xios_handle_t hdl, XIOS_C_OUT_##type) { \
+    const char* name = #attr;                                           \
+    XIOS_GET_##type                                                     \
+  }                                                                     \
   bool cxios_is_defined_##kind##_##attr(xios_handle_t hdl) { return defined(hdl, #attr); }
 
 #undef XIOS_C_DECLARE
@@ -361,8 +372,12 @@ int cxios_get_calendar_type(char* type, int len) {
 }
 
 namespace {
-cxios_date c_date(const DateValue& d) { return {d.year, d.month, d.day, d.hour, d.minute, d.second}; }
-DateValue date_of(const cxios_date& d) { return {d.year, d.month, d.day, d.hour, d.minute, d.second}; }
+cxios_date c_date(const DateValue& d) {
+  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
+}
+DateValue date_of(const cxios_date& d) {
+  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
+}
 }  // namespace
 
 int cxios_get_time_origin(cxios_date* date) {
@@ -379,7 +394,9 @@ int cxios_set_start_date(cxios_date date) {
 }
 
 // ---- the time loop ----
-int cxios_update_calendar(int step) { return guarded([&] { update_calendar(step); }); }
+int cxios_update_calendar(int step) {
+  return guarded([&] { update_calendar(step); });
+}
 
 int cxios_write_data_k8(const char* field_id, int len, const double* data, int rank,
                         const int64_t* extents) {

@@ -112,9 +112,7 @@ std::string date_text(const DateValue& d) {
   return buf;
 }
 
-DateValue date_value(const Date& d) {
-  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
-}
+DateValue date_value(const Date& d) { return {d.year, d.month, d.day, d.hour, d.minute, d.second}; }
 
 template <typename T>
 std::string list_text(const std::vector<T>& values) {
@@ -328,6 +326,10 @@ Handle* ContextClient::add_child(const char* call, Handle* parent, const std::st
   e->line = 0;
   if (id != nullptr) {
     e->attributes.emplace_back("id", *id);
+  } else if (at->name == e->name + "_group" || at->name == e->name + "_definition") {
+    // A definition without an id: XIOS names it (a file's field needs none).
+    e->attributes.emplace_back("id",
+                               "__" + e->name + "_undef_id_added_" + std::to_string(added_) + "__");
   }
   Element* raw = e.get();
   at->children.push_back(std::move(e));

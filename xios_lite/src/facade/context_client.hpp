@@ -107,7 +107,7 @@ class ContextClient {
   std::map<std::string, int> data_n_index_;  ///< XIOS's data_n_index, checked at close
   std::unique_ptr<Client> client_;
   std::optional<World> opened_world_;  ///< a context opened at run time: its own World
-  std::set<int> active_;  ///< fields a file writes (after close)
+  std::set<int> active_;               ///< fields a file writes (after close)
   bool finalised_ = false;
 };
 

@@ -47,7 +47,7 @@ struct Process {
   std::mutex mutex;  // guards everything below against the model's threads
   bool initialized = false;
   std::map<std::string, Opened> opened;  // by context id
-  bool finalize_mpi = false;  // initialize started MPI, finalize ends it
+  bool finalize_mpi = false;             // initialize started MPI, finalize ends it
   bool thread_multiple = false;
   World world;
   std::unique_ptr<Element> tree;
@@ -72,7 +72,8 @@ ThreadState& thread_state() {
 ContextClient& current(const char* call) {
   ThreadState& t = thread_state();
   if (t.current == nullptr) {
-    fail(call, -1, "no current context (call xios_context_initialize and xios_set_current_context)");
+    fail(call, -1,
+         "no current context (call xios_context_initialize and xios_set_current_context)");
   }
   return *t.current;
 }
@@ -146,7 +147,6 @@ void add_context(const char* call, const std::string& id, ep::Communicator comm,
                                                        std::move(copy), kConfigPath));
   t.current = t.contexts.back().get();
 }
-
 
 }  // namespace
 
@@ -354,8 +354,7 @@ void close_context_definition() {
   if (comm.local_thread() == 0) {
     Opened opened;
     try {
-      const MPI_Comm clients =
-          c.model_comm() != MPI_COMM_NULL ? c.model_comm() : link.world.local;
+      const MPI_Comm clients = c.model_comm() != MPI_COMM_NULL ? c.model_comm() : link.world.local;
       opened.link = open_context(link.world, clients, c.id(), c.definitions_xml());
     } catch (const ep::Error& e) {
       opened.error = e.what();
