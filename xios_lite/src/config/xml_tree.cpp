@@ -204,13 +204,14 @@ void merge_repeated_ids(Element& context) {
         const auto [it, added] = first.try_emplace({e.name, *id}, &e);
         if (!added) {
           Element& target = *it->second;
-          for (const auto& [n, v] : e.attributes) {
+          for (const auto& attribute : e.attributes) {
+            const std::string& name = attribute.first;
             const auto same = std::find_if(target.attributes.begin(), target.attributes.end(),
-                                           [&](const auto& a) { return a.first == n; });
+                                           [&](const auto& a) { return a.first == name; });
             if (same != target.attributes.end()) {
-              same->second = v;
+              same->second = attribute.second;
             } else {
-              target.attributes.emplace_back(n, v);
+              target.attributes.push_back(attribute);
             }
           }
           if (!e.text.empty()) target.text = e.text;

@@ -33,8 +33,9 @@ std::string text(const char* s, int len) {
 void blank_padded(const std::string& from, char* to, int len) {
   if (to == nullptr || len <= 0) return;
   const auto n = std::min<std::size_t>(from.size(), static_cast<std::size_t>(len));
-  std::memcpy(to, from.data(), n);
-  std::memset(to + n, ' ', static_cast<std::size_t>(len) - n);
+  // Fortran's blank-padded form: no terminating null.
+  std::copy_n(from.data(), n, to);
+  std::fill(to + n, to + len, ' ');
 }
 
 Handle* handle(xios_handle_t h) { return static_cast<Handle*>(h); }
@@ -161,6 +162,13 @@ int make_handle(const char* kind, const char* id, int len, xios_handle_t* out) {
       throw ep::Error(ep::ErrorKind::kArgument, "xios_get_handle", -1, "null out");
     *out = get_handle(kind, text(id, len));
   });
+}
+
+cxios_date c_date(const DateValue& d) {
+  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
+}
+DateValue date_of(const cxios_date& d) {
+  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
 }
 
 std::vector<bool> bools(const bool* v, std::int64_t n) { return std::vector<bool>(v, v + n); }
@@ -370,15 +378,6 @@ int cxios_set_timestep(cxios_duration timestep) {
 int cxios_get_calendar_type(char* type, int len) {
   return guarded([&] { blank_padded(calendar_type(), type, len); });
 }
-
-namespace {
-cxios_date c_date(const DateValue& d) {
-  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
-}
-DateValue date_of(const cxios_date& d) {
-  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
-}
-}  // namespace
 
 int cxios_get_time_origin(cxios_date* date) {
   return guarded([&] { *date = c_date(time_origin()); });
