@@ -303,7 +303,16 @@ class ClientImpl {
     shape.levels = cfg_.levels(f.grid);
     shape.meaning = "levels " + std::to_string(shape.levels) + " x nj " + std::to_string(b.nj) +
                     " x ni " + std::to_string(b.ni);
-    if (!layout.text.empty()) {
+    if (const DomainDef& dom = cfg_.domains[d]; dom.stand_in()) {
+      shape.block = false;
+      shape.meaning = dom.stand_in_for_axis >= 0
+                          ? "levels " + std::to_string(shape.levels) + " x the " +
+                                std::to_string(layout.per_level) + " values of axis '" +
+                                cfg_.axes[static_cast<std::size_t>(dom.stand_in_for_axis)].id +
+                                "' (grid " + dom.id + ")"
+                          : "levels " + std::to_string(shape.levels) +
+                                " x the one value of a scalar (grid " + dom.id + ")";
+    } else if (!layout.text.empty()) {
       shape.block = false;
       shape.meaning = "levels " + std::to_string(shape.levels) + " x " +
                       std::to_string(layout.per_level) + " values of domain '" +
@@ -504,6 +513,22 @@ void ClientImpl::close_definition() {
                   "go together)";
     }
   }
+  // A domain standing in for an axis or a scalar: client 0 holds it whole
+  // (its size as the model may have set it), the others none.
+  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+    const DomainDef& dom = cfg_.domains[d];
+    if (!dom.stand_in()) {
+      continue;
+    }
+    int n = 1;
+    if (dom.stand_in_for_axis >= 0) {
+      const auto set = model_.axes.find(dom.stand_in_for_axis);
+      n = set != model_.axes.end() && set->second.n_glo
+              ? *set->second.n_glo
+              : cfg_.axes[static_cast<std::size_t>(dom.stand_in_for_axis)].n_glo;
+    }
+    blocks_[d] = comm_.rank() == 0 ? Block{0, n, 0, 1} : Block{0, 0, 0, 0};
+  }
   // This client's array layouts, checked against its blocks (every client
   // learns of a bad one through the meeting).
   layouts_.assign(cfg_.domains.size(), {});
@@ -574,6 +599,13 @@ void ClientImpl::close_definition() {
         }
       }
       config::apply_model_definitions(cfg_, models, blocks);
+      // The layouts again with the completed sizes (a stand-in domain's).
+      for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+        const auto set = model_.domains.find(static_cast<int>(d));
+        std::string why;
+        layouts_[d] = client::data_layout(
+            cfg_.domains[d], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
+      }
       const std::vector<std::byte> packed = config::pack(config::global_definitions(cfg_));
       context = concatenated(digest_of(definition_text(cfg_)), packed, {});
     } catch (const std::exception& e) {

@@ -146,6 +146,14 @@ DataLayout data_layout(const DomainDef& dom, const DomainAttributes* model, cons
   DataLayout out;
   out.per_level = points;
   out.row = static_cast<std::size_t>(b.ni);
+  if (dom.stand_in()) {
+    // Every client sends the whole axis (or the scalar's value); the one
+    // holding the block gives it, the others' values are not used.
+    out.per_level = static_cast<std::size_t>(std::max(dom.ni_glo, 0));
+    out.whole_block = out.per_level == points;
+    out.text = out.whole_block ? "" : "the whole " + std::to_string(out.per_level) + " values";
+    return out;
+  }
   if (!dim_set && !ibegin_set && !ni_set && !jbegin_set && !nj_set && i_index.empty() &&
       j_index.empty() && n_index < 0) {
     return out;
@@ -219,8 +227,9 @@ DataLayout data_layout(const DomainDef& dom, const DomainAttributes* model, cons
     out.first = static_cast<std::size_t>(-std::min(ibegin, 0));
     out.row = static_cast<std::size_t>(b.ni);
   }
-  if (out.rows && out.first == 0 && out.row == static_cast<std::size_t>(b.ni) &&
-      out.per_level == points) {
+  out.whole_block = out.rows && out.first == 0 && out.row == static_cast<std::size_t>(b.ni) &&
+                    out.per_level == points;
+  if (out.whole_block) {
     out.source.clear();  // the block itself
   }
   return out;
