@@ -96,9 +96,12 @@ TEST(XiosGrids, DomainWithTwoAxes) {
 // (a profile): every client sends the value or the whole axis, client 0's
 // are written (the others send garbage here, which must not appear); the
 // scalar's variable has the time dimension only, the profile's the axis
-// with its coordinate. Before: both grids were refused.
+// with its coordinate. An axis alone may also be split over the clients
+// (set_axis_attr begin and n): each sends its part. Before: both grids
+// were refused.
 TEST(XiosGrids, ScalarAndAxisAlone) {
   constexpr int kLevels = 4;
+  constexpr int kLev = 6;
   const std::string dir = xios_test::scratch_dir("single_members");
   const std::string cfg =
       xios_test::write_config(dir, config_file("single_members.xml", {{"NAME", dir + "/ice"}}));
@@ -109,6 +112,11 @@ TEST(XiosGrids, ScalarAndAxisAlone) {
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
     c.set_domain_block("ice", b);
+    // This client's part of axis lev (XIOS's begin and n).
+    xios_lite::AxisAttributes part;
+    part.begin = kLev * comm.rank() / comm.size();
+    part.n = kLev * (comm.rank() + 1) / comm.size() - *part.begin;
+    c.set_axis_attr("lev", part);
     c.close_definition();
     const bool first = comm.rank() == 0;
     for (int s = 1; s <= kSteps; ++s) {
@@ -123,6 +131,10 @@ TEST(XiosGrids, ScalarAndAxisAlone) {
                    "the 4 values of axis 'layer'");
       }
       c.send_field("profile", profile);
+      std::vector<double> dist;
+      for (int k = *part.begin; k < *part.begin + *part.n; ++k)
+        dist.push_back(value(4, s, k, 0, 0));
+      c.send_field("dist", dist);
     }
     (void)c.finalise();
   };
@@ -152,6 +164,17 @@ TEST(XiosGrids, ScalarAndAxisAlone) {
       for (int k = 0; k < kLevels; ++k) {
         EXPECT_EQ(profile[r * kLevels + k], value(3, 2 * r + 2, k, 0, 0)) << r << " " << k;
         EXPECT_EQ(max[r * kLevels + k], value(3, 2 * r + 2, k, 0, 0)) << r << " " << k;
+      }
+    }
+    // The distributed axis, its parts from every client.
+    EXPECT_EQ(xios_test::var_dims(path, "dist_avg"), (std::vector<std::string>{"time", "lev"}));
+    const std::vector<double> dist = xios_test::read_var(path, "dist_avg");
+    ASSERT_EQ(dist.size(), static_cast<std::size_t>(kSteps / 2 * kLev));
+    for (int r = 0; r < kSteps / 2; ++r) {
+      for (int k = 0; k < kLev; ++k) {
+        EXPECT_EQ(dist[r * kLev + k],
+                  (value(4, 2 * r + 1, k, 0, 0) + value(4, 2 * r + 2, k, 0, 0)) * (1.0 / 2))
+            << r << " " << k;
       }
     }
     const std::vector<double> t = xios_test::read_var(path, "t_inst");

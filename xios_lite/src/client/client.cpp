@@ -210,10 +210,14 @@ class ClientImpl {
     if (axis < 0) {
       fail(kCall, comm_.rank(), "unknown axis '" + id + "'");
     }
-    // An axis is whole on every client: a part of it (begin, n) or an array
-    // holding its levels otherwise (data_*) would be ignored silently.
-    const char* part = a.begin                 ? "begin"
-                       : a.n                   ? "n"
+    // A part of an axis (begin, n) is a client's block of the axis where it
+    // stands alone in a grid; elsewhere every client has the whole axis. An
+    // array holding its levels otherwise (data_*) is not read: both would be
+    // ignored silently.
+    const bool alone = std::any_of(cfg_.domains.begin(), cfg_.domains.end(),
+                                   [&](const DomainDef& d) { return d.stand_in_for_axis == axis; });
+    const char* part = a.begin && !alone       ? "begin"
+                       : a.n && !alone         ? "n"
                        : a.data_begin          ? "data_begin"
                        : a.data_n              ? "data_n"
                        : !a.data_index.empty() ? "data_index"
@@ -221,8 +225,14 @@ class ClientImpl {
     if (part != nullptr) {
       fail(kCall, comm_.rank(),
            "axis '" + id + "': " + part +
-               ": unsupported XIOS feature (distributed axes and axis data layouts; every "
-               "client sends every level of the axis)");
+               ": unsupported XIOS feature (axes distributed over the clients only in grids of "
+               "the axis alone; no axis data layouts: every client sends every level of the "
+               "axis)");
+    }
+    if ((a.begin && *a.begin < 0) || (a.n && *a.n < 0)) {
+      fail(kCall, comm_.rank(),
+           "axis '" + id + "': part (begin " + std::to_string(a.begin.value_or(0)) + ", n " +
+               std::to_string(a.n.value_or(0)) + ") is negative");
     }
     AxisAttributes& mine = model_.axes[axis];
     const auto take = [](auto& to, const auto& from) {
@@ -236,6 +246,8 @@ class ClientImpl {
     take(mine.positive, a.positive);
     take(mine.long_name, a.long_name);
     take(mine.standard_name, a.standard_name);
+    take(mine.begin, a.begin);
+    take(mine.n, a.n);
   }
 
   void define_calendar(const CalendarAttributes& c) {
@@ -526,7 +538,13 @@ void ClientImpl::close_definition() {
       n = set != model_.axes.end() && set->second.n_glo
               ? *set->second.n_glo
               : cfg_.axes[static_cast<std::size_t>(dom.stand_in_for_axis)].n_glo;
+      if (set != model_.axes.end() && (set->second.begin || set->second.n)) {
+        // This client's part of the axis (XIOS's begin, n): its block.
+        blocks_[d] = Block{set->second.begin.value_or(0), set->second.n.value_or(0), 0, 1};
+        continue;
+      }
     }
+    // Client 0 holds it whole, the others have no part (no row: see data_layout).
     blocks_[d] = comm_.rank() == 0 ? Block{0, n, 0, 1} : Block{0, 0, 0, 0};
   }
   // This client's array layouts, checked against its blocks (every client

@@ -147,11 +147,13 @@ DataLayout data_layout(const DomainDef& dom, const DomainAttributes* model, cons
   out.per_level = points;
   out.row = static_cast<std::size_t>(b.ni);
   if (dom.stand_in()) {
-    // Every client sends the whole axis (or the scalar's value); the one
-    // holding the block gives it, the others' values are not used.
-    out.per_level = static_cast<std::size_t>(std::max(dom.ni_glo, 0));
-    out.whole_block = out.per_level == points;
-    out.text = out.whole_block ? "" : "the whole " + std::to_string(out.per_level) + " values";
+    // A client with a part of the axis (a block of one row, maybe of no
+    // point) sends that part; the others (no row) send the whole axis, or
+    // the scalar's value, which is not used.
+    if (b.nj == 0) {
+      out.per_level = static_cast<std::size_t>(std::max(dom.ni_glo, 0));
+      out.whole_block = out.per_level == points;
+    }
     return out;
   }
   if (!dim_set && !ibegin_set && !ni_set && !jbegin_set && !nj_set && i_index.empty() &&

@@ -100,8 +100,9 @@ struct DataLayout {
 /// configuration's data_* overridden by what the model set (`model`, may
 /// be null). `error` is set (and the block's layout returned) when the
 /// attributes do not make one. A domain standing in for an axis or a
-/// scalar (DomainDef::stand_in) takes the whole axis (or the value) from
-/// every client, whatever its block.
+/// scalar (DomainDef::stand_in) takes a client's part of the axis (its
+/// block, of one row) or, from a client without a part (no row), the whole
+/// axis or the scalar's value, which is not used.
 [[nodiscard]] DataLayout data_layout(const DomainDef& domain, const DomainAttributes* model,
                                      const Block& b, std::string& error);
 
