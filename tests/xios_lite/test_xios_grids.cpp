@@ -1,9 +1,8 @@
-// Grids beyond one domain and one axis: a domain with two axes (sea-ice
-// layers x categories). The model sends field(ni, nj, n_layer, n_cat), the
-// layers fastest; the file variable has both axes as dimensions, the grid's
-// members in reverse as XIOS writes them (time, cat, layer, y, x), with
-// both coordinate variables, and every value where it belongs. Before: the
-// grid was refused ("at most one axis").
+// Grids beyond one domain and one axis: a scalar alone, an axis alone, and
+// a domain with two axes (sea-ice layers x categories). The model sends field(ni, nj, n_layer,
+// n_cat), the layers fastest; the file variable has both axes as dimensions, the grid's members in
+// reverse as XIOS writes them (time, cat, layer, y, x), with both coordinate variables, and every
+// value where it belongs. Before: the grid was refused ("at most one axis").
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -93,23 +92,96 @@ TEST(XiosGrids, DomainWithTwoAxes) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// A field on a grid of a scalar alone, or of an axis alone, is refused with
-// a message that says so (not supported yet).
-TEST(XiosGrids, ScalarAndAxisOnlyGridsRefused) {
-  for (const char* grid : {R"(<grid id="g0"><scalar id="s"/></grid>)",
-                           R"(<grid id="g0"><axis axis_ref="layer"/></grid>)"}) {
-    const std::string dir = xios_test::scratch_dir("grids_refused");
-    std::string text = config_file("two_axes.xml", {{"NAME", dir + "/ice"}});
-    const std::string anchor = "</grid_definition>";
-    text.insert(text.find(anchor), grid);
-    const std::string field = R"(<field id="x" grid_ref="g0"/>)";
-    text.insert(text.find("</field_definition>"), field);
-    text.insert(text.find("</file>"), R"(<field field_ref="x"/>)");
-    const std::string cfg = xios_test::write_config(dir, text);
-    const std::string e = error_of([&] { (void)xios_lite::parse_config(cfg, ""); });
-    EXPECT_HAS(e, "scalar-only and axis-only grids are not supported");
-    EXPECT_HAS(e, "grid 'g0'");
+// Fields on a grid of a scalar alone (a global total) and of an axis alone
+// (a profile): every client sends the value or the whole axis, client 0's
+// are written (the others send garbage here, which must not appear); the
+// scalar's variable has the time dimension only, the profile's the axis
+// with its coordinate. An axis alone may also be split over the clients
+// (set_axis_attr begin and n): each sends its part. Before: both grids
+// were refused.
+TEST(XiosGrids, ScalarAndAxisAlone) {
+  constexpr int kLevels = 4;
+  constexpr int kLev = 6;
+  const std::string dir = xios_test::scratch_dir("single_members");
+  const std::string cfg =
+      xios_test::write_config(dir, config_file("single_members.xml", {{"NAME", dir + "/ice"}}));
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers();
+  spec.mode = mode();
+  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("ice", b);
+    // This client's part of axis lev (XIOS's begin and n).
+    xios_lite::AxisAttributes part;
+    part.begin = kLev * comm.rank() / comm.size();
+    part.n = kLev * (comm.rank() + 1) / comm.size() - *part.begin;
+    c.set_axis_attr("lev", part);
+    c.close_definition();
+    const bool first = comm.rank() == 0;
+    for (int s = 1; s <= kSteps; ++s) {
+      c.update_calendar(s);
+      c.send_field("t_ice", xios_test::field_values(1, s, 1, b));
+      c.send_field("volume", std::vector<double>{first ? value(2, s, 0, 0, 0) : 1e30});
+      std::vector<double> profile;
+      for (int k = 0; k < kLevels; ++k) profile.push_back(first ? value(3, s, k, 0, 0) : 1e30);
+      if (s == 1) {
+        // A wrong count is refused on every client, naming the axis.
+        EXPECT_HAS(error_of([&] { c.send_field("profile", std::vector<double>(kLevels + 1)); }),
+                   "the 4 values of axis 'layer'");
+      }
+      c.send_field("profile", profile);
+      std::vector<double> dist;
+      for (int k = *part.begin; k < *part.begin + *part.n; ++k)
+        dist.push_back(value(4, s, k, 0, 0));
+      c.send_field("dist", dist);
+    }
+    (void)c.finalise();
+  };
+  const xios_test::Outcome outcome = xios_test::run(spec);
+  xios_test::expect_no_errors(outcome);
+  if (ep_test::world_rank() == 0) {
+    const std::string path = dir + "/ice.nc";
+    EXPECT_EQ(xios_test::var_dims(path, "volume_inst"), (std::vector<std::string>{"time"}));
+    EXPECT_EQ(xios_test::var_dims(path, "volume_avg"), (std::vector<std::string>{"time"}));
+    EXPECT_EQ(xios_test::var_dims(path, "profile_inst"),
+              (std::vector<std::string>{"time", "layer"}));
+    EXPECT_EQ(xios_test::var_dims(path, "t_inst"),
+              (std::vector<std::string>{"time", "lat", "lon"}));
+    EXPECT_EQ(xios_test::read_var(path, "layer"), (std::vector<double>{0.1, 0.4, 0.6, 0.9}));
+    const std::vector<double> inst = xios_test::read_var(path, "volume_inst");
+    const std::vector<double> avg = xios_test::read_var(path, "volume_avg");
+    const std::vector<double> profile = xios_test::read_var(path, "profile_inst");
+    const std::vector<double> max = xios_test::read_var(path, "profile_max");
+    ASSERT_EQ(inst.size(), static_cast<std::size_t>(kSteps / 2));
+    ASSERT_EQ(avg.size(), inst.size());
+    ASSERT_EQ(profile.size(), static_cast<std::size_t>(kSteps / 2 * kLevels));
+    ASSERT_EQ(max.size(), profile.size());
+    for (int r = 0; r < kSteps / 2; ++r) {
+      EXPECT_EQ(inst[r], value(2, 2 * r + 2, 0, 0, 0)) << r;
+      EXPECT_EQ(avg[r], (value(2, 2 * r + 1, 0, 0, 0) + value(2, 2 * r + 2, 0, 0, 0)) * (1.0 / 2))
+          << r;
+      for (int k = 0; k < kLevels; ++k) {
+        EXPECT_EQ(profile[r * kLevels + k], value(3, 2 * r + 2, k, 0, 0)) << r << " " << k;
+        EXPECT_EQ(max[r * kLevels + k], value(3, 2 * r + 2, k, 0, 0)) << r << " " << k;
+      }
+    }
+    // The distributed axis, its parts from every client.
+    EXPECT_EQ(xios_test::var_dims(path, "dist_avg"), (std::vector<std::string>{"time", "lev"}));
+    const std::vector<double> dist = xios_test::read_var(path, "dist_avg");
+    ASSERT_EQ(dist.size(), static_cast<std::size_t>(kSteps / 2 * kLev));
+    for (int r = 0; r < kSteps / 2; ++r) {
+      for (int k = 0; k < kLev; ++k) {
+        EXPECT_EQ(dist[r * kLev + k],
+                  (value(4, 2 * r + 1, k, 0, 0) + value(4, 2 * r + 2, k, 0, 0)) * (1.0 / 2))
+            << r << " " << k;
+      }
+    }
+    const std::vector<double> t = xios_test::read_var(path, "t_inst");
+    ASSERT_EQ(t.size(), static_cast<std::size_t>(kSteps / 2 * kNj * kNi));
+    EXPECT_EQ(t[kNj * kNi + 3 * kNi + 2], value(1, 4, 0, 3, 2));
   }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace

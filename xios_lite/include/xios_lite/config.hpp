@@ -113,6 +113,15 @@ struct DomainDef {
   std::optional<int> data_nj;
   std::vector<int> data_i_index;
   std::vector<int> data_j_index;
+  /// A domain the library makes for the fields of a grid of an axis alone
+  /// (`stand_in_for_axis`: that axis; its points are the axis's levels along
+  /// i, nj_glo 1) or of a scalar alone (`stand_in_for_scalar`: one point).
+  /// Client 0 holds it whole (the other clients' values are not used, as
+  /// for XIOS's undistributed axes and scalars); files write the axis's
+  /// dimension and coordinate, or no dimension, instead of lon and lat.
+  int stand_in_for_axis = -1;
+  bool stand_in_for_scalar = false;
+  [[nodiscard]] bool stand_in() const { return stand_in_for_axis >= 0 || stand_in_for_scalar; }
 };
 
 /// XIOS's reductions (reduce_axis, reduce_domain); kNone: no reduction.

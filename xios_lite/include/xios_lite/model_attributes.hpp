@@ -81,10 +81,11 @@ struct AxisAttributes {
   std::optional<std::string> positive;  ///< "up" or "down"
   std::optional<std::string> long_name;
   std::optional<std::string> standard_name;
-  /// This client's part of a distributed axis (begin, n: global, 0-based)
-  /// and how the model's array holds it (data_begin relative to begin,
-  /// data_n values, or data_index naming the level of each value). Unset:
-  /// the client sends the whole axis.
+  /// This client's part of a distributed axis (begin, n: global, 0-based),
+  /// taken where the axis stands alone in a grid (set_axis_attr refuses it
+  /// elsewhere); how the model's array holds it (data_begin relative to
+  /// begin, data_n values, or data_index naming the level of each value) is
+  /// refused. Unset: the client sends the whole axis.
   std::optional<int> begin;
   std::optional<int> n;
   std::optional<int> data_begin;

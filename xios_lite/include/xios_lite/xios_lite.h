@@ -114,9 +114,10 @@ int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain
 /** mask_1d / mask_2d of this client's block: 0 masked, else valid. */
 int xios_lite_set_domain_attr_mask(xios_lite_client_t client, const char* domain_id,
                                    const int* valid, int rank, const int64_t* extents);
-/** n_glo. begin, n, data_begin and data_n (a client's part of a
- * distributed axis, the layout of the model's array along it) are refused
- * with EP_ERR_ARGUMENT naming them: every client sends every level. */
+/** n_glo; begin and n (0-based): this client's part of an axis that stands
+ * alone in a grid (elsewhere every client has the whole axis, and they are
+ * refused); data_begin and data_n (an array holding the levels otherwise)
+ * are refused with EP_ERR_ARGUMENT naming them. */
 int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, const char* name,
                                 int value);
 /** data_index: refused as data_begin is (see xios_lite_set_axis_attr_int). */

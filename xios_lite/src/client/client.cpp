@@ -220,10 +220,14 @@ class ClientImpl {
     if (axis < 0) {
       fail(kCall, comm_.rank(), "unknown axis '" + id + "'");
     }
-    // An axis is whole on every client: a part of it (begin, n) or an array
-    // holding its levels otherwise (data_*) would be ignored silently.
-    const char* part = a.begin                 ? "begin"
-                       : a.n                   ? "n"
+    // A part of an axis (begin, n) is a client's block of the axis where it
+    // stands alone in a grid; elsewhere every client has the whole axis. An
+    // array holding its levels otherwise (data_*) is not read: both would be
+    // ignored silently.
+    const bool alone = std::any_of(cfg_.domains.begin(), cfg_.domains.end(),
+                                   [&](const DomainDef& d) { return d.stand_in_for_axis == axis; });
+    const char* part = a.begin && !alone       ? "begin"
+                       : a.n && !alone         ? "n"
                        : a.data_begin          ? "data_begin"
                        : a.data_n              ? "data_n"
                        : !a.data_index.empty() ? "data_index"
@@ -231,8 +235,14 @@ class ClientImpl {
     if (part != nullptr) {
       fail(kCall, comm_.rank(),
            "axis '" + id + "': " + part +
-               ": unsupported XIOS feature (distributed axes and axis data layouts; every "
-               "client sends every level of the axis)");
+               ": unsupported XIOS feature (axes distributed over the clients only in grids of "
+               "the axis alone; no axis data layouts: every client sends every level of the "
+               "axis)");
+    }
+    if ((a.begin && *a.begin < 0) || (a.n && *a.n < 0)) {
+      fail(kCall, comm_.rank(),
+           "axis '" + id + "': part (begin " + std::to_string(a.begin.value_or(0)) + ", n " +
+               std::to_string(a.n.value_or(0)) + ") is negative");
     }
     AxisAttributes& mine = model_.axes[axis];
     const auto take = [](auto& to, const auto& from) {
@@ -246,6 +256,8 @@ class ClientImpl {
     take(mine.positive, a.positive);
     take(mine.long_name, a.long_name);
     take(mine.standard_name, a.standard_name);
+    take(mine.begin, a.begin);
+    take(mine.n, a.n);
   }
 
   void define_calendar(const CalendarAttributes& c) {
@@ -313,7 +325,16 @@ class ClientImpl {
     shape.levels = cfg_.levels(f.grid);
     shape.meaning = "levels " + std::to_string(shape.levels) + " x nj " + std::to_string(b.nj) +
                     " x ni " + std::to_string(b.ni);
-    if (!layout.text.empty()) {
+    if (const DomainDef& dom = cfg_.domains[d]; dom.stand_in()) {
+      shape.block = false;
+      shape.meaning = dom.stand_in_for_axis >= 0
+                          ? "levels " + std::to_string(shape.levels) + " x the " +
+                                std::to_string(layout.per_level) + " values of axis '" +
+                                cfg_.axes[static_cast<std::size_t>(dom.stand_in_for_axis)].id +
+                                "' (grid " + dom.id + ")"
+                          : "levels " + std::to_string(shape.levels) +
+                                " x the one value of a scalar (grid " + dom.id + ")";
+    } else if (!layout.text.empty()) {
       shape.block = false;
       shape.meaning = "levels " + std::to_string(shape.levels) + " x " +
                       std::to_string(layout.per_level) + " values of domain '" +
@@ -514,6 +535,28 @@ void ClientImpl::close_definition() {
                   "go together)";
     }
   }
+  // A domain standing in for an axis or a scalar: client 0 holds it whole
+  // (its size as the model may have set it), the others none.
+  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+    const DomainDef& dom = cfg_.domains[d];
+    if (!dom.stand_in()) {
+      continue;
+    }
+    int n = 1;
+    if (dom.stand_in_for_axis >= 0) {
+      const auto set = model_.axes.find(dom.stand_in_for_axis);
+      n = set != model_.axes.end() && set->second.n_glo
+              ? *set->second.n_glo
+              : cfg_.axes[static_cast<std::size_t>(dom.stand_in_for_axis)].n_glo;
+      if (set != model_.axes.end() && (set->second.begin || set->second.n)) {
+        // This client's part of the axis (XIOS's begin, n): its block.
+        blocks_[d] = Block{set->second.begin.value_or(0), set->second.n.value_or(0), 0, 1};
+        continue;
+      }
+    }
+    // Client 0 holds it whole, the others have no part (no row: see data_layout).
+    blocks_[d] = comm_.rank() == 0 ? Block{0, n, 0, 1} : Block{0, 0, 0, 0};
+  }
   // This client's array layouts, checked against its blocks (every client
   // learns of a bad one through the meeting).
   layouts_.assign(cfg_.domains.size(), {});
@@ -584,6 +627,13 @@ void ClientImpl::close_definition() {
         }
       }
       config::apply_model_definitions(cfg_, models, blocks);
+      // The layouts again with the completed sizes (a stand-in domain's).
+      for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+        const auto set = model_.domains.find(static_cast<int>(d));
+        std::string why;
+        layouts_[d] = client::data_layout(
+            cfg_.domains[d], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
+      }
       const std::vector<std::byte> packed = config::pack(config::global_definitions(cfg_));
       context = concatenated(digest_of(definition_text(cfg_)), packed, {});
     } catch (const std::exception& e) {

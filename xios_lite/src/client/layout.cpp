@@ -146,6 +146,16 @@ DataLayout data_layout(const DomainDef& dom, const DomainAttributes* model, cons
   DataLayout out;
   out.per_level = points;
   out.row = static_cast<std::size_t>(b.ni);
+  if (dom.stand_in()) {
+    // A client with a part of the axis (a block of one row, maybe of no
+    // point) sends that part; the others (no row) send the whole axis, or
+    // the scalar's value, which is not used.
+    if (b.nj == 0) {
+      out.per_level = static_cast<std::size_t>(std::max(dom.ni_glo, 0));
+      out.whole_block = out.per_level == points;
+    }
+    return out;
+  }
   if (!dim_set && !ibegin_set && !ni_set && !jbegin_set && !nj_set && i_index.empty() &&
       j_index.empty() && n_index < 0) {
     return out;
@@ -219,8 +229,9 @@ DataLayout data_layout(const DomainDef& dom, const DomainAttributes* model, cons
     out.first = static_cast<std::size_t>(-std::min(ibegin, 0));
     out.row = static_cast<std::size_t>(b.ni);
   }
-  if (out.rows && out.first == 0 && out.row == static_cast<std::size_t>(b.ni) &&
-      out.per_level == points) {
+  out.whole_block = out.rows && out.first == 0 && out.row == static_cast<std::size_t>(b.ni) &&
+                    out.per_level == points;
+  if (out.whole_block) {
     out.source.clear();  // the block itself
   }
   return out;

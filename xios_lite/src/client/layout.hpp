@@ -89,13 +89,20 @@ struct DataLayout {
   std::size_t row = 0;
   /// What the model set, for messages ("data_dim 2, data_ibegin -1, ...").
   std::string text;
-  [[nodiscard]] bool is_block() const { return source.empty(); }
+  /// The array is the block itself (then `source` is empty). An empty
+  /// block's array may still hold values (a halo, or the whole axis a
+  /// client without a part of it sends): they are not the block.
+  bool whole_block = true;
+  [[nodiscard]] bool is_block() const { return whole_block; }
 };
 
 /// The layout of the model's array of block `b` of `domain`: the
 /// configuration's data_* overridden by what the model set (`model`, may
 /// be null). `error` is set (and the block's layout returned) when the
-/// attributes do not make one.
+/// attributes do not make one. A domain standing in for an axis or a
+/// scalar (DomainDef::stand_in) takes a client's part of the axis (its
+/// block, of one row) or, from a client without a part (no row), the whole
+/// axis or the scalar's value, which is not used.
 [[nodiscard]] DataLayout data_layout(const DomainDef& domain, const DomainAttributes* model,
                                      const Block& b, std::string& error);
 

@@ -404,16 +404,17 @@ void check_data_grid(const Config& cfg, const FieldDef& f) {
     return m.kind == Member::Kind::kAxis &&
            cfg.axes[static_cast<std::size_t>(m.index)].from_domain == Reduction::kNone;
   };
-  const bool ok = !g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
-                  g.members.size() <= 3 &&
-                  std::all_of(g.members.begin() + 1, g.members.end(), plain_axis);
+  const bool stand_in = g.domain >= 0 && cfg.domains[static_cast<std::size_t>(g.domain)].stand_in();
+  const bool ok = stand_in || (!g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
+                               g.members.size() <= 3 &&
+                               std::all_of(g.members.begin() + 1, g.members.end(), plain_axis));
   if (!ok) {
     fail_at(f.where, "grid_ref",
             "unsupported XIOS feature (a field whose values the model sends or an expression "
             "computes lives on a grid of one domain and at most two axes; grid '" +
                 g.id +
-                "' is not one: scalar-only and axis-only grids are not supported, and a grid "
-                "with reductions is the grid of a file variable, reached through field_ref)");
+                "' is not one (an axis or a scalar alone goes too); a grid with reductions is "
+                "the grid of a file variable, reached through field_ref)");
   }
   if (g.axis2 >= 0 && g.axis2 == g.axis) {
     fail_at(f.where, "grid_ref",
@@ -462,6 +463,12 @@ std::string undefined_definitions(const Config& cfg) {
 }
 
 void complete_definitions(Config& cfg) {
+  // A domain standing in for an axis has its size (the model may set it).
+  for (DomainDef& d : cfg.domains) {
+    if (d.stand_in_for_axis >= 0) {
+      d.ni_glo = cfg.axes[static_cast<std::size_t>(d.stand_in_for_axis)].n_glo;
+    }
+  }
   if (const std::string missing = undefined_definitions(cfg); !missing.empty()) {
     throw ep::Error(ep::ErrorKind::kConfig, config::kCall, -1,
                     cfg.path + ": context '" + cfg.context +

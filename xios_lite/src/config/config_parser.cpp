@@ -331,6 +331,7 @@ class ContextParser {
       build_field(*e);
     }
     cfg_.fields = std::move(field_slots_);
+    add_stand_in_domains();
     walk("file_definition", "file_group", "file", [&](const Element& f) { build_file(f); });
     return std::move(cfg_);
   }
@@ -1054,6 +1055,38 @@ class ContextParser {
     set_first_members(grid);
     grid_index_[grid.id] = static_cast<int>(cfg_.grids.size());
     cfg_.grids.push_back(std::move(grid));
+  }
+
+  // The grids of an axis alone or a scalar alone that fields the model
+  // sends live on get a domain standing in for their member (see
+  // DomainDef::stand_in), so that their values travel and are written as a
+  // domain's; the axis is then no vertical axis of the grid.
+  void add_stand_in_domains() {
+    for (const FieldDef& f : cfg_.fields) {
+      if (f.grid < 0 || !f.expr.empty() || f.source_field >= 0) {
+        continue;
+      }
+      GridDef& g = cfg_.grids[static_cast<std::size_t>(f.grid)];
+      if (g.domain >= 0 || g.members.size() != 1 ||
+          g.members[0].kind == GridDef::Member::Kind::kDomain) {
+        continue;
+      }
+      DomainDef d;
+      d.id = "(" + g.id + ")";
+      d.where = g.where;
+      d.nj_glo = 1;
+      if (g.members[0].kind == GridDef::Member::Kind::kAxis) {
+        d.stand_in_for_axis = g.members[0].index;
+        d.ni_glo = cfg_.axes[static_cast<std::size_t>(d.stand_in_for_axis)].n_glo;
+      } else {
+        d.stand_in_for_scalar = true;
+        d.ni_glo = 1;
+      }
+      g.domain = static_cast<int>(cfg_.domains.size());
+      g.axis = -1;
+      domain_index_[d.id] = g.domain;
+      cfg_.domains.push_back(std::move(d));
+    }
   }
 
   static void set_first_members(GridDef& grid) {

@@ -132,6 +132,8 @@ enum Tag : std::uint8_t {
   kPositive,
   kLongName,
   kStandardName,
+  kAxisBegin,
+  kAxisN,
   // calendar fields
   kCalType = 60,
   kStart,
@@ -530,6 +532,9 @@ std::vector<std::byte> pack(const ModelDefinitions& d) {
     w.maybe(kPositive, a.positive);
     w.maybe(kLongName, a.long_name);
     w.maybe(kStandardName, a.standard_name);
+    // A client's part of an axis that stands alone in a grid (its block there).
+    w.maybe(kAxisBegin, a.begin);
+    w.maybe(kAxisN, a.n);
     w.tag(kEnd);
   }
   if (d.calendar) {
@@ -680,6 +685,12 @@ bool unpack(std::span<const std::byte> bytes, ModelDefinitions& out) {
             break;
           case kStandardName:
             ok = r.get(a->standard_name);
+            break;
+          case kAxisBegin:
+            ok = r.get(a->begin);
+            break;
+          case kAxisN:
+            ok = r.get(a->n);
             break;
           default:
             return false;

@@ -249,7 +249,8 @@ void NcFile::define_coordinates(Dimensions& dims) {
   // Output domains with rows here: several get their id as a suffix.
   std::set<int> domains;
   for (std::size_t p = 0; p < layouts_.size(); ++p) {
-    if (layouts_[p].horizontal == VariableLayout::Horizontal::kDomain && rows_[p].nj > 0) {
+    if (layouts_[p].horizontal == VariableLayout::Horizontal::kDomain && rows_[p].nj > 0 &&
+        !cfg_->domains[static_cast<std::size_t>(layouts_[p].domain)].stand_in()) {
       domains.insert(layouts_[p].domain);
     }
   }
@@ -260,7 +261,18 @@ void NcFile::define_coordinates(Dimensions& dims) {
       continue;
     }
     if (l.horizontal == VariableLayout::Horizontal::kDomain && dims.domains.count(l.domain) == 0) {
-      define_domain(l.domain, r, domains.size() > 1, dims);
+      const DomainDef& dom = cfg_->domains[static_cast<std::size_t>(l.domain)];
+      if (dom.stand_in()) {
+        // An axis alone: its own dimension and coordinate; a scalar: none.
+        Dimensions::Domain& out = dims.domains[l.domain];
+        const int axis = dom.stand_in_for_axis;
+        if (axis >= 0 && dims.vertical_axes.count(axis) == 0) {
+          dims.vertical_axes[axis] = define_vertical_axis(axis, dims);
+        }
+        out.i = axis >= 0 ? dims.vertical_axes.at(axis) : -1;
+      } else {
+        define_domain(l.domain, r, domains.size() > 1, dims);
+      }
     }
     if (l.horizontal == VariableLayout::Horizontal::kAxis &&
         dims.reduced_axes.count(l.reduced_axis) == 0) {
@@ -364,7 +376,13 @@ int NcFile::define_variable(const FileDef& fd, std::size_t p, const Dimensions& 
     var_dims.push_back(dims.vertical_axes.at(l.vertical_axis));
     chunks.push_back(static_cast<size_t>(box[0]));
   }
-  if (l.horizontal == VariableLayout::Horizontal::kDomain) {
+  if (l.horizontal == VariableLayout::Horizontal::kDomain &&
+      cfg_->domains[static_cast<std::size_t>(l.domain)].stand_in()) {
+    if (dims.domains.at(l.domain).i >= 0) {
+      var_dims.push_back(dims.domains.at(l.domain).i);
+      chunks.push_back(static_cast<size_t>(box[2]));
+    }
+  } else if (l.horizontal == VariableLayout::Horizontal::kDomain) {
     var_dims.push_back(dims.domains.at(l.domain).j);
     var_dims.push_back(dims.domains.at(l.domain).i);
     chunks.push_back(static_cast<size_t>(box[1]));
@@ -604,13 +622,25 @@ void NcFile::write_block(int var, int record, int jbegin, int nj, int ibegin, in
     start.push_back(0);
     count.push_back(empty ? 0 : static_cast<size_t>(nk));
   }
-  if (l.horizontal != VariableLayout::Horizontal::kNone) {
-    start.push_back(empty ? 0 : static_cast<size_t>(jbegin - rows.jbegin));
-    count.push_back(static_cast<size_t>(nj));
-  }
-  if (l.horizontal == VariableLayout::Horizontal::kDomain) {
-    start.push_back(empty ? 0 : static_cast<size_t>(ibegin));
-    count.push_back(empty ? 0 : static_cast<size_t>(ni));
+  const DomainDef* stand_in = l.horizontal == VariableLayout::Horizontal::kDomain &&
+                                      cfg_->domains[static_cast<std::size_t>(l.domain)].stand_in()
+                                  ? &cfg_->domains[static_cast<std::size_t>(l.domain)]
+                                  : nullptr;
+  if (stand_in != nullptr) {
+    // An axis alone has only its dimension (the one row is implied); a scalar none.
+    if (stand_in->stand_in_for_axis >= 0) {
+      start.push_back(empty ? 0 : static_cast<size_t>(ibegin));
+      count.push_back(empty ? 0 : static_cast<size_t>(ni));
+    }
+  } else {
+    if (l.horizontal != VariableLayout::Horizontal::kNone) {
+      start.push_back(empty ? 0 : static_cast<size_t>(jbegin - rows.jbegin));
+      count.push_back(static_cast<size_t>(nj));
+    }
+    if (l.horizontal == VariableLayout::Horizontal::kDomain) {
+      start.push_back(empty ? 0 : static_cast<size_t>(ibegin));
+      count.push_back(empty ? 0 : static_cast<size_t>(ni));
+    }
   }
   if (empty && !parallel_) {
     return;
