@@ -249,9 +249,31 @@ void name_anonymous_definitions(Element& context) {
   visit(context);
 }
 
+// XIOS 1 put the calendar on the context element (calendar_type,
+// start_date, time_origin, timestep); XIOS 2 reads it there still. It
+// becomes the <calendar> the parser reads.
+void move_context_calendar(Element& ctx) {
+  std::vector<std::pair<std::string, std::string>> moved;
+  std::erase_if(ctx.attributes, [&](const auto& a) {
+    const bool calendar = a.first == "calendar_type" || a.first == "start_date" ||
+                          a.first == "time_origin" || a.first == "timestep";
+    if (calendar) moved.emplace_back(a.first == "calendar_type" ? "type" : a.first, a.second);
+    return calendar;
+  });
+  if (moved.empty()) return;
+  auto cal = std::make_unique<Element>();
+  cal->name = "calendar";
+  cal->attributes = std::move(moved);
+  cal->file = ctx.file;
+  cal->line = ctx.line;
+  cal->parent = &ctx;
+  ctx.children.insert(ctx.children.begin(), std::move(cal));
+}
+
 void merge_contexts(Element& root) {
   for (auto& c : root.children) {
     if (c->name == "context") {
+      move_context_calendar(*c);
       merge_repeated_ids(*c);
       name_anonymous_definitions(*c);
     }

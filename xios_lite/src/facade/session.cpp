@@ -78,30 +78,6 @@ ContextClient& current(const char* call) {
   return *t.current;
 }
 
-// XIOS 1 put the calendar on the context element (calendar_type,
-// start_date, time_origin, timestep); XIOS 2 reads it there still. It
-// becomes the <calendar> the parser reads.
-void move_context_calendar(Element& root) {
-  for (auto& ctx : root.children) {
-    if (ctx->name != "context") continue;
-    std::vector<std::pair<std::string, std::string>> moved;
-    std::erase_if(ctx->attributes, [&](const auto& a) {
-      const bool calendar = a.first == "calendar_type" || a.first == "start_date" ||
-                            a.first == "time_origin" || a.first == "timestep";
-      if (calendar) moved.emplace_back(a.first == "calendar_type" ? "type" : a.first, a.second);
-      return calendar;
-    });
-    if (moved.empty()) continue;
-    auto cal = std::make_unique<Element>();
-    cal->name = "calendar";
-    cal->attributes = std::move(moved);
-    cal->file = ctx->file;
-    cal->line = ctx->line;
-    cal->parent = ctx.get();
-    ctx->children.insert(ctx->children.begin(), std::move(cal));
-  }
-}
-
 // The xios context's using_server, when the file gives it.
 std::optional<bool> using_server(const Element& root) {
   std::optional<bool> out;
@@ -175,7 +151,6 @@ MPI_Comm initialize(const std::string& client_id, std::optional<MPI_Comm> local)
   std::string error;
   try {
     tree = config::load_tree_file(kConfigPath);
-    move_context_calendar(*tree);
   } catch (const std::exception& e) {
     error = e.what();
   }
