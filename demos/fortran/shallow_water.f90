@@ -1,7 +1,7 @@
 ! A hybrid MPI+OpenMP Fortran model on endpoints: linearised shallow water
 ! (height h, velocities u, v) on a doubly periodic box, with XIOS output.
 !
-!   mpiexec -n P shallow_water ep|mpi|funneled [--steps N] [--ni N] [--nj N]
+!   mpiexec -n P shallow_water ep|mpi|funneled [--steps N] [--ni N] [--nj N] [--no-output]
 !
 ! run in a directory holding iodef.xml (XIOS reads it from there; the demo's
 ! is demos/fortran/shallow_water_iodef.xml). The three modes run the same
@@ -26,7 +26,9 @@
 ! Halo width 1: one exchange of (h, u, v) per step serves the whole step.
 !
 ! The last line is "fortran model ok" when the mass is conserved (relative
-! change below 1e-12 at every step) and the output files exist.
+! change below 1e-12 at every step) and the output files exist. --no-output
+! leaves XIOS out of the time loop (no context, no file): the modes' model
+! and communication alone, for comparing them.
 module shallow_water_mod
   use mpi
   use omp_lib
@@ -66,6 +68,7 @@ module shallow_water_mod
     integer :: rank = 0, nranks = 1
     integer :: processes = 1, threads = 1
     integer :: nsteps = 240, ni_glo = 256, nj_glo = 128
+    logical :: output = .true.
   end type model_world
 
   type :: model_result
@@ -289,22 +292,24 @@ contains
     y_km = [((sub%jbegin + j - 0.5d0) * dy / 1000, j = 1, sub%nj)]
 
     ! ---- output: XIOS, one client per endpoint or per process ----
-    if (world%mode == mode_ep) then
-      call xios_context_initialize('shallow_water', world%ep)
-    else
-      call xios_context_initialize('shallow_water', world%comm)
+    if (world%output) then
+      if (world%mode == mode_ep) then
+        call xios_context_initialize('shallow_water', world%ep)
+      else
+        call xios_context_initialize('shallow_water', world%comm)
+      end if
+      call xios_get_handle('shallow_water', ctx)
+      call xios_set_current_context(ctx)
+      call xios_set_domain_attr('box', ni_glo=world%ni_glo, nj_glo=world%nj_glo, type='rectilinear', &
+        ibegin=sub%ibegin, ni=sub%ni, jbegin=sub%jbegin, nj=sub%nj)
+      ! The arrays go out whole, halo included: XIOS takes the interior.
+      call xios_set_domain_attr('box', data_dim=2, data_ibegin=-1, data_ni=sub%ni + 2, &
+        data_jbegin=-1, data_nj=sub%nj + 2)
+      call xios_set_domain_attr('box', lonvalue_1d=x_km, latvalue_1d=y_km)
+      timestep%second = dt
+      call xios_set_timestep(timestep)
+      call xios_close_context_definition()
     end if
-    call xios_get_handle('shallow_water', ctx)
-    call xios_set_current_context(ctx)
-    call xios_set_domain_attr('box', ni_glo=world%ni_glo, nj_glo=world%nj_glo, type='rectilinear', &
-      ibegin=sub%ibegin, ni=sub%ni, jbegin=sub%jbegin, nj=sub%nj)
-    ! The arrays go out whole, halo included: XIOS takes the interior.
-    call xios_set_domain_attr('box', data_dim=2, data_ibegin=-1, data_ni=sub%ni + 2, &
-      data_jbegin=-1, data_nj=sub%nj + 2)
-    call xios_set_domain_attr('box', lonvalue_1d=x_km, latvalue_1d=y_km)
-    timestep%second = dt
-    call xios_set_timestep(timestep)
-    call xios_close_context_definition()
 
     ! The state before the first step: its mass is the reference.
     sums = [sum(h(1:sub%ni, 1:sub%nj)) * dx * dy, &
@@ -320,8 +325,12 @@ contains
         world%nranks, ' model ranks (', trim(mode_names(world%mode)), ' mode, ', &
         world%processes, ' process(es) x ', world%threads, ' thread(s), ', sub%px, ' x ', sub%py, &
         ' subdomains)'
-      print '(a, i0, a, a)', '  halo width 1, XIOS output: ', world%nranks, ' client(s), ', &
-        trim(merge('one per thread ', 'one per process', world%mode == mode_ep)) // ', no server'
+      if (world%output) then
+        print '(a, i0, a, a)', '  halo width 1, XIOS output: ', world%nranks, ' client(s), ', &
+          trim(merge('one per thread ', 'one per process', world%mode == mode_ep)) // ', no server'
+      else
+        print '(a)', '  halo width 1, no output (--no-output)'
+      end if
     end if
 
     phase = 0
@@ -346,10 +355,12 @@ contains
       worst_drift = max(worst_drift, abs(sums(1) - initial(1)) / initial(1))
       eta_max = maxima(1)
 
-      call xios_update_calendar(step)
-      call xios_send_field('h', h)
-      call xios_send_field('u', u)
-      call xios_send_field('v', v)
+      if (world%output) then
+        call xios_update_calendar(step)
+        call xios_send_field('h', h)
+        call xios_send_field('u', u)
+        call xios_send_field('v', v)
+      end if
       t0 = omp_get_wtime()
       phase(ph_output) = phase(ph_output) + (t0 - t1)
 
@@ -365,7 +376,7 @@ contains
 
     ! Closing the files is timed apart: it is once per run, not per step.
     t0 = omp_get_wtime()
-    call xios_context_finalize()
+    if (world%output) call xios_context_finalize()
     finalise = omp_get_wtime() - t0
 
     ! The report: mean and max over the ranks of each phase, of the loop's
@@ -433,12 +444,18 @@ program shallow_water
     world%mode = mode_funneled
     required = MPI_THREAD_FUNNELED
   case default
-    print '(a)', 'usage: mpiexec -n P shallow_water ep|mpi|funneled [--steps N] [--ni N] [--nj N]'
+    print '(a)', 'usage: mpiexec -n P shallow_water ep|mpi|funneled [--steps N] [--ni N] [--nj N] ' // &
+      '[--no-output]'
     stop 2
   end select
   n = 2
-  do while (n < command_argument_count())
+  do while (n <= command_argument_count())
     call get_command_argument(n, arg)
+    if (trim(arg) == '--no-output') then
+      world%output = .false.
+      n = n + 1
+      cycle
+    end if
     call get_command_argument(n + 1, value)
     select case (trim(arg))
     case ('--steps')
@@ -456,7 +473,7 @@ program shallow_water
 
   call MPI_Init_thread(required, provided, ierr)
   if (provided < required) then
-    print '(a)', 'shallow_water: MPI does not provide the thread level of the ' // trim(arg) // ' mode'
+    print '(a)', 'shallow_water: MPI does not provide the thread level this mode needs'
     call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
   end if
   call MPI_Comm_rank(MPI_COMM_WORLD, world_rank, ierr)
@@ -494,11 +511,17 @@ program shallow_water
   ! every client has finalised.
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (world_rank == 0) then
-    inquire (file='shallow_water_inst.nc', exist=inst_written)
-    inquire (file='shallow_water_avg.nc', exist=avg_written)
     print '(/, a)', 'NetCDF output in the working directory:'
-    if (inst_written) print '(a)', '  shallow_water_inst.nc'
-    if (avg_written) print '(a)', '  shallow_water_avg.nc'
+    if (world%output) then
+      inquire (file='shallow_water_inst.nc', exist=inst_written)
+      inquire (file='shallow_water_avg.nc', exist=avg_written)
+      if (inst_written) print '(a)', '  shallow_water_inst.nc'
+      if (avg_written) print '(a)', '  shallow_water_avg.nc'
+    else
+      print '(a)', '  none (--no-output)'
+      inst_written = .true.
+      avg_written = .true.
+    end if
     if (conserved .and. inst_written .and. avg_written) then
       print '(a)', 'fortran model ok'
     else
