@@ -50,8 +50,8 @@ for ((r = 1; r <= rounds; ++r)); do
     ms="$(sed -n 's/^step time: *\([0-9.]*\) ms\/step.*/\1/p' "$log")"
     model_ms="$(sed -n 's/^step time without output: *\([0-9.]*\) ms\/step.*/\1/p' "$log")"
     echo "$ms $model_ms" >>"$out/$mode/step_ms"
-    printf 'round %d  %-9s %9s ms/step, %9s without output   %s\n' "$r" "$mode" "$ms" "$model_ms" \
-      "$(grep '^split:' "$log")"
+    printf 'round %d  %-9s %9s ms/step, %9s without output   load %s   %s\n' "$r" "$mode" "$ms" \
+      "$model_ms" "$(cut -d' ' -f1 /proc/loadavg)" "$(grep '^split:' "$log")"
   done
 done
 load_after="$(cut -d' ' -f1 /proc/loadavg)"
