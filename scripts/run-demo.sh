@@ -2,7 +2,10 @@
 # `make demo`: the mini hybrid model (demos/model, docs/model.md) in its
 # default configuration -- 2 model processes x 2 endpoint threads plus one
 # xios_lite output server process -- writing NetCDF under output/, then the
-# quick ping-pong benchmark (endpoints vs MPI processes vs MPI between threads).
+# Fortran shallow-water model (demos/fortran/shallow_water.f90, 2 processes x
+# 2 endpoint threads, every thread an XIOS client) writing under
+# output/shallow_water/, then the quick ping-pong benchmark (endpoints vs MPI
+# processes vs MPI between threads).
 #
 #   BUILD_DIR=build/release bash scripts/run-demo.sh [extra mini_model options]
 #
@@ -28,7 +31,22 @@ OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" ep_mpiexec -n 3 -x OMP_NUM_THREADS -x EP
 echo "run-demo: model output in output/, trace in $EP_TRACE/"
 # plot_trace.py finds Debian's matplotlib itself (python3-matplotlib).
 python3 scripts/plot_trace.py "$EP_TRACE" --out output/pictures --title "mini_model"
-unset EP_TRACE  # the ping-pong below is not traced (it would overwrite the model's files)
+unset EP_TRACE  # nothing below is traced (it would overwrite the model's files)
+
+# The Fortran model: without a Fortran compiler, MPI's Fortran bindings or
+# OpenMP for Fortran it is not built (demos/fortran/CMakeLists.txt), and skipped.
+if [[ -x "$build_dir/demos/fortran/shallow_water" ]]; then
+  shallow_water="$(realpath "$build_dir/demos/fortran/shallow_water")"
+  mkdir -p output/shallow_water
+  cp demos/fortran/shallow_water_iodef.xml output/shallow_water/iodef.xml
+  echo
+  echo "run-demo: Fortran shallow-water model, 2 processes x 2 endpoint threads"
+  (cd output/shallow_water &&
+    OMP_NUM_THREADS=2 ep_mpiexec -n 2 -x OMP_NUM_THREADS "$shallow_water" ep)
+  echo "run-demo: Fortran model output in output/shallow_water/"
+else
+  echo "run-demo: $build_dir/demos/fortran/shallow_water is not built (no Fortran): skipped"
+fi
 
 out="$build_dir/demo-results"
 mkdir -p "$out"
