@@ -100,8 +100,8 @@ int main(int argc, char** argv) {
   for (std::size_t r = 1; r < shape[0]; ++r) {
     const double change = std::abs(mass[r] - mass[0]) / mass[0];
     if (!(change < 1e-12)) {
-      std::printf("check_shallow_water: h's total in record %zu differs from record 0 by %.3e\n",
-                  r, change);
+      std::printf("check_shallow_water: h's total in record %zu differs from record 0 by %.3e\n", r,
+                  change);
       return 1;
     }
   }

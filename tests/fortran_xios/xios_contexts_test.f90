@@ -13,68 +13,28 @@ program xios_contexts_test
   use xios
   use mod_wait
   use ep_mod
-  use omp_lib
-  use mpi
+  use xios_test_launch
   implicit none
 
   integer, parameter :: ni_glo = 12, nj_glo = 8, llm = 2, nsteps = 8
-  character(len=16) :: mode
-  integer :: comm, rank, nprocs, ierr, provided
-  type(ep_comm), allocatable :: eps(:)
 
-  call get_command_argument(1, mode)
-  if (trim(mode) == 'threads') then
-    call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
-  else
-    call MPI_Init(ierr)
-  end if
-  call init_wait()
-  call xios_initialize('client', return_comm=comm)
-  call MPI_Comm_rank(comm, rank, ierr)
-  call MPI_Comm_size(comm, nprocs, ierr)
-  if (trim(mode) == 'threads') then
-    allocate (eps(omp_get_max_threads()))
-    !$omp parallel default(shared)
-    !$omp single
-    call ep_create_endpoints(comm, omp_get_num_threads(), eps)
-    !$omp end single
-    call run_client(eps(omp_get_thread_num() + 1))
-    !$omp end parallel
-  else
-    call run_client()
-  end if
-  call xios_finalize()
-  if (rank == 0) print '(a)', 'xios contexts test done'
-  call MPI_Finalize(ierr)
+  call launch(run_client, 'xios contexts test done')
 
 contains
 
-  subroutine run_client(ep)
+  subroutine run_client(comm, ep)
+    integer, intent(in) :: comm
     type(ep_comm), optional, intent(in) :: ep
     type(xios_context) :: atm, srf
     type(xios_duration) :: dtime
     double precision, allocatable :: ta(:, :, :), sst(:)
     integer, allocatable :: kept(:)
     double precision :: levels(llm)
-    integer :: me, clients, ni, nj, jbegin, i, j, l, ts, n, npts
+    integer :: me, ni, nj, jbegin, i, j, l, ts, n, npts
     character(len=64) :: name
 
-    if (present(ep)) then
-      call ep_comm_rank(ep, me)
-      call ep_comm_size(ep, clients)
-    else
-      me = rank
-      clients = nprocs
-    end if
+    call client_rows(comm, ep, nj_glo, me, jbegin, nj)
     ni = ni_glo
-    nj = 0
-    jbegin = 0
-    do n = 0, clients - 1
-      nj = nj_glo / clients
-      if (n < mod(nj_glo, clients)) nj = nj + 1
-      if (n == me) exit
-      jbegin = jbegin + nj
-    end do
     levels = [850.0d0, 500.0d0]
 
     ! ---- atmosphere ----
@@ -159,13 +119,5 @@ contains
     call xios_context_finalize()
   end subroutine run_client
 
-  subroutine expect(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-    if (.not. condition) then
-      print '(a, i0, a, a)', 'rank ', rank, ': FAILED: ', what
-      error stop 1
-    end if
-  end subroutine expect
 
 end program xios_contexts_test

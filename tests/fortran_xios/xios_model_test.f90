@@ -16,45 +16,17 @@ program xios_model_test
   use xios
   use mod_wait
   use ep_mod
-  use omp_lib
-  use mpi
+  use xios_test_launch
   implicit none
 
   integer, parameter :: ni_glo = 20, nj_glo = 12, llm = 3, nsteps = 24
-  character(len=16) :: mode
-  integer :: comm, rank, nprocs, ierr, provided
-  type(ep_comm), allocatable :: eps(:)
 
-  call get_command_argument(1, mode)
-  if (trim(mode) == 'threads') then
-    call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
-  else
-    call MPI_Init(ierr)  ! as XIOS's programs do: no thread level asked
-  end if
-  call init_wait()
-  call xios_initialize('client', return_comm=comm)
-  call MPI_Comm_rank(comm, rank, ierr)
-  call MPI_Comm_size(comm, nprocs, ierr)
-
-  if (trim(mode) == 'threads') then
-    allocate (eps(omp_get_max_threads()))
-    !$omp parallel default(shared)
-    !$omp single
-    call ep_create_endpoints(comm, omp_get_num_threads(), eps)
-    !$omp end single
-    call run_client(eps(omp_get_thread_num() + 1))
-    !$omp end parallel
-  else
-    call run_client()
-  end if
-
-  call xios_finalize()
-  if (rank == 0) print '(a)', 'xios model test done'
-  call MPI_Finalize(ierr)
+  call launch(run_client, 'xios model test done')
 
 contains
 
-  subroutine run_client(ep)
+  subroutine run_client(comm, ep)
+    integer, intent(in) :: comm
     type(ep_comm), optional, intent(in) :: ep
     type(xios_context) :: ctx
     type(xios_fieldgroup) :: fieldgroup
@@ -65,27 +37,13 @@ contains
     character(len=32) :: calendar, name
     double precision, allocatable :: field_A(:, :, :), lon(:), lat(:), lonvalue(:)
     double precision :: levels(llm)
-    integer :: me, clients, ni, nj, ibegin, jbegin, i, j, l, ts, n, got_ni, nsteps_var
+    integer :: me, ni, nj, ibegin, jbegin, i, j, l, ts, got_ni, nsteps_var
     logical :: defined, ok
     character(len=16) :: greeting
 
-    if (present(ep)) then
-      call ep_comm_rank(ep, me)
-      call ep_comm_size(ep, clients)
-    else
-      me = rank
-      clients = nprocs
-    end if
-    ! Rows split as evenly as possible, the first clients one more.
+    call client_rows(comm, ep, nj_glo, me, jbegin, nj)
     ni = ni_glo
     ibegin = 0
-    jbegin = 0
-    do n = 0, clients - 1
-      nj = nj_glo / clients
-      if (n < mod(nj_glo, clients)) nj = nj + 1
-      if (n == me) exit
-      jbegin = jbegin + nj
-    end do
 
     allocate (field_A(0:ni + 1, -1:nj + 2, llm), lon(ni), lat(nj), lonvalue(ni))
     do i = 1, ni
@@ -179,13 +137,5 @@ contains
     call xios_context_finalize()
   end subroutine run_client
 
-  subroutine expect(condition, what)
-    logical, intent(in) :: condition
-    character(len=*), intent(in) :: what
-    if (.not. condition) then
-      print '(a, i0, a, a)', 'rank ', rank, ': FAILED: ', what
-      error stop 1
-    end if
-  end subroutine expect
 
 end program xios_model_test
