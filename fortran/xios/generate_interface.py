@@ -164,7 +164,21 @@ def field_routines():
     call xios_check_(cxios_write_data_{kind}(fieldid, len(fieldid), c_loc(data), {rank}, extents))
   end subroutine xios_send_field_{tag}_{rank}d""")
         for rank in range(8):
-            if tag != "r8":
+            if tag == "r4":
+                # Read in double precision, handed back in the model's.
+                shape = "int(shape(data), c_int64_t)" if rank > 0 else "[0_c_int64_t]"
+                bounds = ", ".join(f"size(data, {d + 1})" for d in range(rank))
+                alloc = f"allocate (values({bounds}))" if rank > 0 else ""
+                out.append(f"""  subroutine xios_recv_field_r4_{rank}d(fieldid, data)
+    character(len=*), intent(in) :: fieldid
+    {decl}, intent(out){dims(rank)} :: data
+    real(kind=c_double), {"allocatable, " if rank > 0 else ""}target{dims(rank)} :: values
+    integer(c_int64_t) :: extents(max(1, {rank}))
+    {alloc}
+    extents = {shape}
+    call xios_check_(cxios_read_data_k8(fieldid, len(fieldid), c_loc(values), {rank}, extents))
+    data = real(values, c_float)
+  end subroutine xios_recv_field_r4_{rank}d""")
                 continue
             contiguous = ", contiguous" if rank > 0 else ""
             shape = "int(shape(data), c_int64_t)" if rank > 0 else "[0_c_int64_t]"
@@ -220,7 +234,7 @@ def main():
     parts.append("  end interface xios_add_child")
     public.append("xios_add_child")
     sends = [f"xios_send_field_{t}_{r}d" for t, _, _ in FIELD_TYPES for r in range(8)]
-    recvs = [f"xios_recv_field_r8_{r}d" for r in range(8)]
+    recvs = [f"xios_recv_field_{t}_{r}d" for t, _, _ in FIELD_TYPES for r in range(8)]
     parts.append("  interface xios_send_field")
     parts.append(wrap("    module procedure " + ", ".join(sends), "    "))
     parts.append("  end interface xios_send_field")
