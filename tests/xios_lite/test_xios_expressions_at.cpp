@@ -190,4 +190,54 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// A window in which an '@' operand was not sent at one step is not
+// computed: the error names the operand, and the variables reading it have
+// _FillValue in that period's record (not a window of fewer samples).
+TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
+  const std::string dir = xios_test::scratch_dir("expressions_at_missing");
+  const std::string cfg = xios_test::write_config(dir, config(dir));
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        c.set_domain_block("d", b);
+        c.close_definition();
+        std::string first;
+        for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
+          const std::string e = xios_test::error_of([&] { c.update_calendar(s); });
+          if (first.empty()) first = e;
+          if (s != 3) c.send_field("field_A_srf", sent(s, b, a_at));
+          c.send_field("b", sent(s, b, b_at));
+          c.send_field("c", sent(s, b, c_at));
+        }
+        // Step 3 ends a window of a_avg3_sum (steps 1-3), which is due there.
+        EXPECT_HAS(first,
+                   "field 'surface.a_avg3_sum' was due at step 3 and could not be computed (its "
+                   "expression reads field 'field_A_srf', which was not sent)");
+        EXPECT_HAS(xios_test::error_of([&] { (void)c.finalise(); }), "was due at step 3");
+      });
+  const xios_test::Outcome o = xios_test::run(spec);
+  for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
+  if (ep_test::world_rank() == 0) {
+    const std::string path = dir + "/surface.nc";
+    const std::size_t n = kNi * kNj;
+    for (const char* var : {"field_A_srf_mean_max", "a_avg3_sum", "a_plus_b"}) {
+      const std::vector<double> got = xios_test::read_var(path, var);
+      ASSERT_EQ(got.size(), kPeriods * n) << var;
+      for (std::size_t x = 0; x < n; ++x) EXPECT_EQ(got[x], 9.96920996838686905e+36) << var << x;
+    }
+    // The second period, and the fields that do not read field_A_srf, as sent.
+    const std::vector<double> mean_max = xios_test::read_var(path, "field_A_srf_mean_max");
+    const std::vector<double> want =
+        expected('a', 2, [](int s, int j, int i) { return over('x', s, 2, j, i, a_at); });
+    expect_equal({mean_max.begin() + static_cast<std::ptrdiff_t>(n), mean_max.end()},
+                 {want.begin() + static_cast<std::ptrdiff_t>(n), want.end()}, "second period");
+    expect_equal(
+        xios_test::read_var(path, "b_min"),
+        expected('a', kStepsPerPeriod,
+                 [](int s, int j, int i) { return over('n', s, kStepsPerPeriod, j, i, b_at); }),
+        "b_min");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
