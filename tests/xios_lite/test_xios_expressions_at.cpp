@@ -5,7 +5,8 @@
 // field's own operation over the output period. The case of XIOS's
 // test_complete (context_surface.xml: a timestep of 1800 s, the mean over
 // 6 h of the hourly maxima), windows of 3 steps, a window as long as the
-// output period, "@a + b", and missing values inside the windows.
+// output period, "@a + b", missing values inside the windows and land
+// the model masks.
 //
 // Every value is computed here by a loop folding as the operations do
 // (the first sample taken, the next ones added, compared or kept, a mean
@@ -17,7 +18,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,10 @@ constexpr int kNj = 5;
 constexpr int kStepsPerPeriod = 12;  // 6 h of 1800 s
 constexpr int kPeriods = 2;
 constexpr double kMissing = -999;
+constexpr double kNcFill = 9.96920996838686905e+36;  // the default default_value
+
+// Land the model masks (set_domain_mask): sent as garbage, _FillValue in every record.
+bool land(int j, int i) { return j == 2 && i == 4; }
 
 double a_at(int s, int j, int i) { return ((s * 7 + i * 3 + j) % 11) * 0.25 - 1.0 + 0.1 * j; }
 double b_at(int s, int j, int i) {
@@ -76,7 +83,19 @@ std::string config(const std::string& dir) {
 }
 
 std::vector<double> sent(int s, const Block& b, double (*f)(int, int, int)) {
-  return xios_test::block_values(b, 1, [&](int, int j, int i) { return f(s, j, i); });
+  return xios_test::block_values(b, 1,
+                                 [&](int, int j, int i) { return land(j, i) ? 1e30 : f(s, j, i); });
+}
+
+void set_block_and_land(xios_lite::Client& c, const Block& b) {
+  c.set_domain_block("d", b);
+  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+  const std::unique_ptr<bool[]> valid(new bool[points]);
+  std::size_t at = 0;
+  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
+  }
+  c.set_domain_mask("d", std::span<const bool>(valid.get(), points));
 }
 
 // The operations' fold over samples (missing ones: nullopt, left out);
@@ -102,20 +121,26 @@ std::optional<double> fold(char op, const std::vector<std::optional<double>>& xs
 }
 
 // Per output period and point: `host` over the windows of `window` steps,
-// each window's value `in_window(first step, j, i)`.
+// each window's value `in_window(first step, j, i)`; `fill` where none is
+// valid and on land.
 std::vector<double> expected(
     char host, int window,
-    const std::function<std::optional<double>(int first, int j, int i)>& in_window) {
+    const std::function<std::optional<double>(int first, int j, int i)>& in_window,
+    double fill = kNcFill) {
   std::vector<double> out;
   for (int p = 0; p < kPeriods; ++p) {
     for (int j = 0; j < kNj; ++j) {
       for (int i = 0; i < kNi; ++i) {
+        if (land(j, i)) {
+          out.push_back(fill);
+          continue;
+        }
         std::vector<std::optional<double>> samples;
         for (int first = p * kStepsPerPeriod + 1; first <= (p + 1) * kStepsPerPeriod;
              first += window) {
           samples.push_back(in_window(first, j, i));
         }
-        out.push_back(fold(host, samples).value_or(kMissing));
+        out.push_back(fold(host, samples).value_or(fill));
       }
     }
   }
@@ -146,7 +171,7 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-        c.set_domain_block("d", b);
+        set_block_and_land(c, b);
         c.close_definition();
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
           c.update_calendar(s);
@@ -183,9 +208,11 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
                  "a_plus_b");
     // Missing values left out of each window's maximum; a window with none
     // (i == 1, the first hour) left out of the mean.
-    expect_equal(xios_test::read_var(path, "c_mean_max"),
-                 expected('a', 2, [](int s, int j, int i) { return over('x', s, 2, j, i, c_at); }),
-                 "c_mean_max");
+    expect_equal(
+        xios_test::read_var(path, "c_mean_max"),
+        expected(
+            'a', 2, [](int s, int j, int i) { return over('x', s, 2, j, i, c_at); }, kMissing),
+        "c_mean_max");
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -199,7 +226,7 @@ TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-        c.set_domain_block("d", b);
+        set_block_and_land(c, b);
         c.close_definition();
         std::string first;
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
@@ -223,7 +250,7 @@ TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
     for (const char* var : {"field_A_srf_mean_max", "a_avg3_sum", "a_plus_b"}) {
       const std::vector<double> got = xios_test::read_var(path, var);
       ASSERT_EQ(got.size(), kPeriods * n) << var;
-      for (std::size_t x = 0; x < n; ++x) EXPECT_EQ(got[x], 9.96920996838686905e+36) << var << x;
+      for (std::size_t x = 0; x < n; ++x) EXPECT_EQ(got[x], kNcFill) << var << x;
     }
     // The second period, and the fields that do not read field_A_srf, as sent.
     const std::vector<double> mean_max = xios_test::read_var(path, "field_A_srf_mean_max");
