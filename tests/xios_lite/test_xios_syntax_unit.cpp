@@ -413,9 +413,32 @@ TEST(XiosExpressions, InTheConfiguration) {
       std::string::npos);
   EXPECT_NE(error_of(config(R"(<field id="x">@nope</field>)")).find("unknown field 'nope'"),
             std::string::npos);
-  EXPECT_NE(error_of(config(R"(<field id="x" freq_op="2h">@a</field>)"))
-                .find("unsupported XIOS feature (the @ operator over a freq_op"),
-            std::string::npos);
+  // '@' over a freq_op of several timesteps: a's operation over each
+  // window; a window of part of a timestep is refused, saying so.
+  const Config windows = xios_lite::parse_config_string(
+      config(R"(<field id="x" freq_op="2h">@a + a</field>)"), "i.xml");
+  const auto& w = windows.fields[static_cast<std::size_t>(windows.find_field("x"))];
+  EXPECT_EQ(w.expr_operands, (std::vector<int>{windows.find_field("a"), windows.find_field("a")}));
+  EXPECT_EQ(xios_lite::at_window_steps(windows, windows.find_field("x")), 2);
+  EXPECT_EQ(xios_lite::at_window_steps(cfg, cfg.find_field("x")), 1);
+  const std::string part = error_of(config(R"(<field id="x" freq_op="90mi">@a</field>)"));
+  EXPECT_NE(
+      part.find("iodef.xml:6: <field id=\"x\"> attribute freq_op: value '1h30mi' out of range "
+                "(not a whole number of timesteps of 3600 s: the @ operator of '@a' "
+                "reduces its operands over windows of freq_op)"),
+      std::string::npos)
+      << part;
+  const std::string once =
+      error_of(config(R"(<field id="y" field_ref="a" operation="once"/><field id="x" )"
+                      R"(freq_op="2h">@y</field>)"));
+  EXPECT_NE(once.find("unsupported XIOS feature ('@y' over freq_op 2h: field 'y' has operation "
+                      "once"),
+            std::string::npos)
+      << once;
+  const std::string inner =
+      error_of(config(R"(<field id="y" freq_op="2h">@a</field><field id="x">y * 2</field>)"));
+  EXPECT_NE(inner.find("operand 'y' of 'y * 2' is computed once per freq_op 2h"), std::string::npos)
+      << inner;
 }
 
 // Files in read mode: kept apart from the output files (Config::inputs),

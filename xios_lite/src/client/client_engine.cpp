@@ -102,6 +102,22 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
     }
     const int domain = cfg.grids[static_cast<std::size_t>(f.grid)].domain;
     c.values.resize(points_of(blocks_.at(static_cast<std::size_t>(domain)), cfg.levels(f.grid)));
+    c.window = at_window_steps(cfg, field);
+    if (c.window > 1) {
+      const auto& masks = masks_.size() > static_cast<std::size_t>(domain)
+                              ? masks_[static_cast<std::size_t>(domain)]
+                              : std::vector<std::vector<std::uint8_t>>{};
+      const bool masked =
+          std::any_of(masks.begin(), masks.end(), [](const auto& m) { return !m.empty(); });
+      for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
+        // The operand as named ('@a' on a field_ref of a takes the
+        // field_ref's operation, missing values and fill).
+        const FieldDef& named = cfg.fields[static_cast<std::size_t>(f.expr_operands[k])];
+        const bool at = c.expr.operand_at()[k];
+        c.windows.emplace_back(named.operation, at ? c.values.size() : 0, named.default_value,
+                               named.detect_missing_value, masked);
+      }
+    }
     computed_of_field_[static_cast<std::size_t>(field)] = static_cast<int>(computed_.size());
     computed_.push_back(std::move(c));
   };
@@ -239,6 +255,10 @@ int ClientEngine::missing_operand(int field) const {
   if (c < 0) {
     return -1;
   }
+  if (const Computed& w = computed_[static_cast<std::size_t>(c)];
+      w.window > 1 && w.window_missed >= 0) {
+    return w.window_missed;
+  }
   for (const int op : computed_[static_cast<std::size_t>(c)].operands) {
     if (const Kept* kept = kept_[static_cast<std::size_t>(op)].get(); kept != nullptr) {
       if (!kept->sent) return op;
@@ -254,6 +274,10 @@ int ClientEngine::missing_operand(int field) const {
 void ClientEngine::compute_expressions() {
   for (Computed& c : computed_) {
     c.ready = false;
+    if (c.window > 1) {
+      compute_window(c);
+      continue;
+    }
     std::vector<std::span<const double>> inputs;
     std::vector<std::vector<std::uint8_t>> missing;
     bool all = true;
@@ -292,6 +316,91 @@ void ClientEngine::compute_expressions() {
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
     feed(c.field, parts, false);
   }
+}
+
+const std::vector<double>* ClientEngine::current(int field) const {
+  if (const Kept* kept = kept_[static_cast<std::size_t>(field)].get()) {
+    return kept->sent ? &kept->values : nullptr;
+  }
+  const Computed& inner =
+      computed_[static_cast<std::size_t>(computed_of_field_[static_cast<std::size_t>(field)])];
+  return inner.ready ? &inner.values : nullptr;
+}
+
+void ClientEngine::compute_window(Computed& c) {
+  const FieldDef& f = cfg_.fields[static_cast<std::size_t>(c.field)];
+  const std::vector<bool>& at = c.expr.operand_at();
+  const std::int64_t w = (step_ - 1) / c.window;
+  if (w != c.window_index) {
+    // A new window (the steps before it may have been skipped).
+    for (Accumulator& a : c.windows) a.reset();
+    c.window_index = w;
+    c.window_samples = 0;
+    c.window_missed = -1;
+  }
+  bool all = true;
+  for (std::size_t k = 0; k < c.operands.size(); ++k) {
+    if (at[k] && current(c.operands[k]) == nullptr) {
+      all = false;
+      if (c.window_missed < 0 && kept_[static_cast<std::size_t>(c.operands[k])]) {
+        c.window_missed = c.operands[k];
+      }
+    }
+  }
+  if (all) {
+    const auto domain =
+        static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
+    const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
+    for (std::size_t k = 0; k < c.operands.size(); ++k) {
+      if (!at[k]) continue;
+      const std::vector<double>& values = *current(c.operands[k]);
+      std::size_t offset = 0;
+      for (std::size_t b = 0; b < parts.size(); ++b) {
+        const std::span<const std::uint8_t> mask =
+            domain < masks_.size() && b < masks_[domain].size()
+                ? std::span<const std::uint8_t>(masks_[domain][b])
+                : std::span<const std::uint8_t>();
+        c.windows[k].add_part(offset, {values.data() + offset, parts[b].size()}, mask);
+        offset += parts[b].size();
+      }
+      c.windows[k].end_sample();
+    }
+    ++c.window_samples;
+  }
+  if (step_ != (w + 1) * c.window || c.window_samples != c.window) {
+    return;  // not the window's last step, or a step of it came without its '@' operands
+  }
+  std::vector<std::span<const double>> inputs;
+  std::vector<std::vector<std::uint8_t>> missing;
+  for (std::size_t k = 0; k < c.operands.size(); ++k) {
+    std::vector<std::uint8_t> gone;
+    if (at[k]) {
+      Accumulator& a = c.windows[k];
+      inputs.push_back(a.result());
+      gone.resize(c.values.size());
+      for (std::size_t i = 0; i < gone.size(); ++i) gone[i] = a.valid(i) ? 0 : 1;
+    } else {
+      // Without '@': the value at the window's last step.
+      const std::vector<double>* values = current(c.operands[k]);
+      if (values == nullptr) {
+        return;
+      }
+      inputs.emplace_back(*values);
+      const FieldDef& of = cfg_.fields[static_cast<std::size_t>(c.operands[k])];
+      if (of.detect_missing_value) {
+        gone.resize(values->size());
+        for (std::size_t i = 0; i < values->size(); ++i) {
+          const double x = (*values)[i];
+          gone[i] = (x == of.default_value || std::isnan(x)) ? 1 : 0;
+        }
+      }
+    }
+    missing.push_back(std::move(gone));
+  }
+  c.expr.evaluate(inputs, missing, f.default_value, c.values);
+  c.ready = true;
+  const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
+  feed(c.field, parts, false);
 }
 
 bool ClientEngine::completes_record(const Variable& v) const {

@@ -16,7 +16,13 @@
 //
 // Expressions (XIOS's expr) are evaluated at the end of each step from the
 // values their fields were sent with in that step, before the temporal
-// operation, as XIOS does. A variable whose grid reduces its field's grid
+// operation, as XIOS does. In the expression of a field whose freq_op is
+// F > 1 steps, "@a" is a's own operation (a's `operation`) over each window
+// of F steps from the start, "a" its value at the window's last step: the
+// expression is computed at the last step of each window, a sample for the
+// field's own operation. A window in which a step did not bring every "@"
+// operand (not sent, or skipped) is not computed: the field's record of
+// that period is missing, as for a field not sent. A variable whose grid reduces its field's grid
 // (reduce_axis, reduce_domain) is reduced on the servers before its
 // temporal operation: the engine then sends every sample (an instant at each
 // sampling step, its period being one sampling interval) and the servers
@@ -111,6 +117,15 @@ class ClientEngine {
     std::vector<int> operands;  // data fields, one per operand of expr
     std::vector<double> values;
     bool ready = false;  // computed in the current step
+    // XIOS's '@' over a freq_op of `window` > 1 steps: each '@' operand's
+    // own temporal operation over the window (steps (w x window, (w + 1) x
+    // window]) in windows[k]; the expression is computed at the window's
+    // last step only, when every step of it brought the '@' operands.
+    std::int64_t window = 1;
+    std::vector<Accumulator> windows;  // per operand (empty ones for operands without '@')
+    std::int64_t window_index = -1;    // the window the accumulators hold
+    std::int64_t window_samples = 0;   // its steps folded in
+    int window_missed = -1;            // an '@' operand not sent in it (-1: none)
   };
   // A field an expression reads: its values in the current step.
   struct Kept {
@@ -134,6 +149,10 @@ class ClientEngine {
   /// The layout of block `b` of `domain` (null: the block itself).
   [[nodiscard]] const DataLayout* layout_of(std::size_t domain, std::size_t b) const;
   void compute_expressions();
+  /// compute_expressions for an expression with '@' over a window.
+  void compute_window(Computed& c);
+  /// `field`'s values in the current step (sent, or computed), null when none.
+  [[nodiscard]] const std::vector<double>* current(int field) const;
   [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;
   /// The last step of record `k` of `v` (its period's, or its k-th sampling step).
   [[nodiscard]] std::int64_t last_step(const Variable& v, std::int64_t k) const;

@@ -51,6 +51,12 @@ class Accumulator {
   /// sample's values as its result, point for point.
   [[nodiscard]] bool every_point_valid() const noexcept { return every_point_valid_; }
 
+  /// Whether point `at` had a valid sample in this period (its result is
+  /// not the fill value standing for none).
+  [[nodiscard]] bool valid(std::size_t at) const noexcept {
+    return every_point_valid_ ? samples_ > 0 : counts_[at] > 0;
+  }
+
   /// The period's result (averages divided out, missing points = fill),
   /// valid until reset().
   [[nodiscard]] std::span<const double> result();

@@ -199,13 +199,17 @@ class ExpressionParser {
       }
     }
     out_.uses_at_ = out_.uses_at_ || at_sign;
+    // "@a" and "a" differ over a freq_op longer than a timestep (the
+    // window's operation, the window's last value): one operand each.
     int index = 0;
     while (index < static_cast<int>(out_.names_.size()) &&
-           out_.names_[static_cast<std::size_t>(index)] != name) {
+           (out_.names_[static_cast<std::size_t>(index)] != name ||
+            out_.at_[static_cast<std::size_t>(index)] != at_sign)) {
       ++index;
     }
     if (index == static_cast<int>(out_.names_.size())) {
       out_.names_.push_back(name);
+      out_.at_.push_back(at_sign);
     }
     emit(Op::kOperand, 0, index);
   }
@@ -245,6 +249,7 @@ class ExpressionParser {
 bool Expression::compile(const std::string& text, std::string& error) {
   program_.clear();
   names_.clear();
+  at_.clear();
   uses_at_ = false;
   depth_ = 0;
   ExpressionParser p(text, *this);
@@ -401,7 +406,109 @@ std::vector<bool> fields_in_use(const Config& cfg) {
   return used;
 }
 
+// The field whose values `field` takes: the end of its field_ref chain.
+// A cycle of references stops after every field (it is refused later, by name).
+int data_of(const Config& cfg, int field) {
+  for (std::size_t n = 0;
+       n < cfg.fields.size() && cfg.fields[static_cast<std::size_t>(field)].expr.empty() &&
+       cfg.fields[static_cast<std::size_t>(field)].source_field >= 0;
+       ++n) {
+    field = cfg.fields[static_cast<std::size_t>(field)].source_field;
+  }
+  return field;
+}
+
+std::int64_t steps_in(const Config& cfg, const Frequency& f) {
+  return cfg.calendar.fixed_seconds(f) / cfg.calendar.timestep_seconds();
+}
+
+// What the '@' operator over a freq_op of F > 1 timesteps needs (see
+// at_window_steps): F a whole number of timesteps; '@' operands sampled
+// every timestep from the start (XIOS would sample them at their own
+// freq_op and offset inside each window) with an operation that has a
+// value per window (once has one for the whole run); no expression reading
+// such a field, whose values exist at window ends only; and the variables
+// of such a field sampled at window ends.
+void check_windows(const Config& cfg) {
+  const std::int64_t ts = cfg.calendar.timestep_seconds();
+  for (const FieldDef& f : cfg.fields) {
+    if (f.expr.empty()) continue;
+    Expression e;
+    std::string error;
+    (void)e.compile(f.expr, error);  // compiled above
+    for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
+      const int data = data_of(cfg, f.expr_operands[k]);
+      if (const std::int64_t w = at_window_steps(cfg, data); w > 1) {
+        config::fail_at(f.where, "expr",
+                        "unsupported XIOS feature (operand '" + e.operands()[k] + "' of '" +
+                            f.expr + "' is computed once per freq_op " +
+                            to_string(cfg.fields[static_cast<std::size_t>(data)].freq_op) +
+                            " by its own @ operator)");
+      }
+    }
+    if (!e.uses_at() || f.freq_op.is_calendar_dependent()) continue;
+    const std::int64_t seconds = cfg.calendar.fixed_seconds(f.freq_op);
+    if (seconds % ts != 0) {
+      config::fail_at(f.where, "freq_op",
+                      "value '" + to_string(f.freq_op) +
+                          "' out of range (not a whole number of timesteps of " +
+                          std::to_string(ts) + " s: the @ operator of '" + f.expr +
+                          "' reduces its operands over windows of freq_op)");
+    }
+    if (seconds / ts <= 1) continue;
+    for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
+      if (!e.operand_at()[k]) continue;
+      const FieldDef& of = cfg.fields[static_cast<std::size_t>(f.expr_operands[k])];
+      const std::string what =
+          "'@" + e.operands()[k] + "' over freq_op " + to_string(f.freq_op) + ": field '" + of.id;
+      if (of.operation == Operation::kOnce) {
+        config::fail_at(f.where, "expr",
+                        "unsupported XIOS feature (" + what +
+                            "' has operation once, one value for the whole run)");
+      }
+      if (cfg.calendar.fixed_seconds(of.freq_op) != ts ||
+          cfg.calendar.fixed_seconds(of.freq_offset) != 0) {
+        config::fail_at(f.where, "expr",
+                        "unsupported XIOS feature (" + what + "' has freq_op " +
+                            to_string(of.freq_op) + " and freq_offset " +
+                            to_string(of.freq_offset) +
+                            "; the windows take every timestep from the start)");
+      }
+    }
+  }
+  for (const FileDef& file : cfg.files) {
+    for (const OutputVariable& v : file.variables) {
+      const int data = data_of(cfg, v.field);
+      const std::int64_t w = at_window_steps(cfg, data);
+      if (w <= 1) continue;
+      const FieldDef& d = cfg.fields[static_cast<std::size_t>(data)];
+      for (auto [attr, freq] :
+           {std::pair{"freq_op", &v.freq_op}, std::pair{"freq_offset", &v.freq_offset}}) {
+        if (cfg.calendar.fixed_seconds(*freq) % (w * ts) != 0) {
+          config::fail_at(v.where, attr,
+                          "value '" + to_string(*freq) + "' out of range (field '" + d.id +
+                              "' is computed once per freq_op " + to_string(d.freq_op) +
+                              " by its @ operator: sample it at a multiple of that)");
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
+
+std::int64_t at_window_steps(const Config& cfg, int field) {
+  const FieldDef& f = cfg.fields[static_cast<std::size_t>(field)];
+  if (f.expr.empty() || f.freq_op.is_calendar_dependent()) {
+    return 1;
+  }
+  Expression e;
+  std::string error;
+  if (!e.compile(f.expr, error) || !e.uses_at()) {
+    return 1;
+  }
+  return std::max<std::int64_t>(1, steps_in(cfg, f.freq_op));
+}
 
 void resolve_expressions(Config& cfg) {
   // XIOS tolerates a definition no file uses, even with a broken
@@ -455,12 +562,6 @@ void resolve_expressions(Config& cfg) {
         }
       }
       f.expr_operands.push_back(field);
-    }
-    if (e.uses_at() && f.freq_op != Frequency{0, 0, 0, 0, 1}) {
-      config::fail_at(f.where, "freq_op",
-                      "unsupported XIOS feature (the @ operator over a freq_op longer than one "
-                      "timestep: '" +
-                          f.expr + "' with freq_op " + to_string(f.freq_op) + ")");
     }
   }
   // The grid of an expression: its own, else its first operand's (in
@@ -521,6 +622,7 @@ void resolve_expressions(Config& cfg) {
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
     visit(static_cast<int>(i));
   }
+  check_windows(cfg);
 }
 
 }  // namespace xios_lite

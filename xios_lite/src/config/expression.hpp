@@ -15,11 +15,15 @@
 // Functions: abs exp log log10 sqrt sin cos tan asin acos atan sinh cosh
 // tanh (one argument), min max (two). Comparisons give 1 or 0.
 //
-// An operand is a field's value at the sampling step ("@a" and "a" are
-// the same at the timestep frequency; XIOS's "@" over a longer freq_op is
-// not implemented). A point is missing in the result when it is missing
-// in an operand (masked, or the operand's default_value/NaN when that
-// field detects missing values).
+// An operand is a field's value at the sampling step. "@a" and "a" are
+// the same at the timestep frequency; in the expression of a field whose
+// freq_op is longer (F steps), "@a" is a's own temporal operation over
+// each window of F steps and "a" its value at the window's last step, as
+// in XIOS (the engine folds the windows, see client_engine.hpp). "@a" and
+// "a" are therefore distinct operands. A point is missing in the result
+// when it is missing in an operand (masked, or the operand's
+// default_value/NaN when that field detects missing values, or no valid
+// sample in a window).
 //
 // Thread safety: an Expression is immutable after compile(); evaluate()
 // may run on any thread.
@@ -37,9 +41,12 @@ namespace xios_lite {
 class Expression {
  public:
   /// Compiles `text`; on failure returns false and sets `error`. Operand
-  /// names (field ids, "this") are listed by operands() in order of first use.
+  /// names (field ids, "this") are listed by operands() in order of first
+  /// use, a name once with '@' and once without when written both ways.
   bool compile(const std::string& text, std::string& error);
   [[nodiscard]] const std::vector<std::string>& operands() const { return names_; }
+  /// Per operand: written with '@'.
+  [[nodiscard]] const std::vector<bool>& operand_at() const { return at_; }
   /// Whether an operand is written with '@'.
   [[nodiscard]] bool uses_at() const { return uses_at_; }
   /// The evaluation stack it needs (at most kMaxDepth).
@@ -85,9 +92,15 @@ class Expression {
   friend class ExpressionParser;
   std::vector<Step> program_;
   std::vector<std::string> names_;
+  std::vector<bool> at_;  // per operand: written with '@'
   bool uses_at_ = false;
   int depth_ = 0;  // stack depth needed
 };
+
+/// The window of the '@' operator in field `field`'s expression, in
+/// timesteps: its freq_op when the expression uses '@' and freq_op is
+/// longer than one timestep, else 1. Needs the calendar.
+[[nodiscard]] std::int64_t at_window_steps(const Config& cfg, int field);
 
 /// Resolves every field's expression (operands, grids, checks); part of
 /// complete_definitions. Throws ep::Error naming the field.
