@@ -150,6 +150,27 @@ TEST(XiosConfig, RepeatedIdIsTheSameObject) {
             1);
 }
 
+// Only definitions merge by id: a <variable> of the same id in two files
+// (XIOS's test_complete gives each file its my_global_attribute) stays each
+// file's own.
+TEST(XiosConfig, VariablesOfTwoFilesStayApart) {
+  const xios_lite::Config cfg = parse_config_string(replaced(R"(<field field_ref="ps"/>
+      </file>)",
+                                                             R"(<field field_ref="ps"/>
+        <variable id="note" type="string">first</variable>
+      </file>
+      <file id="second" name="second" output_freq="1d">
+        <field field_ref="ps"/>
+        <variable id="note" type="string">second</variable>
+      </file>)"),
+                                                    "two_files.xml");
+  ASSERT_EQ(cfg.files.size(), 2U);
+  ASSERT_EQ(cfg.files[0].attributes.size(), 1U);
+  ASSERT_EQ(cfg.files[1].attributes.size(), 1U);
+  EXPECT_EQ(cfg.files[0].attributes[0].value, "first");
+  EXPECT_EQ(cfg.files[1].attributes[0].value, "second");
+}
+
 // XIOS lets a field without an id sit in a field group (it names it itself):
 // nothing refers to it, and the configuration parses.
 TEST(XiosConfig, FieldWithoutIdInAGroup) {

@@ -190,17 +190,28 @@ void fail(const Element& e, std::string_view attribute, const std::string& what)
 
 namespace {
 
-// XIOS: an id given twice in a context names one object; the later element
-// adds its attributes (overriding) and its children to the first one, at
-// the first one's place. Ids are per element name (a domain and an axis may
-// share one).
+// Whether `e` is a definition (a field of a field_definition or
+// field_group, a file of a file_definition, ...), as opposed to an element
+// of a file or a <variable> attribute, which belong to their parent.
+bool is_definition(const Element& e) {
+  if (e.parent == nullptr || e.name == "variable") return false;
+  const std::string& p = e.parent->name;
+  const std::string base =
+      e.name.ends_with("_group") ? e.name.substr(0, e.name.size() - 6) : e.name;
+  return p == base + "_definition" || p == base + "_group";
+}
+
+// XIOS: a definition's id given twice in a context names one object; the
+// later element adds its attributes (overriding) and its children to the
+// first one, at the first one's place. Ids are per element name (a domain
+// and an axis may share one).
 void merge_repeated_ids(Element& context) {
   std::map<std::pair<std::string, std::string>, Element*> first;
   const std::function<void(Element&)> visit = [&](Element& parent) {
     for (std::size_t i = 0; i < parent.children.size();) {
       Element& e = *parent.children[i];
       const std::string* id = e.find("id");
-      if (id != nullptr) {
+      if (id != nullptr && is_definition(e)) {
         const auto [it, added] = first.try_emplace({e.name, *id}, &e);
         if (!added) {
           Element& target = *it->second;
