@@ -9,7 +9,7 @@
 // (parse_context.cpp: the driver, the index and inheritance; parse_calendar,
 // parse_domain, parse_axis, parse_scalar, parse_grid, parse_field,
 // parse_file): every kind reads the same state (the index of definitions,
-// the built Config) and calls the others' builders (a grid
+// the built Config, the failed ids) and calls the others' builders (a grid
 // builds its anonymous domains, a file its own fields), so one class with
 // its state private keeps those calls short and the state in one place,
 // where free functions would pass a state struct to each.
@@ -24,8 +24,10 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "parse_errors.hpp"
 #include "xios_lite/config.hpp"
 #include "xml_tree.hpp"
 
@@ -65,7 +67,10 @@ void separate_inputs(Config& cfg);
 
 class ContextParser {
  public:
-  ContextParser(const Element& ctx, const Settings& settings, const std::string& path);
+  // Errors are recorded in `errors` (parse_errors.hpp); the Config returned
+  // is complete only when none was.
+  ContextParser(const Element& ctx, const Settings& settings, const std::string& path,
+                Errors& errors);
 
   Config run();
 
@@ -99,6 +104,18 @@ class ContextParser {
   void index_definitions();
 
   static std::vector<const Element*> transformation_children(const Element& e);
+
+  // Parses the definition `what` `id` under errors_.guard; a failed one is
+  // remembered, so that what refers to it is skipped, not reported again.
+  template <class F>
+  void guarded(const char* what, const std::string& id, F&& parse) {
+    if (!errors_.guard(std::forward<F>(parse))) {
+      failed_[what].insert(id);
+    }
+  }
+
+  // Throws DependsOnFailed when the definition `what` `id` failed.
+  void skip_if_failed(const std::string& what, const std::string& id) const;
 
   // ---- the calendar and the options (parse_calendar.cpp) ----
 
@@ -229,7 +246,10 @@ class ContextParser {
   void add_time_series(FileDef f, const std::string& mode, const std::string& prefix);
 
   const Element& ctx_;
+  Errors& errors_;
   Config cfg_;
+  // The ids of the definitions that failed, by kind ("domain", "grid", ...).
+  std::map<std::string, std::set<std::string>> failed_;
   std::map<std::string, const Element*> domain_ids_, axis_ids_, scalar_ids_, field_ids_, group_ids_;
   std::vector<const Element*> domain_elements_, axis_elements_, scalar_elements_, field_elements_;
   std::map<std::string, int> domain_index_, axis_index_, scalar_index_, grid_index_, field_index_;

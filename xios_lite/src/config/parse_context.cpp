@@ -58,8 +58,9 @@ bool inheritable(std::string_view attr) {
 
 }  // namespace
 
-ContextParser::ContextParser(const Element& ctx, const Settings& settings, const std::string& path)
-    : ctx_(ctx) {
+ContextParser::ContextParser(const Element& ctx, const Settings& settings, const std::string& path,
+                             Errors& errors)
+    : ctx_(ctx), errors_(errors) {
   cfg_.path = path;
   cfg_.buffers = settings.buffers;
   cfg_.finalise_timeout_s = settings.finalise_timeout_s;
@@ -67,39 +68,48 @@ ContextParser::ContextParser(const Element& ctx, const Settings& settings, const
   cfg_.report_json = settings.report_json;
 }
 
+// Each definition is parsed under a guard (parse_errors.hpp), in the order
+// that lets later kinds refer to earlier ones.
 Config ContextParser::run() {
-  config::check_attributes(ctx_, {"id", "calendar_type", "start_date", "time_origin", "timestep"});
-  config::check_children(
-      ctx_, {"calendar", "options", "domain_definition", "axis_definition", "scalar_definition",
-             "grid_definition", "field_definition", "file_definition", "variable_definition"});
-  cfg_.context = config::required(ctx_, "id");
-  read_calendar();
+  errors_.guard([&] {
+    config::check_attributes(ctx_,
+                             {"id", "calendar_type", "start_date", "time_origin", "timestep"});
+  });
+  errors_.guard([&] {
+    config::check_children(
+        ctx_, {"calendar", "options", "domain_definition", "axis_definition", "scalar_definition",
+               "grid_definition", "field_definition", "file_definition", "variable_definition"});
+  });
+  errors_.guard([&] { cfg_.context = config::required(ctx_, "id"); });
+  errors_.guard([&] { read_calendar(); });
   for (const Element* opt : ctx_.children_named("options")) {
-    read_options(*opt);
+    errors_.guard([&] { read_options(*opt); });
   }
   // A model context's <variable>s are the model's own parameters (XIOS's
   // xios_getvar reads them); they write nothing. Each is checked as a
   // <variable> is (id, type, a value of that type).
   for (const Element* def : ctx_.children_named("variable_definition")) {
-    check_model_variables(*def);
+    errors_.guard([&] { check_model_variables(*def); });
   }
   index_definitions();
   for (const Element* e : domain_elements_) {
-    (void)domain_of(*e);
+    guarded("domain", e->get("id"), [&] { (void)domain_of(*e); });
   }
   for (const Element* e : axis_elements_) {
-    (void)axis_of(*e);
+    guarded("axis", e->get("id"), [&] { (void)axis_of(*e); });
   }
   for (const Element* e : scalar_elements_) {
-    (void)scalar_of(*e);
+    guarded("scalar", e->get("id"), [&] { (void)scalar_of(*e); });
   }
-  walk("grid_definition", "grid_group", "grid", [&](const Element& g) { build_grid(g); });
+  walk("grid_definition", "grid_group", "grid",
+       [&](const Element& g) { guarded("grid", g.get("id"), [&] { build_grid(g); }); });
   for (const Element* e : field_elements_) {
-    build_field(*e);
+    guarded("field", e->get("id"), [&] { build_field(*e); });
   }
   cfg_.fields = std::move(field_slots_);
-  add_stand_in_domains();
-  walk("file_definition", "file_group", "file", [&](const Element& f) { build_file(f); });
+  errors_.guard([&] { add_stand_in_domains(); });
+  walk("file_definition", "file_group", "file",
+       [&](const Element& f) { errors_.guard([&] { build_file(f); }); });
   return std::move(cfg_);
 }
 
@@ -128,11 +138,19 @@ const Element* ContextParser::referenced(Kind kind, const Element& e) const {
       return nullptr;
   }
   const auto it = ids->find(*id);
+  const std::string what = std::string(ref).substr(0, std::string(ref).size() - 4);
   if (it == ids->end()) {
-    const std::string what = std::string(ref).substr(0, std::string(ref).size() - 4);
     fail(e, ref, "unknown " + what + " '" + *id + "'");
   }
+  skip_if_failed(what, *id);
   return it->second;
+}
+
+void ContextParser::skip_if_failed(const std::string& what, const std::string& id) const {
+  const auto kind = failed_.find(what);
+  if (kind != failed_.end() && kind->second.count(id) > 0) {
+    throw DependsOnFailed();
+  }
 }
 
 // XIOS's inheritance: own, groups (nearest first), then the referenced element.
@@ -176,14 +194,18 @@ void ContextParser::index(std::map<std::string, const Element*>& ids,
 }
 
 void ContextParser::index_definitions() {
-  walk("domain_definition", "domain_group", "domain",
-       [&](const Element& e) { index(domain_ids_, domain_elements_, e, true); });
-  walk("axis_definition", "axis_group", "axis",
-       [&](const Element& e) { index(axis_ids_, axis_elements_, e, true); });
-  walk("scalar_definition", "scalar_group", "scalar",
-       [&](const Element& e) { index(scalar_ids_, scalar_elements_, e, true); });
-  walk("field_definition", "field_group", "field",
-       [&](const Element& e) { index(field_ids_, field_elements_, e, true); });
+  walk("domain_definition", "domain_group", "domain", [&](const Element& e) {
+    errors_.guard([&] { index(domain_ids_, domain_elements_, e, true); });
+  });
+  walk("axis_definition", "axis_group", "axis", [&](const Element& e) {
+    errors_.guard([&] { index(axis_ids_, axis_elements_, e, true); });
+  });
+  walk("scalar_definition", "scalar_group", "scalar", [&](const Element& e) {
+    errors_.guard([&] { index(scalar_ids_, scalar_elements_, e, true); });
+  });
+  walk("field_definition", "field_group", "field", [&](const Element& e) {
+    errors_.guard([&] { index(field_ids_, field_elements_, e, true); });
+  });
   for (const Element* e : field_elements_) {
     (void)field_position(*e);  // fields are numbered in document order
   }
@@ -191,12 +213,14 @@ void ContextParser::index_definitions() {
   const std::function<void(const Element&)> groups_of = [&](const Element& e) {
     for (const auto& c : e.children) {
       if (c->name == "field_group") {
-        if (c->has("id") && !group_ids_.emplace(c->get("id"), c.get()).second) {
-          fail(*c, "id", "duplicate id '" + c->get("id") + "'");
-        }
-        if (c->has("id") && field_ids_.count(c->get("id")) > 0) {
-          fail(*c, "id", "duplicate id '" + c->get("id") + "'");
-        }
+        errors_.guard([&] {
+          if (c->has("id") && !group_ids_.emplace(c->get("id"), c.get()).second) {
+            fail(*c, "id", "duplicate id '" + c->get("id") + "'");
+          }
+          if (c->has("id") && field_ids_.count(c->get("id")) > 0) {
+            fail(*c, "id", "duplicate id '" + c->get("id") + "'");
+          }
+        });
         groups_of(*c);
       }
     }
@@ -208,16 +232,16 @@ void ContextParser::index_definitions() {
   const auto check_tree = [&](const char* definition, const char* group, const char* element,
                               auto&& attrs) {
     const std::function<void(const Element&)> visit = [&](const Element& e) {
-      config::check_children(e, {group, element});
+      errors_.guard([&] { config::check_children(e, {group, element}); });
       for (const auto& c : e.children) {
         if (c->name == group) {
-          attrs(*c);
+          errors_.guard([&] { attrs(*c); });
           visit(*c);
         }
       }
     };
     for (const Element* def : ctx_.children_named(definition)) {
-      attrs(*def);
+      errors_.guard([&] { attrs(*def); });
       visit(*def);
     }
   };
@@ -260,12 +284,15 @@ Simulation parse_tree(const Element& root, const std::string& path) {
   if (root.name != "simulation" && root.name != "xios_lite") {
     fail(root, "", "root element must be <simulation> (XIOS) or <xios_lite>");
   }
-  config::check_attributes(root, {});
-  config::check_children(root, {"context"});
+  // Past the root, every context and definition is read under a guard
+  // and the errors are thrown together (parse_errors.hpp).
+  parser::Errors errors;
+  errors.guard([&] { config::check_attributes(root, {}); });
+  errors.guard([&] { config::check_children(root, {"context"}); });
   Settings settings;
   for (const Element* ctx : root.children_named("context")) {
     if (ctx->get("id") == "xios") {
-      parser::read_xios_context(*ctx, settings);
+      errors.guard([&] { parser::read_xios_context(*ctx, settings); });
     }
   }
   Simulation sim;
@@ -276,15 +303,23 @@ Simulation parse_tree(const Element& root, const std::string& path) {
       continue;
     }
     if (!ids.insert(ctx->get("id")).second) {
-      fail(*ctx, "id", "duplicate id '" + ctx->get("id") + "'");
+      errors.guard([&] { fail(*ctx, "id", "duplicate id '" + ctx->get("id") + "'"); });
+      continue;
     }
-    Config cfg = ContextParser(*ctx, settings, path).run();
-    parser::separate_inputs(cfg);
-    if (undefined_definitions(cfg).empty()) {
-      complete_definitions(cfg);
+    const std::size_t failures = errors.failures();
+    Config cfg = ContextParser(*ctx, settings, path, errors).run();
+    if (errors.failures() > failures) {
+      continue;  // completing a context with failed definitions would only add noise
     }
-    sim.contexts.push_back(std::move(cfg));
+    errors.guard([&] {
+      parser::separate_inputs(cfg);
+      if (undefined_definitions(cfg).empty()) {
+        complete_definitions(cfg);
+      }
+      sim.contexts.push_back(std::move(cfg));
+    });
   }
+  errors.throw_if_any();
   if (sim.contexts.empty()) {
     fail(root, "", "no <context> element (besides the context \"xios\")");
   }

@@ -116,7 +116,7 @@ void ContextParser::build_file(const Element& n) {
         }
         visit(*c);
       } else if (c->name == "field") {
-        add_file_field(*c, nullptr, f, names, output_level);
+        errors_.guard([&] { add_file_field(*c, nullptr, f, names, output_level); });
       }
     }
   };
@@ -137,7 +137,7 @@ void ContextParser::add_group_fields(const Element& in_file, const Element& grou
                                      std::optional<int> output_level) {
   for (const auto& c : group.children) {
     if (c->name == "field" && c->has("id")) {
-      add_file_field(in_file, c.get(), f, names, output_level);
+      errors_.guard([&] { add_file_field(in_file, c.get(), f, names, output_level); });
     } else if (c->name == "field_group") {
       add_group_fields(in_file, *c, f, names, output_level);
     }
@@ -148,6 +148,9 @@ void ContextParser::add_group_fields(const Element& in_file, const Element& grou
 // group taking the attributes of the file's field_group `e`.
 void ContextParser::add_file_field(const Element& e, const Element* group_member, FileDef& f,
                                    std::set<std::string>& names, std::optional<int> output_level) {
+  if (group_member != nullptr) {
+    skip_if_failed("field", group_member->get("id"));
+  }
   if (group_member == nullptr) {
     check_field_attributes(e);
     config::check_children(e, {"variable"});

@@ -16,6 +16,7 @@ int ContextParser::member_index(const std::map<std::string, int>& index, const E
   const std::string id = config::required(e, attr);
   const auto it = index.find(id);
   if (it == index.end()) {
+    skip_if_failed(what, id);
     fail(e, attr, std::string("unknown ") + what + " '" + id + "'");
   }
   return it->second;
@@ -133,6 +134,7 @@ int ContextParser::grid_of(Kind kind, const Element& e) {
   if (grid && (!domain || grid.distance <= domain.distance)) {
     const auto it = grid_index_.find(*grid.value);
     if (it == grid_index_.end()) {
+      skip_if_failed("grid", *grid.value);
       fail(*grid.at, "grid_ref", "unknown grid '" + *grid.value + "'");
     }
     return it->second;
@@ -142,6 +144,7 @@ int ContextParser::grid_of(Kind kind, const Element& e) {
   }
   const auto d = domain_index_.find(*domain.value);
   if (d == domain_index_.end()) {
+    skip_if_failed("domain", *domain.value);
     fail(*domain.at, "domain_ref", "unknown domain '" + *domain.value + "'");
   }
   GridDef g;
@@ -150,6 +153,7 @@ int ContextParser::grid_of(Kind kind, const Element& e) {
   if (const Found axis = lookup(kind, e, "axis_ref")) {
     const auto a = axis_index_.find(*axis.value);
     if (a == axis_index_.end()) {
+      skip_if_failed("axis", *axis.value);
       fail(*axis.at, "axis_ref", "unknown axis '" + *axis.value + "'");
     }
     g.members.push_back({GridDef::Member::Kind::kAxis, a->second});
