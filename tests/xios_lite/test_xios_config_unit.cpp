@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "client/temporal.hpp"
 #include "ep/error.hpp"
@@ -94,7 +97,7 @@ TEST(XiosConfig, ParsesAndInherits) {
   EXPECT_EQ(cfg.fields[2].operation, xios_lite::Operation::kInstant);
   ASSERT_EQ(cfg.files.size(), 1U);
   const auto& f = cfg.files[0];
-  EXPECT_EQ(f.output_freq, (xios_lite::Frequency{0, 0, 0, 6 * 3600, 0}));
+  EXPECT_EQ(f.output_freq, (xios_lite::Frequency{0, 0, 0, std::int64_t{6} * 3600, 0}));
   EXPECT_EQ(f.compression_level, 2);
   ASSERT_EQ(f.variables.size(), 3U);
   EXPECT_EQ(f.variables[1].name, "ta_max");
@@ -113,6 +116,71 @@ TEST(XiosConfig, UnknownReferenceNamesFileLineElementAttribute) {
   EXPECT_NE(e.find("<field>"), std::string::npos) << e;
   EXPECT_NE(e.find("attribute field_ref"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown field 'psx'"), std::string::npos) << e;
+}
+
+// The lines of an error message.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    out.push_back(line);
+  }
+  return out;
+}
+
+// The errors of independent definitions come together, one per line, in the
+// order the parse meets them (domains, grids, fields, files); what refers to
+// a failed definition (the grids on the domain, the file's fields) adds none.
+TEST(XiosConfig, EveryIndependentErrorIsReported) {
+  std::string xml = base_config();
+  const std::array<std::pair<std::string, std::string>, 3> errors{{
+      {R"(ni_glo="8")", R"(ni_glo="0")"},
+      {R"(<field id="ta" grid_ref="g3"/>)", R"(<field id="ta" grid_ref="g9"/>)"},
+      {R"(output_freq="6h")", R"(output_freq="6hours")"},
+  }};
+  for (const auto& [from, to] : errors) {
+    xml.replace(xml.find(from), from.size(), to);
+  }
+  const std::string e = error_of(xml);
+  const std::vector<std::string> lines = lines_of(e);
+  ASSERT_EQ(lines.size(), 3U) << e;
+  EXPECT_EQ(lines[0].rfind("xios_lite::parse_config: " + at(R"(<domain id="dom")") +
+                               R"( <domain id="dom"> attribute ni_glo: )",
+                           0),
+            0U)
+      << e;
+  EXPECT_EQ(lines[1],
+            at(R"(<field id="ta")") + R"( <field id="ta"> attribute grid_ref: unknown grid 'g9')")
+      << e;
+  EXPECT_EQ(lines[2].rfind(at("output_freq") +
+                               R"( <file id="hist"> attribute output_freq: bad frequency '6hours')",
+                           0),
+            0U)
+      << e;
+}
+
+// A single error reads as it always has: one line, the call's prefix first.
+TEST(XiosConfig, OneErrorIsReportedAlone) {
+  const std::string e = error_of(replaced(R"(output_freq="6h")", R"(output_freq="6hours")"));
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  EXPECT_EQ(e.rfind("xios_lite::parse_config: " + at("output_freq") +
+                        R"( <file id="hist"> attribute output_freq: bad frequency '6hours')",
+                    0),
+            0U)
+      << e;
+}
+
+// Past 50 errors the list says how many more there are.
+TEST(XiosConfig, LongErrorListsAreCut) {
+  std::string fields;
+  for (int i = 0; i < 60; ++i) {
+    fields += "<field id=\"f" + std::to_string(i) + "\" grid_ref=\"nowhere\"/>\n";
+  }
+  const std::string ps = R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)";
+  const std::string e = error_of(replaced(ps, ps + "\n" + fields));
+  const std::vector<std::string> lines = lines_of(e);
+  ASSERT_EQ(lines.size(), 51U) << e;
+  EXPECT_EQ(lines.back(), "... and 10 more") << e;
 }
 
 TEST(XiosConfig, BadFrequency) {
@@ -334,9 +402,9 @@ TEST(XiosCalendar, MonthBoundariesFollowTheCalendar) {
   EXPECT_EQ(noleap.boundary(month, 2), (31 + 28) * 86400);
   const Calendar d360(CalendarType::k360Day, {2000, 1, 1, 0, 0, 0}, 3600);
   EXPECT_EQ(d360.boundary(month, 14), 14 * 30 * 86400);
-  EXPECT_EQ(d360.date_at(14 * 30 * 86400), (xios_lite::Date{2001, 3, 1, 0, 0, 0}));
+  EXPECT_EQ(d360.date_at(std::int64_t{14} * 30 * 86400), (xios_lite::Date{2001, 3, 1, 0, 0, 0}));
   EXPECT_EQ(greg.date_at(60 * 86400 + 3661), (xios_lite::Date{2000, 3, 1, 1, 1, 1}));
-  EXPECT_EQ(noleap.date_at(365 * 86400), (xios_lite::Date{2001, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(noleap.date_at(std::int64_t{365} * 86400), (xios_lite::Date{2001, 1, 1, 0, 0, 0}));
   EXPECT_EQ(greg.seconds_since_start({2001, 1, 1, 0, 0, 0}), 366 * 86400);
 }
 

@@ -1,0 +1,142 @@
+// Axes: their levels, an axis_ref'd axis's selection (zoom, extract) and
+// an axis reduced from a domain (reduce_domain); the reductions' names.
+#include <string>
+
+#include "context_parser.hpp"
+#include "ep/enum_names.hpp"
+#include "vocabulary.hpp"
+#include "xios_lite/config.hpp"
+#include "xml_tree.hpp"
+
+namespace xios_lite::parser {
+namespace {
+
+// The texts of Reduction (to_string, and what reduction_of reads).
+constexpr auto kReductionNames = ep::enum_names<Reduction>({{Reduction::kNone, "none"},
+                                                            {Reduction::kSum, "sum"},
+                                                            {Reduction::kAverage, "average"},
+                                                            {Reduction::kMin, "min"},
+                                                            {Reduction::kMax, "max"}});
+
+}  // namespace
+
+Reduction reduction_of(const Element& e, const std::string& v) {
+  const auto r = ep::enum_from_name(kReductionNames, v);
+  if (r && *r != Reduction::kNone) return *r;
+  fail(e, "operation", "unknown reduction '" + v + "' (expected sum, average, min or max)");
+}
+
+void ContextParser::check_axis_attributes(const Element& e) {
+  config::check_attributes(e, {"id", "name", "axis_ref", "n_glo", "value", "bounds", "unit",
+                               "units", "positive", "long_name", "standard_name"});
+}
+
+int ContextParser::build_axis(const Element& e, const std::string& id, bool member) {
+  (void)member;
+  check_axis_attributes(e);
+  config::check_children(e, {"zoom_axis", "extract_axis", "reduce_domain"});
+  AxisDef a;
+  a.id = id;
+  a.where = e.where();
+  const auto text = [&](std::initializer_list<const char*> names, std::string& out) {
+    for (const char* n : names) {
+      if (const Found f = lookup(Kind::kAxis, e, n)) {
+        out = *f.value;
+        return;
+      }
+    }
+  };
+  text({"name"}, a.name);
+  text({"unit", "units"}, a.unit);
+  text({"long_name"}, a.long_name);
+  text({"standard_name"}, a.standard_name);
+  text({"positive"}, a.positive);
+  if (!a.positive.empty() && a.positive != "up" && a.positive != "down") {
+    fail(e, "positive", "value '" + a.positive + "' out of range (expected up or down)");
+  }
+  const std::vector<const Element*> trans = transformation_children(e);
+  if (!trans.empty() && trans.front()->name == "reduce_domain") {
+    const Element& r = *trans.front();
+    config::check_attributes(r, {"operation", "direction", "local"});
+    config::check_children(r, {});
+    if (r.has("local") && config::boolean(r, "local")) {
+      config::unsupported(r, "local", "client-local reductions (local=\"true\")");
+    }
+    a.from_domain = reduction_of(r, config::required(r, "operation"));
+    const std::string dir = config::required(r, "direction");
+    if (dir != "iDir" && dir != "jDir") {
+      fail(r, "direction", "value '" + dir + "' out of range (expected iDir or jDir)");
+    }
+    a.along_i = dir == "iDir";
+    a.where = r.where();
+    if (a.name.empty()) a.name = id;
+    return add_axis(std::move(a));
+  }
+  if (const Element* src = referenced(Kind::kAxis, e)) {
+    a.source = axis_of(*src);
+    for (const char* geometric : {"n_glo", "value", "bounds"}) {
+      if (e.has(geometric)) {
+        fail(e, geometric,
+             "an axis with axis_ref takes its levels from axis '" + src->get("id") + "'");
+      }
+    }
+    if (!trans.empty()) {
+      const Element& z = *trans.front();
+      config::check_attributes(z, {"begin", "n", "index", "zoom_begin", "zoom_size", "zoom_end"});
+      config::check_children(z, {});
+      AxisDef::Selection sel;
+      if (z.has("index")) {
+        for (const double v : config::reals(z, "index", 0)) {
+          sel.index.push_back(static_cast<int>(v));
+        }
+      } else {
+        const char* b = z.has("begin") ? "begin" : "zoom_begin";
+        sel.begin = z.has(b) ? static_cast<int>(config::integer(z, b, 0, 1 << 20)) : 0;
+        if (z.has("n") || z.has("zoom_size")) {
+          sel.n = static_cast<int>(config::integer(z, z.has("n") ? "n" : "zoom_size", 1, 1 << 20));
+        } else if (z.has("zoom_end")) {
+          sel.n =
+              static_cast<int>(config::integer(z, "zoom_end", sel.begin, 1 << 20)) - sel.begin + 1;
+        }
+      }
+      a.selection = sel;
+      a.where = z.where();
+    }
+    return add_axis(std::move(a));
+  }
+  if (!trans.empty()) {
+    fail(*trans.front(), "", "a zoom or extraction needs axis_ref on its axis");
+  }
+  if (a.name.empty()) a.name = id;
+  if (const Found f = lookup(Kind::kAxis, e, "n_glo")) {
+    a.n_glo = static_cast<int>(config::integer(*f.at, "n_glo", 1, 1 << 20));
+  }
+  if (const Found f = lookup(Kind::kAxis, e, "value")) {
+    a.value = config::reals(*f.at, "value", static_cast<std::size_t>(a.n_glo));
+  }
+  if (const Found f = lookup(Kind::kAxis, e, "bounds")) {
+    a.bounds = config::reals(*f.at, "bounds", 2 * static_cast<std::size_t>(a.n_glo));
+  }
+  return add_axis(std::move(a));
+}
+
+int ContextParser::axis_of(const Element& e) {
+  const auto it = axis_index_.find(e.get("id"));
+  return it != axis_index_.end() ? it->second : build_axis(e, e.get("id"), false);
+}
+
+int ContextParser::add_axis(AxisDef a) {
+  axis_index_[a.id] = static_cast<int>(cfg_.axes.size());
+  cfg_.axes.push_back(std::move(a));
+  return static_cast<int>(cfg_.axes.size()) - 1;
+}
+
+}  // namespace xios_lite::parser
+
+namespace xios_lite {
+
+const char* to_string(Reduction r) noexcept {
+  return ep::enum_name(parser::kReductionNames, r, "none");
+}
+
+}  // namespace xios_lite

@@ -1,0 +1,259 @@
+// Fields: the attributes a field shares with a file's variable (as
+// inherited), its grid, source field and expression, its flags and its
+// <variable>s; the operations' names.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "context_parser.hpp"
+#include "ep/enum_names.hpp"
+#include "vocabulary.hpp"
+#include "xios_lite/config.hpp"
+#include "xml_tree.hpp"
+
+namespace xios_lite::parser {
+namespace {
+
+// The texts of Operation (to_string, and what operation_of reads), and the
+// CF cell method of each operation.
+constexpr auto kOperationNames = ep::enum_names<Operation>({{Operation::kInstant, "instant"},
+                                                            {Operation::kAverage, "average"},
+                                                            {Operation::kMinimum, "minimum"},
+                                                            {Operation::kMaximum, "maximum"},
+                                                            {Operation::kAccumulate, "accumulate"},
+                                                            {Operation::kOnce, "once"}});
+constexpr auto kCellMethods = ep::enum_names<Operation>({{Operation::kInstant, "time: point"},
+                                                         {Operation::kAverage, "time: mean"},
+                                                         {Operation::kMinimum, "time: minimum"},
+                                                         {Operation::kMaximum, "time: maximum"},
+                                                         {Operation::kAccumulate, "time: sum"},
+                                                         {Operation::kOnce, "time: point"}});
+
+Operation operation_of(const Element& e, const std::string& v) {
+  const auto op = ep::enum_from_name(kOperationNames, v);
+  if (!op) {
+    fail(e, "operation",
+         "unknown operation '" + v +
+             "' (expected instant, average, minimum, maximum, accumulate or once)");
+  }
+  return *op;
+}
+
+}  // namespace
+
+void ContextParser::check_field_attributes(const Element& e) {
+  config::check_attributes(e, {"id",
+                               "name",
+                               "field_ref",
+                               "grid_ref",
+                               "domain_ref",
+                               "axis_ref",
+                               "scalar_ref",
+                               "unit",
+                               "units",
+                               "standard_name",
+                               "long_name",
+                               "operation",
+                               "freq_op",
+                               "freq_offset",
+                               "level",
+                               "enabled",
+                               "default_value",
+                               "detect_missing_value",
+                               "expr",
+                               "compression_level",
+                               "ts_enabled",
+                               "cell_methods",
+                               "cell_methods_mode",
+                               "valid_min",
+                               "valid_max",
+                               "read_access",
+                               "chunking_blocksize_target",
+                               "group_ref",
+                               "prec"});
+}
+
+// The attributes a field and a file's variable share, as inherited.
+template <class Def>
+void ContextParser::read_field_attributes(Kind kind, const Element& e, Def& d) {
+  const auto text = [&](std::initializer_list<const char*> names, std::string& out) {
+    for (const char* n : names) {
+      if (const Found f = lookup(kind, e, n)) {
+        out = *f.value;
+        return;
+      }
+    }
+  };
+  text({"unit", "units"}, d.unit);
+  text({"standard_name"}, d.standard_name);
+  text({"long_name"}, d.long_name);
+  text({"comment"}, d.comment);
+  text({"cell_methods"}, d.cell_methods);
+  if (const Found f = lookup(kind, e, "operation")) {
+    d.operation = operation_of(*f.at, *f.value);
+  }
+  if (const Found f = lookup(kind, e, "freq_op")) {
+    d.freq_op = config::frequency(*f.at, "freq_op");
+    check_sampling(*f.at, d.freq_op, "freq_op");
+  }
+  if (const Found f = lookup(kind, e, "freq_offset")) {
+    Frequency off;
+    if (!parse_frequency(*f.value, off)) {
+      off = config::frequency(*f.at, "freq_offset");
+    }
+    check_sampling(*f.at, off, "freq_offset");
+    d.freq_offset = off;
+  }
+  if (const Found f = lookup(kind, e, "default_value")) {
+    d.default_value = config::real(*f.at, "default_value");
+  }
+  if (const Found f = lookup(kind, e, "detect_missing_value")) {
+    d.detect_missing_value = config::boolean(*f.at, "detect_missing_value");
+  }
+  if (const Found f = lookup(kind, e, "prec")) {
+    d.prec = static_cast<int>(config::integer(*f.at, "prec", 2, 8));
+    if (d.prec != 4 && d.prec != 8) {
+      fail(*f.at, "prec",
+           "value " + std::to_string(d.prec) + " out of range (4: float, 8: double)");
+    }
+  }
+  if (const Found f = lookup(kind, e, "chunking_blocksize_target")) {
+    d.chunking_blocksize_target = chunk_target(*f.at);
+  }
+  if (const Found f = lookup(kind, e, "compression_level")) {
+    d.compression_level = static_cast<int>(config::integer(*f.at, "compression_level", 0, 9));
+  }
+  if (const Found f = lookup(kind, e, "valid_min")) {
+    d.valid_min = config::real(*f.at, "valid_min");
+  }
+  if (const Found f = lookup(kind, e, "valid_max")) {
+    d.valid_max = config::real(*f.at, "valid_max");
+  }
+  if (const Found f = lookup(kind, e, "cell_methods_mode")) {
+    static const std::map<std::string, FieldDef::CellMethodsMode> kModes{
+        {"overwrite", FieldDef::CellMethodsMode::kOverwrite},
+        {"prefix", FieldDef::CellMethodsMode::kPrefix},
+        {"suffix", FieldDef::CellMethodsMode::kSuffix},
+        {"none", FieldDef::CellMethodsMode::kNone}};
+    const auto it = kModes.find(*f.value);
+    if (it == kModes.end()) {
+      fail(*f.at, "cell_methods_mode",
+           "value '" + *f.value + "' out of range (expected overwrite, prefix, suffix or none)");
+    }
+    d.cell_methods_mode = it->second;
+  }
+}
+
+// A sampling frequency: fixed length (no months); the timestep check
+// waits for the calendar (completion).
+void ContextParser::check_sampling(const Element& e, const Frequency& f, const char* attr) {
+  if (f.is_calendar_dependent()) {
+    fail(e, attr,
+         "value '" + to_string(f) + "' out of range (" + attr + " must be ts, s, mi, h or d)");
+  }
+}
+
+double ContextParser::chunk_target(const Element& n) {
+  const double mib = config::real(n, "chunking_blocksize_target");
+  if (mib <= 0 || mib >= 4096) {
+    fail(n, "chunking_blocksize_target",
+         "value out of range (0, 4096) MiB (HDF5 chunks stay below 4 GiB)");
+  }
+  return mib;
+}
+
+// <variable> children of `e` and of the elements it references.
+std::vector<Attribute> ContextParser::variables_of(Kind kind, const Element& e) const {
+  std::vector<Attribute> out;
+  for (const Element* at = &e; at != nullptr;
+       at = referenced(kind == Kind::kFileField && at == &e ? Kind::kFileField : Kind::kField,
+                       *at)) {
+    for (const Element* v : at->children_named("variable")) {
+      Attribute a = attribute_of(*v);
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const Attribute& o) { return o.name == a.name; })) {
+        out.push_back(std::move(a));
+      }
+    }
+    if (out.size() > 4096) break;
+  }
+  return out;
+}
+
+void ContextParser::build_field(const Element& e) {
+  check_field_attributes(e);
+  config::check_children(e, {"variable"});
+  FieldDef f;
+  f.id = config::required(e, "id");
+  f.where = e.where();
+  read_field_attributes(Kind::kField, e, f);
+  const Found name = lookup(Kind::kField, e, "name");
+  f.name = name ? *name.value : f.id;
+  if (f.long_name.empty()) f.long_name = f.name;
+  f.grid = grid_of(Kind::kField, e);
+  if (const Element* src = referenced(Kind::kField, e)) {
+    f.source_field = field_position(*src);
+  }
+  f.expr = e.has("expr") ? e.get("expr") : e.text;
+  if (!e.text.empty() && e.has("expr")) {
+    fail(e, "expr", "an expression either in expr= or as the element's text, not both");
+  }
+  if (f.grid < 0 && f.expr.empty()) {
+    fail(e, "grid_ref", "missing grid: neither the field nor its groups give a grid_ref");
+  }
+  read_flags(Kind::kField, e, f);
+  f.attributes = variables_of(Kind::kField, e);
+  set_field(std::move(f));
+}
+
+void ContextParser::read_flags(Kind kind, const Element& e, FieldDef& f) {
+  if (const Found x = lookup(kind, e, "level")) {
+    f.level = static_cast<int>(config::integer(*x.at, "level", 0, 1 << 20));
+  }
+  if (const Found x = lookup(kind, e, "enabled")) {
+    f.enabled = config::boolean(*x.at, "enabled");
+  }
+  if (const Found x = lookup(kind, e, "ts_enabled")) {
+    f.ts_enabled = config::boolean(*x.at, "ts_enabled");
+  }
+  if (const Found x = lookup(kind, e, "read_access")) {
+    f.read_access = config::boolean(*x.at, "read_access");
+  }
+}
+
+// Fields are numbered in the order of the definitions (a field_ref may
+// point forward): each element gets its slot on first use.
+int ContextParser::field_position(const Element& e) {
+  const std::string id = e.get("id");
+  const auto it = field_index_.find(id);
+  if (it != field_index_.end()) {
+    return it->second;
+  }
+  const int pos = static_cast<int>(field_slots_.size());
+  field_index_[id] = pos;
+  field_slots_.emplace_back();
+  return pos;
+}
+
+void ContextParser::set_field(FieldDef f) {
+  const int pos = field_position(*field_ids_.at(f.id));
+  field_slots_[static_cast<std::size_t>(pos)] = std::move(f);
+}
+
+template void ContextParser::read_field_attributes(Kind, const Element&, FieldDef&);
+template void ContextParser::read_field_attributes(Kind, const Element&, OutputVariable&);
+
+}  // namespace xios_lite::parser
+
+namespace xios_lite {
+
+const char* to_string(Operation op) noexcept {
+  return ep::enum_name(parser::kOperationNames, op, "instant");
+}
+
+const char* cell_method(Operation op) noexcept {
+  return ep::enum_name(parser::kCellMethods, op, "time: point");
+}
+
+}  // namespace xios_lite
