@@ -13,11 +13,13 @@
 // file_groups and the file_definition. The older <xios_lite> root with one
 // context is read the same way.
 //
-// parse_config() reads and checks the whole file. Every error is an
-// ep::Error(kArgument) whose message names the file, the line, the element
+// parse_config() reads and checks the whole file and throws one
+// ep::Error(kArgument) listing every error it found, one per line (at most
+// 50), the first as the message; each names the file, the line, the element
 // and the attribute, e.g.
 //   "xios_lite::parse_config: iodef.xml:14: <field id="tas"> attribute
 //    grid_ref: unknown grid 'g9'"
+// A definition that failed adds no error to those that refer to it.
 // An XIOS feature xios_lite does not implement is refused as such:
 //   "... <field id="x"> attribute scale_factor: unsupported XIOS feature (...)"
 //

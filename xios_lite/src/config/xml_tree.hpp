@@ -43,7 +43,8 @@ struct Element {
   [[nodiscard]] std::vector<const Element*> children_named(std::string_view name) const;
 };
 
-/// Throws the one parse error: "<where> attribute a: what" (no attribute: "<where>: what").
+/// Throws a parse error: "<where> attribute a: what" (no attribute: "<where>: what");
+/// the parser collects those of independent definitions (parse_errors.hpp).
 [[noreturn]] void fail(const Element& e, std::string_view attribute, const std::string& what);
 /// The same for a definition known only by its origin (checks at completion).
 [[noreturn]] void fail_at(const std::string& where, std::string_view attribute,
