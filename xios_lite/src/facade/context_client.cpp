@@ -112,8 +112,6 @@ std::string date_text(const DateValue& d) {
   return buf;
 }
 
-DateValue date_value(const Date& d) { return {d.year, d.month, d.day, d.hour, d.minute, d.second}; }
-
 template <typename T>
 std::string list_text(const std::vector<T>& values) {
   std::string out;

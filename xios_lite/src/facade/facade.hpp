@@ -68,6 +68,11 @@ struct DateValue {
   int second = 0;
 };
 
+/// A calendar date as XIOS's xios_date carries it.
+[[nodiscard]] inline DateValue date_value(const Date& d) {
+  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
+}
+
 /// One attribute's value as the interface passes it; only the member of
 /// `type` is meaningful (arrays hold their extents, first fastest).
 struct Value {

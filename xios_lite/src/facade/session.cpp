@@ -277,7 +277,6 @@ const Calendar& need_calendar(const char* call) {
   }
   return *cal;
 }
-DateValue date_value(const Date& d) { return {d.year, d.month, d.day, d.hour, d.minute, d.second}; }
 }  // namespace
 
 DateValue time_origin() { return date_value(need_calendar("xios_get_time_origin").time_origin()); }
