@@ -160,6 +160,24 @@ std::pair<int, int> degrees(ep_comm_t comm) {
 // 1-based index for Fortran (MPI_UNDEFINED stays).
 Fint fortran_index(int i) { return i == MPI_UNDEFINED ? MPI_UNDEFINED : i + 1; }
 
+// MPI_Waitsome / MPI_Testsome through `call` (ep_waitsome or ep_testsome):
+// 1-based indices and the completed requests' statuses, in the same order.
+int some_completed(int (*call)(int, ep_request_t*, int*, int*, MPI_Status*), const Fint* count,
+                   ep_request_t* requests, Fint* outcount, Fint* indices, Fint* statuses) {
+  const auto n = static_cast<std::size_t>(*count > 0 ? *count : 0);
+  std::vector<MPI_Status> s(n);
+  std::vector<int> done(n);
+  int out = MPI_UNDEFINED;
+  const int rc = call(*count, requests, &out, done.data(), s.data());
+  *outcount = out;
+  if (rc == EP_OK && out != MPI_UNDEFINED) {
+    for (int k = 0; k < out; ++k) indices[k] = fortran_index(done[static_cast<std::size_t>(k)]);
+    s.resize(static_cast<std::size_t>(out));
+    put_statuses(statuses, s);
+  }
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -376,6 +394,33 @@ void ep_f_testall(const Fint* count, ep_request_t* requests, Fint* flag, Fint* s
     const int rc = ep_testall(*count, requests, &done, s.data());
     *flag = done;
     if (rc == EP_OK && done != 0) put_statuses(statuses, s);
+    return rc;
+  });
+}
+
+void ep_f_waitsome(const Fint* count, ep_request_t* requests, Fint* outcount, Fint* indices,
+                   Fint* statuses, Fint* ierr) {
+  run(ierr,
+      [&] { return some_completed(ep_waitsome, count, requests, outcount, indices, statuses); });
+}
+
+void ep_f_testsome(const Fint* count, ep_request_t* requests, Fint* outcount, Fint* indices,
+                   Fint* statuses, Fint* ierr) {
+  run(ierr,
+      [&] { return some_completed(ep_testsome, count, requests, outcount, indices, statuses); });
+}
+
+void ep_f_cancel(ep_request_t* request, Fint* ierr) {
+  run(ierr, [&] { return ep_cancel(request); });
+}
+
+void ep_f_test_cancelled(const Fint* status, Fint* flag, Fint* ierr) {
+  run(ierr, [&] {
+    MPI_Status s;
+    MPI_Status_f2c(status, &s);
+    int f = 0;
+    const int rc = ep_test_cancelled(&s, &f);
+    *flag = f;
     return rc;
   });
 }

@@ -38,6 +38,7 @@ module ep_mod
             ep_dist_graph_create_adjacent, ep_dist_graph_neighbors_count, ep_is_null
   public :: ep_send, ep_ssend, ep_isend, ep_issend, ep_recv, ep_irecv, ep_sendrecv, &
              ep_sendrecv_replace, ep_probe, ep_mprobe, ep_mrecv, ep_imrecv, ep_waitany, &
+             ep_waitsome, ep_testsome, ep_cancel, ep_test_cancelled, &
              ep_get_count, ep_ibarrier, ep_bcast, ep_ibcast, ep_reduce, ep_ireduce, &
              ep_allreduce, ep_iallreduce, ep_gather, ep_igather, ep_gatherv, ep_igatherv, &
              ep_scatter, ep_iscatter, ep_scatterv, ep_iscatterv, ep_allgather, ep_iallgather, &
@@ -312,6 +313,37 @@ module ep_mod
       integer(c_int), intent(inout) :: status(*)
       integer(c_int), intent(out), optional :: ierr
     end subroutine ep_waitany
+    !> MPI_Waitsome: outcount completed requests (at least one), their 1-based
+    !> positions in indices(1:outcount) and statuses(:, 1:outcount); outcount
+    !> MPI_UNDEFINED when all are null. By the requests' thread.
+    subroutine ep_waitsome(count, requests, outcount, indices, statuses, ierr) &
+        bind(C, name="ep_f_waitsome")
+      import :: c_int, ep_request
+      integer(c_int), intent(in) :: count
+      type(ep_request), intent(inout) :: requests(*)
+      integer(c_int), intent(out) :: outcount
+      integer(c_int), intent(out) :: indices(*)
+      integer(c_int), intent(inout) :: statuses(1, *)
+      integer(c_int), intent(out), optional :: ierr
+    end subroutine ep_waitsome
+    !> MPI_Testsome: as ep_waitsome, outcount 0 when none is complete yet.
+    subroutine ep_testsome(count, requests, outcount, indices, statuses, ierr) &
+        bind(C, name="ep_f_testsome")
+      import :: c_int, ep_request
+      integer(c_int), intent(in) :: count
+      type(ep_request), intent(inout) :: requests(*)
+      integer(c_int), intent(out) :: outcount
+      integer(c_int), intent(out) :: indices(*)
+      integer(c_int), intent(inout) :: statuses(1, *)
+      integer(c_int), intent(out), optional :: ierr
+    end subroutine ep_testsome
+    !> MPI_Cancel: a receive not yet matched is cancelled; complete the request
+    !> as usual (ep_test_cancelled on its status says so). Local.
+    subroutine ep_cancel(request, ierr) bind(C, name="ep_f_cancel")
+      import :: c_int, ep_request
+      type(ep_request), intent(inout) :: request
+      integer(c_int), intent(out), optional :: ierr
+    end subroutine ep_cancel
     !> MPI_Get_count of a status this module filled. Local.
     subroutine ep_get_count(status, datatype, count, ierr) &
         bind(C, name="ep_f_get_count")
@@ -1110,6 +1142,12 @@ module ep_mod
       integer(c_int), intent(inout) :: statuses(1, *)
       integer(c_int), intent(out), optional :: ierr
     end subroutine c_testall
+    subroutine c_test_cancelled(status, flag, ierr) bind(C, name="ep_f_test_cancelled")
+      import :: c_int
+      integer(c_int), intent(in) :: status(*)
+      integer(c_int), intent(out) :: flag
+      integer(c_int), intent(out), optional :: ierr
+    end subroutine c_test_cancelled
     subroutine c_comm_test_inter(comm, flag, ierr) &
         bind(C, name="ep_f_comm_test_inter")
       import :: c_int, ep_comm
@@ -1440,6 +1478,17 @@ contains
     call c_testall(count, requests, f, statuses, ierr)
     flag = f /= 0
   end subroutine ep_testall
+
+  !> MPI_Test_cancelled on a status this module filled. Local.
+  subroutine ep_test_cancelled(status, flag, ierr)
+    integer, intent(in) :: status(*)
+    logical, intent(out) :: flag
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: f
+    f = 0
+    call c_test_cancelled(status, f, ierr)
+    flag = f /= 0
+  end subroutine ep_test_cancelled
 
   !> MPI_Comm_test_inter. Local.
   subroutine ep_comm_test_inter(comm, flag, ierr)

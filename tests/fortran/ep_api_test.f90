@@ -183,6 +183,7 @@ contains
 
     subroutine completion()
       integer :: x(3), y(3), st(MPI_STATUS_SIZE), idx, k
+      integer :: outcount, indices(3), statuses(MPI_STATUS_SIZE, 3), seen(3)
       type(ep_request) :: reqs(3)
       logical :: flag
 
@@ -221,7 +222,64 @@ contains
       call expect(all(y == [(ring(-1) * 10 + k, k = 1, 3)]), 'ep_testall values')
       call ep_waitany(3, reqs, idx, st, ierr)
       call expect(ierr == EP_OK .and. idx == MPI_UNDEFINED, 'ep_waitany of null requests')
+
+      ! waitsome and testsome until all three are in: each index once, its
+      ! status and value matching it.
+      y = -1
+      do k = 1, 3
+        call ep_irecv(y(k), 1, MPI_INTEGER, ring(-1), 40 + k, comm, reqs(k))
+      end do
+      do k = 3, 1, -1
+        x(k) = rank * 10 + k
+        call ep_send(x(k), 1, MPI_INTEGER, ring(1), 40 + k, comm)
+      end do
+      seen = 0
+      call ep_waitsome(3, reqs, outcount, indices, statuses, ierr)
+      call expect(ierr == EP_OK .and. outcount >= 1 .and. outcount <= 3, 'ep_waitsome outcount')
+      call note_some('ep_waitsome', outcount, indices, statuses, y, seen)
+      do while (sum(seen) < 3)
+        call ep_testsome(3, reqs, outcount, indices, statuses, ierr)
+        call expect(ierr == EP_OK .and. outcount >= 0 .and. outcount <= 3, 'ep_testsome outcount')
+        if (ierr /= EP_OK .or. outcount == MPI_UNDEFINED) exit  ! reported; never spin
+        call note_some('ep_testsome', outcount, indices, statuses, y, seen)
+      end do
+      call expect(all(seen == 1) .and. all(y == [(ring(-1) * 10 + k, k = 1, 3)]), &
+                  'ep_waitsome/ep_testsome: each request once, with its value')
+      call ep_testsome(3, reqs, outcount, indices, statuses, ierr)
+      call expect(ierr == EP_OK .and. outcount == MPI_UNDEFINED, 'ep_testsome of null requests')
+
+      ! cancel a receive that nothing will match: completes as cancelled; a
+      ! second cancel of the (now null) request is an error in ierr.
+      call ep_irecv(y(1), 1, MPI_INTEGER, ring(-1), 49, comm, reqs(1))
+      call ep_cancel(reqs(1), ierr)
+      call expect(ierr == EP_OK, 'ep_cancel')
+      call ep_wait(reqs(1), st, ierr)
+      call ep_test_cancelled(st, flag, ierr)
+      call expect(ierr == EP_OK .and. flag, 'ep_test_cancelled of a cancelled receive')
+      call ep_cancel(reqs(1), ierr)
+      call expect(ierr == EP_ERR_REQUEST, 'ep_cancel of a null request: EP_ERR_REQUEST')
+      call ep_barrier(comm, ierr)
     end subroutine completion
+
+    ! Counts the requests a waitsome/testsome reported (seen) and checks each
+    ! one's status and value.
+    subroutine note_some(what, outcount, indices, statuses, y, seen)
+      character(len=*), intent(in) :: what
+      integer, intent(in) :: outcount, indices(:), statuses(:, :), y(:)
+      integer, intent(inout) :: seen(:)
+      integer :: j, i
+      if (outcount == MPI_UNDEFINED) return
+      do j = 1, outcount
+        i = indices(j)
+        if (i < 1 .or. i > 3) then
+          call expect(.false., what // ' index')
+          cycle
+        end if
+        seen(i) = seen(i) + 1
+        call expect(statuses(MPI_TAG, j) == 40 + i .and. y(i) == ring(-1) * 10 + i, &
+                    what // ' status')
+      end do
+    end subroutine note_some
 
     subroutine collectives()
       integer :: j, k, x, iv(n), big(n * 3), counts(n), displs(n), tot

@@ -86,6 +86,70 @@ TEST(EpCApi, StatusesCountsAndProbes) {
   });
 }
 
+// Waitsome/testsome report each completed request once, in index order with
+// its status, and free its handle; a cancelled receive completes as
+// cancelled; MPI_REQUEST_NULL cannot be cancelled.
+TEST(EpCApi, WaitsomeTestsomeAndCancel) {
+  on_endpoints([](ep_comm_t comm, int rank, int size) {
+    const int right = (rank + 1) % size;
+    const int left = (rank + size - 1) % size;
+    std::array<int, 3> in{-1, -1, -1};
+    std::array<ep_request_t, 3> reqs{};
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(
+          ep_irecv(&in[std::size_t(k)], 1, MPI_INT, left, 50 + k, comm, &reqs[std::size_t(k)]),
+          EP_OK);
+    }
+    for (int k = 2; k >= 0; --k) {
+      const int v = rank * 10 + k;
+      EXPECT_EQ(ep_send(&v, 1, MPI_INT, right, 50 + k, comm), EP_OK) << ep_last_error();
+    }
+    std::array<int, 3> seen{};
+    std::array<int, 3> idx{};
+    std::array<MPI_Status, 3> st{};
+    int out = 0;
+    // No ASSERT here: every endpoint must reach the barrier and the free.
+    EXPECT_EQ(ep_waitsome(3, reqs.data(), &out, idx.data(), st.data()), EP_OK) << ep_last_error();
+    EXPECT_GE(out, 1);
+    int total = 0;
+    for (;;) {
+      for (int j = 0; j < out; ++j) {
+        const int i = idx[std::size_t(j)];
+        if (i < 0 || i >= 3) {
+          ADD_FAILURE() << "index " << i;
+          continue;
+        }
+        ++seen[std::size_t(i)];
+        EXPECT_EQ(reqs[std::size_t(i)], nullptr);
+        EXPECT_EQ(st[std::size_t(j)].MPI_TAG, 50 + i);
+        EXPECT_EQ(in[std::size_t(i)], left * 10 + i);
+      }
+      total += out;
+      if (total >= 3 || out < 0) break;
+      if (ep_testsome(3, reqs.data(), &out, idx.data(), st.data()) != EP_OK) {
+        ADD_FAILURE() << ep_last_error();
+        break;
+      }
+    }
+    EXPECT_EQ(seen, (std::array<int, 3>{1, 1, 1}));
+    EXPECT_EQ(ep_testsome(3, reqs.data(), &out, idx.data(), MPI_STATUSES_IGNORE), EP_OK);
+    EXPECT_EQ(out, MPI_UNDEFINED);
+
+    ep_request_t r = nullptr;
+    int never = 0;
+    EXPECT_EQ(ep_irecv(&never, 1, MPI_INT, left, 59, comm, &r), EP_OK);
+    EXPECT_EQ(ep_cancel(&r), EP_OK) << ep_last_error();
+    MPI_Status cs;
+    EXPECT_EQ(ep_wait_status(&r, &cs), EP_OK) << ep_last_error();
+    int flag = 0;
+    EXPECT_EQ(ep_test_cancelled(&cs, &flag), EP_OK);
+    EXPECT_EQ(flag, 1);
+    EXPECT_EQ(ep_cancel(&r), EP_ERR_REQUEST);
+    EXPECT_TRUE(contains(ep_last_error(), "ep_cancel")) << ep_last_error();
+    EXPECT_EQ(ep_barrier(comm), EP_OK);
+  });
+}
+
 TEST(EpCApi, CollectivesInPlaceAndCommunicators) {
   on_endpoints([](ep_comm_t comm, int rank, int size) {
     int sum = rank;

@@ -167,6 +167,21 @@ int ep_test_status(ep_request_t* request, int* flag, MPI_Status* status);
 int ep_testany(int count, ep_request_t* requests, int* index, int* flag, MPI_Status* status);
 /** MPI_Testall: *flag 1 only when every request is complete (then all are NULL). */
 int ep_testall(int count, ep_request_t* requests, int* flag, MPI_Status* statuses);
+/** MPI_Waitsome / MPI_Testsome: *outcount completed requests (waitsome: at
+ * least one), their 0-based positions in indices[0..*outcount) and their
+ * statuses in the same order; *outcount MPI_UNDEFINED when every request is
+ * NULL. indices (and statuses unless MPI_STATUSES_IGNORE) hold count entries. */
+int ep_waitsome(int count, ep_request_t* requests, int* outcount, int* indices,
+                MPI_Status* statuses);
+int ep_testsome(int count, ep_request_t* requests, int* outcount, int* indices,
+                MPI_Status* statuses);
+/** MPI_Cancel: a receive that has not matched is cancelled; the request must
+ * still be completed (wait/test), and its status then says so
+ * (ep_test_cancelled). A send, or a receive already matched, completes as
+ * usual. A NULL request is an error (EP_ERR_REQUEST). Local. */
+int ep_cancel(ep_request_t* request);
+/** MPI_Test_cancelled on a status filled by this interface. Local. */
+int ep_test_cancelled(const MPI_Status* status, int* flag);
 /** MPI_Get_count on a status filled by this interface. Local. */
 int ep_get_count(const MPI_Status* status, MPI_Datatype datatype, int* count);
 

@@ -369,6 +369,74 @@ int ep_testall(int count, ep_request_t* requests, int* flag, MPI_Status* statuse
   });
 }
 
+namespace {
+
+// MPI_Waitsome / MPI_Testsome: the C++ call gives the indices of the
+// completed copies; their handles are freed and their statuses filled in
+// index order, as MPI fills array_of_indices and array_of_statuses.
+int some_completed(const char* call, int count, ep_request_t* requests, int* outcount, int* indices,
+                   MPI_Status* statuses, bool wait) {
+  return guarded([&] {
+    check_requests(count, requests, call);
+    check_out(outcount, call, -1);
+    if (count > 0) check_out(indices, call, -1);
+    RequestCopies copies(count, requests);
+    const bool all_null = std::all_of(copies.requests.begin(), copies.requests.end(),
+                                      [](const ep::Request& r) { return r.is_null(); });
+    if (all_null) {
+      *outcount = MPI_UNDEFINED;
+      return;
+    }
+    std::vector<ep::Status> s;
+    std::vector<int> done;
+    try {
+      done = wait ? ep::wait_some(copies.requests, &s) : ep::test_some(copies.requests, &s);
+    } catch (...) {
+      copies.release(count, requests);
+      throw;
+    }
+    copies.release(count, requests);
+    *outcount = static_cast<int>(done.size());
+    for (std::size_t k = 0; k < done.size(); ++k) {
+      indices[k] = done[k];
+      fill_status(status_at(statuses, static_cast<int>(k)), s[k]);
+    }
+  });
+}
+
+}  // namespace
+
+int ep_waitsome(int count, ep_request_t* requests, int* outcount, int* indices,
+                MPI_Status* statuses) {
+  return some_completed("ep_waitsome", count, requests, outcount, indices, statuses, true);
+}
+
+int ep_testsome(int count, ep_request_t* requests, int* outcount, int* indices,
+                MPI_Status* statuses) {
+  return some_completed("ep_testsome", count, requests, outcount, indices, statuses, false);
+}
+
+int ep_cancel(ep_request_t* request) {
+  return guarded([&] {
+    check_out(request, "ep_cancel", -1);
+    if (*request == nullptr) {
+      throw ep::Error(ep::ErrorKind::kRequest, "ep_cancel", -1,
+                      "the request is null (MPI_REQUEST_NULL cannot be cancelled)");
+    }
+    ep::cancel((*request)->request);
+  });
+}
+
+int ep_test_cancelled(const MPI_Status* status, int* flag) {
+  return guarded([&] {
+    check_out(status, "ep_test_cancelled", -1);
+    check_out(flag, "ep_test_cancelled", -1);
+    if (MPI_Test_cancelled(status, flag) != MPI_SUCCESS) {
+      throw ep::Error(ep::ErrorKind::kMpi, "ep_test_cancelled", -1, "MPI_Test_cancelled failed");
+    }
+  });
+}
+
 int ep_get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   return guarded([&] {
     check_out(status, "ep_get_count", -1);
