@@ -7,15 +7,17 @@ component, "y.hpp" alone a base file of ep/src, "ep/..." the public API
 (ep/include), which every layer may use. Layers, lowest first:
 
   base          error, datatypes, checks, environment, backoff, wait policy,
-                spin lock, rank map, and comm_state.hpp (the communicator's
-                state, which names the parts of the subsystems without
-                including them)
+                spin lock, rank map, MPI groups, comm_state.hpp (the
+                communicator's state, which names the parts of the
+                subsystems without including them) and the endpoint and
+                intercommunicator handles' accessors
   trace         the trace recorder and its file
   p2p           point-to-point: P2pState, the matching engine, both paths
   team          LocalTeam, the collective call, the failure slot
   collective    the collectives and the nonblocking registry
-  topology      Cartesian and graph topologies, neighbourhood collectives
   communicator  creation, dup, split, intercommunicators; composes CommState
+  topology      Cartesian and graph topologies (made by dup or split of the
+                communicator), neighbourhood collectives
   c_api         the C interface
 
 A file may include headers of its own layer and of lower ones. Prints one
@@ -29,7 +31,7 @@ import re
 import sys
 from pathlib import Path
 
-LAYERS = ["base", "trace", "p2p", "team", "collective", "topology", "communicator", "c_api"]
+LAYERS = ["base", "trace", "p2p", "team", "collective", "communicator", "topology", "c_api"]
 RANK = {name: index for index, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE_SUFFIXES = {".hpp", ".cpp", ".h", ".c", ".inc"}

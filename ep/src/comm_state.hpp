@@ -167,6 +167,9 @@ class CommState {
   int local_size_;
   CommSettings settings_;
   std::unique_ptr<P2pState> p2p_;
+  // P2pState's communicator (its group: the processes of this communicator),
+  // kept as a handle so that world_origins needs nothing above the base layer.
+  MPI_Comm p2p_comm_ = MPI_COMM_NULL;
   MPI_Comm internal_comm_ = MPI_COMM_NULL;
   std::unique_ptr<std::atomic<bool>[]> freed_;
   std::atomic<int> live_endpoints_;

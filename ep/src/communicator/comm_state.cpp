@@ -32,6 +32,7 @@ CommState::CommState(MPI_Comm process_comm, MPI_Comm parent, RankMap map, int pr
       team_(std::make_unique<LocalTeam>(local_size_)),
       nbc_registry_(std::make_shared<NbcRegistry>(local_size_, map_.num_processes())) {
   for (int t = 0; t < local_size_; ++t) freed_[t].store(false);
+  p2p_comm_ = p2p_->p2p_comm();
   constexpr const char* kCall = "ep::create_endpoints";
   // Internal messages on a duplicate of their own: they never meet user
   // messages (P2pState's channels), whatever tags either uses.
@@ -58,24 +59,6 @@ void CommState::free_endpoint(int thread, int ep_rank) {
     if (owns_parent_) check_mpi(MPI_Comm_free(&parent_), kCall, ep_rank);
     trace_comm_released();
   }
-}
-
-std::vector<Location> CommState::world_origins(const char* call, int rank) const {
-  if (!origins_.empty()) return origins_;
-  // A create_endpoints numbering: the thread is the creation thread, and the
-  // process index is a rank of the MPI communicators underneath.
-  ScopedGroup mine;
-  ScopedGroup world;
-  check_mpi(MPI_Comm_group(p2p_->p2p_comm(), mine.out()), call, rank);
-  check_mpi(MPI_Comm_group(MPI_COMM_WORLD, world.out()), call, rank);
-  const std::vector<int> world_rank = translate_all(mine.get(), world.get(), call, rank);
-  std::vector<Location> origins(static_cast<std::size_t>(map_.size()));
-  for (int r = 0; r < map_.size(); ++r) {
-    const Location where = map_.locate(r);
-    origins[static_cast<std::size_t>(r)] = {world_rank[static_cast<std::size_t>(where.process)],
-                                            where.thread};
-  }
-  return origins;
 }
 
 }  // namespace ep::detail

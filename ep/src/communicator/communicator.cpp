@@ -1,5 +1,8 @@
-// The handle of one endpoint: identity, rank map accessors and free. The
-// point-to-point calls are in p2p/point_to_point.cpp.
+// The parts of the endpoint handle that reach into the subsystems: whether
+// receives may land directly (the point-to-point state's tag layout) and
+// free. Its identity and rank map accessors are in ../communicator_handle.cpp
+// (base layer: every layer calls them); the point-to-point calls are in
+// p2p/point_to_point.cpp.
 #include "ep/communicator.hpp"
 
 #include "checks.hpp"
@@ -9,49 +12,10 @@
 
 namespace ep {
 
-Communicator::Communicator(std::shared_ptr<detail::CommState> state, int local_thread)
-    : state_(std::move(state)),
-      thread_(local_thread),
-      rank_(state_->rank_map().ep_rank(state_->process_rank(), local_thread)) {}
-
-detail::CommState& Communicator::checked_state(const char* call) const {
-  return detail::usable_state(*this, call);
-}
-
-const Communicator& Communicator::p2p_route(const char* call, PeerRole /*role*/, int /*peer*/,
-                                            int /*tag*/, int /*count*/) const {
-  checked_state(call);
-  return *this;
-}
-
-int Communicator::size() const { return checked_state("ep::Communicator::size").rank_map().size(); }
-
-std::size_t Communicator::eager_threshold() const {
-  return checked_state("ep::Communicator::eager_threshold").eager_threshold();
-}
-
-std::size_t Communicator::eager_cap() const {
-  return checked_state("ep::Communicator::eager_cap").settings().eager_cap;
-}
-
 bool Communicator::direct_receive() const {
   const auto& state = checked_state("ep::Communicator::direct_receive");
   return state.settings().direct_receive && !state.p2p().tag_layout().source_in_header;
 }
-
-int Communicator::local_size() const {
-  return checked_state("ep::Communicator::local_size").local_size();
-}
-
-int Communicator::process_rank() const {
-  return checked_state("ep::Communicator::process_rank").process_rank();
-}
-
-const RankMap& Communicator::rank_map() const {
-  return checked_state("ep::Communicator::rank_map").rank_map();
-}
-
-MPI_Comm Communicator::parent() const { return checked_state("ep::Communicator::parent").parent(); }
 
 void Communicator::free() { checked_state("ep::Communicator::free").free_endpoint(thread_, rank_); }
 
