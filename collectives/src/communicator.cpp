@@ -254,7 +254,7 @@ int free_kernel_dup(MPI_Comm /*comm*/, int /*keyval*/, void* value, void* /*extr
 // not copied by MPI_Comm_dup (MPI_COMM_NULL_COPY_FN): a copy of the user's
 // communicator gets a duplicate of its own when a kernel first runs on it.
 int kernel_keyval() {
-  static const int keyval = [] {
+  static const int kKeyval = [] {
     int self_key = MPI_KEYVAL_INVALID;
     ep::check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, note_finalize, &self_key, nullptr),
                   kKernelCommCall, -1);
@@ -264,7 +264,7 @@ int kernel_keyval() {
                   kKernelCommCall, -1);
     return key;
   }();
-  return keyval;
+  return kKeyval;
 }
 
 /// The EP duplicates: for each endpoint communicator (its state), every local
