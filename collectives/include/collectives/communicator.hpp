@@ -59,11 +59,13 @@
 //   EpComm                 a process-wide table keyed by the endpoint
 //                          communicator's state: each endpoint holds its own
 //                          handle of one ep::dup. The endpoint layer has no
-//                          attribute callbacks, so the duplicate is dropped
-//                          (unfreed: its MPI communicators stay until
+//                          attribute callbacks, so the duplicate is not freed
+//                          with the user's communicator: once every handle of
+//                          that is gone, the table drops its handles at the
+//                          next first use of another communicator, and the
+//                          duplicate's MPI communicators stay until
 //                          MPI_Finalize, as for any endpoint communicator
-//                          never freed) once every handle of the user's
-//                          communicator is gone.
+//                          never freed.
 // A wrapper also remembers the duplicate after its first lookup, so a
 // wrapper kept between calls pays no lookup per call. Plans (HaloPlan,
 // TransposePlan) own communicators made by private_split(), which are
