@@ -417,8 +417,6 @@ FunneledComm FunneledComm::private_split(int color, int key) const {
   return {MpiComm::private_split(color, key), threads_};
 }
 
-FunneledComm FunneledComm::kernel_comm() const { return {MpiComm::kernel_comm(), threads_}; }
-
 FunneledComm FunneledComm::dist_graph(std::span<const int> sources,
                                       std::span<const int> destinations) const {
   return {MpiComm::dist_graph(sources, destinations), threads_};

@@ -483,7 +483,7 @@ void alltoallv(const C& user_comm, std::span<const T> send, std::span<const int>
                alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
   // Every message, check and algorithm below goes over the kernels' own
   // communicator: the caller's tags stay the caller's.
-  const C comm = user_comm.kernel_comm();
+  const C& comm = user_comm.kernel_comm();
   const alltoallv_algorithms::Exchange<T> x{send,       sendcounts, sdispls, recv,
                                             recvcounts, rdispls,    false};
   switch (options.check) {

@@ -29,8 +29,9 @@
 //                                   the underlying library's own collective
 //   dist_graph(sources, destinations) -> C, and neighbor_alltoallv on it
 //                                   the library's neighbourhood collective
-//   kernel_comm() -> C              the communicator the kernels send their own
-//                                   point-to-point messages on (below)
+//   kernel_comm() -> const C&       the communicator the kernels send their own
+//                                   point-to-point messages on (below); valid
+//                                   while the handle it was asked of lives
 //   private_split(color, key) -> C  split() for a plan's own use: its
 //                                   kernel_comm() is itself
 //   parallel_for(n, f)              f(i) for i in [0, n): serial for EP and MPI
@@ -110,7 +111,7 @@ concept Communicator = std::copyable<C> &&
   c.wait_all(requests);
   { c.split(n, n) } -> std::same_as<C>;
   { c.is_null() } -> std::same_as<bool>;
-  { c.kernel_comm() } -> std::same_as<C>;
+  { c.kernel_comm() } -> std::same_as<const C&>;
   { c.private_split(n, n) } -> std::same_as<C>;
   c.library_alltoallv(sendbuf, ints, ints, recvbuf, ints, ints, type);
   c.library_allreduce(sendbuf, recvbuf, n, type, op);
@@ -237,9 +238,10 @@ class BasicComm {
   /// comment): this one when it is private, else its cached duplicate.
   /// Collective the first time on a communicator (it makes the duplicate:
   /// every rank calls it, as every rank calls the kernel that asks), local
-  /// and cheap afterwards. Throws ep::Error naming the MPI or ep call that
-  /// failed. Thread safety: as the wrapper's other calls.
-  [[nodiscard]] BasicComm kernel_comm() const {
+  /// and cheap afterwards (no copy, no lookup). The reference lives as long
+  /// as this handle. Throws ep::Error naming the MPI or ep call that failed.
+  /// Thread safety: as the wrapper's other calls.
+  [[nodiscard]] const BasicComm& kernel_comm() const {
     if (private_ || comm_ == nullptr) return *this;
     if (kernel_ == nullptr) kernel_ = std::make_shared<const BasicComm>(find_kernel_comm());
     return *kernel_;
@@ -312,8 +314,14 @@ class FunneledComm : public MpiComm {
 
   [[nodiscard]] FunneledComm split(int color, int key) const;
   [[nodiscard]] FunneledComm private_split(int color, int key) const;
-  /// MpiComm::kernel_comm() with this team's threads.
-  [[nodiscard]] FunneledComm kernel_comm() const;
+  /// MpiComm::kernel_comm() with this team's threads (remembered as there).
+  [[nodiscard]] const FunneledComm& kernel_comm() const {
+    if (is_private() || is_null()) return *this;
+    if (funneled_kernel_ == nullptr) {
+      funneled_kernel_.reset(new FunneledComm(MpiComm::kernel_comm(), threads_));
+    }
+    return *funneled_kernel_;
+  }
   [[nodiscard]] FunneledComm dist_graph(std::span<const int> sources,
                                         std::span<const int> destinations) const;
 
@@ -327,6 +335,7 @@ class FunneledComm : public MpiComm {
  private:
   FunneledComm(MpiComm base, int threads) : MpiComm(std::move(base)), threads_(threads) {}
   int threads_ = 1;
+  mutable std::shared_ptr<const FunneledComm> funneled_kernel_;  // as BasicComm's kernel_
 };
 
 static_assert(Communicator<MpiComm>);
