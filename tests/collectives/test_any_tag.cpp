@@ -245,7 +245,7 @@ int relation(const ep::Communicator& a, const ep::Communicator& b) { return ep::
 
 template <class C>
 void check_kernel_comm(const C& comm) {
-  const C kernel = comm.kernel_comm();
+  const C& kernel = comm.kernel_comm();
   EXPECT_FALSE(comm.is_private());
   EXPECT_TRUE(kernel.is_private());
   EXPECT_EQ(kernel.rank(), comm.rank());
