@@ -1,10 +1,14 @@
 // Backends of the kernels' communicator interface (see communicator.hpp).
 #include "collectives/communicator.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "ep/collectives.hpp"
@@ -214,6 +218,125 @@ BasicComm<Backend> BasicComm<Backend>::split(int color, int key) const {
 }
 
 template <class Backend>
+BasicComm<Backend> BasicComm<Backend>::private_split(int color, int key) const {
+  BasicComm out = split(color, key);
+  out.private_ = true;
+  return out;
+}
+
+// ---- the kernels' duplicates (communicator.hpp, "The kernels' own messages") ----
+
+namespace {
+
+constexpr const char* kKernelCommCall = "collectives::kernel_comm";
+
+// Set by the delete callback of an attribute on MPI_COMM_SELF, which
+// MPI_Finalize deletes before anything else while MPI is still whole (MPI-4.0,
+// 11.2.4). Duplicates cached on MPI_COMM_WORLD, whose attributes an MPI may
+// delete later in its shutdown, are then left to MPI_Finalize.
+std::atomic<bool> g_finalizing{false};
+
+int note_finalize(MPI_Comm /*comm*/, int /*keyval*/, void* /*value*/, void* /*extra*/) {
+  g_finalizing.store(true);
+  return MPI_SUCCESS;
+}
+
+// MPI_Comm_free of the user's communicator (or MPI_Comm_delete_attr) deletes
+// the attribute: the duplicate goes with it.
+int free_kernel_dup(MPI_Comm /*comm*/, int /*keyval*/, void* value, void* /*extra*/) {
+  auto* dup = static_cast<MPI_Comm*>(value);
+  const int rc = g_finalizing.load() ? MPI_SUCCESS : MPI_Comm_free(dup);
+  delete dup;
+  return rc;
+}
+
+// The keyval of the cached duplicates, created on first use. The duplicate is
+// not copied by MPI_Comm_dup (MPI_COMM_NULL_COPY_FN): a copy of the user's
+// communicator gets a duplicate of its own when a kernel first runs on it.
+int kernel_keyval() {
+  static const int kKeyval = [] {
+    int self_key = MPI_KEYVAL_INVALID;
+    ep::check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, note_finalize, &self_key, nullptr),
+                  kKernelCommCall, -1);
+    ep::check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, self_key, nullptr), kKernelCommCall, -1);
+    int key = MPI_KEYVAL_INVALID;
+    ep::check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_kernel_dup, &key, nullptr),
+                  kKernelCommCall, -1);
+    return key;
+  }();
+  return kKeyval;
+}
+
+/// The EP duplicates: for each endpoint communicator (its state), every local
+/// endpoint's handle of one ep::dup. An entry whose communicator is gone (no
+/// handle left) is stale: the address may be reused by a new communicator.
+struct EpKernelComms {
+  std::weak_ptr<ep::detail::CommState> owner;
+  std::vector<ep::Communicator> endpoints;  // by local thread; null until it asked
+};
+
+struct EpKernelTable {
+  std::mutex mutex;
+  std::unordered_map<const ep::detail::CommState*, EpKernelComms> entries;
+};
+
+EpKernelTable& ep_kernel_table() {
+  static EpKernelTable table;  // destroyed after MPI_Finalize: drops handles only
+  return table;
+}
+
+}  // namespace
+
+template <class Backend>
+BasicComm<Backend> BasicComm<Backend>::find_kernel_comm() const {
+  if constexpr (kIsMpi<Backend>) {
+    const int key = kernel_keyval();
+    void* value = nullptr;
+    int found = 0;
+    ep::check_mpi(MPI_Comm_get_attr(get(), key, &value, &found), kKernelCommCall, rank_);
+    if (found == 0) {
+      auto dup = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
+      ep::check_mpi(MPI_Comm_dup(get(), dup.get()), "collectives::kernel_comm (MPI_Comm_dup)",
+                    rank_);
+      const int rc = MPI_Comm_set_attr(get(), key, dup.get());
+      if (rc != MPI_SUCCESS) MPI_Comm_free(dup.get());
+      ep::check_mpi(rc, "collectives::kernel_comm (MPI_Comm_set_attr)", rank_);
+      value = dup.release();  // the attribute owns it now
+    }
+    BasicComm wrapped(*static_cast<MPI_Comm*>(value));
+    wrapped.private_ = true;
+    return wrapped;
+  } else {
+    const std::shared_ptr<ep::detail::CommState>& state = comm_->state();
+    const auto thread = static_cast<std::size_t>(comm_->local_thread());
+    EpKernelTable& table = ep_kernel_table();
+    ep::Communicator dup;
+    {
+      const std::lock_guard lock(table.mutex);
+      const auto it = table.entries.find(state.get());
+      if (it != table.entries.end() && !it->second.owner.expired() &&
+          thread < it->second.endpoints.size()) {
+        dup = it->second.endpoints[thread];
+      }
+    }
+    if (dup.is_null()) {
+      // Collective over the endpoints; the table's mutex is not held, for the
+      // process's other endpoints come here at the same time.
+      dup = ep::dup(*comm_);
+      const std::lock_guard lock(table.mutex);
+      std::erase_if(table.entries, [](const auto& entry) { return entry.second.owner.expired(); });
+      EpKernelComms& entry = table.entries[state.get()];
+      if (entry.owner.expired()) entry = {state, {}};
+      if (entry.endpoints.size() <= thread) entry.endpoints.resize(thread + 1);
+      entry.endpoints[thread] = dup;
+    }
+    BasicComm wrapped(dup);
+    wrapped.private_ = true;
+    return wrapped;
+  }
+}
+
+template <class Backend>
 BasicComm<Backend> BasicComm<Backend>::dist_graph(std::span<const int> sources,
                                                   std::span<const int> destinations) const {
   if constexpr (kIsMpi<Backend>) {
@@ -288,6 +411,10 @@ FunneledComm::FunneledComm(MPI_Comm comm, int threads) : MpiComm(comm), threads_
 
 FunneledComm FunneledComm::split(int color, int key) const {
   return {MpiComm::split(color, key), threads_};
+}
+
+FunneledComm FunneledComm::private_split(int color, int key) const {
+  return {MpiComm::private_split(color, key), threads_};
 }
 
 FunneledComm FunneledComm::dist_graph(std::span<const int> sources,

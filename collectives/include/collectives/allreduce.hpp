@@ -90,11 +90,13 @@ inline PowerBelow largest_power_at_most(int n, int k) {
 }
 
 template <Communicator C, ep::HasDatatype T>
-void recursive_k_allreduce(const C& comm, std::span<T> inout, MPI_Op op, int k) {
-  const int n = comm.size();
-  const int me = comm.rank();
+void recursive_k_allreduce(const C& user_comm, std::span<T> inout, MPI_Op op, int k) {
+  const int n = user_comm.size();
+  const int me = user_comm.rank();
   const int count = ep::detail::count_of(inout.size(), "collectives::allreduce", me);
-  if (n == 1 || count == 0) return;
+  if (n == 1 || count == 0) return;  // the same on every rank (the count must be)
+  // The vectors travel on the kernels' own communicator (communicator.hpp).
+  const C& comm = user_comm.kernel_comm();
   const auto len = static_cast<std::size_t>(count);
   const std::span<const T> mine(inout);
   const auto [m, p] = largest_power_at_most(n, k);

@@ -477,10 +477,13 @@ void run_auto_verified(const C& comm, const alltoallv_algorithms::Exchange<T>& x
 /// `scratch` is kept by the caller between calls (nothing is allocated once
 /// it has seen the sizes); the overload without it keeps one per thread.
 template <Communicator C, ep::HasDatatype T>
-void alltoallv(const C& comm, std::span<const T> send, std::span<const int> sendcounts,
+void alltoallv(const C& user_comm, std::span<const T> send, std::span<const int> sendcounts,
                std::span<const int> sdispls, std::span<T> recv, std::span<const int> recvcounts,
                std::span<const int> rdispls, const AlltoallvOptions& options,
                alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
+  // Every message, check and algorithm below goes over the kernels' own
+  // communicator: the caller's tags stay the caller's.
+  const C& comm = user_comm.kernel_comm();
   const alltoallv_algorithms::Exchange<T> x{send,       sendcounts, sdispls, recv,
                                             recvcounts, rdispls,    false};
   switch (options.check) {

@@ -29,6 +29,11 @@
 //                                   the underlying library's own collective
 //   dist_graph(sources, destinations) -> C, and neighbor_alltoallv on it
 //                                   the library's neighbourhood collective
+//   kernel_comm() -> const C&       the communicator the kernels send their own
+//                                   point-to-point messages on (below); valid
+//                                   while the handle it was asked of lives
+//   private_split(color, key) -> C  split() for a plan's own use: its
+//                                   kernel_comm() is itself
 //   parallel_for(n, f)              f(i) for i in [0, n): serial for EP and MPI
 //                                   ranks (a rank is one thread), shared by the
 //                                   OpenMP team for FunneledComm
@@ -39,9 +44,41 @@
 // (MPI_Comm_free or ep::Communicator::free, which are collective: every rank
 // destroys its copies, in the same order as the other communicators it frees).
 //
+// The kernels' own messages. No kernel sends on the caller's communicator,
+// so every tag and MPI_ANY_TAG stay the user's: a receive with MPI_ANY_TAG
+// (or EP's) may be posted on it while any kernel runs. A kernel's point-to-
+// point traffic goes to kernel_comm(): a duplicate of the caller's
+// communicator, made by the first kernel call on it (collective, as that
+// call is) and cached on the communicator itself, as MPI libraries cache
+// their inner communicators (PETSc's PetscCommDuplicate):
+//   MpiComm, FunneledComm  an MPI attribute of the wrapped MPI_Comm; its
+//                          delete callback frees the duplicate when the user
+//                          frees the communicator (MPI_Comm_free). A
+//                          duplicate cached on MPI_COMM_WORLD is left to
+//                          MPI_Finalize. Every wrapper of one MPI_Comm finds
+//                          the same duplicate.
+//   EpComm                 a process-wide table keyed by the endpoint
+//                          communicator's state: each endpoint holds its own
+//                          handle of one ep::dup. The endpoint layer has no
+//                          attribute callbacks, so the duplicate is not freed
+//                          with the user's communicator: once every handle of
+//                          that is gone, the table drops its handles at the
+//                          next first use of another communicator, and the
+//                          duplicate's MPI communicators stay until
+//                          MPI_Finalize, as for any endpoint communicator
+//                          never freed.
+// A wrapper also remembers the duplicate after its first lookup, so a
+// wrapper kept between calls pays no lookup per call. Plans (HaloPlan,
+// TransposePlan) own communicators made by private_split(), which are
+// already private: kernel_comm() of those is themselves, no second copy.
+//
 // Thread safety: as for the wrapped communicator. An EpComm is used by its own
 // thread; an MpiComm by one thread at a time; a FunneledComm by the master
 // thread outside any OpenMP parallel region (its parallel_for opens one).
+// kernel_comm() follows the same rule (it fills the wrapper's memory of the
+// duplicate); the threads of one process that run kernel_comm() for their
+// endpoints at once share the EP table under a mutex, held for the lookup
+// only (never across ep::dup, which waits for the process's other endpoints).
 #pragma once
 
 #include <mpi.h>
@@ -74,6 +111,8 @@ concept Communicator = std::copyable<C> &&
   c.wait_all(requests);
   { c.split(n, n) } -> std::same_as<C>;
   { c.is_null() } -> std::same_as<bool>;
+  { c.kernel_comm() } -> std::same_as<const C&>;
+  { c.private_split(n, n) } -> std::same_as<C>;
   c.library_alltoallv(sendbuf, ints, ints, recvbuf, ints, ints, type);
   c.library_allreduce(sendbuf, recvbuf, n, type, op);
   { c.dist_graph(ints, ints) } -> std::same_as<C>;
@@ -192,6 +231,24 @@ class BasicComm {
 
   /// MPI_Comm_split or ep::split. Collective.
   [[nodiscard]] BasicComm split(int color, int key) const;
+  /// split() for a communicator no user sees (a plan's): the kernels may
+  /// send on it directly, so its kernel_comm() is itself. Collective.
+  [[nodiscard]] BasicComm private_split(int color, int key) const;
+  /// The communicator the kernels send their own messages on (see the file
+  /// comment): this one when it is private, else its cached duplicate.
+  /// Collective the first time on a communicator (it makes the duplicate:
+  /// every rank calls it, as every rank calls the kernel that asks), local
+  /// and cheap afterwards (no copy, no lookup). The reference lives as long
+  /// as this handle. Throws ep::Error naming the MPI or ep call that failed.
+  /// Thread safety: as the wrapper's other calls.
+  [[nodiscard]] const BasicComm& kernel_comm() const {
+    if (private_ || comm_ == nullptr) return *this;
+    if (kernel_ == nullptr) kernel_ = std::make_shared<const BasicComm>(find_kernel_comm());
+    return *kernel_;
+  }
+  /// Whether the kernels send on this communicator itself (kernel_comm()
+  /// returns it): made by kernel_comm() or private_split().
+  [[nodiscard]] bool is_private() const noexcept { return private_; }
   /// MPI_Dist_graph_create_adjacent (unweighted, no reorder) or
   /// ep::dist_graph_create_adjacent. Collective.
   [[nodiscard]] BasicComm dist_graph(std::span<const int> sources,
@@ -223,10 +280,16 @@ class BasicComm {
  private:
   /// Takes ownership of `comm` (freed with the last copy).
   static BasicComm adopt(Handle comm);
+  /// Finds or makes the cached duplicate (communicator.cpp).
+  [[nodiscard]] BasicComm find_kernel_comm() const;
 
   std::shared_ptr<Handle> comm_;
   int rank_ = -1;
   int size_ = 0;
+  bool private_ = false;
+  // The duplicate found by this wrapper's first kernel_comm() (null before);
+  // filled from a const call, under the wrapper's one-thread-at-a-time rule.
+  mutable std::shared_ptr<const BasicComm> kernel_;
 };
 
 // Both instantiations are compiled once, in communicator.cpp.
@@ -250,6 +313,15 @@ class FunneledComm : public MpiComm {
   [[nodiscard]] int threads() const noexcept { return threads_; }
 
   [[nodiscard]] FunneledComm split(int color, int key) const;
+  [[nodiscard]] FunneledComm private_split(int color, int key) const;
+  /// MpiComm::kernel_comm() with this team's threads (remembered as there).
+  [[nodiscard]] const FunneledComm& kernel_comm() const {
+    if (is_private() || is_null()) return *this;
+    if (funneled_kernel_ == nullptr) {
+      funneled_kernel_.reset(new FunneledComm(MpiComm::kernel_comm(), threads_));
+    }
+    return *funneled_kernel_;
+  }
   [[nodiscard]] FunneledComm dist_graph(std::span<const int> sources,
                                         std::span<const int> destinations) const;
 
@@ -263,6 +335,7 @@ class FunneledComm : public MpiComm {
  private:
   FunneledComm(MpiComm base, int threads) : MpiComm(std::move(base)), threads_(threads) {}
   int threads_ = 1;
+  mutable std::shared_ptr<const FunneledComm> funneled_kernel_;  // as BasicComm's kernel_
 };
 
 static_assert(Communicator<MpiComm>);

@@ -166,8 +166,9 @@ template <Communicator C>
 class HaloPlan {
  public:
   /// Validates `spec` on every rank, splits a private communicator for the
-  /// sea ranks, computes the schedule and, for kNeighbor, creates the graph.
-  /// Collective over `comm`.
+  /// sea ranks (private_split: every message of the plan travels on it, none
+  /// on `comm`; freed with the plan), computes the schedule and, for
+  /// kNeighbor, creates the graph. Collective over `comm`.
   HaloPlan(const C& comm, const HaloSpec& spec);
   // One plan, one private communicator and one set of buffers: copies would
   // share the communicator and collide on its tags.

@@ -36,6 +36,13 @@
 // shape is agreed at build: a difference throws ep::Error on every rank).
 // Thread safety: a plan belongs to one rank (one endpoint thread); with a
 // FunneledComm, packing and unpacking are shared by its team.
+//
+// Communicators: the row and column communicators are the plan's own
+// (private_split, made at build and freed with the plan), and every block
+// travels on them; `comm` itself carries only the shape's agreement (a
+// library allreduce), so no message of the plan can match a user's receive
+// on `comm`, MPI_ANY_TAG included. Copies of a plan share its row and column
+// communicators: use one copy at a time.
 #pragma once
 
 #include <algorithm>
@@ -208,8 +215,8 @@ void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
   px_ = comm_.rank() % shape.cx;
   py_ = comm_.rank() / shape.cx;
   if (!same_grid) {
-    subs_[0] = comm_.split(py_, px_);  // row: my py, ordered by px
-    subs_[1] = comm_.split(px_, py_);  // column: my px, ordered by py
+    subs_[0] = comm_.private_split(py_, px_);  // row: my py, ordered by px
+    subs_[1] = comm_.private_split(px_, py_);  // column: my px, ordered by py
     for (AlltoallvTuner& t : tuners_) t.reset();
   }
   built_ = true;

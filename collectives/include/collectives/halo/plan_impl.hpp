@@ -74,7 +74,7 @@ HaloPlan<C>::HaloPlan(const C& comm, const HaloSpec& spec) : spec_(spec) {
   const detail::SubdomainMap map(d, land);
   block_ = map.block_of(comm.rank());
   // Sea ranks keep their rank (they are the first ones, key = rank).
-  comm_ = comm.split(block_ >= 0 ? 0 : MPI_UNDEFINED, comm.rank());
+  comm_ = comm.private_split(block_ >= 0 ? 0 : MPI_UNDEFINED, comm.rank());
   if (block_ < 0) return;
   const int bx = block_ % d.px();
   const int by = block_ / d.px();
