@@ -231,7 +231,9 @@ class Floors:
         if copy is None or barrier is None:
             return None
         floor = copy + barriers * barrier
-        return floor, f"floor {fmt_us(floor)} = memcpy {fmt_bytes(size)} + {barriers} x {fmt_us(barrier)}"
+        parts = ([f"memcpy {fmt_bytes(size)}"] if size > 0 else []) + [
+            f"{barriers} barrier{'s' if barriers > 1 else ''} x {fmt_us(barrier)}"]
+        return floor, f"floor {fmt_us(floor)} = {' + '.join(parts)}"
 
 
 def kernel_floor(bench, recs, tests, floors, threads, limit=None):
