@@ -728,8 +728,8 @@ def main():
     md += ["### Against the machine's limits", "",
            "The targets of endpoints against the floors of this machine and against the "
            "best MPI: the best of `mpi.*` and the `ref.*` modes, among them `ref.shm`, the "
-           "on-node MPI-3 shared-memory window code (allreduce and halo; the "
-           "transposition has none yet). Verdicts are computed "
+           "on-node MPI-3 shared-memory window code (allreduce, halo, "
+           "transposition). Verdicts are computed "
            "from this run's records. GCR and CG (ep / best MPI <= 0.70) and the model step "
            "(ep / best MPI <= 0.80) are judged in the table above.", ""]
     md += md_table(["figure", "ep / floor", "ep / best MPI", "target", "verdict"], limit_rows)
