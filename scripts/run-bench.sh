@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: runs the benchmarks and renders docs/benchmarks.md.
 #
+# Part 0, the machine's floors (demos/bench/limits, no MPI: threads pinned to
+# distinct cores), once per round beside the fair runs, merged like them; the
+# scoreboard divides every figure by its floor.
 # Part 1, the fair runs (judged; the scoreboard of docs/benchmarks.md). The
 # shapes fit the cores: T = BENCH_THREADS (default: the online CPUs) threads
 # in one process for ep and funneled, T processes for mpi and ref, each side
@@ -97,6 +100,7 @@ model_run=("$model" --config demos/model/model_iodef.xml --output-dir "$fair/mod
   --quiet --steps "$steps")
 for ((r = 1; r <= rounds; ++r)); do
   echo "##### fair round $r of $rounds #####"
+  launch "$fair/limits.pinned.r$r" "$(ep_built demos/bench/limits)" --threads "$threads" "${quick[@]}"
   # Point-to-point: the thread modes in one process, the process modes in T.
   # Fewer iterations than a sweep of its own: the rounds give the repeats.
   pingpong=(--max-pairs 1 --reps 10 --iters 1000 "${quick[@]}")
@@ -124,7 +128,7 @@ for ((r = 1; r <= rounds; ++r)); do
 done
 
 # The merged, judged records: one file per benchmark.
-for name in ep_pingpong ep_collectives "${kernels[@]}" model_bench; do
+for name in limits ep_pingpong ep_collectives "${kernels[@]}" model_bench; do
   python3 scripts/bench_merge.py "$fair/$name.json" "$fair/$name".*.r*.json
 done
 for stem in "$fair"/*.r[0-9]*.json; do rm -f "${stem%.json}.csv"; done

@@ -9,12 +9,14 @@
 //
 // MPI_SUM of a vector of doubles per worker (ep rank, mpi or ref process,
 // funneled thread); bytes = that vector. ep, mpi and ref reduce over the
-// grid's ranks; funneled threads first combine their T vectors in shared
-// memory (the team shares the loop), then the master reduces over the
-// processes. Targets (where the launch has both sides): reck<k> at the best
-// k at or below recdbl (per backend); ep at or below funneled.
+// grid's ranks (ref twice: ref.allreduce, MPI_Allreduce; ref.shm, direct
+// loads from an MPI-3 shared-memory window); funneled threads first combine their T vectors in
+// shared memory (the team shares the loop), then the master reduces over the processes. Targets
+// (where the launch has both sides): reck<k> at the best k at or below recdbl (per backend); ep at
+// or below funneled.
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -22,6 +24,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "kernel_bench.hpp"
+#include "reference/ref_shm_allreduce.hpp"
 
 namespace {
 
@@ -99,6 +102,37 @@ struct AllreduceCall<RefComm> {
   }
 };
 
+/// ref.shm: the on-node shared-memory window allreduce
+/// (reference/ref_shm_allreduce.hpp), on the ref backend only.
+template <class C>
+struct ShmAllreduceCall {
+  explicit ShmAllreduceCall(const C& /*comm*/, std::size_t /*length*/) {
+    throw std::logic_error(std::string(kBench) + ": ref.shm runs on the ref backend only");
+  }
+  void call() {}
+};
+
+template <>
+struct ShmAllreduceCall<RefComm> {
+  bench::reference::ShmAllreduce shm;
+  std::vector<double> data;
+
+  // Two checked calls: one on each parity of the window's segments (all
+  // ones sum to P, then P's sum to P * P).
+  ShmAllreduceCall(const RefComm& comm, std::size_t length) : shm(comm, length), data(length, 1.0) {
+    const double p = comm.size();
+    for (const double expected : {p, p * p}) {
+      call();
+      if (data.front() != expected || data.back() != expected) {
+        throw std::runtime_error(std::string(kBench) + ": wrong sum of ref.shm on rank " +
+                                 std::to_string(comm.rank()) + ": " + std::to_string(data.front()) +
+                                 ", expected " + std::to_string(expected));
+      }
+    }
+  }
+  void call() { shm.call(data); }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +158,14 @@ int main(int argc, char** argv) {
                             report);
           };
           harness.measure_selected(algorithms, "allreduce", measure);
+          if (harness.selected(Backend::kRef)) {
+            bench::Record record;
+            record.test = "allreduce";
+            record.bytes = bytes;
+            harness.measure(Backend::kRef, "shm", record,
+                            bench::kernels::setup_calls<ShmAllreduceCall>(bytes / sizeof(double)),
+                            report);
+          }
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(

@@ -1,7 +1,8 @@
 // halo_bench: the halo exchange of collectives/halo.hpp with each algorithm
 // (two_sweep, neighbor, direct, split) on each backend (ep, mpi, funneled),
 // side by side, beside the hand-written two-stage exchange on plain MPI
-// (mode ref.two_sweep, reference/ref_halo.hpp). Modes are named
+// (mode ref.two_sweep, reference/ref_halo.hpp) and the same exchange
+// through an MPI-3 shared-memory window (mode ref.shm). Modes are named
 // <backend>.<algorithm>.
 //
 // Launch layout: kernel_bench.hpp (threaded: --backends ep,funneled; flat:
@@ -98,13 +99,21 @@ using bench::kernels::print_ep_targets;
 double cell_value(int gi, int gj) { return gj * 65536.0 + gi; }
 
 /// The plan of a backend: the library's, or the hand-written reference.
+/// `shared` (ref.shm) picks the reference's shared-window transport.
 template <class C>
 struct PlanOf {
   using type = collectives::HaloPlan<C>;
+  static type make(const C& comm, const collectives::HaloSpec& spec, bool /*shared*/) {
+    return type(comm, spec);
+  }
 };
 template <>
 struct PlanOf<RefComm> {
   using type = RefHaloPlan;
+  static type make(const RefComm& comm, const collectives::HaloSpec& spec, bool shared) {
+    return {comm, spec,
+            shared ? RefHaloPlan::Transport::kSharedWindow : RefHaloPlan::Transport::kMessages};
+  }
 };
 
 /// One mode at one point on this participant: checked exchange, warm-up,
@@ -112,8 +121,8 @@ struct PlanOf<RefComm> {
 /// this rank's bytes per exchange.
 template <class C>
 std::vector<double> time_halo(const C& comm, const collectives::HaloSpec& spec, const Options& opt,
-                              bool point_step, std::size_t& bytes) {
-  typename PlanOf<C>::type plan(comm, spec);
+                              bool point_step, bool shared, std::size_t& bytes) {
+  typename PlanOf<C>::type plan = PlanOf<C>::make(comm, spec, shared);
   const int w = spec.width;
   const int row = plan.nx() + 2 * w;
   std::vector<double> u(plan.field_elements(1), -1.0);
@@ -208,7 +217,7 @@ void run(const Options& opt) {
     const std::size_t key_bytes =
         (side * side - static_cast<std::size_t>(point.block) * point.block) * sizeof(double);
     std::vector<bench::Record> records;
-    const auto measure = [&](Backend b, HaloAlgorithm a) {
+    const auto measure = [&](Backend b, HaloAlgorithm a, bool shared = false) {
       const auto [px, py] = bench::kernels::grid_of(modes.ranks(b));
       collectives::HaloSpec spec;
       spec.decomposition = collectives::Decomposition::even(gpx * point.block, gpy * point.block,
@@ -217,18 +226,20 @@ void run(const Options& opt) {
       spec.algorithm = a;
       if (b == Backend::kRef) {
         if (const std::string why = RefHaloPlan::why_unsupported(spec); !why.empty()) {
-          if (root) std::printf("# %s: no ref mode: %s\n", point.test.c_str(), why.c_str());
+          if (root && !shared) {
+            std::printf("# %s: no ref mode: %s\n", point.test.c_str(), why.c_str());
+          }
           return;
         }
       }
       const auto times = modes.run(b, [&](const auto& comm) {
         std::size_t sent = 0;
-        return time_halo(comm, spec, opt, point.with_step, sent);
+        return time_halo(comm, spec, opt, point.with_step, shared, sent);
       });
       if (!root) return;
       bench::Record record;
       record.test = point.test;
-      record.mode = halo_mode(b, a);
+      record.mode = shared ? std::string("ref.shm") : halo_mode(b, a);
       record.ranks = modes.record_ranks(b);
       record.threads = modes.record_threads(b);
       record.iterations = opt.iterations;
@@ -242,7 +253,10 @@ void run(const Options& opt) {
         if (b != Backend::kRef && modes.selected(b)) measure(b, a);
       }
     }
-    if (modes.selected(Backend::kRef)) measure(Backend::kRef, HaloAlgorithm::kTwoSweep);
+    if (modes.selected(Backend::kRef)) {
+      measure(Backend::kRef, HaloAlgorithm::kTwoSweep);
+      measure(Backend::kRef, HaloAlgorithm::kTwoSweep, true);
+    }
     if (!root) continue;
     for (auto& record : records) {
       record.bytes = key_bytes;

@@ -1,7 +1,8 @@
 // transpose_bench: the spectral transposition of collectives/ (grid -> yz ->
 // xz -> spectral and back) with each alltoallv algorithm, on endpoints, MPI
 // processes and funneled, beside the hand-written pack / MPI_Alltoallv /
-// unpack transposition (mode ref.alltoallv, reference/ref_transpose.hpp).
+// unpack transposition (mode ref.alltoallv, reference/ref_transpose.hpp) and
+// the same through an MPI-3 shared-memory window (mode ref.shm).
 // Layout: kernel_bench.hpp.
 //
 //   mpiexec -n 1 transpose_bench --threads 2 --backends ep,funneled   (threaded)
@@ -46,7 +47,9 @@ struct RoundTrip {
   collectives::TransposePlan<C, double> plan;
   std::vector<double> grid, spectral;
 
-  RoundTrip(const C& comm, int edge, const collectives::AlltoallvChoice& choice)
+  // `shared` selects the reference's shared-window transport; the library's
+  // plans have one path.
+  RoundTrip(const C& comm, int edge, const collectives::AlltoallvChoice& choice, bool /*shared*/)
       : plan(comm, shape_for(comm.size(), edge), {.algorithm = choice.algorithm, .k = choice.k}) {
     grid.resize(plan.local_size(collectives::Space::kGrid));
     spectral.resize(plan.local_size(collectives::Space::kSpectral));
@@ -71,8 +74,11 @@ struct RoundTrip<RefComm> {
   bench::reference::RefTranspose plan;
   std::vector<double> grid, spectral;
 
-  RoundTrip(const RefComm& comm, int edge, const collectives::AlltoallvChoice& /*unused*/)
-      : plan(comm, shape_for(comm.size(), edge)) {
+  RoundTrip(const RefComm& comm, int edge, const collectives::AlltoallvChoice& /*unused*/,
+            bool shared)
+      : plan(comm, shape_for(comm.size(), edge),
+             shared ? bench::reference::RefTranspose::Transport::kSharedWindow
+                    : bench::reference::RefTranspose::Transport::kMessages) {
     grid.resize(plan.local_size(collectives::Space::kGrid));
     spectral.resize(plan.local_size(collectives::Space::kSpectral));
     for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = static_cast<double>(i) + comm.rank();
@@ -133,9 +139,19 @@ int main(int argc, char** argv) {
             const collectives::AlltoallvChoice choice = collectives::parse_alltoallv_choice(
                 backend == Backend::kRef ? "library" : algorithm);
             harness.measure(backend, algorithm, record,
-                            bench::kernels::setup_calls<RoundTrip>(edges[s], choice), report);
+                            bench::kernels::setup_calls<RoundTrip>(edges[s], choice, false),
+                            report);
           };
           harness.measure_selected(algorithms, "alltoallv", measure);
+          if (harness.selected(Backend::kRef)) {
+            bench::Record record;
+            record.test = "transpose";
+            record.bytes = sizes[s];
+            harness.measure(Backend::kRef, "shm", record,
+                            bench::kernels::setup_calls<RoundTrip>(
+                                edges[s], collectives::parse_alltoallv_choice("library"), true),
+                            report);
+          }
         }
         if (harness.world_rank() != 0) return;
         bench::kernels::print_backend_tables(

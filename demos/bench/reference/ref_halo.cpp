@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace bench::reference {
 
@@ -33,8 +34,9 @@ std::string RefHaloPlan::why_unsupported(const collectives::HaloSpec& spec) {
   return {};
 }
 
-RefHaloPlan::RefHaloPlan(const RefComm& comm, const collectives::HaloSpec& spec)
-    : comm_(comm.get()), rank_(comm.rank()), w_(spec.width) {
+RefHaloPlan::RefHaloPlan(const RefComm& comm, const collectives::HaloSpec& spec,
+                         Transport transport)
+    : comm_(comm.get()), rank_(comm.rank()), w_(spec.width), transport_(transport) {
   if (const std::string why = why_unsupported(spec); !why.empty()) {
     throw std::invalid_argument("RefHaloPlan on rank " + std::to_string(comm.rank()) + ": " + why);
   }
@@ -60,6 +62,52 @@ RefHaloPlan::RefHaloPlan(const RefComm& comm, const collectives::HaloSpec& spec)
   // Stage 2: w rows each way over the whole width, x halo included.
   y_strips_[0] = {rank_at(bx, by - 1), 0, w, 0, 0, nx_ + 2 * w, w, kTravelSouth};
   y_strips_[1] = {rank_at(bx, by + 1), 0, ny_, 0, ny_ + w, nx_ + 2 * w, w, kTravelNorth};
+  if (transport_ == Transport::kSharedWindow) open_window(comm);
+}
+
+void RefHaloPlan::open_window(const RefComm& comm) {
+  check_mpi(
+      MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node_),
+      "MPI_Comm_split_type");
+  int node_size = 0;
+  check_mpi(MPI_Comm_size(node_, &node_size), "MPI_Comm_size");
+  // Every rank sees the same two sizes, so either all throw or none does.
+  if (node_size != comm.size()) {
+    MPI_Comm_free(&node_);
+    throw std::runtime_error("RefHaloPlan on rank " + std::to_string(comm.rank()) +
+                             ": shares memory with " + std::to_string(node_size) + " of " +
+                             std::to_string(comm.size()) + " ranks; ref.shm runs on one node only");
+  }
+  // Ranks keep their numbers (key = rank), so a strip's peer is its window rank.
+  // Capacity: the largest strip of any rank (sizes differ by one at most).
+  int largest = 0;
+  for (const auto* strips : {&x_strips_, &y_strips_}) {
+    for (const Strip& st : *strips) largest = std::max(largest, st.width * st.height);
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT, MPI_MAX, node_), "MPI_Allreduce");
+  window_capacity_ = static_cast<std::size_t>(largest);
+  void* mine = nullptr;
+  const auto bytes = static_cast<MPI_Aint>(4 * window_capacity_ * sizeof(double));
+  check_mpi(MPI_Win_allocate_shared(bytes, sizeof(double), MPI_INFO_NULL, node_, &mine, &win_),
+            "MPI_Win_allocate_shared");
+  window_bases_.resize(static_cast<std::size_t>(node_size));
+  for (int q = 0; q < node_size; ++q) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    void* base = nullptr;
+    check_mpi(MPI_Win_shared_query(win_, q, &size, &unit, &base), "MPI_Win_shared_query");
+    window_bases_[static_cast<std::size_t>(q)] = static_cast<double*>(base);
+  }
+  // One passive-target epoch for the window's life: MPI_Win_sync needs one.
+  check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
+}
+
+RefHaloPlan::~RefHaloPlan() {
+  if (win_ == MPI_WIN_NULL) return;
+  // Destructors do not throw: the return codes are left unchecked here.
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+  MPI_Comm_free(&node_);
 }
 
 std::size_t RefHaloPlan::field_elements(int levels) const noexcept {
@@ -85,21 +133,24 @@ void RefHaloPlan::exchange(std::span<const collectives::HaloField> fields) {
                                   std::to_string(field_elements(f.levels)) + " elements");
     }
   }
-  exchange_stage(x_strips_, fields);
-  exchange_stage(y_strips_, fields);
+  if (transport_ == Transport::kSharedWindow &&
+      (fields.size() != 1 || fields.front().levels != 1)) {
+    throw std::invalid_argument("RefHaloPlan::exchange on rank " + std::to_string(rank_) +
+                                ": the shared window holds one field of one level, got " +
+                                std::to_string(fields.size()) + " field(s)");
+  }
+  exchange_stage(0, x_strips_, fields);
+  exchange_stage(1, y_strips_, fields);
 }
 
-void RefHaloPlan::exchange_stage(const std::array<Strip, 2>& strips,
+void RefHaloPlan::exchange_stage(int stage, const std::array<Strip, 2>& strips,
                                  std::span<const collectives::HaloField> fields) {
   const std::size_t row = static_cast<std::size_t>(nx_ + 2 * w_);
   const std::size_t plane = row * static_cast<std::size_t>(ny_ + 2 * w_);
   // Copies one strip of every field between the fields and a packed buffer.
-  const auto copy_strip = [&](const Strip& s, bool pack, std::vector<double>& buffer) {
-    std::size_t levels = 0;
-    for (const collectives::HaloField& f : fields) levels += static_cast<std::size_t>(f.levels);
+  // Copies one strip of every field between the fields and `packed`.
+  const auto copy_at = [&](const Strip& s, bool pack, double* packed) {
     const auto width = static_cast<std::size_t>(s.width);
-    buffer.resize(levels * width * static_cast<std::size_t>(s.height));
-    double* packed = buffer.data();
     for (const collectives::HaloField& f : fields) {
       auto* field = reinterpret_cast<double*>(f.data);
       for (int k = 0; k < f.levels; ++k) {
@@ -118,6 +169,12 @@ void RefHaloPlan::exchange_stage(const std::array<Strip, 2>& strips,
       }
     }
   };
+  const auto copy_strip = [&](const Strip& s, bool pack, std::vector<double>& buffer) {
+    std::size_t levels = 0;
+    for (const collectives::HaloField& f : fields) levels += static_cast<std::size_t>(f.levels);
+    buffer.resize(levels * static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.height));
+    copy_at(s, pack, buffer.data());
+  };
   // A periodic direction with one subdomain: both neighbours are this rank,
   // and a strip is copied in memory (what arrives from the west is what
   // leaves to the east).
@@ -126,6 +183,18 @@ void RefHaloPlan::exchange_stage(const std::array<Strip, 2>& strips,
     copy_strip(strips[1], true, send_[1]);
     copy_strip(strips[0], false, send_[1]);
     copy_strip(strips[1], false, send_[0]);
+    return;
+  }
+  if (transport_ == Transport::kSharedWindow) {
+    for (std::size_t d = 0; d < 2; ++d) copy_at(strips[d], true, window_strip(rank_, stage, d));
+    check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
+    check_mpi(MPI_Barrier(node_), "MPI_Barrier");
+    check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
+    // What arrives from the neighbour in direction d is the strip it sent
+    // the opposite way, d ^ 1.
+    for (std::size_t d = 0; d < 2; ++d) {
+      copy_at(strips[d], false, window_strip(strips[d].peer, stage, d ^ 1U));
+    }
     return;
   }
   std::array<MPI_Request, 4> requests{};

@@ -18,6 +18,17 @@
 // The interface is the part of collectives::HaloPlan that halo_bench uses, so
 // the benchmark times both with the same code.
 //
+// Two transports. kMessages (mode ref.two_sweep): MPI_Irecv/MPI_Isend of the
+// packed strips. kSharedWindow (mode ref.shm): the on-node hybrid with MPI-3
+// shared memory -- every rank packs its strips into its segment of one
+// MPI_Win_allocate_shared window, MPI_Win_sync + MPI_Barrier + MPI_Win_sync
+// make them visible, and every rank unpacks its neighbours' strips with
+// direct loads from their segments: one copy less than the messages, two
+// barriers per exchange (one per stage). A stage's strips live in buffers
+// of their own, so the next exchange cannot overwrite a strip that a slower
+// neighbour still reads: it must first pass the other stage's barrier. The
+// window holds one level; on one shared-memory node only.
+//
 // Collective: construction (none of MPI's collectives, but every rank must
 // build one), exchange(), start()+finish() over every rank of the
 // communicator. Thread safety: one thread per rank (flat launches).
@@ -41,7 +52,16 @@ class RefHaloPlan {
   /// Throws std::invalid_argument when `spec` is outside what the reference
   /// covers (see above; why_unsupported says it without throwing) or the
   /// decomposition does not have comm.size() subdomains. Local.
-  RefHaloPlan(const RefComm& comm, const collectives::HaloSpec& spec);
+  enum class Transport { kMessages, kSharedWindow };
+
+  /// With kSharedWindow also collective over `comm` (the window), and throws
+  /// std::runtime_error naming the rank when `comm` spans several
+  /// shared-memory nodes.
+  RefHaloPlan(const RefComm& comm, const collectives::HaloSpec& spec,
+              Transport transport = Transport::kMessages);
+  ~RefHaloPlan();
+  RefHaloPlan(const RefHaloPlan&) = delete;
+  RefHaloPlan& operator=(const RefHaloPlan&) = delete;
 
   /// Empty when the reference can exchange `spec`, else the reason.
   static std::string why_unsupported(const collectives::HaloSpec& spec);
@@ -72,8 +92,14 @@ class RefHaloPlan {
     int width = 0, height = 0;
     int tag = 0;
   };
-  void exchange_stage(const std::array<Strip, 2>& strips,
+  void exchange_stage(int stage, const std::array<Strip, 2>& strips,
                       std::span<const collectives::HaloField> fields);
+  void open_window(const RefComm& comm);
+  /// Rank q's buffer of (stage, direction) in the shared window.
+  [[nodiscard]] double* window_strip(int q, int stage, std::size_t direction) const {
+    return window_bases_[static_cast<std::size_t>(q)] +
+           (2 * static_cast<std::size_t>(stage) + direction) * window_capacity_;
+  }
 
   MPI_Comm comm_;
   int rank_ = 0;
@@ -82,6 +108,11 @@ class RefHaloPlan {
   std::array<Strip, 2> x_strips_{};  // west, east
   std::array<Strip, 2> y_strips_{};  // south, north
   std::array<std::vector<double>, 2> send_, recv_;
+  Transport transport_ = Transport::kMessages;
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::vector<double*> window_bases_;  // every rank's segment, in this address space
+  std::size_t window_capacity_ = 0;    // doubles per strip buffer
 };
 
 }  // namespace bench::reference

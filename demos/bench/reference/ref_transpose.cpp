@@ -52,8 +52,9 @@ double* copy_part(const Box& part, const Box& box, const double* from_local, dou
 
 }  // namespace
 
-RefTranspose::RefTranspose(const RefComm& comm, const collectives::TransposeShape& shape)
-    : shape_(shape) {
+RefTranspose::RefTranspose(const RefComm& comm, const collectives::TransposeShape& shape,
+                           Transport transport)
+    : shape_(shape), transport_(transport) {
   if (shape.cx * shape.cy != comm.size()) {
     throw std::invalid_argument("RefTranspose on rank " + std::to_string(comm.rank()) + ": grid " +
                                 std::to_string(shape.cx) + " x " + std::to_string(shape.cy) +
@@ -65,9 +66,53 @@ RefTranspose::RefTranspose(const RefComm& comm, const collectives::TransposeShap
   check_mpi(MPI_Comm_split(comm.get(), px_, py_, &subs_[1]), "MPI_Comm_split");
   work_[0].resize(local_size(Space::kYZ));
   work_[1].resize(local_size(Space::kXZ));
+  if (transport_ == Transport::kSharedWindow) open_window(comm);
+}
+
+void RefTranspose::open_window(const RefComm& comm) {
+  check_mpi(
+      MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &world_),
+      "MPI_Comm_split_type");
+  int node_size = 0;
+  check_mpi(MPI_Comm_size(world_, &node_size), "MPI_Comm_size");
+  // Every rank sees the same two sizes, so either all throw or none does.
+  if (node_size != comm.size()) {
+    MPI_Comm_free(&world_);
+    throw std::runtime_error("RefTranspose on rank " + std::to_string(comm.rank()) +
+                             ": shares memory with " + std::to_string(node_size) + " of " +
+                             std::to_string(comm.size()) + " ranks; ref.shm runs on one node only");
+  }
+  // A step packs at most the rank's whole field of the space it leaves.
+  unsigned long largest = 0;
+  for (const Space space : {Space::kGrid, Space::kYZ, Space::kXZ, Space::kSpectral}) {
+    largest = std::max<unsigned long>(largest, local_size(space));
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UNSIGNED_LONG, MPI_MAX, world_),
+            "MPI_Allreduce");
+  window_half_ = largest;
+  void* mine = nullptr;
+  const auto bytes = static_cast<MPI_Aint>(2 * window_half_ * sizeof(double));
+  check_mpi(MPI_Win_allocate_shared(bytes, sizeof(double), MPI_INFO_NULL, world_, &mine, &win_),
+            "MPI_Win_allocate_shared");
+  window_bases_.resize(static_cast<std::size_t>(node_size));
+  for (int q = 0; q < node_size; ++q) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    void* base = nullptr;
+    check_mpi(MPI_Win_shared_query(win_, q, &size, &unit, &base), "MPI_Win_shared_query");
+    window_bases_[static_cast<std::size_t>(q)] = static_cast<double*>(base);
+  }
+  // One passive-target epoch for the window's life: MPI_Win_sync needs one.
+  check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
 }
 
 RefTranspose::~RefTranspose() {
+  // Destructors do not throw: the return codes are left unchecked here.
+  if (win_ != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(win_);
+    MPI_Win_free(&win_);
+    MPI_Comm_free(&world_);
+  }
   for (MPI_Comm& sub : subs_) {
     if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
   }
@@ -89,8 +134,45 @@ void RefTranspose::backward(std::span<const double> spectral, std::span<double> 
   step(Space::kYZ, Space::kGrid, 0, work_[0].data(), grid.data());
 }
 
+void RefTranspose::step_shared(Space from, Space to, int sub, const double* in, double* out) {
+  const int peers = sub == 0 ? shape_.cx : shape_.cy;
+  // Rank of the grid point (q along this step's sub-communicator).
+  const auto rank_of = [&](int q) { return sub == 0 ? py_ * shape_.cx + q : q * shape_.cx + px_; };
+  const auto point = [&](int q) { return sub == 0 ? std::array{q, py_} : std::array{px_, q}; };
+  const Box my_from = collectives::transpose_box(shape_, from, px_, py_);
+  const Box my_to = collectives::transpose_box(shape_, to, px_, py_);
+  const int me = sub == 0 ? px_ : py_;
+  const std::size_t half = (window_steps_++ % 2) * window_half_;
+  // Pack: my part for peer q at the offset every peer computes the same way.
+  double* packed = window_bases_[static_cast<std::size_t>(rank_of(me))] + half;
+  for (int q = 0; q < peers; ++q) {
+    const auto [qx, qy] = point(q);
+    packed = copy_part(intersect(my_from, collectives::transpose_box(shape_, to, qx, qy)), my_from,
+                       in, nullptr, packed);
+  }
+  check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
+  check_mpi(MPI_Barrier(world_), "MPI_Barrier");
+  check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
+  // Unpack: peer q's part for me sits after its parts for the peers before me.
+  for (int q = 0; q < peers; ++q) {
+    const auto [qx, qy] = point(q);
+    const Box q_from = collectives::transpose_box(shape_, from, qx, qy);
+    std::size_t offset = 0;
+    for (int r = 0; r < me; ++r) {
+      const auto [rx, ry] = point(r);
+      offset += intersect(q_from, collectives::transpose_box(shape_, to, rx, ry)).size();
+    }
+    copy_part(intersect(q_from, my_to), my_to, nullptr, out,
+              window_bases_[static_cast<std::size_t>(rank_of(q))] + half + offset);
+  }
+}
+
 void RefTranspose::step(Space from, Space to, int sub, const double* in, double* out) {
   const int peers = sub == 0 ? shape_.cx : shape_.cy;
+  if (transport_ == Transport::kSharedWindow && peers > 1) {
+    step_shared(from, to, sub, in, out);
+    return;
+  }
   const auto point = [&](int q) { return sub == 0 ? std::array{q, py_} : std::array{px_, q}; };
   const Box my_from = collectives::transpose_box(shape_, from, px_, py_);
   const Box my_to = collectives::transpose_box(shape_, to, px_, py_);

@@ -9,6 +9,17 @@
 // library's does, and the benchmark can check the spectral field of one
 // against the other. Fields of doubles.
 //
+// Two transports. kMessages (mode ref.alltoallv): pack, MPI_Alltoallv,
+// unpack. kSharedWindow (mode ref.shm): the on-node hybrid with MPI-3 shared
+// memory -- every rank packs its parts for its peers into its segment of one
+// MPI_Win_allocate_shared window, MPI_Win_sync + MPI_Barrier + MPI_Win_sync,
+// and every rank unpacks its parts straight from its peers' segments (the
+// offset of a part in a peer's segment follows from the boxes, so nothing is
+// exchanged but the data). A step with one peer copies in memory. Steps
+// through the window alternate between two halves of each segment, and the
+// barrier spans every rank, so a rank that packs its next step cannot
+// overwrite a part that a slower peer still reads.
+//
 // Collective: construction (two MPI_Comm_split), forward(), backward() over
 // every rank of the communicator; destroy on every rank (MPI_Comm_free).
 // Thread safety: one thread per rank (flat launches).
@@ -28,8 +39,13 @@ namespace bench::reference {
 
 class RefTranspose {
  public:
-  /// Throws std::invalid_argument when cx * cy differs from comm.size().
-  RefTranspose(const RefComm& comm, const collectives::TransposeShape& shape);
+  enum class Transport { kMessages, kSharedWindow };
+
+  /// Throws std::invalid_argument when cx * cy differs from comm.size(), and
+  /// with kSharedWindow std::runtime_error when `comm` spans several
+  /// shared-memory nodes.
+  RefTranspose(const RefComm& comm, const collectives::TransposeShape& shape,
+               Transport transport = Transport::kMessages);
   RefTranspose(const RefTranspose&) = delete;
   RefTranspose& operator=(const RefTranspose&) = delete;
   ~RefTranspose();
@@ -44,6 +60,10 @@ class RefTranspose {
   /// One step from one space to the next over the row (sub 0) or column
   /// (sub 1) communicator.
   void step(collectives::Space from, collectives::Space to, int sub, const double* in, double* out);
+  /// step() through the shared window.
+  void step_shared(collectives::Space from, collectives::Space to, int sub, const double* in,
+                   double* out);
+  void open_window(const RefComm& comm);
 
   collectives::TransposeShape shape_;
   int px_ = 0;
@@ -53,6 +73,12 @@ class RefTranspose {
   std::vector<double> send_, recv_;
   std::vector<int> sendcounts_, sdispls_, recvcounts_, rdispls_;
   std::vector<collectives::Box> send_parts_, recv_parts_;  // per peer, this step
+  Transport transport_ = Transport::kMessages;
+  MPI_Comm world_ = MPI_COMM_NULL;  // the node: every rank's barrier
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::vector<double*> window_bases_;  // every rank's segment, in this address space
+  std::size_t window_half_ = 0;        // doubles per half of a segment
+  unsigned long window_steps_ = 0;     // steps through the window so far
 };
 
 }  // namespace bench::reference
