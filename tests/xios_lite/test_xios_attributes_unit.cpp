@@ -236,12 +236,15 @@ TEST(XiosAttributeTable, ParserFollowsTheTable) {
   }
   EXPECT_GT(checked, 150U);
   // Not in the table, or in another kind's: unknown.
-  EXPECT_NE(error_of(config_with("axis", "colour=\"red\"")).find("attribute colour: unknown attribute"),
-            std::string::npos);
-  EXPECT_NE(error_of(config_with("axis", "nvertex=\"4\"")).find("attribute nvertex: unknown attribute"),
-            std::string::npos);
-  EXPECT_NE(error_of(config_with("file", "ni_glo=\"4\"")).find("attribute ni_glo: unknown attribute"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(config_with("axis", "colour=\"red\"")).find("attribute colour: unknown attribute"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(config_with("axis", "nvertex=\"4\"")).find("attribute nvertex: unknown attribute"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(config_with("file", "ni_glo=\"4\"")).find("attribute ni_glo: unknown attribute"),
+      std::string::npos);
 }
 
 }  // namespace

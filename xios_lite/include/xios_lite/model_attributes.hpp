@@ -170,7 +170,8 @@ inline constexpr std::array kDomainMembers{
 
 inline constexpr std::array kAxisMembers{
 #define XIOS_ENTRY_OF_domain(name, member)
-#define XIOS_ENTRY_OF_axis(name, member) ModelMember<AxisAttributes>{#name, &AxisAttributes::member},
+#define XIOS_ENTRY_OF_axis(name, member) \
+  ModelMember<AxisAttributes>{#name, &AxisAttributes::member},
 #define XIOS_ENTRY_OF_calendar_wrapper(name, member)
 #include "xios_lite/xios_attributes.def"
 #undef XIOS_ENTRY_OF_domain

@@ -446,10 +446,9 @@ std::size_t array_size(const char* call, int ep_rank, const std::string& what, c
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
                                   const char* name, int value) {
   return guarded([&] {
-    const auto set =
-        set_named_attribute<std::optional<int>, DomainAttributes>(
-            client, "xios_lite_set_domain_attr_int", domain_id, name, "an integer domain attribute",
-                            [&](const xios_lite_client_s&, const std::string&) { return value; });
+    const auto set = set_named_attribute<std::optional<int>, DomainAttributes>(
+        client, "xios_lite_set_domain_attr_int", domain_id, name, "an integer domain attribute",
+        [&](const xios_lite_client_s&, const std::string&) { return value; });
     // The block as set_domain_block would have it, for the shape checks.
     xios_lite::DomainAttributes& part = set.c.block_parts[set.id];
     for (const auto member : {&DomainAttributes::ibegin, &DomainAttributes::ni,
@@ -468,14 +467,14 @@ int xios_lite_set_domain_attr_index(xios_lite_client_t client, const char* domai
   return guarded([&] {
     set_named_attribute<std::vector<int>, DomainAttributes>(
         client, kCall, domain_id, name, "an index domain attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          if (n < 0 || (values == nullptr && n > 0)) {
-                            argument_error(kCall, c.ep_rank,
-                                           attr + ": " + std::to_string(n) + " values" +
-                                               (values == nullptr ? " from null" : ""));
-                          }
-                          return std::vector<int>(values, values + n);
-                        });
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          if (n < 0 || (values == nullptr && n > 0)) {
+            argument_error(kCall, c.ep_rank,
+                           attr + ": " + std::to_string(n) + " values" +
+                               (values == nullptr ? " from null" : ""));
+          }
+          return std::vector<int>(values, values + n);
+        });
   });
 }
 
@@ -486,11 +485,10 @@ int xios_lite_set_domain_attr_double(xios_lite_client_t client, const char* doma
   return guarded([&] {
     set_named_attribute<std::vector<double>, DomainAttributes>(
         client, kCall, domain_id, name, "an array domain attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          const std::size_t n =
-                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
-                          return std::vector<double>(values, values + n);
-                        });
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
+          return std::vector<double>(values, values + n);
+        });
   });
 }
 
@@ -500,9 +498,9 @@ int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain
   return guarded([&] {
     set_named_attribute<std::optional<std::string>, DomainAttributes>(
         client, kCall, domain_id, name, "a text domain attribute",
-                        [&](const xios_lite_client_s& c, const std::string&) {
-                          return checked_string(value, kCall, "value", c.ep_rank);
-                        });
+        [&](const xios_lite_client_s& c, const std::string&) {
+          return checked_string(value, kCall, "value", c.ep_rank);
+        });
   });
 }
 
@@ -527,7 +525,7 @@ int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, 
   return guarded([&] {
     set_named_attribute<std::optional<int>, AxisAttributes>(
         client, "xios_lite_set_axis_attr_int", axis_id, name, "an integer axis attribute",
-                        [&](const xios_lite_client_s&, const std::string&) { return value; });
+        [&](const xios_lite_client_s&, const std::string&) { return value; });
   });
 }
 
@@ -537,14 +535,14 @@ int xios_lite_set_axis_attr_index(xios_lite_client_t client, const char* axis_id
   return guarded([&] {
     set_named_attribute<std::vector<int>, AxisAttributes>(
         client, kCall, axis_id, name, "an index axis attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          if (n < 0 || (values == nullptr && n > 0)) {
-                            argument_error(kCall, c.ep_rank,
-                                           attr + ": " + std::to_string(n) + " values" +
-                                               (values == nullptr ? " from null" : ""));
-                          }
-                          return std::vector<int>(values, values + n);
-                        });
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          if (n < 0 || (values == nullptr && n > 0)) {
+            argument_error(kCall, c.ep_rank,
+                           attr + ": " + std::to_string(n) + " values" +
+                               (values == nullptr ? " from null" : ""));
+          }
+          return std::vector<int>(values, values + n);
+        });
   });
 }
 
@@ -554,11 +552,10 @@ int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_i
   return guarded([&] {
     set_named_attribute<std::vector<double>, AxisAttributes>(
         client, kCall, axis_id, name, "an array axis attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          const std::size_t n =
-                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
-                          return std::vector<double>(values, values + n);
-                        });
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
+          return std::vector<double>(values, values + n);
+        });
   });
 }
 
@@ -568,9 +565,9 @@ int xios_lite_set_axis_attr_text(xios_lite_client_t client, const char* axis_id,
   return guarded([&] {
     set_named_attribute<std::optional<std::string>, AxisAttributes>(
         client, kCall, axis_id, name, "a text axis attribute",
-                        [&](const xios_lite_client_s& c, const std::string&) {
-                          return checked_string(value, kCall, "value", c.ep_rank);
-                        });
+        [&](const xios_lite_client_s& c, const std::string&) {
+          return checked_string(value, kCall, "value", c.ep_rank);
+        });
   });
 }
 

@@ -71,9 +71,7 @@ ContextParser::ContextParser(const Element& ctx, const Settings& settings, const
 // Each definition is parsed under a guard (parse_errors.hpp), in the order
 // that lets later kinds refer to earlier ones.
 Config ContextParser::run() {
-  errors_.guard([&] {
-    config::check_attributes(ctx_);
-  });
+  errors_.guard([&] { config::check_attributes(ctx_); });
   errors_.guard([&] {
     config::check_children(
         ctx_, {"calendar", "options", "domain_definition", "axis_definition", "scalar_definition",

@@ -14,9 +14,7 @@
 
 namespace xios_lite::parser {
 
-void ContextParser::check_file_attributes(const Element& e) {
-  config::check_attributes(e);
-}
+void ContextParser::check_file_attributes(const Element& e) { config::check_attributes(e); }
 
 void ContextParser::build_file(const Element& n) {
   check_file_attributes(n);

@@ -9,9 +9,7 @@
 
 namespace xios_lite::parser {
 
-void ContextParser::check_scalar_attributes(const Element& e) {
-  config::check_attributes(e);
-}
+void ContextParser::check_scalar_attributes(const Element& e) { config::check_attributes(e); }
 
 int ContextParser::build_scalar(const Element& e, const std::string& id) {
   check_scalar_attributes(e);

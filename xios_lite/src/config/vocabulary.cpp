@@ -46,8 +46,8 @@ constexpr std::array kKnownAttributes{
 // (as group kinds do in the `xios` interface), <calendar> is XIOS's
 // calendar_wrapper.
 std::string_view table_of(std::string_view element) {
-  for (const std::string_view kind : {"field", "file", "domain", "axis", "scalar", "grid",
-                                      "variable"}) {
+  for (const std::string_view kind :
+       {"field", "file", "domain", "axis", "scalar", "grid", "variable"}) {
     if (element.size() > kind.size() && element.substr(0, kind.size()) == kind &&
         (element.substr(kind.size()) == "_group" || element.substr(kind.size()) == "_definition")) {
       return kind;

@@ -1,8 +1,9 @@
 // XIOS's vocabulary: for each element, the attributes (from
 // xios_attributes.def) and child elements XIOS defines, and what xios_lite
 // does with each -- reads it, accepts it without effect on what is written
-// (ignored), or refuses it as an unsupported XIOS feature. A name XIOS does not define is an unknown
-// attribute or element (a typo), and the message says which.
+// (ignored), or refuses it as an unsupported XIOS feature. A name XIOS
+// does not define is an unknown attribute or element (a typo), and the
+// message says which.
 //
 // Used by the configuration parser only. Pure data: thread-safe.
 #pragma once

@@ -37,7 +37,7 @@ class WireWriter {
     for (const bool b : v) put(b);
   }
   template <class T>
-    requires std::is_arithmetic_v<T>
+  requires std::is_arithmetic_v<T>
   void put(const std::vector<T>& v) {
     count(v.size());
     for (const T& x : v) put(x);
@@ -109,7 +109,7 @@ class WireReader {
     return true;
   }
   template <class T>
-    requires std::is_arithmetic_v<T>
+  requires std::is_arithmetic_v<T>
   [[nodiscard]] bool get(std::vector<T>& v) {
     const std::size_t start = at_;
     std::size_t n = 0;
