@@ -74,7 +74,8 @@
 
 namespace xios_lite {
 
-// NOLINTBEGIN(cppcoreguidelines-macro-usage): the members are made from the X-macro table
+// NOLINTBEGIN(cppcoreguidelines-macro-usage,readability-identifier-naming): X-macros named by the
+// table's lowercase types and uses
 #define XIOS_MODEL_TYPE_int std::optional<int>
 #define XIOS_MODEL_TYPE_double std::optional<double>
 #define XIOS_MODEL_TYPE_bool std::optional<bool>
@@ -213,7 +214,7 @@ inline constexpr std::array kCalendarMembers{
 #undef XIOS_MODEL_TYPE_double_3d
 #undef XIOS_MODEL_TYPE_bool_1d
 #undef XIOS_MODEL_TYPE_bool_2d
-// NOLINTEND(cppcoreguidelines-macro-usage)
+// NOLINTEND(cppcoreguidelines-macro-usage,readability-identifier-naming)
 
 /// The members of A (DomainAttributes, AxisAttributes or
 /// CalendarAttributes) the model sets, in table order.
