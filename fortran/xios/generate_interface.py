@@ -63,7 +63,10 @@ HELPER = {
 
 def read_table(path):
     table = {}
-    pattern = re.compile(r"^XIOS_ATTRIBUTE\((\w+),\s*(\w+),\s*(\w+)\)")
+    # The interface lines: XIOS_ATTRIBUTE(kind, name, type, use) and
+    # XIOS_REFUSED(kind, name, type, use, "why"); the XML-only lines
+    # (XIOS_XML_*) are not part of the interface.
+    pattern = re.compile(r"^XIOS_(?:ATTRIBUTE|REFUSED)\((\w+),\s*(\w+),\s*(\w+),\s*\w+[,)]")
     with open(path) as f:
         for line in f:
             m = pattern.match(line.strip())

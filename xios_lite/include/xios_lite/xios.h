@@ -120,9 +120,13 @@ int cxios_get_attr(xios_handle_t h, const char* name, int name_len, int type, vo
 bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len);
 
 /* One call per attribute, as XIOS names them: cxios_set_<kind>_<name>,
- * cxios_get_<kind>_<name>, cxios_is_defined_<kind>_<name>, for every line of
- * xios_attributes.def (and the group kinds). Strings: (hdl, const char*, int
- * len); scalars by value; arrays (hdl, values, extent1[, extent2[, extent3]]). */
+ * cxios_get_<kind>_<name>, cxios_is_defined_<kind>_<name>, for every
+ * interface line of xios_attributes.def (XIOS_ATTRIBUTE and XIOS_REFUSED;
+ * the table maps the latter onto the former) and the group kinds. An
+ * attribute refused in configuration files and not set by the model (use
+ * none) is refused alike when set here, at xios_close_context_definition.
+ * Strings: (hdl, const char*, int len); scalars by value; arrays (hdl,
+ * values, extent1[, extent2[, extent3]]). */
 #define XIOS_C_string const char *value, int len
 #define XIOS_C_OUT_string char *value, int len
 #define XIOS_C_bool bool value
@@ -166,8 +170,8 @@ bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len);
 #define XIOS_C_GROUPED_extract_domain(name, type)
 #define XIOS_C_GROUPED_extract_axis(name, type)
 
-#define XIOS_ATTRIBUTE(kind, name, type) \
-  XIOS_C_DECLARE(kind, name, type)       \
+#define XIOS_ATTRIBUTE(kind, name, type, use) \
+  XIOS_C_DECLARE(kind, name, type)            \
   XIOS_C_GROUPED_##kind(name, type)
 #include "xios_lite/xios_attributes.def"
 #undef XIOS_ATTRIBUTE

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "ep/c_handle.hpp"
@@ -207,69 +209,21 @@ int send_field(xios_lite_client_t client, const char* id, const T* data, int ran
   });
 }
 
-// The attributes the set_*_attr_* calls take by name, by kind of value.
-template <class Member>
-using Named = std::pair<std::string_view, Member>;
 using xios_lite::AxisAttributes;
 using xios_lite::DomainAttributes;
-constexpr auto kDomainInts = std::to_array<Named<std::optional<int> DomainAttributes::*>>(
-    {{"ni_glo", &DomainAttributes::ni_glo},
-     {"nj_glo", &DomainAttributes::nj_glo},
-     {"ibegin", &DomainAttributes::ibegin},
-     {"ni", &DomainAttributes::ni},
-     {"jbegin", &DomainAttributes::jbegin},
-     {"nj", &DomainAttributes::nj},
-     {"nvertex", &DomainAttributes::nvertex},
-     {"data_dim", &DomainAttributes::data_dim},
-     {"data_ibegin", &DomainAttributes::data_ibegin},
-     {"data_ni", &DomainAttributes::data_ni},
-     {"data_jbegin", &DomainAttributes::data_jbegin},
-     {"data_nj", &DomainAttributes::data_nj},
-     {"data_n_index", &DomainAttributes::data_n_index}});
-constexpr auto kDomainIndices = std::to_array<Named<std::vector<int> DomainAttributes::*>>(
-    {{"data_i_index", &DomainAttributes::data_i_index},
-     {"data_j_index", &DomainAttributes::data_j_index}});
-constexpr auto kDomainArrays = std::to_array<Named<std::vector<double> DomainAttributes::*>>(
-    {{"lonvalue_1d", &DomainAttributes::lonvalue_1d},
-     {"latvalue_1d", &DomainAttributes::latvalue_1d},
-     {"lonvalue_2d", &DomainAttributes::lonvalue_2d},
-     {"latvalue_2d", &DomainAttributes::latvalue_2d},
-     {"bounds_lon_1d", &DomainAttributes::bounds_lon_1d},
-     {"bounds_lat_1d", &DomainAttributes::bounds_lat_1d},
-     {"bounds_lon_2d", &DomainAttributes::bounds_lon_2d},
-     {"bounds_lat_2d", &DomainAttributes::bounds_lat_2d},
-     {"area", &DomainAttributes::area}});
-constexpr auto kDomainTexts = std::to_array<Named<std::optional<std::string> DomainAttributes::*>>(
-    {{"type", &DomainAttributes::type}});
-// begin, n, data_begin, data_n and data_index reach set_axis_attr, which
-// refuses them by name (distributed axes and axis data layouts are not
-// supported), rather than being unknown names here.
-constexpr auto kAxisInts = std::to_array<Named<std::optional<int> AxisAttributes::*>>(
-    {{"n_glo", &AxisAttributes::n_glo},
-     {"begin", &AxisAttributes::begin},
-     {"n", &AxisAttributes::n},
-     {"data_begin", &AxisAttributes::data_begin},
-     {"data_n", &AxisAttributes::data_n}});
-constexpr auto kAxisIndices = std::to_array<Named<std::vector<int> AxisAttributes::*>>(
-    {{"data_index", &AxisAttributes::data_index}});
-constexpr auto kAxisArrays = std::to_array<Named<std::vector<double> AxisAttributes::*>>(
-    {{"value", &AxisAttributes::value}, {"bounds", &AxisAttributes::bounds}});
-constexpr auto kAxisTexts = std::to_array<Named<std::optional<std::string> AxisAttributes::*>>(
-    {{"name", &AxisAttributes::name},
-     {"unit", &AxisAttributes::unit},
-     {"positive", &AxisAttributes::positive},
-     {"long_name", &AxisAttributes::long_name},
-     {"standard_name", &AxisAttributes::standard_name}});
 
-// The member named `attr` in `members`; else an argument error "'attr' is not
-// <what> (<the names>)".
-template <class Member, std::size_t N>
-Member named_member(const std::array<Named<Member>, N>& members, const std::string& attr,
-                    const char* call, int ep_rank, const char* what) {
+// The member of Attributes with XIOS name `attr` (model_members(), from the
+// attribute table) whose type is T, the kind of value the call takes; else
+// an argument error "'attr' is not <what> (<the names of that type>)".
+template <class T, class Attributes>
+T Attributes::*named_member(const std::string& attr, const char* call, int ep_rank,
+                            const char* what) {
   std::string names;
-  for (const auto& [name, member] : members) {
-    if (attr == name) return member;
-    names += (names.empty() ? "" : ", ") + std::string(name);
+  for (const auto& m : xios_lite::model_members<Attributes>()) {
+    T Attributes::*const* member = std::get_if<T Attributes::*>(&m.member);
+    if (member == nullptr) continue;
+    if (attr == m.name) return *member;
+    names += (names.empty() ? "" : ", ") + std::string(m.name);
   }
   argument_error(call, ep_rank, "'" + attr + "' is not " + what + " (" + names + ")");
 }
@@ -284,20 +238,19 @@ struct AttributeSet {
 };
 
 // A set_{domain,axis}_attr_* call: checks the client, the element's id and
-// the attribute's name (one of `members`; `what` names the kind in the
-// error), sets that member of otherwise empty attributes to
+// the attribute's name (a member of Attributes of type T; `what` names the
+// kind in the error), sets that member of otherwise empty attributes to
 // value_of(client record, name) and hands them to the client.
-template <class T, class Attributes, std::size_t N, class ValueOf>
+template <class T, class Attributes, class ValueOf>
 AttributeSet<Attributes> set_named_attribute(xios_lite_client_t client, const char* call,
-                                             const char* id, const char* name,
-                                             const std::array<Named<T Attributes::*>, N>& members,
-                                             const char* what, ValueOf&& value_of) {
+                                             const char* id, const char* name, const char* what,
+                                             ValueOf&& value_of) {
   constexpr bool kDomain = std::is_same_v<Attributes, DomainAttributes>;
   xios_lite_client_s& c = checked(client, call);
   AttributeSet<Attributes> set{
       c, checked_string(id, call, kDomain ? "domain id" : "axis id", c.ep_rank), {}};
   const std::string attr = checked_string(name, call, "attribute name", c.ep_rank);
-  T Attributes::*const member = named_member(members, attr, call, c.ep_rank, what);
+  T Attributes::*const member = named_member<T, Attributes>(attr, call, c.ep_rank, what);
   set.attributes.*member = value_of(static_cast<const xios_lite_client_s&>(c), attr);
   if constexpr (kDomain) {
     c.client->set_domain_attr(set.id, set.attributes);
@@ -493,10 +446,9 @@ std::size_t array_size(const char* call, int ep_rank, const std::string& what, c
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
                                   const char* name, int value) {
   return guarded([&] {
-    const auto set =
-        set_named_attribute(client, "xios_lite_set_domain_attr_int", domain_id, name, kDomainInts,
-                            "an integer domain attribute",
-                            [&](const xios_lite_client_s&, const std::string&) { return value; });
+    const auto set = set_named_attribute<std::optional<int>, DomainAttributes>(
+        client, "xios_lite_set_domain_attr_int", domain_id, name, "an integer domain attribute",
+        [&](const xios_lite_client_s&, const std::string&) { return value; });
     // The block as set_domain_block would have it, for the shape checks.
     xios_lite::DomainAttributes& part = set.c.block_parts[set.id];
     for (const auto member : {&DomainAttributes::ibegin, &DomainAttributes::ni,
@@ -513,15 +465,16 @@ int xios_lite_set_domain_attr_index(xios_lite_client_t client, const char* domai
                                     const char* name, const int* values, int n) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_index";
   return guarded([&] {
-    set_named_attribute(client, kCall, domain_id, name, kDomainIndices, "an index domain attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          if (n < 0 || (values == nullptr && n > 0)) {
-                            argument_error(kCall, c.ep_rank,
-                                           attr + ": " + std::to_string(n) + " values" +
-                                               (values == nullptr ? " from null" : ""));
-                          }
-                          return std::vector<int>(values, values + n);
-                        });
+    set_named_attribute<std::vector<int>, DomainAttributes>(
+        client, kCall, domain_id, name, "an index domain attribute",
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          if (n < 0 || (values == nullptr && n > 0)) {
+            argument_error(kCall, c.ep_rank,
+                           attr + ": " + std::to_string(n) + " values" +
+                               (values == nullptr ? " from null" : ""));
+          }
+          return std::vector<int>(values, values + n);
+        });
   });
 }
 
@@ -530,12 +483,12 @@ int xios_lite_set_domain_attr_double(xios_lite_client_t client, const char* doma
                                      const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_double";
   return guarded([&] {
-    set_named_attribute(client, kCall, domain_id, name, kDomainArrays, "an array domain attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          const std::size_t n =
-                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
-                          return std::vector<double>(values, values + n);
-                        });
+    set_named_attribute<std::vector<double>, DomainAttributes>(
+        client, kCall, domain_id, name, "an array domain attribute",
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
+          return std::vector<double>(values, values + n);
+        });
   });
 }
 
@@ -543,10 +496,11 @@ int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain
                                    const char* name, const char* value) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_text";
   return guarded([&] {
-    set_named_attribute(client, kCall, domain_id, name, kDomainTexts, "a text domain attribute",
-                        [&](const xios_lite_client_s& c, const std::string&) {
-                          return checked_string(value, kCall, "value", c.ep_rank);
-                        });
+    set_named_attribute<std::optional<std::string>, DomainAttributes>(
+        client, kCall, domain_id, name, "a text domain attribute",
+        [&](const xios_lite_client_s& c, const std::string&) {
+          return checked_string(value, kCall, "value", c.ep_rank);
+        });
   });
 }
 
@@ -569,9 +523,9 @@ int xios_lite_set_domain_attr_mask(xios_lite_client_t client, const char* domain
 int xios_lite_set_axis_attr_int(xios_lite_client_t client, const char* axis_id, const char* name,
                                 int value) {
   return guarded([&] {
-    set_named_attribute(client, "xios_lite_set_axis_attr_int", axis_id, name, kAxisInts,
-                        "an integer axis attribute",
-                        [&](const xios_lite_client_s&, const std::string&) { return value; });
+    set_named_attribute<std::optional<int>, AxisAttributes>(
+        client, "xios_lite_set_axis_attr_int", axis_id, name, "an integer axis attribute",
+        [&](const xios_lite_client_s&, const std::string&) { return value; });
   });
 }
 
@@ -579,15 +533,16 @@ int xios_lite_set_axis_attr_index(xios_lite_client_t client, const char* axis_id
                                   const int* values, int n) {
   constexpr const char* kCall = "xios_lite_set_axis_attr_index";
   return guarded([&] {
-    set_named_attribute(client, kCall, axis_id, name, kAxisIndices, "an index axis attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          if (n < 0 || (values == nullptr && n > 0)) {
-                            argument_error(kCall, c.ep_rank,
-                                           attr + ": " + std::to_string(n) + " values" +
-                                               (values == nullptr ? " from null" : ""));
-                          }
-                          return std::vector<int>(values, values + n);
-                        });
+    set_named_attribute<std::vector<int>, AxisAttributes>(
+        client, kCall, axis_id, name, "an index axis attribute",
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          if (n < 0 || (values == nullptr && n > 0)) {
+            argument_error(kCall, c.ep_rank,
+                           attr + ": " + std::to_string(n) + " values" +
+                               (values == nullptr ? " from null" : ""));
+          }
+          return std::vector<int>(values, values + n);
+        });
   });
 }
 
@@ -595,12 +550,12 @@ int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_i
                                    const double* values, int rank, const int64_t* extents) {
   constexpr const char* kCall = "xios_lite_set_axis_attr_double";
   return guarded([&] {
-    set_named_attribute(client, kCall, axis_id, name, kAxisArrays, "an array axis attribute",
-                        [&](const xios_lite_client_s& c, const std::string& attr) {
-                          const std::size_t n =
-                              array_size(kCall, c.ep_rank, attr, values, rank, extents);
-                          return std::vector<double>(values, values + n);
-                        });
+    set_named_attribute<std::vector<double>, AxisAttributes>(
+        client, kCall, axis_id, name, "an array axis attribute",
+        [&](const xios_lite_client_s& c, const std::string& attr) {
+          const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
+          return std::vector<double>(values, values + n);
+        });
   });
 }
 
@@ -608,10 +563,11 @@ int xios_lite_set_axis_attr_text(xios_lite_client_t client, const char* axis_id,
                                  const char* value) {
   constexpr const char* kCall = "xios_lite_set_axis_attr_text";
   return guarded([&] {
-    set_named_attribute(client, kCall, axis_id, name, kAxisTexts, "a text axis attribute",
-                        [&](const xios_lite_client_s& c, const std::string&) {
-                          return checked_string(value, kCall, "value", c.ep_rank);
-                        });
+    set_named_attribute<std::optional<std::string>, AxisAttributes>(
+        client, kCall, axis_id, name, "a text axis attribute",
+        [&](const xios_lite_client_s& c, const std::string&) {
+          return checked_string(value, kCall, "value", c.ep_rank);
+        });
   });
 }
 
@@ -637,8 +593,13 @@ int xios_lite_define_calendar_user(xios_lite_client_t client, int64_t day_length
     if (months < 1 || month_lengths == nullptr) {
       argument_error(kCall, c.ep_rank, "a user_defined calendar needs at least one month");
     }
+    // XIOS's day_length is an integer attribute (seconds).
+    if (day_length < 1 || day_length > std::numeric_limits<int>::max()) {
+      argument_error(kCall, c.ep_rank,
+                     "day_length " + std::to_string(day_length) + " is not 1 to 2^31-1 seconds");
+    }
     xios_lite::CalendarAttributes cal;
-    cal.day_length = day_length;
+    cal.day_length = static_cast<int>(day_length);
     cal.month_lengths.assign(month_lengths, month_lengths + months);
     c.client->define_calendar(cal);
   });

@@ -4,8 +4,11 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "ep/error.hpp"
+#include "transport/wire_codec.hpp"
 #include "xml_tree.hpp"
 
 namespace xios_lite::config {
@@ -13,137 +16,72 @@ namespace {
 
 // ---- the wire form ----
 
-class Writer {
- public:
-  void tag(std::uint8_t t) { raw(&t, 1); }
-  void number(double v) { raw(&v, sizeof v); }
-  void integer(std::int64_t v) { raw(&v, sizeof v); }
-  void text(const std::string& s) {
-    integer(static_cast<std::int64_t>(s.size()));
-    raw(s.data(), s.size());
-  }
-  void numbers(const std::vector<double>& v) {
-    integer(static_cast<std::int64_t>(v.size()));
-    raw(v.data(), v.size() * sizeof(double));
-  }
-  template <class T>
-  void maybe(std::uint8_t t, const std::optional<T>& v) {
-    if (v) {
-      tag(t);
-      put(*v);
-    }
-  }
-  void put(int v) { integer(v); }
-  void put(std::int64_t v) { integer(v); }
-  void put(const std::string& v) { text(v); }
-  std::vector<std::byte> bytes;
+// Sections: a u8 kind (domain and axis then their index), then each set
+// member as a u8 tag -- its index in model_members<A>() -- and its value,
+// then kEnd.
+enum Section : std::uint8_t { kDomain = 1, kAxis, kCalendar };
+constexpr std::uint8_t kEnd = 0xff;
+static_assert(kDomainMembers.size() < kEnd && kAxisMembers.size() < kEnd &&
+              kCalendarMembers.size() < kEnd);
 
- private:
-  void raw(const void* p, std::size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    bytes.insert(bytes.end(), b, b + n);
-  }
-};
+template <class T>
+bool is_set(const std::optional<T>& v) {
+  return v.has_value();
+}
+template <class T>
+bool is_set(const std::vector<T>& v) {
+  return !v.empty();
+}
 
-class Reader {
- public:
-  explicit Reader(std::span<const std::byte> in) : in_(in) {}
-  bool done() const { return at_ >= in_.size(); }
-  bool raw(void* p, std::size_t n) {
-    if (n > in_.size() - at_) return false;
-    std::memcpy(p, in_.data() + at_, n);
-    at_ += n;
-    return true;
+template <class A>
+void put_members(transport::WireWriter& w, const A& a) {
+  const auto& members = model_members<A>();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    // mask_1d and mask_2d share one member: it travels once.
+    const bool repeated = std::any_of(members.begin(), members.begin() + static_cast<long>(i),
+                                      [&](const auto& m) { return m.member == members[i].member; });
+    if (repeated) continue;
+    std::visit(
+        [&](auto member) {
+          const auto& v = a.*member;
+          if (!is_set(v)) return;
+          w.put(static_cast<std::uint8_t>(i));
+          if constexpr (requires { v.value(); }) {
+            w.put(*v);
+          } else {
+            w.put(v);
+          }
+        },
+        members[i].member);
   }
-  bool integer(std::int64_t& v) { return raw(&v, sizeof v); }
-  bool get(int& v) {
-    std::int64_t x = 0;
-    if (!integer(x)) return false;
-    v = static_cast<int>(x);
-    return true;
-  }
-  bool get(std::int64_t& v) { return integer(v); }
-  bool get(std::string& s) {
-    std::int64_t n = 0;
-    if (!integer(n) || n < 0 || static_cast<std::size_t>(n) > in_.size() - at_) return false;
-    s.resize(static_cast<std::size_t>(n));
-    return raw(s.data(), s.size());
-  }
-  bool get(std::vector<double>& v) {
-    std::int64_t n = 0;
-    if (!integer(n) || n < 0 || static_cast<std::size_t>(n) > (in_.size() - at_) / sizeof(double)) {
-      return false;
-    }
-    v.resize(static_cast<std::size_t>(n));
-    return raw(v.data(), v.size() * sizeof(double));
-  }
-  template <class T>
-  bool get(std::optional<T>& v) {
-    T x{};
-    if (!get(x)) return false;
-    v = std::move(x);
-    return true;
-  }
+  w.put(kEnd);
+}
 
- private:
-  std::span<const std::byte> in_;
-  std::size_t at_ = 0;
-};
+template <class A>
+bool get_members(transport::WireReader& r, A& a) {
+  const auto& members = model_members<A>();
+  for (;;) {
+    std::uint8_t tag = 0;
+    if (!r.get(tag)) return false;
+    if (tag == kEnd) return true;
+    if (tag >= members.size()) return false;
+    const bool ok = std::visit(
+        [&](auto member) {
+          auto& v = a.*member;
+          if constexpr (requires { v.value(); }) {
+            typename std::remove_reference_t<decltype(v)>::value_type x{};
+            if (!r.get(x)) return false;
+            v = std::move(x);
+            return true;
+          } else {
+            return r.get(v);
+          }
+        },
+        members[tag].member);
+    if (!ok) return false;
+  }
+}
 
-// Section tags.
-enum Tag : std::uint8_t {
-  kDomain = 1,
-  kAxis,
-  kCalendar,
-  kEnd,
-  // domain fields
-  kNiGlo = 10,
-  kNjGlo,
-  kIbegin,
-  kNi,
-  kJbegin,
-  kNj,
-  kType,
-  kLon1,
-  kLat1,
-  kLon2,
-  kLat2,
-  kNvertex,
-  kBoundsLon1,
-  kBoundsLat1,
-  kBoundsLon2,
-  kBoundsLat2,
-  kArea,
-  kMask,
-  kDataDim,
-  kDataIbegin,
-  kDataNi,
-  kDataJbegin,
-  kDataNj,
-  kDataIIndex,
-  kDataJIndex,
-  kDataNIndex,
-  // axis fields
-  kNGlo = 40,
-  kValue,
-  kBounds,
-  kName,
-  kUnit,
-  kPositive,
-  kLongName,
-  kStandardName,
-  kAxisBegin,
-  kAxisN,
-  // calendar fields
-  kCalType = 60,
-  kStart,
-  kOrigin,
-  kTimestep,
-  kDayLength,
-  kMonths,
-};
-
-std::vector<double> as_doubles(const std::vector<bool>& b) { return {b.begin(), b.end()}; }
 std::vector<double> as_doubles(const std::vector<int>& v) { return {v.begin(), v.end()}; }
 
 std::string client_list(const std::vector<int>& clients) {
@@ -326,7 +264,7 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
     }
     spec.timestep = f;
   }
-  std::int64_t day = 0;
+  int day = 0;
   if (agree_on(clients, cal_where, "day_length", calendar, &CalendarAttributes::day_length, day)) {
     spec.day_length = day;
   }
@@ -466,263 +404,46 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
 }  // namespace
 
 std::vector<std::byte> pack(const ModelDefinitions& d) {
-  Writer w;
+  transport::WireWriter w;
   for (const auto& [index, a] : d.domains) {
-    w.tag(kDomain);
-    w.integer(index);
-    w.maybe(kNiGlo, a.ni_glo);
-    w.maybe(kNjGlo, a.nj_glo);
-    w.maybe(kIbegin, a.ibegin);
-    w.maybe(kNi, a.ni);
-    w.maybe(kJbegin, a.jbegin);
-    w.maybe(kNj, a.nj);
-    w.maybe(kType, a.type);
-    w.maybe(kNvertex, a.nvertex);
-    const std::pair<Tag, const std::vector<double>*> arrays[] = {{kLon1, &a.lonvalue_1d},
-                                                                 {kLat1, &a.latvalue_1d},
-                                                                 {kLon2, &a.lonvalue_2d},
-                                                                 {kLat2, &a.latvalue_2d},
-                                                                 {kBoundsLon1, &a.bounds_lon_1d},
-                                                                 {kBoundsLat1, &a.bounds_lat_1d},
-                                                                 {kBoundsLon2, &a.bounds_lon_2d},
-                                                                 {kBoundsLat2, &a.bounds_lat_2d},
-                                                                 {kArea, &a.area}};
-    for (const auto& [t, v] : arrays) {
-      if (!v->empty()) {
-        w.tag(t);
-        w.numbers(*v);
-      }
-    }
-    if (!a.mask.empty()) {
-      w.tag(kMask);
-      w.numbers(as_doubles(a.mask));
-    }
-    // The array layout stays with the client (its engine reads it; the
-    // assembled definitions do not).
-    w.maybe(kDataDim, a.data_dim);
-    w.maybe(kDataIbegin, a.data_ibegin);
-    w.maybe(kDataNi, a.data_ni);
-    w.maybe(kDataJbegin, a.data_jbegin);
-    w.maybe(kDataNj, a.data_nj);
-    w.maybe(kDataNIndex, a.data_n_index);
-    if (!a.data_i_index.empty()) {
-      w.tag(kDataIIndex);
-      w.numbers(as_doubles(a.data_i_index));
-    }
-    if (!a.data_j_index.empty()) {
-      w.tag(kDataJIndex);
-      w.numbers(as_doubles(a.data_j_index));
-    }
-    w.tag(kEnd);
+    w.put(static_cast<std::uint8_t>(kDomain));
+    w.put(index);
+    put_members(w, a);
   }
   for (const auto& [index, a] : d.axes) {
-    w.tag(kAxis);
-    w.integer(index);
-    w.maybe(kNGlo, a.n_glo);
-    if (!a.value.empty()) {
-      w.tag(kValue);
-      w.numbers(a.value);
-    }
-    if (!a.bounds.empty()) {
-      w.tag(kBounds);
-      w.numbers(a.bounds);
-    }
-    w.maybe(kName, a.name);
-    w.maybe(kUnit, a.unit);
-    w.maybe(kPositive, a.positive);
-    w.maybe(kLongName, a.long_name);
-    w.maybe(kStandardName, a.standard_name);
-    // A client's part of an axis that stands alone in a grid (its block there).
-    w.maybe(kAxisBegin, a.begin);
-    w.maybe(kAxisN, a.n);
-    w.tag(kEnd);
+    w.put(static_cast<std::uint8_t>(kAxis));
+    w.put(index);
+    put_members(w, a);
   }
   if (d.calendar) {
-    const CalendarAttributes& c = *d.calendar;
-    w.tag(kCalendar);
-    w.maybe(kCalType, c.type);
-    w.maybe(kStart, c.start_date);
-    w.maybe(kOrigin, c.time_origin);
-    w.maybe(kTimestep, c.timestep);
-    w.maybe(kDayLength, c.day_length);
-    if (!c.month_lengths.empty()) {
-      w.tag(kMonths);
-      w.numbers(as_doubles(c.month_lengths));
-    }
-    w.tag(kEnd);
+    w.put(static_cast<std::uint8_t>(kCalendar));
+    put_members(w, *d.calendar);
   }
-  return std::move(w.bytes);
+  return w.take();
 }
 
 bool unpack(std::span<const std::byte> bytes, ModelDefinitions& out) {
-  Reader r(bytes);
+  transport::WireReader r(bytes);
   out = {};
   while (!r.done()) {
     std::uint8_t section = 0;
-    if (!r.raw(&section, 1)) return false;
-    std::int64_t index = 0;
-    if (section == kDomain || section == kAxis) {
-      if (!r.integer(index) || index < 0) return false;
+    if (!r.get(section)) return false;
+    int index = 0;
+    bool ok = false;
+    switch (section) {
+      case kDomain:
+        ok = r.get(index) && index >= 0 && get_members(r, out.domains[index]);
+        break;
+      case kAxis:
+        ok = r.get(index) && index >= 0 && get_members(r, out.axes[index]);
+        break;
+      case kCalendar:
+        ok = get_members(r, out.calendar.emplace());
+        break;
+      default:
+        break;
     }
-    DomainAttributes* d = section == kDomain ? &out.domains[static_cast<int>(index)] : nullptr;
-    AxisAttributes* a = section == kAxis ? &out.axes[static_cast<int>(index)] : nullptr;
-    if (section == kCalendar) out.calendar.emplace();
-    if (d == nullptr && a == nullptr && section != kCalendar) return false;
-    for (;;) {
-      std::uint8_t t = 0;
-      if (!r.raw(&t, 1)) return false;
-      if (t == kEnd) break;
-      bool ok = false;
-      std::vector<double> tmp;
-      if (d != nullptr) {
-        switch (t) {
-          case kNiGlo:
-            ok = r.get(d->ni_glo);
-            break;
-          case kNjGlo:
-            ok = r.get(d->nj_glo);
-            break;
-          case kIbegin:
-            ok = r.get(d->ibegin);
-            break;
-          case kNi:
-            ok = r.get(d->ni);
-            break;
-          case kJbegin:
-            ok = r.get(d->jbegin);
-            break;
-          case kNj:
-            ok = r.get(d->nj);
-            break;
-          case kType:
-            ok = r.get(d->type);
-            break;
-          case kNvertex:
-            ok = r.get(d->nvertex);
-            break;
-          case kLon1:
-            ok = r.get(d->lonvalue_1d);
-            break;
-          case kLat1:
-            ok = r.get(d->latvalue_1d);
-            break;
-          case kLon2:
-            ok = r.get(d->lonvalue_2d);
-            break;
-          case kLat2:
-            ok = r.get(d->latvalue_2d);
-            break;
-          case kBoundsLon1:
-            ok = r.get(d->bounds_lon_1d);
-            break;
-          case kBoundsLat1:
-            ok = r.get(d->bounds_lat_1d);
-            break;
-          case kBoundsLon2:
-            ok = r.get(d->bounds_lon_2d);
-            break;
-          case kBoundsLat2:
-            ok = r.get(d->bounds_lat_2d);
-            break;
-          case kArea:
-            ok = r.get(d->area);
-            break;
-          case kMask:
-            ok = r.get(tmp);
-            d->mask.assign(tmp.begin(), tmp.end());
-            break;
-          case kDataDim:
-            ok = r.get(d->data_dim);
-            break;
-          case kDataIbegin:
-            ok = r.get(d->data_ibegin);
-            break;
-          case kDataNi:
-            ok = r.get(d->data_ni);
-            break;
-          case kDataJbegin:
-            ok = r.get(d->data_jbegin);
-            break;
-          case kDataNj:
-            ok = r.get(d->data_nj);
-            break;
-          case kDataNIndex:
-            ok = r.get(d->data_n_index);
-            break;
-          case kDataIIndex:
-            ok = r.get(tmp);
-            d->data_i_index.assign(tmp.begin(), tmp.end());
-            break;
-          case kDataJIndex:
-            ok = r.get(tmp);
-            d->data_j_index.assign(tmp.begin(), tmp.end());
-            break;
-          default:
-            return false;
-        }
-      } else if (a != nullptr) {
-        switch (t) {
-          case kNGlo:
-            ok = r.get(a->n_glo);
-            break;
-          case kValue:
-            ok = r.get(a->value);
-            break;
-          case kBounds:
-            ok = r.get(a->bounds);
-            break;
-          case kName:
-            ok = r.get(a->name);
-            break;
-          case kUnit:
-            ok = r.get(a->unit);
-            break;
-          case kPositive:
-            ok = r.get(a->positive);
-            break;
-          case kLongName:
-            ok = r.get(a->long_name);
-            break;
-          case kStandardName:
-            ok = r.get(a->standard_name);
-            break;
-          case kAxisBegin:
-            ok = r.get(a->begin);
-            break;
-          case kAxisN:
-            ok = r.get(a->n);
-            break;
-          default:
-            return false;
-        }
-      } else {
-        CalendarAttributes& c = *out.calendar;
-        switch (t) {
-          case kCalType:
-            ok = r.get(c.type);
-            break;
-          case kStart:
-            ok = r.get(c.start_date);
-            break;
-          case kOrigin:
-            ok = r.get(c.time_origin);
-            break;
-          case kTimestep:
-            ok = r.get(c.timestep);
-            break;
-          case kDayLength:
-            ok = r.get(c.day_length);
-            break;
-          case kMonths:
-            ok = r.get(tmp);
-            c.month_lengths.assign(tmp.begin(), tmp.end());
-            break;
-          default:
-            return false;
-        }
-      }
-      if (!ok) return false;
-    }
+    if (!ok) return false;
   }
   return true;
 }

@@ -9,9 +9,11 @@
 // (global_definitions), which the servers apply to their own copy of the
 // configuration.
 //
-// Wire form (pack): a sequence of little sections, each a u8 tag then its
-// values; numbers are 8 bytes, strings and arrays a u64 length first. It
-// stays inside one process family (same build on both sides).
+// Wire form (pack, transport/wire_codec.hpp): a sequence of sections (a
+// domain or axis and its index, or the calendar), each listing the members
+// set as a u8 tag -- the member's index in model_members(), that is its
+// line in xios_attributes.def -- and the value. It stays inside one process
+// family (same build on both sides).
 //
 // Pure functions: thread-safe, no MPI.
 #pragma once

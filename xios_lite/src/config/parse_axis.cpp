@@ -27,8 +27,8 @@ Reduction reduction_of(const Element& e, const std::string& v) {
 }
 
 void ContextParser::check_axis_attributes(const Element& e) {
-  config::check_attributes(e, {"id", "name", "axis_ref", "n_glo", "value", "bounds", "unit",
-                               "units", "positive", "long_name", "standard_name"});
+  // units: xios_lite's older spelling of unit.
+  config::check_attributes(e, {"units"});
 }
 
 int ContextParser::build_axis(const Element& e, const std::string& id, bool member) {
@@ -57,7 +57,7 @@ int ContextParser::build_axis(const Element& e, const std::string& id, bool memb
   const std::vector<const Element*> trans = transformation_children(e);
   if (!trans.empty() && trans.front()->name == "reduce_domain") {
     const Element& r = *trans.front();
-    config::check_attributes(r, {"operation", "direction", "local"});
+    config::check_attributes(r);
     config::check_children(r, {});
     if (r.has("local") && config::boolean(r, "local")) {
       config::unsupported(r, "local", "client-local reductions (local=\"true\")");
@@ -82,7 +82,7 @@ int ContextParser::build_axis(const Element& e, const std::string& id, bool memb
     }
     if (!trans.empty()) {
       const Element& z = *trans.front();
-      config::check_attributes(z, {"begin", "n", "index", "zoom_begin", "zoom_size", "zoom_end"});
+      config::check_attributes(z);
       config::check_children(z, {});
       AxisDef::Selection sel;
       if (z.has("index")) {

@@ -18,7 +18,7 @@
 namespace xios_lite::parser {
 
 Attribute attribute_of(const Element& v) {
-  config::check_attributes(v, {"id", "name", "type"});
+  config::check_attributes(v);
   Attribute a;
   a.name = v.has("name") ? v.get("name") : config::required(v, "id");
   a.value = v.text;
@@ -70,7 +70,7 @@ Attribute attribute_of(const Element& v) {
 // A model context's <variable_definition> (or <variable_group>): <variable>s
 // and groups of them, each a well-formed attribute.
 void check_model_variables(const Element& group) {
-  config::check_attributes(group, {"id"});
+  config::check_attributes(group);
   config::check_children(group, {"variable", "variable_group"});
   for (const auto& c : group.children) {
     if (c->name == "variable") {
@@ -83,7 +83,7 @@ void check_model_variables(const Element& group) {
 
 // The settings in the xios context's variables (XIOS's server parameters).
 void read_xios_context(const Element& ctx, Settings& s) {
-  config::check_attributes(ctx, {"id"});
+  config::check_attributes(ctx);
   config::check_children(ctx, {"variable_definition"});
   std::vector<const Element*> vars;
   const std::function<void(const Element&)> collect = [&](const Element& e) {
@@ -91,14 +91,14 @@ void read_xios_context(const Element& ctx, Settings& s) {
       if (c->name == "variable") {
         vars.push_back(c.get());
       } else if (c->name == "variable_group") {
-        config::check_attributes(*c, {"id"});
+        config::check_attributes(*c);
         config::check_children(*c, {"variable", "variable_group"});
         collect(*c);
       }
     }
   };
   for (const Element* def : ctx.children_named("variable_definition")) {
-    config::check_attributes(*def, {"id"});
+    config::check_attributes(*def);
     config::check_children(*def, {"variable", "variable_group"});
     collect(*def);
   }
@@ -191,8 +191,7 @@ void ContextParser::read_calendar() {
   }
   if (!cals.empty()) {
     const Element& c = *cals.front();
-    config::check_attributes(
-        c, {"type", "start_date", "time_origin", "timestep", "day_length", "month_lengths"});
+    config::check_attributes(c);
     config::check_children(c, {});
     take(c, "type");
     if (c.has("day_length")) {

@@ -71,10 +71,7 @@ ContextParser::ContextParser(const Element& ctx, const Settings& settings, const
 // Each definition is parsed under a guard (parse_errors.hpp), in the order
 // that lets later kinds refer to earlier ones.
 Config ContextParser::run() {
-  errors_.guard([&] {
-    config::check_attributes(ctx_,
-                             {"id", "calendar_type", "start_date", "time_origin", "timestep"});
-  });
+  errors_.guard([&] { config::check_attributes(ctx_); });
   errors_.guard([&] {
     config::check_children(
         ctx_, {"calendar", "options", "domain_definition", "axis_definition", "scalar_definition",
@@ -252,7 +249,7 @@ void ContextParser::index_definitions() {
   check_tree("scalar_definition", "scalar_group", "scalar",
              [](const Element& e) { check_scalar_attributes(e); });
   check_tree("grid_definition", "grid_group", "grid",
-             [](const Element& e) { config::check_attributes(e, {"id"}); });
+             [](const Element& e) { config::check_attributes(e); });
   check_tree("field_definition", "field_group", "field",
              [](const Element& e) { check_field_attributes(e); });
   check_tree("file_definition", "file_group", "file",

@@ -51,14 +51,9 @@ std::vector<std::uint8_t> mask_values(const Element& e, std::string_view attr,
 }  // namespace
 
 void ContextParser::check_domain_attributes(const Element& e) {
-  config::check_attributes(
-      e, {"id", "name", "domain_ref", "type", "ni_glo", "nj_glo", "lonvalue_1d", "latvalue_1d",
-          "lonvalue_2d", "latvalue_2d", "bounds_lon_1d", "bounds_lat_1d", "bounds_lon_2d",
-          "bounds_lat_2d", "nvertex", "area", "mask_1d", "mask_2d", "long_name", "data_dim",
-          "data_ibegin", "data_ni", "data_jbegin", "data_nj", "data_i_index", "data_j_index",
-          // xios_lite's own (legacy) attributes
-          "lon_start", "lon_end", "lat_start", "lat_end", "lon_values", "lat_values", "mask",
-          "bounds_lon", "bounds_lat"});
+  // xios_lite's own (older) names for the rectilinear coordinates and mask.
+  config::check_attributes(e, {"lon_start", "lon_end", "lat_start", "lat_end", "lon_values",
+                               "lat_values", "mask", "bounds_lon", "bounds_lat"});
 }
 
 int ContextParser::build_domain(const Element& e, const std::string& id, bool member) {
@@ -83,8 +78,7 @@ int ContextParser::build_domain(const Element& e, const std::string& id, bool me
     const std::vector<const Element*> zooms = transformation_children(e);
     if (!zooms.empty()) {
       const Element& z = *zooms.front();
-      config::check_attributes(
-          z, {"ibegin", "ni", "jbegin", "nj", "zoom_ibegin", "zoom_ni", "zoom_jbegin", "zoom_nj"});
+      config::check_attributes(z);
       config::check_children(z, {});
       const auto value = [&](const char* a, const char* old) {
         return static_cast<int>(config::integer(z, z.has(a) ? a : old, 0, 1 << 24));

@@ -43,35 +43,8 @@ Operation operation_of(const Element& e, const std::string& v) {
 }  // namespace
 
 void ContextParser::check_field_attributes(const Element& e) {
-  config::check_attributes(e, {"id",
-                               "name",
-                               "field_ref",
-                               "grid_ref",
-                               "domain_ref",
-                               "axis_ref",
-                               "scalar_ref",
-                               "unit",
-                               "units",
-                               "standard_name",
-                               "long_name",
-                               "operation",
-                               "freq_op",
-                               "freq_offset",
-                               "level",
-                               "enabled",
-                               "default_value",
-                               "detect_missing_value",
-                               "expr",
-                               "compression_level",
-                               "ts_enabled",
-                               "cell_methods",
-                               "cell_methods_mode",
-                               "valid_min",
-                               "valid_max",
-                               "read_access",
-                               "chunking_blocksize_target",
-                               "group_ref",
-                               "prec"});
+  // units: xios_lite's older spelling of unit.
+  config::check_attributes(e, {"units"});
 }
 
 // The attributes a field and a file's variable share, as inherited.

@@ -14,14 +14,7 @@
 
 namespace xios_lite::parser {
 
-void ContextParser::check_file_attributes(const Element& e) {
-  config::check_attributes(
-      e,
-      {"id",          "name",         "description", "name_suffix", "min_digits",
-       "output_freq", "output_level", "sync_freq",   "split_freq",  "split_freq_format",
-       "enabled",     "type",         "format",      "mode",        "compression_level",
-       "timeseries",  "ts_prefix",    "append",      "convention",  "chunking_blocksize_target"});
-}
+void ContextParser::check_file_attributes(const Element& e) { config::check_attributes(e); }
 
 void ContextParser::build_file(const Element& n) {
   check_file_attributes(n);

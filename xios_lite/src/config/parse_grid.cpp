@@ -52,7 +52,9 @@ GridDef::Member ContextParser::build_member(const Element& m, const std::string&
 }
 
 void ContextParser::build_grid(const Element& g) {
-  config::check_attributes(g, {"id", "domain_ref", "axis_ref"});
+  // domain_ref and axis_ref: xios_lite's short form of a grid (XIOS's grid
+  // takes <domain> and <axis> children).
+  config::check_attributes(g, {"domain_ref", "axis_ref"});
   config::check_children(g, {"domain", "axis", "scalar"});
   GridDef grid;
   grid.id = config::required(g, "id");

@@ -9,9 +9,7 @@
 
 namespace xios_lite::parser {
 
-void ContextParser::check_scalar_attributes(const Element& e) {
-  config::check_attributes(e, {"id", "name", "scalar_ref", "long_name", "standard_name", "unit"});
-}
+void ContextParser::check_scalar_attributes(const Element& e) { config::check_attributes(e); }
 
 int ContextParser::build_scalar(const Element& e, const std::string& id) {
   check_scalar_attributes(e);
@@ -30,7 +28,7 @@ int ContextParser::build_scalar(const Element& e, const std::string& id) {
   const std::vector<const Element*> trans = transformation_children(e);
   if (!trans.empty()) {
     const Element& r = *trans.front();
-    config::check_attributes(r, {"operation", "local", "direction"});
+    config::check_attributes(r);
     config::check_children(r, {});
     if (r.has("local") && config::boolean(r, "local")) {
       config::unsupported(r, "local", "client-local reductions (local=\"true\")");

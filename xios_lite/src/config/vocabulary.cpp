@@ -9,14 +9,6 @@
 namespace xios_lite::config {
 namespace {
 
-// XIOS attributes xios_lite does not read: ignored (no effect on what is
-// written here, `why` empty) or refused (why it is not implemented).
-struct Known {
-  std::string_view element;  // "*": any element
-  std::string_view why;      // empty: accepted and ignored
-  std::string_view names;    // the attributes, separated by spaces
-};
-
 // Whether `name` is one of the space-separated `names`.
 bool lists(std::string_view names, std::string_view name) {
   while (!names.empty()) {
@@ -28,87 +20,45 @@ bool lists(std::string_view names, std::string_view name) {
   return false;
 }
 
-constexpr std::string_view kPerClient =
-    "in the configuration: each client's part is set by the model (set_domain_attr / "
-    "set_axis_attr)";
-constexpr std::string_view kHalo =
-    "axis data layouts (data_n, data_begin, data_index): send the levels of the axis";
-
-// XIOS 2.x attributes, by element, grouped by what they would need.
-constexpr std::array kKnownAttributes{
-    // every element
-    Known{"*", "", "comment prec"},
-    // domains
-    Known{"domain", kPerClient, "ibegin ni jbegin nj"},
-    Known{"domain", "indexed (unstructured) domain distributions", "i_index j_index"},
-    Known{"domain", "renamed coordinates", "lon_name lat_name bounds_lon_name bounds_lat_name"},
-    Known{"domain", "renamed dimensions", "dim_i_name dim_j_name"},
-    Known{"domain", "areas computed from a radius (give area)", "radius"},
-    Known{"domain", "", "standard_name"},
-    // axes
-    Known{"axis", kPerClient, "begin n index"},
-    Known{"axis", kHalo, "data_n data_begin data_index"},
-    Known{"axis", "axis masks", "mask"},
-    Known{"axis", "labelled (string) axes", "label"},
-    Known{"axis", "vertical coordinate formulas",
-          "formula formula_term formula_bounds formula_term_bounds"},
-    Known{"axis", "renamed coordinates", "bounds_name"},
-    Known{"axis", "renamed dimensions", "dim_name"},
-    Known{"axis", "", "axis_type"},
-    // scalars
-    Known{"scalar", "scalars with their own value", "value bounds"},
-    Known{"scalar", "renamed coordinates", "bounds_name"},
-    Known{"scalar", "labelled scalars", "label"},
-    Known{"scalar", "", "axis_type positive"},
-    // grids
-    Known{"grid", "", "name description"},
-    Known{"grid", "grid masks (use the domain's mask)",
-          "mask_0d mask_1d mask_2d mask_3d mask_4d mask_5d mask_6d mask_7d"},
-    // fields
-    Known{"field", "packed output (add_offset, scale_factor)", "add_offset scale_factor"},
-    Known{"field", "chains of grid transformations (grid_path)", "grid_path"},
-    Known{"field", "time-series files split on their own frequency", "ts_split_freq"},
-    Known{"field", "indexed (compressed) output", "indexed_output"},
-    Known{"field", "", "check_if_active build_workflow_graph"},
-    Known{"field", "unit conversion", "conversion"},
-    // files
-    Known{"file", "", "par_access read_metadata_par"},
-    Known{"file", "split periods with offsets",
-          "split_start_offset split_end_offset split_last_date"},
-    Known{"file", "time_counter variables (the time axis is 'time')",
-          "time_counter time_counter_name"},
-    Known{"file", "time axes in days (written in seconds)", "time_units"},
-    Known{"file", "time stamps", "time_stamp_name time_stamp_format"},
-    Known{"file", "file uuids", "uuid_name uuid_format"},
-    Known{"file", "record offsets", "record_offset"},
-    Known{"file", "cyclic input files", "cyclic"},
-    Known{"file", "file writer pools (XIOS 3 services)", "writer"},
-    Known{"file", "file reader pools (XIOS 3 services)", "reader"},
-    Known{"file", "file gatherer pools (XIOS 3 services)", "gatherer"},
-    Known{"file", "second-level servers", "using_server2"},
-    // reductions
-    Known{"reduce_axis", "client-local reductions (local=\"true\")", "local"},
-    Known{"reduce_domain", "client-local reductions (local=\"true\")", "local"},
-    // calendars
-    Known{"calendar", "user_defined calendars without months", "year_length"},
-    Known{"calendar", "leap years in user_defined calendars",
-          "leap_year_month leap_year_drift leap_year_drift_offset"},
-    // contexts
-    Known{"context", "XIOS 3 services",
-          "default_pool default_pool_writer default_pool_reader default_writer default_reader "
-          "default_gatherer"},
-    Known{"context", "second-level servers", "default_using_server2"},
+// An XIOS attribute as the parser sees it (xios_attributes.def): accepted
+// (read or ignored), or refused with `why`.
+struct Known {
+  std::string_view kind;
+  std::string_view name;
+  std::string_view why;  // empty: accepted
 };
 
-// The element whose table an element uses (groups share their members').
+// NOLINTBEGIN(cppcoreguidelines-macro-usage): the table is an X-macro file
+#define XIOS_ATTRIBUTE(kind, name, type, use) Known{#kind, #name, ""},
+#define XIOS_REFUSED(kind, name, type, use, why) Known{#kind, #name, why},
+#define XIOS_XML_ATTRIBUTE(kind, name, use) Known{#kind, #name, ""},
+#define XIOS_XML_REFUSED(kind, name, why) Known{#kind, #name, why},
+constexpr std::array kKnownAttributes{
+#include "xios_lite/xios_attributes.def"
+};
+#undef XIOS_ATTRIBUTE
+#undef XIOS_REFUSED
+#undef XIOS_XML_ATTRIBUTE
+#undef XIOS_XML_REFUSED
+// NOLINTEND(cppcoreguidelines-macro-usage)
+
+// The kind whose table an element uses: groups share their members'
+// (as group kinds do in the `xios` interface), <calendar> is XIOS's
+// calendar_wrapper.
 std::string_view table_of(std::string_view element) {
-  if (element == "field_group" || element == "field_definition") return "field";
-  if (element == "file_group" || element == "file_definition") return "file";
-  if (element == "domain_group" || element == "domain_definition") return "domain";
-  if (element == "axis_group" || element == "axis_definition") return "axis";
-  if (element == "scalar_group" || element == "scalar_definition") return "scalar";
-  if (element == "grid_group" || element == "grid_definition") return "grid";
+  for (const std::string_view kind :
+       {"field", "file", "domain", "axis", "scalar", "grid", "variable"}) {
+    if (element.size() > kind.size() && element.substr(0, kind.size()) == kind &&
+        (element.substr(kind.size()) == "_group" || element.substr(kind.size()) == "_definition")) {
+      return kind;
+    }
+  }
+  if (element == "calendar") return "calendar_wrapper";
   return element;
+}
+
+bool is_group(std::string_view element) {
+  return element.size() > 6 && element.substr(element.size() - 6) == "_group";
 }
 
 // XIOS elements xios_lite does not implement, and why.
@@ -179,19 +129,18 @@ void unsupported(const Element& e, std::string_view attr, std::string_view why) 
   fail(e, attr, "unsupported XIOS feature (" + std::string(why) + ")");
 }
 
-void check_attributes(const Element& e, std::initializer_list<std::string_view> supported) {
+void check_attributes(const Element& e, std::initializer_list<std::string_view> extra) {
   const std::string_view table = table_of(e.name);
   for (const auto& attribute : e.attributes) {
     // A plain reference (not a structured binding): lambdas capture it in
     // every compiler the project builds with.
     const std::string& name = attribute.first;
-    if (std::find(supported.begin(), supported.end(), name) != supported.end()) {
-      continue;
-    }
+    // Every XIOS object may be named; groups may name the group they copy.
+    if (name == "id" || (name == "group_ref" && is_group(e.name))) continue;
+    if (std::find(extra.begin(), extra.end(), name) != extra.end()) continue;
     const auto known =
-        std::find_if(kKnownAttributes.begin(), kKnownAttributes.end(), [&](const Known& k) {
-          return (k.element == table || k.element == "*") && lists(k.names, name);
-        });
+        std::find_if(kKnownAttributes.begin(), kKnownAttributes.end(),
+                     [&](const Known& k) { return k.kind == table && k.name == name; });
     if (known == kKnownAttributes.end()) {
       fail(e, name, "unknown attribute");
     }

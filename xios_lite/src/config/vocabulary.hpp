@@ -1,8 +1,9 @@
-// XIOS's vocabulary: for each element, the attributes and child elements
-// XIOS defines, and what xios_lite does with each -- reads it, accepts it
-// without effect on what is written (ignored), or refuses it as an
-// unsupported XIOS feature. A name XIOS does not define is an unknown
-// attribute or element (a typo), and the message says which.
+// XIOS's vocabulary: for each element, the attributes (from
+// xios_attributes.def) and child elements XIOS defines, and what xios_lite
+// does with each -- reads it, accepts it without effect on what is written
+// (ignored), or refuses it as an unsupported XIOS feature. A name XIOS
+// does not define is an unknown attribute or element (a typo), and the
+// message says which.
 //
 // Used by the configuration parser only. Pure data: thread-safe.
 #pragma once
@@ -14,11 +15,13 @@
 
 namespace xios_lite::config {
 
-/// Checks `e`'s attributes: each must be in `supported`, or an XIOS
-/// attribute of `e` that is ignored here; an XIOS attribute xios_lite does
-/// not implement fails as "unsupported XIOS feature (why)", anything else as
-/// "unknown attribute".
-void check_attributes(const Element& e, std::initializer_list<std::string_view> supported);
+/// Checks `e`'s attributes against XIOS's table (xios_attributes.def; a
+/// group uses its members' kind, <calendar> calendar_wrapper): id, a
+/// group's group_ref, an attribute the table accepts for the kind, or one
+/// of `extra` (names outside XIOS that this element takes) pass; an
+/// attribute the table refuses fails as "unsupported XIOS feature (why)",
+/// anything else as "unknown attribute".
+void check_attributes(const Element& e, std::initializer_list<std::string_view> extra = {});
 
 /// Checks `e`'s child elements the same way (`supported` names).
 void check_children(const Element& e, std::initializer_list<std::string_view> supported);

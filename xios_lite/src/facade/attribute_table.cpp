@@ -20,7 +20,7 @@ namespace {
 #define XIOS_TYPE_double_3d AttributeType::kDouble3d
 
 // NOLINTBEGIN(cppcoreguidelines-macro-usage): the table is an X-macro file
-#define XIOS_ATTRIBUTE(kind, name, type) AttributeInfo{#kind, #name, XIOS_TYPE_##type},
+#define XIOS_ATTRIBUTE(kind, name, type, use) AttributeInfo{#kind, #name, XIOS_TYPE_##type},
 constexpr std::array kTable{
 #include "xios_lite/xios_attributes.def"
 };

@@ -339,8 +339,8 @@ bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len) {
 
 #undef XIOS_C_DECLARE
 #define XIOS_C_DECLARE(kind, name, type) XIOS_C_DEFINE(kind, name, type)
-#define XIOS_ATTRIBUTE(kind, name, type) \
-  XIOS_C_DECLARE(kind, name, type)       \
+#define XIOS_ATTRIBUTE(kind, name, type, use) \
+  XIOS_C_DECLARE(kind, name, type)            \
   XIOS_C_GROUPED_##kind(name, type)
 #include "xios_lite/xios_attributes.def"
 #undef XIOS_ATTRIBUTE

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <functional>
 #include <sstream>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "config/parse_tree.hpp"
 #include "config/xml_tree.hpp"
@@ -334,107 +336,143 @@ Handle* ContextClient::add_child(const char* call, Handle* parent, const std::st
   return handle_of(raw, child_kind);
 }
 
+namespace {
+
+// The model's value of a member (model_attributes.hpp) from an attribute's
+// value, by the member's type.
+void assign(const char* call, int rank, const std::string& name, const Value& v,
+            std::optional<int>& to) {
+  need_type(call, rank, name, v, AttributeType::kInt);
+  to = static_cast<int>(v.integer);
+}
+void assign(const char*, int, const std::string&, const Value& v, std::optional<double>& to) {
+  to = v.real;
+}
+void assign(const char*, int, const std::string&, const Value& v, std::optional<bool>& to) {
+  to = v.flag;
+}
+void assign(const char* call, int rank, const std::string&, const Value& v,
+            std::optional<std::string>& to) {
+  switch (v.type) {
+    case AttributeType::kDate:
+      to = date_text(v.date);
+      break;
+    case AttributeType::kDuration:
+      to = duration_text(call, rank, v.duration);
+      break;
+    default:
+      to = v.text;
+  }
+}
+void assign(const char*, int, const std::string&, const Value& v, std::vector<int>& to) {
+  to = v.integers;
+}
+void assign(const char*, int, const std::string&, const Value& v, std::vector<double>& to) {
+  to = v.reals;
+}
+void assign(const char*, int, const std::string&, const Value& v, std::vector<bool>& to) {
+  to = bools_of(v);
+}
+
+// And back; false when the member is unset.
+bool read_back(const std::optional<int>& from, Value& v) {
+  if (from) v.integer = *from;
+  return from.has_value();
+}
+bool read_back(const std::optional<double>& from, Value& v) {
+  if (from) v.real = *from;
+  return from.has_value();
+}
+bool read_back(const std::optional<bool>& from, Value& v) {
+  if (from) v.flag = *from;
+  return from.has_value();
+}
+bool read_back(const std::optional<std::string>& from, Value& v) {
+  if (from) v.text = *from;
+  return from.has_value();
+}
+bool read_back(const std::vector<int>& from, Value& v) {
+  v.integers = from;
+  return !from.empty();
+}
+bool read_back(const std::vector<double>& from, Value& v) {
+  v.reals = from;
+  return !from.empty();
+}
+bool read_back(const std::vector<bool>& from, Value& v) {
+  v.integers.assign(from.begin(), from.end());
+  return !from.empty();
+}
+
+// The member of A the model sets for attribute `name` (the table's
+// read_model and model lines), or nullptr. An axis's names and units
+// (its text attributes) stay on the element instead: groups and references
+// pass them on there, as XIOS solves them, and a derived axis takes them.
+template <class A>
+const ModelMember<A>* model_member(const std::string& name) {
+  const ModelMember<A>* m = find_model_member<A>(name);
+  if constexpr (std::is_same_v<A, AxisAttributes>) {
+    if (m != nullptr && std::holds_alternative<std::optional<std::string> A::*>(m->member)) {
+      return nullptr;
+    }
+  }
+  return m;
+}
+
+template <class A>
+bool set_member(const char* call, int rank, A& a, const std::string& name, const Value& v) {
+  const ModelMember<A>* m = model_member<A>(name);
+  if (m == nullptr) return false;
+  std::visit([&](auto member) { assign(call, rank, name, v, a.*member); }, m->member);
+  return true;
+}
+
+template <class A>
+bool get_member(const A& a, const std::string& name, Value& v) {
+  const ModelMember<A>* m = model_member<A>(name);
+  if (m == nullptr) return false;
+  return std::visit([&](auto member) { return read_back(a.*member, v); }, m->member);
+}
+
+}  // namespace
+
 // Attributes the Client takes from the model (set_domain_attr, set_axis_attr,
-// define_calendar): this client's block and coordinates, the layout of its
-// arrays, the axis values, the calendar. False: not one of them.
+// define_calendar: the table's read_model and model lines): this client's
+// block and coordinates, the layout of its arrays, the axis values, the
+// calendar. False: not one of them (its text goes on the element).
 bool ContextClient::set_model_attribute(const char* call, Handle* h, const std::string& name,
                                         const Value& v) {
   const std::string_view kind = h->kind;
   const std::string id = h->element != nullptr ? h->element->get("id") : "";
-  const auto integer = [&](std::optional<int>& to) {
-    need_type(call, rank(), name, v, AttributeType::kInt);
-    to = static_cast<int>(v.integer);
-    return true;
-  };
-  const auto reals = [&](std::vector<double>& to) {
-    to = v.reals;
-    return true;
-  };
   if (kind == "domain" && !id.empty()) {
     DomainAttributes& d = domains_[id];
-    if (name == "ni_glo") return integer(d.ni_glo);
-    if (name == "nj_glo") return integer(d.nj_glo);
-    if (name == "ibegin") return integer(d.ibegin);
-    if (name == "ni") return integer(d.ni);
-    if (name == "jbegin") return integer(d.jbegin);
-    if (name == "nj") return integer(d.nj);
-    if (name == "nvertex") return integer(d.nvertex);
-    if (name == "data_dim") return integer(d.data_dim);
-    if (name == "data_ibegin") return integer(d.data_ibegin);
-    if (name == "data_ni") return integer(d.data_ni);
-    if (name == "data_jbegin") return integer(d.data_jbegin);
-    if (name == "data_nj") return integer(d.data_nj);
+    // XIOS 1's lonvalue / latvalue: their shape is known at close.
+    if (name == "lonvalue" || name == "latvalue") {
+      (name == "lonvalue" ? legacy_lon_ : legacy_lat_)[id] = v.reals;
+      return true;
+    }
     if (name == "data_n_index") {
       // Implied by data_i_index's length; kept to check it at close.
       need_type(call, rank(), name, v, AttributeType::kInt);
       data_n_index_[id] = static_cast<int>(v.integer);
       return true;
     }
-    if (name == "data_i_index") {
-      d.data_i_index = v.integers;
-      return true;
-    }
-    if (name == "data_j_index") {
-      d.data_j_index = v.integers;
-      return true;
-    }
-    if (name == "type") {
-      d.type = v.text;
-      return true;
-    }
-    if (name == "lonvalue_1d") return reals(d.lonvalue_1d);
-    if (name == "latvalue_1d") return reals(d.latvalue_1d);
-    if (name == "lonvalue_2d") return reals(d.lonvalue_2d);
-    if (name == "latvalue_2d") return reals(d.latvalue_2d);
-    if (name == "bounds_lon_1d") return reals(d.bounds_lon_1d);
-    if (name == "bounds_lat_1d") return reals(d.bounds_lat_1d);
-    if (name == "bounds_lon_2d") return reals(d.bounds_lon_2d);
-    if (name == "bounds_lat_2d") return reals(d.bounds_lat_2d);
-    if (name == "area") return reals(d.area);
-    if (name == "lonvalue") return reals(legacy_lon_[id]);
-    if (name == "latvalue") return reals(legacy_lat_[id]);
-    if (name == "mask_1d" || name == "mask_2d") {
-      d.mask = bools_of(v);
-      return true;
-    }
-    return false;
+    return set_member(call, rank(), d, name, v);
   }
   if (kind == "axis" && !id.empty()) {
-    AxisAttributes& a = axes_[id];
-    if (name == "n_glo" || name == "size") return integer(a.n_glo);
-    if (name == "begin") return integer(a.begin);
-    if (name == "n") return integer(a.n);
-    if (name == "data_begin") return integer(a.data_begin);
-    if (name == "data_n") return integer(a.data_n);
-    if (name == "value") return reals(a.value);
-    if (name == "bounds") return reals(a.bounds);
-    if (name == "data_index") {
-      a.data_index = v.integers;
-      return true;
-    }
-    return false;
+    // XIOS 1's size is n_glo.
+    return set_member(call, rank(), axes_[id], name == "size" ? "n_glo" : name, v);
   }
   if (kind == "calendar_wrapper") {
-    calendar_now_.reset();
-    CalendarAttributes& c = calendar_ ? *calendar_ : calendar_.emplace();
-    if (name == "type") {
-      c.type = v.text;
-    } else if (name == "start_date") {
-      c.start_date = date_text(v.date);
-    } else if (name == "time_origin") {
-      c.time_origin = date_text(v.date);
-    } else if (name == "timestep") {
+    if (name == "timestep") {
+      // Shared with xios_set_timestep.
       timestep_ = duration_text(call, rank(), v.duration);
-    } else if (name == "day_length") {
-      c.day_length = v.integer;
-    } else if (name == "month_lengths") {
-      c.month_lengths = v.integers;
-    } else {
-      fail(call, rank(),
-           "calendar attribute " + name +
-               ": unsupported XIOS feature (leap-year rules of user_defined calendars)");
+      calendar_now_.reset();
+      return true;
     }
-    return true;
+    if (find_model_member<CalendarAttributes>(name) == nullptr) return false;
+    calendar_now_.reset();
+    return set_member(call, rank(), calendar_ ? *calendar_ : calendar_.emplace(), name, v);
   }
   return false;
 }
@@ -459,73 +497,24 @@ void ContextClient::set(const char* call, Handle* h, const std::string& name, co
 
 bool ContextClient::get_model_attribute(Handle* h, const std::string& name, Value& v) {
   const std::string id = h->element != nullptr ? h->element->get("id") : "";
-  const auto integer = [&](const std::optional<int>& from) {
-    if (!from) return false;
-    v.integer = *from;
-    return true;
-  };
-  const auto reals = [&](const std::vector<double>& from) {
-    if (from.empty()) return false;
-    v.reals = from;
-    return true;
-  };
   if (h->kind == "domain") {
     const auto it = domains_.find(id);
     if (it == domains_.end()) return false;
     const DomainAttributes& d = it->second;
-    if (name == "ni_glo") return integer(d.ni_glo);
-    if (name == "nj_glo") return integer(d.nj_glo);
-    if (name == "ibegin") return integer(d.ibegin);
-    if (name == "ni") return integer(d.ni);
-    if (name == "jbegin") return integer(d.jbegin);
-    if (name == "nj") return integer(d.nj);
-    if (name == "nvertex") return integer(d.nvertex);
-    if (name == "data_dim") return integer(d.data_dim);
-    if (name == "data_ibegin") return integer(d.data_ibegin);
-    if (name == "data_ni") return integer(d.data_ni);
-    if (name == "data_jbegin") return integer(d.data_jbegin);
-    if (name == "data_nj") return integer(d.data_nj);
-    if (name == "type" && d.type) {
-      v.text = *d.type;
-      return true;
+    if (name == "lonvalue" || name == "latvalue") {
+      const bool lon = name == "lonvalue";
+      const auto& legacy = lon ? legacy_lon_ : legacy_lat_;
+      const auto l = legacy.find(id);
+      if (l != legacy.end()) return read_back(l->second, v);
+      const std::vector<double>& two_d = lon ? d.lonvalue_2d : d.latvalue_2d;
+      return read_back(!two_d.empty() ? two_d : (lon ? d.lonvalue_1d : d.latvalue_1d), v);
     }
-    if (name == "lonvalue_1d") return reals(d.lonvalue_1d);
-    if (name == "latvalue_1d") return reals(d.latvalue_1d);
-    if (name == "lonvalue_2d") return reals(d.lonvalue_2d);
-    if (name == "latvalue_2d") return reals(d.latvalue_2d);
-    if (name == "area") return reals(d.area);
-    if (name == "lonvalue") {
-      const auto l = legacy_lon_.find(id);
-      if (l != legacy_lon_.end()) return reals(l->second);
-      return reals(!d.lonvalue_2d.empty() ? d.lonvalue_2d : d.lonvalue_1d);
-    }
-    if (name == "latvalue") {
-      const auto l = legacy_lat_.find(id);
-      if (l != legacy_lat_.end()) return reals(l->second);
-      return reals(!d.latvalue_2d.empty() ? d.latvalue_2d : d.latvalue_1d);
-    }
-    if (name == "data_i_index" && !d.data_i_index.empty()) {
-      v.integers = d.data_i_index;
-      return true;
-    }
-    if (name == "data_j_index" && !d.data_j_index.empty()) {
-      v.integers = d.data_j_index;
-      return true;
-    }
-    return false;
+    return get_member(d, name, v);
   }
   if (h->kind == "axis") {
     const auto it = axes_.find(id);
     if (it == axes_.end()) return false;
-    const AxisAttributes& a = it->second;
-    if (name == "n_glo" || name == "size") return integer(a.n_glo);
-    if (name == "begin") return integer(a.begin);
-    if (name == "n") return integer(a.n);
-    if (name == "data_begin") return integer(a.data_begin);
-    if (name == "data_n") return integer(a.data_n);
-    if (name == "value") return reals(a.value);
-    if (name == "bounds") return reals(a.bounds);
-    return false;
+    return get_member(it->second, name == "size" ? "n_glo" : name, v);
   }
   return false;
 }
