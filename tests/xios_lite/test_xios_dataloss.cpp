@@ -85,28 +85,36 @@ TEST(XiosDataLoss, WriteErrorStaysInItsFile) {
     EXPECT_HAS(s, "nc_create");
     EXPECT_HAS(s, "No such file or directory");
   }
+  // The records the good file holds (world rank 0 reads them): the failed
+  // file lost exactly as many, as the servers say.
+  int held = 0;
+  if (is_reader()) {
+    held = static_cast<int>(dim_len(dir + "/good.nc", "time"));
+  }
+  MPI_Bcast(&held, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (outcome.is_server) {
     EXPECT_HAS(outcome.server_error,
                "No such file or directory (directory '" + dir + "/no_such_dir/')");
-    EXPECT_HAS(outcome.server_error,
-               "file 'bad': " + std::to_string(kSteps) +
-                   " record(s) not written after its write error (records 0 to " +
-                   std::to_string(kSteps - 1) + ")");
+    EXPECT_HAS(outcome.server_error, "file 'bad': " + std::to_string(held) +
+                                         " record(s) not written after its write error (records "
+                                         "0 to " +
+                                         std::to_string(held - 1) + ")");
     // Records listed as written with _FillValue are records of the good
-    // file (a client that heard the error may leave a step's data unsent);
-    // none of the failed file's is listed as written.
+    // file; none of the failed file's is listed as written.
     EXPECT_EQ(outcome.server_error.find("file 'bad', variable"), std::string::npos)
         << outcome.server_error;
     EXPECT_EQ(outcome.server_error_kind, ep::ErrorKind::kIo) << outcome.server_error;
   }
   if (is_reader()) {
-    // Every record of the good file is there (before: the writer stopped
-    // writing every file at the first error), the first exactly (no client
-    // can have heard of the error before sending it).
-    EXPECT_EQ(dim_len(dir + "/good.nc", "time"), kSteps);
+    // The good file goes on after the other failed (before: the writer
+    // stopped writing every file at the first error). A client that hears
+    // the error at update_calendar may leave that step's data unsent, so
+    // the count of records is not checked against the steps; the first is
+    // exact (no client can hear of the error before sending it).
+    EXPECT_GE(held, 1);
     const std::vector<double> t = read_var(dir + "/good.nc", "t");
     const std::vector<double> first = field_values(0, 1, 1, Block{0, kNi, 0, kNj});
-    EXPECT_EQ(t.size(), static_cast<std::size_t>(kSteps) * first.size());
+    EXPECT_EQ(t.size(), static_cast<std::size_t>(held) * first.size());
     EXPECT_TRUE(t.size() >= first.size() && std::equal(first.begin(), first.end(), t.begin()));
     EXPECT_FALSE(file_exists(bad + ".nc"));
   }
