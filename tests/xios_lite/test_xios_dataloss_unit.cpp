@@ -78,6 +78,20 @@ TEST(XiosNames, TwoFilesOfOneNameAreRefusedNamingBoth) {
   EXPECT_HAS(e, "file 'a' (iodef.xml:24: <file id=\"a\">)");
 }
 
+TEST(XiosNames, AnOutputMustNotOverwriteAnInput) {
+  const std::string e = error_of(config_with(kWide, R"(
+      <file id="in" name="forcing" output_freq="1d" mode="read"><field field_ref="sst"/></file>
+      <file id="out" name="forcing" output_freq="1d"><field field_ref="tas"/></file>)"));
+  EXPECT_HAS(e,
+             "<file id=\"out\"> attribute name: output name 'forcing' is also the name of "
+             "file 'in' (iodef.xml:24: <file id=\"in\">): the file would overwrite its input");
+  // Two read-mode files may read one file.
+  EXPECT_EQ(error_of(config_with(kWide, R"(
+      <file id="in" name="forcing" output_freq="1d" mode="read"><field field_ref="sst"/></file>
+      <file id="in2" name="forcing" output_freq="1d" mode="read"><field field_ref="tas"/></file>)")),
+            "");
+}
+
 TEST(XiosNames, NameAndSuffixMakeTheName) {
   // "a" + "_b" and "a_b": one path; "./x" and "x" too.
   std::string e = error_of(config_with(kWide, R"(

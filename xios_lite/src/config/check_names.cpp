@@ -133,8 +133,7 @@ void check_file(const Config& cfg, const FileDef& file) {
     if (l.vertical_axis >= 0) add_axis(l.vertical_axis, v.where);
     if (l.outer_axis >= 0) add_axis(l.outer_axis, v.where);
   }
-  for (std::size_t p = 0; p < file.variables.size(); ++p) {
-    const OutputVariable& v = file.variables[p];
+  for (const OutputVariable& v : file.variables) {
     names.add(v.name, Owner{v.where, "variable '" + v.name + "'", -1}, v.where, "name");
   }
 }
@@ -142,16 +141,19 @@ void check_file(const Config& cfg, const FileDef& file) {
 }  // namespace
 
 void check_output_names(const Config& cfg) {
-  // Files, written and read: an output file must not overwrite another, nor an input.
+  // Files: an output file must overwrite neither another output nor an
+  // input (several read-mode files may read one file).
   std::map<std::string, const FileDef*> paths;
   const auto add_file = [&](const FileDef& f) {
     const std::string stem = stem_of(f);
     const auto [it, inserted] = paths.emplace(stem, &f);
-    if (!inserted) {
+    if (!inserted && (!f.read || !it->second->read)) {
       fail_at(f.where, "name",
               "output name '" + stem + "' is also the name of file '" + it->second->id + "' (" +
-                  it->second->where +
-                  "): both would write one path (give one a name or name_suffix of its own)");
+                  it->second->where + "): " +
+                  (it->second->read ? "the file would overwrite its input"
+                                    : "both would write one path") +
+                  " (give one a name or name_suffix of its own)");
     }
   };
   for (const FileDef& f : cfg.inputs) add_file(f);
