@@ -202,4 +202,46 @@ TEST(XiosDataLoss, MultipleFilePartsNameDimensionsAlike) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// The report's bytes_written counts the values in their type: a prec="4"
+// variable 4 bytes per value, a zoom its window (before: 8 bytes per
+// value of the whole record, whatever the variable).
+TEST(XiosDataLoss, BytesWrittenFollowPrecAndWindow) {
+  if (servers() == 0) {
+    GTEST_SKIP() << "the servers' report (the synchronous mode reports no bytes written)";
+  }
+  const std::string dir = scratch_dir("bytes_written");
+  std::string text = context(
+      kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+      R"(<file id="out" name=")" + dir +
+          R"(/out" output_freq="1ts"><field field_ref="t" name="t8"/><field field_ref="t" name="t4" prec="4"/><field field_ref="t" name="tz" grid_ref="gz"/></file>)");
+  text.replace(
+      text.find("</domain_definition>"), 0,
+      R"(<domain id="box" domain_ref="dom"><zoom_domain ibegin="1" ni="3" jbegin="1" nj="2"/></domain>)");
+  text.replace(text.find("</grid_definition>"), 0, R"(<grid id="gz" domain_ref="box"/>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<double> totals;
+  RunSpec spec = run_spec(cfg, servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    for (int s = 1; s <= 2; ++s) {
+      c.update_calendar(s);
+      c.send_field("t", field_values(0, s, 1, b));
+    }
+    const xios_lite::Report r = c.finalise();
+    double total = 0;
+    for (const auto& server : r.servers) total += server.bytes_written;
+    const std::lock_guard lock(mutex);
+    totals.push_back(total);
+  });
+  expect_no_errors(run(spec));
+  // 2 records of 32 values in double and in float, and of the 3 x 2 window in double.
+  for (const double t : totals) {
+    EXPECT_EQ(t, 2.0 * (kNi * kNj * 8 + kNi * kNj * 4 + 3 * 2 * 8));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace
