@@ -397,7 +397,7 @@ TEST(XiosExpressions, InTheConfiguration) {
     )" + fields +
            R"(
   </field_definition>
-  <file_definition><file id="o" output_freq="1h"><field field_ref="x"/></file></file_definition>
+  <file_definition><file id="o" output_freq="2h"><field field_ref="x"/></file></file_definition>
 </context></simulation>)";
   };
   const Config cfg =

@@ -16,8 +16,7 @@ void Accumulator::add_part(std::size_t offset, std::span<const double> part,
   const bool last_only = op_ == Operation::kInstant || op_ == Operation::kOnce;
   for (std::size_t i = 0; i < part.size(); ++i) {
     const double v = part[i];
-    const bool valid =
-        (mask.empty() || mask[i % mask.size()] != 0) && !(detect_ && (v == fill_ || std::isnan(v)));
+    const bool valid = (mask.empty() || mask[i % mask.size()] != 0) && !is_missing(v);
     if (last_only) {
       // The period's value is its last sample's, missing or not.
       acc[i] = valid ? v : fill_;
@@ -30,9 +29,9 @@ void Accumulator::add_part(std::size_t offset, std::span<const double> part,
     if (count[i] == 0) {
       acc[i] = v;
     } else if (op_ == Operation::kMinimum) {
-      acc[i] = std::min(acc[i], v);
+      acc[i] = nan_min(acc[i], v);
     } else if (op_ == Operation::kMaximum) {
-      acc[i] = std::max(acc[i], v);
+      acc[i] = nan_max(acc[i], v);
     } else {  // average, accumulate
       acc[i] += v;
     }
@@ -46,16 +45,16 @@ void Accumulator::fold_one(std::size_t at, double v, bool valid) {
     if (samples_ == 0 || op_ == Operation::kInstant || op_ == Operation::kOnce) {
       acc = v;
     } else if (op_ == Operation::kMinimum) {
-      acc = std::min(acc, v);
+      acc = nan_min(acc, v);
     } else if (op_ == Operation::kMaximum) {
-      acc = std::max(acc, v);
+      acc = nan_max(acc, v);
     } else {
       acc += v;
     }
     return;
   }
   std::uint32_t& count = counts_[at];
-  valid = valid && !(detect_ && (v == fill_ || std::isnan(v)));
+  valid = valid && !is_missing(v);
   if (op_ == Operation::kInstant || op_ == Operation::kOnce) {
     acc = valid ? v : fill_;
     count = valid ? 1 : 0;
@@ -67,9 +66,9 @@ void Accumulator::fold_one(std::size_t at, double v, bool valid) {
   if (count == 0) {
     acc = v;
   } else if (op_ == Operation::kMinimum) {
-    acc = std::min(acc, v);
+    acc = nan_min(acc, v);
   } else if (op_ == Operation::kMaximum) {
-    acc = std::max(acc, v);
+    acc = nan_max(acc, v);
   } else {
     acc += v;
   }
@@ -104,10 +103,10 @@ void Accumulator::fold_all_valid(double* acc, std::span<const double> part) cons
       for (std::size_t i = 0; i < part.size(); ++i) acc[i] += part[i];
       break;
     case Operation::kMinimum:
-      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = std::min(acc[i], part[i]);
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = nan_min(acc[i], part[i]);
       break;
     case Operation::kMaximum:
-      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = std::max(acc[i], part[i]);
+      for (std::size_t i = 0; i < part.size(); ++i) acc[i] = nan_max(acc[i], part[i]);
       break;
     default:
       break;

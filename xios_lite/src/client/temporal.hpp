@@ -7,6 +7,7 @@
 // per output variable of one client.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -16,21 +17,44 @@
 
 namespace xios_lite::client {
 
+/// The minimum and maximum of the temporal operations (and of the servers'
+/// reductions): a NaN on either side gives NaN, whichever side it is on.
+[[nodiscard]] inline double nan_min(double a, double b) noexcept {
+  return (b < a || std::isnan(b)) ? b : a;
+}
+[[nodiscard]] inline double nan_max(double a, double b) noexcept {
+  return (a < b || std::isnan(b)) ? b : a;
+}
+
 /// Folds the samples of one output period. A point is missing in a sample
 /// when its mask entry is 0 or, with detect_missing, when its value equals
-/// the fill value; missing points are left out of the operation, and a
-/// point missing in every sample of the period comes out as the fill value.
+/// the fill value or is NaN; missing points are left out of the operation,
+/// and a point missing in every sample of the period comes out as the fill
+/// value.
+///
+/// NaN, one rule for every operation (as XIOS): without detect_missing a
+/// NaN sample is a value like any other and propagates, so a period holding
+/// one gives NaN whatever the operation (average, accumulate, minimum,
+/// maximum; instant and once when it is the last sample). std::min and
+/// std::max would keep or drop it depending on the order of the samples.
 class Accumulator {
  public:
   Accumulator() = default;
   /// `masked`: some part will come with a mask. Without masks and without
   /// detect_missing every point is valid in every sample, and the samples
-  /// are folded without per-point counts.
+  /// are folded without per-point counts. `nan_missing` (default: as
+  /// detect_missing) separates the two halves of detect_missing for the
+  /// servers' folds of reduced values: there the fill value always means
+  /// "no valid input", NaN only when the variable detects missing values.
   Accumulator(Operation op, std::size_t points, double fill, bool detect_missing, bool masked)
+      : Accumulator(op, points, fill, detect_missing, masked, detect_missing) {}
+  Accumulator(Operation op, std::size_t points, double fill, bool detect_missing, bool masked,
+              bool nan_missing)
       : op_(op),
         fill_(fill),
         detect_(detect_missing),
-        every_point_valid_(!detect_missing && !masked),
+        nan_missing_(nan_missing),
+        every_point_valid_(!detect_missing && !nan_missing && !masked),
         values_(points, fill),
         counts_(every_point_valid_ ? 0 : points, 0) {}
 
@@ -65,12 +89,16 @@ class Accumulator {
 
  private:
   void fold_all_valid(double* acc, std::span<const double> part) const;
+  [[nodiscard]] bool is_missing(double v) const noexcept {
+    return (detect_ && v == fill_) || (nan_missing_ && std::isnan(v));
+  }
   // One value into point `at`: `valid` says whether it counts.
   void fold_one(std::size_t at, double v, bool valid);
 
   Operation op_ = Operation::kInstant;
   double fill_ = 0;
   bool detect_ = false;
+  bool nan_missing_ = false;
   bool every_point_valid_ = true;
   std::vector<double> values_;
   std::vector<std::uint32_t> counts_;  // valid samples per point in this period

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "check_names.hpp"
 #include "ep/error.hpp"
 #include "expression.hpp"
 #include "xios_lite/config.hpp"
@@ -517,6 +518,15 @@ void complete_definitions(Config& cfg) {
     for (OutputVariable& v : file.variables) {
       check_timestep_multiple(cfg, v.where, "freq_op", v.freq_op);
       check_timestep_multiple(cfg, v.where, "freq_offset", v.freq_offset);
+      // As XIOS ("output file has output_freq < freq_op"): a sampling period
+      // longer than the output period leaves records without a sample,
+      // written all _FillValue.
+      if (v.operation != Operation::kOnce && cfg.calendar.boundary(v.freq_op, 1) > out_s) {
+        fail_at(v.where, "freq_op",
+                "value '" + to_string(v.freq_op) + "' out of range (longer than output_freq " +
+                    to_string(file.output_freq) + " of file '" + file.id +
+                    "': its records would hold no sample)");
+      }
       const int data = data_field(cfg, v.field);
       if (v.grid < 0) {
         v.grid = cfg.fields[static_cast<std::size_t>(v.field)].grid;
@@ -538,6 +548,8 @@ void complete_definitions(Config& cfg) {
       }
     }
   }
+  // Before anything is written: names that would meet in one file or one path.
+  config::check_output_names(cfg);
   cfg.complete = true;
 }
 

@@ -7,13 +7,17 @@
 
 #include <netcdf.h>
 #include <netcdf_par.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <set>
@@ -166,23 +170,61 @@ NcFile::NcFile(const std::string& path, const Config& cfg, int file, std::vector
     layouts_.push_back(layout_of(cfg, v));
   }
   create(comm);
-  put_global_attributes(fd);
-  Dimensions dims;
-  define_time(fd, dims);
-  define_coordinates(dims);
-  for (std::size_t p = 0; p < fd.variables.size(); ++p) {
-    // A variable without rows here is written by the other processes.
-    var_ids_.push_back(rows_[p].nj == 0 ? -1 : define_variable(fd, p, dims));
+  try {
+    put_global_attributes(fd);
+    Dimensions dims;
+    define_time(fd, dims);
+    define_coordinates(dims);
+    for (std::size_t p = 0; p < fd.variables.size(); ++p) {
+      // A variable without rows here is written by the other processes.
+      var_ids_.push_back(rows_[p].nj == 0 ? -1 : define_variable(fd, p, dims));
+    }
+    end_definitions();
+  } catch (...) {
+    // No destructor runs for a constructor that throws: the handle is closed here.
+    nc_close(ncid_);
+    ncid_ = -1;
+    throw;
   }
-  end_definitions();
 }
 
+namespace {
+
+// Why the operating system would refuse to create `path`, as strerror says
+// it ("" when it finds no reason): NetCDF reports every failure of HDF5's
+// file creation alike ("Permission denied" for a missing directory too).
+std::string creation_cause(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) {
+    return std::string(std::strerror(errno)) + " (directory '" + dir + "')";
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return std::string(std::strerror(ENOTDIR)) + " ('" + dir + "')";
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return std::string(std::strerror(errno)) + " (directory '" + dir + "')";
+  }
+  if (access(path.c_str(), F_OK) == 0 && access(path.c_str(), W_OK) != 0) {
+    return std::string(std::strerror(errno)) + " (the existing file)";
+  }
+  return "";
+}
+
+}  // namespace
+
 void NcFile::create(MPI_Comm comm) {
-  if (parallel_) {
-    check(nc_create_par(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &ncid_),
-          "nc_create_par", "");
-  } else {
-    check(nc_create(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid_), "nc_create", "");
+  const int rc =
+      parallel_ ? nc_create_par(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, comm, MPI_INFO_NULL, &ncid_)
+                : nc_create(path_.c_str(), NC_NETCDF4 | NC_CLOBBER, &ncid_);
+  if (rc != NC_NOERR) {
+    ncid_ = -1;
+    const std::string cause = creation_cause(path_);
+    throw ep::Error(ep::ErrorKind::kIo, parallel_ ? "nc_create_par" : "nc_create", ep_rank_,
+                    "file '" + path_ + "': " +
+                        (cause.empty() ? std::string(nc_strerror(rc))
+                                       : cause + " (NetCDF: " + nc_strerror(rc) + ")"));
   }
 }
 
@@ -246,10 +288,12 @@ void NcFile::define_time(const FileDef& fd, Dimensions& dims) {
 // the order the variables first need them: their domain, the axis their
 // grid was reduced to, their vertical axis.
 void NcFile::define_coordinates(Dimensions& dims) {
-  // Output domains with rows here: several get their id as a suffix.
+  // Output domains of the file: several get their id as a suffix. Counted
+  // whether or not this process has rows of them, so that every part of a
+  // multiple_file set names its dimensions alike.
   std::set<int> domains;
   for (std::size_t p = 0; p < layouts_.size(); ++p) {
-    if (layouts_[p].horizontal == VariableLayout::Horizontal::kDomain && rows_[p].nj > 0 &&
+    if (layouts_[p].horizontal == VariableLayout::Horizontal::kDomain &&
         !cfg_->domains[static_cast<std::size_t>(layouts_[p].domain)].stand_in()) {
       domains.insert(layouts_[p].domain);
     }

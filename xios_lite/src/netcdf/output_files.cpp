@@ -3,6 +3,8 @@
 // 6-hourly records puts records 0..3 in the first file.
 #include "output_files.hpp"
 
+#include <exception>
+
 #include "ep/error.hpp"
 
 namespace xios_lite::netcdf {
@@ -112,10 +114,22 @@ void OutputFiles::write_blocks(FileState& st, int pos, int local_record,
 }
 
 void OutputFiles::finish_file(FileState& st) {
-  st.nc->sync();
-  bytes_written_ += st.nc->bytes_written();
   std::unique_ptr<NcFile> nc = std::move(st.nc);
-  nc->close();
+  bytes_written_ += nc->bytes_written();
+  // Closed even when the sync fails: a file that failed must not keep its
+  // handle (nor stop the other files from closing).
+  std::exception_ptr failure;
+  try {
+    nc->sync();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  try {
+    nc->close();
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void OutputFiles::write(int gvar, const RecordTime& t, std::span<const BlockView> blocks) {
@@ -176,11 +190,18 @@ void OutputFiles::write(int gvar, const RecordTime& t, std::span<const BlockView
 }
 
 void OutputFiles::close_all() {
+  // Every file is closed; the first failure is thrown after the last.
+  std::exception_ptr failure;
   for (FileState& st : files_) {
     if (st.nc) {
-      finish_file(st);
+      try {
+        finish_file(st);
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
     }
   }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace xios_lite::netcdf

@@ -181,12 +181,7 @@ std::string RecordAssembly::describe_missing(const RecordBuffer& r) const {
          "): no data from clients [" + (clients.empty() ? "?" : clients) + "]";
 }
 
-void RecordAssembly::note_incomplete(const RecordBuffer& r) {
-  if (incomplete_.size() < kKeptLines) {
-    incomplete_.push_back(describe_missing(r));
-  }
-  ++incomplete_count_;
-}
+void RecordAssembly::note_incomplete(RecordBuffer& r) const { r.missing = describe_missing(r); }
 
 std::size_t RecordAssembly::flush_incomplete() {
   std::vector<std::unique_ptr<RecordBuffer>> left;
@@ -203,23 +198,6 @@ std::size_t RecordAssembly::flush_incomplete() {
     hand_on(std::move(r), true);
   }
   return n;
-}
-
-std::string RecordAssembly::incomplete_report(std::size_t limit) const {
-  const std::lock_guard lock(mutex_);
-  if (incomplete_count_ == 0) {
-    return "";
-  }
-  std::string text = std::to_string(incomplete_count_) +
-                     " record(s) written with _FillValue where data is missing: ";
-  for (std::size_t i = 0; i < incomplete_.size() && i < limit; ++i) {
-    text += (i > 0 ? "; " : "") + incomplete_[i];
-  }
-  if (incomplete_count_ > limit) {
-    text += "; and " + std::to_string(incomplete_count_ - std::min(limit, incomplete_.size())) +
-            " more";
-  }
-  return text;
 }
 
 std::size_t RecordAssembly::peak_bytes() const {

@@ -8,8 +8,9 @@
 // Records are keyed by (variable, output period): pieces of different
 // periods never meet in one record. A piece is data (values) or missing
 // (the client did not send the field when it was due); a record with
-// missing points is written with _FillValue there and reported, naming the
-// file, the variable, the time and the clients. Records still incomplete
+// missing points is written with _FillValue there and reported by the
+// writer (once written), naming the file, the variable, the time and the
+// clients. Records still incomplete
 // when the clients are done (a client gone, or finalised earlier than the
 // others) are written the same way by flush_incomplete().
 //
@@ -68,10 +69,6 @@ class RecordAssembly {
   /// stay _FillValue) and returns how many there were.
   std::size_t flush_incomplete();
 
-  /// The records written with missing points, one line each (at most
-  /// `limit`, then how many more), "" when none.
-  [[nodiscard]] std::string incomplete_report(std::size_t limit = 8) const;
-
   /// Bytes of records in flight (reassembly and write queue) at the peak.
   [[nodiscard]] std::size_t peak_bytes() const;
 
@@ -88,8 +85,7 @@ class RecordAssembly {
   [[nodiscard]] netcdf::RowRange rows_of(int gvar) const;
   // Hands a finished record on: samples of reduced variables to the folder, the rest to the writer.
   void hand_on(std::unique_ptr<RecordBuffer> record, bool incomplete);
-  void note_incomplete(const RecordBuffer& r);  // under mutex_
-  static constexpr std::size_t kKeptLines = 64;
+  void note_incomplete(RecordBuffer& r) const;  // under mutex_
 
   const Config& cfg_;
   std::vector<netcdf::VariableSlot> table_;
@@ -104,9 +100,7 @@ class RecordAssembly {
   std::map<Key, std::unique_ptr<RecordBuffer>> records_;
   // Per client, per domain: the points of this process's rows it holds.
   std::map<int, std::vector<std::size_t>> expected_;
-  std::map<int, std::string> ranks_;     // per client: the EP ranks it speaks for
-  std::vector<std::string> incomplete_;  // the first kKeptLines lines, in the order found
-  std::size_t incomplete_count_ = 0;
+  std::map<int, std::string> ranks_;  // per client: the EP ranks it speaks for
   std::size_t peak_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct RecordBuffer {
   std::size_t filled = 0;                          ///< points accounted for (data or missing)
   std::vector<std::pair<int, std::size_t>> given;  ///< (client, data points) as they came
   std::vector<int> missing_from;                   ///< clients that said their points will not come
+  /// What the record misses and from whom ("" : nothing), set when it
+  /// leaves the assembly incomplete; the writer reports it once the record
+  /// is truly written (a record of a file that failed is reported as lost).
+  std::string missing;
 
   [[nodiscard]] bool complete() const noexcept { return filled == data.size(); }
   [[nodiscard]] std::size_t bytes() const noexcept { return data.size() * sizeof(double); }

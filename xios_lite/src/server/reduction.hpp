@@ -9,13 +9,11 @@
 //   along j    reduce_domain direction="jDir": per column
 //   global     reduce_domain to a scalar: one value per level
 //
-// A value equal to the fill value (or NaN) is missing -- a masked point, a
-// land point, a point no client gave -- and is left out; an output with no
-// valid input is the fill value. Averages over the domain are weighted by
-// the cells' areas when the domain has them (XIOS's area weights), else
-// plain; sums, minima and maxima are unweighted; the vertical average is
-// plain (the levels' thicknesses are the model's to apply, with an
-// expression).
+// A value equal to the fill value (or NaN with detect_missing_value) is missing -- a masked point,
+// a land point, a point no client gave -- and is left out; an output with no valid input is the
+// fill value. Averages over the domain are weighted by the cells' areas when the domain has them
+// (XIOS's area weights), else plain; sums, minima and maxima are unweighted; the vertical average
+// is plain (the levels' thicknesses are the model's to apply, with an expression).
 //
 // Pure functions: thread-safe.
 #pragma once
@@ -26,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/temporal.hpp"
 #include "netcdf/variable_layout.hpp"
 
 namespace xios_lite::server {
@@ -50,10 +49,10 @@ class ReductionFold {
         weights_ += weight;
         break;
       case Reduction::kMin:
-        acc_ = std::min(acc_, v);
+        acc_ = client::nan_min(acc_, v);
         break;
       case Reduction::kMax:
-        acc_ = std::max(acc_, v);
+        acc_ = client::nan_max(acc_, v);
         break;
       case Reduction::kNone:
         break;
@@ -71,7 +70,12 @@ class ReductionFold {
   bool any_ = false;
 };
 
-[[nodiscard]] inline bool is_missing(double v, double fill) { return v == fill || std::isnan(v); }
+// A point without a valid value: the fill value (masked, or not sent), or
+// NaN when the variable detects missing values (else NaN propagates, as in
+// the temporal operations: client/temporal.hpp).
+[[nodiscard]] inline bool is_missing(double v, double fill, bool nan_missing) {
+  return v == fill || (nan_missing && std::isnan(v));
+}
 
 /// One sample of a variable with a reduction: `data` holds `nk` source
 /// levels of rows [rows.jbegin, rows.jbegin + rows.nj) and `ni` columns of
@@ -81,7 +85,7 @@ class ReductionFold {
 /// columns, output levels).
 [[nodiscard]] inline netcdf::OutputBlock reduce_sample(const OutputShape& s, netcdf::RowRange rows,
                                                        int ni, int nk, const double* data,
-                                                       double fill,
+                                                       double fill, bool nan_missing,
                                                        const std::vector<double>& area) {
   // The window (zoom or extract before a vertical reduction) and the levels.
   const Window w = s.horizontal == OutputShape::Horizontal::kDomain
@@ -111,7 +115,7 @@ class ReductionFold {
         ReductionFold fold(s.vertical_op);
         for (int k = 0; k < nk; ++k) {
           const double v = at(k, j0 + j, i0 + i);
-          if (!is_missing(v, fill)) fold.add(v);
+          if (!is_missing(v, fill, nan_missing)) fold.add(v);
         }
         column[static_cast<std::size_t>(j) * static_cast<std::size_t>(wi) +
                static_cast<std::size_t>(i)] = fold.result(fill);
@@ -152,7 +156,7 @@ class ReductionFold {
         for (int x = 0; x < across; ++x) {
           const auto [j, i] = at(l, x);
           const double v = cell(k, j, i);
-          if (!is_missing(v, fill)) fold.add(v, weight(j, i));
+          if (!is_missing(v, fill, nan_missing)) fold.add(v, weight(j, i));
         }
         out.values.push_back(fold.result(fill));
       }
@@ -187,7 +191,7 @@ class ReductionFold {
         for (int j = 0; j < nj; ++j) {
           for (int i = 0; i < wi; ++i) {
             const double v = cell(k, j, i);
-            if (!is_missing(v, fill)) fold.add(v, weight(j, i));
+            if (!is_missing(v, fill, nan_missing)) fold.add(v, weight(j, i));
           }
         }
         out.values.push_back(fold.result(fill));

@@ -37,8 +37,9 @@ void SampleFolder::take(std::unique_ptr<RecordBuffer> sample, bool incomplete) {
   const OutputVariable& v = *s.variable;
   Pending p;
   p.block = reduce_sample(v.shape, sample->rows, sample->ni, sample->nk, sample->data.data(),
-                          v.default_value, *s.area);
+                          v.default_value, v.detect_missing_value, *s.area);
   p.missing = incomplete || !sample->missing_from.empty();
+  p.what_missed = std::move(sample->missing);
   const std::int64_t k = sample->time.record;
   in_flight_.fetch_sub(sample->bytes(), std::memory_order_relaxed);
   sample.reset();
@@ -62,14 +63,19 @@ void SampleFolder::fold(State& s, std::int64_t k, Pending& p) {
     const std::size_t points = static_cast<std::size_t>(p.block.nk) *
                                static_cast<std::size_t>(p.block.nj) *
                                static_cast<std::size_t>(p.block.ni);
-    // Reduced values equal to the fill value are missing (no valid input).
+    // Reduced values equal to the fill value are missing (no valid input);
+    // NaN only when the variable detects missing values, else it propagates.
     s.acc = std::make_unique<client::Accumulator>(s.variable->operation, points,
-                                                  s.variable->default_value, true, false);
+                                                  s.variable->default_value, true, false,
+                                                  s.variable->detect_missing_value);
   }
   while (s.period < period) {
     emit(s);  // a period without a sample of its own here
   }
   if (p.missing) {
+    if (!s.spoiled) {
+      s.spoiled_by = std::move(p.what_missed);
+    }
     s.spoiled = true;
   } else {
     s.acc->add_part(0, p.block.values, {});
@@ -94,12 +100,14 @@ void SampleFolder::emit(State& s) {
   const std::span<const double> values = s.acc->result();
   if (s.spoiled) {
     record->data.assign(values.size(), s.variable->default_value);
+    record->missing = s.spoiled_by.empty() ? "a sample of the period is missing" : s.spoiled_by;
   } else {
     record->data.assign(values.begin(), values.end());
   }
   record->filled = record->data.size();
   s.acc->reset();
   s.spoiled = false;
+  s.spoiled_by.clear();
   ++s.period;
   in_flight_.fetch_add(record->bytes(), std::memory_order_relaxed);
   writer_.push(std::move(record));

@@ -10,7 +10,8 @@
 // order. A period's record goes out once its last sampling step is
 // folded; a sample with points missing (a client that did not send it, or
 // a client gone) spoils its period, whose record is then written as
-// _FillValue (and reported by the assembly, like every incomplete record).
+// _FillValue (and reported by the writer with what its first spoiling sample
+// missed, like every incomplete record).
 // Periods not over when the run ends are not written (as on the clients).
 //
 // Thread safety: take() may be called by any receiving thread (one lock
@@ -21,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "client/temporal.hpp"
@@ -48,6 +50,7 @@ class SampleFolder {
   struct Pending {
     netcdf::OutputBlock block;
     bool missing = false;
+    std::string what_missed;  // the sample's RecordBuffer::missing
   };
   struct State {
     std::mutex mutex;
@@ -64,6 +67,7 @@ class SampleFolder {
     std::unique_ptr<client::Accumulator> acc;
     netcdf::OutputBlock shape;  // the output block's geometry (values unused)
     bool spoiled = false;
+    std::string spoiled_by;  // what the first spoiling sample missed
     State(const Calendar& cal, const Frequency& output) : periods(cal, output) {}
   };
   void fold(State& s, std::int64_t k, Pending& p);

@@ -267,8 +267,8 @@ ServerReport serve_context(Config cfg, const ContextService& service) {
     }
     if (end.error.empty()) {
       const std::string written = assembly != nullptr ? context.writer()->error() : "";
-      end.error =
-          process_error(runs, written, assembly != nullptr ? assembly->incomplete_report() : "");
+      end.error = process_error(runs, written,
+                                assembly != nullptr ? context.writer()->incomplete_report() : "");
       if (!written.empty() && end.error.rfind(written, 0) == 0) {
         end.kind = ep::ErrorKind::kIo;  // the files could not be written
       }

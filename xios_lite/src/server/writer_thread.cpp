@@ -147,12 +147,23 @@ void WriterThread::write_ready(int file, bool flush_all) {
     }
     std::unique_ptr<RecordBuffer> r = std::move(it->second);
     o.pending.erase(it);
-    if (error().empty()) {
+    if (!o.failed) {
       try {
         write(*r);
+        if (!r->missing.empty()) {
+          if (incomplete_.size() < kKeptLines) incomplete_.push_back(r->missing);
+          ++incomplete_count_;
+        }
       } catch (const std::exception& e) {
+        o.failed = true;
         set_error(e.what());
       }
+    }
+    if (o.failed && r->time.record != o.lost_last) {
+      // Records come in order per file: a record is new when it differs from the last.
+      o.lost_first = o.lost_first < 0 ? r->time.record : o.lost_first;
+      o.lost_last = r->time.record;
+      ++o.lost;
     }
     in_flight_.fetch_sub(r->bytes(), std::memory_order_relaxed);
     ++o.next_pos;
@@ -175,7 +186,34 @@ void WriterThread::write(const RecordBuffer& r) {
   const double t0 = MPI_Wtime();
   (shared ? shared_files_ : local_files_).write(r.gvar, r.time, std::span(&view, 1));
   stats_.write_s += MPI_Wtime() - t0;
-  stats_.bytes_written += static_cast<double>(r.bytes());
+  // What the file holds: the values written (a zoom's window, not the
+  // record), in the variable's type (prec 4: float).
+  stats_.bytes_written += static_cast<double>(view.nk) * view.nj * view.ni * v.prec;
+}
+
+std::string WriterThread::incomplete_report(std::size_t limit) const {
+  std::string text;
+  if (incomplete_count_ > 0) {
+    text = std::to_string(incomplete_count_) +
+           " record(s) written with _FillValue where data is missing: ";
+    for (std::size_t i = 0; i < incomplete_.size() && i < limit; ++i) {
+      text += (i > 0 ? "; " : "") + incomplete_[i];
+    }
+    if (incomplete_count_ > limit) {
+      text += "; and " + std::to_string(incomplete_count_ - std::min(limit, incomplete_.size())) +
+              " more";
+    }
+  }
+  for (std::size_t f = 0; f < order_.size(); ++f) {
+    const FileOrder& o = order_[f];
+    if (o.lost > 0) {
+      text += (text.empty() ? "" : "; ") + std::string("file '") + cfg_.files[f].id +
+              "': " + std::to_string(o.lost) +
+              " record(s) not written after its write error (records " +
+              std::to_string(o.lost_first) + " to " + std::to_string(o.lost_last) + ")";
+    }
+  }
+  return text;
 }
 
 WriterStats WriterThread::finish() {

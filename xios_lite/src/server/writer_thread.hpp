@@ -10,8 +10,13 @@
 // all server processes write the same records in the same order, each its
 // own rows).
 //
+// A write error is the file's own: that file takes no more records (they
+// are counted as lost and reported, file by file), the other files go on
+// being written; error() gives the first failure for the clients.
+//
 // Thread safety: push() and error() may be called by any receiving thread
-// while the writer runs; finish() once, after every receiving thread is done.
+// while the writer runs; finish() once, after every receiving thread is
+// done, and incomplete_report() after finish().
 #pragma once
 
 #include <atomic>
@@ -54,17 +59,27 @@ class WriterThread {
   ~WriterThread();
 
   void push(std::unique_ptr<RecordBuffer> record);
-  /// The first write error ("" while none). Once set, records are dropped.
+  /// The first write error ("" while none). The file it happened in takes
+  /// no more records; the other files go on.
   [[nodiscard]] std::string error() const;
   /// Writes what remains, closes every file and joins. Returns the statistics.
   WriterStats finish();
+  /// After finish(): the records written with missing points (at most
+  /// `limit` lines, then how many more) and, per file that failed, the
+  /// records not written; "" when none.
+  [[nodiscard]] std::string incomplete_report(std::size_t limit = 8) const;
 
  private:
   struct FileOrder {
     int next_record = 0;
     int next_pos = 0;
     std::map<std::pair<int, int>, std::unique_ptr<RecordBuffer>> pending;  // (record, pos)
+    bool failed = false;  // a write of this file failed: its records are dropped
+    int lost_first = -1;  // the records dropped (each counted once, however many variables)
+    int lost_last = -1;
+    std::size_t lost = 0;
   };
+  static constexpr std::size_t kKeptLines = 64;
   void run();
   void accept(std::unique_ptr<RecordBuffer> record);
   void write_ready(int file, bool flush_all);
@@ -84,6 +99,9 @@ class WriterThread {
   std::deque<std::unique_ptr<RecordBuffer>> queue_;
   bool done_ = false;
   std::string error_;
+  // Written by the writer thread only, read after finish().
+  std::vector<std::string> incomplete_;  // the first kKeptLines lines, in the order written
+  std::size_t incomplete_count_ = 0;
   std::thread thread_;
 };
 

@@ -1,0 +1,247 @@
+// Data that used to be lost or misreported, end to end: a write error stays
+// in its file (the other files are written whole) and is reported with its
+// real cause and the records it truly cost; a clash of names is refused at
+// close_definition on every client, before any file exists; the parts of a
+// multiple_file set name their dimensions alike. Shapes with one process
+// have no server: the tests that are about the servers skip there.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ep/error.hpp"
+#include "ep_test.hpp"
+#include "field_data.hpp"
+#include "nc_reader.hpp"
+#include "run_harness.hpp"
+
+namespace {
+
+using namespace xios_test;
+
+constexpr int kNi = 8;
+constexpr int kNj = 4;
+constexpr int kSteps = 4;
+
+std::string context(const std::string& domains, const std::string& fields,
+                    const std::string& files) {
+  return R"(<xios_lite><context id="loss">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <options finalise_timeout="20"/>
+  <domain_definition>)" +
+         domains + R"(</domain_definition>
+  <grid_definition><grid id="g2" domain_ref="dom"/><grid id="gs" domain_ref="strip"/></grid_definition>
+  <field_definition>)" +
+         fields + R"(</field_definition>
+  <file_definition>)" +
+         files + R"(</file_definition>
+</context></xios_lite>
+)";
+}
+
+const std::string kDomains =
+    R"(<domain id="dom" ni_glo="8" nj_glo="4"/><domain id="strip" ni_glo="5" nj_glo="1"/>)";
+
+// One file in a missing directory, one beside it: the good file holds every
+// record exactly; the servers say why the other failed as the operating
+// system says it, and list the records of that file only.
+TEST(XiosDataLoss, WriteErrorStaysInItsFile) {
+  if (servers() == 0) {
+    GTEST_SKIP() << "needs a server process (the synchronous mode's clients write themselves)";
+  }
+  const std::string dir = scratch_dir("write_error_file");
+  const std::string bad = dir + "/no_such_dir/bad";
+  const std::string text =
+      context(kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+              R"(<file id="bad" name=")" + bad +
+                  R"(" output_freq="1ts"><field field_ref="t"/></file>
+                 <file id="good" name=")" +
+                  dir + R"(/good" output_freq="1ts"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  RunSpec spec = run_spec(cfg, servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    std::string first;
+    for (int s = 1; s <= kSteps; ++s) {
+      // The error is raised once, at a later update_calendar (the step has
+      // begun all the same); the run goes on.
+      const std::string e = error_of([&] { c.update_calendar(s); });
+      c.send_field("t", field_values(0, s, 1, b));
+      first = first.empty() ? e : first;
+    }
+    const std::string at_finalise = error_of([&] { (void)c.finalise(); });
+    const std::lock_guard lock(mutex);
+    seen.push_back(first + " | " + at_finalise);
+  });
+  const Outcome outcome = run(spec);
+  for (const std::string& s : seen) {
+    EXPECT_HAS(s, "nc_create");
+    EXPECT_HAS(s, "No such file or directory");
+  }
+  // The records the good file holds (world rank 0 reads them): the failed
+  // file lost exactly as many, as the servers say.
+  int held = 0;
+  if (is_reader()) {
+    held = static_cast<int>(dim_len(dir + "/good.nc", "time"));
+  }
+  MPI_Bcast(&held, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (outcome.is_server) {
+    EXPECT_HAS(outcome.server_error,
+               "No such file or directory (directory '" + dir + "/no_such_dir/')");
+    EXPECT_HAS(outcome.server_error, "file 'bad': " + std::to_string(held) +
+                                         " record(s) not written after its write error (records "
+                                         "0 to " +
+                                         std::to_string(held - 1) + ")");
+    // Records listed as written with _FillValue are records of the good
+    // file; none of the failed file's is listed as written.
+    EXPECT_EQ(outcome.server_error.find("file 'bad', variable"), std::string::npos)
+        << outcome.server_error;
+    EXPECT_EQ(outcome.server_error_kind, ep::ErrorKind::kIo) << outcome.server_error;
+  }
+  if (is_reader()) {
+    // The good file goes on after the other failed (before: the writer
+    // stopped writing every file at the first error). A client that hears
+    // the error at update_calendar may leave that step's data unsent, so
+    // the count of records is not checked against the steps; the first is
+    // exact (no client can hear of the error before sending it).
+    EXPECT_GE(held, 1);
+    const std::vector<double> t = read_var(dir + "/good.nc", "t");
+    const std::vector<double> first = field_values(0, 1, 1, Block{0, kNi, 0, kNj});
+    EXPECT_EQ(t.size(), static_cast<std::size_t>(held) * first.size());
+    EXPECT_TRUE(t.size() >= first.size() && std::equal(first.begin(), first.end(), t.begin()));
+    EXPECT_FALSE(file_exists(bad + ".nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A variable named like a coordinate of its file, with the domain sized by
+// the model: every client's close_definition fails naming both places, and
+// no file is created.
+TEST(XiosDataLoss, NameClashFailsAtCloseDefinitionOnEveryClient) {
+  const std::string dir = scratch_dir("name_clash");
+  const std::string text = context(
+      R"(<domain id="dom"/><domain id="strip" ni_glo="5" nj_glo="1"/>)",
+      R"(<field id="t" grid_ref="g2" operation="average"/>)",
+      R"(<file id="out" name=")" + dir +
+          R"(/out" output_freq="2ts"><field field_ref="t"/><field field_ref="t" name="time"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  RunSpec spec = run_spec(cfg, servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    xios_lite::DomainAttributes a;
+    a.ni_glo = kNi;
+    a.nj_glo = kNj;
+    c.set_domain_attr("dom", a);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    const std::string e = error_of([&] { c.close_definition(); });
+    const std::lock_guard lock(mutex);
+    seen.push_back(e);
+  });
+  (void)run(spec);
+  int clients = 0;
+  for (const std::string& e : seen) {
+    ++clients;
+    EXPECT_HAS(e, "close_definition");
+    EXPECT_HAS(e,
+               "iodef.xml:7: <field> attribute name: name 'time' of variable 'time' in file 'out'");
+    EXPECT_HAS(e, "iodef.xml:7: <file id=\"out\">) is already the name of the time axis");
+  }
+  int all = 0;
+  MPI_Allreduce(&clients, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(all, 0);
+  if (is_reader()) {
+    EXPECT_FALSE(file_exists(dir + "/out.nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Two domains in a multiple_file file over two server processes, the strip
+// held by the first alone: the second process's part names its dimensions
+// as the first's ("lat_dom", not "lat").
+TEST(XiosDataLoss, MultipleFilePartsNameDimensionsAlike) {
+  if (servers(2) < 2) {
+    GTEST_SKIP() << "needs two server processes";
+  }
+  const std::string dir = scratch_dir("parts_names");
+  const std::string text = context(
+      kDomains,
+      R"(<field id="t" grid_ref="g2" operation="instant"/><field id="s" grid_ref="gs" operation="instant"/>)",
+      R"(<file id="parts" name=")" + dir +
+          R"(/parts" output_freq="1ts"><field field_ref="t"/><field field_ref="s"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  RunSpec spec = run_spec(cfg, 2, [](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const Block strip = comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0};
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", strip);
+    c.close_definition();
+    for (int s = 1; s <= 2; ++s) {
+      c.update_calendar(s);
+      c.send_field("t", field_values(0, s, 1, b));
+      c.send_field("s", field_values(5, s, 1, strip));
+    }
+    (void)c.finalise();
+  });
+  expect_no_errors(run(spec));
+  if (is_reader()) {
+    const std::vector<std::string> dims = {"time", "lat_dom", "lon_dom"};
+    EXPECT_EQ(var_dims(dir + "/parts_0.nc", "t"), dims);
+    EXPECT_EQ(var_dims(dir + "/parts_1.nc", "t"), dims);
+    EXPECT_EQ(var_dims(dir + "/parts_0.nc", "s"),
+              (std::vector<std::string>{"time", "lat_strip", "lon_strip"}));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The report's bytes_written counts the values in their type: a prec="4"
+// variable 4 bytes per value, a zoom its window (before: 8 bytes per
+// value of the whole record, whatever the variable).
+TEST(XiosDataLoss, BytesWrittenFollowPrecAndWindow) {
+  if (servers() == 0) {
+    GTEST_SKIP() << "the servers' report (the synchronous mode reports no bytes written)";
+  }
+  const std::string dir = scratch_dir("bytes_written");
+  std::string text = context(
+      kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+      R"(<file id="out" name=")" + dir +
+          R"(/out" output_freq="1ts"><field field_ref="t" name="t8"/><field field_ref="t" name="t4" prec="4"/><field field_ref="t" name="tz" grid_ref="gz"/></file>)");
+  text.replace(
+      text.find("</domain_definition>"), 0,
+      R"(<domain id="box" domain_ref="dom"><zoom_domain ibegin="1" ni="3" jbegin="1" nj="2"/></domain>)");
+  text.replace(text.find("</grid_definition>"), 0, R"(<grid id="gz" domain_ref="box"/>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<double> totals;
+  RunSpec spec = run_spec(cfg, servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    for (int s = 1; s <= 2; ++s) {
+      c.update_calendar(s);
+      c.send_field("t", field_values(0, s, 1, b));
+    }
+    const xios_lite::Report r = c.finalise();
+    double total = 0;
+    for (const auto& server : r.servers) total += server.bytes_written;
+    const std::lock_guard lock(mutex);
+    totals.push_back(total);
+  });
+  expect_no_errors(run(spec));
+  // 2 records of 32 values in double and in float, and of the 3 x 2 window in double.
+  for (const double t : totals) {
+    EXPECT_EQ(t, 2.0 * (kNi * kNj * 8 + kNi * kNj * 4 + 3 * 2 * 8));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace

@@ -1,0 +1,268 @@
+// What used to lose data without a word, refused or made visible before
+// anything is written: names that meet in one file or one path (each
+// message naming both places), a sampling period longer than the output
+// period, and NaN in the temporal operations (one rule for all of them).
+// No MPI.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "client/temporal.hpp"
+#include "ep/error.hpp"
+#include "xios_lite/config.hpp"
+
+namespace {
+
+using xios_lite::Operation;
+
+// A context with `files` as its file_definition (lines 1-based as written).
+std::string config_with(const std::string& domains, const std::string& files) {
+  return R"(<?xml version="1.0"?>
+<simulation>
+  <context id="atm">
+    <calendar type="noleap" start_date="2000-01-01 00:00:00" timestep="1h"/>
+    <domain_definition>
+      <domain id="dom" ni_glo="8" nj_glo="4"/>
+)" + domains +
+         R"(
+    </domain_definition>
+    <axis_definition>
+      <axis id="lev" n_glo="2" value="1000 500" bounds="1100 900 900 100"/>
+    </axis_definition>
+    <grid_definition>
+      <grid id="g2" domain_ref="dom"/>
+      <grid id="g3" domain_ref="dom" axis_ref="lev"/>
+      <grid id="gw" domain_ref="wide"/>
+    </grid_definition>
+    <field_definition>
+      <field id="tas" grid_ref="g2" operation="average"/>
+      <field id="ta" grid_ref="g3" operation="average"/>
+      <field id="sst" grid_ref="gw" operation="average"/>
+    </field_definition>
+    <file_definition>
+)" + files +
+         R"(
+    </file_definition>
+  </context>
+</simulation>
+)";
+}
+
+const std::string kWide =
+    R"(      <domain id="wide" ni_glo="6" nj_glo="3" bounds_lat_1d="0 1 1 2 2 3"/>)";
+
+// The message of parsing (and completing) `xml`, "" when it passes.
+std::string error_of(const std::string& xml) {
+  try {
+    (void)xios_lite::parse_config_string(xml, "iodef.xml");
+  } catch (const ep::Error& e) {
+    EXPECT_EQ(e.kind(), ep::ErrorKind::kConfig) << e.what();
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_HAS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)
+
+TEST(XiosNames, TwoFilesOfOneNameAreRefusedNamingBoth) {
+  const std::string e = error_of(config_with(kWide, R"(
+      <file id="a" name="out" output_freq="1d"><field field_ref="tas"/></file>
+      <file id="b" name="out" output_freq="1d"><field field_ref="sst"/></file>)"));
+  EXPECT_HAS(e, "xios_lite::parse_config");
+  EXPECT_HAS(e, "iodef.xml:25: <file id=\"b\"> attribute name: output name 'out'");
+  EXPECT_HAS(e, "file 'a' (iodef.xml:24: <file id=\"a\">)");
+}
+
+TEST(XiosNames, AnOutputMustNotOverwriteAnInput) {
+  const std::string e = error_of(config_with(kWide, R"(
+      <file id="in" name="forcing" output_freq="1d" mode="read"><field field_ref="sst"/></file>
+      <file id="out" name="forcing" output_freq="1d"><field field_ref="tas"/></file>)"));
+  EXPECT_HAS(e,
+             "<file id=\"out\"> attribute name: output name 'forcing' is also the name of "
+             "file 'in' (iodef.xml:24: <file id=\"in\">): the file would overwrite its input");
+  // Two read-mode files may read one file.
+  EXPECT_EQ(error_of(config_with(kWide, R"(
+      <file id="in" name="forcing" output_freq="1d" mode="read"><field field_ref="sst"/></file>
+      <file id="in2" name="forcing" output_freq="1d" mode="read"><field field_ref="tas"/></file>)")),
+            "");
+}
+
+TEST(XiosNames, NameAndSuffixMakeTheName) {
+  // "a" + "_b" and "a_b": one path; "./x" and "x" too.
+  std::string e = error_of(config_with(kWide, R"(
+      <file id="f1" name="a" name_suffix="_b" output_freq="1d"><field field_ref="tas"/></file>
+      <file id="f2" name="a_b" output_freq="1d"><field field_ref="tas"/></file>)"));
+  EXPECT_HAS(e, "<file id=\"f2\"> attribute name: output name 'a_b'");
+  e = error_of(config_with(kWide, R"(
+      <file id="f1" name="./x" output_freq="1d"><field field_ref="tas"/></file>
+      <file id="f2" name="x" output_freq="1d"><field field_ref="tas"/></file>)"));
+  EXPECT_HAS(e, "output name 'x'");
+  // Distinct names, the same field in both: fine.
+  EXPECT_EQ(error_of(config_with(kWide, R"(
+      <file id="f1" name="x" output_freq="1d"><field field_ref="tas"/></file>
+      <file id="f2" name="y" output_freq="1d"><field field_ref="tas"/></file>)")),
+            "");
+}
+
+TEST(XiosNames, TwoVariablesOfOneNameAreRefused) {
+  // Already refused by the parser, which sees the file's fields together.
+  const std::string e = error_of(config_with(kWide, R"(
+      <file id="h" output_freq="1d">
+        <field field_ref="tas" name="t"/>
+        <field field_ref="tas" name="t" operation="maximum"/>
+      </file>)"));
+  EXPECT_HAS(e, "iodef.xml:26: <field> attribute name: duplicate variable name 't' in file 'h'");
+}
+
+TEST(XiosNames, AVariableNamedLikeACoordinateIsRefused) {
+  struct Case {
+    std::string name;
+    std::string field;
+    std::string owner;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"time", "tas", "the time axis"},
+           {"time_bounds", "tas", "the time axis"},
+           {"lat", "tas", "a coordinate of domain 'dom'"},
+           {"lon", "tas", "a coordinate of domain 'dom'"},
+           {"lev", "ta", "axis 'lev'"},
+           {"lev_bounds", "ta", "axis 'lev'"},
+           {"bounds_lat", "sst", "a coordinate of domain 'wide'"},
+       }) {
+    const std::string e = error_of(config_with(kWide, R"(
+      <file id="h" output_freq="1d">
+        <field field_ref=")" + c.field + R"(" name=")" + c.name +
+                                                          R"("/>
+      </file>)"));
+    EXPECT_HAS(e, "iodef.xml:25: <field> attribute name: name '" + c.name + "' of variable '" +
+                      c.name + "' in file 'h' (iodef.xml:24: <file id=\"h\">)");
+    EXPECT_HAS(e, "is already the name of " + c.owner);
+  }
+  // Two domains in one file: their coordinates are suffixed, and a variable
+  // named like the suffixed one is refused; "lat" is then free.
+  const std::string two = R"(
+      <file id="h" output_freq="1d">
+        <field field_ref="tas"/>
+        <field field_ref="sst" name="NAME"/>
+      </file>)";
+  std::string files = two;
+  files.replace(files.find("NAME"), 4, "lat_wide");
+  EXPECT_HAS(error_of(config_with(kWide, files)), "a coordinate of domain 'wide'");
+  files = two;
+  files.replace(files.find("NAME"), 4, "lat");
+  EXPECT_EQ(error_of(config_with(kWide, files)), "");
+}
+
+TEST(XiosNames, TwoAxesOfOneNameInOneFileAreRefused) {
+  const std::string xml = config_with(kWide, R"(
+      <file id="h" output_freq="1d"><field field_ref="ta"/><field field_ref="tb"/></file>)");
+  std::string text = xml;
+  text.replace(text.find("    </axis_definition>"), 0,
+               "      <axis id=\"lev2\" name=\"lev\" n_glo=\"3\"/>\n");
+  text.replace(text.find("    </grid_definition>"), 0,
+               "      <grid id=\"g4\" domain_ref=\"dom\" axis_ref=\"lev2\"/>\n");
+  text.replace(text.find("    </field_definition>"), 0,
+               "      <field id=\"tb\" grid_ref=\"g4\" operation=\"average\"/>\n");
+  const std::string e = error_of(text);
+  EXPECT_HAS(e, "name 'lev' of axis 'lev2'");
+  EXPECT_HAS(e, "is already the name of axis 'lev'");
+}
+
+TEST(XiosNames, FreqOpLongerThanOutputFreqIsRefused) {
+  const std::string e = error_of(config_with(kWide, R"(
+      <file id="h" output_freq="6h"><field field_ref="tas" freq_op="1d"/></file>)"));
+  EXPECT_HAS(e,
+             "iodef.xml:24: <field> attribute freq_op: value '1d' out of range "
+             "(longer than output_freq 6h of file 'h'");
+  EXPECT_EQ(error_of(config_with(kWide, R"(
+      <file id="h" output_freq="6h"><field field_ref="tas" freq_op="6h"/></file>)")),
+            "");
+}
+
+// NaN: without detect_missing_value it propagates through every operation,
+// wherever it stands among the samples (std::max kept or dropped it by its
+// place); with detect_missing_value it is a missing value, left out.
+TEST(XiosTemporal, NaNFollowsOneRule) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  constexpr double kFill = -999.0;
+  const std::vector<double> samples = {2.0, 5.0, 3.0};
+  for (const Operation op : {Operation::kAverage, Operation::kAccumulate, Operation::kMinimum,
+                             Operation::kMaximum, Operation::kInstant}) {
+    for (std::size_t at = 0; at < samples.size(); ++at) {
+      for (const bool detect : {false, true}) {
+        for (const bool masked : {false, true}) {
+          SCOPED_TRACE(std::string(xios_lite::to_string(op)) + " NaN at sample " +
+                       std::to_string(at) + (detect ? " detect" : "") + (masked ? " masked" : ""));
+          // Point 0 gets the NaN, point 1 the plain samples.
+          xios_lite::client::Accumulator acc(op, 2, kFill, detect, masked);
+          std::vector<double> kept;
+          for (std::size_t s = 0; s < samples.size(); ++s) {
+            const std::vector<double> part = {s == at ? kNaN : samples[s], samples[s]};
+            if (s != at) kept.push_back(samples[s]);
+            const std::vector<std::uint8_t> mask = {1, 1};
+            acc.add_part(
+                0, part,
+                masked ? std::span<const std::uint8_t>(mask) : std::span<const std::uint8_t>());
+            acc.end_sample();
+          }
+          const std::span<const double> r = acc.result();
+          const auto fold = [&](const std::vector<double>& v) {
+            double x = v[0];
+            for (std::size_t i = 1; i < v.size(); ++i) {
+              if (op == Operation::kMinimum) x = std::min(x, v[i]);
+              if (op == Operation::kMaximum) x = std::max(x, v[i]);
+              if (op == Operation::kAverage || op == Operation::kAccumulate) x += v[i];
+              if (op == Operation::kInstant) x = v[i];
+            }
+            return op == Operation::kAverage ? x * (1.0 / static_cast<double>(v.size())) : x;
+          };
+          EXPECT_EQ(r[1], fold(samples));
+          const bool last_only = op == Operation::kInstant;
+          if (!detect) {
+            if (last_only && at + 1 != samples.size()) {
+              EXPECT_EQ(r[0], samples.back());
+            } else {
+              EXPECT_TRUE(std::isnan(r[0])) << r[0];
+            }
+          } else if (last_only) {
+            EXPECT_EQ(r[0], at + 1 == samples.size() ? kFill : samples.back());
+          } else {
+            EXPECT_EQ(r[0], fold(kept));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(XiosTemporal, NaNMinMaxHelpers) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  using xios_lite::client::nan_max;
+  using xios_lite::client::nan_min;
+  EXPECT_TRUE(std::isnan(nan_max(kNaN, 1.0)));
+  EXPECT_TRUE(std::isnan(nan_max(1.0, kNaN)));
+  EXPECT_TRUE(std::isnan(nan_min(kNaN, 1.0)));
+  EXPECT_TRUE(std::isnan(nan_min(1.0, kNaN)));
+  EXPECT_EQ(nan_max(1.0, 2.0), 2.0);
+  EXPECT_EQ(nan_min(1.0, 2.0), 1.0);
+  // The servers' fold of reduced values: the fill value always missing, NaN
+  // only when asked.
+  xios_lite::client::Accumulator keep(Operation::kMaximum, 1, -1.0, true, false, false);
+  xios_lite::client::Accumulator drop(Operation::kMaximum, 1, -1.0, true, false, true);
+  for (const double v : {3.0, -1.0, kNaN, 2.0}) {
+    const std::vector<double> one = {v};
+    keep.add_part(0, one, {});
+    keep.end_sample();
+    drop.add_part(0, one, {});
+    drop.end_sample();
+  }
+  EXPECT_TRUE(std::isnan(keep.result()[0]));
+  EXPECT_EQ(drop.result()[0], 3.0);
+}
+
+}  // namespace
