@@ -66,18 +66,7 @@ RefHaloPlan::RefHaloPlan(const RefComm& comm, const collectives::HaloSpec& spec,
 }
 
 void RefHaloPlan::open_window(const RefComm& comm) {
-  check_mpi(
-      MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node_),
-      "MPI_Comm_split_type");
-  int node_size = 0;
-  check_mpi(MPI_Comm_size(node_, &node_size), "MPI_Comm_size");
-  // Every rank sees the same two sizes, so either all throw or none does.
-  if (node_size != comm.size()) {
-    MPI_Comm_free(&node_);
-    throw std::runtime_error("RefHaloPlan on rank " + std::to_string(comm.rank()) +
-                             ": shares memory with " + std::to_string(node_size) + " of " +
-                             std::to_string(comm.size()) + " ranks; ref.shm runs on one node only");
-  }
+  node_ = shared_node_of(comm.get(), "RefHaloPlan");
   // Ranks keep their numbers (key = rank), so a strip's peer is its window rank.
   // Capacity: the largest strip of any rank (sizes differ by one at most).
   int largest = 0;
@@ -86,27 +75,13 @@ void RefHaloPlan::open_window(const RefComm& comm) {
   }
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT, MPI_MAX, node_), "MPI_Allreduce");
   window_capacity_ = static_cast<std::size_t>(largest);
-  void* mine = nullptr;
-  const auto bytes = static_cast<MPI_Aint>(4 * window_capacity_ * sizeof(double));
-  check_mpi(MPI_Win_allocate_shared(bytes, sizeof(double), MPI_INFO_NULL, node_, &mine, &win_),
-            "MPI_Win_allocate_shared");
-  window_bases_.resize(static_cast<std::size_t>(node_size));
-  for (int q = 0; q < node_size; ++q) {
-    MPI_Aint size = 0;
-    int unit = 0;
-    void* base = nullptr;
-    check_mpi(MPI_Win_shared_query(win_, q, &size, &unit, &base), "MPI_Win_shared_query");
-    window_bases_[static_cast<std::size_t>(q)] = static_cast<double*>(base);
-  }
-  // One passive-target epoch for the window's life: MPI_Win_sync needs one.
-  check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
+  window_ = SharedWindow(node_, 4 * window_capacity_);
 }
 
 RefHaloPlan::~RefHaloPlan() {
-  if (win_ == MPI_WIN_NULL) return;
-  // Destructors do not throw: the return codes are left unchecked here.
-  MPI_Win_unlock_all(win_);
-  MPI_Win_free(&win_);
+  if (node_ == MPI_COMM_NULL) return;
+  window_ = SharedWindow();  // before its communicator
+  // Destructors do not throw: the return code is left unchecked here.
   MPI_Comm_free(&node_);
 }
 
@@ -187,9 +162,7 @@ void RefHaloPlan::exchange_stage(int stage, const std::array<Strip, 2>& strips,
   }
   if (transport_ == Transport::kSharedWindow) {
     for (std::size_t d = 0; d < 2; ++d) copy_at(strips[d], true, window_strip(rank_, stage, d));
-    check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
-    check_mpi(MPI_Barrier(node_), "MPI_Barrier");
-    check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
+    window_.exchange_point(node_);
     // What arrives from the neighbour in direction d is the strip it sent
     // the opposite way, d ^ 1.
     for (std::size_t d = 0; d < 2; ++d) {

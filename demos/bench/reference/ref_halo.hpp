@@ -44,6 +44,7 @@
 
 #include "collectives/halo.hpp"
 #include "reference/ref_comm.hpp"
+#include "reference/shared_window.hpp"
 
 namespace bench::reference {
 
@@ -97,7 +98,7 @@ class RefHaloPlan {
   void open_window(const RefComm& comm);
   /// Rank q's buffer of (stage, direction) in the shared window.
   [[nodiscard]] double* window_strip(int q, int stage, std::size_t direction) const {
-    return window_bases_[static_cast<std::size_t>(q)] +
+    return window_.segment(q) +
            (2 * static_cast<std::size_t>(stage) + direction) * window_capacity_;
   }
 
@@ -110,9 +111,8 @@ class RefHaloPlan {
   std::array<std::vector<double>, 2> send_, recv_;
   Transport transport_ = Transport::kMessages;
   MPI_Comm node_ = MPI_COMM_NULL;
-  MPI_Win win_ = MPI_WIN_NULL;
-  std::vector<double*> window_bases_;  // every rank's segment, in this address space
-  std::size_t window_capacity_ = 0;    // doubles per strip buffer
+  SharedWindow window_;
+  std::size_t window_capacity_ = 0;  // doubles per strip buffer
 };
 
 }  // namespace bench::reference

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "reference/ref_comm.hpp"
+#include "reference/shared_window.hpp"
 
 namespace bench::reference {
 
@@ -55,7 +56,6 @@ class ShmAllreduce {
 
  private:
   MPI_Comm node_ = MPI_COMM_NULL;
-  MPI_Win win_ = MPI_WIN_NULL;
   int rank_ = 0;
   int size_ = 1;
   std::size_t length_ = 0;
@@ -64,11 +64,12 @@ class ShmAllreduce {
   /// Process q's input (0) or result (1) vector of `parity`, in this
   /// process's address space.
   [[nodiscard]] double* vector(std::size_t q, int which, unsigned long parity) const {
-    return segments_[q] + (2 * (parity % 2) + static_cast<std::size_t>(which)) * length_;
+    return window_.segment(static_cast<int>(q)) +
+           (2 * (parity % 2) + static_cast<std::size_t>(which)) * length_;
   }
 
-  /// segments_[q] = process q's segment (input 0, result 0, input 1, result 1).
-  std::vector<double*> segments_;
+  /// Process q's segment: input 0, result 0, input 1, result 1.
+  SharedWindow window_;
 };
 
 }  // namespace bench::reference

@@ -70,18 +70,7 @@ RefTranspose::RefTranspose(const RefComm& comm, const collectives::TransposeShap
 }
 
 void RefTranspose::open_window(const RefComm& comm) {
-  check_mpi(
-      MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &world_),
-      "MPI_Comm_split_type");
-  int node_size = 0;
-  check_mpi(MPI_Comm_size(world_, &node_size), "MPI_Comm_size");
-  // Every rank sees the same two sizes, so either all throw or none does.
-  if (node_size != comm.size()) {
-    MPI_Comm_free(&world_);
-    throw std::runtime_error("RefTranspose on rank " + std::to_string(comm.rank()) +
-                             ": shares memory with " + std::to_string(node_size) + " of " +
-                             std::to_string(comm.size()) + " ranks; ref.shm runs on one node only");
-  }
+  world_ = shared_node_of(comm.get(), "RefTranspose");
   // A step packs at most the rank's whole field of the space it leaves.
   unsigned long largest = 0;
   for (const Space space : {Space::kGrid, Space::kYZ, Space::kXZ, Space::kSpectral}) {
@@ -90,29 +79,13 @@ void RefTranspose::open_window(const RefComm& comm) {
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UNSIGNED_LONG, MPI_MAX, world_),
             "MPI_Allreduce");
   window_half_ = largest;
-  void* mine = nullptr;
-  const auto bytes = static_cast<MPI_Aint>(2 * window_half_ * sizeof(double));
-  check_mpi(MPI_Win_allocate_shared(bytes, sizeof(double), MPI_INFO_NULL, world_, &mine, &win_),
-            "MPI_Win_allocate_shared");
-  window_bases_.resize(static_cast<std::size_t>(node_size));
-  for (int q = 0; q < node_size; ++q) {
-    MPI_Aint size = 0;
-    int unit = 0;
-    void* base = nullptr;
-    check_mpi(MPI_Win_shared_query(win_, q, &size, &unit, &base), "MPI_Win_shared_query");
-    window_bases_[static_cast<std::size_t>(q)] = static_cast<double*>(base);
-  }
-  // One passive-target epoch for the window's life: MPI_Win_sync needs one.
-  check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
+  window_ = SharedWindow(world_, 2 * window_half_);
 }
 
 RefTranspose::~RefTranspose() {
   // Destructors do not throw: the return codes are left unchecked here.
-  if (win_ != MPI_WIN_NULL) {
-    MPI_Win_unlock_all(win_);
-    MPI_Win_free(&win_);
-    MPI_Comm_free(&world_);
-  }
+  window_ = SharedWindow();  // before its communicator
+  if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
   for (MPI_Comm& sub : subs_) {
     if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
   }
@@ -144,15 +117,13 @@ void RefTranspose::step_shared(Space from, Space to, int sub, const double* in, 
   const int me = sub == 0 ? px_ : py_;
   const std::size_t half = (window_steps_++ % 2) * window_half_;
   // Pack: my part for peer q at the offset every peer computes the same way.
-  double* packed = window_bases_[static_cast<std::size_t>(rank_of(me))] + half;
+  double* packed = window_.segment(rank_of(me)) + half;
   for (int q = 0; q < peers; ++q) {
     const auto [qx, qy] = point(q);
     packed = copy_part(intersect(my_from, collectives::transpose_box(shape_, to, qx, qy)), my_from,
                        in, nullptr, packed);
   }
-  check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
-  check_mpi(MPI_Barrier(world_), "MPI_Barrier");
-  check_mpi(MPI_Win_sync(win_), "MPI_Win_sync");
+  window_.exchange_point(world_);
   // Unpack: peer q's part for me sits after its parts for the peers before me.
   for (int q = 0; q < peers; ++q) {
     const auto [qx, qy] = point(q);
@@ -163,7 +134,7 @@ void RefTranspose::step_shared(Space from, Space to, int sub, const double* in, 
       offset += intersect(q_from, collectives::transpose_box(shape_, to, rx, ry)).size();
     }
     copy_part(intersect(q_from, my_to), my_to, nullptr, out,
-              window_bases_[static_cast<std::size_t>(rank_of(q))] + half + offset);
+              window_.segment(rank_of(q)) + half + offset);
   }
 }
 

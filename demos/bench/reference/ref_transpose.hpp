@@ -34,6 +34,7 @@
 
 #include "collectives/transpose.hpp"
 #include "reference/ref_comm.hpp"
+#include "reference/shared_window.hpp"
 
 namespace bench::reference {
 
@@ -75,10 +76,9 @@ class RefTranspose {
   std::vector<collectives::Box> send_parts_, recv_parts_;  // per peer, this step
   Transport transport_ = Transport::kMessages;
   MPI_Comm world_ = MPI_COMM_NULL;  // the node: every rank's barrier
-  MPI_Win win_ = MPI_WIN_NULL;
-  std::vector<double*> window_bases_;  // every rank's segment, in this address space
-  std::size_t window_half_ = 0;        // doubles per half of a segment
-  unsigned long window_steps_ = 0;     // steps through the window so far
+  SharedWindow window_;
+  std::size_t window_half_ = 0;     // doubles per half of a segment
+  unsigned long window_steps_ = 0;  // steps through the window so far
 };
 
 }  // namespace bench::reference
