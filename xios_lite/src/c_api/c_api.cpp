@@ -260,6 +260,20 @@ AttributeSet<Attributes> set_named_attribute(xios_lite_client_t client, const ch
   return set;
 }
 
+// The value of an index attribute for set_named_attribute: `n` entries of
+// `values`, refused naming `call`, the rank and the count when n is negative
+// or the values are null.
+auto index_values(const char* call, const int* values, int n) {
+  return [=](const xios_lite_client_s& c, const std::string& attr) {
+    if (n < 0 || (values == nullptr && n > 0)) {
+      argument_error(
+          call, c.ep_rank,
+          attr + ": " + std::to_string(n) + " values" + (values == nullptr ? " from null" : ""));
+    }
+    return std::vector<int>(values, values + n);
+  };
+}
+
 }  // namespace
 
 extern "C" {
@@ -465,16 +479,9 @@ int xios_lite_set_domain_attr_index(xios_lite_client_t client, const char* domai
                                     const char* name, const int* values, int n) {
   constexpr const char* kCall = "xios_lite_set_domain_attr_index";
   return guarded([&] {
-    set_named_attribute<std::vector<int>, DomainAttributes>(
-        client, kCall, domain_id, name, "an index domain attribute",
-        [&](const xios_lite_client_s& c, const std::string& attr) {
-          if (n < 0 || (values == nullptr && n > 0)) {
-            argument_error(kCall, c.ep_rank,
-                           attr + ": " + std::to_string(n) + " values" +
-                               (values == nullptr ? " from null" : ""));
-          }
-          return std::vector<int>(values, values + n);
-        });
+    set_named_attribute<std::vector<int>, DomainAttributes>(client, kCall, domain_id, name,
+                                                            "an index domain attribute",
+                                                            index_values(kCall, values, n));
   });
 }
 
@@ -534,15 +541,7 @@ int xios_lite_set_axis_attr_index(xios_lite_client_t client, const char* axis_id
   constexpr const char* kCall = "xios_lite_set_axis_attr_index";
   return guarded([&] {
     set_named_attribute<std::vector<int>, AxisAttributes>(
-        client, kCall, axis_id, name, "an index axis attribute",
-        [&](const xios_lite_client_s& c, const std::string& attr) {
-          if (n < 0 || (values == nullptr && n > 0)) {
-            argument_error(kCall, c.ep_rank,
-                           attr + ": " + std::to_string(n) + " values" +
-                               (values == nullptr ? " from null" : ""));
-          }
-          return std::vector<int>(values, values + n);
-        });
+        client, kCall, axis_id, name, "an index axis attribute", index_values(kCall, values, n));
   });
 }
 
