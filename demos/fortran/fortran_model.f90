@@ -7,9 +7,11 @@
 ! funneled (the master thread of each process is the client) or synchronous
 ! (no server: the client processes write the file themselves). With a server,
 ! the last MPI rank serves. The threads of the client ranks split the rows of a 12 x 6 domain with 3 levels. Each step every thread
-! sends tas(ni, nj) and ta(ni, nj, nk); check_fortran_output then reads
+! sends tas(ni, nj) and ta(ni, nj, nk), and per_client, its own point of an
+! axis with one point per client; check_fortran_output then reads
 ! fortran_out.nc back. The value at global point (i, j), level k and step s
-! is s*10000 + k*1000 + j*100 + i (0-based i, j; k = 0 for tas).
+! is s*10000 + k*1000 + j*100 + i (0-based i, j; k = 0 for tas); per_client's
+! at point r (the client of ep rank r) is s*10000 + r.
 ! With a third argument `read` (and iodef_fortran_read.xml, which declares
 ! fortran_out.nc a file in read mode) the same model reads that file back as
 ! input instead, record by record with xios_lite_recv_field, compares every
@@ -119,6 +121,10 @@ contains
     else if (rank == 0) then
       write (*, '(a)') 'fortran_model: refused as expected: ' // trim(message)
     end if
+    ! Where an axis stands alone in its grid (`by_client`), each client holds
+    ! a part of it: here one point, its rank (written with iodef_fortran.xml;
+    ! the read configuration has no such axis).
+    if (.not. reading) call xios_lite_set_axis_attr(client, 'clients', n_glo=size, begin=rank, n=1)
     call xios_lite_close_definition(client)
   end subroutine open_client
 
@@ -128,6 +134,7 @@ contains
     integer, intent(inout) :: failures
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
+    real(8) :: part(1)
     character(len=EP_MAX_ERROR_STRING) :: message
     integer :: rank, j0, nj, step, i, j, k, ierr
 
@@ -157,6 +164,8 @@ contains
       end if
       call xios_lite_send_field(client, 'tas', tas)
       call xios_lite_send_field(client, 'ta', ta)
+      part = value(step, 0, 0, rank)
+      call xios_lite_send_field(client, 'per_client', part)
     end do
     call xios_lite_finalise(client)
     call ep_comm_free(comm)
