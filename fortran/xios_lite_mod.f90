@@ -129,6 +129,14 @@ module xios_lite_mod
       integer(c_int), value :: rank
       integer(c_int64_t), intent(in) :: extents(*)
     end function c_dom_double
+    integer(c_int) function c_axis_index(client, axis, name, values, n) &
+        bind(C, name="xios_lite_set_axis_attr_index")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: client
+      character(kind=c_char), intent(in) :: axis(*), name(*)
+      integer(c_int), intent(in) :: values(*)
+      integer(c_int), value :: n
+    end function c_axis_index
     integer(c_int) function c_axis_double(client, axis, name, values, rank, extents) &
         bind(C, name="xios_lite_set_axis_attr_double")
       import :: c_int, c_ptr, c_char, c_int64_t
@@ -347,131 +355,33 @@ contains
                               int(size(valid, 1), c_int), int(size(valid, 2), c_int))), ierr)
   end subroutine xios_lite_set_domain_mask
 
-  !> XIOS's xios_set_domain_attr: every argument optional, named as in XIOS.
-  !> Sizes and type are global; ibegin/ni/jbegin/nj (0-based) this client's
-  !> block; the arrays this block's values: lonvalue_1d(ni), latvalue_1d(nj)
-  !> (rectilinear), lonvalue_2d(ni, nj), latvalue_2d(ni, nj) (curvilinear),
-  !> bounds_lon_1d(2, ni), bounds_lat_1d(2, nj), bounds_lon_2d(nvertex, ni, nj),
-  !> bounds_lat_2d(nvertex, ni, nj), area(ni, nj), mask_1d(ni*nj) or
-  !> mask_2d(ni, nj) (.false. = masked). How the model's arrays hold the
-  !> block, as in XIOS: data_dim (1 or 2), data_ibegin, data_ni, data_jbegin,
-  !> data_nj (a halo: negative begins), and for a compressed array
-  !> data_n_index values at the points data_i_index(:) (and data_j_index(:)),
-  !> 0-based from data_ibegin (data_jbegin). Local; before close_definition.
-  subroutine xios_lite_set_domain_attr(client, domain_id, ni_glo, nj_glo, ibegin, ni, jbegin, &
-                                       nj, type, lonvalue_1d, latvalue_1d, lonvalue_2d, &
-                                       latvalue_2d, nvertex, bounds_lon_1d, bounds_lat_1d, &
-                                       bounds_lon_2d, bounds_lat_2d, area, mask_1d, mask_2d, &
-                                       data_dim, data_ibegin, data_ni, data_jbegin, data_nj, &
-                                       data_n_index, data_i_index, data_j_index, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: domain_id
-    integer, intent(in), optional :: ni_glo, nj_glo, ibegin, ni, jbegin, nj, nvertex
-    integer, intent(in), optional :: data_dim, data_ibegin, data_ni, data_jbegin, data_nj, &
-                                     data_n_index
-    integer, intent(in), optional :: data_i_index(:), data_j_index(:)
-    character(len=*), intent(in), optional :: type
-    real(c_double), intent(in), optional, contiguous, target :: lonvalue_1d(:), latvalue_1d(:), &
-        lonvalue_2d(:, :), latvalue_2d(:, :), bounds_lon_1d(:, :), bounds_lat_1d(:, :), &
-        bounds_lon_2d(:, :, :), bounds_lat_2d(:, :, :), area(:, :)
-    logical, intent(in), optional :: mask_1d(:), mask_2d(:, :)
-    integer, intent(out), optional :: ierr
-    character(len=:), allocatable :: id
-    integer :: rc
-    id = trim(domain_id) // c_null_char
-    rc = 0
-    call int_attr('ni_glo', ni_glo)
-    call int_attr('nj_glo', nj_glo)
-    call int_attr('ibegin', ibegin)
-    call int_attr('ni', ni)
-    call int_attr('jbegin', jbegin)
-    call int_attr('nj', nj)
-    call int_attr('nvertex', nvertex)
-    call int_attr('data_dim', data_dim)
-    call int_attr('data_ibegin', data_ibegin)
-    call int_attr('data_ni', data_ni)
-    call int_attr('data_jbegin', data_jbegin)
-    call int_attr('data_nj', data_nj)
-    call int_attr('data_n_index', data_n_index)
-    if (present(data_i_index) .and. rc == 0) rc = int(c_dom_index(client%handle, id, &
-        'data_i_index' // c_null_char, int(data_i_index, c_int), int(size(data_i_index), c_int)))
-    if (present(data_j_index) .and. rc == 0) rc = int(c_dom_index(client%handle, id, &
-        'data_j_index' // c_null_char, int(data_j_index, c_int), int(size(data_j_index), c_int)))
-    if (present(type) .and. rc == 0) rc = int(c_dom_text(client%handle, id, &
-        'type' // c_null_char, trim(type) // c_null_char))
-    if (present(lonvalue_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'lonvalue_1d' // c_null_char, c_loc(lonvalue_1d), 1_c_int, int(shape(lonvalue_1d), c_int64_t)))
-    if (present(latvalue_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'latvalue_1d' // c_null_char, c_loc(latvalue_1d), 1_c_int, int(shape(latvalue_1d), c_int64_t)))
-    if (present(lonvalue_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'lonvalue_2d' // c_null_char, c_loc(lonvalue_2d), 2_c_int, int(shape(lonvalue_2d), c_int64_t)))
-    if (present(latvalue_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'latvalue_2d' // c_null_char, c_loc(latvalue_2d), 2_c_int, int(shape(latvalue_2d), c_int64_t)))
-    if (present(bounds_lon_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'bounds_lon_1d' // c_null_char, c_loc(bounds_lon_1d), 2_c_int, &
-        int(shape(bounds_lon_1d), c_int64_t)))
-    if (present(bounds_lat_1d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'bounds_lat_1d' // c_null_char, c_loc(bounds_lat_1d), 2_c_int, &
-        int(shape(bounds_lat_1d), c_int64_t)))
-    if (present(bounds_lon_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'bounds_lon_2d' // c_null_char, c_loc(bounds_lon_2d), 3_c_int, &
-        int(shape(bounds_lon_2d), c_int64_t)))
-    if (present(bounds_lat_2d) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'bounds_lat_2d' // c_null_char, c_loc(bounds_lat_2d), 3_c_int, &
-        int(shape(bounds_lat_2d), c_int64_t)))
-    if (present(area) .and. rc == 0) rc = int(c_dom_double(client%handle, id, &
-        'area' // c_null_char, c_loc(area), 2_c_int, int(shape(area), c_int64_t)))
-    if (present(mask_1d) .and. rc == 0) rc = int(c_dom_mask(client%handle, id, &
-        merge(1_c_int, 0_c_int, mask_1d), 1_c_int, int(shape(mask_1d), c_int64_t)))
-    if (present(mask_2d) .and. rc == 0) rc = int(c_dom_mask(client%handle, id, &
-        reshape(merge(1_c_int, 0_c_int, mask_2d), [size(mask_2d)]), 2_c_int, &
-        int(shape(mask_2d), c_int64_t)))
-    call check(rc, ierr)
-  contains
-    subroutine int_attr(name, value)
-      character(len=*), intent(in) :: name
-      integer, intent(in), optional :: value
-      if (present(value) .and. rc == 0) then
-        rc = int(c_dom_int(client%handle, id, name // c_null_char, int(value, c_int)))
-      end if
-    end subroutine int_attr
-  end subroutine xios_lite_set_domain_attr
-
-  !> XIOS's xios_set_axis_attr: every argument optional. Every client that
-  !> sets an attribute sets the same value. Local; before close_definition.
-  subroutine xios_lite_set_axis_attr(client, axis_id, n_glo, value, bounds, name, unit, positive, &
-                                     long_name, standard_name, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: axis_id
-    integer, intent(in), optional :: n_glo
-    real(c_double), intent(in), optional, contiguous, target :: value(:), bounds(:, :)
-    character(len=*), intent(in), optional :: name, unit, positive, long_name, standard_name
-    integer, intent(out), optional :: ierr
-    character(len=:), allocatable :: id
-    integer :: rc
-    id = trim(axis_id) // c_null_char
-    rc = 0
-    if (present(n_glo)) rc = int(c_axis_int(client%handle, id, 'n_glo' // c_null_char, &
-                                            int(n_glo, c_int)))
-    if (present(value) .and. rc == 0) rc = int(c_axis_double(client%handle, id, &
-        'value' // c_null_char, c_loc(value), 1_c_int, int(shape(value), c_int64_t)))
-    if (present(bounds) .and. rc == 0) rc = int(c_axis_double(client%handle, id, &
-        'bounds' // c_null_char, c_loc(bounds), 2_c_int, int(shape(bounds), c_int64_t)))
-    call text_attr('name', name)
-    call text_attr('unit', unit)
-    call text_attr('positive', positive)
-    call text_attr('long_name', long_name)
-    call text_attr('standard_name', standard_name)
-    call check(rc, ierr)
-  contains
-    subroutine text_attr(attr, text)
-      character(len=*), intent(in) :: attr
-      character(len=*), intent(in), optional :: text
-      if (present(text) .and. rc == 0) then
-        rc = int(c_axis_text(client%handle, id, attr // c_null_char, trim(text) // c_null_char))
-      end if
-    end subroutine text_attr
-  end subroutine xios_lite_set_axis_attr
+  !> xios_lite_set_domain_attr(client, domain_id, <attribute>=...) and
+  !> xios_lite_set_axis_attr(client, axis_id, <attribute>=...): XIOS's
+  !> xios_set_domain_attr and xios_set_axis_attr, one optional argument per
+  !> attribute the model sets, named as in XIOS, then ierr. Generated at
+  !> build time from xios_lite/xios_attributes.def (its read_model,
+  !> read_mask and `model` lines) by fortran/generate_lite_attributes.py;
+  !> the arguments these routines had before keep their order.
+  !> Domain: sizes and type are global; ibegin/ni/jbegin/nj (0-based) this
+  !> client's block; the arrays this block's values: lonvalue_1d(ni),
+  !> latvalue_1d(nj) (rectilinear), lonvalue_2d(ni, nj), latvalue_2d(ni, nj)
+  !> (curvilinear), bounds_lon_1d(2, ni), bounds_lat_1d(2, nj),
+  !> bounds_lon_2d(nvertex, ni, nj), bounds_lat_2d(nvertex, ni, nj),
+  !> area(ni, nj), mask_1d(ni*nj) or mask_2d(ni, nj) (.false. = masked). How
+  !> the model's arrays hold the block, as in XIOS: data_dim (1 or 2),
+  !> data_ibegin, data_ni, data_jbegin, data_nj (a halo: negative begins),
+  !> and for a compressed array data_n_index values at the points
+  !> data_i_index(:) (and data_j_index(:)), 0-based from data_ibegin
+  !> (data_jbegin).
+  !> Axis: n_glo, value(n_glo), bounds(2, n_glo), the text attributes; begin
+  !> and n (0-based) this client's part of an axis that stands alone in a
+  !> grid; data_n, data_begin and data_index are refused (EP_ERR_ARGUMENT,
+  !> naming the attribute). Every client that sets a global attribute sets
+  !> the same value. The first refused attribute stops the call: its code in
+  !> ierr, its message in xios_lite_last_error().
+  !> Local (no communication); each thread with its own client; before
+  !> close_definition.
+  include 'xios_lite_attributes.inc'
 
   !> XIOS's xios_define_calendar: type ('Gregorian', 'NoLeap', 'D360',
   !> 'AllLeap', 'Julian', 'user_defined'), start_date and time_origin

@@ -5,7 +5,9 @@
 // tas is (time, lat, lon) = (4, 6, 12), ta is (time, lev, lat, lon) =
 // (4, 3, 6, 12); the value at step s, level k, row j, column i is
 // s*10000 + k*1000 + j*100 + i (k = 0 for tas), as fortran_model.f90 sends
-// it. Exit status 0 and "fortran output read back exactly" when all match.
+// it. per_client is (time, clients), one point per output client, each
+// client's part of the axis set by the model: s*10000 + r at point r. Exit
+// status 0 and "fortran output read back exactly" when all match.
 #include <netcdf.h>
 
 #include <cstddef>
@@ -67,14 +69,28 @@ int main(int argc, char** argv) {
   }
   const std::vector<double> tas = read(nc, "tas", {kSteps, kNj, kNi});
   const std::vector<double> ta = read(nc, "ta", {kSteps, kLevels, kNj, kNi});
+  // As many points as the run had clients (at least one).
+  int clients_dim = -1;
+  std::size_t n_clients = 0;
+  if (nc_inq_dimid(nc, "clients", &clients_dim) != NC_NOERR ||
+      nc_inq_dimlen(nc, clients_dim, &n_clients) != NC_NOERR || n_clients == 0) {
+    std::fprintf(stderr, "check_fortran_output: no dimension clients of at least one point\n");
+    nc_close(nc);
+    return 1;
+  }
+  const std::vector<double> per_client = read(nc, "per_client", {kSteps, n_clients});
   nc_close(nc);
-  if (tas.empty() || ta.empty()) {
+  if (tas.empty() || ta.empty() || per_client.empty()) {
     return 1;
   }
   int wrong = 0;
   std::size_t n2 = 0;
   std::size_t n3 = 0;
+  std::size_t n1 = 0;
   for (int s = 1; s <= kSteps; ++s) {
+    for (std::size_t r = 0; r < n_clients; ++r) {
+      wrong += per_client[n1++] != value(s, 0, 0, static_cast<int>(r)) ? 1 : 0;
+    }
     for (int j = 0; j < kNj; ++j) {
       for (int i = 0; i < kNi; ++i) {
         wrong += tas[n2++] != value(s, 0, j, i) ? 1 : 0;
@@ -92,7 +108,9 @@ int main(int argc, char** argv) {
     std::printf("check_fortran_output: %d values differ\n", wrong);
     return 1;
   }
-  std::printf("check_fortran_output: fortran output read back exactly (%zu + %zu values)\n", n2,
-              n3);
+  std::printf(
+      "check_fortran_output: fortran output read back exactly (%zu + %zu + %zu values, %zu "
+      "clients)\n",
+      n2, n3, n1, n_clients);
   return 0;
 }

@@ -7,9 +7,11 @@
 ! funneled (the master thread of each process is the client) or synchronous
 ! (no server: the client processes write the file themselves). With a server,
 ! the last MPI rank serves. The threads of the client ranks split the rows of a 12 x 6 domain with 3 levels. Each step every thread
-! sends tas(ni, nj) and ta(ni, nj, nk); check_fortran_output then reads
+! sends tas(ni, nj) and ta(ni, nj, nk), and per_client, its own point of an
+! axis with one point per client; check_fortran_output then reads
 ! fortran_out.nc back. The value at global point (i, j), level k and step s
-! is s*10000 + k*1000 + j*100 + i (0-based i, j; k = 0 for tas).
+! is s*10000 + k*1000 + j*100 + i (0-based i, j; k = 0 for tas); per_client's
+! at point r (the client of ep rank r) is s*10000 + r.
 ! With a third argument `read` (and iodef_fortran_read.xml, which declares
 ! fortran_out.nc a file in read mode) the same model reads that file back as
 ! input instead, record by record with xios_lite_recv_field, compares every
@@ -93,18 +95,36 @@ contains
 
   !> This thread's client, its definition closed: its block is rows
   !> [j0, j0 + nj) of the whole width.
-  subroutine open_client(comm, client, rank, j0, nj)
+  subroutine open_client(comm, client, rank, j0, nj, failures)
     type(ep_comm), intent(inout) :: comm
     type(xios_lite_client), intent(out) :: client
     integer, intent(out) :: rank, j0, nj
-    integer :: size
+    integer, intent(inout) :: failures
+    character(len=EP_MAX_ERROR_STRING) :: message
+    integer :: size, ierr
 
     call ep_comm_rank(comm, rank)
     call ep_comm_size(comm, size)
     j0 = nj_glo * rank / size
     nj = nj_glo * (rank + 1) / size - j0
     call xios_lite_initialise(client, comm, world, config, mode)
-    call xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)
+    ! The block through XIOS's keyword arguments (the same as
+    ! xios_lite_set_domain_block(client, 'atm', 0, ni_glo, j0, nj)).
+    call xios_lite_set_domain_attr(client, 'atm', ibegin=0, ni=ni_glo, jbegin=j0, nj=nj)
+    ! An axis that shares its grid with a domain is whole on every client:
+    ! a part of it (begin, n) is refused, by name, and the client goes on.
+    call xios_lite_set_axis_attr(client, 'lev', begin=0, n=1, ierr=ierr)
+    message = xios_lite_last_error()
+    if (ierr /= EP_ERR_ARGUMENT .or. index(message, "axis 'lev': begin") == 0) then
+      write (*, '(a, i0, a)') 'fortran_model: an axis part gave ierr ', ierr, ': ' // trim(message)
+      failures = failures + 1
+    else if (rank == 0) then
+      write (*, '(a)') 'fortran_model: refused as expected: ' // trim(message)
+    end if
+    ! Where an axis stands alone in its grid (`by_client`), each client holds
+    ! a part of it: here one point, its rank (written with iodef_fortran.xml;
+    ! the read configuration has no such axis).
+    if (.not. reading) call xios_lite_set_axis_attr(client, 'clients', n_glo=size, begin=rank, n=1)
     call xios_lite_close_definition(client)
   end subroutine open_client
 
@@ -114,10 +134,11 @@ contains
     integer, intent(inout) :: failures
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
+    real(8) :: part(1)
     character(len=EP_MAX_ERROR_STRING) :: message
     integer :: rank, j0, nj, step, i, j, k, ierr
 
-    call open_client(comm, client, rank, j0, nj)
+    call open_client(comm, client, rank, j0, nj, failures)
     allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk), wrong(ni_glo, nj + 1))
     do step = 1, n_steps
       call xios_lite_update_calendar(client, step)
@@ -143,6 +164,8 @@ contains
       end if
       call xios_lite_send_field(client, 'tas', tas)
       call xios_lite_send_field(client, 'ta', ta)
+      part = value(step, 0, 0, rank)
+      call xios_lite_send_field(client, 'per_client', part)
     end do
     call xios_lite_finalise(client)
     call ep_comm_free(comm)
@@ -157,7 +180,7 @@ contains
     character(len=EP_MAX_ERROR_STRING) :: message
     integer :: rank, j0, nj, step, i, j, k, ierr
 
-    call open_client(comm, client, rank, j0, nj)
+    call open_client(comm, client, rank, j0, nj, failures)
     allocate(tas(ni_glo, nj), ta(ni_glo, nj, nk))
     do step = 1, n_steps + 1
       call xios_lite_update_calendar(client, step)
