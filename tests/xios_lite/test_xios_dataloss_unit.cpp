@@ -1,7 +1,8 @@
 // What used to lose data without a word, refused or made visible before
 // anything is written: names that meet in one file or one path (each
-// message naming both places), a sampling period longer than the output
-// period, and NaN in the temporal operations (one rule for all of them).
+// message naming both places), `unit` and `units` that disagree on one
+// element, a sampling period longer than the output period, and NaN in the
+// temporal operations (one rule for all of them).
 // No MPI.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/temporal.hpp"
@@ -263,6 +265,39 @@ TEST(XiosTemporal, NaNMinMaxHelpers) {
   }
   EXPECT_TRUE(std::isnan(keep.result()[0]));
   EXPECT_EQ(drop.result()[0], 3.0);
+}
+
+// `unit` and its other spelling `units` on one element: different values
+// are refused naming both, equal ones pass; on different elements (a
+// group's and the field's own) the nearer wins, as for any inherited
+// attribute (before: `unit` won wherever it stood, and one value was
+// dropped without a word).
+TEST(XiosNames, UnitAndUnitsMustAgreeOnOneElement) {
+  const auto with = [](const std::string& field_attrs, const std::string& axis_attrs) {
+    std::string xml = config_with(kWide, R"(
+      <file id="h" output_freq="1d"><field field_ref="pr"/><field field_ref="ta"/></file>)");
+    xml.replace(xml.find("    </field_definition>"), 0,
+                R"(      <field_group unit="g"><field id="pr" grid_ref="g2" )" + field_attrs +
+                    "/></field_group>\n");
+    xml.replace(xml.find(R"(n_glo="2")"), 0, axis_attrs + " ");
+    return xml;
+  };
+  std::string e = error_of(with(R"(unit="mm" units="kg m-2 s-1")", ""));
+  EXPECT_HAS(e,
+             "iodef.xml:21: <field id=\"pr\"> attribute units: 'kg m-2 s-1' differs from "
+             "unit 'mm' on the same element");
+  e = error_of(with("", R"(unit="m" units="km")"));
+  EXPECT_HAS(e, "iodef.xml:10: <axis id=\"lev\"> attribute units: 'km' differs from unit 'm'");
+  // Equal values pass; the nearer of a group's unit and the field's own
+  // units wins.
+  for (const auto& [field_attrs, want] : std::vector<std::pair<std::string, std::string>>{
+           {R"(unit="mm" units="mm")", "mm"}, {R"(units="mm")", "mm"}, {"", "g"}}) {
+    SCOPED_TRACE(field_attrs);
+    const xios_lite::Config cfg =
+        xios_lite::parse_config_string(with(field_attrs, R"(unit="hPa" units="hPa")"), "iodef.xml");
+    EXPECT_EQ(cfg.fields[static_cast<std::size_t>(cfg.find_field("pr"))].unit, want);
+    EXPECT_EQ(cfg.axes[static_cast<std::size_t>(cfg.find_axis("lev"))].unit, "hPa");
+  }
 }
 
 }  // namespace
