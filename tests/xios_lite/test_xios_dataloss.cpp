@@ -2,7 +2,8 @@
 // in its file (the other files are written whole) and is reported with its
 // real cause and the records it truly cost; a clash of names is refused at
 // close_definition on every client, before any file exists; the parts of a
-// multiple_file set name their dimensions alike. Shapes with one process
+// multiple_file set name their dimensions alike; update_calendar(0) before
+// the first step does nothing, as in XIOS. Shapes with one process
 // have no server: the tests that are about the servers skip there.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -240,6 +241,54 @@ TEST(XiosDataLoss, BytesWrittenFollowPrecAndWindow) {
   // 2 records of 32 values in double and in float, and of the 3 x 2 window in double.
   for (const double t : totals) {
     EXPECT_EQ(t, 2.0 * (kNi * kNj * 8 + kNi * kNj * 4 + 3 * 2 * 8));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// update_calendar(0) right after close_definition (NEMO's first call): it
+// does nothing, as XIOS's calendar is already at its start date; the steps
+// after it are written as without it. A step that does not grow afterwards
+// is still refused, naming the step and the previous one.
+TEST(XiosDataLoss, UpdateCalendarZeroBeforeTheFirstStep) {
+  const std::string dir = scratch_dir("calendar_zero");
+  const std::string text = context(kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+                                   R"(<file id="out" name=")" + dir +
+                                       R"(/out" output_freq="1ts"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<std::vector<std::string>> seen;
+  RunSpec spec = run_spec(cfg, servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    std::vector<std::string> e;
+    e.push_back(error_of([&] { c.update_calendar(0); }));
+    e.push_back(error_of([&] { c.update_calendar(0); }));
+    for (int s = 1; s <= 2; ++s) {
+      c.update_calendar(s);
+      c.send_field("t", field_values(0, s, 1, b));
+    }
+    e.push_back(error_of([&] { c.update_calendar(0); }));
+    e.push_back(error_of([&] { c.update_calendar(2); }));
+    (void)c.finalise();
+    const std::lock_guard lock(mutex);
+    seen.push_back(e);
+  });
+  expect_no_errors(run(spec));
+  for (const std::vector<std::string>& e : seen) {
+    EXPECT_EQ(e[0], "");
+    EXPECT_EQ(e[1], "");
+    EXPECT_HAS(e[2], "update_calendar");
+    EXPECT_HAS(e[2], "step 0 goes backwards (the previous step was 2)");
+    EXPECT_HAS(e[3], "step 2 goes backwards (the previous step was 2)");
+  }
+  if (is_reader()) {
+    const Block all{0, kNi, 0, kNj};
+    std::vector<double> want = field_values(0, 1, 1, all);
+    const std::vector<double> second = field_values(0, 2, 1, all);
+    want.insert(want.end(), second.begin(), second.end());
+    EXPECT_EQ(read_var(dir + "/out.nc", "t"), want);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

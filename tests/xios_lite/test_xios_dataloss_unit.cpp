@@ -1,17 +1,21 @@
 // What used to lose data without a word, refused or made visible before
 // anything is written: names that meet in one file or one path (each
-// message naming both places), a sampling period longer than the output
-// period, and NaN in the temporal operations (one rule for all of them).
+// message naming both places), `unit` and `units` that disagree on one
+// element, a sampling period longer than the output period, and NaN in the
+// temporal operations and in expressions' min and max (one rule for all).
 // No MPI.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/temporal.hpp"
+#include "config/expression.hpp"
 #include "ep/error.hpp"
 #include "xios_lite/config.hpp"
 
@@ -263,6 +267,78 @@ TEST(XiosTemporal, NaNMinMaxHelpers) {
   }
   EXPECT_TRUE(std::isnan(keep.result()[0]));
   EXPECT_EQ(drop.result()[0], 3.0);
+}
+
+// `unit` and its other spelling `units` on one element: different values
+// are refused naming both, equal ones pass; on different elements (a
+// group's and the field's own) the nearer wins, as for any inherited
+// attribute (before: `unit` won wherever it stood, and one value was
+// dropped without a word).
+TEST(XiosNames, UnitAndUnitsMustAgreeOnOneElement) {
+  const auto with = [](const std::string& field_attrs, const std::string& axis_attrs) {
+    std::string xml = config_with(kWide, R"(
+      <file id="h" output_freq="1d"><field field_ref="pr"/><field field_ref="ta"/></file>)");
+    xml.replace(xml.find("    </field_definition>"), 0,
+                R"(      <field_group unit="g"><field id="pr" grid_ref="g2" )" + field_attrs +
+                    "/></field_group>\n");
+    xml.replace(xml.find(R"(n_glo="2")"), 0, axis_attrs + " ");
+    return xml;
+  };
+  std::string e = error_of(with(R"(unit="mm" units="kg m-2 s-1")", ""));
+  EXPECT_HAS(e,
+             "iodef.xml:21: <field id=\"pr\"> attribute units: 'kg m-2 s-1' differs from "
+             "unit 'mm' on the same element");
+  e = error_of(with("", R"(unit="m" units="km")"));
+  EXPECT_HAS(e, "iodef.xml:10: <axis id=\"lev\"> attribute units: 'km' differs from unit 'm'");
+  // Equal values pass; the nearer of a group's unit and the field's own
+  // units wins.
+  for (const auto& [field_attrs, want] : std::vector<std::pair<std::string, std::string>>{
+           {R"(unit="mm" units="mm")", "mm"}, {R"(units="mm")", "mm"}, {"", "g"}}) {
+    SCOPED_TRACE(field_attrs);
+    const xios_lite::Config cfg =
+        xios_lite::parse_config_string(with(field_attrs, R"(unit="hPa" units="hPa")"), "iodef.xml");
+    EXPECT_EQ(cfg.fields[static_cast<std::size_t>(cfg.find_field("pr"))].unit, want);
+    EXPECT_EQ(cfg.axes[static_cast<std::size_t>(cfg.find_axis("lev"))].unit, "hPa");
+  }
+}
+
+// NaN in an expression's min and max: a value that propagates, whichever
+// argument it is (std::min and std::max kept or dropped it by its place);
+// a comparison with it is false, so a condition can replace it.
+TEST(XiosTemporal, NaNPropagatesThroughExpressionMinMax) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  for (const char* text : {"max(@a, @b)", "min(@a, @b)", "max(@b, @a)", "min(@b, @a)",
+                           "max(max(@a, 1), @b)", "min(@a + 1, @b) * 2"}) {
+    SCOPED_TRACE(text);
+    xios_lite::Expression ex;
+    std::string error;
+    ASSERT_TRUE(ex.compile(text, error)) << error;
+    ASSERT_EQ(ex.operands().size(), 2U);
+    for (const std::vector<double>& in :
+         {std::vector<double>{kNaN, 3.0}, std::vector<double>{3.0, kNaN},
+          std::vector<double>{kNaN, kNaN}}) {
+      EXPECT_TRUE(std::isnan(ex.evaluate_point(in))) << in[0] << " " << in[1];
+    }
+    EXPECT_FALSE(std::isnan(ex.evaluate_point(std::vector<double>{2.0, 3.0})));
+  }
+  xios_lite::Expression pick;
+  std::string error;
+  ASSERT_TRUE(pick.compile("@a == @a ? max(@a, @b) : @b", error)) << error;
+  EXPECT_EQ(pick.evaluate_point(std::vector<double>{kNaN, 3.0}), 3.0);
+  EXPECT_EQ(pick.evaluate_point(std::vector<double>{5.0, 3.0}), 5.0);
+  // A NaN the operand marks as missing (detect_missing_value) never reaches
+  // max: the point is the fill value.
+  xios_lite::Expression mx;
+  ASSERT_TRUE(mx.compile("max(@a, @b)", error)) << error;
+  const std::vector<double> a = {kNaN, kNaN, 1.0};
+  const std::vector<double> b = {3.0, 3.0, 2.0};
+  const std::vector<std::span<const double>> inputs = {a, b};
+  const std::vector<std::vector<std::uint8_t>> missing = {{1, 0, 0}, {}};
+  std::vector<double> out(3);
+  mx.evaluate(inputs, missing, -999.0, out);
+  EXPECT_EQ(out[0], -999.0);
+  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_EQ(out[2], 2.0);
 }
 
 }  // namespace

@@ -165,9 +165,11 @@ class Client {
   /// after close_definition completed with what the model set. Local.
   [[nodiscard]] const Config& config() const;
 
-  /// Starts timestep `step` (1, 2, ...). Throws when the step does not grow,
-  /// when a field due in the steps before was not sent (the step begins
-  /// anyway), and with an error a server passed on (once).
+  /// Starts timestep `step` (1, 2, ...). Step 0 before the first step does
+  /// nothing (XIOS's calendar at its start date, as NEMO calls it). Throws
+  /// when the step does not grow, when a field due in the steps before was
+  /// not sent (the step begins anyway), and with an error a server passed
+  /// on (once).
   void update_calendar(std::int64_t step);
 
   /// Hands this step's values of field `id`: levels x nj x ni of this

@@ -760,15 +760,19 @@ void ClientImpl::update_calendar(std::int64_t step) {
   std::string error;
   if (!closed_ || finalised_) {
     error = finalised_ ? "called after finalise" : "called before close_definition";
-  } else if (step <= step_) {
+  } else if (step < 0 || (step <= step_ && step_ > 0)) {
     error = "step " + std::to_string(step) + " goes backwards (the previous step was " +
             std::to_string(step_) + ")";
   }
-  if (error.empty()) {
+  // Step 0 before any step is XIOS's calendar at its start date, where it
+  // already is (NEMO calls update_calendar(0) right after
+  // close_definition): the threads still meet, but no step begins.
+  const bool begins = step > 0;
+  if (error.empty() && begins) {
     step_ = step;
   }
   Failure outcome;
-  if (funnel_->arrive(kCall, error)) {
+  if (funnel_->arrive(kCall, error) && begins) {
     outcome = begin_engine_step(step);
   }
   funnel_->depart(kCall, error, outcome);

@@ -62,6 +62,10 @@ void check_model_variables(const Element& group);
 void read_xios_context(const Element& ctx, Settings& s);
 // A reduce_axis / reduce_domain operation (parse_axis.cpp).
 [[nodiscard]] Reduction reduction_of(const Element& e, const std::string& v);
+// An element's `unit` from its `unit` and `units` (XIOS's attribute and
+// the older spelling) as inherited: the nearer wins, and both on one
+// element must agree, else neither is dropped silently (parse_field.cpp).
+void read_unit(const Found& unit, const Found& units, std::string& out);
 // Files in read mode leave Config::files for Config::inputs (parse_file.cpp).
 void separate_inputs(Config& cfg);
 

@@ -349,11 +349,15 @@ double Expression::evaluate_point(std::span<const double> operands) const {
           case Op::kGe:
             a = a >= b ? 1.0 : 0.0;
             break;
+          // NaN propagates, whichever argument it is (std::min and
+          // std::max keep or drop it by its place), as in the temporal
+          // operations; a NaN meant as missing never gets here (the
+          // operand's detect_missing_value makes the point missing).
           case Op::kMin:
-            a = std::min(a, b);
+            a = (b < a || std::isnan(b)) ? b : a;
             break;
           case Op::kMax:
-            a = std::max(a, b);
+            a = (a < b || std::isnan(b)) ? b : a;
             break;
           default:
             break;

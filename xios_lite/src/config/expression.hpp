@@ -23,7 +23,10 @@
 // "a" are therefore distinct operands. A point is missing in the result
 // when it is missing in an operand (masked, or the operand's
 // default_value/NaN when that field detects missing values, or no valid
-// sample in a window).
+// sample in a window). A NaN that is not missing is a value, as in the
+// temporal operations: it propagates through arithmetic, the functions,
+// min and max (whichever argument it is); a comparison with it is false
+// (IEEE), so "@a == @a ? @a : 0" is how an expression replaces it.
 //
 // Thread safety: an Expression is immutable after compile(); evaluate()
 // may run on any thread.

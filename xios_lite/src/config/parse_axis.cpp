@@ -38,19 +38,16 @@ int ContextParser::build_axis(const Element& e, const std::string& id, bool memb
   AxisDef a;
   a.id = id;
   a.where = e.where();
-  const auto text = [&](std::initializer_list<const char*> names, std::string& out) {
-    for (const char* n : names) {
-      if (const Found f = lookup(Kind::kAxis, e, n)) {
-        out = *f.value;
-        return;
-      }
+  const auto text = [&](const char* name, std::string& out) {
+    if (const Found f = lookup(Kind::kAxis, e, name)) {
+      out = *f.value;
     }
   };
-  text({"name"}, a.name);
-  text({"unit", "units"}, a.unit);
-  text({"long_name"}, a.long_name);
-  text({"standard_name"}, a.standard_name);
-  text({"positive"}, a.positive);
+  text("name", a.name);
+  read_unit(lookup(Kind::kAxis, e, "unit"), lookup(Kind::kAxis, e, "units"), a.unit);
+  text("long_name", a.long_name);
+  text("standard_name", a.standard_name);
+  text("positive", a.positive);
   if (!a.positive.empty() && a.positive != "up" && a.positive != "down") {
     fail(e, "positive", "value '" + a.positive + "' out of range (expected up or down)");
   }

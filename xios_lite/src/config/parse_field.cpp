@@ -42,6 +42,21 @@ Operation operation_of(const Element& e, const std::string& v) {
 
 }  // namespace
 
+void read_unit(const Found& unit, const Found& units, std::string& out) {
+  if (unit && units && unit.at == units.at && *unit.value != *units.value) {
+    fail(*units.at, "units",
+         "'" + *units.value + "' differs from unit '" + *unit.value +
+             "' on the same element (units is another spelling of unit: give one of them)");
+  }
+  // On different elements the nearer one is the element's own or its
+  // nearest group's, and wins as any inherited attribute does.
+  if (unit && (!units || unit.distance <= units.distance)) {
+    out = *unit.value;
+  } else if (units) {
+    out = *units.value;
+  }
+}
+
 void ContextParser::check_field_attributes(const Element& e) {
   // units: xios_lite's older spelling of unit.
   config::check_attributes(e, {"units"});
@@ -50,19 +65,16 @@ void ContextParser::check_field_attributes(const Element& e) {
 // The attributes a field and a file's variable share, as inherited.
 template <class Def>
 void ContextParser::read_field_attributes(Kind kind, const Element& e, Def& d) {
-  const auto text = [&](std::initializer_list<const char*> names, std::string& out) {
-    for (const char* n : names) {
-      if (const Found f = lookup(kind, e, n)) {
-        out = *f.value;
-        return;
-      }
+  const auto text = [&](const char* name, std::string& out) {
+    if (const Found f = lookup(kind, e, name)) {
+      out = *f.value;
     }
   };
-  text({"unit", "units"}, d.unit);
-  text({"standard_name"}, d.standard_name);
-  text({"long_name"}, d.long_name);
-  text({"comment"}, d.comment);
-  text({"cell_methods"}, d.cell_methods);
+  read_unit(lookup(kind, e, "unit"), lookup(kind, e, "units"), d.unit);
+  text("standard_name", d.standard_name);
+  text("long_name", d.long_name);
+  text("comment", d.comment);
+  text("cell_methods", d.cell_methods);
   if (const Found f = lookup(kind, e, "operation")) {
     d.operation = operation_of(*f.at, *f.value);
   }
