@@ -74,6 +74,11 @@ contains
       data_jbegin=-2, data_nj=nj + 4)
     call xios_set_domain_attr('domain_A', lonvalue_1d=lon, latvalue_1d=lat)
     call xios_set_fieldgroup_attr('field_definition', enabled=.true.)
+    ! The model's unit replaces the file's, spelt `units` there (both on one
+    ! element would be refused at close).
+    call xios_set_field_attr('field_A', unit='K')
+    call xios_get_field_attr('field_A', unit=name)
+    call expect(trim(name) == 'K', 'field_A unit ' // trim(name))
 
     ! A field added to the definitions and one added to the file.
     call xios_get_handle('field_definition', fieldgroup)

@@ -493,6 +493,10 @@ void ContextClient::set(const char* call, Handle* h, const std::string& name, co
   } else {
     set_text(*e, name, text);
   }
+  // `units` is the XML's other spelling of XIOS's `unit`: the model's value
+  // replaces the file's, whichever spelling the file used (two different
+  // values on one element would be refused at close).
+  if (name == "unit") erase_attribute(*e, "units");
 }
 
 bool ContextClient::get_model_attribute(Handle* h, const std::string& name, Value& v) {
