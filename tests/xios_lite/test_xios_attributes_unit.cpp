@@ -11,11 +11,14 @@
 #include <vector>
 
 #include "config/model_definitions.hpp"
+#include "config_error.hpp"
 #include "ep/error.hpp"
 #include "xios_lite/config.hpp"
 #include "xios_lite/model_attributes.hpp"
 
 namespace {
+
+using xios_test::error_of;
 
 using xios_lite::AxisAttributes;
 using xios_lite::CalendarAttributes;
@@ -196,15 +199,6 @@ std::string config_with(std::string_view kind, const std::string& extra) {
   </context>
 </simulation>
 )";
-}
-
-std::string error_of(const std::string& xml) {
-  try {
-    (void)xios_lite::parse_config_string(xml, "iodef.xml");
-  } catch (const ep::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 bool in_config(std::string_view kind) {

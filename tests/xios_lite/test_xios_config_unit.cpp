@@ -11,12 +11,15 @@
 #include <vector>
 
 #include "client/temporal.hpp"
+#include "config_error.hpp"
 #include "ep/error.hpp"
 #include "netcdf/chunking.hpp"
 #include "xios_lite/calendar.hpp"
 #include "xios_lite/config.hpp"
 
 namespace {
+
+using xios_test::error_of;
 
 using xios_lite::parse_config_string;
 
@@ -71,18 +74,6 @@ std::string at(const std::string& text) {
   const auto line =
       1 + std::count(cfg.begin(), cfg.begin() + static_cast<std::ptrdiff_t>(pos), '\n');
   return "iodef.xml:" + std::to_string(line) + ":";
-}
-
-// The error message of parsing `xml`, or "" when it parses. Every
-// configuration error is of kind kConfig.
-std::string error_of(const std::string& xml) {
-  try {
-    (void)parse_config_string(xml, "iodef.xml");
-  } catch (const ep::Error& e) {
-    EXPECT_EQ(e.kind(), ep::ErrorKind::kConfig) << e.what();
-    return e.what();
-  }
-  return "";
 }
 
 TEST(XiosConfig, ParsesAndInherits) {

@@ -16,10 +16,13 @@
 
 #include "client/temporal.hpp"
 #include "config/expression.hpp"
+#include "config_error.hpp"
 #include "ep/error.hpp"
 #include "xios_lite/config.hpp"
 
 namespace {
+
+using xios_test::error_of;
 
 using xios_lite::Operation;
 
@@ -58,17 +61,6 @@ std::string config_with(const std::string& domains, const std::string& files) {
 
 const std::string kWide =
     R"(      <domain id="wide" ni_glo="6" nj_glo="3" bounds_lat_1d="0 1 1 2 2 3"/>)";
-
-// The message of parsing (and completing) `xml`, "" when it passes.
-std::string error_of(const std::string& xml) {
-  try {
-    (void)xios_lite::parse_config_string(xml, "iodef.xml");
-  } catch (const ep::Error& e) {
-    EXPECT_EQ(e.kind(), ep::ErrorKind::kConfig) << e.what();
-    return e.what();
-  }
-  return "";
-}
 
 #define EXPECT_HAS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "in: " << (text)

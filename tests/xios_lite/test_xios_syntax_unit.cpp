@@ -14,11 +14,14 @@
 #include <vector>
 
 #include "config/expression.hpp"
+#include "config_error.hpp"
 #include "ep/error.hpp"
 #include "xios_lite/calendar.hpp"
 #include "xios_lite/config.hpp"
 
 namespace {
+
+using xios_test::error_of;
 
 using xios_lite::Config;
 
@@ -42,15 +45,6 @@ class Files {
 std::string error_of_file(const std::string& path, const std::string& context = "") {
   try {
     (void)xios_lite::parse_config(path, context);
-  } catch (const ep::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string error_of(const std::string& xml) {
-  try {
-    (void)xios_lite::parse_config_string(xml, "iodef.xml");
   } catch (const ep::Error& e) {
     return e.what();
   }
