@@ -197,7 +197,11 @@ std::vector<double> time_halo(const C& comm, const collectives::HaloSpec& spec, 
 void run(const Options& opt) {
   bench::kernels::KernelModes modes(MPI_COMM_WORLD, opt.threads, kBenchName, opt.backends);
   const int n = modes.grid_ranks();
-  const auto [gpx, gpy] = bench::kernels::grid_of(n);
+  // Plain names, not a structured binding: the lambdas below capture them,
+  // which C++20 allows but clang 14 refuses.
+  const std::pair<int, int> global_grid = bench::kernels::grid_of(n);
+  const int gpx = global_grid.first;
+  const int gpy = global_grid.second;
   const std::vector<Point> points{{"halo_w1", opt.block, 1},
                                   {"halo_w3", opt.block, 3},
                                   {"halo_w" + std::to_string(opt.wide), opt.wide_block, opt.wide},
