@@ -34,7 +34,7 @@ CTEST_ARGS ?=
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-SOURCE_DIRS := $(wildcard ep collectives xios_lite demos tests)
+SOURCE_DIRS := $(wildcard common ep collectives xios_lite demos tests)
 SOURCES = $(shell find $(SOURCE_DIRS) -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cc' \) 2>/dev/null)
 
 .PHONY: all deps build test test-mpich tsan asan asan-all demo bench format format-check tidy tidy-check clean
@@ -107,7 +107,7 @@ format-check:
 
 tidy: build
 	@command -v run-clang-tidy >/dev/null 2>&1 || { echo "run-clang-tidy not found (package clang-tidy)"; exit 1; }
-	run-clang-tidy -quiet -p build/release -j $(JOBS) '^$(CURDIR)/(ep|collectives|xios_lite|demos|tests)/'
+	run-clang-tidy -quiet -p build/release -j $(JOBS) '^$(CURDIR)/(common|ep|collectives|xios_lite|demos|tests)/'
 
 # The checks of .clang-tidy that the libraries are clean of today, as errors
 # (CI), over every source file of ep, collectives and xios_lite (their
@@ -115,7 +115,7 @@ tidy: build
 # HeaderFilterRegex). Kept to the cheap ones so that the stage stays a few
 # minutes on 2 cores; add a check here once the tree is clean of it.
 TIDY_ERROR_CHECKS := -*,bugprone-*,-bugprone-easily-swappable-parameters,performance-*,mpi-*,readability-identifier-naming
-TIDY_CHECK_SOURCES = $(shell find $(wildcard ep/src collectives/src xios_lite) -type f -name '*.cpp' | sort)
+TIDY_CHECK_SOURCES = $(shell find $(wildcard common/src ep/src collectives/src xios_lite) -type f -name '*.cpp' | sort)
 
 tidy-check:
 	@command -v clang-tidy >/dev/null 2>&1 || { echo "clang-tidy not found (package clang-tidy)"; exit 1; }

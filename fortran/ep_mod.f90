@@ -75,8 +75,7 @@ module ep_mod
                                 EP_ERR_TRUNCATE = 4, EP_ERR_TOO_MANY_ENDPOINTS = 5, &
                                 EP_ERR_THREAD_LEVEL = 6, EP_ERR_FREED_COMM = 7, &
                                 EP_ERR_ARGUMENT = 8, EP_ERR_REQUEST = 9, EP_ERR_MPI = 10, &
-                                EP_ERR_NO_MEMORY = 11, EP_ERR_IO = 12, EP_ERR_CONFIG = 13, &
-                                EP_ERR_OTHER = 99
+                                EP_ERR_NO_MEMORY = 11, EP_ERR_OTHER = 99
   !> Length of the message ep_last_error() returns (as MPI_MAX_ERROR_STRING).
   integer, parameter, public :: EP_MAX_ERROR_STRING = 4096
 

@@ -46,6 +46,9 @@ module xios_lite_mod
             xios_lite_finalise, &
             xios_lite_last_error
 
+  !> The output library's return codes of xios_lite/xios_lite.h, beside ep_mod's EP_ERR_*
+  !> (tests/support/check_fortran_codes.cmake checks that the two lists agree).
+  integer, parameter, public :: XIOS_LITE_ERR_IO = 12, XIOS_LITE_ERR_CONFIG = 13
   integer, parameter, public :: XIOS_LITE_ROLE_CLIENT = 0, XIOS_LITE_ROLE_SERVER = 1
   integer, parameter, public :: XIOS_LITE_MODE_ENDPOINTS = 0, XIOS_LITE_MODE_FUNNELED = 1, &
                                 XIOS_LITE_MODE_SYNCHRONOUS = 2

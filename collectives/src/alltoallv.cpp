@@ -43,10 +43,10 @@ AlltoallvChoice parse_alltoallv_choice(std::string_view name) {
       return {AlltoallvAlgorithm::kRingK, k};
     }
   }
-  throw ep::Error(ep::ErrorKind::kArgument, "collectives::parse_alltoallv_choice", -1,
-                  "'" + std::string(name) +
-                      "' is not an alltoallv algorithm (library, burst, pairwise, bruck, "
-                      "ring<k> with k >= 1, auto)");
+  throw common::Error(common::ErrorKind::kArgument, "collectives::parse_alltoallv_choice", -1,
+                      "'" + std::string(name) +
+                          "' is not an alltoallv algorithm (library, burst, pairwise, bruck, "
+                          "ring<k> with k >= 1, auto)");
 }
 
 AlltoallvTuner::AlltoallvTuner() {
@@ -59,8 +59,8 @@ AlltoallvTuner::AlltoallvTuner() {
 void AlltoallvTuner::force(const AlltoallvChoice& choice) {
   if (choice.algorithm == AlltoallvAlgorithm::kAuto ||
       (choice.algorithm == AlltoallvAlgorithm::kRingK && choice.k < 1)) {
-    throw ep::Error(ep::ErrorKind::kArgument, "collectives::AlltoallvTuner::force", -1,
-                    "cannot force '" + alltoallv_name(choice) + "'");
+    throw common::Error(common::ErrorKind::kArgument, "collectives::AlltoallvTuner::force", -1,
+                        "cannot force '" + alltoallv_name(choice) + "'");
   }
   forced_ = choice;
 }
@@ -94,40 +94,42 @@ std::vector<AlltoallvChoice> AlltoallvTuner::candidates(int ranks) {
 
 namespace detail {
 
-std::pair<ep::ErrorKind, std::string> describe_alltoallv_problem(const LocalCheck& c, int ranks) {
+std::pair<common::ErrorKind, std::string> describe_alltoallv_problem(const LocalCheck& c,
+                                                                     int ranks) {
   constexpr const char* kArrays[] = {"sendcounts", "sdispls", "recvcounts", "rdispls"};
   const auto side = [&](long long index) { return std::string(index < ranks ? "send" : "recv"); };
   const auto peer = [&](long long index) { return std::to_string(index % ranks); };
   switch (c.code) {
     case kArrayLength:
-      return {ep::ErrorKind::kArgument, std::string(kArrays[c.index]) + " of length " +
-                                            std::to_string(c.value) + " (the communicator has " +
-                                            std::to_string(ranks) + " ranks)"};
+      return {common::ErrorKind::kArgument,
+              std::string(kArrays[c.index]) + " of length " + std::to_string(c.value) +
+                  " (the communicator has " + std::to_string(ranks) + " ranks)"};
     case kBadK:
-      return {ep::ErrorKind::kArgument, "k = " + std::to_string(c.value) + " for ring-k (k >= 1)"};
+      return {common::ErrorKind::kArgument,
+              "k = " + std::to_string(c.value) + " for ring-k (k >= 1)"};
     case kNegative:
-      return {ep::ErrorKind::kCount, side(c.index) + "counts[" + peer(c.index) +
-                                         "] = " + std::to_string(c.value) + " (negative)"};
+      return {common::ErrorKind::kCount, side(c.index) + "counts[" + peer(c.index) +
+                                             "] = " + std::to_string(c.value) + " (negative)"};
     case kOutside:
-      return {ep::ErrorKind::kCount, side(c.index) + " block " + peer(c.index) +
-                                         " at displacement " + std::to_string(c.value) +
-                                         " outside its buffer"};
+      return {common::ErrorKind::kCount, side(c.index) + " block " + peer(c.index) +
+                                             " at displacement " + std::to_string(c.value) +
+                                             " outside its buffer"};
     case kNoTuner:
-      return {ep::ErrorKind::kArgument, "algorithm auto without a tuner (options.tuner)"};
+      return {common::ErrorKind::kArgument, "algorithm auto without a tuner (options.tuner)"};
     case kDisagree:
-      return {ep::ErrorKind::kArgument, std::string(c.index == 0 ? "algorithm number " : "k = ") +
-                                            std::to_string(c.value) + " while rank 0 passed " +
-                                            std::to_string(c.agreed[0])};
+      return {common::ErrorKind::kArgument,
+              std::string(c.index == 0 ? "algorithm number " : "k = ") + std::to_string(c.value) +
+                  " while rank 0 passed " + std::to_string(c.agreed[0])};
     case kMismatch:
-      return {ep::ErrorKind::kCount,
+      return {common::ErrorKind::kCount,
               "recvcounts[" + std::to_string(c.index) + "] = " + std::to_string(c.value) +
                   " but rank " + std::to_string(c.index) + " sends " + std::to_string(c.agreed[0])};
     case kSelfMismatch:
-      return {ep::ErrorKind::kCount,
+      return {common::ErrorKind::kCount,
               "recvcounts[" + std::to_string(c.index) + "] = " + std::to_string(c.value) +
                   " but sendcounts[" + std::to_string(c.index) + "] differs (its block to itself)"};
     default:
-      return {ep::ErrorKind::kArgument, "problem code " + std::to_string(c.code)};
+      return {common::ErrorKind::kArgument, "problem code " + std::to_string(c.code)};
   }
 }
 

@@ -57,6 +57,7 @@
 #include "bench_mpi.hpp"
 #include "bench_report.hpp"
 #include "collectives/communicator.hpp"
+#include "collectives/ep_comm.hpp"
 #include "ep/ep.hpp"
 #include "kernel_backend.hpp"
 #include "launch_layout.hpp"

@@ -5,19 +5,19 @@
 #include <stdexcept>
 #include <string>
 
-#include "ep/enum_names.hpp"
+#include "common/enum_names.hpp"
 
 namespace bench {
 
 namespace {
 constexpr auto kLaunchKindNames =
-    ep::enum_names<LaunchLayout::Kind>({{LaunchLayout::Kind::kThreaded, "threaded"},
-                                        {LaunchLayout::Kind::kFlat, "flat"},
-                                        {LaunchLayout::Kind::kMixed, "mixed"}});
+    common::enum_names<LaunchLayout::Kind>({{LaunchLayout::Kind::kThreaded, "threaded"},
+                                            {LaunchLayout::Kind::kFlat, "flat"},
+                                            {LaunchLayout::Kind::kMixed, "mixed"}});
 }  // namespace
 
 const char* launch_kind_name(LaunchLayout::Kind kind) {
-  return ep::enum_name(kLaunchKindNames, kind, "?");
+  return common::enum_name(kLaunchKindNames, kind, "?");
 }
 
 LaunchLayout LaunchLayout::of(int world_size, int threads, bool threaded_modes, bool flat_modes) {

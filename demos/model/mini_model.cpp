@@ -18,6 +18,7 @@
 
 #include "bench_report.hpp"
 #include "collectives/communicator.hpp"
+#include "collectives/ep_comm.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "model_options.hpp"

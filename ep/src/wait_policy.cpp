@@ -24,8 +24,8 @@
 #include <thread>
 
 #include "backoff.hpp"
+#include "common/enum_names.hpp"
 #include "ep/backoff.hpp"
-#include "ep/enum_names.hpp"
 
 #if defined(__linux__)
 #include <linux/futex.h>
@@ -89,12 +89,12 @@ void wake_parked() noexcept {
 }  // namespace detail
 
 namespace {
-constexpr auto kWaitPolicyNames = enum_names<WaitPolicy>(
+constexpr auto kWaitPolicyNames = common::enum_names<WaitPolicy>(
     {{WaitPolicy::kAuto, "auto"}, {WaitPolicy::kSpin, "spin"}, {WaitPolicy::kPark, "park"}});
 }  // namespace
 
 const char* wait_policy_name(WaitPolicy policy) noexcept {
-  return enum_name(kWaitPolicyNames, policy, "?");
+  return common::enum_name(kWaitPolicyNames, policy, "?");
 }
 
 WaitPolicy wait_mode() noexcept {

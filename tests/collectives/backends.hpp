@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "collectives/communicator.hpp"
+#include "collectives/ep_comm.hpp"
 #include "support/ep_test.hpp"
 
 namespace collectives_test {

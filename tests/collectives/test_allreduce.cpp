@@ -14,6 +14,7 @@
 
 #include "backends.hpp"
 #include "collectives/allreduce.hpp"
+#include "common/error.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -167,7 +168,7 @@ TEST(Allreduce, RadixBelowTwoThrowsOnEveryRank) {
         collectives::allreduce(comm, std::span<double>(data), MPI_SUM,
                                {AllreduceAlgorithm::kRecursiveK, radix});
         ADD_FAILURE() << "no error for radix " << radix;
-      } catch (const ep::Error& e) {
+      } catch (const common::Error& e) {
         const std::string what = e.what();
         EXPECT_NE(what.find("collectives::allreduce"), std::string::npos) << what;
         EXPECT_NE(what.find("radix " + std::to_string(radix)), std::string::npos) << what;

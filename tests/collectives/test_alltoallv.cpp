@@ -13,6 +13,7 @@
 
 #include "backends.hpp"
 #include "collectives/alltoallv.hpp"
+#include "common/error.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -162,7 +163,7 @@ TEST(Alltoallv, AutoIsForcedByTheEnvironment) {
     EXPECT_EQ(collectives::alltoallv_name(*tuner.forced()), "ring3");
   });
   ::setenv("COLLECTIVES_ALLTOALLV", "ring0", 1);
-  EXPECT_THROW(collectives::AlltoallvTuner{}, ep::Error);
+  EXPECT_THROW(collectives::AlltoallvTuner{}, common::Error);
   ::unsetenv("COLLECTIVES_ALLTOALLV");
   EXPECT_FALSE(collectives::AlltoallvTuner{}.forced().has_value());
 }
@@ -172,12 +173,12 @@ TEST(Alltoallv, NamesRoundTrip) {
     EXPECT_EQ(collectives::alltoallv_name(collectives::parse_alltoallv_choice(name)), name);
   }
   for (const char* bad : {"ring", "ring0", "ring-2", "ring4x", "fast"}) {
-    EXPECT_THROW((void)collectives::parse_alltoallv_choice(bad), ep::Error) << bad;
+    EXPECT_THROW((void)collectives::parse_alltoallv_choice(bad), common::Error) << bad;
   }
 }
 
 /// Runs one alltoallv under kAgreed with arguments spoilt by `spoil` and
-/// expects every rank to throw an ep::Error whose message contains `words`.
+/// expects every rank to throw an common::Error whose message contains `words`.
 template <class C, class Spoil>
 void expect_error_everywhere(const C& comm, const Spoil& spoil,
                              const std::vector<std::string>& words) {
@@ -199,7 +200,7 @@ void expect_error_everywhere(const C& comm, const Spoil& spoil,
       }
       ADD_FAILURE() << comm.backend() << " rank " << comm.rank() << ": no error for "
                     << words.front() << (one_round ? "" : " (checked in three rounds)");
-    } catch (const ep::Error& e) {
+    } catch (const common::Error& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find("collectives::alltoallv"), std::string::npos) << what;
       for (const std::string& w : words) EXPECT_NE(what.find(w), std::string::npos) << what;
@@ -290,11 +291,12 @@ std::string seen_by(int rank) { return "(seen by ep rank " + std::to_string(rank
 
 /// One call with `c`; the error it threw on this rank ("" for none).
 template <class C>
-std::string call_and_catch(const C& comm, Case& c, const AlltoallvOptions& o, ep::ErrorKind* kind) {
+std::string call_and_catch(const C& comm, Case& c, const AlltoallvOptions& o,
+                           common::ErrorKind* kind) {
   try {
     collectives::alltoallv(comm, std::span<const long>(c.send), c.sendcounts, c.sdispls,
                            std::span<long>(c.recv), c.recvcounts, c.rdispls, o);
-  } catch (const ep::Error& e) {
+  } catch (const common::Error& e) {
     *kind = e.kind();
     return e.what();
   }
@@ -307,7 +309,7 @@ template <class C>
 void expect_next_call_works(const C& comm, const AlltoallvOptions& o, const std::string& label) {
   Case c = make_case(comm.size(), comm.rank(), 11, 4);
   const std::vector<long> expected = reference(comm, c, 11, 4);
-  ep::ErrorKind kind{};
+  common::ErrorKind kind{};
   const std::string error = call_and_catch(comm, c, o, &kind);
   EXPECT_EQ(error, "") << label << ": the call after";
   EXPECT_EQ(c.recv, expected) << label << ": the call after, rank " << comm.rank();
@@ -339,7 +341,7 @@ TEST(Alltoallv, ArrivalsMismatchThrowsOnItsReceiverAlone) {
           c.recvcounts.front() = expected;
           c.recv.resize(c.recv.size() + static_cast<std::size_t>(expected), -1);
         }
-        ep::ErrorKind kind{};
+        common::ErrorKind kind{};
         const std::string error = call_and_catch(comm, c, o, &kind);
         const bool everywhere = throws_everywhere(comm, o, false);
         // ep::alltoallv reports on the receiver, and in a process of
@@ -356,14 +358,15 @@ TEST(Alltoallv, ArrivalsMismatchThrowsOnItsReceiverAlone) {
           EXPECT_EQ(error, "") << label << ": rank " << comm.rank() << " threw";
         }
         if (comm.rank() == receiver && !everywhere && !ep_library) {
-          EXPECT_EQ(kind, sent > expected ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount)
+          EXPECT_EQ(kind,
+                    sent > expected ? common::ErrorKind::kTruncate : common::ErrorKind::kCount)
               << label << ": " << error;
           EXPECT_NE(error.find("recvcounts[0] = " + std::to_string(expected) + " but rank 0 sent"),
                     std::string::npos)
               << label << ": " << error;
         }
         if (ep_library && comm.rank() == receiver) {
-          EXPECT_TRUE(kind == ep::ErrorKind::kTruncate || kind == ep::ErrorKind::kCount)
+          EXPECT_TRUE(kind == common::ErrorKind::kTruncate || kind == common::ErrorKind::kCount)
               << label << ": " << error;
         }
         expect_next_call_works(comm, o, label);
@@ -404,7 +407,7 @@ TEST(Alltoallv, ArrivalsBadLocalArgumentThrowsOnItsRankWithoutHang) {
         const std::string label = std::string(comm.backend()) + " " +
                                   collectives::alltoallv_name({base.algorithm, base.k}) +
                                   " problem " + std::to_string(problem);
-        ep::ErrorKind kind{};
+        common::ErrorKind kind{};
         const std::string error = call_and_catch(comm, c, o, &kind);
         if (comm.rank() == bad) {
           EXPECT_NE(error.find("rank " + std::to_string(bad) + " passed " + words),
@@ -437,9 +440,9 @@ TEST(Alltoallv, ArrivalsOneRankOwnBlockMismatchThrows) {
     for (const AlltoallvOptions& o : verified_algorithms(1, &tuner)) {
       Case c = make_case(1, 0, 9, 3);
       c.recvcounts[0] += 1;
-      ep::ErrorKind kind{};
+      common::ErrorKind kind{};
       const std::string error = call_and_catch(comm, c, o, &kind);
-      EXPECT_EQ(kind, ep::ErrorKind::kCount) << error;
+      EXPECT_EQ(kind, common::ErrorKind::kCount) << error;
       EXPECT_NE(error.find("recvcounts[0] = "), std::string::npos) << error;
       expect_next_call_works(comm, o, "one rank");
     }

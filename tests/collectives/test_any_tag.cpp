@@ -33,8 +33,10 @@
 #include "backends.hpp"
 #include "collectives/allreduce.hpp"
 #include "collectives/alltoallv.hpp"
+#include "collectives/ep_comm.hpp"
 #include "collectives/halo.hpp"
 #include "collectives/transpose.hpp"
+#include "common/error.hpp"
 #include "ep/comm_management.hpp"
 #include "support/hang_watchdog.hpp"
 
@@ -102,7 +104,7 @@ Arrival test_receive(ep::Request& request) {
 Arrival test_receive(MPI_Request& request) {
   MPI_Status status{};
   int flag = 0;
-  ep::check_mpi(MPI_Test(&request, &flag, &status), "test_any_tag (MPI_Test)", -1);
+  common::check_mpi(MPI_Test(&request, &flag, &status), "test_any_tag (MPI_Test)", -1);
   Arrival a;
   a.done = flag != 0;
   if (a.done) {
@@ -238,7 +240,7 @@ void check_any_tag(const C& comm) {
 
 int relation(const MPI_Comm& a, const MPI_Comm& b) {
   int result = MPI_UNEQUAL;
-  ep::check_mpi(MPI_Comm_compare(a, b, &result), "test_any_tag (MPI_Comm_compare)", -1);
+  common::check_mpi(MPI_Comm_compare(a, b, &result), "test_any_tag (MPI_Comm_compare)", -1);
   return result;
 }
 int relation(const ep::Communicator& a, const ep::Communicator& b) { return ep::compare(a, b); }
@@ -273,7 +275,7 @@ TEST(CollectivesAnyTag, UserFreesAnMpiCommunicatorAfterAKernelRan) {
   const Deadline deadline("MPI_Comm_free after a kernel", kKernelDeadline);
   for (int round = 0; round < 3; ++round) {
     MPI_Comm mine = MPI_COMM_NULL;
-    ep::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &mine), "test_any_tag (MPI_Comm_dup)", -1);
+    common::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &mine), "test_any_tag (MPI_Comm_dup)", -1);
     {
       const collectives::MpiComm comm(mine);
       std::array<int, 1> v{1};

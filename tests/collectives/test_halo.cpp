@@ -12,6 +12,7 @@
 
 #include "backends.hpp"
 #include "collectives/halo.hpp"
+#include "common/error.hpp"
 #include "halo_reference.hpp"
 
 namespace {
@@ -214,7 +215,7 @@ TEST(CollectivesHalo, InteriorMayChangeBetweenStartAndFinish) {
       EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(algorithm) << " rank " << comm.rank();
       // A second start() before finish() is an error; the plan stays usable.
       plan.start({collectives::halo_field<double>(u, 1)});
-      EXPECT_THROW(plan.start({collectives::halo_field<double>(u, 1)}), ep::Error);
+      EXPECT_THROW(plan.start({collectives::halo_field<double>(u, 1)}), common::Error);
       plan.finish();
     }
   });

@@ -1,4 +1,4 @@
-// Bad halo arguments give an ep::Error on every rank, never a hang: width
+// Bad halo arguments give an common::Error on every rank, never a hang: width
 // below 1, width beyond a non-periodic domain, sizes that do not cover the
 // domain, too few ranks, ranks that disagree, fields whose shapes do not
 // match the plan (including on one rank only); and the plan stays usable.
@@ -8,6 +8,7 @@
 
 #include "backends.hpp"
 #include "collectives/halo.hpp"
+#include "common/error.hpp"
 #include "halo_reference.hpp"
 
 namespace {
@@ -27,7 +28,7 @@ void expect_plan_error(const C& comm, const HaloSpec& spec, const char* what) {
   bool thrown = false;
   try {
     collectives::HaloPlan plan(comm, spec);
-  } catch (const ep::Error& e) {
+  } catch (const common::Error& e) {
     thrown = true;
     EXPECT_NE(std::string(e.what()).find("collectives::HaloPlan"), std::string::npos) << e.what();
   }
@@ -70,7 +71,7 @@ TEST(CollectivesHaloErrors, FieldShapeMismatchThrowsThenPlanStillWorks) {
     bool thrown = false;
     try {
       plan.exchange({collectives::halo_field<double>(u, 2), collectives::halo_field<float>(v, 1)});
-    } catch (const ep::Error& e) {
+    } catch (const common::Error& e) {
       thrown = true;
       if (comm.rank() == 0) {
         EXPECT_NE(std::string(e.what()).find("field 1"), std::string::npos) << e.what();
@@ -81,7 +82,7 @@ TEST(CollectivesHaloErrors, FieldShapeMismatchThrowsThenPlanStillWorks) {
     thrown = false;
     try {
       plan.exchange({collectives::halo_field<double>(u, 3)});
-    } catch (const ep::Error&) {
+    } catch (const common::Error&) {
       thrown = true;
     }
     EXPECT_TRUE(thrown) << "rank " << comm.rank();

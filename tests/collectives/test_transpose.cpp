@@ -19,6 +19,7 @@
 
 #include "backends.hpp"
 #include "collectives/transpose.hpp"
+#include "common/error.hpp"
 #include "reference.hpp"
 
 // Sanitizer runtimes define the global operator new/delete themselves (and
@@ -198,7 +199,7 @@ TEST(Transpose, BadShapesThrowOnEveryRank) {
       try {
         collectives::TransposePlan<C, double> plan(comm, s);
         ADD_FAILURE() << comm.backend() << ": no error for " << words;
-      } catch (const ep::Error& e) {
+      } catch (const common::Error& e) {
         const std::string what = e.what();
         EXPECT_NE(what.find("collectives::TransposePlan"), std::string::npos) << what;
         EXPECT_NE(what.find(words), std::string::npos) << what;

@@ -37,7 +37,7 @@ MPI_Datatype pair_type() {
 }  // namespace
 
 template <>
-struct ep::datatype_traits<Pair> {
+struct common::datatype_traits<Pair> {
   static MPI_Datatype get() { return pair_type(); }
 };
 

@@ -11,6 +11,7 @@
 
 #include <collectives/allreduce.hpp>
 #include <collectives/communicator.hpp>
+#include <collectives/ep_comm.hpp>
 #include <ep/ep.hpp>
 #include <xios_lite/client.hpp>
 #include <xios_lite/server.hpp>

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "ep/c_shim.hpp"
+#include "c_codes.hpp"
 #include "ep/error.hpp"
 #include "facade/calendar_source.hpp"
 
@@ -34,7 +34,7 @@ extern "C" {
 
 int xios_lite_date_test_set_calendar(const char* type, const xios_lite_date* start,
                                      int timestep_seconds, const xios_lite_date* origin) {
-  return ep::c_api::guarded("xios_lite", [&] {
+  return xios_lite::c_api::guarded("xios_lite", [&] {
     xios_lite::CalendarType t{};
     if (type == nullptr || start == nullptr || !xios_lite::parse_calendar_type(type, t)) {
       throw ep::Error(ep::ErrorKind::kArgument, "xios_lite_date_test_set_calendar", -1,
@@ -48,7 +48,7 @@ int xios_lite_date_test_set_calendar(const char* type, const xios_lite_date* sta
 
 int xios_lite_date_test_set_user_calendar(int day_length, const int* month_lengths, int n_months,
                                           const xios_lite_date* start, int timestep_seconds) {
-  return ep::c_api::guarded("xios_lite", [&] {
+  return xios_lite::c_api::guarded("xios_lite", [&] {
     if (start == nullptr || month_lengths == nullptr || n_months < 0) {
       throw ep::Error(ep::ErrorKind::kArgument, "xios_lite_date_test_set_user_calendar", -1,
                       "null or negative argument");

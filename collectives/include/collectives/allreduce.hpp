@@ -30,7 +30,7 @@
 // and the vector length must be the same on every rank, as the count of
 // MPI_Allreduce must (not checked: a check would cost a second allreduce per
 // call, and the Krylov solvers call this twice per iteration). A radix below
-// 2 throws ep::Error(kArgument) naming it on every rank that passed it.
+// 2 throws common::Error(kArgument) naming it on every rank that passed it.
 // Thread safety: as the communicator (an EpComm on its own thread; a
 // FunneledComm from the master thread, whose team combines the vectors).
 #pragma once
@@ -48,9 +48,9 @@
 #include "collectives/detail/copy_blocks.hpp"
 #include "collectives/detail/local_reduce.hpp"
 #include "collectives/detail/tags.hpp"
-#include "ep/enum_names.hpp"
-#include "ep/error.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
+#include "common/enum_names.hpp"
+#include "common/error.hpp"
 
 namespace collectives {
 
@@ -63,12 +63,12 @@ struct AllreduceOptions {
 
 /// "library", "recdbl", "reck<k>": the benchmark's name of an algorithm.
 inline constexpr auto kAllreduceAlgorithmNames =
-    ep::enum_names<AllreduceAlgorithm>({{AllreduceAlgorithm::kLibrary, "library"},
-                                        {AllreduceAlgorithm::kRecursiveDoubling, "recdbl"},
-                                        {AllreduceAlgorithm::kRecursiveK, "reck"}});
+    common::enum_names<AllreduceAlgorithm>({{AllreduceAlgorithm::kLibrary, "library"},
+                                            {AllreduceAlgorithm::kRecursiveDoubling, "recdbl"},
+                                            {AllreduceAlgorithm::kRecursiveK, "reck"}});
 
 inline std::string allreduce_name(const AllreduceOptions& options) {
-  std::string name = ep::enum_name(kAllreduceAlgorithmNames, options.algorithm, "?");
+  std::string name = common::enum_name(kAllreduceAlgorithmNames, options.algorithm, "?");
   if (options.algorithm == AllreduceAlgorithm::kRecursiveK) name += std::to_string(options.radix);
   return name;
 }
@@ -89,11 +89,11 @@ inline PowerBelow largest_power_at_most(int n, int k) {
   return r;
 }
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void recursive_k_allreduce(const C& user_comm, std::span<T> inout, MPI_Op op, int k) {
   const int n = user_comm.size();
   const int me = user_comm.rank();
-  const int count = ep::detail::count_of(inout.size(), "collectives::allreduce", me);
+  const int count = common::count_of(inout.size(), "collectives::allreduce", me);
   if (n == 1 || count == 0) return;  // the same on every rank (the count must be)
   // The vectors travel on the kernels' own communicator (communicator.hpp).
   const C& comm = user_comm.kernel_comm();
@@ -179,27 +179,28 @@ void recursive_k_allreduce(const C& user_comm, std::span<T> inout, MPI_Op op, in
 
 /// In-place allreduce of `inout` over every rank of `comm` with `op`; see the
 /// file comment for the algorithms, the combination order and the rules.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void allreduce(const C& comm, std::span<T> inout, MPI_Op op, const AllreduceOptions& options = {}) {
   constexpr const char* kCall = "collectives::allreduce";
   switch (options.algorithm) {
     case AllreduceAlgorithm::kLibrary:
       comm.library_allreduce(MPI_IN_PLACE, inout.data(),
-                             ep::detail::count_of(inout.size(), kCall, comm.rank()),
-                             ep::datatype_of<T>(), op);
+                             common::count_of(inout.size(), kCall, comm.rank()),
+                             common::datatype_of<T>(), op);
       return;
     case AllreduceAlgorithm::kRecursiveDoubling:
       detail::recursive_k_allreduce(comm, inout, op, 2);
       return;
     case AllreduceAlgorithm::kRecursiveK:
       if (options.radix < 2) {
-        throw ep::Error(ep::ErrorKind::kArgument, kCall, comm.rank(),
-                        "radix " + std::to_string(options.radix) + " of recursive-k is below 2");
+        throw common::Error(
+            common::ErrorKind::kArgument, kCall, comm.rank(),
+            "radix " + std::to_string(options.radix) + " of recursive-k is below 2");
       }
       detail::recursive_k_allreduce(comm, inout, op, options.radix);
       return;
   }
-  throw ep::Error(ep::ErrorKind::kArgument, kCall, comm.rank(), "unknown algorithm");
+  throw common::Error(common::ErrorKind::kArgument, kCall, comm.rank(), "unknown algorithm");
 }
 
 }  // namespace collectives

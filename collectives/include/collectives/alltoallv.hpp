@@ -23,7 +23,7 @@
 //         waits for it: it sends empty blocks (Bruck: zero sizes, and it
 //         still relays the other ranks' blocks; ring-k with k < 1: burst,
 //         which posts everything at once and so fits any staging), receives
-//         and discards what comes, then throws ep::Error naming itself, the
+//         and discards what comes, then throws common::Error naming itself, the
 //         argument and its value. Its peers that expected data from it throw
 //         too (below); the others return.
 //       - burst, pairwise, ring-k: every pair exchanges one message, empty
@@ -58,7 +58,7 @@
 //     its verdict; on more ranks (where the n^2 counts would cost more) the
 //     verdicts go first (one allreduce), then the counts (one library
 //     alltoall of ints), then the receivers' verdicts (one more allreduce).
-//     Any problem throws the same ep::Error on every rank, naming the
+//     Any problem throws the same common::Error on every rank, naming the
 //     offending rank, argument and value.
 //   kNone: nothing is checked: a caller that has checked its counts once (a
 //     transposition plan, a benchmark's timed loop) and vouches for them.
@@ -99,8 +99,8 @@
 #include "collectives/alltoallv_algorithms/ring_k.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/detail/agreement.hpp"
-#include "ep/error.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
+#include "common/error.hpp"
 
 namespace collectives {
 
@@ -122,7 +122,7 @@ struct AlltoallvChoice {
 
 /// "library", "burst", "pairwise", "bruck", "ring<k>", "auto".
 std::string alltoallv_name(const AlltoallvChoice& choice);
-/// The inverse of alltoallv_name; throws ep::Error(kArgument) naming the text
+/// The inverse of alltoallv_name; throws common::Error(kArgument) naming the text
 /// for anything else (including "ring0" and "ring-1"). Local.
 AlltoallvChoice parse_alltoallv_choice(std::string_view name);
 
@@ -132,7 +132,7 @@ AlltoallvChoice parse_alltoallv_choice(std::string_view name);
 class AlltoallvTuner {
  public:
   /// Reads COLLECTIVES_ALLTOALLV (a name as parse_alltoallv_choice takes, or
-  /// "auto" or unset for measuring); an unknown name throws ep::Error.
+  /// "auto" or unset for measuring); an unknown name throws common::Error.
   AlltoallvTuner();
 
   /// Use `choice` for every size class instead of measuring (not kAuto).
@@ -184,7 +184,8 @@ enum AlltoallvProblem : long long {
   kSelfMismatch,  // index: this rank, value: its recvcount for itself (checked locally)
 };
 
-std::pair<ep::ErrorKind, std::string> describe_alltoallv_problem(const LocalCheck& c, int ranks);
+std::pair<common::ErrorKind, std::string> describe_alltoallv_problem(const LocalCheck& c,
+                                                                     int ranks);
 
 /// Communicators up to this size check their arguments in one allreduce.
 inline constexpr int kOneRoundRanks = 16;
@@ -307,7 +308,7 @@ int check_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
 }
 
 /// Runs one algorithm (not kAuto). Collective.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void run_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
                    const AlltoallvChoice& choice,
                    alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
@@ -315,7 +316,7 @@ void run_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
   switch (choice.algorithm) {
     case AlltoallvAlgorithm::kLibrary:
       comm.library_alltoallv(x.send.data(), x.sendcounts, x.sdispls, x.recv.data(), x.recvcounts,
-                             x.rdispls, ep::datatype_of<T>());
+                             x.rdispls, common::datatype_of<T>());
       return;
     case AlltoallvAlgorithm::kBurst:
       algo::burst(comm, x, scratch);
@@ -332,13 +333,13 @@ void run_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
     case AlltoallvAlgorithm::kAuto:
       break;
   }
-  throw ep::Error(ep::ErrorKind::kArgument, "collectives::alltoallv", comm.rank(),
-                  "no algorithm to run for '" + alltoallv_name(choice) + "'");
+  throw common::Error(common::ErrorKind::kArgument, "collectives::alltoallv", comm.rank(),
+                      "no algorithm to run for '" + alltoallv_name(choice) + "'");
 }
 
 /// `auto`: times every candidate on this exchange, slowest rank per
 /// candidate, fastest candidate. Collective; every rank returns the same.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 AlltoallvChoice measure_alltoallv(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
                                   alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
   // Rounds over all candidates, each candidate's best round: noise from
@@ -369,7 +370,7 @@ inline constexpr bool kLibraryVerifies = C::backend() == std::string_view("ep");
 /// Runs `choice` with the receivers verifying what arrives, and throws the
 /// first mismatch on the receiver that saw it. The library algorithm on MPI
 /// runs kAgreed's round first instead. Collective.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void run_verified(const C& comm, alltoallv_algorithms::Exchange<T> x, const AlltoallvChoice& choice,
                   const AlltoallvOptions& o,
                   alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
@@ -386,14 +387,14 @@ void run_verified(const C& comm, alltoallv_algorithms::Exchange<T> x, const Allt
 /// Throws this rank's (`rank` of `ranks`) own problem `mine` (kArrivals). Local.
 [[noreturn]] inline void throw_own_problem(int rank, int ranks, const LocalCheck& mine) {
   const auto [kind, text] = describe_alltoallv_problem(mine, ranks);
-  throw ep::Error(kind, "collectives::alltoallv", rank,
-                  "rank " + std::to_string(rank) + " passed " + text);
+  throw common::Error(kind, "collectives::alltoallv", rank,
+                      "rank " + std::to_string(rank) + " passed " + text);
 }
 
 /// kArrivals on a rank whose own arguments are bad (`mine`): takes part in
 /// the exchange with empty blocks, discards what arrives, then throws its
 /// own error. Collective (the other ranks run `options` normally).
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 [[noreturn]] void take_part_and_throw(
     const C& comm, const LocalCheck& mine, const AlltoallvOptions& options,
     alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
@@ -408,7 +409,7 @@ template <Communicator C, ep::HasDatatype T>
   try {
     scratch.mismatch.reset();
     run_alltoallv(comm, empty, choice, scratch);
-  } catch (const ep::Error&) {
+  } catch (const common::Error&) {
     // The blocks the other ranks sent it: its own error says more.
   }
   throw_own_problem(comm.rank(), comm.size(), mine);
@@ -416,7 +417,7 @@ template <Communicator C, ep::HasDatatype T>
 
 /// The call once the arguments are agreed (kAgreed, with the size class it
 /// found) or trusted (kNone, size_class -1): no verification. Collective.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void run_trusted(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
                  const AlltoallvOptions& options, int size_class,
                  alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
@@ -449,7 +450,7 @@ void run_trusted(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
 /// `auto` under kArrivals: one allreduce agrees on the size class and on
 /// whether any rank's arguments are bad; a measuring call agrees on every
 /// argument first (kAgreed), the others verify at the receivers. Collective.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void run_auto_verified(const C& comm, const alltoallv_algorithms::Exchange<T>& x,
                        const AlltoallvOptions& options, const LocalCheck& mine,
                        alltoallv_algorithms::Scratch<T, typename C::Request>& scratch) {
@@ -457,9 +458,9 @@ void run_auto_verified(const C& comm, const alltoallv_algorithms::Exchange<T>& x
   comm.library_allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MAX);
   if (mine.code != kFine) throw_own_problem(comm.rank(), comm.size(), mine);
   if (agreed[1] != 0) {
-    throw ep::Error(ep::ErrorKind::kArgument, "collectives::alltoallv", comm.rank(),
-                    "rank " + std::to_string(agreed[1] - 1) +
-                        " passed bad arguments (its own error names them)");
+    throw common::Error(common::ErrorKind::kArgument, "collectives::alltoallv", comm.rank(),
+                        "rank " + std::to_string(agreed[1] - 1) +
+                            " passed bad arguments (its own error names them)");
   }
   AlltoallvTuner& tuner = *options.tuner;
   std::optional<AlltoallvChoice> choice = tuner.forced();
@@ -476,7 +477,7 @@ void run_auto_verified(const C& comm, const alltoallv_algorithms::Exchange<T>& x
 /// Collective alltoallv over every rank of `comm`; see the file comment.
 /// `scratch` is kept by the caller between calls (nothing is allocated once
 /// it has seen the sizes); the overload without it keeps one per thread.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void alltoallv(const C& user_comm, std::span<const T> send, std::span<const int> sendcounts,
                std::span<const int> sdispls, std::span<T> recv, std::span<const int> recvcounts,
                std::span<const int> rdispls, const AlltoallvOptions& options,
@@ -511,7 +512,7 @@ void alltoallv(const C& user_comm, std::span<const T> send, std::span<const int>
   detail::run_verified(comm, x, {options.algorithm, options.k}, options, scratch);
 }
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void alltoallv(const C& comm, std::span<const T> send, std::span<const int> sendcounts,
                std::span<const int> sdispls, std::span<T> recv, std::span<const int> recvcounts,
                std::span<const int> rdispls, const AlltoallvOptions& options = {}) {

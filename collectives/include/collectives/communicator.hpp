@@ -92,9 +92,8 @@
 #include <utility>
 #include <vector>
 
-#include "ep/communicator.hpp"
-#include "ep/error.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
+#include "common/error.hpp"
 
 namespace collectives {
 
@@ -121,20 +120,18 @@ concept Communicator = std::copyable<C> &&
   { c.backend() } -> std::convertible_to<std::string_view>;
 };
 
-// ---- typed forms: the datatype comes from T (ep::datatype_of) ----
+// ---- typed forms: the datatype comes from T (common::datatype_of) ----
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 [[nodiscard]] typename C::Request isend(const C& comm, std::span<const T> data, int dest, int tag) {
-  return comm.isend(data.data(),
-                    ep::detail::count_of(data.size(), "collectives::isend", comm.rank()),
-                    ep::datatype_of<T>(), dest, tag);
+  return comm.isend(data.data(), common::count_of(data.size(), "collectives::isend", comm.rank()),
+                    common::datatype_of<T>(), dest, tag);
 }
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 [[nodiscard]] typename C::Request irecv(const C& comm, std::span<T> data, int source, int tag) {
-  return comm.irecv(data.data(),
-                    ep::detail::count_of(data.size(), "collectives::irecv", comm.rank()),
-                    ep::datatype_of<T>(), source, tag);
+  return comm.irecv(data.data(), common::count_of(data.size(), "collectives::irecv", comm.rank()),
+                    common::datatype_of<T>(), source, tag);
 }
 
 /// One receive whose message may hold another number of elements than its
@@ -151,16 +148,14 @@ struct SizedReceive {
 
 // ---------------------------------------------------------------------------
 /// The two library backends differ only in the handle they wrap and how each
-/// operation calls the library (communicator.cpp has both, side by side).
+/// operation calls the library: BasicComm's operations are defined once per
+/// backend, MPI's in src/mpi_comm.cpp and the endpoint layer's (EpBackend,
+/// collectives/ep_comm.hpp) in src/ep_comm.cpp, so that a program using only
+/// MpiComm and FunneledComm links common and MPI, not the endpoint runtime.
 struct MpiBackend {
   using Handle = MPI_Comm;
   using Request = MPI_Request;
   static constexpr std::string_view kName = "mpi";
-};
-struct EpBackend {
-  using Handle = ep::Communicator;
-  using Request = ep::Request;
-  static constexpr std::string_view kName = "ep";
 };
 
 /// A communicator of one library: MpiComm (a plain MPI communicator) or EpComm
@@ -184,27 +179,11 @@ class BasicComm {
   [[nodiscard]] const Handle& get() const noexcept;
   [[nodiscard]] static constexpr std::string_view backend() noexcept { return Backend::kName; }
 
+  /// MPI_Isend or the endpoint's isend. Point-to-point.
   [[nodiscard]] Request isend(const void* buf, int count, MPI_Datatype type, int dest,
-                              int tag) const {
-    if constexpr (std::is_same_v<Backend, EpBackend>) {
-      return comm_->isend(buf, count, type, dest, tag);
-    } else {
-      Request request = MPI_REQUEST_NULL;
-      ep::check_mpi(MPI_Isend(buf, count, type, dest, tag, get(), &request), "collectives::isend",
-                    rank_);
-      return request;
-    }
-  }
-  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag) const {
-    if constexpr (std::is_same_v<Backend, EpBackend>) {
-      return comm_->irecv(buf, count, type, source, tag);
-    } else {
-      Request request = MPI_REQUEST_NULL;
-      ep::check_mpi(MPI_Irecv(buf, count, type, source, tag, get(), &request), "collectives::irecv",
-                    rank_);
-      return request;
-    }
-  }
+                              int tag) const;
+  /// MPI_Irecv or the endpoint's irecv. Point-to-point.
+  [[nodiscard]] Request irecv(void* buf, int count, MPI_Datatype type, int source, int tag) const;
   /// Completes every request (MPI_Waitall or ep::wait_all).
   void wait_all(std::span<Request> requests) const;
 
@@ -222,7 +201,7 @@ class BasicComm {
   ///        one into `spill`. A truncated MPI receive would go through an
   ///        error handler (Open MPI: the communicator's, MPICH:
   ///        MPI_COMM_WORLD's), which aborts by default.
-  /// Failures other than a size difference throw ep::Error after every
+  /// Failures other than a size difference throw common::Error after every
   /// request is complete. Point-to-point; the calling thread only.
   void post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
                            std::vector<Request>& requests) const;
@@ -233,13 +212,17 @@ class BasicComm {
   [[nodiscard]] BasicComm split(int color, int key) const;
   /// split() for a communicator no user sees (a plan's): the kernels may
   /// send on it directly, so its kernel_comm() is itself. Collective.
-  [[nodiscard]] BasicComm private_split(int color, int key) const;
+  [[nodiscard]] BasicComm private_split(int color, int key) const {
+    BasicComm out = split(color, key);
+    out.private_ = true;
+    return out;
+  }
   /// The communicator the kernels send their own messages on (see the file
   /// comment): this one when it is private, else its cached duplicate.
   /// Collective the first time on a communicator (it makes the duplicate:
   /// every rank calls it, as every rank calls the kernel that asks), local
   /// and cheap afterwards (no copy, no lookup). The reference lives as long
-  /// as this handle. Throws ep::Error naming the MPI or ep call that failed.
+  /// as this handle. Throws common::Error naming the MPI or ep call that failed.
   /// Thread safety: as the wrapper's other calls.
   [[nodiscard]] const BasicComm& kernel_comm() const {
     if (private_ || comm_ == nullptr) return *this;
@@ -292,12 +275,68 @@ class BasicComm {
   mutable std::shared_ptr<const BasicComm> kernel_;
 };
 
-// Both instantiations are compiled once, in communicator.cpp.
-extern template class BasicComm<MpiBackend>;
-extern template class BasicComm<EpBackend>;
-
+// ---------------------------------------------------------------------------
+/// A plain MPI communicator. Its operations (src/mpi_comm.cpp) are explicit
+/// specialisations, declared here so that every use sees them.
 using MpiComm = BasicComm<MpiBackend>;
-using EpComm = BasicComm<EpBackend>;
+
+template <>
+MpiComm::BasicComm(const MPI_Comm& comm);
+template <>
+MpiComm MpiComm::adopt(MPI_Comm comm);
+template <>
+bool MpiComm::is_null() const noexcept;
+template <>
+const MPI_Comm& MpiComm::get() const noexcept;
+template <>
+void MpiComm::wait_all(std::span<MPI_Request> requests) const;
+template <>
+void MpiComm::post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
+                                  std::vector<MPI_Request>& requests) const;
+template <>
+void MpiComm::finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
+                                    std::vector<MPI_Request>& requests,
+                                    std::vector<std::byte>& spill) const;
+template <>
+MpiComm MpiComm::split(int color, int key) const;
+template <>
+MpiComm MpiComm::find_kernel_comm() const;
+template <>
+MpiComm MpiComm::dist_graph(std::span<const int> sources, std::span<const int> destinations) const;
+template <>
+void MpiComm::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                                std::span<const int> sdispls, void* recvbuf,
+                                std::span<const int> recvcounts, std::span<const int> rdispls,
+                                MPI_Datatype type) const;
+template <>
+void MpiComm::library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                                MPI_Op op) const;
+template <>
+void MpiComm::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                                 std::span<const int> sdispls, void* recvbuf,
+                                 std::span<const int> recvcounts, std::span<const int> rdispls,
+                                 MPI_Datatype type) const;
+
+// The per-message calls stay inline.
+template <>
+[[nodiscard]] inline MPI_Request MpiComm::isend(const void* buf, int count, MPI_Datatype type,
+                                                int dest, int tag) const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  common::check_mpi(MPI_Isend(buf, count, type, dest, tag, get(), &request), "collectives::isend",
+                    rank_);
+  return request;
+}
+template <>
+[[nodiscard]] inline MPI_Request MpiComm::irecv(void* buf, int count, MPI_Datatype type, int source,
+                                                int tag) const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  common::check_mpi(MPI_Irecv(buf, count, type, source, tag, get(), &request), "collectives::irecv",
+                    rank_);
+  return request;
+}
+
+// The rest of the class is compiled once, in src/mpi_comm.cpp.
+extern template class BasicComm<MpiBackend>;
 
 // ---------------------------------------------------------------------------
 /// Funneled hybrid form: one MPI rank per process, `threads` OpenMP threads
@@ -340,6 +379,5 @@ class FunneledComm : public MpiComm {
 
 static_assert(Communicator<MpiComm>);
 static_assert(Communicator<FunneledComm>);
-static_assert(Communicator<EpComm>);
 
 }  // namespace collectives

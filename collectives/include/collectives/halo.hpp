@@ -49,7 +49,7 @@
 // Fewer at non-periodic edges and next to land, and fewer distinct ranks on
 // small periodic grids, where the same rank lies in several directions.
 //
-// Errors (ep::Error, on every rank, never a hang): width < 1, width larger
+// Errors (common::Error, on every rank, never a hang): width < 1, width larger
 // than the domain in a non-periodic direction, sizes that do not cover the
 // domain, fewer ranks than sea subdomains, ranks that disagree on the spec
 // (plan construction); fields whose sizes do not match the plan or the
@@ -78,7 +78,7 @@
 #include "collectives/communicator.hpp"
 #include "collectives/halo/copy_lists.hpp"
 #include "collectives/halo/geometry.hpp"
-#include "ep/error.hpp"
+#include "common/error.hpp"
 
 namespace collectives {
 
@@ -86,7 +86,7 @@ enum class HaloAlgorithm { kTwoSweep, kNeighbor, kDirect, kSplit };
 
 /// "two_sweep", "neighbor", "direct", "split" (benchmark mode names).
 std::string_view halo_algorithm_name(HaloAlgorithm algorithm);
-/// Inverse of halo_algorithm_name; throws ep::Error (kArgument) for other names.
+/// Inverse of halo_algorithm_name; throws common::Error (kArgument) for other names.
 HaloAlgorithm halo_algorithm_from_name(std::string_view name);
 
 /// Everything a plan is built from; must be the same on every rank.
@@ -144,17 +144,18 @@ void agree_or_throw(const C& comm, const char* call, const std::string& problem,
   for (const int f : fingerprint) v.push_back(f);
   for (const int f : fingerprint) v.push_back(-f);
   comm.library_allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_INT, MPI_MAX);
-  if (!problem.empty()) throw ep::Error(ep::ErrorKind::kArgument, call, comm.rank(), problem);
+  if (!problem.empty())
+    throw common::Error(common::ErrorKind::kArgument, call, comm.rank(), problem);
   if (v[0] != 0) {
-    throw ep::Error(ep::ErrorKind::kArgument, call, comm.rank(),
-                    "another rank rejected its arguments (see that rank's error)");
+    throw common::Error(common::ErrorKind::kArgument, call, comm.rank(),
+                        "another rank rejected its arguments (see that rank's error)");
   }
   const std::size_t n = fingerprint.size();
   for (std::size_t i = 0; i < n; ++i) {
     if (v[1 + i] != -v[1 + n + i]) {
-      throw ep::Error(ep::ErrorKind::kArgument, call, comm.rank(),
-                      "ranks passed different arguments (entry " + std::to_string(i) +
-                          " of the check differs)");
+      throw common::Error(common::ErrorKind::kArgument, call, comm.rank(),
+                          "ranks passed different arguments (entry " + std::to_string(i) +
+                              " of the check differs)");
     }
   }
 }

@@ -33,7 +33,7 @@
 //
 // Collective: construction, rebuild(), forward(), backward() and
 // transpose() over every rank of `comm`, with the same shape everywhere (the
-// shape is agreed at build: a difference throws ep::Error on every rank).
+// shape is agreed at build: a difference throws common::Error on every rank).
 // Thread safety: a plan belongs to one rank (one endpoint thread); with a
 // FunneledComm, packing and unpacking are shared by its team.
 //
@@ -56,8 +56,8 @@
 #include "collectives/alltoallv.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/detail/agreement.hpp"
-#include "ep/error.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
+#include "common/error.hpp"
 
 namespace collectives {
 
@@ -90,7 +90,7 @@ constexpr std::array<int, 2> block_part(int n, int c, int p) {
 /// The box of grid point (px, py) in `space`. Local.
 Box transpose_box(const TransposeShape& shape, Space space, int px, int py);
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 class TransposePlan {
  public:
   TransposePlan() = default;
@@ -170,7 +170,7 @@ class TransposePlan {
 
 // ---------------------------------------------------------------------------
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void TransposePlan<C, T>::check_shape(const TransposeShape& shape) {
   detail::LocalCheck mine;
   const int n = comm_.size();
@@ -190,24 +190,24 @@ void TransposePlan<C, T>::check_shape(const TransposeShape& shape) {
   }
   detail::throw_if_any(
       comm_, "collectives::TransposePlan", std::span<const detail::LocalCheck>(checks_),
-      [&](const detail::LocalCheck& c) -> std::pair<ep::ErrorKind, std::string> {
+      [&](const detail::LocalCheck& c) -> std::pair<common::ErrorKind, std::string> {
         if (c.code == 1) {
-          return {ep::ErrorKind::kArgument,
+          return {common::ErrorKind::kArgument,
                   "grid " + std::to_string(c.index) + " x " + std::to_string(c.value) + " for " +
                       std::to_string(n) + " ranks (cx * cy must equal the size)"};
         }
         if (c.code == 2) {
-          return {ep::ErrorKind::kArgument, "field of nx " + std::to_string(c.index) +
-                                                " (ny*10^6 + nz = " + std::to_string(c.value) +
-                                                "): every size must be >= 1"};
+          return {common::ErrorKind::kArgument, "field of nx " + std::to_string(c.index) +
+                                                    " (ny*10^6 + nz = " + std::to_string(c.value) +
+                                                    "): every size must be >= 1"};
         }
-        return {ep::ErrorKind::kArgument,
+        return {common::ErrorKind::kArgument,
                 "a shape (nx " + std::to_string(c.agreed[0]) + ") different from rank 0's (nx " +
                     std::to_string(checks_[0].agreed[0]) + ", ny, nz, cx, cy)"};
       });
 }
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
   check_shape(shape);
   const bool same_grid = built_ && shape.cx == shape_.cx && shape.cy == shape_.cy;
@@ -237,7 +237,7 @@ void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
   fields_[1].resize(local_size(Space::kXZ));
 }
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
   Step& step = steps_[static_cast<std::size_t>(s)];
   step.sub = sub;
@@ -307,7 +307,7 @@ void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
   }
 }
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void TransposePlan<C, T>::copy_lines(std::span<const Line> lines, bool reversed, const T* source,
                                      T* target) {
   auto copy = [&](int i) {
@@ -325,20 +325,22 @@ void TransposePlan<C, T>::copy_lines(std::span<const Line> lines, bool reversed,
   }
 }
 
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void TransposePlan<C, T>::transpose(Space from, Space to, std::span<const T> in, std::span<T> out) {
   const int a = static_cast<int>(from);
   const int b = static_cast<int>(to);
   if (a - b != 1 && b - a != 1) {
-    throw ep::Error(ep::ErrorKind::kArgument, "collectives::TransposePlan::transpose", comm_.rank(),
-                    "spaces " + std::to_string(a) + " and " + std::to_string(b) +
-                        " are not adjacent (grid 0, yz 1, xz 2, spectral 3)");
+    throw common::Error(common::ErrorKind::kArgument, "collectives::TransposePlan::transpose",
+                        comm_.rank(),
+                        "spaces " + std::to_string(a) + " and " + std::to_string(b) +
+                            " are not adjacent (grid 0, yz 1, xz 2, spectral 3)");
   }
   if (in.size() != local_size(from) || out.size() != local_size(to)) {
-    throw ep::Error(ep::ErrorKind::kCount, "collectives::TransposePlan::transpose", comm_.rank(),
-                    "field sizes " + std::to_string(in.size()) + " -> " +
-                        std::to_string(out.size()) + ", the plan expects " +
-                        std::to_string(local_size(from)) + " -> " + std::to_string(local_size(to)));
+    throw common::Error(
+        common::ErrorKind::kCount, "collectives::TransposePlan::transpose", comm_.rank(),
+        "field sizes " + std::to_string(in.size()) + " -> " + std::to_string(out.size()) +
+            ", the plan expects " + std::to_string(local_size(from)) + " -> " +
+            std::to_string(local_size(to)));
   }
   const bool forward = b > a;
   Step& step = steps_[static_cast<std::size_t>(forward ? a : b)];

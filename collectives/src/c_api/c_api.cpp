@@ -14,6 +14,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/collectives.h"
 #include "collectives/communicator.hpp"
+#include "collectives/ep_comm.hpp"
 #include "collectives/halo.hpp"
 #include "collectives/solvers/cg.hpp"
 #include "collectives/solvers/gcr.hpp"

@@ -4,7 +4,7 @@
 #include <climits>
 #include <string>
 
-#include "ep/error.hpp"
+#include "common/error.hpp"
 
 namespace collectives::detail {
 
@@ -51,9 +51,9 @@ void add_rows(const std::vector<Rect>& rects, const std::vector<FieldShape>& fie
 
 int message_count(std::size_t bytes, int rank, int peer) {
   if (bytes > static_cast<std::size_t>(INT_MAX)) {
-    throw ep::Error(ep::ErrorKind::kCount, "collectives::HaloPlan", rank,
-                    "halo message to rank " + std::to_string(peer) + " of " +
-                        std::to_string(bytes) + " bytes exceeds INT_MAX");
+    throw common::Error(common::ErrorKind::kCount, "collectives::HaloPlan", rank,
+                        "halo message to rank " + std::to_string(peer) + " of " +
+                            std::to_string(bytes) + " bytes exceeds INT_MAX");
   }
   return static_cast<int>(bytes);
 }

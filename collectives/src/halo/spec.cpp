@@ -6,27 +6,27 @@
 #include <string>
 
 #include "collectives/halo.hpp"
-#include "ep/enum_names.hpp"
+#include "common/enum_names.hpp"
 
 namespace collectives {
 
 namespace {
 constexpr auto kHaloAlgorithmNames =
-    ep::enum_names<HaloAlgorithm>({{HaloAlgorithm::kTwoSweep, "two_sweep"},
-                                   {HaloAlgorithm::kNeighbor, "neighbor"},
-                                   {HaloAlgorithm::kDirect, "direct"},
-                                   {HaloAlgorithm::kSplit, "split"}});
+    common::enum_names<HaloAlgorithm>({{HaloAlgorithm::kTwoSweep, "two_sweep"},
+                                       {HaloAlgorithm::kNeighbor, "neighbor"},
+                                       {HaloAlgorithm::kDirect, "direct"},
+                                       {HaloAlgorithm::kSplit, "split"}});
 }  // namespace
 
 std::string_view halo_algorithm_name(HaloAlgorithm algorithm) {
-  return ep::enum_name(kHaloAlgorithmNames, algorithm, "unknown");
+  return common::enum_name(kHaloAlgorithmNames, algorithm, "unknown");
 }
 
 HaloAlgorithm halo_algorithm_from_name(std::string_view name) {
-  if (const auto algorithm = ep::enum_from_name(kHaloAlgorithmNames, name)) return *algorithm;
-  throw ep::Error(ep::ErrorKind::kArgument, "collectives::halo_algorithm_from_name", -1,
-                  "unknown halo algorithm '" + std::string(name) + "' (" +
-                      ep::joined_names(kHaloAlgorithmNames) + ")");
+  if (const auto algorithm = common::enum_from_name(kHaloAlgorithmNames, name)) return *algorithm;
+  throw common::Error(common::ErrorKind::kArgument, "collectives::halo_algorithm_from_name", -1,
+                      "unknown halo algorithm '" + std::string(name) + "' (" +
+                          common::joined_names(kHaloAlgorithmNames) + ")");
 }
 
 namespace detail {

@@ -36,8 +36,9 @@ typedef struct ep_comm_s* ep_comm_t;
 /** A pending nonblocking operation (ep::Request); NULL once completed. */
 typedef struct ep_request_s* ep_request_t;
 
-/** Return codes: one per ep::ErrorKind (ep/error.hpp), in its order from 1
- * (the table of ep/c_shim.hpp, checked at compile time), and EP_ERR_OTHER. */
+/** Return codes: one per kind of the endpoint layer's errors (ep::ErrorKind,
+ * common/error.hpp), in its order from 1 (the table of ep/c_shim.hpp, checked
+ * at compile time), and EP_ERR_OTHER. */
 enum {
   EP_OK = 0,
   EP_ERR_RANK = 1,
@@ -51,9 +52,9 @@ enum {
   EP_ERR_REQUEST = 9,
   EP_ERR_MPI = 10,
   EP_ERR_NO_MEMORY = 11, /**< memory could not be allocated */
-  EP_ERR_IO = 12,        /**< a file could not be opened, read or written */
-  EP_ERR_CONFIG = 13,    /**< a configuration's content is invalid */
-  EP_ERR_OTHER = 99      /**< any other failure (an exception that is not an ep::Error) */
+  /* 12 and 13 are the output library's (XIOS_LITE_ERR_IO, XIOS_LITE_ERR_CONFIG
+   * in xios_lite/xios_lite.h): the codes of the C interfaces never overlap. */
+  EP_ERR_OTHER = 99 /**< any other failure (an exception that is not an ep::Error) */
 };
 
 /** MPI_Comm_create_endpoints: writes n_local handles to comms[0..n_local-1];

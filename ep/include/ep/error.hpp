@@ -1,67 +1,17 @@
-// The one error convention of the project: every failure is an ep::Error
-// exception naming the call, the endpoint rank and the offending value.
-//
-// MPI return codes are never ignored: check_mpi() turns a non-success code
-// into an ep::Error carrying the MPI error string.
+// The endpoint layer's errors are the project's one error type
+// (common/error.hpp): every ep call throws ep::Error, which is
+// common::Error, naming the call, the endpoint rank and the offending value.
+// The names below let ep's users and code say ep:: as before.
 #pragma once
 
-#include <mpi.h>
-
-#include <cstddef>
-#include <stdexcept>
-#include <string>
+#include "common/error.hpp"
 
 namespace ep {
 
-/// What kind of misuse or failure an Error reports (maps onto MPI error
-/// classes where MPI has one). The C interfaces return one code per kind
-/// (EP_ERR_* in ep/ep.h, through the table of ep/c_shim.hpp). A new kind goes
-/// last, and kErrorKindCount names it.
-enum class ErrorKind {
-  kRank,      ///< rank out of range (MPI_ERR_RANK)
-  kTag,       ///< tag out of range (MPI_ERR_TAG)
-  kCount,     ///< negative or overflowing count (MPI_ERR_COUNT)
-  kTruncate,  ///< message longer than the receive buffer (MPI_ERR_TRUNCATE)
-  kTooManyEndpoints,
-  kThreadLevel,  ///< MPI not initialised with MPI_THREAD_MULTIPLE
-  kFreedComm,    ///< use of a freed endpoint communicator (MPI_ERR_COMM)
-  kArgument,     ///< any other invalid argument (MPI_ERR_ARG)
-  kRequest,      ///< invalid request (MPI_ERR_REQUEST)
-  kMpi,          ///< an MPI call itself returned an error
-  kNoMemory,     ///< memory could not be allocated (MPI_ERR_NO_MEM)
-  kIo,           ///< a file could not be opened, read or written (NetCDF, a configuration file)
-  kConfig,       ///< a configuration's content is invalid (XML syntax, elements, attributes)
-};
-
-/// The number of kinds: tables indexed by kind check their size against it.
-inline constexpr std::size_t kErrorKindCount = static_cast<std::size_t>(ErrorKind::kConfig) + 1;
-
-/// The enumerator's name ("kRank", ...), for messages and tests.
-[[nodiscard]] const char* name_of(ErrorKind kind) noexcept;
-
-/// Exception thrown by every ep call on bad input or MPI failure.
-/// what() reads like "ep::send: ep rank 3: tag 40000 out of range [0, 32767]".
-class Error : public std::runtime_error {
- public:
-  Error(ErrorKind kind, const std::string& call, int ep_rank, const std::string& detail,
-        int mpi_code = MPI_SUCCESS);
-
-  [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
-  [[nodiscard]] const std::string& call() const noexcept { return call_; }
-  /// EP rank of the caller, or -1 when the call has no endpoint yet (creation).
-  [[nodiscard]] int ep_rank() const noexcept { return ep_rank_; }
-  /// The MPI error code behind the failure (MPI_SUCCESS for argument errors).
-  [[nodiscard]] int mpi_code() const noexcept { return mpi_code_; }
-
- private:
-  ErrorKind kind_;
-  std::string call_;
-  int ep_rank_;
-  int mpi_code_;
-};
-
-/// Throws ep::Error(kMpi) naming `call`, `ep_rank` and the MPI error string
-/// when `rc` is not MPI_SUCCESS. Thread-safe.
-void check_mpi(int rc, const char* call, int ep_rank);
+using common::check_mpi;
+using common::Error;
+using common::ErrorKind;
+using common::kErrorKindCount;
+using common::name_of;
 
 }  // namespace ep

@@ -17,9 +17,9 @@
 // collectivity, thread safety and errors are those of the call forwarded to.
 // A span longer than INT_MAX elements throws ep::Error(kCount) naming the call.
 //
-// A user struct gets a datatype by specialising ep::datatype_traits:
+// A user struct gets a datatype by specialising common::datatype_traits:
 //
-//   template <> struct ep::datatype_traits<Particle> {
+//   template <> struct common::datatype_traits<Particle> {
 //     static MPI_Datatype get() { return particle_type(); }  // committed once
 //   };
 #pragma once
@@ -36,6 +36,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/datatype.hpp"
 #include "ep/collectives.hpp"
 #include "ep/comm_management.hpp"
 #include "ep/communicator.hpp"
@@ -43,48 +44,10 @@
 
 namespace ep {
 
-/// Maps an element type to its MPI datatype. Specialise get() for user
-/// types; the primary template has none, so an unsupported type is a compile error.
-template <class T>
-struct datatype_traits;
-
-#define EP_TYPED_BUILTIN(type, mpi_type)                      \
-  template <>                                                 \
-  struct datatype_traits<type> {                              \
-    static MPI_Datatype get() noexcept { return (mpi_type); } \
-  }
-EP_TYPED_BUILTIN(char, MPI_CHAR);
-EP_TYPED_BUILTIN(signed char, MPI_SIGNED_CHAR);
-EP_TYPED_BUILTIN(unsigned char, MPI_UNSIGNED_CHAR);
-EP_TYPED_BUILTIN(short, MPI_SHORT);
-EP_TYPED_BUILTIN(unsigned short, MPI_UNSIGNED_SHORT);
-EP_TYPED_BUILTIN(int, MPI_INT);
-EP_TYPED_BUILTIN(unsigned, MPI_UNSIGNED);
-EP_TYPED_BUILTIN(long, MPI_LONG);
-EP_TYPED_BUILTIN(unsigned long, MPI_UNSIGNED_LONG);
-EP_TYPED_BUILTIN(long long, MPI_LONG_LONG);
-EP_TYPED_BUILTIN(unsigned long long, MPI_UNSIGNED_LONG_LONG);
-EP_TYPED_BUILTIN(float, MPI_FLOAT);
-EP_TYPED_BUILTIN(double, MPI_DOUBLE);
-EP_TYPED_BUILTIN(long double, MPI_LONG_DOUBLE);
-EP_TYPED_BUILTIN(bool, MPI_CXX_BOOL);
-EP_TYPED_BUILTIN(std::byte, MPI_BYTE);
-EP_TYPED_BUILTIN(std::complex<float>, MPI_CXX_FLOAT_COMPLEX);
-EP_TYPED_BUILTIN(std::complex<double>, MPI_CXX_DOUBLE_COMPLEX);
-EP_TYPED_BUILTIN(std::complex<long double>, MPI_CXX_LONG_DOUBLE_COMPLEX);
-#undef EP_TYPED_BUILTIN
-
-/// The MPI datatype of T (cv-qualifiers ignored).
-template <class T>
-[[nodiscard]] MPI_Datatype datatype_of() {
-  return datatype_traits<std::remove_cv_t<T>>::get();
-}
-
-/// Whether T has a datatype (a builtin or a registered user type).
-template <class T>
-concept HasDatatype = requires {
-  datatype_traits<std::remove_cv_t<T>>::get();
-};
+// The datatype of an element type lives below ep (common/datatype.hpp):
+// the kernels of collectives use it without the endpoint runtime.
+using common::datatype_of;
+using common::HasDatatype;
 
 /// Either kind of endpoint communicator: point-to-point ranks are EP ranks of
 /// the group (Communicator) or of the remote group (InterCommunicator).
@@ -92,14 +55,7 @@ template <class C>
 concept EndpointCommunicator = std::same_as<C, Communicator> || std::same_as<C, InterCommunicator>;
 
 namespace detail {
-/// A span's length as an MPI count; throws ep::Error(kCount) naming `call`.
-inline int count_of(std::size_t n, const char* call, int ep_rank) {
-  if (n > static_cast<std::size_t>(INT_MAX)) {
-    throw Error(ErrorKind::kCount, call, ep_rank,
-                "span of " + std::to_string(n) + " elements exceeds INT_MAX");
-  }
-  return static_cast<int>(n);
-}
+using common::count_of;  // a span's length as an MPI count (common/error.hpp)
 }  // namespace detail
 
 // ---- point-to-point (on a Communicator or an InterCommunicator) ----

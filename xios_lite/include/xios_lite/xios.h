@@ -16,7 +16,8 @@
  *   cxios_finalize();
  *
  * Strings come with their length, as from Fortran (trailing blanks are
- * dropped). Every function returns 0 or an EP_ERR_* code (ep/ep.h) and the
+ * dropped). Every function returns 0 or a code of xios_lite/xios_lite.h
+ * (XIOS_LITE_ERR_IO, XIOS_LITE_ERR_CONFIG, or ep/ep.h's EP_ERR_*) and the
  * message of the calling thread's last failure is cxios_last_error() (the
  * same as ep_last_error()); XIOS's calls return nothing, so a model written
  * for XIOS ignores the code and checks nothing, as it did. The few that
@@ -38,6 +39,7 @@
 #include <stdint.h>
 
 #include "ep/ep.h"
+#include "xios_lite/xios_lite.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -19,9 +19,10 @@
  *   }
  *   xios_lite_world_free(&world);
  *
- * Errors: every function returns 0 or an EP_ERR_* code (ep/ep.h: EP_ERR_CONFIG
- * for a bad configuration, EP_ERR_IO for a file that cannot be read or
- * written, ...) and never lets a C++ exception out; xios_lite_last_error()
+ * Errors: every function returns 0, XIOS_LITE_ERR_CONFIG for a bad
+ * configuration, XIOS_LITE_ERR_IO for a file that cannot be read or written,
+ * or the endpoint layer's EP_ERR_* code (ep/ep.h) for the rest (a bad rank,
+ * an MPI failure, ...), and never lets a C++ exception out; xios_lite_last_error()
  * gives the message of the calling thread's last failure (in this interface
  * or in ep/ep.h's: the two share it). Collectivity and threads are those of the
  * C++ calls (client.hpp): create, close_definition and finalise are
@@ -37,6 +38,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The output library's return codes, beside ep/ep.h's EP_ERR_* (which it
+ * leaves free: the C interfaces' codes never overlap). */
+/* NOLINTBEGIN(readability-identifier-naming) */
+enum {
+  XIOS_LITE_ERR_IO = 12,    /**< a file could not be opened, read or written */
+  XIOS_LITE_ERR_CONFIG = 13 /**< a configuration's content is invalid */
+};
+/* NOLINTEND(readability-identifier-naming) */
 
 /* A C interface keeps C's naming (snake_case types, upper-case constants). */
 /* NOLINTBEGIN(readability-identifier-naming) */

@@ -18,8 +18,8 @@
 #include <variant>
 #include <vector>
 
+#include "c_codes.hpp"
 #include "ep/c_handle.hpp"
-#include "ep/c_shim.hpp"
 #include "ep/error.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/config.hpp"
@@ -44,7 +44,7 @@ namespace {
 // Runs `body`; an exception becomes its EP_ERR_* code and message.
 template <typename Body>
 int guarded(Body&& body) noexcept {
-  return ep::c_api::guarded("xios_lite", std::forward<Body>(body));
+  return xios_lite::c_api::guarded("xios_lite", std::forward<Body>(body));
 }
 
 [[noreturn]] void argument_error(const char* call, int ep_rank, const std::string& detail) {
@@ -658,6 +658,6 @@ int xios_lite_client_free(xios_lite_client_t* client) {
   });
 }
 
-const char* xios_lite_last_error(void) { return ep::c_api::last_error(); }
+const char* xios_lite_last_error(void) { return common::c_api::last_error(); }
 
 }  // extern "C"

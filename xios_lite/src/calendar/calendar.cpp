@@ -13,7 +13,7 @@
 #include <iterator>
 #include <numeric>
 
-#include "ep/enum_names.hpp"
+#include "common/enum_names.hpp"
 #include "ep/error.hpp"
 #include "text.hpp"
 
@@ -93,33 +93,33 @@ bool read_number(std::string_view text, std::size_t& at, std::int64_t& value) {
 // The CF name of each calendar (what to_string writes) and the other names
 // parse_calendar_type accepts (all lower case).
 constexpr auto kCalendarNames =
-    ep::enum_names<CalendarType>({{CalendarType::kGregorian, "gregorian"},
-                                  {CalendarType::kNoLeap, "noleap"},
-                                  {CalendarType::k360Day, "360_day"},
-                                  {CalendarType::kJulian, "julian"},
-                                  {CalendarType::kAllLeap, "all_leap"},
-                                  {CalendarType::kUserDefined, "user_defined"}});
-constexpr auto kCalendarAliases =
-    std::to_array<ep::EnumName<CalendarType>>({{CalendarType::kGregorian, "standard"},
-                                               {CalendarType::kGregorian, "proleptic_gregorian"},
-                                               {CalendarType::kNoLeap, "365_day"},
-                                               {CalendarType::kAllLeap, "allleap"},
-                                               {CalendarType::kAllLeap, "366_day"},
-                                               {CalendarType::k360Day, "d360"},
-                                               {CalendarType::kUserDefined, "userdefined"}});
+    common::enum_names<CalendarType>({{CalendarType::kGregorian, "gregorian"},
+                                      {CalendarType::kNoLeap, "noleap"},
+                                      {CalendarType::k360Day, "360_day"},
+                                      {CalendarType::kJulian, "julian"},
+                                      {CalendarType::kAllLeap, "all_leap"},
+                                      {CalendarType::kUserDefined, "user_defined"}});
+constexpr auto kCalendarAliases = std::to_array<common::EnumName<CalendarType>>(
+    {{CalendarType::kGregorian, "standard"},
+     {CalendarType::kGregorian, "proleptic_gregorian"},
+     {CalendarType::kNoLeap, "365_day"},
+     {CalendarType::kAllLeap, "allleap"},
+     {CalendarType::kAllLeap, "366_day"},
+     {CalendarType::k360Day, "d360"},
+     {CalendarType::kUserDefined, "userdefined"}});
 
 }  // namespace
 
 std::string_view to_string(CalendarType type) noexcept {
-  return ep::enum_name(kCalendarNames, type, "gregorian");
+  return common::enum_name(kCalendarNames, type, "gregorian");
 }
 
 bool parse_calendar_type(std::string_view text, CalendarType& out) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  auto type = ep::enum_from_name(kCalendarNames, lower);
-  if (!type) type = ep::enum_from_name(kCalendarAliases, lower);
+  auto type = common::enum_from_name(kCalendarNames, lower);
+  if (!type) type = common::enum_from_name(kCalendarAliases, lower);
   if (type) out = *type;
   return type.has_value();
 }

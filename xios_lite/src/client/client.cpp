@@ -11,9 +11,9 @@
 #include <memory>
 
 #include "client_engine.hpp"
+#include "common/enum_names.hpp"
 #include "config/model_definitions.hpp"
 #include "ep/comm_management.hpp"
-#include "ep/enum_names.hpp"
 #include "ep/error.hpp"
 #include "ep/typed.hpp"
 #include "funnel.hpp"
@@ -28,11 +28,11 @@
 namespace xios_lite {
 
 namespace {
-constexpr auto kModeNames = ep::enum_names<Mode>(
+constexpr auto kModeNames = common::enum_names<Mode>(
     {{Mode::kEndpoints, "ep"}, {Mode::kFunneled, "funneled"}, {Mode::kSynchronous, "synchronous"}});
 }  // namespace
 
-const char* to_string(Mode mode) noexcept { return ep::enum_name(kModeNames, mode, "ep"); }
+const char* to_string(Mode mode) noexcept { return common::enum_name(kModeNames, mode, "ep"); }
 
 namespace detail {
 

@@ -2,8 +2,8 @@
 // an axis reduced from a domain (reduce_domain); the reductions' names.
 #include <string>
 
+#include "common/enum_names.hpp"
 #include "context_parser.hpp"
-#include "ep/enum_names.hpp"
 #include "vocabulary.hpp"
 #include "xios_lite/config.hpp"
 #include "xml_tree.hpp"
@@ -12,16 +12,16 @@ namespace xios_lite::parser {
 namespace {
 
 // The texts of Reduction (to_string, and what reduction_of reads).
-constexpr auto kReductionNames = ep::enum_names<Reduction>({{Reduction::kNone, "none"},
-                                                            {Reduction::kSum, "sum"},
-                                                            {Reduction::kAverage, "average"},
-                                                            {Reduction::kMin, "min"},
-                                                            {Reduction::kMax, "max"}});
+constexpr auto kReductionNames = common::enum_names<Reduction>({{Reduction::kNone, "none"},
+                                                                {Reduction::kSum, "sum"},
+                                                                {Reduction::kAverage, "average"},
+                                                                {Reduction::kMin, "min"},
+                                                                {Reduction::kMax, "max"}});
 
 }  // namespace
 
 Reduction reduction_of(const Element& e, const std::string& v) {
-  const auto r = ep::enum_from_name(kReductionNames, v);
+  const auto r = common::enum_from_name(kReductionNames, v);
   if (r && *r != Reduction::kNone) return *r;
   fail(e, "operation", "unknown reduction '" + v + "' (expected sum, average, min or max)");
 }
@@ -133,7 +133,7 @@ int ContextParser::add_axis(AxisDef a) {
 namespace xios_lite {
 
 const char* to_string(Reduction r) noexcept {
-  return ep::enum_name(parser::kReductionNames, r, "none");
+  return common::enum_name(parser::kReductionNames, r, "none");
 }
 
 }  // namespace xios_lite

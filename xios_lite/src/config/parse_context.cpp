@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "context_parser.hpp"
-#include "ep/enum_names.hpp"
 #include "ep/error.hpp"
 #include "parse_tree.hpp"
 #include "vocabulary.hpp"
@@ -41,14 +41,14 @@ bool is_group_of(Kind kind, const std::string& name) {
 }
 
 // The attribute naming the element an element of `kind` references.
-constexpr auto kRefAttributes = ep::enum_names<Kind>({{Kind::kDomain, "domain_ref"},
-                                                      {Kind::kAxis, "axis_ref"},
-                                                      {Kind::kScalar, "scalar_ref"},
-                                                      {Kind::kField, "field_ref"},
-                                                      {Kind::kFileField, "field_ref"},
-                                                      {Kind::kFile, ""}});
+constexpr auto kRefAttributes = common::enum_names<Kind>({{Kind::kDomain, "domain_ref"},
+                                                          {Kind::kAxis, "axis_ref"},
+                                                          {Kind::kScalar, "scalar_ref"},
+                                                          {Kind::kField, "field_ref"},
+                                                          {Kind::kFileField, "field_ref"},
+                                                          {Kind::kFile, ""}});
 
-const char* ref_attribute(Kind kind) { return ep::enum_name(kRefAttributes, kind, ""); }
+const char* ref_attribute(Kind kind) { return common::enum_name(kRefAttributes, kind, ""); }
 
 // Attributes that belong to the element itself, never inherited.
 bool inheritable(std::string_view attr) {

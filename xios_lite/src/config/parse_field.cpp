@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "context_parser.hpp"
-#include "ep/enum_names.hpp"
 #include "vocabulary.hpp"
 #include "xios_lite/config.hpp"
 #include "xml_tree.hpp"
@@ -17,21 +17,22 @@ namespace {
 
 // The texts of Operation (to_string, and what operation_of reads), and the
 // CF cell method of each operation.
-constexpr auto kOperationNames = ep::enum_names<Operation>({{Operation::kInstant, "instant"},
-                                                            {Operation::kAverage, "average"},
-                                                            {Operation::kMinimum, "minimum"},
-                                                            {Operation::kMaximum, "maximum"},
-                                                            {Operation::kAccumulate, "accumulate"},
-                                                            {Operation::kOnce, "once"}});
-constexpr auto kCellMethods = ep::enum_names<Operation>({{Operation::kInstant, "time: point"},
-                                                         {Operation::kAverage, "time: mean"},
-                                                         {Operation::kMinimum, "time: minimum"},
-                                                         {Operation::kMaximum, "time: maximum"},
-                                                         {Operation::kAccumulate, "time: sum"},
-                                                         {Operation::kOnce, "time: point"}});
+constexpr auto kOperationNames =
+    common::enum_names<Operation>({{Operation::kInstant, "instant"},
+                                   {Operation::kAverage, "average"},
+                                   {Operation::kMinimum, "minimum"},
+                                   {Operation::kMaximum, "maximum"},
+                                   {Operation::kAccumulate, "accumulate"},
+                                   {Operation::kOnce, "once"}});
+constexpr auto kCellMethods = common::enum_names<Operation>({{Operation::kInstant, "time: point"},
+                                                             {Operation::kAverage, "time: mean"},
+                                                             {Operation::kMinimum, "time: minimum"},
+                                                             {Operation::kMaximum, "time: maximum"},
+                                                             {Operation::kAccumulate, "time: sum"},
+                                                             {Operation::kOnce, "time: point"}});
 
 Operation operation_of(const Element& e, const std::string& v) {
-  const auto op = ep::enum_from_name(kOperationNames, v);
+  const auto op = common::enum_from_name(kOperationNames, v);
   if (!op) {
     fail(e, "operation",
          "unknown operation '" + v +
@@ -234,11 +235,11 @@ template void ContextParser::read_field_attributes(Kind, const Element&, OutputV
 namespace xios_lite {
 
 const char* to_string(Operation op) noexcept {
-  return ep::enum_name(parser::kOperationNames, op, "instant");
+  return common::enum_name(parser::kOperationNames, op, "instant");
 }
 
 const char* cell_method(Operation op) noexcept {
-  return ep::enum_name(parser::kCellMethods, op, "time: point");
+  return common::enum_name(parser::kCellMethods, op, "time: point");
 }
 
 }  // namespace xios_lite

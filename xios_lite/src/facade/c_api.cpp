@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "c_codes.hpp"
 #include "ep/c_handle.hpp"
-#include "ep/c_shim.hpp"
 #include "ep/error.hpp"
 #include "facade/facade.hpp"
 #include "xios_lite/xios.h"
@@ -18,7 +18,7 @@ namespace {
 
 template <typename Body>
 int guarded(Body&& body) noexcept {
-  return ep::c_api::guarded("xios", std::forward<Body>(body));
+  return xios_lite::c_api::guarded("xios", std::forward<Body>(body));
 }
 
 // A string as Fortran passes it: its length, without its trailing blanks.
@@ -465,6 +465,6 @@ int cxios_getvar(const char* name, int len, int type, void* value, int value_len
   });
 }
 
-const char* cxios_last_error(void) { return ep::c_api::last_error(); }
+const char* cxios_last_error(void) { return common::c_api::last_error(); }
 
 }  // extern "C"

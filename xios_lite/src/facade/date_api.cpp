@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "ep/c_shim.hpp"
+#include "c_codes.hpp"
 #include "ep/error.hpp"
 #include "facade/calendar_source.hpp"
 #include "text.hpp"
@@ -131,7 +131,7 @@ extern "C" {
 
 int xios_lite_date_add_duration(const xios_lite_date* date, const xios_lite_duration* dur,
                                 xios_lite_date* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_add_duration";
     xios_lite::require(out, kCall, "out");
     *out = xios_lite::add(date, dur, 1.0, kCall);
@@ -140,7 +140,7 @@ int xios_lite_date_add_duration(const xios_lite_date* date, const xios_lite_dura
 
 int xios_lite_date_sub_duration(const xios_lite_date* date, const xios_lite_duration* dur,
                                 xios_lite_date* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_sub_duration";
     xios_lite::require(out, kCall, "out");
     *out = xios_lite::add(date, dur, -1.0, kCall);
@@ -149,7 +149,7 @@ int xios_lite_date_sub_duration(const xios_lite_date* date, const xios_lite_dura
 
 int xios_lite_date_sub(const xios_lite_date* date1, const xios_lite_date* date2,
                        xios_lite_duration* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_sub";
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
@@ -175,7 +175,7 @@ int xios_lite_date_sub(const xios_lite_date* date1, const xios_lite_date* date2,
 }
 
 int xios_lite_date_convert_to_seconds(const xios_lite_date* date, long long* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_convert_to_seconds";
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
@@ -188,7 +188,7 @@ int xios_lite_date_convert_to_seconds(const xios_lite_date* date, long long* out
 }
 
 int xios_lite_date_get_second_of_year(const xios_lite_date* date, long long* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_get_second_of_year";
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
@@ -197,7 +197,7 @@ int xios_lite_date_get_second_of_year(const xios_lite_date* date, long long* out
 }
 
 int xios_lite_date_get_day_of_year(const xios_lite_date* date, double* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_get_day_of_year";
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
@@ -207,7 +207,7 @@ int xios_lite_date_get_day_of_year(const xios_lite_date* date, double* out) {
 }
 
 int xios_lite_date_get_fraction_of_year(const xios_lite_date* date, double* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_get_fraction_of_year";
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
@@ -218,7 +218,7 @@ int xios_lite_date_get_fraction_of_year(const xios_lite_date* date, double* out)
 }
 
 int xios_lite_date_get_second_of_day(const xios_lite_date* date, long long* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_get_second_of_day";
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
@@ -228,7 +228,7 @@ int xios_lite_date_get_second_of_day(const xios_lite_date* date, long long* out)
 }
 
 int xios_lite_date_get_fraction_of_day(const xios_lite_date* date, double* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_get_fraction_of_day";
     xios_lite::require(out, kCall, "out");
     const Calendar& cal = xios_lite::calendar_for(kCall);
@@ -239,7 +239,7 @@ int xios_lite_date_get_fraction_of_day(const xios_lite_date* date, double* out) 
 }
 
 int xios_lite_get_year_length_in_seconds(int year, long long* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_get_year_length_in_seconds";
     xios_lite::require(out, kCall, "out");
     *out = xios_lite::calendar_for(kCall).year_length(year);
@@ -247,7 +247,7 @@ int xios_lite_get_year_length_in_seconds(int year, long long* out) {
 }
 
 int xios_lite_get_day_length_in_seconds(long long* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_get_day_length_in_seconds";
     xios_lite::require(out, kCall, "out");
     *out = xios_lite::calendar_for(kCall).day_length();
@@ -255,7 +255,7 @@ int xios_lite_get_day_length_in_seconds(long long* out) {
 }
 
 int xios_lite_date_convert_from_string(const char* text, xios_lite_date* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_convert_from_string";
     xios_lite::require(text, kCall, "text");
     xios_lite::require(out, kCall, "out");
@@ -269,7 +269,7 @@ int xios_lite_date_convert_from_string(const char* text, xios_lite_date* out) {
 }
 
 int xios_lite_date_compare(const xios_lite_date* date1, const xios_lite_date* date2, int* order) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_compare";
     xios_lite::require(date1, kCall, "date1");
     xios_lite::require(date2, kCall, "date2");
@@ -286,7 +286,7 @@ int xios_lite_date_compare(const xios_lite_date* date1, const xios_lite_date* da
 
 int xios_lite_duration_equal(const xios_lite_duration* dur1, const xios_lite_duration* dur2,
                              int* equal) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_duration_eq";
     xios_lite::require(dur1, kCall, "dur1");
     xios_lite::require(dur2, kCall, "dur2");
@@ -300,7 +300,7 @@ int xios_lite_duration_equal(const xios_lite_duration* dur1, const xios_lite_dur
 }
 
 int xios_lite_date_convert_to_string(const xios_lite_date* date, char* text, int size) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_date_convert_to_string";
     xios_lite::require(date, kCall, "date");
     xios_lite::copy_out(xios_lite::format_date(xios_lite::to_date(*date)), text, size, kCall);
@@ -308,7 +308,7 @@ int xios_lite_date_convert_to_string(const xios_lite_date* date, char* text, int
 }
 
 int xios_lite_duration_convert_to_string(const xios_lite_duration* dur, char* text, int size) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_duration_convert_to_string";
     xios_lite::require(dur, kCall, "duration");
     const std::pair<double, const char*> parts[] = {
@@ -328,7 +328,7 @@ int xios_lite_duration_convert_to_string(const xios_lite_duration* dur, char* te
 }
 
 int xios_lite_duration_convert_from_string(const char* text, xios_lite_duration* out) {
-  return ep::c_api::guarded(xios_lite::kLibrary, [&] {
+  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
     constexpr const char* kCall = "xios_duration_convert_from_string";
     xios_lite::require(text, kCall, "text");
     xios_lite::require(out, kCall, "out");

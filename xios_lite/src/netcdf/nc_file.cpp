@@ -23,7 +23,7 @@
 #include <set>
 
 #include "chunking.hpp"
-#include "ep/enum_names.hpp"
+#include "common/enum_names.hpp"
 #include "ep/error.hpp"
 
 namespace xios_lite::netcdf {
@@ -44,17 +44,20 @@ namespace {
 
 // The CF cell method of a reduction over a spatial dimension (kNone: never
 // asked for, as only reduced dimensions are named).
-constexpr auto kCellMethodOfReduction = ep::enum_names<Reduction>({{Reduction::kNone, "mean"},
-                                                                   {Reduction::kSum, "sum"},
-                                                                   {Reduction::kAverage, "mean"},
-                                                                   {Reduction::kMin, "minimum"},
-                                                                   {Reduction::kMax, "maximum"}});
+constexpr auto kCellMethodOfReduction =
+    common::enum_names<Reduction>({{Reduction::kNone, "mean"},
+                                   {Reduction::kSum, "sum"},
+                                   {Reduction::kAverage, "mean"},
+                                   {Reduction::kMin, "minimum"},
+                                   {Reduction::kMax, "maximum"}});
 
 // The cell_methods of a variable: the temporal operation, the reductions of
 // its grid, and the configuration's own text by its mode.
 std::string cell_methods_of(const Config& cfg, const OutputVariable& v) {
   std::string generated;
-  const auto method = [](Reduction r) { return ep::enum_name(kCellMethodOfReduction, r, "mean"); };
+  const auto method = [](Reduction r) {
+    return common::enum_name(kCellMethodOfReduction, r, "mean");
+  };
   const OutputShape& s = v.shape;
   if (s.horizontal == OutputShape::Horizontal::kGlobal) {
     generated += std::string("area: ") + method(s.horizontal_op) + " ";

@@ -23,8 +23,8 @@
 
 #include "collectives/alltoallv_algorithms/exchange.hpp"
 #include "collectives/detail/tags.hpp"
-#include "ep/error.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
+#include "common/error.hpp"
 
 namespace collectives::alltoallv_algorithms {
 
@@ -32,7 +32,7 @@ namespace collectives::alltoallv_algorithms {
 /// rank learns the size of each block it receives, so it always verifies:
 /// a block whose size differs from recvcounts throws on its receiver alone,
 /// after the last stage (kTruncate when more, kCount when less).
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void bruck(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& s) {
   const int n = comm.size();
   const int me = comm.rank();
@@ -93,8 +93,8 @@ void bruck(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>&
                         [](std::size_t a, int c) { return a + static_cast<std::size_t>(c); });
     s.stage_recv.resize(recv_total);
     // Checked here so that an oversized stage names the collective.
-    const int recv_count = ep::detail::count_of(recv_total, "collectives::alltoallv (bruck)", me);
-    const int send_count = ep::detail::count_of(send_total, "collectives::alltoallv (bruck)", me);
+    const int recv_count = common::count_of(recv_total, "collectives::alltoallv (bruck)", me);
+    const int send_count = common::count_of(send_total, "collectives::alltoallv (bruck)", me);
     if (recv_count > 0) {
       s.requests.push_back(
           irecv(comm, std::span<T>(s.stage_recv), from, detail::kAlltoallvDataTag));
@@ -140,12 +140,13 @@ void bruck(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>&
     const int source = (me - p + n) % n;
     if (s.counts[up] != x.recv_count(source)) {
       // Every stage is done: the other ranks return, this one throws.
-      throw ep::Error(
-          s.counts[up] > x.recv_count(source) ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount,
-          "collectives::alltoallv (bruck)", me,
-          "recvcounts[" + std::to_string(source) + "] = " + std::to_string(x.recv_count(source)) +
-              " but rank " + std::to_string(source) + " sent " + std::to_string(s.counts[up]) +
-              " elements");
+      throw common::Error(s.counts[up] > x.recv_count(source) ? common::ErrorKind::kTruncate
+                                                              : common::ErrorKind::kCount,
+                          "collectives::alltoallv (bruck)", me,
+                          "recvcounts[" + std::to_string(source) +
+                              "] = " + std::to_string(x.recv_count(source)) + " but rank " +
+                              std::to_string(source) + " sent " + std::to_string(s.counts[up]) +
+                              " elements");
     }
     s.copies.push_back({s.blocks.data() + s.offsets[up], x.recv_block(source),
                         static_cast<std::size_t>(s.counts[up])});

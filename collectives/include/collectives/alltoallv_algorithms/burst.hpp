@@ -10,13 +10,13 @@
 
 #include "collectives/alltoallv_algorithms/exchange.hpp"
 #include "collectives/detail/tags.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
 
 namespace collectives::alltoallv_algorithms {
 
 /// Collective over `comm`; arguments checked (alltoallv.hpp). A mismatch
 /// found by a verified exchange is left in scratch.mismatch.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void burst(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& scratch) {
   const int n = comm.size();
   const int me = comm.rank();

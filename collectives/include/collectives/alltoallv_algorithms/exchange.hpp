@@ -31,8 +31,8 @@
 #include "collectives/communicator.hpp"
 #include "collectives/detail/copy_blocks.hpp"
 #include "collectives/detail/tags.hpp"
-#include "ep/error.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
+#include "common/error.hpp"
 
 namespace collectives::alltoallv_algorithms {
 
@@ -92,7 +92,7 @@ struct Scratch {
 
 /// Posts the receive of the block from `from` (none for an empty block: both
 /// sides know its size).
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void post_recv(const C& comm, const Exchange<T>& x, int from,
                std::vector<typename C::Request>& requests) {
   if (x.recv_count(from) > 0) {
@@ -101,7 +101,7 @@ void post_recv(const C& comm, const Exchange<T>& x, int from,
 }
 
 /// Posts the send of the block for `to` (none for an empty block).
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void post_send(const C& comm, const Exchange<T>& x, int to,
                std::vector<typename C::Request>& requests) {
   if (x.send_count(to) > 0) {
@@ -122,7 +122,7 @@ void copy_self(const C& comm, const Exchange<T>& x, Scratch<T, Request>& scratch
 /// sends to every rank of `to`, this rank's own block copied meanwhile when
 /// `self`; trusted or verified as x.verify says (see the file comment). A
 /// size mismatch is recorded in `s.mismatch`, never thrown here.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void exchange_stage(const C& comm, const Exchange<T>& x, std::span<const int> from,
                     std::span<const int> to, Scratch<T, typename C::Request>& s, bool self) {
   auto& requests = s.requests;
@@ -137,12 +137,12 @@ void exchange_stage(const C& comm, const Exchange<T>& x, std::span<const int> fr
   }
   s.sized.clear();
   for (const int p : from) s.sized.push_back({x.recv_block(p), x.recv_count(p), p, 0});
-  comm.post_sized_receives(std::span<SizedReceive>(s.sized), ep::datatype_of<T>(),
+  comm.post_sized_receives(std::span<SizedReceive>(s.sized), common::datatype_of<T>(),
                            detail::kAlltoallvDataTag, requests);
   for (const int p : to)
     requests.push_back(isend(comm, x.send_span(p), p, detail::kAlltoallvDataTag));
   if (self) copy_self(comm, x, s);
-  comm.finish_sized_receives(std::span<SizedReceive>(s.sized), ep::datatype_of<T>(),
+  comm.finish_sized_receives(std::span<SizedReceive>(s.sized), common::datatype_of<T>(),
                              detail::kAlltoallvDataTag, requests, s.spill);
   for (const SizedReceive& r : s.sized) {
     if (r.received != r.count && !s.mismatch) s.mismatch = r;
@@ -159,10 +159,10 @@ void throw_if_arrivals_differ(int rank, const Scratch<T, Request>& s) {
   const std::string sent = r.received == SizedReceive::kLonger
                                ? "more than " + std::to_string(r.count)
                                : std::to_string(r.received);
-  throw ep::Error(longer ? ep::ErrorKind::kTruncate : ep::ErrorKind::kCount,
-                  "collectives::alltoallv", rank,
-                  "recvcounts[" + std::to_string(r.source) + "] = " + std::to_string(r.count) +
-                      " but rank " + std::to_string(r.source) + " sent " + sent + " elements");
+  throw common::Error(longer ? common::ErrorKind::kTruncate : common::ErrorKind::kCount,
+                      "collectives::alltoallv", rank,
+                      "recvcounts[" + std::to_string(r.source) + "] = " + std::to_string(r.count) +
+                          " but rank " + std::to_string(r.source) + " sent " + sent + " elements");
 }
 
 }  // namespace collectives::alltoallv_algorithms

@@ -4,7 +4,7 @@
 // count its peer disagrees with) must not let that rank throw while the others
 // wait for it forever. So each rank describes what it found in a fixed-size
 // slot, one library allreduce (MPI_SUM over slots that only their owner fills)
-// gives every rank every slot, and every rank throws the same ep::Error naming
+// gives every rank every slot, and every rank throws the same common::Error naming
 // the first offending rank, the argument and its value:
 //
 //   collectives::alltoallv: ep rank 0: rank 2 passed sendcounts[1] = -3 (negative)
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "ep/error.hpp"
+#include "common/error.hpp"
 
 namespace collectives::detail {
 
@@ -89,7 +89,7 @@ void throw_if_any(const C& comm, const char* call, std::span<const LocalCheck> a
   for (std::size_t r = 0; r < all.size(); ++r) {
     if (all[r].code == 0) continue;
     const auto [kind, text] = describe(all[r]);
-    throw ep::Error(kind, call, comm.rank(), "rank " + std::to_string(r) + " passed " + text);
+    throw common::Error(kind, call, comm.rank(), "rank " + std::to_string(r) + " passed " + text);
   }
 }
 

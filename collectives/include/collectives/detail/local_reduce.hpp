@@ -17,8 +17,8 @@
 #include <type_traits>
 
 #include "collectives/communicator.hpp"
-#include "ep/error.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
+#include "common/error.hpp"
 
 namespace collectives::detail {
 
@@ -41,7 +41,7 @@ void combine_chunked(const auto& comm, std::span<const T> in, std::span<T> inout
 }
 
 /// inout = inout op in (same length). Not collective.
-template <Communicator C, ep::HasDatatype T>
+template <Communicator C, common::HasDatatype T>
 void local_reduce(const C& comm, std::span<const T> in, std::span<T> inout, MPI_Op op) {
   if constexpr (requires(T a) { a + a; }) {
     if (op == MPI_SUM) {
@@ -65,9 +65,9 @@ void local_reduce(const C& comm, std::span<const T> in, std::span<T> inout, MPI_
       return;
     }
   }
-  ep::check_mpi(MPI_Reduce_local(in.data(), inout.data(), static_cast<int>(inout.size()),
-                                 ep::datatype_of<T>(), op),
-                "collectives::allreduce (MPI_Reduce_local)", comm.rank());
+  common::check_mpi(MPI_Reduce_local(in.data(), inout.data(), static_cast<int>(inout.size()),
+                                     common::datatype_of<T>(), op),
+                    "collectives::allreduce (MPI_Reduce_local)", comm.rank());
 }
 
 }  // namespace collectives::detail

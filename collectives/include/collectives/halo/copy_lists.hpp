@@ -69,7 +69,7 @@ struct StageCopies {
 };
 
 /// Pack lists of every stage of a subdomain of nx x ny cells, halo width
-/// `width`, for `fields`. Throws ep::Error (kCount, naming `rank`) when one
+/// `width`, for `fields`. Throws common::Error (kCount, naming `rank`) when one
 /// message would exceed INT_MAX bytes.
 std::vector<StageCopies> build_copies(const std::vector<Stage>& stages, int nx, int ny, int width,
                                       const std::vector<FieldShape>& fields, int rank);

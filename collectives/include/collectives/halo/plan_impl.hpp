@@ -145,8 +145,8 @@ void HaloPlan<C>::prepare(std::span<const HaloField> fields) {
 template <Communicator C>
 void HaloPlan<C>::start(std::span<const HaloField> fields) {
   if (pending_) {
-    throw ep::Error(ep::ErrorKind::kRequest, "collectives::HaloPlan::start", comm_.rank(),
-                    "an exchange is already in flight (call finish() first)");
+    throw common::Error(common::ErrorKind::kRequest, "collectives::HaloPlan::start", comm_.rank(),
+                        "an exchange is already in flight (call finish() first)");
   }
   if (takes_part()) {
     prepare(fields);
@@ -167,8 +167,8 @@ void HaloPlan<C>::start(std::span<const HaloField> fields) {
 template <Communicator C>
 void HaloPlan<C>::finish() {
   if (!pending_) {
-    throw ep::Error(ep::ErrorKind::kRequest, "collectives::HaloPlan::finish", comm_.rank(),
-                    "no exchange in flight (call start() first)");
+    throw common::Error(common::ErrorKind::kRequest, "collectives::HaloPlan::finish", comm_.rank(),
+                        "no exchange in flight (call start() first)");
   }
   pending_ = false;
   if (takes_part() && spec_.algorithm != HaloAlgorithm::kNeighbor) {

@@ -52,9 +52,10 @@ template <Communicator C, class GlobalSum = LibraryGlobalSum>
 SolveResult cg(const C& comm, const PoissonProblem& problem, const CgOptions& options,
                GlobalSum global_sum = {}) {
   if (problem.decomposition.periodic_x || problem.decomposition.periodic_y || problem.levels < 1) {
-    throw ep::Error(ep::ErrorKind::kArgument, "collectives::solvers::cg", comm.rank(),
-                    "the 27-point problem needs a non-periodic domain and levels >= 1 (levels " +
-                        std::to_string(problem.levels) + ")");
+    throw common::Error(
+        common::ErrorKind::kArgument, "collectives::solvers::cg", comm.rank(),
+        "the 27-point problem needs a non-periodic domain and levels >= 1 (levels " +
+            std::to_string(problem.levels) + ")");
   }
   SolveContext<C, GlobalSum> ctx(comm, problem.decomposition, Stencil::kNinePoint, options.halo,
                                  problem.levels, std::move(global_sum));

@@ -54,9 +54,9 @@ template <Communicator C, class GlobalSum = LibraryGlobalSum>
 SolveResult gcr(const C& comm, const HelmholtzProblem& problem, const GcrOptions& options,
                 GlobalSum global_sum = {}) {
   if (options.restart < 1 || problem.levels < 1) {
-    throw ep::Error(ep::ErrorKind::kArgument, "collectives::solvers::gcr", comm.rank(),
-                    "restart " + std::to_string(options.restart) + " and levels " +
-                        std::to_string(problem.levels) + " must be >= 1");
+    throw common::Error(common::ErrorKind::kArgument, "collectives::solvers::gcr", comm.rank(),
+                        "restart " + std::to_string(options.restart) + " and levels " +
+                            std::to_string(problem.levels) + " must be >= 1");
   }
   SolveContext<C, GlobalSum> ctx(comm, problem.decomposition, Stencil::kFivePoint, options.halo,
                                  problem.levels, std::move(global_sum));

@@ -1,11 +1,11 @@
-#include "ep/error.hpp"
+#include "common/error.hpp"
 
 #include <array>
 #include <string>
 
-#include "ep/enum_names.hpp"
+#include "common/enum_names.hpp"
 
-namespace ep {
+namespace common {
 
 namespace {
 
@@ -45,13 +45,13 @@ Error::Error(ErrorKind kind, const std::string& call, int ep_rank, const std::st
       ep_rank_(ep_rank),
       mpi_code_(mpi_code) {}
 
-void check_mpi(int rc, const char* call, int ep_rank) {
+void check_mpi(int rc, const char* call, int rank) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
-  throw Error(ErrorKind::kMpi, call, ep_rank,
+  throw Error(ErrorKind::kMpi, call, rank,
               "MPI error " + std::to_string(rc) + " (" + std::string(text, length) + ")", rc);
 }
 
-}  // namespace ep
+}  // namespace common

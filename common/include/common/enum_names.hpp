@@ -5,8 +5,8 @@
 // -Wswitch), so an enumerator added later without a name stops the build:
 //
 //   constexpr auto kColourNames =
-//       ep::enum_names<Colour>({{Colour::kRed, "red"}, {Colour::kBlue, "blue"}});
-//   const char* text = ep::enum_name(kColourNames, colour, "?");
+//       common::enum_names<Colour>({{Colour::kRed, "red"}, {Colour::kBlue, "blue"}});
+//   const char* text = common::enum_name(kColourNames, colour, "?");
 //
 // Header-only and constexpr: no state, safe from any thread. Enumerators must
 // have values in [0, kEnumProbeLimit), which holds for every enum of the
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <utility>
 
-namespace ep {
+namespace common {
 
 /// One entry of a name table: an enumerator and its text.
 template <typename Enum>
@@ -88,7 +88,7 @@ consteval std::array<EnumName<Enum>, N> enum_names(const EnumName<Enum> (&entrie
   std::array<EnumName<Enum>, N> table{};
   for (std::size_t i = 0; i < N; ++i) table[i] = entries[i];
   if (!names_every_enumerator(table)) {
-    throw "ep::enum_names: the table does not name every enumerator exactly once";
+    throw "common::enum_names: the table does not name every enumerator exactly once";
   }
   return table;
 }
@@ -126,4 +126,4 @@ std::string joined_names(const std::array<EnumName<Enum>, N>& table) {
   return text;
 }
 
-}  // namespace ep
+}  // namespace common

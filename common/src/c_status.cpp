@@ -1,10 +1,10 @@
 // The calling thread's last failure, one slot for every C interface built
-// on ep/c_shim.hpp.
-#include "ep/c_shim.hpp"
+// on common/c_status.hpp.
+#include "common/c_status.hpp"
 
 #include <string>
 
-namespace ep::c_api {
+namespace common::c_api {
 
 namespace {
 thread_local std::string last_failure;
@@ -20,14 +20,14 @@ int fail(int code, const char* message) noexcept {
   return code;
 }
 
-int fail_unknown(const char* library) noexcept {
+int fail_unknown(int code, const char* library) noexcept {
   try {
-    return fail(EP_ERR_OTHER, (std::string(library) + ": unknown exception").c_str());
+    return fail(code, (std::string(library) + ": unknown exception").c_str());
   } catch (...) {
-    return fail(EP_ERR_OTHER, "unknown exception");
+    return fail(code, "unknown exception");
   }
 }
 
 const char* last_error() noexcept { return last_failure.c_str(); }
 
-}  // namespace ep::c_api
+}  // namespace common::c_api

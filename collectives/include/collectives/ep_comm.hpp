@@ -1,0 +1,92 @@
+// The endpoint backend of the kernels' communicator interface
+// (communicator.hpp): EpComm wraps one endpoint of an endpoint communicator,
+// each thread a rank of its own. Its operations are the endpoint layer's
+// calls (src/ep_comm.cpp); including this header, and linking the library
+// collectives, brings in the endpoint runtime, which MpiComm and
+// FunneledComm alone do not need.
+//
+//   ep::Communicator world = ...;            // this thread's endpoint
+//   collectives::EpComm comm(world);
+//   collectives::allreduce(comm, std::span<double>(sums), MPI_SUM);
+//
+// Thread safety: an EpComm is used by its own thread (its endpoint's).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "collectives/communicator.hpp"
+#include "ep/communicator.hpp"
+#include "ep/request.hpp"
+
+namespace collectives {
+
+struct EpBackend {
+  using Handle = ep::Communicator;
+  using Request = ep::Request;
+  static constexpr std::string_view kName = "ep";
+};
+
+/// One endpoint of an endpoint communicator. Its operations (src/ep_comm.cpp)
+/// are explicit specialisations, declared here so that every use sees them.
+using EpComm = BasicComm<EpBackend>;
+
+template <>
+EpComm::BasicComm(const ep::Communicator& comm);
+template <>
+EpComm EpComm::adopt(ep::Communicator comm);
+template <>
+bool EpComm::is_null() const noexcept;
+template <>
+const ep::Communicator& EpComm::get() const noexcept;
+template <>
+void EpComm::wait_all(std::span<ep::Request> requests) const;
+template <>
+void EpComm::post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
+                                 std::vector<ep::Request>& requests) const;
+template <>
+void EpComm::finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
+                                   std::vector<ep::Request>& requests,
+                                   std::vector<std::byte>& spill) const;
+template <>
+EpComm EpComm::split(int color, int key) const;
+template <>
+EpComm EpComm::find_kernel_comm() const;
+template <>
+EpComm EpComm::dist_graph(std::span<const int> sources, std::span<const int> destinations) const;
+template <>
+void EpComm::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                               std::span<const int> sdispls, void* recvbuf,
+                               std::span<const int> recvcounts, std::span<const int> rdispls,
+                               MPI_Datatype type) const;
+template <>
+void EpComm::library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                               MPI_Op op) const;
+template <>
+void EpComm::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
+                                std::span<const int> sdispls, void* recvbuf,
+                                std::span<const int> recvcounts, std::span<const int> rdispls,
+                                MPI_Datatype type) const;
+
+// The per-message calls stay inline.
+template <>
+[[nodiscard]] inline ep::Request EpComm::isend(const void* buf, int count, MPI_Datatype type,
+                                               int dest, int tag) const {
+  return comm_->isend(buf, count, type, dest, tag);
+}
+template <>
+[[nodiscard]] inline ep::Request EpComm::irecv(void* buf, int count, MPI_Datatype type, int source,
+                                               int tag) const {
+  return comm_->irecv(buf, count, type, source, tag);
+}
+
+// The rest of the class is compiled once, in src/ep_comm.cpp.
+extern template class BasicComm<EpBackend>;
+
+static_assert(Communicator<EpComm>);
+
+}  // namespace collectives
