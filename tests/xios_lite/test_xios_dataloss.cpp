@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,7 +29,6 @@ using namespace xios_test;
 
 constexpr int kNi = 8;
 constexpr int kNj = 4;
-constexpr int kSteps = 4;
 
 std::string context(const std::string& domains, const std::string& fields,
                     const std::string& files) {
@@ -147,6 +147,188 @@ TEST(XiosDataLoss, WriteErrorStaysInItsFile) {
   if (is_reader()) {
     expect_every_step(dir + "/good.nc", steps);
     EXPECT_FALSE(file_exists(bad + ".nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The records of `path`'s variable t begin with steps 1..steps of field_values(0).
+void expect_first_steps(const std::string& path, int steps) {
+  const Block all{0, kNi, 0, kNj};
+  std::vector<double> want;
+  for (int s = 1; s <= steps; ++s) {
+    const std::vector<double> one = field_values(0, s, 1, all);
+    want.insert(want.end(), one.begin(), one.end());
+  }
+  std::vector<double> t = read_var(path, "t");
+  ASSERT_GE(t.size(), want.size()) << path;  // the reader alone: no collective follows here
+  t.resize(want.size());
+  EXPECT_EQ(t, want) << path;
+}
+
+// XIOS_LITE_TEST_WRITE_FAILURE set on every process for the duration of
+// one run (output_files.hpp: the writer it names fails after that record).
+class InjectedWriteFailure {
+ public:
+  explicit InjectedWriteFailure(const std::string& what) {
+    setenv("XIOS_LITE_TEST_WRITE_FAILURE", what.c_str(), 1);
+  }
+  ~InjectedWriteFailure() { unsetenv("XIOS_LITE_TEST_WRITE_FAILURE"); }
+  InjectedWriteFailure(const InjectedWriteFailure&) = delete;
+  InjectedWriteFailure& operator=(const InjectedWriteFailure&) = delete;
+};
+
+// The synchronous mode (the clients write, no server): a file in a missing
+// directory fails alone, the other file gets every record, every client
+// hears the cause at update_calendar and again at finalise with the
+// records lost, all of them (before: the failed write was thrown out of
+// the middle of a step, whose other records were never written, and the
+// lost records were not reported).
+TEST(XiosDataLoss, SynchronousWriteErrorStaysInItsFile) {
+  const std::string dir = scratch_dir("sync_write_error");
+  const std::string bad = dir + "/no_such_dir/bad";
+  const std::string text =
+      context(kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+              R"(<file id="bad" name=")" + bad +
+                  R"(" output_freq="1ts"><field field_ref="t"/></file>
+                 <file id="good" name=")" +
+                  dir + R"(/good" output_freq="1ts"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<StepsAfterError> seen;
+  RunSpec spec = run_spec(cfg, 0, [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    const StepsAfterError s = step_past_the_error(c, comm, b);
+    const std::lock_guard lock(mutex);
+    seen.push_back(s);
+  });
+  (void)run(spec);
+  int steps = 0;
+  for (const StepsAfterError& s : seen) {
+    EXPECT_HAS(s.first, "nc_create_par");
+    EXPECT_HAS(s.first, "No such file or directory (directory '" + dir + "/no_such_dir/')");
+    EXPECT_HAS(s.at_finalise, "No such file or directory");
+    EXPECT_HAS(s.at_finalise, "file 'bad': " + std::to_string(s.steps) +
+                                  " record(s) not written after its write error (records 0 to " +
+                                  std::to_string(s.steps - 1) + ")");
+    EXPECT_EQ(s.at_finalise.find("'good'"), std::string::npos) << s.at_finalise;
+    steps = s.steps;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (is_reader()) {
+    expect_every_step(dir + "/good.nc", steps);
+    EXPECT_FALSE(file_exists(bad + ".nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The synchronous mode, a write that fails on one client process only
+// (the second, after record 1): every process stops that file together
+// (before: the failing process left the file while the others went on
+// into its next collective write), every client hears the failing
+// process's cause, the records lost are 1 on, and the other file is whole.
+TEST(XiosDataLoss, SynchronousWriteErrorOnOneProcess) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs two client processes";
+  }
+  const std::string dir = scratch_dir("sync_one_process");
+  const std::string text =
+      context(kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+              R"(<file id="shared" name=")" + dir +
+                  R"(/shared" output_freq="1ts"><field field_ref="t"/></file>
+                 <file id="good" name=")" +
+                  dir + R"(/good" output_freq="1ts"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<StepsAfterError> seen;
+  RunSpec spec = run_spec(cfg, 0, [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    const StepsAfterError s = step_past_the_error(c, comm, b);
+    const std::lock_guard lock(mutex);
+    seen.push_back(s);
+  });
+  {
+    const InjectedWriteFailure failure("shared:1:1");
+    (void)run(spec);
+  }
+  int steps = 0;
+  for (const StepsAfterError& s : seen) {
+    for (const std::string& e : {s.first, s.at_finalise}) {
+      EXPECT_HAS(e, "file '" + dir + "/shared.nc': Input/output error");
+      EXPECT_HAS(e, "XIOS_LITE_TEST_WRITE_FAILURE after record 1");
+    }
+    EXPECT_HAS(s.at_finalise, "file 'shared': " + std::to_string(s.steps - 1) +
+                                  " record(s) not written after its write error (records 1 to " +
+                                  std::to_string(s.steps - 1) + ")");
+    steps = s.steps;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (is_reader()) {
+    expect_every_step(dir + "/good.nc", steps);
+    expect_first_steps(dir + "/shared.nc", 1);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A one_file file written by two server processes fails on the second
+// only, after record 1: both stop it together, nothing hangs (before: the
+// first server went on into the file's next collective write alone), both
+// report the cause and the same records lost (1 on), every client hears
+// it, and the other file is whole.
+TEST(XiosDataLoss, OneFileWriteErrorOnOneServer) {
+  if (servers(2) < 2) {
+    GTEST_SKIP() << "needs two server processes";
+  }
+  const std::string dir = scratch_dir("one_file_one_server");
+  const std::string text = context(
+      kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+      R"(<file id="shared" name=")" + dir +
+          R"(/shared" output_freq="1ts" type="one_file"><field field_ref="t"/></file>
+                 <file id="good" name=")" +
+          dir + R"(/good" output_freq="1ts" type="one_file"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<StepsAfterError> seen;
+  RunSpec spec = run_spec(cfg, 2, [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    const StepsAfterError s = step_past_the_error(c, comm, b);
+    const std::lock_guard lock(mutex);
+    seen.push_back(s);
+  });
+  Outcome outcome;
+  {
+    const InjectedWriteFailure failure("shared:1:1");
+    outcome = run(spec);
+  }
+  int steps = 0;
+  for (const StepsAfterError& s : seen) {
+    EXPECT_HAS(s.first, "Input/output error");
+    EXPECT_HAS(s.at_finalise, "Input/output error");
+    EXPECT_HAS(s.at_finalise, "XIOS_LITE_TEST_WRITE_FAILURE after record 1");
+    steps = s.steps;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (outcome.is_server) {
+    // Each server's own report: the cause, and the records it did not write.
+    EXPECT_HAS(outcome.server_error, "file '" + dir + "/shared.nc': Input/output error");
+    EXPECT_HAS(outcome.server_error, "file 'shared': " + std::to_string(steps - 1) +
+                                         " record(s) not written after its write error (records "
+                                         "1 to " +
+                                         std::to_string(steps - 1) + ")");
+    EXPECT_EQ(outcome.server_error.find("_FillValue"), std::string::npos) << outcome.server_error;
+    EXPECT_EQ(outcome.server_error_kind, ep::ErrorKind::kIo) << outcome.server_error;
+  }
+  if (is_reader()) {
+    expect_every_step(dir + "/good.nc", steps);
+    expect_first_steps(dir + "/shared.nc", 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
