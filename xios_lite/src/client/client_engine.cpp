@@ -72,6 +72,9 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
                Periods(cfg.calendar, file.output_freq),
                centred};
     v.per_sample = per_sample;
+    if (ov.freq_op.is_calendar_dependent()) {
+      v.sample_periods.emplace(cfg.calendar, ov.freq_op);
+    }
     vars_.push_back(std::move(v));
     vars_of_field_[static_cast<std::size_t>(ov.source)].push_back(static_cast<int>(g));
   }
@@ -86,7 +89,8 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
     Computed c;
     c.field = field;
     std::string error;
-    (void)c.expr.compile(f.expr, error);  // checked when the definitions were completed
+    (void)c.expr.compile(f.expr, error,
+                         cfg.variables);  // checked when the definitions were completed
     for (const int op : f.expr_operands) {
       int data = op;
       while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
@@ -102,8 +106,8 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
     }
     const int domain = cfg.grids[static_cast<std::size_t>(f.grid)].domain;
     c.values.resize(points_of(blocks_.at(static_cast<std::size_t>(domain)), cfg.levels(f.grid)));
-    c.window = at_window_steps(cfg, field);
-    if (c.window > 1) {
+    if (has_at_windows(cfg, field)) {
+      c.window_periods.emplace(cfg.calendar, f.freq_op);
       const auto& masks = masks_.size() > static_cast<std::size_t>(domain)
                               ? masks_[static_cast<std::size_t>(domain)]
                               : std::vector<std::vector<std::uint8_t>>{};
@@ -111,11 +115,13 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
           std::any_of(masks.begin(), masks.end(), [](const auto& m) { return !m.empty(); });
       for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
         // The operand as named ('@a' on a field_ref of a takes the
-        // field_ref's operation, missing values and fill).
+        // field_ref's operation, sampling, missing values and fill).
         const FieldDef& named = cfg.fields[static_cast<std::size_t>(f.expr_operands[k])];
         const bool at = c.expr.operand_at()[k];
         c.windows.emplace_back(named.operation, at ? c.values.size() : 0, named.default_value,
                                named.detect_missing_value, masked);
+        c.operand_every.push_back(std::max<std::int64_t>(1, steps_of(cfg.calendar, named.freq_op)));
+        c.operand_offset.push_back(steps_of(cfg.calendar, named.freq_offset));
       }
     }
     computed_of_field_[static_cast<std::size_t>(field)] = static_cast<int>(computed_.size());
@@ -129,6 +135,11 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
 }
 
 bool ClientEngine::sampled(const Variable& v, std::int64_t step) const {
+  if (v.sample_periods) {
+    if (step < 1) return false;
+    v.sample_hint = v.sample_periods->of_step(step, v.sample_hint);
+    return v.sample_periods->last_step(v.sample_hint) == step;
+  }
   return step >= 1 && step >= v.sample_offset && (step - v.sample_offset) % v.sample_every == 0;
 }
 
@@ -256,7 +267,7 @@ int ClientEngine::missing_operand(int field) const {
     return -1;
   }
   if (const Computed& w = computed_[static_cast<std::size_t>(c)];
-      w.window > 1 && w.window_missed >= 0) {
+      w.window_periods && w.window_missed >= 0) {
     return w.window_missed;
   }
   for (const int op : computed_[static_cast<std::size_t>(c)].operands) {
@@ -274,7 +285,7 @@ int ClientEngine::missing_operand(int field) const {
 void ClientEngine::compute_expressions() {
   for (Computed& c : computed_) {
     c.ready = false;
-    if (c.window > 1) {
+    if (c.window_periods) {
       compute_window(c);
       continue;
     }
@@ -330,7 +341,8 @@ const std::vector<double>* ClientEngine::current(int field) const {
 void ClientEngine::compute_window(Computed& c) {
   const FieldDef& f = cfg_.fields[static_cast<std::size_t>(c.field)];
   const std::vector<bool>& at = c.expr.operand_at();
-  const std::int64_t w = (step_ - 1) / c.window;
+  const Periods& periods = *c.window_periods;
+  const std::int64_t w = periods.of_step(step_, std::max<std::int64_t>(c.window_index, 0));
   if (w != c.window_index) {
     // A new window (the steps before it may have been skipped).
     for (Accumulator& a : c.windows) a.reset();
@@ -338,9 +350,14 @@ void ClientEngine::compute_window(Computed& c) {
     c.window_samples = 0;
     c.window_missed = -1;
   }
+  // '@' operand k samples at its own freq_op and freq_offset.
+  const auto samples_now = [&](std::size_t k) {
+    return at[k] && step_ >= c.operand_offset[k] &&
+           (step_ - c.operand_offset[k]) % c.operand_every[k] == 0;
+  };
   bool all = true;
   for (std::size_t k = 0; k < c.operands.size(); ++k) {
-    if (at[k] && current(c.operands[k]) == nullptr) {
+    if (samples_now(k) && current(c.operands[k]) == nullptr) {
       all = false;
       if (c.window_missed < 0 && kept_[static_cast<std::size_t>(c.operands[k])]) {
         c.window_missed = c.operands[k];
@@ -352,7 +369,7 @@ void ClientEngine::compute_window(Computed& c) {
         static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
     for (std::size_t k = 0; k < c.operands.size(); ++k) {
-      if (!at[k]) continue;
+      if (!samples_now(k)) continue;
       const std::vector<double>& values = *current(c.operands[k]);
       std::size_t offset = 0;
       for (std::size_t b = 0; b < parts.size(); ++b) {
@@ -367,7 +384,9 @@ void ClientEngine::compute_window(Computed& c) {
     }
     ++c.window_samples;
   }
-  if (step_ != (w + 1) * c.window || c.window_samples != c.window) {
+  const std::int64_t last = periods.last_step(w);
+  const std::int64_t first = w == 0 ? 1 : periods.last_step(w - 1) + 1;
+  if (step_ != last || c.window_samples != last - first + 1) {
     return;  // not the window's last step, or a step of it came without its '@' operands
   }
   std::vector<std::span<const double>> inputs;
@@ -530,8 +549,12 @@ void ClientEngine::skip_steps(Variable& v, std::int64_t from, std::int64_t to,
     } else {
       // The first sampling step at or after `from`.
       const std::int64_t base = std::max({from, v.sample_offset, std::int64_t{1}});
+      if (v.sample_periods) {
+        v.sample_hint = v.sample_periods->of_step(base, v.sample_hint);
+      }
       const std::int64_t k = (base - v.sample_offset + v.sample_every - 1) / v.sample_every;
-      const std::int64_t s = v.sample_offset + k * v.sample_every;
+      const std::int64_t s = v.sample_periods ? v.sample_periods->last_step(v.sample_hint)
+                                              : v.sample_offset + k * v.sample_every;
       first_due = s <= seg_end ? s : 0;
     }
     if (first_due > 0) {

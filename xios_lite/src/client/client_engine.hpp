@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -109,6 +110,11 @@ class ClientEngine {
     // A variable the servers reduce: every sample is a record of its own
     // (record k: the k-th sampling step), an instant.
     bool per_sample = false;
+    // A freq_op of months or years: sampled at the last step of each of
+    // its periods (sample_every unused); `sample_hint` a period at or
+    // before the current step, where the search starts.
+    std::optional<Periods> sample_periods = std::nullopt;
+    mutable std::int64_t sample_hint = 0;
   };
   // An expression field: its values this step, computed from its operands'.
   struct Computed {
@@ -117,15 +123,19 @@ class ClientEngine {
     std::vector<int> operands;  // data fields, one per operand of expr
     std::vector<double> values;
     bool ready = false;  // computed in the current step
-    // XIOS's '@' over a freq_op of `window` > 1 steps: each '@' operand's
-    // own temporal operation over the window (steps (w x window, (w + 1) x
-    // window]) in windows[k]; the expression is computed at the window's
-    // last step only, when every step of it brought the '@' operands.
-    std::int64_t window = 1;
-    std::vector<Accumulator> windows;  // per operand (empty ones for operands without '@')
-    std::int64_t window_index = -1;    // the window the accumulators hold
-    std::int64_t window_samples = 0;   // its steps folded in
-    int window_missed = -1;            // an '@' operand not sent in it (-1: none)
+    // XIOS's '@' over windows (has_at_windows): the periods of the
+    // field's freq_op (a number of steps, or months and years at the
+    // calendar's lengths). Each '@' operand's own temporal operation over
+    // the window, sampled at the operand's own freq_op and freq_offset, in
+    // windows[k]; the expression is computed at the window's last step
+    // only, when every step of it brought the '@' operands it samples.
+    std::optional<Periods> window_periods;
+    std::vector<Accumulator> windows;          // per operand (empty ones for operands without '@')
+    std::vector<std::int64_t> operand_every;   // per operand: its own freq_op, steps
+    std::vector<std::int64_t> operand_offset;  // per operand: its own freq_offset, steps
+    std::int64_t window_index = -1;            // the window the accumulators hold
+    std::int64_t window_samples = 0;           // its steps that brought their operands
+    int window_missed = -1;                    // an '@' operand not sent in it (-1: none)
   };
   // A field an expression reads: its values in the current step.
   struct Kept {

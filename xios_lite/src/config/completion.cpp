@@ -546,6 +546,11 @@ void complete_definitions(Config& cfg) {
       if (v.shape.reduces() && v.operation == Operation::kOnce) {
         fail_at(v.where, "operation", "a reduced variable with operation once");
       }
+      if (v.shape.reduces() && v.freq_op.is_calendar_dependent()) {
+        fail_at(v.where, "freq_op",
+                "unsupported XIOS feature (a reduced variable sampled every " +
+                    to_string(v.freq_op) + ": the servers fold samples of a fixed interval)");
+      }
     }
   }
   // Before anything is written: names that would meet in one file or one path.

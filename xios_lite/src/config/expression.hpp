@@ -11,9 +11,13 @@
 //   product := power (('*' | '/') power)*
 //   power   := unary ('^' unary)?            (right-associative)
 //   unary   := '-' unary | primary
-//   primary := number | '@'? field id | 'this' | function '(' expr [',' expr] ')' | '(' expr ')'
+//   primary := number | '$' variable id | '@'? field id | 'this'
+//            | function '(' expr [',' expr] ')' | '(' expr ')'
 // Functions: abs exp log log10 sqrt sin cos tan asin acos atan sinh cosh
 // tanh (one argument), min max (two). Comparisons give 1 or 0.
+// "$rho0" is the value of the context's <variable id="rho0"> (its
+// <variable_definition>, a number), a constant of the expression, as in
+// XIOS.
 //
 // An operand is a field's value at the sampling step. "@a" and "a" are
 // the same at the timestep frequency; in the expression of a field whose
@@ -46,7 +50,9 @@ class Expression {
   /// Compiles `text`; on failure returns false and sets `error`. Operand
   /// names (field ids, "this") are listed by operands() in order of first
   /// use, a name once with '@' and once without when written both ways.
-  bool compile(const std::string& text, std::string& error);
+  /// `variables`: the context's <variable>s, for "$name".
+  bool compile(const std::string& text, std::string& error,
+               const std::vector<Attribute>& variables = {});
   [[nodiscard]] const std::vector<std::string>& operands() const { return names_; }
   /// Per operand: written with '@'.
   [[nodiscard]] const std::vector<bool>& operand_at() const { return at_; }
@@ -100,10 +106,12 @@ class Expression {
   int depth_ = 0;  // stack depth needed
 };
 
-/// The window of the '@' operator in field `field`'s expression, in
-/// timesteps: its freq_op when the expression uses '@' and freq_op is
-/// longer than one timestep, else 1. Needs the calendar.
-[[nodiscard]] std::int64_t at_window_steps(const Config& cfg, int field);
+/// Whether the '@' operator in field `field`'s expression reduces its
+/// operands over windows: the expression uses '@' and the field's freq_op
+/// is longer than one timestep (months and years count, at the calendar's
+/// real month lengths). The windows are the periods of freq_op (see
+/// client::Periods). Needs the calendar.
+[[nodiscard]] bool has_at_windows(const Config& cfg, int field);
 
 /// Resolves every field's expression (operands, grids, checks); part of
 /// complete_definitions. Throws ep::Error naming the field.
