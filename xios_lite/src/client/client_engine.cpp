@@ -316,6 +316,7 @@ void ClientEngine::compute_expressions() {
           gone[i] = (x == of.default_value || std::isnan(x)) ? 1 : 0;
         }
       }
+      mask_twin(c.field, op, gone);
       missing.push_back(std::move(gone));
     }
     if (!all) {
@@ -327,6 +328,31 @@ void ClientEngine::compute_expressions() {
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
     feed(c.field, parts, false);
   }
+}
+
+void ClientEngine::mask_twin(int field, int operand, std::vector<std::uint8_t>& gone) const {
+  const auto domain = static_cast<std::size_t>(cfg_.domain_of_field(field));
+  const auto twin = static_cast<std::size_t>(cfg_.domain_of_field(operand));
+  if (twin == domain || twin >= masks_.size()) {
+    return;  // the field's own mask, applied by its variables
+  }
+  const int nk = cfg_.levels(cfg_.fields[static_cast<std::size_t>(field)].grid);
+  std::size_t offset = 0;
+  for (std::size_t b = 0; b < blocks_.at(domain).size(); ++b) {
+    const std::size_t n = static_cast<std::size_t>(nk) *
+                          static_cast<std::size_t>(blocks_[domain][b].ni) *
+                          static_cast<std::size_t>(blocks_[domain][b].nj);
+    const std::vector<std::uint8_t>* mask =
+        b < masks_[twin].size() && !masks_[twin][b].empty() ? &masks_[twin][b] : nullptr;
+    if (mask != nullptr) {
+      gone.resize(std::max(gone.size(), offset + n), 0);
+      for (std::size_t i = 0; i < n; ++i) {
+        if ((*mask)[i % mask->size()] == 0) gone[offset + i] = 1;
+      }
+    }
+    offset += n;
+  }
+  if (!gone.empty()) gone.resize(offset, 0);
 }
 
 const std::vector<double>* ClientEngine::current(int field) const {
@@ -365,11 +391,11 @@ void ClientEngine::compute_window(Computed& c) {
     }
   }
   if (all) {
-    const auto domain =
-        static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
     for (std::size_t k = 0; k < c.operands.size(); ++k) {
       if (!samples_now(k)) continue;
+      // The operand's own mask (its domain may be a twin of the field's).
+      const auto domain = static_cast<std::size_t>(cfg_.domain_of_field(c.operands[k]));
       const std::vector<double>& values = *current(c.operands[k]);
       std::size_t offset = 0;
       for (std::size_t b = 0; b < parts.size(); ++b) {
@@ -413,6 +439,7 @@ void ClientEngine::compute_window(Computed& c) {
           gone[i] = (x == of.default_value || std::isnan(x)) ? 1 : 0;
         }
       }
+      mask_twin(c.field, c.operands[k], gone);
     }
     missing.push_back(std::move(gone));
   }

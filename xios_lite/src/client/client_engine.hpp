@@ -161,6 +161,10 @@ class ClientEngine {
   void compute_expressions();
   /// compute_expressions for an expression with '@' over a window.
   void compute_window(Computed& c);
+  /// Marks in `gone` the points `operand`'s mask hides when its domain is
+  /// a twin of expression `field`'s (the field's own mask is its
+  /// variables' business); `gone` empty or one entry per point.
+  void mask_twin(int field, int operand, std::vector<std::uint8_t>& gone) const;
   /// `field`'s values in the current step (sent, or computed), null when none.
   [[nodiscard]] const std::vector<double>* current(int field) const;
   [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;

@@ -538,6 +538,51 @@ void check_windows(const Config& cfg) {
 
 }  // namespace
 
+namespace {
+// Two domains holding the same global points: one, or two of the same
+// size neither of which is a window of another domain.
+bool twin_domains(const Config& cfg, int a, int b) {
+  if (a == b) return true;
+  const DomainDef& x = cfg.domains[static_cast<std::size_t>(a)];
+  const DomainDef& y = cfg.domains[static_cast<std::size_t>(b)];
+  return x.ni_glo > 0 && x.ni_glo == y.ni_glo && x.nj_glo == y.nj_glo && !x.window && !y.window;
+}
+}  // namespace
+
+bool same_points(const Config& cfg, int a, int b) {
+  if (a == b) return true;
+  const GridDef& x = cfg.grids[static_cast<std::size_t>(a)];
+  const GridDef& y = cfg.grids[static_cast<std::size_t>(b)];
+  if (x.members.size() != y.members.size()) return false;
+  for (std::size_t m = 0; m < x.members.size(); ++m) {
+    const GridDef::Member& p = x.members[m];
+    const GridDef::Member& q = y.members[m];
+    const bool same = p.kind == q.kind && (p.kind == GridDef::Member::Kind::kDomain
+                                               ? twin_domains(cfg, p.index, q.index)
+                                               : p.index == q.index);
+    if (!same) return false;
+  }
+  return true;
+}
+
+std::vector<TwinOperand> twin_operands(const Config& cfg) {
+  std::vector<TwinOperand> out;
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    const FieldDef& f = cfg.fields[i];
+    if (f.expr.empty() || f.grid < 0) continue;
+    const int domain = cfg.grids[static_cast<std::size_t>(f.grid)].domain;
+    for (const int op : f.expr_operands) {
+      const int data = data_of(cfg, op);
+      const int grid = cfg.fields[static_cast<std::size_t>(data)].grid;
+      const int twin = grid < 0 ? -1 : cfg.grids[static_cast<std::size_t>(grid)].domain;
+      if (twin >= 0 && domain >= 0 && twin != domain) {
+        out.push_back({static_cast<int>(i), data, domain, twin});
+      }
+    }
+  }
+  return out;
+}
+
 bool has_at_windows(const Config& cfg, int field) {
   const FieldDef& f = cfg.fields[static_cast<std::size_t>(field)];
   if (f.expr.empty()) {
@@ -649,14 +694,15 @@ void resolve_expressions(Config& cfg) {
              cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
         data = cfg.fields[static_cast<std::size_t>(data)].source_field;
       }
-      if (cfg.fields[static_cast<std::size_t>(data)].grid != f.grid) {
+      if (!same_points(cfg, cfg.fields[static_cast<std::size_t>(data)].grid, f.grid)) {
         config::fail_at(
             f.where, "expr",
             "operand '" + cfg.fields[static_cast<std::size_t>(op)].id + "' is on grid '" +
                 cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(data)].grid)]
                     .id +
                 "', the expression on grid '" + cfg.grids[static_cast<std::size_t>(f.grid)].id +
-                "' (operands share the expression's grid)");
+                "' (operands share the expression's points: its grid, or one whose domain is a "
+                "twin of its domain, of the same global size, and the same axes)");
       }
     }
     state[static_cast<std::size_t>(i)] = 2;

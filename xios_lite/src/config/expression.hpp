@@ -113,6 +113,25 @@ class Expression {
 /// client::Periods). Needs the calendar.
 [[nodiscard]] bool has_at_windows(const Config& cfg, int field);
 
+/// Whether grids `a` and `b` hold the same points in the same order: the
+/// same grid, or grids whose members are the same axes and scalars and
+/// "twin" domains, two domains of one global size that are not windows of
+/// another (NEMO's grid_T and grid_T_inner: one with the model's halo,
+/// one without). Each client's blocks of two twins must then be equal
+/// (checked at close_definition, see twin_operands).
+[[nodiscard]] bool same_points(const Config& cfg, int a, int b);
+
+/// An expression operand on a twin of the expression's domain.
+struct TwinOperand {
+  int field = -1;    ///< the expression's field
+  int operand = -1;  ///< the operand's data field
+  int domain = -1;   ///< the expression's domain
+  int twin = -1;     ///< the operand's domain
+};
+/// Every operand on a twin domain of its expression's, in the fields that
+/// have expressions (complete definitions).
+[[nodiscard]] std::vector<TwinOperand> twin_operands(const Config& cfg);
+
 /// Resolves every field's expression (operands, grids, checks); part of
 /// complete_definitions. Throws ep::Error naming the field.
 void resolve_expressions(Config& cfg);
