@@ -118,8 +118,11 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
         // field_ref's operation, sampling, missing values and fill).
         const FieldDef& named = cfg.fields[static_cast<std::size_t>(f.expr_operands[k])];
         const bool at = c.expr.operand_at()[k];
+        // A computed operand's missing points (an operand of it missing,
+        // or masked on a twin domain) hold its default_value: missing.
+        const bool computed = !cfg.fields[static_cast<std::size_t>(c.operands[k])].expr.empty();
         c.windows.emplace_back(named.operation, at ? c.values.size() : 0, named.default_value,
-                               named.detect_missing_value, masked);
+                               named.detect_missing_value || computed, masked);
         c.operand_every.push_back(std::max<std::int64_t>(1, steps_of(cfg.calendar, named.freq_op)));
         c.operand_offset.push_back(steps_of(cfg.calendar, named.freq_offset));
       }
