@@ -18,7 +18,8 @@
 // on the halo'd grid and its _inner twin (masked differently), monthly
 // standard deviations "sqrt(@sst2 - @sst * @sst)", a plain freq_op="1mo",
 // "$rho0"-style variables, a yearly window "@sst" and the yearly mean of
-// monthly maxima. The months are the gregorian calendar's (2000 is leap).
+// monthly maxima, operands through a reduce_axis (vertical sums, as NEMO's
+// toce_vmean300) and a zoom_axis. The months are the gregorian calendar's (2000 is leap).
 //
 // Shapes: r1t2 (synchronous), r2t2 and r3t1 (one server).
 #include <gtest/gtest.h>
@@ -472,6 +473,28 @@ TEST(XiosExpressionsAt, NemoStyle) {
                             return sst(month_end(m), j, i) + qns(month_end(m), j, i);
                           }),
                  "sst_plus_qns");
+    // Vertical sums (reduce_axis sum) of toce * e3t and of e3t, level by
+    // level in order, their ratio averaged over each month.
+    expect_equal(xios_test::read_var(monthly, "thetao_vmean"),
+                 expected(months, 1, land_inner,
+                          [](int m, int, int j, int i) {
+                            return mean(month_start(m), month_end(m), [&](int s) {
+                              double num = toce(s, 0, j, i) * e3t(s, 0, j, i);
+                              num += toce(s, 1, j, i) * e3t(s, 1, j, i);
+                              double den = e3t(s, 0, j, i);
+                              den += e3t(s, 1, j, i);
+                              return num / den;
+                            });
+                          }),
+                 "thetao_vmean");
+    // The deep level alone (zoom_axis begin 1) of both operands, at each
+    // month's last step.
+    expect_equal(xios_test::read_var(monthly, "toce_deep_ratio"),
+                 expected(months, 1, land_inner,
+                          [](int m, int, int j, int i) {
+                            return toce(month_end(m), 1, j, i) / e3t(month_end(m), 1, j, i);
+                          }),
+                 "toce_deep_ratio");
     const std::string yearly = dir + "/nemo_1y_grid_T.nc";
     expect_equal(xios_test::read_var(yearly, "tos"),
                  expected(1, 1, land_t,

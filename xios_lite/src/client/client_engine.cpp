@@ -103,7 +103,9 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
         kept_[static_cast<std::size_t>(data)] = std::make_unique<Kept>();
       }
       c.operands.push_back(data);
+      c.transforms.push_back(operand_transform(cfg, op).value_or(OperandTransform{}));
     }
+    c.transformed.resize(c.operands.size());
     const int domain = cfg.grids[static_cast<std::size_t>(f.grid)].domain;
     c.values.resize(points_of(blocks_.at(static_cast<std::size_t>(domain)), cfg.levels(f.grid)));
     if (has_at_windows(cfg, field)) {
@@ -295,7 +297,8 @@ void ClientEngine::compute_expressions() {
     std::vector<std::span<const double>> inputs;
     std::vector<std::vector<std::uint8_t>> missing;
     bool all = true;
-    for (const int op : c.operands) {
+    for (std::size_t k = 0; k < c.operands.size(); ++k) {
+      const int op = c.operands[k];
       const FieldDef& of = cfg_.fields[static_cast<std::size_t>(op)];
       const std::vector<double>* values = nullptr;
       if (const Kept* kept = kept_[static_cast<std::size_t>(op)].get()) {
@@ -310,8 +313,13 @@ void ClientEngine::compute_expressions() {
       if (!all) {
         break;
       }
-      inputs.emplace_back(*values);
       std::vector<std::uint8_t> gone;
+      if (c.transforms[k].active) {
+        inputs.emplace_back(transform_operand(c, k, *values, gone));
+        missing.push_back(std::move(gone));
+        continue;
+      }
+      inputs.emplace_back(*values);
       if (of.detect_missing_value) {
         gone.resize(values->size());
         for (std::size_t i = 0; i < values->size(); ++i) {
@@ -331,6 +339,68 @@ void ClientEngine::compute_expressions() {
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
     feed(c.field, parts, false);
   }
+}
+
+const std::vector<double>& ClientEngine::transform_operand(Computed& c, std::size_t k,
+                                                           const std::vector<double>& data,
+                                                           std::vector<std::uint8_t>& gone) const {
+  const OperandTransform& t = c.transforms[k];
+  const FieldDef& of = cfg_.fields[static_cast<std::size_t>(c.operands[k])];
+  const auto domain = static_cast<std::size_t>(cfg_.domain_of_field(c.field));
+  const auto own = static_cast<std::size_t>(cfg_.domain_of_field(c.operands[k]));
+  const auto nk_in = static_cast<std::size_t>(cfg_.levels(of.grid));
+  const std::size_t nk_out = t.reduce != Reduction::kNone ? 1 : t.levels.size();
+  std::vector<double>& out = c.transformed[k];
+  out.assign(c.values.size(), of.default_value);
+  gone.assign(c.values.size(), 0);
+  std::size_t in = 0;
+  std::size_t at = 0;
+  for (std::size_t b = 0; b < blocks_.at(domain).size(); ++b) {
+    const std::size_t n = static_cast<std::size_t>(blocks_[domain][b].ni) *
+                          static_cast<std::size_t>(blocks_[domain][b].nj);
+    const std::vector<std::uint8_t>* mask =
+        own < masks_.size() && b < masks_[own].size() && !masks_[own][b].empty() ? &masks_[own][b]
+                                                                                 : nullptr;
+    for (std::size_t p = 0; p < n; ++p) {
+      const bool masked = mask != nullptr && (*mask)[p] == 0;
+      // A computed operand's missing points hold its default_value.
+      const auto missing = [&](double x) {
+        return masked || ((of.detect_missing_value || !of.expr.empty()) &&
+                          (x == of.default_value || std::isnan(x)));
+      };
+      if (t.reduce == Reduction::kNone) {
+        for (std::size_t o = 0; o < nk_out; ++o) {
+          const double x = data[in + static_cast<std::size_t>(t.levels[o]) * n + p];
+          out[at + o * n + p] = x;
+          gone[at + o * n + p] = missing(x) ? 1 : 0;
+        }
+        continue;
+      }
+      // reduce_axis over the valid levels, in level order.
+      double acc = 0;
+      std::size_t valid = 0;
+      for (std::size_t l = 0; l < nk_in; ++l) {
+        const double x = data[in + l * n + p];
+        if (missing(x)) continue;
+        if (valid == 0) {
+          acc = x;
+        } else if (t.reduce == Reduction::kMin) {
+          acc = nan_min(acc, x);
+        } else if (t.reduce == Reduction::kMax) {
+          acc = nan_max(acc, x);
+        } else {
+          acc += x;
+        }
+        ++valid;
+      }
+      if (valid > 1 && t.reduce == Reduction::kAverage) acc *= 1.0 / static_cast<double>(valid);
+      out[at + p] = valid > 0 ? acc : of.default_value;
+      gone[at + p] = valid > 0 ? 0 : 1;
+    }
+    in += nk_in * n;
+    at += nk_out * n;
+  }
+  return out;
 }
 
 void ClientEngine::mask_twin(int field, int operand, std::vector<std::uint8_t>& gone) const {

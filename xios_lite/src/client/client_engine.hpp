@@ -123,6 +123,10 @@ class ClientEngine {
     std::vector<int> operands;  // data fields, one per operand of expr
     std::vector<double> values;
     bool ready = false;  // computed in the current step
+    // Per operand: an axis zoom or reduce_axis read on the client
+    // (operand_transform), and its result in this step.
+    std::vector<OperandTransform> transforms;
+    std::vector<std::vector<double>> transformed;
     // XIOS's '@' over windows (has_at_windows): the periods of the
     // field's freq_op (a number of steps, or months and years at the
     // calendar's lengths). Each '@' operand's own temporal operation over
@@ -165,6 +169,12 @@ class ClientEngine {
   /// a twin of expression `field`'s (the field's own mask is its
   /// variables' business); `gone` empty or one entry per point.
   void mask_twin(int field, int operand, std::vector<std::uint8_t>& gone) const;
+  /// Operand k of `c` through its transformation (c.transforms[k]): the
+  /// data's levels picked or reduced on each point of the expression's
+  /// blocks; its missing points (masked, or missing at every level) in `gone`.
+  const std::vector<double>& transform_operand(Computed& c, std::size_t k,
+                                               const std::vector<double>& data,
+                                               std::vector<std::uint8_t>& gone) const;
   /// `field`'s values in the current step (sent, or computed), null when none.
   [[nodiscard]] const std::vector<double>* current(int field) const;
   [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;

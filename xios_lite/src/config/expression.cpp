@@ -490,6 +490,15 @@ void check_windows(const Config& cfg) {
     }
     if (!has_at_windows(cfg, static_cast<int>(i))) continue;
     for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
+      const std::optional<OperandTransform> t = operand_transform(cfg, f.expr_operands[k]);
+      if (t && t->active) {
+        config::fail_at(f.where, "expr",
+                        "unsupported XIOS feature (operand '" + e.operands()[k] + "' of '" +
+                            f.expr +
+                            "' is a zoom_axis or reduce_axis of its field, inside the "
+                            "windows of freq_op " +
+                            to_string(f.freq_op) + ")");
+      }
       if (!e.operand_at()[k]) continue;
       const FieldDef& of = cfg.fields[static_cast<std::size_t>(f.expr_operands[k])];
       const std::string what =
@@ -577,9 +586,20 @@ bool same_points(const Config& cfg, int a, int b) {
   for (std::size_t m = 0; m < x.members.size(); ++m) {
     const GridDef::Member& p = x.members[m];
     const GridDef::Member& q = y.members[m];
-    const bool same = p.kind == q.kind && (p.kind == GridDef::Member::Kind::kDomain
-                                               ? twin_domains(cfg, p.index, q.index)
-                                               : p.index == q.index);
+    // Scalars: one value each; two made by the same reduction agree.
+    const auto same_scalar = [&] {
+      const ScalarDef& u = cfg.scalars[static_cast<std::size_t>(p.index)];
+      const ScalarDef& v = cfg.scalars[static_cast<std::size_t>(q.index)];
+      return p.index == q.index || (u.from_axis == v.from_axis && u.from_domain == v.from_domain);
+    };
+    bool same = p.kind == q.kind;
+    if (same && p.kind == GridDef::Member::Kind::kDomain) {
+      same = twin_domains(cfg, p.index, q.index);
+    } else if (same && p.kind == GridDef::Member::Kind::kScalar) {
+      same = same_scalar();
+    } else {
+      same = same && p.index == q.index;
+    }
     if (!same) return false;
   }
   return true;
@@ -603,6 +623,59 @@ std::vector<TwinOperand> twin_operands(const Config& cfg) {
   return out;
 }
 
+std::optional<OperandTransform> operand_transform(const Config& cfg, int operand) {
+  const int data = data_of(cfg, operand);
+  const int to = cfg.fields[static_cast<std::size_t>(operand)].grid;
+  const int from = cfg.fields[static_cast<std::size_t>(data)].grid;
+  // One change of grid along the chain.
+  for (int f = operand; f != data; f = cfg.fields[static_cast<std::size_t>(f)].source_field) {
+    const int g = cfg.fields[static_cast<std::size_t>(f)].grid;
+    if (g != to && g != from) return std::nullopt;
+  }
+  OperandTransform t;
+  if (to == from || to < 0 || from < 0 || same_points(cfg, to, from)) {
+    return t;
+  }
+  const GridDef& a = cfg.grids[static_cast<std::size_t>(to)];
+  const GridDef& b = cfg.grids[static_cast<std::size_t>(from)];
+  if (a.domain < 0 || b.domain < 0 || !twin_domains(cfg, a.domain, b.domain) || a.axis2 >= 0 ||
+      b.axis2 >= 0 || b.axis < 0) {
+    return std::nullopt;
+  }
+  const auto count = [](const GridDef& g, GridDef::Member::Kind kind) {
+    return std::count_if(g.members.begin(), g.members.end(),
+                         [&](const GridDef::Member& m) { return m.kind == kind; });
+  };
+  if (a.axis >= 0) {
+    // A zoom of the data's axis: compose the selections down to it.
+    if (count(a, GridDef::Member::Kind::kScalar) != 0) return std::nullopt;
+    std::vector<int> levels(static_cast<std::size_t>(cfg.levels(to)));
+    for (std::size_t k = 0; k < levels.size(); ++k) levels[k] = static_cast<int>(k);
+    int axis = a.axis;
+    while (axis != b.axis) {
+      const AxisDef& x = cfg.axes[static_cast<std::size_t>(axis)];
+      if (x.source < 0 || x.from_domain != Reduction::kNone) return std::nullopt;
+      if (!x.index.empty()) {
+        for (int& l : levels) l = x.index[static_cast<std::size_t>(l)];
+      }
+      axis = x.source;
+    }
+    t.active = true;
+    t.levels = std::move(levels);
+    return t;
+  }
+  // A reduce_axis: one scalar in place of the data's axis.
+  if (count(a, GridDef::Member::Kind::kScalar) != 1) return std::nullopt;
+  for (const GridDef::Member& m : a.members) {
+    if (m.kind == GridDef::Member::Kind::kScalar) {
+      t.reduce = cfg.scalars[static_cast<std::size_t>(m.index)].from_axis;
+    }
+  }
+  if (t.reduce == Reduction::kNone) return std::nullopt;
+  t.active = true;
+  return t;
+}
+
 bool has_at_windows(const Config& cfg, int field) {
   const FieldDef& f = cfg.fields[static_cast<std::size_t>(field)];
   if (f.expr.empty()) {
@@ -616,6 +689,16 @@ bool has_at_windows(const Config& cfg, int field) {
   return f.freq_op.is_calendar_dependent() ||
          cfg.calendar.fixed_seconds(f.freq_op) > cfg.calendar.timestep_seconds();
 }
+
+namespace {
+// The grid of the points operand `op` gives its expression: its own when
+// it transforms its data (operand_transform), else its data's.
+int points_grid(const Config& cfg, int op) {
+  const std::optional<OperandTransform> t = operand_transform(cfg, op);
+  return t && t->active ? cfg.fields[static_cast<std::size_t>(op)].grid
+                        : cfg.fields[static_cast<std::size_t>(data_of(cfg, op))].grid;
+}
+}  // namespace
 
 void resolve_expressions(Config& cfg) {
   // XIOS tolerates a definition no file uses, even with a broken
@@ -682,45 +765,38 @@ void resolve_expressions(Config& cfg) {
     }
     state[static_cast<std::size_t>(i)] = 1;
     for (const int op : f.expr_operands) {
-      // An operand's values: the end of its field_ref chain.
-      int data = op;
-      while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
-             cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
-        const int next = cfg.fields[static_cast<std::size_t>(data)].source_field;
-        if (cfg.fields[static_cast<std::size_t>(next)].grid !=
-            cfg.fields[static_cast<std::size_t>(data)].grid) {
-          config::fail_at(f.where, "expr",
-                          "unsupported XIOS feature (operand '" +
-                              cfg.fields[static_cast<std::size_t>(op)].id +
-                              "' is a grid transformation of field '" +
-                              cfg.fields[static_cast<std::size_t>(next)].id + "')");
-        }
-        data = next;
+      // An operand's values: the end of its field_ref chain, read through
+      // one axis zoom or reduce_axis at most.
+      const int data = data_of(cfg, op);
+      if (!operand_transform(cfg, op)) {
+        config::fail_at(
+            f.where, "expr",
+            "unsupported XIOS feature (operand '" + cfg.fields[static_cast<std::size_t>(op)].id +
+                "' is on grid '" +
+                cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(op)].grid)]
+                    .id +
+                "', a transformation of field '" + cfg.fields[static_cast<std::size_t>(data)].id +
+                "''s grid other than one zoom_axis, extract_axis or reduce_axis)");
       }
       if (data == i) {
         config::fail_at(f.where, "expr", "expressions refer to each other in a cycle");
       }
       visit(data);
       if (f.grid < 0) {
-        f.grid = cfg.fields[static_cast<std::size_t>(data)].grid;
+        f.grid = points_grid(cfg, op);
       }
     }
     if (!f.expr.empty() && f.expr_operands.empty() && f.grid < 0) {
       config::fail_at(f.where, "grid_ref", "an expression without fields needs a grid_ref");
     }
     for (const int op : f.expr_operands) {
-      int data = op;
-      while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
-             cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
-        data = cfg.fields[static_cast<std::size_t>(data)].source_field;
-      }
-      if (!same_points(cfg, cfg.fields[static_cast<std::size_t>(data)].grid, f.grid)) {
+      const int grid = points_grid(cfg, op);
+      if (!same_points(cfg, grid, f.grid)) {
         config::fail_at(
             f.where, "expr",
             "operand '" + cfg.fields[static_cast<std::size_t>(op)].id + "' is on grid '" +
-                cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(data)].grid)]
-                    .id +
-                "', the expression on grid '" + cfg.grids[static_cast<std::size_t>(f.grid)].id +
+                cfg.grids[static_cast<std::size_t>(grid)].id + "', the expression on grid '" +
+                cfg.grids[static_cast<std::size_t>(f.grid)].id +
                 "' (operands share the expression's points: its grid, or one whose domain is a "
                 "twin of its domain, of the same global size, and the same axes)");
       }

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -131,6 +132,21 @@ struct TwinOperand {
 /// Every operand on a twin domain of its expression's, in the fields that
 /// have expressions (complete definitions).
 [[nodiscard]] std::vector<TwinOperand> twin_operands(const Config& cfg);
+
+/// How an expression reads an operand whose field_ref changes the grid:
+/// the levels its axis zoom keeps (zoom_axis / extract_axis), or the
+/// reduction of its axis to a scalar (reduce_axis). Each client holds every
+/// level of its points, so both are computed on the client before the
+/// expression. `active` false: the operand's own values.
+struct OperandTransform {
+  bool active = false;
+  std::vector<int> levels;              ///< levels of the data field kept, in order
+  Reduction reduce = Reduction::kNone;  ///< reduce_axis over every level
+};
+/// The transformation from `operand`'s data field (the end of its
+/// field_ref chain) to `operand`; nullopt when the grids differ otherwise
+/// than by one axis zoom or one reduce_axis on twin domains.
+[[nodiscard]] std::optional<OperandTransform> operand_transform(const Config& cfg, int operand);
 
 /// Resolves every field's expression (operands, grids, checks); part of
 /// complete_definitions. Throws ep::Error naming the field.
