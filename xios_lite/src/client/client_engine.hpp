@@ -17,13 +17,17 @@
 // Expressions (XIOS's expr) are evaluated at the end of each step from the
 // values their fields were sent with in that step, before the temporal
 // operation, as XIOS does. In the expression of a field whose freq_op is
-// F > 1 steps, "@a" is a's own operation (a's `operation`) over each window
-// of F steps from the start, "a" its value at the window's last step: the
-// expression is computed at the last step of each window, a sample for the
-// field's own operation. A window in which a step did not bring every "@"
-// operand (not sent, or skipped) is not computed: the field's record of
-// that period is missing, as for a field not sent. A variable whose grid reduces its field's grid
-// (reduce_axis, reduce_domain) is reduced on the servers before its
+// longer than a step, "@a" is a's own operation (a's `operation`, sampled
+// at a's freq_op) over each window of freq_op from the start (F steps, or
+// the calendar's months and years), "a" its value at the window's last
+// step: the expression is computed at the last step of each window, a
+// sample for the field's own operation. A window in which a step did not
+// bring every "@" operand (not sent, or skipped) is not computed: the
+// field's record of that period is missing, as for a field not sent. An
+// operand on a twin domain keeps its own mask; an operand through an axis
+// zoom or reduce_axis is transformed here first. A variable whose grid
+// reduces its field's grid (reduce_axis, reduce_domain) is reduced on the
+// servers before its
 // temporal operation: the engine then sends every sample (an instant at each
 // sampling step, its period being one sampling interval) and the servers
 // do the rest.

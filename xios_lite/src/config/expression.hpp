@@ -21,9 +21,12 @@
 //
 // An operand is a field's value at the sampling step. "@a" and "a" are
 // the same at the timestep frequency; in the expression of a field whose
-// freq_op is longer (F steps), "@a" is a's own temporal operation over
-// each window of F steps and "a" its value at the window's last step, as
-// in XIOS (the engine folds the windows, see client_engine.hpp). "@a" and
+// freq_op is longer (some steps, or months and years), "@a" is a's own
+// temporal operation over each window of freq_op and "a" its value at the
+// window's last step, as in XIOS (the engine folds the windows, see
+// client_engine.hpp). An operand lives on the expression's points: its
+// grid, a twin of it (same_points), or through one axis zoom or
+// reduce_axis of its field (operand_transform). "@a" and
 // "a" are therefore distinct operands. A point is missing in the result
 // when it is missing in an operand (masked, or the operand's
 // default_value/NaN when that field detects missing values, or no valid
