@@ -556,6 +556,8 @@ TEST(XiosExpressionsAt, VariablesAndWindowsRefusedWithTheirPlace) {
   <calendar type="gregorian" start_date="2000-01-01" timestep="1d"/>
   <variable_definition><variable id="rho0" type="double">1026</variable><variable id="tag" type="string">x</variable></variable_definition>
   <domain_definition><domain id="d" ni_glo="4" nj_glo="2"/><domain id="z" domain_ref="d"><zoom_domain ibegin="0" jbegin="0" ni="2" nj="2"/></domain></domain_definition>
+  <axis_definition><axis id="k" n_glo="2"/></axis_definition>
+  <grid_definition><grid id="g3"><domain domain_ref="d"/><axis axis_ref="k"/></grid><grid id="gsum"><domain domain_ref="d"/><scalar><reduce_axis operation="sum"/></scalar></grid></grid_definition>
   <field_definition><field id="a" domain_ref="d" operation="average"/><field id="b" domain_ref="z"/>)" +
               field + R"(</field_definition>
   <file_definition><file id="o" output_freq="1y">)" +
@@ -581,6 +583,11 @@ TEST(XiosExpressionsAt, VariablesAndWindowsRefusedWithTheirPlace) {
   // Operands on a zoom of the expression's domain are other points.
   EXPECT_HAS(parse(R"(<field id="x" domain_ref="d">a + b</field>)", R"(<field field_ref="x"/>)"),
              "operand 'b' is on grid");
+  // Monthly samples of a variable the servers reduce (they fold samples of
+  // a fixed interval).
+  EXPECT_HAS(parse(R"(<field id="t" grid_ref="g3"/>)",
+                   R"(<field field_ref="t" grid_ref="gsum" operation="average" freq_op="1mo"/>)"),
+             "unsupported XIOS feature (a reduced variable sampled every 1mo");
   // '@' of an operand sampled monthly inside a window.
   EXPECT_HAS(
       parse(
