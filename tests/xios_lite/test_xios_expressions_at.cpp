@@ -259,7 +259,7 @@ TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
   for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
   if (ep_test::world_rank() == 0) {
     const std::string path = dir + "/surface.nc";
-    const std::size_t n = kNi * kNj;
+    const std::size_t n = static_cast<std::size_t>(kNi) * kNj;
     for (const char* var : {"field_A_srf_mean_max", "a_avg3_sum", "a_plus_b"}) {
       const std::vector<double> got = xios_test::read_var(path, var);
       ASSERT_EQ(got.size(), kPeriods * n) << var;
