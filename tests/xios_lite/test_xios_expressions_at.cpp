@@ -495,6 +495,19 @@ TEST(XiosExpressionsAt, NemoStyle) {
                             return toce(month_end(m), 1, j, i) / e3t(month_end(m), 1, j, i);
                           }),
                  "toce_deep_ratio");
+    // '@' of a field sampled every 2 days: its mean over the month's even days.
+    expect_equal(xios_test::read_var(monthly, "sst_mean_2d"),
+                 expected(months, 1, land_t,
+                          [](int m, int, int j, int i) {
+                            const int first = month_start(m) + month_start(m) % 2;
+                            double acc = sst(first, j, i);
+                            int n = 1;
+                            for (int s = first + 2; s <= month_end(m); s += 2, ++n) {
+                              acc += sst(s, j, i);
+                            }
+                            return acc * (1.0 / n);
+                          }),
+                 "sst_mean_2d");
     const std::string yearly = dir + "/nemo_1y_grid_T.nc";
     expect_equal(xios_test::read_var(yearly, "tos"),
                  expected(1, 1, land_t,
