@@ -355,6 +355,9 @@ struct Config {
   /// Files in read mode (mode="read"): what recv_field reads, one record
   /// per output period (see docs/xios_lite.md, "Read mode"). Never written.
   std::vector<FileDef> inputs;
+  /// A model context's <variable>s (its <variable_definition>), by id:
+  /// "$id" in an expression is the value of one.
+  std::vector<Attribute> variables;
   BufferSettings buffers;
   double finalise_timeout_s = 60.0;
   bool progress_thread = true;  ///< clients: progress sends while the model computes

@@ -409,7 +409,13 @@ void check_data_grid(const Config& cfg, const FieldDef& f) {
   const bool ok = stand_in || (!g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
                                g.members.size() <= 3 &&
                                std::all_of(g.members.begin() + 1, g.members.end(), plain_axis));
-  if (!ok) {
+  // An expression of vertical sums (NEMO's toce_vmean300): its domain and
+  // the scalar of the reduce_axis its operands went through.
+  const bool reduced_expression =
+      !f.expr.empty() && g.members.size() == 2 && g.members[0].kind == Member::Kind::kDomain &&
+      g.members[1].kind == Member::Kind::kScalar &&
+      cfg.scalars[static_cast<std::size_t>(g.members[1].index)].from_axis != Reduction::kNone;
+  if (!ok && !reduced_expression) {
     fail_at(f.where, "grid_ref",
             "unsupported XIOS feature (a field whose values the model sends or an expression "
             "computes lives on a grid of one domain and at most two axes; grid '" +
@@ -545,6 +551,11 @@ void complete_definitions(Config& cfg) {
       v.shape = resolve_shape(cfg, v, data);
       if (v.shape.reduces() && v.operation == Operation::kOnce) {
         fail_at(v.where, "operation", "a reduced variable with operation once");
+      }
+      if (v.shape.reduces() && v.freq_op.is_calendar_dependent()) {
+        fail_at(v.where, "freq_op",
+                "unsupported XIOS feature (a reduced variable sampled every " +
+                    to_string(v.freq_op) + ": the servers fold samples of a fixed interval)");
       }
     }
   }

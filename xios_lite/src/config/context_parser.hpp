@@ -56,8 +56,9 @@ struct Found {
 
 // A <variable>: a well-formed attribute (parse_calendar.cpp).
 [[nodiscard]] Attribute attribute_of(const Element& v);
-// A model context's <variable_definition> or <variable_group>, checked.
-void check_model_variables(const Element& group);
+// A model context's <variable_definition> or <variable_group>, checked;
+// its <variable>s appended to `out`, named by id.
+void check_model_variables(const Element& group, std::vector<Attribute>& out);
 // The settings in the xios context's variables (XIOS's server parameters).
 void read_xios_context(const Element& ctx, Settings& s);
 // A reduce_axis / reduce_domain operation (parse_axis.cpp).

@@ -69,14 +69,16 @@ Attribute attribute_of(const Element& v) {
 
 // A model context's <variable_definition> (or <variable_group>): <variable>s
 // and groups of them, each a well-formed attribute.
-void check_model_variables(const Element& group) {
+void check_model_variables(const Element& group, std::vector<Attribute>& out) {
   config::check_attributes(group);
   config::check_children(group, {"variable", "variable_group"});
   for (const auto& c : group.children) {
     if (c->name == "variable") {
-      (void)attribute_of(*c);
+      Attribute a = attribute_of(*c);
+      if (c->has("id")) a.name = c->get("id");  // "$id" in expressions
+      out.push_back(std::move(a));
     } else {
-      check_model_variables(*c);
+      check_model_variables(*c, out);
     }
   }
 }
