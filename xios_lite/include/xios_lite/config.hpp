@@ -156,6 +156,9 @@ struct AxisDef {
   /// i (one value per row: a zonal mean on a lat-lon grid), jDir along j.
   Reduction from_domain = Reduction::kNone;
   bool along_i = true;
+  /// An axis made by duplicate_scalar: every level holds the value of the
+  /// field's scalar point (a 2-D field written on each of n_glo levels).
+  bool from_scalar = false;
 };
 
 /// A scalar grid member: the result of a reduction (reduce_axis, reduce_domain).
@@ -168,6 +171,12 @@ struct ScalarDef {
   std::string unit;
   Reduction from_axis = Reduction::kNone;
   Reduction from_domain = Reduction::kNone;
+  /// extract_axis inside a scalar (XIOS's extract_axis_to_scalar): the
+  /// level `extract_level` of the field's axis; -1: none.
+  int extract_level = -1;
+  /// reduce_domain local="true" without a reduce_scalar after it: one value
+  /// per client, which no file can hold (refused where a file uses it).
+  bool client_local = false;
 };
 
 /// A grid: its members in order (a domain, axes, scalars). A field the

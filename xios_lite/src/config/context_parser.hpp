@@ -154,6 +154,9 @@ class ContextParser {
 
   int axis_of(const Element& e);
 
+  // reduce_domain inside an axis, with the reduce_axis that may follow it.
+  void read_axis_reduction(const std::vector<const Element*>& chain, AxisDef& a);
+
   int add_axis(AxisDef a);
 
   // ---- scalars (parse_scalar.cpp) ----
@@ -161,6 +164,10 @@ class ContextParser {
   static void check_scalar_attributes(const Element& e);
 
   int build_scalar(const Element& e, const std::string& id);
+
+  // The transformations inside a scalar element (reduce_axis, reduce_domain
+  // with or without reduce_scalar after it, extract_axis).
+  void read_scalar_transformations(const Element& e, ScalarDef& s);
 
   int scalar_of(const Element& e);
 
@@ -173,6 +180,9 @@ class ContextParser {
   GridDef::Member build_member(const Element& m, const std::string& grid, std::size_t pos);
 
   void build_grid(const Element& g);
+
+  // A scalar without a transformation (a value the model gives).
+  [[nodiscard]] bool plain_scalar(int index) const;
 
   // The grids of an axis alone or a scalar alone that fields the model
   // sends live on get a domain standing in for their member (see

@@ -1,6 +1,7 @@
 // Grids: their members (references or anonymous derived domains, axes and
 // scalars), a field's implicit grid (domain_ref, axis_ref) and the domains
 // standing in for a grid of an axis or a scalar alone.
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -27,6 +28,19 @@ GridDef::Member ContextParser::build_member(const Element& m, const std::string&
                                             std::size_t pos) {
   using MemberKind = GridDef::Member::Kind;
   const std::string anon = m.has("id") ? m.get("id") : grid + "#" + std::to_string(pos);
+  // As XIOS: a member naming only the id of a defined element is that
+  // element (<axis id="ght_abl"/> in a grid is axis ght_abl).
+  if (m.has("id") && m.attributes.size() == 1 && m.children.empty()) {
+    if (m.name == "domain" && domain_ids_.count(anon) > 0) {
+      return {MemberKind::kDomain, domain_of(*domain_ids_.at(anon))};
+    }
+    if (m.name == "axis" && axis_ids_.count(anon) > 0) {
+      return {MemberKind::kAxis, axis_of(*axis_ids_.at(anon))};
+    }
+    if (m.name == "scalar" && scalar_ids_.count(anon) > 0) {
+      return {MemberKind::kScalar, scalar_of(*scalar_ids_.at(anon))};
+    }
+  }
   if (m.has("id") &&
       (domain_ids_.count(anon) + axis_ids_.count(anon) + scalar_ids_.count(anon) +
        domain_index_.count(anon) + axis_index_.count(anon) + scalar_index_.count(anon)) > 0) {
@@ -96,7 +110,11 @@ void ContextParser::add_stand_in_domains() {
       continue;
     }
     GridDef& g = cfg_.grids[static_cast<std::size_t>(f.grid)];
-    if (g.domain >= 0 || g.members.size() != 1 ||
+    // An axis alone, or plain scalars only (XIOS's <scalar/><scalar/>: one value).
+    const bool plain_scalars = std::all_of(g.members.begin(), g.members.end(), [&](const auto& m) {
+      return m.kind == GridDef::Member::Kind::kScalar && plain_scalar(m.index);
+    });
+    if (g.domain >= 0 || g.members.empty() || (g.members.size() != 1 && !plain_scalars) ||
         g.members[0].kind == GridDef::Member::Kind::kDomain) {
       continue;
     }
@@ -116,6 +134,12 @@ void ContextParser::add_stand_in_domains() {
     domain_index_[d.id] = g.domain;
     cfg_.domains.push_back(std::move(d));
   }
+}
+
+bool ContextParser::plain_scalar(int index) const {
+  const ScalarDef& s = cfg_.scalars[static_cast<std::size_t>(index)];
+  return s.from_axis == Reduction::kNone && s.from_domain == Reduction::kNone &&
+         s.extract_level < 0;
 }
 
 void ContextParser::set_first_members(GridDef& grid) {
