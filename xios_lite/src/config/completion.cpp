@@ -257,6 +257,16 @@ int data_field(const Config& cfg, int field) {
 // The window of derived domain `d` in domain `base` (its source chain), or
 // nullopt when `d` does not derive from `base`.
 std::optional<Window> window_in(const Config& cfg, int d, int base) {
+  // A domain that only renames its source (<domain domain_ref="grid_T_inner"
+  // name="grid_T"/> in each of NEMO's grids) holds the same points: the
+  // window is looked for in the source.
+  for (;;) {
+    const DomainDef& b = cfg.domains[static_cast<std::size_t>(base)];
+    if (b.source < 0) break;
+    const DomainDef& up = cfg.domains[static_cast<std::size_t>(b.source)];
+    if (b.window != Window{0, up.ni_glo, 0, up.nj_glo}) break;
+    base = b.source;
+  }
   Window w{0, cfg.domains[static_cast<std::size_t>(d)].ni_glo, 0,
            cfg.domains[static_cast<std::size_t>(d)].nj_glo};
   while (d != base) {
@@ -273,6 +283,12 @@ std::optional<Window> window_in(const Config& cfg, int d, int base) {
 
 // The levels of `base` that derived axis `a` selects, or nullopt.
 std::optional<std::vector<int>> levels_in(const Config& cfg, int a, int base) {
+  // An axis that only renames its source holds the same levels.
+  for (;;) {
+    const AxisDef& b = cfg.axes[static_cast<std::size_t>(base)];
+    if (b.source < 0 || b.selection) break;  // duplicate_scalar: as data, its source's levels
+    base = b.source;
+  }
   std::vector<int> levels(static_cast<std::size_t>(cfg.axes[static_cast<std::size_t>(a)].n_glo));
   std::iota(levels.begin(), levels.end(), 0);
   while (a != base) {
@@ -284,6 +300,78 @@ std::optional<std::vector<int>> levels_in(const Config& cfg, int a, int base) {
     a = ax.source;
   }
   return levels;
+}
+
+// A field on a domain and two axes (levels: axis fastest, then axis2):
+// the output grid keeps the domain or a zoom of it, the first axis or a
+// zoom of it, and the second axis, a zoom of it, or one of its positions
+// (extract_axis inside a scalar: XIOS's extract_axis_to_scalar, NEMO's
+// basins of a zonal mean).
+OutputShape resolve_two_axes(Config& cfg, const OutputVariable& v, int data, OutputShape shape) {
+  const GridDef& src =
+      cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(data)].grid)];
+  const GridDef& out = cfg.grids[static_cast<std::size_t>(v.grid)];
+  const std::string from = "grid '" + out.id + "' does not derive from field '" +
+                           cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" + src.id +
+                           "' of a domain and two axes";
+  const auto refusal = [&](const std::string& why) {
+    return from + ": " + why +
+           " (supported: the domain or a zoom, the first axis or a zoom, then the second axis, a "
+           "zoom, or a scalar extracting one of its positions)";
+  };
+  if (out.members.size() != 3)
+    fail_at(v.where, "grid_ref",
+            refusal("it has " + std::to_string(out.members.size()) + " members"));
+  const Member h = out.members[0];
+  const Member z1 = out.members[1];
+  const Member z2 = out.members[2];
+  if (h.kind != Member::Kind::kDomain || z1.kind != Member::Kind::kAxis) {
+    fail_at(v.where, "grid_ref", refusal("its first members are not a domain and an axis"));
+  }
+  const std::optional<Window> w = window_in(cfg, h.index, src.domain);
+  if (!w)
+    fail_at(v.where, "grid_ref",
+            refusal("domain '" + cfg.domains[static_cast<std::size_t>(h.index)].id +
+                    "' is not derived"));
+  const std::optional<std::vector<int>> inner = levels_in(cfg, z1.index, src.axis);
+  if (!inner)
+    fail_at(
+        v.where, "grid_ref",
+        refusal("axis '" + cfg.axes[static_cast<std::size_t>(z1.index)].id + "' is not derived"));
+  const AxisDef& outer_src = cfg.axes[static_cast<std::size_t>(src.axis2)];
+  std::vector<int> outer;
+  shape.axis2 = -1;
+  if (z2.kind == Member::Kind::kAxis) {
+    const std::optional<std::vector<int>> o = levels_in(cfg, z2.index, src.axis2);
+    if (!o)
+      fail_at(
+          v.where, "grid_ref",
+          refusal("axis '" + cfg.axes[static_cast<std::size_t>(z2.index)].id + "' is not derived"));
+    outer = *o;
+    shape.axis2 = z2.index;
+  } else if (z2.kind == Member::Kind::kScalar &&
+             cfg.scalars[static_cast<std::size_t>(z2.index)].extract_level >= 0) {
+    const int p = cfg.scalars[static_cast<std::size_t>(z2.index)].extract_level;
+    if (p >= outer_src.n_glo) {
+      fail_at(v.where, "grid_ref",
+              "scalar '" + cfg.scalars[static_cast<std::size_t>(z2.index)].id +
+                  "' extracts position " + std::to_string(p) + " of axis '" + outer_src.id +
+                  "' of " + std::to_string(outer_src.n_glo) + " levels");
+    }
+    outer = {p};
+  } else {
+    fail_at(v.where, "grid_ref",
+            refusal("its third member is neither an axis nor a scalar with extract_axis"));
+  }
+  const int n_inner = cfg.axes[static_cast<std::size_t>(src.axis)].n_glo;
+  shape.domain = h.index;
+  shape.window = *w;
+  shape.axis = z1.index;
+  shape.levels.clear();
+  for (const int o : outer) {
+    for (const int k : *inner) shape.levels.push_back(k + n_inner * o);
+  }
+  return shape;
 }
 
 // What the variable's grid does to its data field's grid, member by member.
@@ -306,10 +394,7 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
     return shape;
   }
   if (src.axis2 >= 0) {
-    fail_at(v.where, "grid_ref",
-            "unsupported XIOS feature (transformations of a grid with two axes: grid '" + out.id +
-                "' is not field '" + cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" +
-                src.id + "')");
+    return resolve_two_axes(cfg, v, data, shape);
   }
   const std::string from = "grid '" + out.id + "' does not derive from field '" +
                            cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" + src.id +

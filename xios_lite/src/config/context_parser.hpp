@@ -269,6 +269,8 @@ class ContextParser {
   std::map<std::string, int> domain_index_, axis_index_, scalar_index_, grid_index_, field_index_;
   std::vector<FieldDef> field_slots_;
   std::set<std::string> file_ids_;
+  // Grids naming an element nobody defines: id -> the error a use gives.
+  std::map<std::string, std::string> broken_grids_;
   std::set<std::string> ts_variables_;
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "context_parser.hpp"
 #include "vocabulary.hpp"
@@ -75,6 +76,24 @@ void ContextParser::build_grid(const Element& g) {
   grid.where = g.where();
   if (grid_index_.count(grid.id) > 0) {
     fail(g, "id", "duplicate id '" + grid.id + "'");
+  }
+  // As XIOS, which solves the references of the grids fields use only: a
+  // grid naming an element nobody defines is left out with a warning (NEMO
+  // ships such a grid), and is an error where a field uses it.
+  for (const auto& m : g.children) {
+    for (const auto& [ref, ids, built] : {std::tuple{"domain_ref", &domain_ids_, &domain_index_},
+                                          std::tuple{"axis_ref", &axis_ids_, &axis_index_},
+                                          std::tuple{"scalar_ref", &scalar_ids_, &scalar_index_}}) {
+      if (m->has(ref) && ids->count(m->get(ref)) == 0 && built->count(m->get(ref)) == 0) {
+        const std::string what = std::string(ref).substr(0, std::string(ref).size() - 4);
+        const std::string message =
+            m->where() + " attribute " + ref + ": unknown " + what + " '" + m->get(ref) + "'";
+        broken_grids_[grid.id] = message;
+        cfg_.warnings.push_back(message + ": grid '" + grid.id +
+                                "' is left out (no field uses it)");
+        return;
+      }
+    }
   }
   if (g.has("domain_ref")) {  // xios_lite's own short form
     grid.members.push_back(
@@ -159,6 +178,10 @@ int ContextParser::grid_of(Kind kind, const Element& e) {
   const Found domain = lookup(kind, e, "domain_ref");
   if (grid && (!domain || grid.distance <= domain.distance)) {
     const auto it = grid_index_.find(*grid.value);
+    if (const auto broken = broken_grids_.find(*grid.value);
+        it == grid_index_.end() && broken != broken_grids_.end()) {
+      fail(*grid.at, "grid_ref", "grid '" + *grid.value + "' is unusable: " + broken->second);
+    }
     if (it == grid_index_.end()) {
       skip_if_failed("grid", *grid.value);
       fail(*grid.at, "grid_ref", "unknown grid '" + *grid.value + "'");
