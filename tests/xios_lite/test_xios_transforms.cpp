@@ -6,6 +6,14 @@
 // time maxima); land points left out; one_file and multiple_file (the
 // whole-domain reductions on the first server process only).
 //
+// NEMO's transformations (configs/test_xios/nemo_transforms.xml, in the
+// style of NEMO's grid_def_nemo.xml): a level of an axis as a scalar
+// (extract_axis in a scalar), one position of a grid's second axis, a 2-D
+// field duplicated along an axis (duplicate_scalar), client-local reductions
+// followed by a reduction across clients (reduce_domain local="true" then
+// reduce_scalar or reduce_axis), named zooms with defaults (a section, a
+// mooring), ice layers x categories, a grid of two scalars.
+//
 // Shapes: r1t2 (no server: reductions refused in the synchronous mode),
 // r2t2 (one server), r3t2 (two server processes), r2t1 with three
 // receiving endpoints on the server.
@@ -306,6 +314,229 @@ TEST(XiosTransforms, ReductionsZoomsAndExtractions) {
     zonal.insert(zonal.end(), more.begin(), more.end());
     EXPECT_EQ(zonal.size(), static_cast<std::size_t>(kNj));
     EXPECT_EQ(xios_test::dim_len(p0, "lat_d") + xios_test::dim_len(p1, "lat_d"), kNj);
+  }
+}
+
+// ---- NEMO's transformations ----
+
+namespace nemo {
+
+constexpr int kLay = 2;      // nlayice
+constexpr int kCat = 3;      // ncatice
+constexpr int kBasin = 3;    // basin
+constexpr int kSection = 3;  // section (n_glo in the configuration)
+
+// What the model sends: small exact binary fractions, so that sums and
+// averages are exact whatever the order.
+double toce(int s, int k, int j, int i) { return 10.0 * k + 0.5 * j - 0.25 * i + 0.125 * s; }
+double sst(int s, int j, int i) { return 20.0 + j - 0.5 * i + 0.25 * s; }
+double ice(int s, int l, int c, int j, int i) {
+  return -2.0 - l - 0.5 * c + 0.125 * j + 0.0625 * i - 0.25 * s;
+}
+double zotem(int s, int k, int b, int j, int i) {
+  return 100.0 * b + 10.0 * k + j + 0.5 * i + 0.25 * s;
+}
+double masstr(int s, int j, int i) { return 1.0 + 0.5 * j + 0.25 * i + s; }
+double strait(int s, int q, int j, int i) { return (q + 1) * (j - 2.5) + 0.5 * i - 0.125 * s; }
+double bgtemper(int s) { return 3.5 + s; }
+
+// The domain's and the axes' sizes, as NEMO's iom_init sets them.
+Block define(xios_lite::Client& c, const ep::Communicator& comm) {
+  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+  xios_lite::DomainAttributes d;
+  d.ni_glo = kNi;
+  d.nj_glo = kNj;
+  d.ibegin = b.ibegin;
+  d.ni = b.ni;
+  d.jbegin = b.jbegin;
+  d.nj = b.nj;
+  c.set_domain_attr("grid_T", d);
+  const auto axis = [&](const char* id, int n) {
+    xios_lite::AxisAttributes a;
+    a.n_glo = n;
+    for (int k = 0; k < n; ++k) a.value.push_back(k + 1.0);
+    c.set_axis_attr(id, a);
+  };
+  axis("deptht", kNk);
+  axis("nlayice", kLay);
+  axis("ncatice", kCat);
+  axis("basin", kBasin);
+  return b;
+}
+
+void model(xios_lite::Client& c, const ep::Communicator& comm) {
+  const Block b = define(c, comm);
+  c.close_definition();
+  const auto block = [&](auto&& value, int outer) {
+    std::vector<double> out;
+    for (int o = 0; o < outer; ++o) {
+      for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+        for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) out.push_back(value(o, j, i));
+      }
+    }
+    return out;
+  };
+  for (int s = 1; s <= kSteps; ++s) {
+    c.update_calendar(s);
+    c.send_field("toce", block([&](int k, int j, int i) { return toce(s, k, j, i); }, kNk));
+    c.send_field("sst", block([&](int, int j, int i) { return sst(s, j, i); }, 1));
+    c.send_field("icetemp_lay", block(
+                                    [&](int o, int j, int i) {
+                                      return ice(s, o % kLay, o / kLay, j, i);  // layers fastest
+                                    },
+                                    kLay * kCat));
+    c.send_field("zotem", block(
+                              [&](int o, int j, int i) {
+                                return zotem(s, o % kNk, o / kNk, j, i);  // levels fastest
+                              },
+                              kNk * kBasin));
+    c.send_field("u_masstr_vint", block([&](int, int j, int i) { return masstr(s, j, i); }, 1));
+    c.send_field("masstr_strait",
+                 block([&](int q, int j, int i) { return strait(s, q, j, i); }, kSection));
+    c.send_field("bgtemper", std::vector<double>{bgtemper(s)});
+  }
+  (void)c.finalise();
+}
+
+// The time average of period p (steps 2p + 1, 2p + 2) of f(step).
+double mean(int p, const std::function<double(int)>& f) {
+  return 0.5 * (f(2 * p + 1) + f(2 * p + 2));
+}
+
+// Every output period of `per_period(p)`, concatenated (the record order).
+std::vector<double> records(const std::function<std::vector<double>(int)>& per_period) {
+  std::vector<double> out;
+  for (int p = 0; p < kSteps / 2; ++p) {
+    const std::vector<double> r = per_period(p);
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  return out;
+}
+
+void check(const std::string& dir) {
+  const std::string t = dir + "/ORCA_2h_grid_T.nc";
+  const auto each = [](int outer, int nj, int ni, const std::function<double(int, int, int)>& v) {
+    std::vector<double> out;
+    for (int o = 0; o < outer; ++o) {
+      for (int j = 0; j < nj; ++j) {
+        for (int i = 0; i < ni; ++i) out.push_back(v(o, j, i));
+      }
+    }
+    return out;
+  };
+  // The field as sent, and its surface level as a scalar member (no depth dimension).
+  expect_near(xios_test::read_var(t, "thetao"), records([&](int p) {
+                return each(kNk, kNj, kNi, [&](int k, int j, int i) {
+                  return mean(p, [&](int s) { return toce(s, k, j, i); });
+                });
+              }),
+              "thetao");
+  expect_near(xios_test::read_var(t, "tos_sfc"), records([&](int p) {
+                return each(1, kNj, kNi, [&](int, int j, int i) {
+                  return mean(p, [&](int s) { return toce(s, 0, j, i); });
+                });
+              }),
+              "tos_sfc");
+  EXPECT_EQ(xios_test::var_dims(t, "tos_sfc"),
+            (std::vector<std::string>{"time", "lat_grid_T", "lon_grid_T"}));
+  // Ice: layers x categories, written (time, ncatice, nlayice, y, x); then category 1.
+  expect_near(xios_test::read_var(t, "sitemlay"), records([&](int p) {
+                return each(kLay * kCat, kNj, kNi, [&](int o, int j, int i) {
+                  return mean(p, [&](int s) { return ice(s, o % kLay, o / kLay, j, i); });
+                });
+              }),
+              "sitemlay");
+  EXPECT_EQ(xios_test::var_dims(t, "sitemlay"),
+            (std::vector<std::string>{"time", "ncatice", "nlayice", "lat_grid_T", "lon_grid_T"}));
+  expect_near(xios_test::read_var(t, "sitemlay_cat1"), records([&](int p) {
+                return each(kLay, kNj, kNi, [&](int l, int j, int i) {
+                  return mean(p, [&](int s) { return ice(s, l, 1, j, i); });
+                });
+              }),
+              "sitemlay_cat1");
+  EXPECT_EQ(xios_test::var_dims(t, "sitemlay_cat1"),
+            (std::vector<std::string>{"time", "nlayice", "lat_grid_T", "lon_grid_T"}));
+  // The zonal-mean line (column 2), the first two levels, basin 1.
+  expect_near(xios_test::read_var(t, "zotem_atl"), records([&](int p) {
+                return each(2, kNj, 1, [&](int k, int j, int) {
+                  return mean(p, [&](int s) { return zotem(s, k, 1, j, 2); });
+                });
+              }),
+              "zotem_atl");
+  // duplicate_scalar: the 2-D field on each of the sections.
+  expect_near(xios_test::read_var(t, "u_masstr_4strait"), records([&](int p) {
+                return each(kSection, kNj, kNi, [&](int, int j, int i) {
+                  return mean(p, [&](int s) { return masstr(s, j, i); });
+                });
+              }),
+              "u_masstr_4strait");
+  // Client sums, summed across clients: the domain's sum per section.
+  expect_near(xios_test::read_var(t, "mfo"), records([&](int p) {
+                std::vector<double> out;
+                for (int q = 0; q < kSection; ++q) {
+                  out.push_back(mean(p, [&](int s) {
+                    double sum = 0;
+                    for (int j = 0; j < kNj; ++j) {
+                      for (int i = 0; i < kNi; ++i) sum += strait(s, q, j, i);
+                    }
+                    return sum;
+                  }));
+                }
+                return out;
+              }),
+              "mfo");
+  // Client maxima over rows, then the maximum across clients: per column and level.
+  expect_near(xios_test::read_var(t, "toce_colmax"), records([&](int p) {
+                return each(kNk, kNi, 1, [&](int k, int i, int) {
+                  return mean(p, [&](int s) {
+                    double m = toce(s, k, 0, i);
+                    for (int j = 1; j < kNj; ++j) m = std::max(m, toce(s, k, j, i));
+                    return m;
+                  });
+                });
+              }),
+              "toce_colmax");
+  expect_near(xios_test::read_var(t, "bgtemper"),
+              records([&](int p) { return std::vector<double>{mean(p, bgtemper)}; }), "bgtemper");
+  EXPECT_EQ(xios_test::var_dims(t, "bgtemper"), (std::vector<std::string>{"time"}));
+  // The section (row 3, every column) and the mooring (column 5, row 2, every level).
+  expect_near(xios_test::read_var(dir + "/ORCA_2h_EqT.nc", "sst_eq"), records([&](int p) {
+                return each(1, 1, kNi, [&](int, int, int i) {
+                  return mean(p, [&](int s) { return sst(s, 3, i); });
+                });
+              }),
+              "sst_eq");
+  expect_near(xios_test::read_var(dir + "/ORCA_2h_2n5eT.nc", "toce_moor"), records([&](int p) {
+                return each(kNk, 1, 1, [&](int k, int, int) {
+                  return mean(p, [&](int s) { return toce(s, k, 2, 5); });
+                });
+              }),
+              "toce_moor");
+}
+
+}  // namespace nemo
+
+TEST(XiosTransforms, NemoGridDefinitions) {
+  const std::string dir = xios_test::scratch_dir("nemo_transforms");
+  const std::string cfg =
+      xios_test::write_config(dir, config_file("nemo_transforms.xml", {{"DIR", dir}}));
+  xios_test::RunSpec spec;
+  spec.config = cfg;
+  spec.servers = servers_for_shape();
+  spec.mode = xios_test::mode();
+  const bool synchronous = spec.servers == 0;
+  spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    if (synchronous) {
+      (void)nemo::define(c, comm);
+      EXPECT_HAS(xios_test::error_of([&] { c.close_definition(); }), "computed by the servers");
+      return;
+    }
+    nemo::model(c, comm);
+  };
+  const xios_test::Outcome o = xios_test::run(spec);
+  xios_test::expect_no_errors(o);
+  if (!synchronous && ep_test::world_rank() == 0) {
+    nemo::check(dir);
   }
 }
 
