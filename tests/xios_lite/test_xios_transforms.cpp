@@ -14,14 +14,23 @@
 // reduce_scalar or reduce_axis), named zooms with defaults (a section, a
 // mooring), ice layers x categories, a grid of two scalars.
 //
+// NEMO's run-time definitions through XIOS's interface (xios.h, as NEMO's
+// iom.F90 calls it): file names with @expname@, @freq@, @startdate@,
+// @enddate@ read with xios_get_file_attr and replaced with
+// xios_set_file_attr (iom_update_file_name), a mooring's name_suffix, and
+// named zooms whose windows the model sets (xios_set_zoom_domain_attr).
+//
 // Shapes: r1t2 (no server: reductions refused in the synchronous mode),
 // r2t2 (one server), r3t2 (two server processes), r2t1 with three
 // receiving endpoints on the server.
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <omp.h>
+#include <unistd.h>
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,6 +38,7 @@
 #include "ep_test.hpp"
 #include "nc_reader.hpp"
 #include "run_harness.hpp"
+#include "xios_lite/xios.h"
 
 namespace {
 
@@ -538,6 +548,168 @@ TEST(XiosTransforms, NemoGridDefinitions) {
   if (!synchronous && ep_test::world_rank() == 0) {
     nemo::check(dir);
   }
+}
+
+// ---- NEMO's run-time substitutions, through XIOS's interface ----
+
+namespace runtime {
+
+constexpr const char* kIodef = R"(<?xml version="1.0"?>
+<simulation>
+  <context id="xios">
+    <variable_definition>
+      <variable id="using_server" type="bool">false</variable>
+    </variable_definition>
+  </context>
+  <context id="nemo">
+    <calendar type="Gregorian" start_date="2000-01-01" timestep="1h"/>
+    <domain_definition>
+      <domain id="grid_T" long_name="grid T"/>
+      <domain id="EqT" domain_ref="grid_T"> <zoom_domain id="EqT"/> </domain>
+      <domain id="2n5eT" domain_ref="grid_T"> <zoom_domain id="2n5eT"/> </domain>
+    </domain_definition>
+    <grid_definition>
+      <grid id="grid_T_2D"> <domain domain_ref="grid_T"/> </grid>
+      <grid id="grid_EqT"> <domain domain_ref="EqT"/> </grid>
+      <grid id="grid_2n5eT"> <domain domain_ref="2n5eT"/> </grid>
+    </grid_definition>
+    <field_definition operation="average">
+      <field id="sst" grid_ref="grid_T_2D"/>
+    </field_definition>
+    <file_definition type="one_file" name="@expname@_@freq@_@startdate@_@enddate@">
+      <file_group id="2h" output_freq="2h">
+        <file id="file11" name_suffix="_grid_T"> <field field_ref="sst"/> </file>
+        <file id="EqT" name_suffix="_grid_T"> <field field_ref="sst" grid_ref="grid_EqT"/> </file>
+        <file id="2n5eT" name_suffix="_grid_T"> <field field_ref="sst" grid_ref="grid_2n5eT"/> </file>
+      </file_group>
+    </file_definition>
+  </context>
+</simulation>
+)";
+
+double sst(int s, int j, int i) { return 20.0 + j - 0.5 * i + 0.25 * s; }
+
+// Every xios call returns 0, else the failure is named.
+void ok(int rc, const char* what) { EXPECT_EQ(rc, 0) << what << ": " << cxios_last_error(); }
+
+xios_handle_t handle(const char* kind, const std::string& id) {
+  xios_handle_t h = nullptr;
+  ok(cxios_handle_create(kind, id.c_str(), static_cast<int>(id.size()), &h), kind);
+  return h;
+}
+
+std::string get_text(int (*get)(xios_handle_t, char*, int), xios_handle_t h) {
+  std::array<char, 256> text{};
+  ok(get(h, text.data(), static_cast<int>(text.size())), "get");
+  std::string out(text.data(), text.size());
+  out.erase(out.find_last_not_of(std::string(" \0", 2)) + 1);  // Fortran's blank padding
+  return out;
+}
+
+void replace_all(std::string& text, const std::string& key, const std::string& value) {
+  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) {
+    text.replace(at, key.size(), value);
+  }
+}
+
+// NEMO's iom_update_file_name: the placeholders of the file's name and
+// name_suffix (as inherited) replaced by the experiment's values, then set.
+void update_file_name(const std::string& id) {
+  const xios_handle_t f = handle("file", id);
+  cxios_duration freq{};
+  ok(cxios_get_file_output_freq(f, &freq), "output_freq");
+  for (const bool suffix : {false, true}) {
+    std::string name = get_text(suffix ? cxios_get_file_name_suffix : cxios_get_file_name, f);
+    replace_all(name, "@expname@", "ORCA2");
+    replace_all(name, "@freq@", std::to_string(static_cast<int>(freq.hour)) + "h");
+    replace_all(name, "@startdate@", "20000101");
+    replace_all(name, "@enddate@", "20000101");
+    ok((suffix ? cxios_set_file_name_suffix : cxios_set_file_name)(f, name.c_str(),
+                                                                   static_cast<int>(name.size())),
+       "set name");
+  }
+}
+
+}  // namespace runtime
+
+TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
+  const std::string dir = xios_test::scratch_dir("nemo_runtime");
+  xios_test::write_file(dir + "/iodef.xml", runtime::kIodef);
+  std::array<char, 4096> home{};
+  ASSERT_NE(getcwd(home.data(), home.size()), nullptr);
+  ASSERT_EQ(chdir(dir.c_str()), 0);  // XIOS reads ./iodef.xml and writes beside it
+  MPI_Fint comm = 0;
+  runtime::ok(cxios_init_client("nemo", 4, nullptr, &comm), "xios_initialize");
+  runtime::ok(cxios_context_initialize("nemo", 4, &comm), "xios_context_initialize");
+  MPI_Comm model = MPI_Comm_f2c(comm);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(model, &rank);
+  MPI_Comm_size(model, &size);
+  const Block b = xios_test::uneven_block(rank, size, kNi, kNj);
+  const xios_handle_t d = runtime::handle("domain", "grid_T");
+  runtime::ok(cxios_set_domain_ni_glo(d, kNi), "ni_glo");
+  runtime::ok(cxios_set_domain_nj_glo(d, kNj), "nj_glo");
+  runtime::ok(cxios_set_domain_ibegin(d, b.ibegin), "ibegin");
+  runtime::ok(cxios_set_domain_ni(d, b.ni), "ni");
+  runtime::ok(cxios_set_domain_jbegin(d, b.jbegin), "jbegin");
+  runtime::ok(cxios_set_domain_nj(d, b.nj), "nj");
+  // NEMO's set_xmlatt: the equatorial section's row, the mooring's point.
+  const xios_handle_t eq = runtime::handle("zoom_domain", "EqT");
+  runtime::ok(cxios_set_zoom_domain_ibegin(eq, 0), "EqT ibegin");
+  runtime::ok(cxios_set_zoom_domain_jbegin(eq, 3), "EqT jbegin");
+  runtime::ok(cxios_set_zoom_domain_ni(eq, kNi), "EqT ni");
+  runtime::ok(cxios_set_zoom_domain_nj(eq, 1), "EqT nj");
+  const xios_handle_t moor = runtime::handle("zoom_domain", "2n5eT");
+  runtime::ok(cxios_set_zoom_domain_ibegin(moor, 5), "2n5eT ibegin");
+  runtime::ok(cxios_set_zoom_domain_jbegin(moor, 2), "2n5eT jbegin");
+  runtime::ok(cxios_set_zoom_domain_ni(moor, 1), "2n5eT ni");
+  runtime::ok(cxios_set_zoom_domain_nj(moor, 1), "2n5eT nj");
+  // The zoom's id names the zoom, not the domain of the same id.
+  EXPECT_TRUE(cxios_valid_id("zoom_domain", "EqT", 3));
+  EXPECT_TRUE(cxios_valid_id("domain", "EqT", 3));
+  // set_mooring: the suffix names the mooring; then every file's name.
+  const xios_handle_t mf = runtime::handle("file", "2n5eT");
+  const std::string suffix = runtime::get_text(cxios_get_file_name_suffix, mf) + "_2n5e";
+  runtime::ok(cxios_set_file_name_suffix(mf, suffix.c_str(), static_cast<int>(suffix.size())),
+              "name_suffix");
+  const xios_handle_t ef = runtime::handle("file", "EqT");
+  const std::string eq_suffix = runtime::get_text(cxios_get_file_name_suffix, ef) + "_Eq";
+  runtime::ok(cxios_set_file_name_suffix(ef, eq_suffix.c_str(), static_cast<int>(eq_suffix.size())),
+              "name_suffix");
+  for (const char* id : {"file11", "EqT", "2n5eT"}) runtime::update_file_name(id);
+  EXPECT_EQ(runtime::get_text(cxios_get_file_name, ef), "ORCA2_2h_20000101_20000101");
+  runtime::ok(cxios_context_close_definition(), "xios_close_context_definition");
+  for (int s = 1; s <= kSteps; ++s) {
+    runtime::ok(cxios_update_calendar(s), "xios_update_calendar");
+    std::vector<double> block;
+    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) block.push_back(runtime::sst(s, j, i));
+    }
+    const std::array<std::int64_t, 2> extents{b.ni, b.nj};
+    runtime::ok(cxios_write_data_k8("sst", 3, block.data(), 2, extents.data()), "xios_send_field");
+  }
+  runtime::ok(cxios_context_finalize(), "xios_context_finalize");
+  runtime::ok(cxios_finalize(), "xios_finalize");
+  ASSERT_EQ(chdir(home.data()), 0);
+  if (ep_test::world_rank() != 0) return;
+  const std::string stem = dir + "/ORCA2_2h_20000101_20000101";
+  const auto mean = [](int p, int j, int i) {
+    return 0.5 * (runtime::sst(2 * p + 1, j, i) + runtime::sst(2 * p + 2, j, i));
+  };
+  std::vector<double> whole;
+  std::vector<double> row;
+  std::vector<double> point;
+  for (int p = 0; p < kSteps / 2; ++p) {
+    for (int j = 0; j < kNj; ++j) {
+      for (int i = 0; i < kNi; ++i) whole.push_back(mean(p, j, i));
+    }
+    for (int i = 0; i < kNi; ++i) row.push_back(mean(p, 3, i));
+    point.push_back(mean(p, 2, 5));
+  }
+  EXPECT_EQ(xios_test::read_var(stem + "_grid_T.nc", "sst"), whole);
+  EXPECT_EQ(xios_test::read_var(stem + "_grid_T_Eq.nc", "sst"), row);
+  EXPECT_EQ(xios_test::read_var(stem + "_grid_T_2n5e.nc", "sst"), point);
 }
 
 }  // namespace
