@@ -581,15 +581,17 @@ bool ContextClient::get(const char* call, Handle* h, const std::string& name, Va
       return true;
     }
   }
-  // The element's own value, else its groups' (XIOS solves the groups'
-  // inheritance when it reads the file: NEMO reads a file's name from its
-  // file_definition before close to replace @expname@ and the like); after
-  // close, as XIOS solves references, its reference's too.
+  // The element's own value; after close, as XIOS solves inheritance, its
+  // groups' and its reference's too. A file's groups' values are read
+  // before close too: NEMO reads a file's name, name_suffix and output_freq
+  // from its file_definition and file_group to replace @expname@, @freq@,
+  // ... (iom_update_file_name), and XIOS gives them.
   const Element* e = h->element != nullptr ? h->element : context_element();
+  const bool groups_now = h->kind == "file";
   const std::function<const std::string*(const Element&, int)> look =
       [&](const Element& el, int depth) -> const std::string* {
     if (const std::string* own = el.find(name)) return own;
-    if (!inheritable(name) || depth > 64) return nullptr;
+    if ((!closed() && !groups_now) || !inheritable(name) || depth > 64) return nullptr;
     for (const Element* g = el.parent; g != nullptr && g->name != "context"; g = g->parent) {
       if (const std::string* up = g->find(name)) return up;
     }
