@@ -38,6 +38,7 @@
 #include "ep_test.hpp"
 #include "nc_reader.hpp"
 #include "run_harness.hpp"
+#include "xios_lite/config.hpp"
 #include "xios_lite/xios.h"
 
 namespace {
@@ -239,8 +240,9 @@ void check_one_file(const std::string& path) {
               in_time([&](int s) { return std::vector<double>{global(s, 0, false, 'a')}; }),
               "s_global");
   expect_near(xios_test::read_var(path, "t_global"), in_time([&](int s) {
-                std::vector<double> out;
-                for (int k = 0; k < kNk; ++k) out.push_back(global(s, k, true, 's'));
+                std::vector<double> out(kNk);
+                for (int k = 0; k < kNk; ++k)
+                  out[static_cast<std::size_t>(k)] = global(s, k, true, 's');
                 return out;
               }),
               "t_global");
@@ -253,7 +255,7 @@ void check_one_file(const std::string& path) {
               }),
               "t_total");
   // Zoom and extract: the window and levels of the time average.
-  const auto window = [](int i0, int ni, int j0, int nj, std::vector<int> levels) {
+  const auto window = [](int i0, int ni, int j0, int nj, const std::vector<int>& levels) {
     return in_time([=](int s) {
       std::vector<double> out;
       for (const int k : levels) {
@@ -267,16 +269,17 @@ void check_one_file(const std::string& path) {
   expect_near(xios_test::read_var(path, "t_zoom"), window(2, 4, 1, 3, {0, 1}), "t_zoom");
   expect_near(xios_test::read_var(path, "t_extract"), window(5, 3, 0, 2, {1, 3}), "t_extract");
   EXPECT_EQ(xios_test::read_var(path, "zx"), (std::vector<double>{2, 4}));
-  expect_near(xios_test::read_var(path, "t_zoom_vsum"), in_time([](int s) {
-                const std::vector<double> all = vertical(s, 's');
-                std::vector<double> out;
-                for (int j = 1; j < 4; ++j) {
-                  for (int i = 2; i < 6; ++i)
-                    out.push_back(all[static_cast<std::size_t>(j * kNi + i)]);
-                }
-                return out;
-              }),
-              "t_zoom_vsum");
+  expect_near(
+      xios_test::read_var(path, "t_zoom_vsum"), in_time([](int s) {
+        const std::vector<double> all = vertical(s, 's');
+        std::vector<double> out;
+        for (int j = 1; j < 4; ++j) {
+          for (int i = 2; i < 6; ++i)
+            out.push_back(all[static_cast<std::size_t>(j) * kNi + static_cast<std::size_t>(i)]);
+        }
+        return out;
+      }),
+      "t_zoom_vsum");
   EXPECT_EQ(xios_test::text_att(path, "t_vsum", "cell_methods"), "z: sum time: mean");
   EXPECT_EQ(xios_test::text_att(path, "s_global", "cell_methods"), "area: mean time: mean");
   EXPECT_EQ(xios_test::read_var(path, "time"), (std::vector<double>{3600, 3 * 3600}));
@@ -307,7 +310,7 @@ TEST(XiosTransforms, ReductionsZoomsAndExtractions) {
     if (synchronous || ep_test::world_rank() != 0) {
       continue;
     }
-    const std::string stem = dir + "/red_" + type;
+    const std::string stem = dir + "/red_" + std::string(type);
     if (type == "one_file" || spec.servers == 1) {
       check_one_file(stem + ".nc");
       continue;
@@ -483,6 +486,7 @@ void check(const std::string& dir) {
   // Client sums, summed across clients: the domain's sum per section.
   expect_near(xios_test::read_var(t, "mfo"), records([&](int p) {
                 std::vector<double> out;
+                out.reserve(kSection);
                 for (int q = 0; q < kSection; ++q) {
                   out.push_back(mean(p, [&](int s) {
                     double sum = 0;
@@ -710,6 +714,72 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
   EXPECT_EQ(xios_test::read_var(stem + "_grid_T.nc", "sst"), whole);
   EXPECT_EQ(xios_test::read_var(stem + "_grid_T_Eq.nc", "sst"), row);
   EXPECT_EQ(xios_test::read_var(stem + "_grid_T_2n5e.nc", "sst"), point);
+}
+
+// What NEMO's transformations allow and what they do not, refused at
+// parse or at completion with the element's place. Local: no MPI.
+TEST(XiosTransforms, NemoTransformationRefusals) {
+  const auto parse = [](const std::string& grids, const std::string& variable) {
+    const std::string xml = R"(<simulation><context id="c">
+      <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+      <domain_definition><domain id="d" ni_glo="4" nj_glo="3"/></domain_definition>
+      <axis_definition><axis id="z" n_glo="2"/><axis id="b" n_glo="3"/></axis_definition>
+      <grid_definition>
+        <grid id="g2"><domain domain_ref="d"/></grid>
+        <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
+        <grid id="g4"><domain domain_ref="d"/><axis axis_ref="z"/><axis axis_ref="b"/></grid>
+        )" + grids + R"(
+      </grid_definition>
+      <field_definition><field id="f2" grid_ref="g2"/><field id="f3" grid_ref="g3"/>
+        <field id="f4" grid_ref="g4"/></field_definition>
+      <file_definition><file id="o" output_freq="1h">)" +
+                            variable + R"(</file></file_definition>
+    </context></simulation>)";
+    return xios_test::error_of([&] { (void)xios_lite::parse_config_string(xml, "nemo.xml"); });
+  };
+  // The average of the clients' averages is not the domain's average.
+  EXPECT_HAS(parse(R"(<grid id="h"><scalar><reduce_domain operation="average" local="true"/>
+                      <reduce_scalar operation="average"/></scalar></grid>)",
+                   ""),
+             "unsupported XIOS feature (the average of the clients' averages");
+  EXPECT_HAS(parse(R"(<grid id="h"><scalar><reduce_domain operation="sum" local="true"/>
+                      <reduce_scalar operation="max"/></scalar></grid>)",
+                   ""),
+             "'max' after a client-local 'sum'");
+  // A local reduction alone: parsed, refused where a variable uses it.
+  const std::string local_alone =
+      R"(<grid id="h"><scalar><reduce_domain operation="sum" local="true"/></scalar></grid>)";
+  EXPECT_EQ(parse(local_alone, ""), "");
+  EXPECT_HAS(parse(local_alone, R"(<field field_ref="f2" name="v" grid_ref="h"/>)"),
+             "a client-local reduce_domain (local=\"true\") alone gives one value per client");
+  // extract_axis inside a scalar: a position of the axis, checked against its size.
+  const std::string sfc =
+      R"(<grid id="h"><domain domain_ref="d"/><scalar><extract_axis position="2"/></scalar></grid>)";
+  EXPECT_HAS(parse(sfc, R"(<field field_ref="f3" name="v" grid_ref="h"/>)"),
+             "extracts position 2 of axis 'z' of 2 levels");
+  EXPECT_HAS(parse(R"(<grid id="h"><domain domain_ref="d"/>
+                      <scalar><extract_axis position="0" begin="1"/></scalar></grid>)",
+                   ""),
+             "an extract_axis inside a scalar takes position only");
+  // duplicate_scalar adds an axis to a field without one, not to a field with one.
+  const std::string dup =
+      R"(<grid id="h"><domain domain_ref="d"/><axis axis_ref="b"><duplicate_scalar/></axis></grid>)";
+  EXPECT_EQ(parse(dup, R"(<field field_ref="f2" name="v" grid_ref="h"/>)"), "");
+  EXPECT_HAS(parse(dup, R"(<field field_ref="f3" name="v" grid_ref="h"/>)"),
+             "axis 'h#1' duplicates a scalar, and the field has axis 'z'");
+  // A grid naming an undefined axis: a warning while unused, an error once used.
+  const std::string broken = R"(<grid id="h"><axis axis_ref="nowhere"/></grid>)";
+  EXPECT_EQ(parse(broken, ""), "");
+  EXPECT_HAS(parse(broken, R"(<field field_ref="f2" name="v" grid_ref="h"/>)"),
+             "grid 'h' is unusable: nemo.xml:");
+  // The second axis of a field on two: one position, not a reduction.
+  EXPECT_HAS(parse(R"(<grid id="h"><domain domain_ref="d"/><axis axis_ref="z"/>
+                      <scalar><reduce_axis operation="sum"/></scalar></grid>)",
+                   R"(<field field_ref="f4" name="v" grid_ref="h"/>)"),
+             "its third member is neither an axis nor a scalar with extract_axis");
+  // reduce_scalar of a field's own scalar stays refused.
+  EXPECT_HAS(parse(R"(<grid id="h"><scalar><reduce_scalar operation="sum"/></scalar></grid>)", ""),
+             "unsupported XIOS feature (reduce_scalar of a field's scalar");
 }
 
 }  // namespace
