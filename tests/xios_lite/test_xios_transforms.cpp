@@ -520,6 +520,17 @@ void check(const std::string& dir) {
                 });
               }),
               "sst_eq");
+  // extract_domain inside an axis: the same row as an axis of its own, and column 5.
+  const std::string eq = dir + "/ORCA_2h_EqT.nc";
+  EXPECT_EQ(xios_test::read_var(eq, "sst_eq_line"), xios_test::read_var(eq, "sst_eq"));
+  EXPECT_EQ(xios_test::var_dims(eq, "sst_eq_line"), (std::vector<std::string>{"time", "eq_line"}));
+  EXPECT_EQ(xios_test::text_att(eq, "sst_eq_line", "cell_methods"), "time: mean");
+  expect_near(xios_test::read_var(eq, "toce_col5"), records([&](int p) {
+                return each(kNk, kNj, 1, [&](int k, int j, int) {
+                  return mean(p, [&](int s) { return toce(s, k, j, 5); });
+                });
+              }),
+              "toce_col5");
   expect_near(xios_test::read_var(dir + "/ORCA_2h_2n5eT.nc", "toce_moor"), records([&](int p) {
                 return each(kNk, 1, 1, [&](int k, int, int) {
                   return mean(p, [&](int s) { return toce(s, k, 2, 5); });

@@ -159,6 +159,11 @@ struct AxisDef {
   /// An axis made by duplicate_scalar: every level holds the value of the
   /// field's scalar point (a 2-D field written on each of n_glo levels).
   bool from_scalar = false;
+  /// An axis made by extract_domain (XIOS's extract_domain_to_axis): the
+  /// domain's line at this position, -1: none. direction="iDir" is the row
+  /// j = position along i (an axis of ni_glo points, along_i false here:
+  /// one value per column), "jDir" the column i = position along j.
+  int extract_position = -1;
 };
 
 /// A scalar grid member: the result of a reduction (reduce_axis, reduce_domain).
@@ -265,7 +270,10 @@ struct OutputShape {
   int domain = -1;  ///< output domain (kDomain: the field's domain or a zoom of it)
   Window window;    ///< in the field domain's indices (the whole domain when not zoomed)
   Reduction horizontal_op = Reduction::kNone;
-  int reduced_axis = -1;    ///< kAlongI / kAlongJ: the output axis made by reduce_domain
+  int reduced_axis = -1;  ///< kAlongI / kAlongJ: the output axis made by reduce_domain
+  /// kAlongI / kAlongJ made by extract_domain: the one column (kAlongI) or
+  /// row (kAlongJ) taken, -1: the whole line is reduced.
+  int line = -1;
   int axis = -1;            ///< the output vertical axis, -1: none (2-D field or reduced)
   int axis2 = -1;           ///< the field grid's second axis (outer in the file), -1: none
   std::vector<int> levels;  ///< the field axis's levels written, in order

@@ -444,6 +444,15 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
     shape.horizontal_op = a.from_domain;
     shape.reduced_axis = h.index;
     shape.domain = -1;
+    if (a.extract_position >= 0) {
+      const int lines = a.along_i ? dom.ni_glo : dom.nj_glo;
+      if (a.extract_position >= lines) {
+        fail_at(a.where, "position",
+                "value " + std::to_string(a.extract_position) + " out of range (domain '" + dom.id +
+                    "' has " + std::to_string(lines) + (a.along_i ? " columns" : " rows") + ")");
+      }
+      shape.line = a.extract_position;
+    }
     // The axis made by the reduction: one value per row (iDir) or column (jDir).
     const int n = a.along_i ? dom.nj_glo : dom.ni_glo;
     std::vector<double> values;

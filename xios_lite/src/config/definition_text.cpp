@@ -79,7 +79,8 @@ std::string definition_text(const Config& cfg) {
         << hex_digest(a.value) << " bounds " << hex_digest(a.bounds) << " unit '" << a.unit
         << "' positive '" << a.positive << "' long_name '" << a.long_name << "' standard_name '"
         << a.standard_name << "' source " << a.source << " from_domain " << to_string(a.from_domain)
-        << (a.along_i ? " i" : " j") << (a.from_scalar ? " duplicate_scalar" : "") << "\n";
+        << (a.along_i ? " i" : " j") << (a.from_scalar ? " duplicate_scalar" : "") << " extract "
+        << a.extract_position << "\n";
   }
   for (const ScalarDef& s : cfg.scalars) {
     out << "scalar " << s.id << ": name " << s.name << " from_axis " << to_string(s.from_axis)

@@ -34,8 +34,8 @@ void ContextParser::check_axis_attributes(const Element& e) {
 int ContextParser::build_axis(const Element& e, const std::string& id, bool member) {
   (void)member;
   check_axis_attributes(e);
-  config::check_children(
-      e, {"zoom_axis", "extract_axis", "reduce_domain", "reduce_axis", "duplicate_scalar"});
+  config::check_children(e, {"zoom_axis", "extract_axis", "reduce_domain", "reduce_axis",
+                             "duplicate_scalar", "extract_domain"});
   AxisDef a;
   a.id = id;
   a.where = e.where();
@@ -61,6 +61,27 @@ int ContextParser::build_axis(const Element& e, const std::string& id, bool memb
   }
   if (trans.size() > 1) {
     config::unsupported(*trans[1], "", "several transformations in one element (grid_path)");
+  }
+  if (trans.size() == 1 && trans.front()->name == "extract_domain") {
+    // XIOS's extract_domain_to_axis: one line of the field's domain.
+    const Element& x = *trans.front();
+    config::check_attributes(x);
+    config::check_children(x, {});
+    for (const char* window : {"ibegin", "ni", "jbegin", "nj"}) {
+      if (x.has(window)) {
+        fail(x, window, "an extract_domain inside an axis takes direction and position");
+      }
+    }
+    const std::string dir = config::required(x, "direction");
+    if (dir != "iDir" && dir != "jDir") {
+      fail(x, "direction", "value '" + dir + "' out of range (expected iDir or jDir)");
+    }
+    a.extract_position = static_cast<int>(config::integer(x, "position", 0, 1 << 24));
+    a.from_domain = Reduction::kMax;  // of the line's one cell per point: the cell's value
+    a.along_i = dir == "jDir";        // jDir: one value per row
+    a.where = x.where();
+    if (a.name.empty()) a.name = id;
+    return add_axis(std::move(a));
   }
   if (!trans.empty() && trans.front()->name == "reduce_axis") {
     config::unsupported(*trans.front(), "",

@@ -80,6 +80,9 @@ int ContextParser::build_domain(const Element& e, const std::string& id, bool me
       const Element& z = *zooms.front();
       config::check_attributes(z);
       config::check_children(z, {});
+      for (const char* line : {"direction", "position"}) {
+        if (z.has(line)) fail(z, line, "only an extract_domain inside an axis takes it");
+      }
       // As XIOS: an attribute not given is the whole source along it
       // (ibegin 0, ni to the end); a named zoom (<zoom_domain id="EqT"/>)
       // may get them from the model (xios_set_zoom_domain_attr) before
