@@ -149,7 +149,8 @@ void read_xios_context(const Element& ctx, Settings& s) {
                name == "number_pools_server2" || name == "xios_stack_size" ||
                name == "check_duplicated_ids" || name == "use_xios_memory_profiling" ||
                name == "buffer_factor_size" || name == "buffer_size" ||
-               name == "buffer_server_factor_size" || name == "min_buffer_size_factor") {
+               name == "buffer_server_factor_size" || name == "min_buffer_size_factor" ||
+               name == "services_use_window_manager") {
       // XIOS parameters with no effect on what is written here.
     } else {
       fail(*v, "", "unknown XIOS server parameter '" + name + "'");
