@@ -108,7 +108,6 @@ class Iallgather final : public NbcInstance {
                 slots_.get() + static_cast<std::size_t>(process_displs_[mi]), region);
     const int count = detail::checked_int_count(outgoing_.size(), "bytes of a process's segment",
                                                 call.name, call.rank);
-    incoming_.resize(static_cast<std::size_t>(map.num_processes()));
     return detail::send_probed_segments(
         probe_turns(), weak_from_this(), call, comm().internal_comm(), segments_, [&](int /*q*/) {
           return detail::SegmentBuffer{outgoing_.data(), count, MPI_BYTE};
@@ -118,20 +117,11 @@ class Iallgather final : public NbcInstance {
   // Receives each process's segment whole, at the size it was sent.
   bool post_more(std::vector<MPI_Request>& requests) override {
     const CollectiveCall call = call_of(0);
-    return detail::match_probed_segments(
-        probe_turns(), segments_, call, comm().internal_comm(), requests,
-        [&](int q, std::size_t bytes, MPI_Message& message) {
-          std::vector<std::byte>& into = incoming_[static_cast<std::size_t>(q)];
-          into.resize(std::max<std::size_t>(bytes, 1));
-          MPI_Request request = MPI_REQUEST_NULL;
-          check_mpi(MPI_Imrecv(into.data(),
-                               detail::checked_int_count(bytes, "bytes of a process's segment",
-                                                         call.name, call.rank),
-                               MPI_BYTE, &message, &request),
-                    call.name, call.rank);
-          into.resize(bytes);
-          return request;
-        });
+    return detail::match_probed_segments(probe_turns(), segments_, call, comm().internal_comm(),
+                                         requests,
+                                         [&](int q, std::size_t bytes, MPI_Message& message) {
+                                           return landing_.receive(call, q, bytes, message);
+                                         });
   }
 
   // Before any endpoint copies its result out: checks every segment's size
@@ -143,7 +133,7 @@ class Iallgather final : public NbcInstance {
     const CollectiveCall call = call_of(0);
     for (int q = 0; q < map.num_processes(); ++q) {
       if (q == comm().process_rank()) continue;
-      const std::vector<std::byte>& segment = incoming_[static_cast<std::size_t>(q)];
+      const std::span<const std::byte> segment(landing_.segment(q), landing_.bytes(q));
       if (!segment_fits(call, q, segment)) continue;
       const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
       const auto qi = static_cast<std::size_t>(q);
@@ -166,7 +156,7 @@ class Iallgather final : public NbcInstance {
 
   // Whether process q's segment holds exactly the blocks this process
   // expects from it; records the first that does not in failure().
-  bool segment_fits(const CollectiveCall& call, int q, const std::vector<std::byte>& segment) {
+  bool segment_fits(const CollectiveCall& call, int q, std::span<const std::byte> segment) {
     const RankMap& map = comm().rank_map();
     const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
     if (segment.size() < row) {
@@ -212,8 +202,8 @@ class Iallgather final : public NbcInstance {
   std::vector<int> process_displs_;      // by process: MPI_Iallgatherv's arguments
   std::vector<int> process_bytes_;
   std::unique_ptr<std::byte[]> slots_;
-  std::vector<std::byte> outgoing_;               // this process's segment
-  std::vector<std::vector<std::byte>> incoming_;  // per process: its segment as received
+  std::vector<std::byte> outgoing_;  // this process's segment
+  detail::SegmentLanding landing_;   // per process: its segment as received, in a buffer of its own
   detail::ProbedSegments segments_;
 };
 

@@ -30,10 +30,10 @@ inline constexpr int kProbedSegmentTag = 0x4153;  // "AS"
 inline constexpr int kAlltoallSegmentTag = 0x4157;  // "AW"
 
 /// The blocking collectives that move blocks, on a communicator with one
-/// endpoint per process (collective/peer_exchange.hpp): at most one message
-/// per ordered process pair and call, probed for by exactly the receivers
-/// that expect one. Apart from kAlltoallSegmentTag only for clarity: one
-/// communicator's blocking calls all take the same path.
+/// endpoint per process (collective/segment_exchange.hpp, exchange_peer_blocks): at most one
+/// message per ordered process pair and call, probed for by exactly the receivers that expect one.
+/// Apart from kAlltoallSegmentTag only for clarity: one communicator's blocking calls all take the
+/// same path.
 inline constexpr int kPeerBlockTag = 0x5042;  // "PB"
 
 /// The neighbour collectives, blocking and nonblocking alike: one tag
