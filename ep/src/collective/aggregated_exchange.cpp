@@ -6,13 +6,12 @@
 #include <string>
 #include <utility>
 
+#include "collective/segment_exchange.hpp"
 #include "p2p/request_state.hpp"
 
 namespace ep::detail {
 
 namespace {
-
-constexpr std::size_t kRowEntryBytes = sizeof(std::uint64_t);
 
 const char* counts_name(const BlockArgs& a) { return a.is_send ? "sendcounts" : "recvcounts"; }
 const char* displs_name(const BlockArgs& a) { return a.is_send ? "sdispls" : "rdispls"; }
@@ -176,7 +175,7 @@ ExchangeSpec make_exchange_spec(const CollectiveCall& call, const BlockArgs& sen
 
 std::size_t region_size(const ExchangeSpec& spec, const RankMap& map, int q) {
   const int threads = map.endpoints_of(q);
-  std::size_t bytes = kRowEntryBytes * static_cast<std::size_t>(threads);
+  std::size_t bytes = kSizeEntryBytes * static_cast<std::size_t>(threads);
   for (int d = 0; d < threads; ++d) {
     bytes += spec.send[static_cast<std::size_t>(map.ep_rank(q, d))].bytes();
   }
@@ -185,11 +184,11 @@ std::size_t region_size(const ExchangeSpec& spec, const RankMap& map, int q) {
 
 void pack_region(const ExchangeSpec& spec, const RankMap& map, int q, std::byte* out) {
   const int threads = map.endpoints_of(q);
-  std::byte* data = out + kRowEntryBytes * static_cast<std::size_t>(threads);
+  std::byte* data = out + kSizeEntryBytes * static_cast<std::size_t>(threads);
   for (int d = 0; d < threads; ++d) {
     const TypedBuffer& block = spec.send[static_cast<std::size_t>(map.ep_rank(q, d))];
     const std::uint64_t bytes = block.bytes();
-    std::memcpy(out + kRowEntryBytes * static_cast<std::size_t>(d), &bytes, sizeof bytes);
+    write_size_entry(out, static_cast<std::size_t>(d), bytes);
     pack_into(block, data);
     data += bytes;
   }
@@ -197,7 +196,8 @@ void pack_region(const ExchangeSpec& spec, const RankMap& map, int q, std::byte*
 
 std::size_t expected_segment_size(const RankMap& map, int q,
                                   std::span<const ExchangeSpec* const> specs) {
-  std::size_t bytes = kRowEntryBytes * static_cast<std::size_t>(map.endpoints_of(q)) * specs.size();
+  std::size_t bytes =
+      kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q)) * specs.size();
   for (const ExchangeSpec* spec : specs) bytes += spec->expected_bytes[static_cast<std::size_t>(q)];
   return bytes;
 }
@@ -231,7 +231,7 @@ void read_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
   const RankMap& map = call.comm.rank_map();
   const auto mine = static_cast<std::size_t>(call.thread);
   const auto threads = static_cast<std::size_t>(call.local_size());
-  const std::size_t row_bytes = kRowEntryBytes * threads;
+  const std::size_t row_bytes = kSizeEntryBytes * threads;
   const auto malformed = [&](const std::string& why) {
     failure.record(Error(ErrorKind::kTruncate, call.name, call.rank,
                          "message from process " + std::to_string(q) + " is malformed (" + why +
@@ -246,8 +246,7 @@ void read_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
     std::size_t region = 0;
     std::uint64_t my_bytes = 0;
     for (std::size_t d = 0; d < threads; ++d) {
-      std::uint64_t entry = 0;
-      std::memcpy(&entry, row + kRowEntryBytes * d, sizeof entry);
+      const std::uint64_t entry = read_size_entry(row, d);
       if (entry > bytes) return malformed("block larger than the message");
       if (d < mine) offset += entry;
       if (d == mine) my_bytes = entry;

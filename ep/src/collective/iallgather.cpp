@@ -96,13 +96,13 @@ class Iallgather final : public NbcInstance {
     const RankMap& map = comm().rank_map();
     const int me = comm().process_rank();
     const auto mi = static_cast<std::size_t>(me);
-    const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(me));
+    const std::size_t row =
+        detail::kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(me));
     const auto region = static_cast<std::size_t>(process_bytes_[mi]);
     outgoing_.resize(row + region);
     for (int t = 0; t < map.endpoints_of(me); ++t) {
       const std::uint64_t bytes = slot_bytes_[static_cast<std::size_t>(map.ep_rank(me, t))];
-      std::memcpy(outgoing_.data() + kSizeEntryBytes * static_cast<std::size_t>(t), &bytes,
-                  kSizeEntryBytes);
+      detail::write_size_entry(outgoing_.data(), static_cast<std::size_t>(t), bytes);
     }
     std::memcpy(outgoing_.data() + row,
                 slots_.get() + static_cast<std::size_t>(process_displs_[mi]), region);
@@ -135,7 +135,8 @@ class Iallgather final : public NbcInstance {
       if (q == comm().process_rank()) continue;
       const std::span<const std::byte> segment(landing_.segment(q), landing_.bytes(q));
       if (!segment_fits(call, q, segment)) continue;
-      const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
+      const std::size_t row =
+          detail::kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
       const auto qi = static_cast<std::size_t>(q);
       std::memcpy(slots_.get() + static_cast<std::size_t>(process_displs_[qi]),
                   segment.data() + row, static_cast<std::size_t>(process_bytes_[qi]));
@@ -152,13 +153,11 @@ class Iallgather final : public NbcInstance {
   }
 
  private:
-  static constexpr std::size_t kSizeEntryBytes = sizeof(std::uint64_t);
-
   // Whether process q's segment holds exactly the blocks this process
   // expects from it; records the first that does not in failure().
   bool segment_fits(const CollectiveCall& call, int q, std::span<const std::byte> segment) {
     const RankMap& map = comm().rank_map();
-    const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
+    const std::size_t row = detail::kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
     if (segment.size() < row) {
       failure().record(ErrorKind::kTruncate,
                        "the message from process " + std::to_string(q) +
@@ -169,9 +168,8 @@ class Iallgather final : public NbcInstance {
     }
     std::size_t data = 0;
     for (int t = 0; t < map.endpoints_of(q); ++t) {
-      std::uint64_t sent = 0;
-      std::memcpy(&sent, segment.data() + kSizeEntryBytes * static_cast<std::size_t>(t),
-                  kSizeEntryBytes);
+      const std::uint64_t sent =
+          detail::read_size_entry(segment.data(), static_cast<std::size_t>(t));
       const int r = map.ep_rank(q, t);
       const std::size_t expected = slot_bytes_[static_cast<std::size_t>(r)];
       if (sent != expected) {

@@ -35,6 +35,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -118,6 +119,29 @@ inline SegmentBuffer segment_of(const ByteRuns& runs, int peer) {
 /// its request to `requests`. Throws ep::Error on an MPI failure.
 void send_segment(const CollectiveCall& call, MPI_Comm mpi, int tag, int q,
                   const SegmentBuffer& segment, std::vector<MPI_Request>& requests);
+
+// ---- size rows --------------------------------------------------------------
+
+// The segments that aggregate blocks (alltoall(v/w) and the nonblocking block
+// exchanges: aggregated_exchange.hpp; iallgather(v)) head each sender's
+// blocks with a row of their sizes, which the receiver checks against its own
+// arguments before it copies anything out. One entry per block, a uint64 in
+// native byte order (the processes of one job share the architecture).
+
+/// Bytes of one size row entry.
+inline constexpr std::size_t kSizeEntryBytes = sizeof(std::uint64_t);
+
+/// Writes entry `index` of the size row at `row`.
+inline void write_size_entry(std::byte* row, std::size_t index, std::uint64_t bytes) {
+  std::memcpy(row + kSizeEntryBytes * index, &bytes, kSizeEntryBytes);
+}
+
+/// Entry `index` of the size row at `row`.
+inline std::uint64_t read_size_entry(const std::byte* row, std::size_t index) {
+  std::uint64_t bytes = 0;
+  std::memcpy(&bytes, row + kSizeEntryBytes * index, kSizeEntryBytes);
+  return bytes;
+}
 
 // ---- receiving: matched by probe, at the size sent -----------------------------
 
