@@ -9,7 +9,7 @@
 //
 // The regions travel as point-to-point segments on the internal
 // communicator, matched in ProbeTurns order like the block exchanges'
-// (nonblocking_registry.hpp) and received at the size they were sent: each
+// (ProbeTurns, segment_exchange.hpp) and received at the size they were sent: each
 // carries a row with the size of every block in it, so a block whose sender
 // and this process disagree on its size fails the requests of this process
 // with kTruncate or kCount naming it, where one MPI_Iallgatherv at the

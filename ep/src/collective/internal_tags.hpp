@@ -9,7 +9,7 @@
 // sends exactly one message per process pair on its tag, and the receiver
 // takes them in call order. A family whose calls may be in flight together
 // and completed in any order (the nonblocking block exchanges) also orders
-// its probes (ProbeTurns, nonblocking_registry.hpp).
+// its probes (ProbeTurns, segment_exchange.hpp).
 //
 // The values spell two letters each, which makes them easy to spot in an
 // MPI trace; all are far below the smallest MPI_TAG_UB (32767).
@@ -19,7 +19,7 @@ namespace ep::detail {
 
 /// The nonblocking block exchanges and iallgather(v): one segment per
 /// process pair, matched by probe in ProbeTurns order
-/// (nonblocking_registry.hpp).
+/// (segment_exchange.hpp).
 inline constexpr int kProbedSegmentTag = 0x4153;  // "AS"
 
 /// The blocking alltoall(v/w) between several processes: one segment per
