@@ -60,6 +60,27 @@ int message_count(std::size_t bytes, int rank, int peer) {
 
 }  // namespace
 
+void add_direct_rows(const LocalTransfer& transfer, int nx, int ny, int width,
+                     const std::vector<FieldShape>& fields, std::vector<RowDirectCopy>& rows) {
+  const FieldFrame peer_frame(transfer.nx, transfer.ny, width);
+  const FieldFrame my_frame(nx, ny, width);
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const FieldShape& field = fields[f];
+    for (std::size_t n = 0; n < transfer.to.size(); ++n) {
+      const Rect& from = transfer.from[n];
+      const Rect& to = transfer.to[n];
+      const std::size_t row_bytes = static_cast<std::size_t>(to.width) * field.element_bytes;
+      for (int k = 0; k < field.levels; ++k) {
+        for (int dj = 0; dj < to.height; ++dj) {
+          rows.push_back({static_cast<int>(f), transfer.thread,
+                          peer_frame.offset(from.i0, from.j0 + dj, k, field.element_bytes),
+                          my_frame.offset(to.i0, to.j0 + dj, k, field.element_bytes), row_bytes});
+        }
+      }
+    }
+  }
+}
+
 std::vector<StageCopies> build_copies(const std::vector<Stage>& stages, int nx, int ny, int width,
                                       const std::vector<FieldShape>& fields, int rank) {
   const FieldFrame frame(nx, ny, width);

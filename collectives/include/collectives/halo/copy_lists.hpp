@@ -68,6 +68,33 @@ struct StageCopies {
   std::vector<RowFill> fill;
 };
 
+/// A row read straight out of the field of a peer in this process (the
+/// zero-copy path of a bound plan): `bytes` from byte `from_offset` of the
+/// peer's field `field` to byte `to_offset` of this rank's field.
+struct RowDirectCopy {
+  int field = 0;
+  int thread = 0;  ///< the peer's thread in the process (its board slot)
+  std::size_t from_offset = 0;
+  std::size_t to_offset = 0;
+  std::size_t bytes = 0;
+};
+
+/// What a peer in this process sends this rank in one stage: its rectangles
+/// in its own frame (a subdomain of nx x ny) and the matching rectangles of
+/// this rank's frame (same order, same sizes).
+struct LocalTransfer {
+  int thread = 0;
+  int nx = 0;
+  int ny = 0;
+  std::vector<Rect> from;  ///< the peer's frame
+  std::vector<Rect> to;    ///< this rank's frame
+};
+
+/// Appends the rows of `transfer` for every field to `rows`, this rank's
+/// subdomain being nx x ny, halo `width`.
+void add_direct_rows(const LocalTransfer& transfer, int nx, int ny, int width,
+                     const std::vector<FieldShape>& fields, std::vector<RowDirectCopy>& rows);
+
 /// Pack lists of every stage of a subdomain of nx x ny cells, halo width
 /// `width`, for `fields`. Throws ep::Error (kCount, naming `rank`) when one
 /// message would exceed INT_MAX bytes.
