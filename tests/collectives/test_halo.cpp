@@ -248,14 +248,17 @@ TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
       const int row = plan.nx() + 2 * w;
       const auto& d = spec.decomposition;
       std::vector<double> u(plan.field_elements(1), kUntouched);
+      const auto cell = [&](int i, int j) {
+        return static_cast<std::size_t>(j + w) * static_cast<std::size_t>(row) +
+               static_cast<std::size_t>(i + w);
+      };
       const collectives::HaloField fields[] = {collectives::halo_field<double>(u, 1)};
       plan.bind(fields);
       EXPECT_TRUE(plan.bound());
       for (int call = 0; call < 5; ++call) {
         for (int j = 0; j < plan.ny(); ++j) {
           for (int i = 0; i < plan.nx(); ++i) {
-            u[static_cast<std::size_t>((j + w) * row + i + w)] =
-                call + cell_value(plan.x0() + i, plan.y0() + j, 0);
+            u[cell(i, j)] = call + cell_value(plan.x0() + i, plan.y0() + j, 0);
           }
         }
         if (call % 2 == 0) {
