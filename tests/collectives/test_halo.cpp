@@ -237,65 +237,74 @@ TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
   // Bound plans read local peers' interiors in place: the interior changes
   // before every call, so a read before the owner's arrival or after its
   // next write (a missing departure wait) gives another call's value.
+  // Two decompositions: small uneven subdomains (every row narrower than
+  // kStagedRowBytes: staged by the owner) and 40-cell-wide ones stacked in
+  // y (south and north rows of 44 doubles: read straight out of the owner).
   run_on_backends([](const auto& comm) {
+    const std::array decompositions{
+        collectives_test::uneven_decomposition(comm.size(), true, true),
+        collectives::Decomposition::even(40, 6 * comm.size(), 1, comm.size(), true, true)};
     for (const auto algorithm : kAlgorithms) {
-      HaloSpec spec;
-      spec.decomposition = collectives_test::uneven_decomposition(comm.size(), true, true);
-      spec.width = 2;
-      spec.algorithm = algorithm;
-      collectives::HaloPlan plan(comm, spec);
-      const int w = spec.width;
-      const int row = plan.nx() + 2 * w;
-      const auto& d = spec.decomposition;
-      std::vector<double> u(plan.field_elements(1), kUntouched);
-      const auto cell = [&](int i, int j) {
-        return static_cast<std::size_t>(j + w) * static_cast<std::size_t>(row) +
-               static_cast<std::size_t>(i + w);
-      };
-      const collectives::HaloField fields[] = {collectives::halo_field<double>(u, 1)};
-      plan.bind(fields);
-      EXPECT_TRUE(plan.bound());
-      for (int call = 0; call < 5; ++call) {
-        for (int j = 0; j < plan.ny(); ++j) {
-          for (int i = 0; i < plan.nx(); ++i) {
-            u[cell(i, j)] = call + cell_value(plan.x0() + i, plan.y0() + j, 0);
-          }
-        }
-        if (call % 2 == 0) {
-          plan.exchange();
-        } else {
-          plan.start(fields);
-          plan.finish();
-        }
-        int wrong = 0;
-        for (int j = -w; j < plan.ny() + w; ++j) {
-          for (int i = -w; i < plan.nx() + w; ++i) {
-            const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
-            const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
-            if (u[static_cast<std::size_t>((j + w) * row + i + w)] !=
-                call + cell_value(gi, gj, 0)) {
-              ++wrong;
+      for (const auto& decomposition : decompositions) {
+        HaloSpec spec;
+        spec.decomposition = decomposition;
+        spec.width = 2;
+        spec.algorithm = algorithm;
+        collectives::HaloPlan plan(comm, spec);
+        const int w = spec.width;
+        const int row = plan.nx() + 2 * w;
+        const auto& d = spec.decomposition;
+        std::vector<double> u(plan.field_elements(1), kUntouched);
+        const auto cell = [&](int i, int j) {
+          return static_cast<std::size_t>(j + w) * static_cast<std::size_t>(row) +
+                 static_cast<std::size_t>(i + w);
+        };
+        const collectives::HaloField fields[] = {collectives::halo_field<double>(u, 1)};
+        plan.bind(fields);
+        EXPECT_TRUE(plan.bound());
+        for (int call = 0; call < 5; ++call) {
+          for (int j = 0; j < plan.ny(); ++j) {
+            for (int i = 0; i < plan.nx(); ++i) {
+              u[cell(i, j)] = call + cell_value(plan.x0() + i, plan.y0() + j, 0);
             }
           }
+          if (call % 2 == 0) {
+            plan.exchange();
+          } else {
+            plan.start(fields);
+            plan.finish();
+          }
+          int wrong = 0;
+          for (int j = -w; j < plan.ny() + w; ++j) {
+            for (int i = -w; i < plan.nx() + w; ++i) {
+              const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
+              const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
+              if (u[static_cast<std::size_t>((j + w) * row + i + w)] !=
+                  call + cell_value(gi, gj, 0)) {
+                ++wrong;
+              }
+            }
+          }
+          EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(algorithm) << " rank "
+                              << comm.rank() << " call " << call;
         }
-        EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(algorithm) << " rank "
-                            << comm.rank() << " call " << call;
-      }
-      // Another array than the bound one: refused on every rank (each passes
-      // its own copy) before any rank waits; the plan stays usable.
-      std::vector<double> moved = u;
-      try {
+        // Another array than the bound one: refused on every rank (each passes
+        // its own copy) before any rank waits; the plan stays usable.
+        std::vector<double> moved = u;
+        try {
+          plan.exchange({collectives::halo_field<double>(moved, 1)});
+          ADD_FAILURE() << "an exchange of an unbound array was accepted";
+        } catch (const ep::Error& e) {
+          EXPECT_NE(std::string(e.what()).find("is not the bound field"), std::string::npos)
+              << e.what();
+        }
+        plan.exchange();
+        // Binding the copy moves the plan to it.
+        plan.bind({collectives::halo_field<double>(moved, 1)});
         plan.exchange({collectives::halo_field<double>(moved, 1)});
-        ADD_FAILURE() << "an exchange of an unbound array was accepted";
-      } catch (const ep::Error& e) {
-        EXPECT_NE(std::string(e.what()).find("is not the bound field"), std::string::npos)
-            << e.what();
+        EXPECT_EQ(moved, u) << collectives::halo_algorithm_name(algorithm) << " rank "
+                            << comm.rank();
       }
-      plan.exchange();
-      // Binding the copy moves the plan to it.
-      plan.bind({collectives::halo_field<double>(moved, 1)});
-      plan.exchange({collectives::halo_field<double>(moved, 1)});
-      EXPECT_EQ(moved, u) << collectives::halo_algorithm_name(algorithm) << " rank " << comm.rank();
     }
   });
 }

@@ -63,8 +63,11 @@
 //   for (step...) plan.exchange();                          // or exchange(same fields)
 // reads the halo cells owned by ranks of the same process (endpoint threads
 // share the address space) straight out of their arrays, row by row, with
-// no pack or unpack buffer and no message; peers in other processes keep
-// the packed messages of the algorithm. Each exchange is one arrive/depart
+// no pack or unpack buffer and no message (rows narrower than
+// detail::kStagedRowBytes, column strips, are packed by their owner into
+// one block its reader copies: a row read from another core costs a cache
+// line however narrow); peers in other processes keep the packed messages
+// of the algorithm. Each exchange is one arrive/depart
 // round among the local peers (collectives/detail/process_board.hpp): a
 // rank arrives when its interior is ready (and, for kTwoSweep's second
 // stage, when its first stage is done), copies each local peer's cells once
@@ -100,6 +103,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "collectives/communicator.hpp"
@@ -303,6 +307,11 @@ class HaloPlan {
   std::vector<std::vector<detail::LocalTransfer>> local_transfers_;  // per stage
   std::vector<detail::Stage> packed_stages_;
   std::vector<std::vector<detail::RowDirectCopy>> direct_;  // per stage, grouped by peer
+  // What this rank sends each local reader per stage (its frame), and the
+  // narrow rows it packs for them into its staging buffers (per stage).
+  std::vector<std::vector<std::pair<int, std::vector<detail::Rect>>>> local_sends_;
+  std::vector<std::vector<detail::RowCopy>> staged_pack_;
+  std::vector<std::vector<std::byte>> staging_;
   std::vector<HaloField> bound_fields_;
   bool bound_ = false;
   bool neighbor_messages_ = true;  // kNeighbor, bound: some rank still sends messages

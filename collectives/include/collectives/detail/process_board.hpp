@@ -48,6 +48,18 @@ class ProcessBoard {
     return slots_[static_cast<std::size_t>(thread)].addresses;
   }
 
+  /// Where the owner stages the narrow rows it packs for its local readers:
+  /// one buffer per stage, and in it the start of each reader's block (by
+  /// the reader's thread). Written and read under the same rule as the
+  /// addresses.
+  [[nodiscard]] std::vector<std::byte*>& staging(int thread) {
+    return slots_[static_cast<std::size_t>(thread)].staging;
+  }
+  [[nodiscard]] std::vector<std::vector<std::size_t>>& staging_blocks(int thread) {
+    return slots_[static_cast<std::size_t>(thread)].staging_blocks;
+  }
+  [[nodiscard]] int threads() const noexcept { return static_cast<int>(slots_.size()); }
+
   /// Publishes `value` as `thread`'s arrival (a release: everything the
   /// thread wrote before is visible to whoever sees the value).
   void arrive(int thread, std::uint64_t value) { raise(slots_[index(thread)].arrived, value); }
@@ -70,6 +82,8 @@ class ProcessBoard {
     Counter arrived;
     Counter departed;
     std::vector<std::byte*> addresses;
+    std::vector<std::byte*> staging;
+    std::vector<std::vector<std::size_t>> staging_blocks;
   };
 
   static std::size_t index(int thread) { return static_cast<std::size_t>(thread); }

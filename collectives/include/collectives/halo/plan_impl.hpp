@@ -103,6 +103,7 @@ HaloPlan<C>::HaloPlan(const C& comm, const HaloSpec& spec) : spec_(spec) {
   const std::vector<int> threads = detail::local_threads_of(comm_);
   packed_stages_ = stages_;
   local_transfers_.resize(stages_.size());
+  local_sends_.resize(stages_.size());
   for (std::size_t s = 0; s < stages_.size(); ++s) {
     for (detail::PeerTransfer& t : packed_stages_[s].peers) {
       const int thread = threads[static_cast<std::size_t>(t.peer)];
@@ -124,6 +125,7 @@ HaloPlan<C>::HaloPlan(const C& comm, const HaloSpec& spec) : spec_(spec) {
         local.to = t.receives;
         local_transfers_[s].push_back(std::move(local));
       }
+      if (!t.sends.empty()) local_sends_[s].emplace_back(thread, t.sends);
       // Kept with nothing to send or receive: kNeighbor's counts follow the
       // graph's neighbours, which include this peer.
       t.sends.clear();
@@ -131,6 +133,8 @@ HaloPlan<C>::HaloPlan(const C& comm, const HaloSpec& spec) : spec_(spec) {
     }
   }
   direct_.resize(stages_.size());
+  staged_pack_.resize(stages_.size());
+  staging_.resize(stages_.size());
 }
 
 template <Communicator C>
@@ -167,6 +171,20 @@ void HaloPlan<C>::bind(std::span<const HaloField> fields) {
       std::vector<std::byte*>& addresses = board_->addresses(thread_);
       addresses.clear();
       for (const HaloField& f : fields) addresses.push_back(f.data);
+      std::vector<std::byte*>& staging = board_->staging(thread_);
+      staging.clear();
+      for (std::vector<std::byte>& buffer : staging_) staging.push_back(buffer.data());
+      std::vector<std::vector<std::size_t>>& blocks = board_->staging_blocks(thread_);
+      blocks.assign(stages_.size(),
+                    std::vector<std::size_t>(static_cast<std::size_t>(board_->threads()), 0));
+      for (std::size_t s = 0; s < stages_.size(); ++s) {
+        std::size_t cursor = 0;
+        for (const auto& [reader, rects] : local_sends_[s]) {
+          blocks[s][static_cast<std::size_t>(reader)] = cursor;
+          std::vector<detail::RowCopy> ignored;
+          detail::add_staged_rows(rects, nx_, ny_, spec_.width, agreed_shapes_, cursor, ignored);
+        }
+      }
     }
     if (spec_.algorithm == HaloAlgorithm::kNeighbor) {
       // The neighbourhood collective is skipped when no rank has a peer in
@@ -222,10 +240,16 @@ void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
     send_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].send_bytes));
     recv_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].recv_bytes));
     direct_[s].clear();
+    staged_pack_[s].clear();
     if (!bound_) continue;
     for (const detail::LocalTransfer& t : local_transfers_[s]) {
       detail::add_direct_rows(t, nx_, ny_, spec_.width, shapes, direct_[s]);
     }
+    std::size_t staged_bytes = 0;
+    for (const auto& [reader, rects] : local_sends_[s]) {
+      detail::add_staged_rows(rects, nx_, ny_, spec_.width, shapes, staged_bytes, staged_pack_[s]);
+    }
+    staging_[s].resize(std::max<std::size_t>(1, staged_bytes));
   }
   agreed_shapes_ = std::move(shapes);
   agreed_elements_ = std::move(elements);
@@ -233,7 +257,9 @@ void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
 
 template <Communicator C>
 void HaloPlan<C>::arrive(std::size_t s) {
-  if (board_ != nullptr) board_->arrive(thread_, phase(s));
+  if (board_ == nullptr) return;
+  detail::pack_rows(comm_, staged_pack_[s], fields_, staging_[s].data());
+  board_->arrive(thread_, phase(s));
 }
 
 template <Communicator C>
@@ -242,14 +268,18 @@ void HaloPlan<C>::copy_local(std::size_t s) {
   const std::vector<detail::RowDirectCopy>& rows = direct_[s];
   int waited_for = -1;
   const std::vector<std::byte*>* addresses = nullptr;
+  const std::byte* block = nullptr;  // the peer's staged rows for this rank
   for (const detail::RowDirectCopy& row : rows) {
     if (row.thread != waited_for) {
       board_->wait_arrived(row.thread, phase(s));
       waited_for = row.thread;
       addresses = &board_->addresses(row.thread);
+      block = board_->staging(row.thread)[s] +
+              board_->staging_blocks(row.thread)[s][static_cast<std::size_t>(thread_)];
     }
+    const std::byte* from = row.staged ? block : (*addresses)[static_cast<std::size_t>(row.field)];
     std::memcpy(fields_[static_cast<std::size_t>(row.field)].data + row.to_offset,
-                (*addresses)[static_cast<std::size_t>(row.field)] + row.from_offset, row.bytes);
+                from + row.from_offset, row.bytes);
   }
 }
 
