@@ -238,12 +238,13 @@ TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
   // before every call, so a read before the owner's arrival or after its
   // next write (a missing departure wait) gives another call's value.
   // Two decompositions: small uneven subdomains (every row narrower than
-  // kStagedRowBytes: staged by the owner) and 40-cell-wide ones stacked in
-  // y (south and north rows of 44 doubles: read straight out of the owner).
+  // kStagedRowBytes: staged by the owner, which waits for its readers at
+  // the next call) and 140-cell-wide ones stacked in y (south and north
+  // rows of 144 doubles: read straight out of the owner's array).
   run_on_backends([](const auto& comm) {
     const std::array decompositions{
         collectives_test::uneven_decomposition(comm.size(), true, true),
-        collectives::Decomposition::even(40, 6 * comm.size(), 1, comm.size(), true, true)};
+        collectives::Decomposition::even(140, 6 * comm.size(), 1, comm.size(), true, true)};
     for (const auto algorithm : kAlgorithms) {
       for (const auto& decomposition : decompositions) {
         HaloSpec spec;

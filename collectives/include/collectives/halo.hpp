@@ -72,7 +72,9 @@
 // rank arrives when its interior is ready (and, for kTwoSweep's second
 // stage, when its first stage is done), copies each local peer's cells once
 // that peer has arrived, and returns only when every local peer has
-// finished reading its own arrays. So, between bind() and the last exchange:
+// finished reading its own arrays (when all it sends locally is staged, the
+// peers read only its staging blocks: it waits for them at its next call
+// instead, so a call has one blocking wait). So, between bind() and the last exchange:
 //   - the bound arrays must stay where they are (no reallocation): peers
 //     read them through the addresses recorded at bind(). exchange(fields)
 //     on a bound plan checks that the fields are the bound ones (same
@@ -277,6 +279,8 @@ class HaloPlan {
   void arrive(std::size_t s);
   void copy_local(std::size_t s);
   void depart();
+  /// Waits until every local peer has departed from call `call`.
+  void wait_departures(std::uint64_t call);
   void post_stage(std::size_t s);
   void complete_stage(std::size_t s);
   void neighbor_exchange();
@@ -311,7 +315,10 @@ class HaloPlan {
   // narrow rows it packs for them into its staging buffers (per stage).
   std::vector<std::vector<std::pair<int, std::vector<detail::Rect>>>> local_sends_;
   std::vector<std::vector<detail::RowCopy>> staged_pack_;
-  std::vector<std::vector<std::byte>> staging_;
+  // Whether a local reader reads rows straight out of this rank's arrays
+  // (then every call waits for the readers' departure before returning;
+  // otherwise the next call does, before refilling the staging buffers).
+  bool read_in_place_ = false;
   std::vector<HaloField> bound_fields_;
   bool bound_ = false;
   bool neighbor_messages_ = true;  // kNeighbor, bound: some rank still sends messages

@@ -50,9 +50,11 @@ class ProcessBoard {
 
   /// Where the owner stages the narrow rows it packs for its local readers:
   /// one buffer per stage, and in it the start of each reader's block (by
-  /// the reader's thread). Written and read under the same rule as the
-  /// addresses.
-  [[nodiscard]] std::vector<std::byte*>& staging(int thread) {
+  /// the reader's thread). Held by the board, so that they outlive the
+  /// owner's plan while a reader may still copy out of them. Resized and
+  /// re-tabled under the rule of the addresses; filled by the owner only
+  /// once every reader has departed from the previous call.
+  [[nodiscard]] std::vector<std::vector<std::byte>>& staging(int thread) {
     return slots_[static_cast<std::size_t>(thread)].staging;
   }
   [[nodiscard]] std::vector<std::vector<std::size_t>>& staging_blocks(int thread) {
@@ -82,7 +84,7 @@ class ProcessBoard {
     Counter arrived;
     Counter departed;
     std::vector<std::byte*> addresses;
-    std::vector<std::byte*> staging;
+    std::vector<std::vector<std::byte>> staging;
     std::vector<std::vector<std::size_t>> staging_blocks;
   };
 

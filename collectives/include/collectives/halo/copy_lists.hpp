@@ -73,8 +73,12 @@ struct StageCopies {
 /// column strip of w = 1 is one line per 8 bytes), so the owner packs its
 /// narrow rows, from its own cache, into one contiguous block per local
 /// reader, which the reader then reads line by line. Wider rows are read
-/// straight out of the owner's field.
-inline constexpr std::size_t kStagedRowBytes = 256;
+/// straight out of the owner's field. An owner whose readers read only
+/// staged rows also waits for their departure at its next call rather
+/// than at the end of this one (its own array is free at once): one
+/// blocking round per call instead of two, worth an extra local copy of
+/// rows up to this size.
+inline constexpr std::size_t kStagedRowBytes = 1024;
 
 /// A row copied from a peer in this process (the zero-copy path of a bound
 /// plan): `bytes` to byte `to_offset` of this rank's field `field`, from

@@ -134,7 +134,6 @@ HaloPlan<C>::HaloPlan(const C& comm, const HaloSpec& spec) : spec_(spec) {
   }
   direct_.resize(stages_.size());
   staged_pack_.resize(stages_.size());
-  staging_.resize(stages_.size());
 }
 
 template <Communicator C>
@@ -160,6 +159,9 @@ void HaloPlan<C>::bind(std::span<const HaloField> fields) {
                     "an exchange is in flight (call finish() first)");
   }
   if (takes_part()) {
+    // The lists, staging buffers and addresses below are read by the local
+    // peers until they depart from the last call.
+    if (bound_) wait_departures(calls_);
     detail::agree_or_throw(comm_, "collectives::HaloPlan::bind",
                            detail::halo_fields_problem(fields, nx_, ny_, spec_.width),
                            detail::halo_fields_fingerprint(fields));
@@ -171,9 +173,6 @@ void HaloPlan<C>::bind(std::span<const HaloField> fields) {
       std::vector<std::byte*>& addresses = board_->addresses(thread_);
       addresses.clear();
       for (const HaloField& f : fields) addresses.push_back(f.data);
-      std::vector<std::byte*>& staging = board_->staging(thread_);
-      staging.clear();
-      for (std::vector<std::byte>& buffer : staging_) staging.push_back(buffer.data());
       std::vector<std::vector<std::size_t>>& blocks = board_->staging_blocks(thread_);
       blocks.assign(stages_.size(),
                     std::vector<std::size_t>(static_cast<std::size_t>(board_->threads()), 0));
@@ -235,6 +234,7 @@ void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
   }
   copies_ = detail::build_copies(bound_ ? packed_stages_ : stages_, nx_, ny_, spec_.width, shapes,
                                  comm_.rank());
+  read_in_place_ = false;
   for (std::size_t s = 0; s < copies_.size(); ++s) {
     // At least one byte, so that no buffer pointer handed to MPI is null.
     send_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].send_bytes));
@@ -245,11 +245,21 @@ void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
     for (const detail::LocalTransfer& t : local_transfers_[s]) {
       detail::add_direct_rows(t, nx_, ny_, spec_.width, shapes, direct_[s]);
     }
+    if (board_ == nullptr) continue;
     std::size_t staged_bytes = 0;
     for (const auto& [reader, rects] : local_sends_[s]) {
       detail::add_staged_rows(rects, nx_, ny_, spec_.width, shapes, staged_bytes, staged_pack_[s]);
+      for (const detail::FieldShape& field : shapes) {
+        for (const detail::Rect& r : rects) {
+          if (static_cast<std::size_t>(r.width) * field.element_bytes >= detail::kStagedRowBytes) {
+            read_in_place_ = true;
+          }
+        }
+      }
     }
-    staging_[s].resize(std::max<std::size_t>(1, staged_bytes));
+    std::vector<std::vector<std::byte>>& staging = board_->staging(thread_);
+    staging.resize(stages_.size());
+    staging[s].resize(std::max<std::size_t>(1, staged_bytes));
   }
   agreed_shapes_ = std::move(shapes);
   agreed_elements_ = std::move(elements);
@@ -258,8 +268,17 @@ void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
 template <Communicator C>
 void HaloPlan<C>::arrive(std::size_t s) {
   if (board_ == nullptr) return;
-  detail::pack_rows(comm_, staged_pack_[s], fields_, staging_[s].data());
+  // Readers of staged rows only: they may still be copying the previous
+  // call's blocks (this rank did not wait for them then).
+  if (s == 0 && !read_in_place_ && calls_ > 1) wait_departures(calls_ - 1);
+  detail::pack_rows(comm_, staged_pack_[s], fields_, board_->staging(thread_)[s].data());
   board_->arrive(thread_, phase(s));
+}
+
+template <Communicator C>
+void HaloPlan<C>::wait_departures(std::uint64_t call) {
+  if (board_ == nullptr) return;
+  for (const int peer : local_peers_) board_->wait_departed(peer, call);
 }
 
 template <Communicator C>
@@ -274,7 +293,7 @@ void HaloPlan<C>::copy_local(std::size_t s) {
       board_->wait_arrived(row.thread, phase(s));
       waited_for = row.thread;
       addresses = &board_->addresses(row.thread);
-      block = board_->staging(row.thread)[s] +
+      block = board_->staging(row.thread)[s].data() +
               board_->staging_blocks(row.thread)[s][static_cast<std::size_t>(thread_)];
     }
     const std::byte* from = row.staged ? block : (*addresses)[static_cast<std::size_t>(row.field)];
@@ -287,7 +306,7 @@ template <Communicator C>
 void HaloPlan<C>::depart() {
   if (board_ == nullptr || local_peers_.empty()) return;
   board_->depart(thread_, calls_);
-  for (const int peer : local_peers_) board_->wait_departed(peer, calls_);
+  if (read_in_place_) wait_departures(calls_);
 }
 
 template <Communicator C>
