@@ -51,7 +51,7 @@
 //                it (never wait for it) to read their own ring while they
 //                wait for a match.
 //   7. leaves    FailureSlot::mutex_ (team/failure_slot.hpp),
-//                ProbeTurns::mutex_ (collective/nonblocking_registry.hpp),
+//                ProbeTurns::mutex_ (collective/segment_exchange.hpp),
 //                the trace recorder's Tracer::mutex (trace/recorder.cpp), the
 //                message pool's g_retired_mutex (p2p/message_pool.cpp), the
 //                test hooks' atomics: nothing is taken under them.

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "collectives/communicator.hpp"
-#include "ep/typed.hpp"
+#include "common/datatype.hpp"
 
 namespace collectives_test {
 
@@ -33,8 +33,8 @@ std::vector<std::vector<T>> gather_all(const C& comm, std::span<const T> mine) {
     flat[offset[static_cast<std::size_t>(comm.rank())] + i] = mine[i];
   }
   if (total > 0) {
-    comm.library_allreduce(MPI_IN_PLACE, flat.data(), static_cast<int>(total), ep::datatype_of<T>(),
-                           MPI_SUM);
+    comm.library_allreduce(MPI_IN_PLACE, flat.data(), static_cast<int>(total),
+                           common::datatype_of<T>(), MPI_SUM);
   }
   std::vector<std::vector<T>> all(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {

@@ -3,7 +3,8 @@
 // wraps on small periodic grids), periodic or not, 5 and 9 points, with and
 // without land (an all-land subdomain in the middle, land ranks absent),
 // uneven subdomains, two fields of different types and levels in one
-// message; every algorithm, every backend; all algorithms give the same halo.
+// message; every algorithm, every backend; all algorithms give the same halo,
+// bound (zero-copy from peers in the same process) or not.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -44,8 +45,8 @@ std::string describe(const HaloSpec& spec) {
 /// Runs one exchange of spec on comm and checks both fields cell by cell;
 /// returns this rank's fields after the exchange (for the cross-algorithm check).
 template <class C>
-std::pair<std::vector<double>, std::vector<int>> check_exchange(const C& comm,
-                                                                const HaloSpec& spec) {
+std::pair<std::vector<double>, std::vector<int>> check_exchange(const C& comm, const HaloSpec& spec,
+                                                                bool bind) {
   collectives::HaloPlan plan(comm, spec);
   const auto& d = spec.decomposition;
   std::vector<double> u(plan.field_elements(kLevels), kUntouched);
@@ -84,9 +85,16 @@ std::pair<std::vector<double>, std::vector<int>> check_exchange(const C& comm,
   const auto want_flag = collectives_test::expected_field(
       spec, global_flag, flag, plan.nx(), plan.ny(), plan.x0(), plan.y0(), 1, kFillInt);
   // Twice: the plan is reused, and the second exchange must give the same.
+  // A bound plan (zero-copy from local peers) is called both ways.
+  const collectives::HaloField fields[] = {collectives::halo_field<double>(u, kLevels, kFillDouble),
+                                           collectives::halo_field<int>(flag, 1, kFillInt)};
+  if (bind) plan.bind(fields);
   for (int repeat = 0; repeat < 2; ++repeat) {
-    plan.exchange({collectives::halo_field<double>(u, kLevels, kFillDouble),
-                   collectives::halo_field<int>(flag, 1, kFillInt)});
+    if (bind && repeat == 0) {
+      plan.exchange();
+    } else {
+      plan.exchange(fields);
+    }
     int wrong = 0;
     for (std::size_t c = 0; c < u.size(); ++c) {
       if (u[c] != want_u[c] && ++wrong <= 3) {
@@ -100,22 +108,27 @@ std::pair<std::vector<double>, std::vector<int>> check_exchange(const C& comm,
                       << flag[c] << ", want " << want_flag[c];
       }
     }
-    EXPECT_EQ(wrong, 0) << describe(spec) << " rank " << comm.rank() << " repeat " << repeat;
+    EXPECT_EQ(wrong, 0) << describe(spec) << (bind ? " bound" : "") << " rank " << comm.rank()
+                        << " repeat " << repeat;
   }
   return {u, flag};
 }
 
-/// Every algorithm on `spec`, all compared with the reference and with each other.
+/// Every algorithm on `spec`, unbound and bound, all compared with the reference and with each
+/// other.
 template <class C>
 void check_all_algorithms(const C& comm, HaloSpec spec) {
   std::pair<std::vector<double>, std::vector<int>> first;
   for (std::size_t a = 0; a < kAlgorithms.size(); ++a) {
     spec.algorithm = kAlgorithms[a];
-    auto result = check_exchange(comm, spec);
-    if (a == 0) {
-      first = std::move(result);
-    } else {
-      EXPECT_TRUE(result == first) << describe(spec) << " differs from two_sweep";
+    for (const bool bind : {false, true}) {
+      auto result = check_exchange(comm, spec, bind);
+      if (a == 0 && !bind) {
+        first = std::move(result);
+      } else {
+        EXPECT_TRUE(result == first)
+            << describe(spec) << (bind ? " bound" : "") << " differs from two_sweep";
+      }
     }
   }
 }
@@ -217,6 +230,83 @@ TEST(CollectivesHalo, InteriorMayChangeBetweenStartAndFinish) {
       plan.start({collectives::halo_field<double>(u, 1)});
       EXPECT_THROW(plan.start({collectives::halo_field<double>(u, 1)}), common::Error);
       plan.finish();
+    }
+  });
+}
+
+TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
+  // Bound plans read local peers' interiors in place: the interior changes
+  // before every call, so a read before the owner's arrival or after its
+  // next write (a missing departure wait) gives another call's value.
+  // Two decompositions: small uneven subdomains (every row narrower than
+  // kStagedRowBytes: staged by the owner, which waits for its readers at
+  // the next call) and 140-cell-wide ones stacked in y (south and north
+  // rows of 144 doubles: read straight out of the owner's array).
+  run_on_backends([](const auto& comm) {
+    const std::array decompositions{
+        collectives_test::uneven_decomposition(comm.size(), true, true),
+        collectives::Decomposition::even(140, 6 * comm.size(), 1, comm.size(), true, true)};
+    for (const auto algorithm : kAlgorithms) {
+      for (const auto& decomposition : decompositions) {
+        HaloSpec spec;
+        spec.decomposition = decomposition;
+        spec.width = 2;
+        spec.algorithm = algorithm;
+        collectives::HaloPlan plan(comm, spec);
+        const int w = spec.width;
+        const int row = plan.nx() + 2 * w;
+        const auto& d = spec.decomposition;
+        std::vector<double> u(plan.field_elements(1), kUntouched);
+        const auto cell = [&](int i, int j) {
+          return static_cast<std::size_t>(j + w) * static_cast<std::size_t>(row) +
+                 static_cast<std::size_t>(i + w);
+        };
+        const collectives::HaloField fields[] = {collectives::halo_field<double>(u, 1)};
+        plan.bind(fields);
+        EXPECT_TRUE(plan.bound());
+        for (int call = 0; call < 5; ++call) {
+          for (int j = 0; j < plan.ny(); ++j) {
+            for (int i = 0; i < plan.nx(); ++i) {
+              u[cell(i, j)] = call + cell_value(plan.x0() + i, plan.y0() + j, 0);
+            }
+          }
+          if (call % 2 == 0) {
+            plan.exchange();
+          } else {
+            plan.start(fields);
+            plan.finish();
+          }
+          int wrong = 0;
+          for (int j = -w; j < plan.ny() + w; ++j) {
+            for (int i = -w; i < plan.nx() + w; ++i) {
+              const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
+              const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
+              if (u[static_cast<std::size_t>((j + w) * row + i + w)] !=
+                  call + cell_value(gi, gj, 0)) {
+                ++wrong;
+              }
+            }
+          }
+          EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(algorithm) << " rank "
+                              << comm.rank() << " call " << call;
+        }
+        // Another array than the bound one: refused on every rank (each passes
+        // its own copy) before any rank waits; the plan stays usable.
+        std::vector<double> moved = u;
+        try {
+          plan.exchange({collectives::halo_field<double>(moved, 1)});
+          ADD_FAILURE() << "an exchange of an unbound array was accepted";
+        } catch (const common::Error& e) {
+          EXPECT_NE(std::string(e.what()).find("is not the bound field"), std::string::npos)
+              << e.what();
+        }
+        plan.exchange();
+        // Binding the copy moves the plan to it.
+        plan.bind({collectives::halo_field<double>(moved, 1)});
+        plan.exchange({collectives::halo_field<double>(moved, 1)});
+        EXPECT_EQ(moved, u) << collectives::halo_algorithm_name(algorithm) << " rank "
+                            << comm.rank();
+      }
     }
   });
 }

@@ -2,7 +2,9 @@
 // 1x2, 2x1, 2x2, 3x2, ...) and odd field sizes (also smaller than the grid),
 // each space holds exactly the points the reference (the gathered global
 // field) says, the round trip returns the field bit for bit, and rebuilding a
-// plan for the same shape keeps its buffers and allocates nothing.
+// plan for the same shape keeps its buffers and allocates nothing. Bound
+// plans (the fused zero-copy path on one process) give the same fields over
+// repeated calls and refuse arrays other than the bound ones.
 // The replaced global operator new below pairs with free(); GCC cannot see
 // that both sides were replaced together.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -11,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -126,6 +129,53 @@ void check_round_trip(const C& comm, const TransposeShape& shape,
   EXPECT_EQ(spectral2, spectral) << where;
   plan.backward(spectral2, back);
   EXPECT_EQ(back, grid) << where << ": round trip not exact";
+
+  // Bound arrays (fused zero-copy on one process): three round trips with
+  // both fields changed between calls, so a read before the owner's
+  // arrival or an overwrite before the readers' departure shows as a value
+  // of another call.
+  std::vector<double> bound_grid(grid.size());
+  std::vector<double> bound_spectral(spectral.size(), -1.0);
+  plan.bind(bound_grid, bound_spectral);
+  int world_processes = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_processes);
+  EXPECT_EQ(plan.fused(), comm.backend() == std::string_view("ep") && world_processes == 1)
+      << where;
+  for (int call = 0; call < 3; ++call) {
+    for (std::size_t i = 0; i < grid.size(); ++i) bound_grid[i] = grid[i] + call;
+    plan.forward(bound_grid, bound_spectral);
+    int wrong = 0;
+    for (std::size_t i = 0; i < spectral.size(); ++i) {
+      if (bound_spectral[i] != spectral[i] + call) ++wrong;
+      bound_spectral[i] += 0.5;  // the spectral-space work
+    }
+    EXPECT_EQ(wrong, 0) << where << ": bound forward, call " << call;
+    plan.backward(bound_spectral, bound_grid);
+    wrong = 0;
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+      if (bound_grid[i] != grid[i] + call + 0.5) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0) << where << ": bound backward, call " << call;
+  }
+  // Other arrays than the bound ones: refused on every rank (each passes
+  // other arrays), before any rank waits for another; the plan stays usable.
+  // Only where every rank holds points in both spaces: two empty arrays have
+  // the same (null) address.
+  int all_hold_points = grid.empty() || spectral.empty() ? 0 : 1;
+  comm.library_allreduce(MPI_IN_PLACE, &all_hold_points, 1, MPI_INT, MPI_MIN);
+  if (all_hold_points == 1) {
+    try {
+      plan.forward(grid, spectral2);
+      ADD_FAILURE() << where << ": forward on other arrays than the bound ones was accepted";
+    } catch (const common::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not the bound ones"), std::string::npos) << e.what();
+    }
+  }
+  const std::vector<double> before_trip = bound_grid;
+  plan.forward(bound_grid, bound_spectral);
+  std::fill(bound_grid.begin(), bound_grid.end(), -1.0);
+  plan.backward(bound_spectral, bound_grid);
+  EXPECT_EQ(bound_grid, before_trip) << where << ": bound round trip after the refused call";
 }
 
 TEST(Transpose, RoundTripIsExactOnEveryGrid) {

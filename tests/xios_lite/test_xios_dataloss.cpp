@@ -9,11 +9,15 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ep/error.hpp"
+#include "ep/typed.hpp"
 #include "ep_test.hpp"
 #include "field_data.hpp"
 #include "nc_reader.hpp"
@@ -25,7 +29,6 @@ using namespace xios_test;
 
 constexpr int kNi = 8;
 constexpr int kNj = 4;
-constexpr int kSteps = 4;
 
 std::string context(const std::string& domains, const std::string& fields,
                     const std::string& files) {
@@ -46,12 +49,60 @@ std::string context(const std::string& domains, const std::string& fields,
 const std::string kDomains =
     R"(<domain id="dom" ni_glo="8" nj_glo="4"/><domain id="strip" ni_glo="5" nj_glo="1"/>)";
 
+// The steps of a model that goes on after a write error: it steps until
+// every client has heard of the error (at an update_calendar), then two
+// more, so that data reaches the servers after they know of it. Returns
+// the steps made (the same on every client) and what this client heard
+// first, then at finalise.
+struct StepsAfterError {
+  int steps = 0;
+  std::string first;
+  std::string at_finalise;
+};
+StepsAfterError step_past_the_error(xios_lite::Client& c, const ep::Communicator& comm,
+                                    const Block& b) {
+  constexpr int kMaxSteps = 400;  // about 2 s: the error is heard within a few steps
+  StepsAfterError out;
+  int after = 0;
+  while (after < 2 && out.steps < kMaxSteps) {
+    ++out.steps;
+    // The error is raised once, at an update_calendar (the step has begun
+    // all the same); the run goes on.
+    const std::string e = error_of([&] { c.update_calendar(out.steps); });
+    c.send_field("t", field_values(0, out.steps, 1, b));
+    out.first = out.first.empty() ? e : out.first;
+    if (ep::allreduce(comm, out.first.empty() ? 0 : 1, MPI_MIN) == 1) {
+      ++after;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  out.at_finalise = error_of([&] { (void)c.finalise(); });
+  return out;
+}
+
+// The records of `path`'s variable t are steps 1..steps of field_values(0).
+void expect_every_step(const std::string& path, int steps) {
+  const Block all{0, kNi, 0, kNj};
+  std::vector<double> want;
+  for (int s = 1; s <= steps; ++s) {
+    const std::vector<double> one = field_values(0, s, 1, all);
+    want.insert(want.end(), one.begin(), one.end());
+  }
+  EXPECT_EQ(static_cast<int>(dim_len(path, "time")), steps) << path;
+  EXPECT_EQ(read_var(path, "t"), want) << path;
+}
+
 // One file in a missing directory, one beside it: the good file holds every
-// record exactly; the servers say why the other failed as the operating
-// system says it, and list the records of that file only.
+// record, those sent after the servers knew of the error too (before: the
+// servers dropped every file's data once one file had failed, so records
+// of the good file went missing or were written with _FillValue, and the
+// report's count of lost records depended on timing); the servers say why
+// the other failed as the operating system says it, and list the records
+// of that file only: every one.
 TEST(XiosDataLoss, WriteErrorStaysInItsFile) {
   if (servers() == 0) {
-    GTEST_SKIP() << "needs a server process (the synchronous mode's clients write themselves)";
+    GTEST_SKIP() << "needs a server process (the synchronous mode: SynchronousWriteError...)";
   }
   const std::string dir = scratch_dir("write_error_file");
   const std::string bad = dir + "/no_such_dir/bad";
@@ -63,61 +114,221 @@ TEST(XiosDataLoss, WriteErrorStaysInItsFile) {
                   dir + R"(/good" output_freq="1ts"><field field_ref="t"/></file>)");
   const std::string cfg = write_config(dir, text);
   std::mutex mutex;
-  std::vector<std::string> seen;
+  std::vector<StepsAfterError> seen;
   RunSpec spec = run_spec(cfg, servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
     const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
     c.set_domain_block("dom", b);
     c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
     c.close_definition();
-    std::string first;
-    for (int s = 1; s <= kSteps; ++s) {
-      // The error is raised once, at a later update_calendar (the step has
-      // begun all the same); the run goes on.
-      const std::string e = error_of([&] { c.update_calendar(s); });
-      c.send_field("t", field_values(0, s, 1, b));
-      first = first.empty() ? e : first;
-    }
-    const std::string at_finalise = error_of([&] { (void)c.finalise(); });
+    const StepsAfterError s = step_past_the_error(c, comm, b);
     const std::lock_guard lock(mutex);
-    seen.push_back(first + " | " + at_finalise);
+    seen.push_back(s);
   });
   const Outcome outcome = run(spec);
-  for (const std::string& s : seen) {
-    EXPECT_HAS(s, "nc_create");
-    EXPECT_HAS(s, "No such file or directory");
+  int steps = 0;
+  for (const StepsAfterError& s : seen) {
+    EXPECT_HAS(s.first + " | " + s.at_finalise, "nc_create");
+    EXPECT_HAS(s.first, "No such file or directory");
+    EXPECT_HAS(s.at_finalise, "No such file or directory");
+    steps = s.steps;
   }
-  // The records the good file holds (world rank 0 reads them): the failed
-  // file lost exactly as many, as the servers say.
-  int held = 0;
-  if (is_reader()) {
-    held = static_cast<int>(dim_len(dir + "/good.nc", "time"));
-  }
-  MPI_Bcast(&held, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (outcome.is_server) {
     EXPECT_HAS(outcome.server_error,
                "No such file or directory (directory '" + dir + "/no_such_dir/')");
-    EXPECT_HAS(outcome.server_error, "file 'bad': " + std::to_string(held) +
+    EXPECT_HAS(outcome.server_error, "file 'bad': " + std::to_string(steps) +
                                          " record(s) not written after its write error (records "
                                          "0 to " +
-                                         std::to_string(held - 1) + ")");
-    // Records listed as written with _FillValue are records of the good
-    // file; none of the failed file's is listed as written.
-    EXPECT_EQ(outcome.server_error.find("file 'bad', variable"), std::string::npos)
-        << outcome.server_error;
+                                         std::to_string(steps - 1) + ")");
+    // No record is written with _FillValue: the good file lost nothing.
+    EXPECT_EQ(outcome.server_error.find("_FillValue"), std::string::npos) << outcome.server_error;
     EXPECT_EQ(outcome.server_error_kind, ep::ErrorKind::kIo) << outcome.server_error;
   }
   if (is_reader()) {
-    // The good file goes on after the other failed (before: the writer
-    // stopped writing every file at the first error). A client that hears
-    // the error at update_calendar may leave that step's data unsent, so
-    // the count of records is not checked against the steps; the first is
-    // exact (no client can hear of the error before sending it).
-    EXPECT_GE(held, 1);
-    const std::vector<double> t = read_var(dir + "/good.nc", "t");
-    const std::vector<double> first = field_values(0, 1, 1, Block{0, kNi, 0, kNj});
-    EXPECT_EQ(t.size(), static_cast<std::size_t>(held) * first.size());
-    EXPECT_TRUE(t.size() >= first.size() && std::equal(first.begin(), first.end(), t.begin()));
+    expect_every_step(dir + "/good.nc", steps);
     EXPECT_FALSE(file_exists(bad + ".nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The records of `path`'s variable t begin with steps 1..steps of field_values(0).
+void expect_first_steps(const std::string& path, int steps) {
+  const Block all{0, kNi, 0, kNj};
+  std::vector<double> want;
+  for (int s = 1; s <= steps; ++s) {
+    const std::vector<double> one = field_values(0, s, 1, all);
+    want.insert(want.end(), one.begin(), one.end());
+  }
+  std::vector<double> t = read_var(path, "t");
+  ASSERT_GE(t.size(), want.size()) << path;  // the reader alone: no collective follows here
+  t.resize(want.size());
+  EXPECT_EQ(t, want) << path;
+}
+
+// XIOS_LITE_TEST_WRITE_FAILURE set on every process for the duration of
+// one run (output_files.hpp: the writer it names fails after that record).
+class InjectedWriteFailure {
+ public:
+  explicit InjectedWriteFailure(const std::string& what) {
+    setenv("XIOS_LITE_TEST_WRITE_FAILURE", what.c_str(), 1);
+  }
+  ~InjectedWriteFailure() { unsetenv("XIOS_LITE_TEST_WRITE_FAILURE"); }
+  InjectedWriteFailure(const InjectedWriteFailure&) = delete;
+  InjectedWriteFailure& operator=(const InjectedWriteFailure&) = delete;
+};
+
+// The synchronous mode (the clients write, no server): a file in a missing
+// directory fails alone, the other file gets every record, every client
+// hears the cause at update_calendar and again at finalise with the
+// records lost, all of them (before: the failed write was thrown out of
+// the middle of a step, whose other records were never written, and the
+// lost records were not reported).
+TEST(XiosDataLoss, SynchronousWriteErrorStaysInItsFile) {
+  const std::string dir = scratch_dir("sync_write_error");
+  const std::string bad = dir + "/no_such_dir/bad";
+  const std::string text =
+      context(kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+              R"(<file id="bad" name=")" + bad +
+                  R"(" output_freq="1ts"><field field_ref="t"/></file>
+                 <file id="good" name=")" +
+                  dir + R"(/good" output_freq="1ts"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<StepsAfterError> seen;
+  RunSpec spec = run_spec(cfg, 0, [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    const StepsAfterError s = step_past_the_error(c, comm, b);
+    const std::lock_guard lock(mutex);
+    seen.push_back(s);
+  });
+  (void)run(spec);
+  int steps = 0;
+  for (const StepsAfterError& s : seen) {
+    EXPECT_HAS(s.first, "nc_create_par");
+    EXPECT_HAS(s.first, "No such file or directory (directory '" + dir + "/no_such_dir/')");
+    EXPECT_HAS(s.at_finalise, "No such file or directory");
+    EXPECT_HAS(s.at_finalise, "file 'bad': " + std::to_string(s.steps) +
+                                  " record(s) not written after its write error (records 0 to " +
+                                  std::to_string(s.steps - 1) + ")");
+    EXPECT_EQ(s.at_finalise.find("'good'"), std::string::npos) << s.at_finalise;
+    steps = s.steps;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (is_reader()) {
+    expect_every_step(dir + "/good.nc", steps);
+    EXPECT_FALSE(file_exists(bad + ".nc"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The synchronous mode, a write that fails on one client process only
+// (the second, after record 1): every process stops that file together
+// (before: the failing process left the file while the others went on
+// into its next collective write), every client hears the failing
+// process's cause, the records lost are 1 on, and the other file is whole.
+TEST(XiosDataLoss, SynchronousWriteErrorOnOneProcess) {
+  if (ep_test::world_size() < 2) {
+    GTEST_SKIP() << "needs two client processes";
+  }
+  const std::string dir = scratch_dir("sync_one_process");
+  const std::string text =
+      context(kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+              R"(<file id="shared" name=")" + dir +
+                  R"(/shared" output_freq="1ts"><field field_ref="t"/></file>
+                 <file id="good" name=")" +
+                  dir + R"(/good" output_freq="1ts"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<StepsAfterError> seen;
+  RunSpec spec = run_spec(cfg, 0, [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    const StepsAfterError s = step_past_the_error(c, comm, b);
+    const std::lock_guard lock(mutex);
+    seen.push_back(s);
+  });
+  {
+    const InjectedWriteFailure failure("shared:1:1");
+    (void)run(spec);
+  }
+  int steps = 0;
+  for (const StepsAfterError& s : seen) {
+    for (const std::string& e : {s.first, s.at_finalise}) {
+      EXPECT_HAS(e, "file '" + dir + "/shared.nc': Input/output error");
+      EXPECT_HAS(e, "XIOS_LITE_TEST_WRITE_FAILURE after record 1");
+    }
+    EXPECT_HAS(s.at_finalise, "file 'shared': " + std::to_string(s.steps - 1) +
+                                  " record(s) not written after its write error (records 1 to " +
+                                  std::to_string(s.steps - 1) + ")");
+    steps = s.steps;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (is_reader()) {
+    expect_every_step(dir + "/good.nc", steps);
+    expect_first_steps(dir + "/shared.nc", 1);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A one_file file written by two server processes fails on the second
+// only, after record 1: both stop it together, nothing hangs (before: the
+// first server went on into the file's next collective write alone), both
+// report the cause and the same records lost (1 on), every client hears
+// it, and the other file is whole.
+TEST(XiosDataLoss, OneFileWriteErrorOnOneServer) {
+  if (servers(2) < 2) {
+    GTEST_SKIP() << "needs two server processes";
+  }
+  const std::string dir = scratch_dir("one_file_one_server");
+  const std::string text = context(
+      kDomains, R"(<field id="t" grid_ref="g2" operation="instant"/>)",
+      R"(<file id="shared" name=")" + dir +
+          R"(/shared" output_freq="1ts" type="one_file"><field field_ref="t"/></file>
+                 <file id="good" name=")" +
+          dir + R"(/good" output_freq="1ts" type="one_file"><field field_ref="t"/></file>)");
+  const std::string cfg = write_config(dir, text);
+  std::mutex mutex;
+  std::vector<StepsAfterError> seen;
+  RunSpec spec = run_spec(cfg, 2, [&](xios_lite::Client& c, const ep::Communicator& comm) {
+    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    c.set_domain_block("dom", b);
+    c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
+    c.close_definition();
+    const StepsAfterError s = step_past_the_error(c, comm, b);
+    const std::lock_guard lock(mutex);
+    seen.push_back(s);
+  });
+  Outcome outcome;
+  {
+    const InjectedWriteFailure failure("shared:1:1");
+    outcome = run(spec);
+  }
+  int steps = 0;
+  for (const StepsAfterError& s : seen) {
+    EXPECT_HAS(s.first, "Input/output error");
+    EXPECT_HAS(s.at_finalise, "Input/output error");
+    EXPECT_HAS(s.at_finalise, "XIOS_LITE_TEST_WRITE_FAILURE after record 1");
+    steps = s.steps;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &steps, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (outcome.is_server) {
+    // Each server's own report: the cause, and the records it did not write.
+    EXPECT_HAS(outcome.server_error, "file '" + dir + "/shared.nc': Input/output error");
+    EXPECT_HAS(outcome.server_error, "file 'shared': " + std::to_string(steps - 1) +
+                                         " record(s) not written after its write error (records "
+                                         "1 to " +
+                                         std::to_string(steps - 1) + ")");
+    EXPECT_EQ(outcome.server_error.find("_FillValue"), std::string::npos) << outcome.server_error;
+    EXPECT_EQ(outcome.server_error_kind, ep::ErrorKind::kIo) << outcome.server_error;
+  }
+  if (is_reader()) {
+    expect_every_step(dir + "/good.nc", steps);
+    expect_first_steps(dir + "/shared.nc", 1);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

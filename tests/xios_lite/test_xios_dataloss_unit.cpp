@@ -3,11 +3,14 @@
 // message naming both places), `unit` and `units` that disagree on one
 // element, a sampling period longer than the output period, and NaN in the
 // temporal operations and in expressions' min and max (one rule for all).
-// No MPI.
+// A write error stays in its file (OutputFiles, serial files). No MPI.
 #include <gtest/gtest.h>
+#include <netcdf.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -18,6 +21,7 @@
 #include "config/expression.hpp"
 #include "config_error.hpp"
 #include "ep/error.hpp"
+#include "netcdf/output_files.hpp"
 #include "xios_lite/config.hpp"
 
 namespace {
@@ -331,6 +335,105 @@ TEST(XiosTemporal, NaNPropagatesThroughExpressionMinMax) {
   EXPECT_EQ(out[0], -999.0);
   EXPECT_TRUE(std::isnan(out[1]));
   EXPECT_EQ(out[2], 2.0);
+}
+
+}  // namespace
+
+namespace {
+
+// The length of dimension `dim` of the NetCDF file `path` (-1 when it cannot be read).
+long dimension_length(const std::string& path, const char* dim) {
+  int ncid = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) {
+    return -1;
+  }
+  int id = -1;
+  std::size_t length = 0;
+  const bool ok =
+      nc_inq_dimid(ncid, dim, &id) == NC_NOERR && nc_inq_dimlen(ncid, id, &length) == NC_NOERR;
+  nc_close(ncid);
+  return ok ? static_cast<long>(length) : -1;
+}
+
+// Serial files written as a server process writes its multiple_file part:
+// records 0 to 2 of the variable of two files.
+struct TwoFiles {
+  std::string dir;
+  xios_lite::Config cfg;
+  std::vector<double> values = std::vector<double>(32, 1.5);
+
+  explicit TwoFiles(const std::string& first_dir) {
+    char templ[] = "/tmp/xios_dataloss_XXXXXX";
+    dir = mkdtemp(templ) != nullptr ? templ : "/tmp";
+    cfg =
+        xios_lite::parse_config_string(
+            config_with(kWide, R"(<file id="first" name=")" + dir + first_dir +
+                                   R"(/first" output_freq="1h"><field field_ref="tas"/></file>
+      <file id="second" name=")" + dir +
+                                   R"(/second" output_freq="1h"><field field_ref="tas"/></file>)"),
+            "iodef.xml");
+  }
+  // Writes records 0 to 2 of both files; returns what each write threw, "" when nothing.
+  std::vector<std::string> write(xios_lite::netcdf::OutputFiles& files) const {
+    std::vector<std::string> thrown;
+    const xios_lite::netcdf::BlockView view{0, 4, 0, 8, 1, values.data()};
+    for (int r = 0; r < 3; ++r) {
+      const xios_lite::netcdf::RecordTime t{r, (r + 1) * 3600.0, r * 3600.0, (r + 1) * 3600.0};
+      for (int gvar = 0; gvar < 2; ++gvar) {
+        thrown.push_back(error_of_call([&] { files.write(gvar, t, std::span(&view, 1)); }));
+      }
+    }
+    return thrown;
+  }
+  static std::string error_of_call(const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const ep::Error& e) {
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kIo) << e.what();
+      return e.what();
+    }
+    return "";
+  }
+};
+
+// A file that cannot be created throws once, with the cause strerror
+// gives; its later records are counted as lost, not written and not
+// thrown; the other file takes every record.
+TEST(XiosWriteError, AFailedFileTakesNoMoreRecordsAndCountsThem) {
+  const TwoFiles two("/no_such_dir");
+  xios_lite::netcdf::OutputFiles files(two.cfg, {{{0, 4}, {0, 3}}, true, 0, 1}, MPI_COMM_NULL, 0);
+  const std::vector<std::string> thrown = two.write(files);
+  EXPECT_HAS(thrown[0], "nc_create");
+  EXPECT_HAS(thrown[0], "No such file or directory (directory '" + two.dir + "/no_such_dir/')");
+  for (std::size_t i = 1; i < thrown.size(); ++i) {
+    EXPECT_EQ(thrown[i], "") << i;
+  }
+  files.close_all();
+  EXPECT_EQ(files.lost_report(),
+            "file 'first': 3 record(s) not written after its write error (records 0 to 2)");
+  EXPECT_EQ(dimension_length(two.dir + "/second.nc", "time"), 3);
+}
+
+// XIOS_LITE_TEST_WRITE_FAILURE: the named writer fails after the named
+// record of the named file, and only there.
+TEST(XiosWriteError, TheTestHookFailsOneRecordOfOneFile) {
+  const TwoFiles two("");
+  setenv("XIOS_LITE_TEST_WRITE_FAILURE", "second:0:1", 1);
+  xios_lite::netcdf::OutputFiles files(two.cfg, {{{0, 4}, {0, 3}}, true, 0, 1}, MPI_COMM_NULL, 0);
+  unsetenv("XIOS_LITE_TEST_WRITE_FAILURE");
+  const std::vector<std::string> thrown = two.write(files);
+  for (std::size_t i = 0; i < thrown.size(); ++i) {
+    if (i == 3) {  // record 1 of the second file
+      EXPECT_HAS(thrown[i], "file '" + two.dir + "/second.nc': Input/output error");
+      EXPECT_HAS(thrown[i], "XIOS_LITE_TEST_WRITE_FAILURE after record 1");
+    } else {
+      EXPECT_EQ(thrown[i], "") << i;
+    }
+  }
+  files.close_all();
+  EXPECT_EQ(files.lost_report(),
+            "file 'second': 2 record(s) not written after its write error (records 1 to 2)");
+  EXPECT_EQ(dimension_length(two.dir + "/first.nc", "time"), 3);
 }
 
 }  // namespace

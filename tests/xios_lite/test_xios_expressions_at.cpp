@@ -12,21 +12,34 @@
 // (the first sample taken, the next ones added, compared or kept, a mean
 // multiplied by the reciprocal of its count) and compared exactly.
 //
+// NemoStyle: NEMO's ORCA2 uses of expressions (cfgs/SHARED field_def and
+// file_def) on a small grid with a halo, over 14 months of daily steps:
+// thickness-weighted monthly means "@toce_e3t / @e3t" whose operands sit
+// on the halo'd grid and its _inner twin (masked differently), monthly
+// standard deviations "sqrt(@sst2 - @sst * @sst)", a plain freq_op="1mo",
+// "$rho0"-style variables, a yearly window "@sst" and the yearly mean of
+// monthly maxima, operands through a reduce_axis (vertical sums, as NEMO's
+// toce_vmean300) and a zoom_axis. The months are the gregorian calendar's (2000 is leap).
+//
 // Shapes: r1t2 (synchronous), r2t2 and r3t1 (one server).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ep_test.hpp"
 #include "nc_reader.hpp"
 #include "run_harness.hpp"
+#include "xios_lite/config.hpp"
 
 namespace {
 
@@ -246,7 +259,7 @@ TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
   for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
   if (ep_test::world_rank() == 0) {
     const std::string path = dir + "/surface.nc";
-    const std::size_t n = kNi * kNj;
+    const std::size_t n = static_cast<std::size_t>(kNi) * kNj;
     for (const char* var : {"field_A_srf_mean_max", "a_avg3_sum", "a_plus_b"}) {
       const std::vector<double> got = xios_test::read_var(path, var);
       ASSERT_EQ(got.size(), kPeriods * n) << var;
@@ -265,6 +278,335 @@ TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
         "b_min");
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// ---- NEMO style ------------------------------------------------------------
+
+namespace nemo {
+
+constexpr int kNi = 6;
+constexpr int kNj = 4;
+constexpr int kNk = 2;
+constexpr double kFill = 1e20;  // the field_definition's default_value
+// Days of each month from January 2000 (leap) to February 2001.
+constexpr std::array<int, 14> kMonth{31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31, 31, 28};
+constexpr int kYear2000 = 366;
+constexpr int kSteps = kYear2000 + 31 + 28;  // one daily step, to 2001-03-01
+
+bool land_t(int j, int i) { return j == 2 && i == 4; }
+bool land_inner(int j, int i) { return land_t(j, i) || (j == 0 && i == 1); }
+
+double toce(int s, int k, int j, int i) {
+  return 5 + ((s * 3 + i * 5 + j * 2 + k * 7) % 13) * 0.25;
+}
+double e3t(int s, int k, int j, int i) { return 10 + k * 5 + ((s + i + 2 * j) % 5) * 0.5; }
+double sst(int s, int j, int i) { return 10 + ((s * 7 + i * 3 + j) % 11) * 0.5; }
+double qns(int s, int j, int i) { return -50 + ((s * 5 + i * 2 + j * 3) % 17) * 2.5; }
+
+// The last step of month m (0: January 2000).
+int month_end(int m) {
+  int d = 0;
+  for (int x = 0; x <= m; ++x) d += kMonth[static_cast<std::size_t>(x)];
+  return d;
+}
+int month_start(int m) { return m == 0 ? 1 : month_end(m - 1) + 1; }
+
+// The mean as the operations fold it: the first value, the next ones
+// added, the sum multiplied by the reciprocal of the count.
+template <class F>
+double mean(int first, int last, F&& value) {
+  double acc = value(first);
+  for (int s = first + 1; s <= last; ++s) acc += value(s);
+  const int n = last - first + 1;
+  return n > 1 ? acc * (1.0 / n) : acc;
+}
+template <class F>
+double maximum(int first, int last, F&& value) {
+  double acc = value(first);
+  for (int s = first + 1; s <= last; ++s) acc = std::max(acc, value(s));
+  return acc;
+}
+
+// A halo of one point on each side (NEMO's data_ibegin = data_jbegin = -1),
+// garbage in it, levels outermost.
+std::vector<double> halo_array(const Block& b, int nk,
+                               const std::function<double(int, int, int)>& f) {
+  const int dni = b.ni + 2;
+  const int dnj = b.nj + 2;
+  std::vector<double> a(static_cast<std::size_t>(nk) * dni * dnj, -7e30);
+  std::size_t n = 0;
+  for (int k = 0; k < nk; ++k) {
+    for (int kj = 0; kj < dnj; ++kj) {
+      for (int ki = 0; ki < dni; ++ki, ++n) {
+        const int i = ki - 1;
+        const int j = kj - 1;
+        if (i >= 0 && i < b.ni && j >= 0 && j < b.nj) a[n] = f(k, b.jbegin + j, b.ibegin + i);
+      }
+    }
+  }
+  return a;
+}
+
+void set_mask(xios_lite::Client& c, const std::string& domain, const Block& b,
+              bool (*land)(int, int)) {
+  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+  const std::unique_ptr<bool[]> valid(new bool[points]);
+  std::size_t at = 0;
+  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
+  }
+  c.set_domain_mask(domain, std::span<const bool>(valid.get(), points));
+}
+
+// As NEMO's iom_init: both domains' sizes and this client's block, a halo
+// on grid_T only, each domain its own mask.
+void define_domains(xios_lite::Client& c, const Block& t, const Block& inner) {
+  for (const auto& [id, b] : {std::pair{"grid_T", t}, std::pair{"grid_T_inner", inner}}) {
+    xios_lite::DomainAttributes a;
+    a.ni_glo = kNi;
+    a.nj_glo = kNj;
+    a.ibegin = b.ibegin;
+    a.ni = b.ni;
+    a.jbegin = b.jbegin;
+    a.nj = b.nj;
+    c.set_domain_attr(id, a);
+  }
+  xios_lite::DomainAttributes halo;
+  halo.data_dim = 2;
+  halo.data_ibegin = -1;
+  halo.data_ni = t.ni + 2;
+  halo.data_jbegin = -1;
+  halo.data_nj = t.nj + 2;
+  c.set_domain_attr("grid_T", halo);
+  set_mask(c, "grid_T", t, land_t);
+  set_mask(c, "grid_T_inner", inner, land_inner);
+}
+
+void send_step(xios_lite::Client& c, const Block& b, int s) {
+  c.send_field("toce", halo_array(b, kNk, [s](int k, int j, int i) { return toce(s, k, j, i); }));
+  c.send_field("sst", halo_array(b, 1, [s](int, int j, int i) { return sst(s, j, i); }));
+  c.send_field(
+      "e3t", xios_test::block_values(b, kNk, [s](int k, int j, int i) { return e3t(s, k, j, i); }));
+  c.send_field("qns",
+               xios_test::block_values(b, 1, [s](int, int j, int i) { return qns(s, j, i); }));
+}
+
+// Per record and point (levels outermost): `f(record, k, j, i)`, kFill where `land`.
+std::vector<double> expected(int records, int nk, bool (*land)(int, int),
+                             const std::function<double(int, int, int, int)>& f) {
+  std::vector<double> out;
+  for (int r = 0; r < records; ++r) {
+    for (int k = 0; k < nk; ++k) {
+      for (int j = 0; j < kNj; ++j) {
+        for (int i = 0; i < kNi; ++i) out.push_back(land(j, i) ? kFill : f(r, k, j, i));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace nemo
+
+TEST(XiosExpressionsAt, NemoStyle) {
+  using namespace nemo;
+  using nemo::kNi;
+  using nemo::kNj;
+  const std::string dir = xios_test::scratch_dir("expressions_nemo");
+  const std::string cfg =
+      xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        define_domains(c, b, b);
+        c.close_definition();
+        for (int s = 1; s <= kSteps; ++s) {
+          c.update_calendar(s);
+          send_step(c, b, s);
+        }
+        (void)c.finalise();
+      });
+  const xios_test::Outcome o = xios_test::run(spec);
+  xios_test::expect_no_errors(o);
+  if (ep_test::world_rank() == 0) {
+    const std::string monthly = dir + "/nemo_1m_grid_T.nc";
+    const int months = static_cast<int>(kMonth.size());
+    // Thickness-weighted: each month's mean of toce * e3t over its mean of
+    // e3t; e3t's grid_T_inner masks one more point than grid_T.
+    expect_equal(xios_test::read_var(monthly, "thetao"),
+                 expected(months, kNk, land_inner,
+                          [](int m, int k, int j, int i) {
+                            const int a = month_start(m);
+                            const int z = month_end(m);
+                            return mean(a, z,
+                                        [&](int s) { return toce(s, k, j, i) * e3t(s, k, j, i); }) /
+                                   mean(a, z, [&](int s) { return e3t(s, k, j, i); });
+                          }),
+                 "thetao");
+    expect_equal(xios_test::read_var(monthly, "sststd"),
+                 expected(months, 1, land_t,
+                          [](int m, int, int j, int i) {
+                            const int a = month_start(m);
+                            const int z = month_end(m);
+                            const double m2 =
+                                mean(a, z, [&](int s) { return sst(s, j, i) * sst(s, j, i); });
+                            const double m1 = mean(a, z, [&](int s) { return sst(s, j, i); });
+                            return std::sqrt(m2 - m1 * m1);
+                          }),
+                 "sststd");
+    // freq_op="1mo" on a plain field: one sample, at each month's last step.
+    expect_equal(xios_test::read_var(monthly, "sstmax_1m"),
+                 expected(months, 1, land_t,
+                          [](int m, int, int j, int i) { return sst(month_end(m), j, i); }),
+                 "sstmax_1m");
+    expect_equal(xios_test::read_var(monthly, "heat_content"),
+                 expected(months, 1, land_inner,
+                          [](int m, int, int j, int i) {
+                            return mean(month_start(m), month_end(m), [&](int s) {
+                              return qns(s, j, i) * 1026.0 * 3991.5 / 1000;
+                            });
+                          }),
+                 "heat_content");
+    // sst (grid_T) + qns (grid_T_inner) at each month's last step.
+    expect_equal(xios_test::read_var(monthly, "sst_plus_qns"),
+                 expected(months, 1, land_inner,
+                          [](int m, int, int j, int i) {
+                            return sst(month_end(m), j, i) + qns(month_end(m), j, i);
+                          }),
+                 "sst_plus_qns");
+    // Vertical sums (reduce_axis sum) of toce * e3t and of e3t, level by
+    // level in order, their ratio averaged over each month.
+    expect_equal(xios_test::read_var(monthly, "thetao_vmean"),
+                 expected(months, 1, land_inner,
+                          [](int m, int, int j, int i) {
+                            return mean(month_start(m), month_end(m), [&](int s) {
+                              double num = toce(s, 0, j, i) * e3t(s, 0, j, i);
+                              num += toce(s, 1, j, i) * e3t(s, 1, j, i);
+                              double den = e3t(s, 0, j, i);
+                              den += e3t(s, 1, j, i);
+                              return num / den;
+                            });
+                          }),
+                 "thetao_vmean");
+    // The deep level alone (zoom_axis begin 1) of both operands, at each
+    // month's last step.
+    expect_equal(xios_test::read_var(monthly, "toce_deep_ratio"),
+                 expected(months, 1, land_inner,
+                          [](int m, int, int j, int i) {
+                            return toce(month_end(m), 1, j, i) / e3t(month_end(m), 1, j, i);
+                          }),
+                 "toce_deep_ratio");
+    // '@' of a field sampled every 2 days: its mean over the month's even days.
+    expect_equal(xios_test::read_var(monthly, "sst_mean_2d"),
+                 expected(months, 1, land_t,
+                          [](int m, int, int j, int i) {
+                            const int first = month_start(m) + month_start(m) % 2;
+                            double acc = sst(first, j, i);
+                            int n = 1;
+                            for (int s = first + 2; s <= month_end(m); s += 2, ++n) {
+                              acc += sst(s, j, i);
+                            }
+                            return acc * (1.0 / n);
+                          }),
+                 "sst_mean_2d");
+    const std::string yearly = dir + "/nemo_1y_grid_T.nc";
+    expect_equal(xios_test::read_var(yearly, "tos"),
+                 expected(1, 1, land_t,
+                          [](int, int, int j, int i) {
+                            return mean(1, kYear2000, [&](int s) { return sst(s, j, i); });
+                          }),
+                 "tos");
+    // The mean over 2000 of each month's maximum.
+    expect_equal(xios_test::read_var(yearly, "sstmax_mean"),
+                 expected(1, 1, land_t,
+                          [](int, int, int j, int i) {
+                            return mean(0, 11, [&](int m) {
+                              return maximum(month_start(m), month_end(m),
+                                             [&](int s) { return sst(s, j, i); }) -
+                                     1900 + 1900;
+                            });
+                          }),
+                 "sstmax_mean");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// An operand on a twin domain is read point for point: a client whose
+// blocks of the two domains differ is refused at close_definition, on every
+// client, naming both domains.
+TEST(XiosExpressionsAt, TwinDomainsWithOtherBlocksAreRefused) {
+  using namespace nemo;
+  using nemo::kNi;
+  using nemo::kNj;
+  const std::string dir = xios_test::scratch_dir("expressions_twin_blocks");
+  const std::string cfg =
+      xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        // The inner domain's blocks in the opposite order: the domain is
+        // covered, but client by client the points are not grid_T's.
+        const Block other =
+            xios_test::uneven_block(comm.size() - 1 - comm.rank(), comm.size(), kNi, kNj);
+        define_domains(c, b, other);
+        const std::string e = error_of([&] { c.close_definition(); });
+        if (comm.size() > 1) {
+          EXPECT_HAS(e, "xios_lite::Client::close_definition");
+          EXPECT_HAS(e, "on domain 'grid_T_inner', whose block on client 0");
+          EXPECT_HAS(e, "is not that of domain 'grid_T'");
+        }
+      });
+  const xios_test::Outcome o = xios_test::run(spec);
+  (void)o;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Configuration errors of the features above, each naming its place.
+TEST(XiosExpressionsAt, VariablesAndWindowsRefusedWithTheirPlace) {
+  const auto parse = [](const std::string& field, const std::string& file_field) {
+    return error_of([&] {
+      (void)xios_lite::parse_config_string(
+          R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1d"/>
+  <variable_definition><variable id="rho0" type="double">1026</variable><variable id="tag" type="string">x</variable></variable_definition>
+  <domain_definition><domain id="d" ni_glo="4" nj_glo="2"/><domain id="z" domain_ref="d"><zoom_domain ibegin="0" jbegin="0" ni="2" nj="2"/></domain></domain_definition>
+  <axis_definition><axis id="k" n_glo="2"/></axis_definition>
+  <grid_definition><grid id="g3"><domain domain_ref="d"/><axis axis_ref="k"/></grid><grid id="gsum"><domain domain_ref="d"/><scalar><reduce_axis operation="sum"/></scalar></grid></grid_definition>
+  <field_definition><field id="a" domain_ref="d" operation="average"/><field id="b" domain_ref="z"/>)" +
+              field + R"(</field_definition>
+  <file_definition><file id="o" output_freq="1y">)" +
+              file_field + R"(</file></file_definition>
+</context></simulation>)",
+          "i.xml");
+    });
+  };
+  EXPECT_HAS(
+      parse(R"(<field id="x" domain_ref="d">a * $rau0</field>)", R"(<field field_ref="x"/>)"),
+      "unknown variable '$rau0' (no <variable id=\"rau0\"> in the context's "
+      "<variable_definition>)");
+  EXPECT_HAS(parse(R"(<field id="x" domain_ref="d">a * $tag</field>)", R"(<field field_ref="x"/>)"),
+             "variable '$tag' is not a number (its type is string)");
+  EXPECT_TRUE(
+      parse(R"(<field id="x" domain_ref="d">a * $rho0</field>)", R"(<field field_ref="x"/>)")
+          .empty());
+  // A monthly window sampled by a variable at another frequency.
+  EXPECT_HAS(parse(R"(<field id="x" field_ref="a" freq_op="1mo">@a</field>)",
+                   R"(<field field_ref="x" freq_op="1d"/>)"),
+             "attribute freq_op: value '1d' out of range (field 'x' is computed once per freq_op "
+             "1mo by its @ operator");
+  // Operands on a zoom of the expression's domain are other points.
+  EXPECT_HAS(parse(R"(<field id="x" domain_ref="d">a + b</field>)", R"(<field field_ref="x"/>)"),
+             "operand 'b' is on grid");
+  // Monthly samples of a variable the servers reduce (they fold samples of
+  // a fixed interval).
+  EXPECT_HAS(parse(R"(<field id="t" grid_ref="g3"/>)",
+                   R"(<field field_ref="t" grid_ref="gsum" operation="average" freq_op="1mo"/>)"),
+             "unsupported XIOS feature (a reduced variable sampled every 1mo");
+  // '@' of an operand sampled monthly inside a window.
+  EXPECT_HAS(
+      parse(
+          R"(<field id="m" field_ref="a" freq_op="1mo"/><field id="x" field_ref="a" freq_op="1y">@m</field>)",
+          R"(<field field_ref="x" freq_op="1y"/>)"),
+      "is sampled every 1mo inside each window");
 }
 
 }  // namespace

@@ -58,6 +58,37 @@
 // different set of fields than in its previous exchange; all ranks must then
 // change their field set in the same call (as a time loop does).
 //
+// Zero-copy path (bind). A plan whose fields are bound once,
+//   plan.bind({collectives::halo_field<double>(u, nk)});   // collective
+//   for (step...) plan.exchange();                          // or exchange(same fields)
+// reads the halo cells owned by ranks of the same process (endpoint threads
+// share the address space) straight out of their arrays, row by row, with
+// no pack or unpack buffer and no message (rows narrower than
+// detail::kStagedRowBytes, column strips, are packed by their owner into
+// one block its reader copies: a row read from another core costs a cache
+// line however narrow); peers in other processes keep the packed messages
+// of the algorithm. Each exchange is one arrive/depart
+// round among the local peers (collectives/detail/process_board.hpp): a
+// rank arrives when its interior is ready (and, for kTwoSweep's second
+// stage, when its first stage is done), copies each local peer's cells once
+// that peer has arrived, and returns only when every local peer has
+// finished reading its own arrays (when all it sends locally is staged, the
+// peers read only its staging blocks: it waits for them at its next call
+// instead, so a call has one blocking wait). So, between bind() and the last exchange:
+//   - the bound arrays must stay where they are (no reallocation): peers
+//     read them through the addresses recorded at bind(). exchange(fields)
+//     on a bound plan checks that the fields are the bound ones (same
+//     address, size, levels and type size, in every build: a few compares)
+//     and throws common::Error (kArgument) naming the field and both addresses;
+//     the other ranks then wait for this rank, so treat it as a bug to fix,
+//     not a condition to recover from. bind() again (collectively) to move.
+//   - with kSplit and kDirect, the interior is read by the local peers until
+//     finish() returns: compute into other arrays between start() and
+//     finish() (the halo was already off-limits there).
+// A plan never bound exchanges every peer by messages, as before. On MPI
+// and funneled communicators every peer is in another process: bind() only
+// records and checks the fields there.
+//
 // Thread safety: a plan belongs to one rank (an EP rank's thread, an MPI
 // process, or a funneled process's master thread outside parallel regions;
 // FunneledComm's team shares the pack loops). Plans own a communicator split
@@ -69,13 +100,16 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "collectives/communicator.hpp"
+#include "collectives/detail/process_board.hpp"
 #include "collectives/halo/copy_lists.hpp"
 #include "collectives/halo/geometry.hpp"
 #include "common/error.hpp"
@@ -199,6 +233,21 @@ class HaloPlan {
   /// Bytes this rank sends per exchange for the fields of the last exchange.
   [[nodiscard]] std::size_t bytes_sent() const;
 
+  /// Records `fields` as the arrays of every later exchange and switches
+  /// the plan to the zero-copy path for peers in this process (see the file
+  /// comment): the fields are checked as a new field set is (agreed across
+  /// ranks), the copy lists built, the addresses published to the local
+  /// peers. Collective over every rank of the plan (land ranks included);
+  /// not while an exchange is in flight. Binding again replaces the fields.
+  void bind(std::span<const HaloField> fields);
+  void bind(std::initializer_list<HaloField> fields) {
+    bind(std::span<const HaloField>(fields.begin(), fields.size()));
+  }
+  /// Whether bind() was called.
+  [[nodiscard]] bool bound() const noexcept { return bound_; }
+  /// The exchange of the bound fields. Collective, as exchange(fields).
+  void exchange() { exchange(std::span<const HaloField>(bound_fields_)); }
+
   /// The whole exchange: start() then finish(). Collective over the ranks
   /// that take part (a land rank returns at once).
   void exchange(std::span<const HaloField> fields) {
@@ -222,6 +271,17 @@ class HaloPlan {
 
  private:
   void prepare(std::span<const HaloField> fields);
+  void build_lists(std::span<const HaloField> fields);
+  void check_bound(std::span<const HaloField> fields) const;
+  /// The arrival value of stage s of the current call (bound plans).
+  [[nodiscard]] std::uint64_t phase(std::size_t s) const noexcept {
+    return (calls_ - 1) * stages_.size() + s + 1;
+  }
+  void arrive(std::size_t s);
+  void copy_local(std::size_t s);
+  void depart();
+  /// Waits until every local peer has departed from call `call`.
+  void wait_departures(std::uint64_t call);
   void post_stage(std::size_t s);
   void complete_stage(std::size_t s);
   void neighbor_exchange();
@@ -242,6 +302,28 @@ class HaloPlan {
   std::vector<HaloField> fields_;  // of the exchange in flight
   std::vector<typename C::Request> requests_;
   bool pending_ = false;
+  // Zero-copy path: the board of comm_'s ranks in this process (null for
+  // one rank per process), this rank's slot, the local peers, what each
+  // sends this rank per stage, the stages without them (the messages of a
+  // bound plan) and the row lists of the bound fields.
+  std::shared_ptr<detail::ProcessBoard> board_;
+  int thread_ = 0;
+  std::vector<int> local_peers_;  // threads, this rank's excluded
+  std::vector<std::vector<detail::LocalTransfer>> local_transfers_;  // per stage
+  std::vector<detail::Stage> packed_stages_;
+  std::vector<std::vector<detail::RowDirectCopy>> direct_;  // per stage, grouped by peer
+  // What this rank sends each local reader per stage (its frame), and the
+  // narrow rows it packs for them into its staging buffers (per stage).
+  std::vector<std::vector<std::pair<int, std::vector<detail::Rect>>>> local_sends_;
+  std::vector<std::vector<detail::RowCopy>> staged_pack_;
+  // Whether a local reader reads rows straight out of this rank's arrays
+  // (then every call waits for the readers' departure before returning;
+  // otherwise the next call does, before refilling the staging buffers).
+  bool read_in_place_ = false;
+  std::vector<HaloField> bound_fields_;
+  bool bound_ = false;
+  bool neighbor_messages_ = true;  // kNeighbor, bound: some rank still sends messages
+  std::uint64_t calls_ = 0;        // exchanges of the bound plan so far
 };
 
 }  // namespace collectives

@@ -37,6 +37,25 @@
 // Thread safety: a plan belongs to one rank (one endpoint thread); with a
 // FunneledComm, packing and unpacking are shared by its team.
 //
+// Zero-copy path (bind). When every rank of `comm` lives in one process
+// (endpoint threads), a plan whose grid and spectral arrays are bound,
+//   plan.bind(grid, spectral);                      // collective
+//   for (step...) { plan.forward(grid, spectral); ...; plan.backward(spectral, grid); }
+// fuses each direction's three steps into one: every rank copies, line by
+// line along x, the parts of its target box straight out of the other
+// ranks' source arrays (no pack, no alltoallv, no unpack, no work field),
+// after one arrive/depart round (collectives/detail/process_board.hpp): a
+// rank reads another's array once that rank has arrived in the same call,
+// and returns only when every rank has finished reading its own array. The
+// bound arrays must therefore stay where they are until the last call:
+// forward() and backward() on a bound plan check (in every build: two
+// compares) that they are given the bound arrays and throw common::Error
+// (kArgument) naming both addresses otherwise; the other ranks then wait for
+// this rank, so treat it as a bug, not a condition to recover from. bind()
+// again to move them; rebuild() unbinds. Layouts over several processes keep
+// the three steps and their messages (bind() only records the arrays there);
+// transpose() of one step never takes this path.
+//
 // Communicators: the row and column communicators are the plan's own
 // (private_split, made at build and freed with the plan), and every block
 // travels on them; `comm` itself carries only the shape's agreement (a
@@ -48,7 +67,10 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +78,7 @@
 #include "collectives/alltoallv.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/detail/agreement.hpp"
+#include "collectives/detail/process_board.hpp"
 #include "common/datatype.hpp"
 #include "common/error.hpp"
 
@@ -118,18 +141,44 @@ class TransposePlan {
   /// One step between adjacent spaces (either direction); `in` has
   /// local_size(from) elements, `out` local_size(to). Collective.
   void transpose(Space from, Space to, std::span<const T> in, std::span<T> out);
-  /// kGrid -> kYZ -> kXZ -> kSpectral through the plan's own work fields.
+  /// kGrid -> kYZ -> kXZ -> kSpectral through the plan's own work fields
+  /// (one fused copy on a bound one-process plan). Collective.
   void forward(std::span<const T> grid, std::span<T> spectral) {
+    if (bound_) {
+      check_bound("collectives::TransposePlan::forward", grid.data(), spectral.data());
+      if (fused_) {
+        fused_call((*fused_)[0], 0, spectral.data());
+        return;
+      }
+    }
     transpose(Space::kGrid, Space::kYZ, grid, fields_[0]);
     transpose(Space::kYZ, Space::kXZ, fields_[0], fields_[1]);
     transpose(Space::kXZ, Space::kSpectral, fields_[1], spectral);
   }
-  /// kSpectral -> kXZ -> kYZ -> kGrid.
+  /// kSpectral -> kXZ -> kYZ -> kGrid. Collective.
   void backward(std::span<const T> spectral, std::span<T> grid) {
+    if (bound_) {
+      check_bound("collectives::TransposePlan::backward", grid.data(), spectral.data());
+      if (fused_) {
+        fused_call((*fused_)[1], 1, grid.data());
+        return;
+      }
+    }
     transpose(Space::kSpectral, Space::kXZ, spectral, fields_[1]);
     transpose(Space::kXZ, Space::kYZ, fields_[1], fields_[0]);
     transpose(Space::kYZ, Space::kGrid, fields_[0], grid);
   }
+
+  /// Records `grid` (local_size(kGrid) elements) and `spectral`
+  /// (local_size(kSpectral)) as the arrays of every later forward() and
+  /// backward(), and on a one-process layout switches them to the fused
+  /// zero-copy path (see the file comment). Wrong sizes on any rank throw
+  /// common::Error (kCount) on every rank. Collective over `comm`.
+  void bind(std::span<T> grid, std::span<T> spectral);
+  /// Whether bind() was called since the last build.
+  [[nodiscard]] bool bound() const noexcept { return bound_; }
+  /// Whether forward() and backward() take the fused zero-copy path.
+  [[nodiscard]] bool fused() const noexcept { return bound_ && fused_ != nullptr; }
 
  private:
   /// One contiguous run along x: `count` elements from offset `from` of the
@@ -148,7 +197,19 @@ class TransposePlan {
     std::size_t largest_block_bytes = 0;  ///< over the whole sub-communicator
   };
 
+  /// The lines one rank copies out of another's array, in one direction
+  /// of the fused path.
+  struct FusedSource {
+    int thread = 0;
+    std::vector<Line> lines;
+  };
+  using FusedDirection = std::vector<FusedSource>;
+
   void plan_step(int s, Space from, Space to, int sub);
+  void plan_fused();
+  void check_bound(const char* call, const T* grid, const T* spectral) const;
+  /// One fused direction: `source` is 0 (the others' grids) or 1 (spectral).
+  void fused_call(const FusedDirection& sources, std::size_t source, T* target);
   void copy_lines(std::span<const Line> lines, bool reversed, const T* source, T* target);
   void check_shape(const TransposeShape& shape);
 
@@ -166,6 +227,16 @@ class TransposePlan {
   alltoallv_algorithms::Scratch<T, typename C::Request> scratch_;
   std::vector<long long> check_slots_;
   std::vector<detail::LocalCheck> checks_;
+  // Fused path: the board of the process (null unless every rank is in it),
+  // this rank's slot, the lines of forward and backward, the bound arrays.
+  std::shared_ptr<detail::ProcessBoard> board_;
+  int thread_ = 0;
+  std::vector<int> threads_;  // every rank's thread (-1: another process)
+  std::shared_ptr<const std::array<FusedDirection, 2>> fused_;  // immutable: copies share it
+  bool bound_ = false;
+  const T* bound_grid_ = nullptr;
+  const T* bound_spectral_ = nullptr;
+  std::uint64_t calls_ = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -220,6 +291,8 @@ void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
     for (AlltoallvTuner& t : tuners_) t.reset();
   }
   built_ = true;
+  bound_ = false;  // the bound arrays' sizes belong to the old shape
+  fused_.reset();
   plan_step(0, Space::kGrid, Space::kYZ, 0);
   plan_step(1, Space::kYZ, Space::kXZ, 1);
   plan_step(2, Space::kXZ, Space::kSpectral, 0);
@@ -235,6 +308,112 @@ void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
   recv_.resize(largest);
   fields_[0].resize(local_size(Space::kYZ));
   fields_[1].resize(local_size(Space::kXZ));
+}
+
+template <Communicator C, common::HasDatatype T>
+void TransposePlan<C, T>::bind(std::span<T> grid, std::span<T> spectral) {
+  const bool sizes_fit =
+      grid.size() == local_size(Space::kGrid) && spectral.size() == local_size(Space::kSpectral);
+  int bad = sizes_fit ? 0 : 1;  // an empty box may come with a null array
+  comm_.library_allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX);
+  if (bad != 0) {
+    throw common::Error(common::ErrorKind::kCount, "collectives::TransposePlan::bind", comm_.rank(),
+                        sizes_fit
+                            ? "another rank bound arrays of the wrong size"
+                            : "arrays of " + std::to_string(grid.size()) + " and " +
+                                  std::to_string(spectral.size()) + " elements, the plan expects " +
+                                  std::to_string(local_size(Space::kGrid)) + " and " +
+                                  std::to_string(local_size(Space::kSpectral)));
+  }
+  threads_ = detail::local_threads_of(comm_);
+  const bool one_process = std::find(threads_.begin(), threads_.end(), -1) == threads_.end();
+  // The same answer on every rank: each process sees the others' ranks.
+  if (one_process && board_ == nullptr) {
+    board_ = detail::make_process_board(comm_);
+    thread_ = detail::local_thread_of(comm_);
+  }
+  if (one_process && board_ != nullptr) {
+    plan_fused();
+    // No rank reads this slot now: the last call ended with every rank's
+    // departure, and the next one publishes it with an arrival.
+    std::vector<std::byte*>& addresses = board_->addresses(thread_);
+    addresses = {reinterpret_cast<std::byte*>(grid.data()),
+                 reinterpret_cast<std::byte*>(spectral.data())};
+  } else {
+    fused_.reset();
+  }
+  bound_ = true;
+  bound_grid_ = grid.data();
+  bound_spectral_ = spectral.data();
+}
+
+template <Communicator C, common::HasDatatype T>
+void TransposePlan<C, T>::plan_fused() {
+  auto fused = std::make_shared<std::array<FusedDirection, 2>>();
+  const Box grid_mine = box(Space::kGrid);
+  const Box spectral_mine = box(Space::kSpectral);
+  for (int q = 0; q < comm_.size(); ++q) {
+    const int qx = q % shape_.cx;
+    const int qy = q / shape_.cx;
+    // Forward: q's grid into my spectral box; backward: q's spectral into my grid box.
+    for (std::size_t d = 0; d < 2; ++d) {
+      const Box source = transpose_box(shape_, d == 0 ? Space::kGrid : Space::kSpectral, qx, qy);
+      const Box& target = d == 0 ? spectral_mine : grid_mine;
+      Box part;
+      for (int k = 0; k < 3; ++k) {
+        part.lo[k] = std::max(source.lo[k], target.lo[k]);
+        part.n[k] = std::max(
+            0, std::min(source.lo[k] + source.n[k], target.lo[k] + target.n[k]) - part.lo[k]);
+      }
+      if (part.size() == 0) continue;
+      const auto offset = [&part](const Box& whole, int y, int z) {
+        return static_cast<std::size_t>(part.lo[0] - whole.lo[0]) +
+               static_cast<std::size_t>(whole.n[0]) *
+                   (static_cast<std::size_t>(part.lo[1] - whole.lo[1] + y) +
+                    static_cast<std::size_t>(whole.n[1]) *
+                        static_cast<std::size_t>(part.lo[2] - whole.lo[2] + z));
+      };
+      FusedSource from_q;
+      from_q.thread = threads_[static_cast<std::size_t>(q)];
+      for (int z = 0; z < part.n[2]; ++z) {
+        for (int y = 0; y < part.n[1]; ++y) {
+          from_q.lines.push_back(
+              {offset(source, y, z), offset(target, y, z), static_cast<std::size_t>(part.n[0])});
+        }
+      }
+      (*fused)[d].push_back(std::move(from_q));
+    }
+  }
+  fused_ = std::move(fused);
+}
+
+template <Communicator C, common::HasDatatype T>
+void TransposePlan<C, T>::check_bound(const char* call, const T* grid, const T* spectral) const {
+  if (grid == bound_grid_ && spectral == bound_spectral_) return;
+  const auto hex = [](const void* p) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%p", p);
+    return std::string(text);
+  };
+  throw common::Error(common::ErrorKind::kArgument, call, comm_.rank(),
+                      "arrays at " + hex(grid) + " (grid) and " + hex(spectral) +
+                          " (spectral) are not the bound ones at " + hex(bound_grid_) + " and " +
+                          hex(bound_spectral_) + ": bind() the new arrays first, on every rank");
+}
+
+template <Communicator C, common::HasDatatype T>
+void TransposePlan<C, T>::fused_call(const FusedDirection& sources, std::size_t source, T* target) {
+  ++calls_;
+  board_->arrive(thread_, calls_);
+  for (const FusedSource& from : sources) {
+    board_->wait_arrived(from.thread, calls_);
+    const T* array = reinterpret_cast<const T*>(board_->addresses(from.thread)[source]);
+    for (const Line& l : from.lines) {
+      std::memcpy(target + l.to, array + l.from, l.count * sizeof(T));
+    }
+  }
+  board_->depart(thread_, calls_);
+  for (const int t : threads_) board_->wait_departed(t, calls_);
 }
 
 template <Communicator C, common::HasDatatype T>

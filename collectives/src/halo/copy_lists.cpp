@@ -60,6 +60,51 @@ int message_count(std::size_t bytes, int rank, int peer) {
 
 }  // namespace
 
+void add_direct_rows(const LocalTransfer& transfer, int nx, int ny, int width,
+                     const std::vector<FieldShape>& fields, std::vector<RowDirectCopy>& rows) {
+  const FieldFrame peer_frame(transfer.nx, transfer.ny, width);
+  const FieldFrame my_frame(nx, ny, width);
+  std::size_t staged = 0;  // within the peer's block for this rank
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const FieldShape& field = fields[f];
+    for (std::size_t n = 0; n < transfer.to.size(); ++n) {
+      const Rect& from = transfer.from[n];
+      const Rect& to = transfer.to[n];
+      const std::size_t row_bytes = static_cast<std::size_t>(to.width) * field.element_bytes;
+      const bool narrow = row_bytes < kStagedRowBytes;
+      for (int k = 0; k < field.levels; ++k) {
+        for (int dj = 0; dj < to.height; ++dj) {
+          const std::size_t from_offset =
+              narrow ? staged : peer_frame.offset(from.i0, from.j0 + dj, k, field.element_bytes);
+          if (narrow) staged += row_bytes;
+          rows.push_back({static_cast<int>(f), transfer.thread, narrow, from_offset,
+                          my_frame.offset(to.i0, to.j0 + dj, k, field.element_bytes), row_bytes});
+        }
+      }
+    }
+  }
+}
+
+void add_staged_rows(const std::vector<Rect>& sends, int nx, int ny, int width,
+                     const std::vector<FieldShape>& fields, std::size_t& cursor,
+                     std::vector<RowCopy>& rows) {
+  const FieldFrame frame(nx, ny, width);
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const FieldShape& field = fields[f];
+    for (const Rect& r : sends) {
+      const std::size_t row_bytes = static_cast<std::size_t>(r.width) * field.element_bytes;
+      if (row_bytes >= kStagedRowBytes) continue;
+      for (int k = 0; k < field.levels; ++k) {
+        for (int j = r.j0; j < r.j0 + r.height; ++j) {
+          rows.push_back({static_cast<int>(f), frame.offset(r.i0, j, k, field.element_bytes),
+                          cursor, row_bytes});
+          cursor += row_bytes;
+        }
+      }
+    }
+  }
+}
+
 std::vector<StageCopies> build_copies(const std::vector<Stage>& stages, int nx, int ny, int width,
                                       const std::vector<FieldShape>& fields, int rank) {
   const FieldFrame frame(nx, ny, width);

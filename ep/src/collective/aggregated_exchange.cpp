@@ -6,13 +6,12 @@
 #include <string>
 #include <utility>
 
+#include "collective/segment_exchange.hpp"
 #include "p2p/request_state.hpp"
 
 namespace ep::detail {
 
 namespace {
-
-constexpr std::size_t kRowEntryBytes = sizeof(std::uint64_t);
 
 const char* counts_name(const BlockArgs& a) { return a.is_send ? "sendcounts" : "recvcounts"; }
 const char* displs_name(const BlockArgs& a) { return a.is_send ? "sdispls" : "rdispls"; }
@@ -176,7 +175,7 @@ ExchangeSpec make_exchange_spec(const CollectiveCall& call, const BlockArgs& sen
 
 std::size_t region_size(const ExchangeSpec& spec, const RankMap& map, int q) {
   const int threads = map.endpoints_of(q);
-  std::size_t bytes = kRowEntryBytes * static_cast<std::size_t>(threads);
+  std::size_t bytes = kSizeEntryBytes * static_cast<std::size_t>(threads);
   for (int d = 0; d < threads; ++d) {
     bytes += spec.send[static_cast<std::size_t>(map.ep_rank(q, d))].bytes();
   }
@@ -185,11 +184,11 @@ std::size_t region_size(const ExchangeSpec& spec, const RankMap& map, int q) {
 
 void pack_region(const ExchangeSpec& spec, const RankMap& map, int q, std::byte* out) {
   const int threads = map.endpoints_of(q);
-  std::byte* data = out + kRowEntryBytes * static_cast<std::size_t>(threads);
+  std::byte* data = out + kSizeEntryBytes * static_cast<std::size_t>(threads);
   for (int d = 0; d < threads; ++d) {
     const TypedBuffer& block = spec.send[static_cast<std::size_t>(map.ep_rank(q, d))];
     const std::uint64_t bytes = block.bytes();
-    std::memcpy(out + kRowEntryBytes * static_cast<std::size_t>(d), &bytes, sizeof bytes);
+    write_size_entry(out, static_cast<std::size_t>(d), bytes);
     pack_into(block, data);
     data += bytes;
   }
@@ -197,7 +196,8 @@ void pack_region(const ExchangeSpec& spec, const RankMap& map, int q, std::byte*
 
 std::size_t expected_segment_size(const RankMap& map, int q,
                                   std::span<const ExchangeSpec* const> specs) {
-  std::size_t bytes = kRowEntryBytes * static_cast<std::size_t>(map.endpoints_of(q)) * specs.size();
+  std::size_t bytes =
+      kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q)) * specs.size();
   for (const ExchangeSpec* spec : specs) bytes += spec->expected_bytes[static_cast<std::size_t>(q)];
   return bytes;
 }
@@ -231,7 +231,7 @@ void read_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
   const RankMap& map = call.comm.rank_map();
   const auto mine = static_cast<std::size_t>(call.thread);
   const auto threads = static_cast<std::size_t>(call.local_size());
-  const std::size_t row_bytes = kRowEntryBytes * threads;
+  const std::size_t row_bytes = kSizeEntryBytes * threads;
   const auto malformed = [&](const std::string& why) {
     failure.record(Error(ErrorKind::kTruncate, call.name, call.rank,
                          "message from process " + std::to_string(q) + " is malformed (" + why +
@@ -246,8 +246,7 @@ void read_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
     std::size_t region = 0;
     std::uint64_t my_bytes = 0;
     for (std::size_t d = 0; d < threads; ++d) {
-      std::uint64_t entry = 0;
-      std::memcpy(&entry, row + kRowEntryBytes * d, sizeof entry);
+      const std::uint64_t entry = read_size_entry(row, d);
       if (entry > bytes) return malformed("block larger than the message");
       if (d < mine) offset += entry;
       if (d == mine) my_bytes = entry;
@@ -275,125 +274,6 @@ void unpack_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
 void check_segment(const CollectiveCall& call, const ExchangeSpec& spec, int q,
                    const std::byte* segment, std::size_t bytes, FailureSlot& failure) {
   read_segment(call, spec, q, segment, bytes, failure, false);
-}
-
-// ---- ByteRuns -------------------------------------------------------------
-
-ByteRuns::ByteRuns(int peers, const std::byte* base)
-    : base_(base),
-      runs_(static_cast<std::size_t>(peers)),
-      counts_(static_cast<std::size_t>(peers), 0),
-      displs_(static_cast<std::size_t>(peers), 0),
-      types_(static_cast<std::size_t>(peers), MPI_BYTE) {}
-
-ByteRuns::~ByteRuns() {
-  for (MPI_Datatype& type : owned_) MPI_Type_free(&type);
-}
-
-void ByteRuns::add(int peer, const std::byte* start, std::size_t bytes) {
-  if (bytes > 0) runs_[static_cast<std::size_t>(peer)].push_back({start, bytes});
-}
-
-const void* ByteRuns::buffer() const {
-  return base_ != nullptr ? static_cast<const void*>(base_) : MPI_BOTTOM;
-}
-
-void ByteRuns::build(const char* call, int rank) {
-  // hindexed block lengths are ints: longer runs are cut into pieces of 1 GiB.
-  constexpr std::size_t kPiece = std::size_t{1} << 30;
-  MPI_Aint base_address = 0;
-  if (base_ != nullptr) check_mpi(MPI_Get_address(base_, &base_address), call, rank);
-  for (std::size_t peer = 0; peer < runs_.size(); ++peer) {
-    const std::vector<Run>& runs = runs_[peer];
-    if (runs.empty()) continue;  // count 0 of MPI_BYTE
-    std::vector<int> lengths;
-    std::vector<MPI_Aint> offsets;
-    for (const Run& run : runs) {
-      MPI_Aint address = 0;
-      check_mpi(MPI_Get_address(run.start, &address), call, rank);
-      const MPI_Aint offset = MPI_Aint_diff(address, base_address);
-      for (std::size_t done = 0; done < run.bytes; done += kPiece) {
-        lengths.push_back(static_cast<int>(std::min(kPiece, run.bytes - done)));
-        offsets.push_back(offset + static_cast<MPI_Aint>(done));
-      }
-    }
-    if (base_ != nullptr && lengths.size() == 1 && offsets[0] >= 0 && offsets[0] <= INT_MAX) {
-      counts_[peer] = lengths[0];
-      displs_[peer] = static_cast<int>(offsets[0]);
-      continue;
-    }
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    check_mpi(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
-                                       offsets.data(), MPI_BYTE, &type),
-              call, rank);
-    owned_.push_back(type);
-    check_mpi(MPI_Type_commit(&owned_.back()), call, rank);
-    types_[peer] = owned_.back();
-    counts_[peer] = 1;
-  }
-}
-
-std::optional<std::size_t> probe_segment(const CollectiveCall& call, MPI_Comm mpi, int tag, int q,
-                                         MPI_Message& message) {
-  int found = 0;
-  MPI_Status status;
-  check_mpi(MPI_Improbe(q, tag, mpi, &found, &message, &status), call.name, call.rank);
-  if (found == 0) return std::nullopt;
-  MPI_Count bytes = 0;
-  check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &bytes), call.name, call.rank);
-  return static_cast<std::size_t>(bytes);
-}
-
-// ---- SegmentLanding -------------------------------------------------------
-
-std::size_t SegmentLanding::expect(std::span<const std::size_t> expected, int me) {
-  offset_.assign(expected.size(), 0);
-  bytes_.assign(expected.size(), 0);
-  at_.assign(expected.size(), nullptr);
-  std::size_t total = 0;
-  for (std::size_t q = 0; q < expected.size(); ++q) {
-    if (static_cast<int>(q) == me) continue;
-    offset_[q] = total;
-    bytes_[q] = expected[q];
-    total += expected[q];
-  }
-  return total;
-}
-
-void SegmentLanding::land_in(std::byte* buffer) {
-  for (std::size_t q = 0; q < at_.size(); ++q) at_[q] = buffer + offset_[q];
-}
-
-MPI_Request SegmentLanding::receive(const CollectiveCall& call, int q, std::size_t bytes,
-                                    MPI_Message& message) {
-  const auto qi = static_cast<std::size_t>(q);
-  if (qi >= at_.size()) {  // never laid out (the exchange's planning failed)
-    offset_.resize(qi + 1, 0);
-    bytes_.resize(qi + 1, 0);
-    at_.resize(qi + 1, nullptr);
-  }
-  if (bytes != bytes_[qi] || at_[qi] == nullptr) {
-    mismatched_.push_back(
-        std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 1)));
-    at_[qi] = mismatched_.back().get();
-    bytes_[qi] = bytes;
-  }
-  layouts_.emplace_back();
-  return receive_bytes(call, at_[qi], bytes, message, layouts_.back());
-}
-
-MPI_Request receive_bytes(const CollectiveCall& call, std::byte* at, std::size_t bytes,
-                          MPI_Message& message, std::unique_ptr<ByteRuns>& layout) {
-  // One run of bytes: MPI_BYTE when the count fits an int, else a type of
-  // 1 GiB pieces, kept until the receive has completed.
-  layout = std::make_unique<ByteRuns>(1, at);
-  layout->add(0, at, bytes);
-  layout->build(call.name, call.rank);
-  MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Imrecv(layout->mutable_buffer(), layout->counts()[0], layout->types()[0], &message,
-                       &request),
-            call.name, call.rank);
-  return request;
 }
 
 }  // namespace ep::detail

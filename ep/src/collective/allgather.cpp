@@ -17,7 +17,7 @@
 // endpoint that expects another size for a block throws kTruncate or kCount
 // naming it, and the rest complete with their data. With one endpoint per
 // process, in process order, each process's block goes to every other
-// process as a message of its own instead (peer_exchange.hpp), received at
+// process as a message of its own instead (segment_exchange.hpp, exchange_peer_blocks), received at
 // the size it was sent: no size round. On a communicator within one process
 // the threads take one exchange round of LocalTeam instead
 // (allgather_within_process): no leader, no barrier.
@@ -31,7 +31,7 @@
 
 #include "collective/aggregated_exchange.hpp"
 #include "collective/block_table.hpp"
-#include "collective/peer_exchange.hpp"
+#include "collective/segment_exchange.hpp"
 #include "datatype.hpp"
 #include "ep/collectives.hpp"
 
@@ -281,7 +281,7 @@ void allgather_within_process(CollectiveCall& call, const void* sendbuf, int sen
 }
 
 // One endpoint per process: the own block goes to every other process as a
-// message of its own (peer_exchange.hpp), from sendbuf or, under
+// message of its own (segment_exchange.hpp, exchange_peer_blocks), from sendbuf or, under
 // MPI_IN_PLACE, from its place in recvbuf (where it stays); `recv` is the
 // receive side, `table` the same blocks.
 void allgather_peers(const CollectiveCall& call, const void* sendbuf, int sendcount,

@@ -27,7 +27,7 @@
 // copies every block from the arguments each thread shares, with no spec
 // or plan.
 // With one endpoint per process and EP ranks in process order each block
-// travels as a message of its own instead (peer_exchange.hpp): no team, no
+// travels as a message of its own instead (segment_exchange.hpp, exchange_peer_blocks): no team, no
 // staging.
 //
 // The segments travel as point-to-point messages on the internal
@@ -52,7 +52,7 @@
 
 #include "collective/aggregated_exchange.hpp"
 #include "collective/internal_tags.hpp"
-#include "collective/peer_exchange.hpp"
+#include "collective/segment_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "p2p/test_hooks.hpp"
 #include "team/collective_call.hpp"
@@ -182,12 +182,8 @@ void exchange_segments(const CollectiveCall& call, ProcessExchange& px, Overlap&
   requests.reserve(2 * static_cast<std::size_t>(processes));
   for (int q = 0; q < processes; ++q) {
     if (q == me) continue;
-    const auto qi = static_cast<std::size_t>(q);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Isend(sends.peer_buffer(q), sends.counts()[qi], sends.types()[qi], q,
-                        detail::kAlltoallSegmentTag, call.mpi(), &request),
-              call.name, call.rank);
-    requests.push_back(request);
+    detail::send_segment(call, call.mpi(), detail::kAlltoallSegmentTag, q,
+                         detail::segment_of(sends, q), requests);
   }
   std::forward<Overlap>(overlap)();
   // Every other process's segment, matched as it arrives and received at the
@@ -660,7 +656,7 @@ void check_recvbuf(const CollectiveCall& call, const void* recvbuf) {
 }
 
 // Runs the exchange described by `send` and `recv`: block by block when
-// every process has one endpoint, in EP rank order (peer_exchange.hpp),
+// every process has one endpoint, in EP rank order (segment_exchange.hpp, exchange_peer_blocks),
 // otherwise aggregated per process pair.
 void exchange(CollectiveCall& call, const BlockArgs& send, const BlockArgs& recv, bool in_place) {
   const bool within_process = call.processes() == 1 && call.local_size() > 1;

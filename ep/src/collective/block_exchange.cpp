@@ -105,11 +105,8 @@ class BlockExchange final : public NbcInstance {
     // The segments travel as point-to-point messages, each received at the
     // size it was sent (post_more): a block whose two sides disagree reaches
     // unpack_segment, which reports it, instead of MPI, which would abort.
-    return send_probed_segments(
-        probe_turns(), weak_from_this(), call, comm().internal_comm(), segments_, [&](int q) {
-          const auto qi = static_cast<std::size_t>(q);
-          return SegmentBuffer{sends_->buffer(), sends_->counts()[qi], sends_->types()[qi]};
-        });
+    return send_probed_segments(probe_turns(), weak_from_this(), call, comm().internal_comm(),
+                                segments_, [&](int q) { return segment_of(*sends_, q); });
   }
 
   // Matches the segment of every process whose turn it is (ProbeTurns) and

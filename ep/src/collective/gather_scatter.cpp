@@ -9,7 +9,7 @@
 // blocking ones with several endpoints in a process, run the block exchange
 // of block_exchange.hpp (the blocking forms wait for it); the blocking
 // forms with one endpoint per process send each block as a message of its
-// own, to or from the root only (peer_exchange.hpp), and those on a
+// own, to or from the root only (segment_exchange.hpp, exchange_peer_blocks), and those on a
 // communicator within one process copy each block straight between the
 // root's buffer and its endpoint's, every thread its own, after one
 // publication by the root (within_process_run).
@@ -24,7 +24,7 @@
 #include "checks.hpp"
 #include "collective/block_exchange.hpp"
 #include "collective/block_table.hpp"
-#include "collective/peer_exchange.hpp"
+#include "collective/segment_exchange.hpp"
 #include "ep/collectives.hpp"
 #include "ep/request.hpp"
 #include "team/collective_call.hpp"

@@ -9,7 +9,7 @@
 //
 // The regions travel as point-to-point segments on the internal
 // communicator, matched in ProbeTurns order like the block exchanges'
-// (nonblocking_registry.hpp) and received at the size they were sent: each
+// (ProbeTurns, segment_exchange.hpp) and received at the size they were sent: each
 // carries a row with the size of every block in it, so a block whose sender
 // and this process disagree on its size fails the requests of this process
 // with kTruncate or kCount naming it, where one MPI_Iallgatherv at the
@@ -96,19 +96,18 @@ class Iallgather final : public NbcInstance {
     const RankMap& map = comm().rank_map();
     const int me = comm().process_rank();
     const auto mi = static_cast<std::size_t>(me);
-    const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(me));
+    const std::size_t row =
+        detail::kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(me));
     const auto region = static_cast<std::size_t>(process_bytes_[mi]);
     outgoing_.resize(row + region);
     for (int t = 0; t < map.endpoints_of(me); ++t) {
       const std::uint64_t bytes = slot_bytes_[static_cast<std::size_t>(map.ep_rank(me, t))];
-      std::memcpy(outgoing_.data() + kSizeEntryBytes * static_cast<std::size_t>(t), &bytes,
-                  kSizeEntryBytes);
+      detail::write_size_entry(outgoing_.data(), static_cast<std::size_t>(t), bytes);
     }
     std::memcpy(outgoing_.data() + row,
                 slots_.get() + static_cast<std::size_t>(process_displs_[mi]), region);
     const int count = detail::checked_int_count(outgoing_.size(), "bytes of a process's segment",
                                                 call.name, call.rank);
-    incoming_.resize(static_cast<std::size_t>(map.num_processes()));
     return detail::send_probed_segments(
         probe_turns(), weak_from_this(), call, comm().internal_comm(), segments_, [&](int /*q*/) {
           return detail::SegmentBuffer{outgoing_.data(), count, MPI_BYTE};
@@ -118,20 +117,11 @@ class Iallgather final : public NbcInstance {
   // Receives each process's segment whole, at the size it was sent.
   bool post_more(std::vector<MPI_Request>& requests) override {
     const CollectiveCall call = call_of(0);
-    return detail::match_probed_segments(
-        probe_turns(), segments_, call, comm().internal_comm(), requests,
-        [&](int q, std::size_t bytes, MPI_Message& message) {
-          std::vector<std::byte>& into = incoming_[static_cast<std::size_t>(q)];
-          into.resize(std::max<std::size_t>(bytes, 1));
-          MPI_Request request = MPI_REQUEST_NULL;
-          check_mpi(MPI_Imrecv(into.data(),
-                               detail::checked_int_count(bytes, "bytes of a process's segment",
-                                                         call.name, call.rank),
-                               MPI_BYTE, &message, &request),
-                    call.name, call.rank);
-          into.resize(bytes);
-          return request;
-        });
+    return detail::match_probed_segments(probe_turns(), segments_, call, comm().internal_comm(),
+                                         requests,
+                                         [&](int q, std::size_t bytes, MPI_Message& message) {
+                                           return landing_.receive(call, q, bytes, message);
+                                         });
   }
 
   // Before any endpoint copies its result out: checks every segment's size
@@ -143,9 +133,10 @@ class Iallgather final : public NbcInstance {
     const CollectiveCall call = call_of(0);
     for (int q = 0; q < map.num_processes(); ++q) {
       if (q == comm().process_rank()) continue;
-      const std::vector<std::byte>& segment = incoming_[static_cast<std::size_t>(q)];
+      const std::span<const std::byte> segment(landing_.segment(q), landing_.bytes(q));
       if (!segment_fits(call, q, segment)) continue;
-      const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
+      const std::size_t row =
+          detail::kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
       const auto qi = static_cast<std::size_t>(q);
       std::memcpy(slots_.get() + static_cast<std::size_t>(process_displs_[qi]),
                   segment.data() + row, static_cast<std::size_t>(process_bytes_[qi]));
@@ -162,13 +153,11 @@ class Iallgather final : public NbcInstance {
   }
 
  private:
-  static constexpr std::size_t kSizeEntryBytes = sizeof(std::uint64_t);
-
   // Whether process q's segment holds exactly the blocks this process
   // expects from it; records the first that does not in failure().
-  bool segment_fits(const CollectiveCall& call, int q, const std::vector<std::byte>& segment) {
+  bool segment_fits(const CollectiveCall& call, int q, std::span<const std::byte> segment) {
     const RankMap& map = comm().rank_map();
-    const std::size_t row = kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
+    const std::size_t row = detail::kSizeEntryBytes * static_cast<std::size_t>(map.endpoints_of(q));
     if (segment.size() < row) {
       failure().record(ErrorKind::kTruncate,
                        "the message from process " + std::to_string(q) +
@@ -179,9 +168,8 @@ class Iallgather final : public NbcInstance {
     }
     std::size_t data = 0;
     for (int t = 0; t < map.endpoints_of(q); ++t) {
-      std::uint64_t sent = 0;
-      std::memcpy(&sent, segment.data() + kSizeEntryBytes * static_cast<std::size_t>(t),
-                  kSizeEntryBytes);
+      const std::uint64_t sent =
+          detail::read_size_entry(segment.data(), static_cast<std::size_t>(t));
       const int r = map.ep_rank(q, t);
       const std::size_t expected = slot_bytes_[static_cast<std::size_t>(r)];
       if (sent != expected) {
@@ -212,8 +200,8 @@ class Iallgather final : public NbcInstance {
   std::vector<int> process_displs_;      // by process: MPI_Iallgatherv's arguments
   std::vector<int> process_bytes_;
   std::unique_ptr<std::byte[]> slots_;
-  std::vector<std::byte> outgoing_;               // this process's segment
-  std::vector<std::vector<std::byte>> incoming_;  // per process: its segment as received
+  std::vector<std::byte> outgoing_;  // this process's segment
+  detail::SegmentLanding landing_;   // per process: its segment as received, in a buffer of its own
   detail::ProbedSegments segments_;
 };
 

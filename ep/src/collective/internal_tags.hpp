@@ -9,7 +9,7 @@
 // sends exactly one message per process pair on its tag, and the receiver
 // takes them in call order. A family whose calls may be in flight together
 // and completed in any order (the nonblocking block exchanges) also orders
-// its probes (ProbeTurns, nonblocking_registry.hpp).
+// its probes (ProbeTurns, segment_exchange.hpp).
 //
 // The values spell two letters each, which makes them easy to spot in an
 // MPI trace; all are far below the smallest MPI_TAG_UB (32767).
@@ -19,7 +19,7 @@ namespace ep::detail {
 
 /// The nonblocking block exchanges and iallgather(v): one segment per
 /// process pair, matched by probe in ProbeTurns order
-/// (nonblocking_registry.hpp).
+/// (segment_exchange.hpp).
 inline constexpr int kProbedSegmentTag = 0x4153;  // "AS"
 
 /// The blocking alltoall(v/w) between several processes: one segment per
@@ -30,10 +30,10 @@ inline constexpr int kProbedSegmentTag = 0x4153;  // "AS"
 inline constexpr int kAlltoallSegmentTag = 0x4157;  // "AW"
 
 /// The blocking collectives that move blocks, on a communicator with one
-/// endpoint per process (collective/peer_exchange.hpp): at most one message
-/// per ordered process pair and call, probed for by exactly the receivers
-/// that expect one. Apart from kAlltoallSegmentTag only for clarity: one
-/// communicator's blocking calls all take the same path.
+/// endpoint per process (collective/segment_exchange.hpp, exchange_peer_blocks): at most one
+/// message per ordered process pair and call, probed for by exactly the receivers that expect one.
+/// Apart from kAlltoallSegmentTag only for clarity: one communicator's blocking calls all take the
+/// same path.
 inline constexpr int kPeerBlockTag = 0x5042;  // "PB"
 
 /// The neighbour collectives, blocking and nonblocking alike: one tag

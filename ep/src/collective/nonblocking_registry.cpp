@@ -11,36 +11,6 @@
 
 namespace ep::detail {
 
-// ---- ProbeTurns -----------------------------------------------------------
-
-ProbeTurns::ProbeTurns(int processes)
-    : matched_(
-          std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(processes))) {}
-
-std::uint64_t ProbeTurns::issue(std::weak_ptr<NbcInstance> exchange) {
-  std::lock_guard lock(mutex_);
-  const std::uint64_t ticket = issued_++;
-  unmatched_.emplace(ticket, std::move(exchange));
-  return ticket;
-}
-
-void ProbeTurns::done(std::uint64_t ticket) {
-  std::lock_guard lock(mutex_);
-  unmatched_.erase(ticket);
-}
-
-void ProbeTurns::help_older(std::uint64_t ticket, int rank) {
-  std::vector<std::shared_ptr<NbcInstance>> older;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto it = unmatched_.begin(); it != unmatched_.end() && it->first < ticket; ++it) {
-      if (auto exchange = it->second.lock()) older.push_back(std::move(exchange));
-    }
-  }
-  // Outside the lock: their post_more() calls done().
-  for (const auto& exchange : older) exchange->try_post_more(rank);
-}
-
 // ---- NbcInstance ----------------------------------------------------------
 
 NbcInstance::NbcInstance(const CollectiveCall& creator, std::shared_ptr<CommState> comm)

@@ -42,8 +42,8 @@
 #include <span>
 #include <vector>
 
-#include "collective/aggregated_exchange.hpp"
 #include "collective/internal_tags.hpp"
+#include "collective/segment_exchange.hpp"
 #include "ep/communicator.hpp"
 #include "ep/request.hpp"
 #include "team/collective_call.hpp"
@@ -53,130 +53,6 @@ namespace ep::detail {
 struct RequestState;
 class NbcRegistry;
 class NbcInstance;
-
-/// The order in which the nonblocking block exchanges of one communicator
-/// (block_exchange.cpp) match their messages from each process. They
-/// share one tag, and several may be in flight, polled by different threads:
-/// without an order a later exchange could probe an earlier one's message.
-/// Exchanges take tickets in start order; the one holding ticket k may probe
-/// process q once the exchanges before it have matched theirs from q (MPI
-/// keeps the messages from q in the order q started the same exchanges).
-/// An exchange waiting for its turn makes the earlier ones probe (help_older):
-/// the program may wait for its requests in any order, and an earlier
-/// exchange nobody polls would otherwise never take its turn.
-class ProbeTurns {
- public:
-  explicit ProbeTurns(int processes);
-  /// The ticket of `exchange`, which has yet to match its messages. Called in
-  /// start order (under the registry lock).
-  std::uint64_t issue(std::weak_ptr<NbcInstance> exchange);
-  /// `ticket`'s exchange has matched every message (or failed): no help needed.
-  void done(std::uint64_t ticket);
-  /// Lets every exchange before `ticket` that still has messages to match
-  /// probe now (NbcInstance::try_post_more). Never waits.
-  void help_older(std::uint64_t ticket, int rank);
-  /// Whether the exchange holding `ticket` may probe process `q` now.
-  [[nodiscard]] bool may_probe(int q, std::uint64_t ticket) const noexcept {
-    return matched_[static_cast<std::size_t>(q)].load(std::memory_order_acquire) == ticket;
-  }
-  /// Passes the turn for process `q` on to the next exchange.
-  void matched(int q) noexcept {
-    matched_[static_cast<std::size_t>(q)].fetch_add(1, std::memory_order_acq_rel);
-  }
-
- private:
-  std::uint64_t issued_ = 0;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> matched_;  // per process
-  std::mutex mutex_;                                       // guards unmatched_
-  std::map<std::uint64_t, std::weak_ptr<NbcInstance>> unmatched_;
-};
-
-/// The probed segments of one instance: the processes whose segment it has
-/// not matched yet, and its place in ProbeTurns.
-struct ProbedSegments {
-  std::vector<int> unmatched;
-  std::uint64_t ticket = 0;
-};
-
-/// What one segment sends: MPI's buffer, count and datatype.
-struct SegmentBuffer {
-  const void* buf = nullptr;
-  int count = 0;
-  MPI_Datatype type = MPI_BYTE;
-};
-
-/// start_requests()'s part for an instance with probed segments: starts the
-/// send of its segment to every other process (`segment(q)` gives the
-/// SegmentBuffer for process q), records those processes as unmatched and
-/// takes the instance's ticket (in start order, since start_requests() runs
-/// in sequence). Returns the send requests.
-template <class Segment>
-std::vector<MPI_Request> send_probed_segments(ProbeTurns& turns,
-                                              std::weak_ptr<NbcInstance> instance,
-                                              const CollectiveCall& call, MPI_Comm mpi,
-                                              ProbedSegments& segments, Segment&& segment) {
-  std::vector<MPI_Request> requests;
-  const int me = call.comm.process_rank();
-  for (int q = 0; q < call.processes(); ++q) {
-    if (q == me) continue;
-    const SegmentBuffer out = segment(q);
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Isend(out.buf, out.count, out.type, q, kProbedSegmentTag, mpi, &request),
-              call.name, call.rank);
-    requests.push_back(request);
-    segments.unmatched.push_back(q);
-  }
-  segments.ticket = turns.issue(std::move(instance));
-  return requests;
-}
-
-/// post_more's work for an instance with probed segments: probes each
-/// unmatched process whose turn it is and starts the receive of every
-/// segment it matches with `receive(q, bytes, message)`, which returns the
-/// MPI request (appended to `requests`). True once every segment is matched.
-/// A failure passes the instance's remaining turns on, so that later
-/// instances do not wait for it, and is rethrown. Each segment is received
-/// at the size it was sent, whatever the receiver expected: that is what
-/// lets a block whose two sides disagree be reported instead of reaching MPI.
-template <class Receive>
-bool match_probed_segments(ProbeTurns& turns, ProbedSegments& segments, const CollectiveCall& call,
-                           MPI_Comm mpi, std::vector<MPI_Request>& requests, Receive&& receive) {
-  std::vector<int>& unmatched = segments.unmatched;
-  const std::uint64_t ticket = segments.ticket;
-  if (unmatched.empty()) return true;
-  try {
-    bool waited_for_turn = false;
-    for (auto it = unmatched.begin(); it != unmatched.end();) {
-      const int q = *it;
-      if (!turns.may_probe(q, ticket)) {
-        waited_for_turn = true;
-        ++it;
-        continue;
-      }
-      MPI_Message message = MPI_MESSAGE_NULL;
-      const std::optional<std::size_t> bytes =
-          probe_segment(call, mpi, kProbedSegmentTag, q, message);
-      if (!bytes) {
-        ++it;
-        continue;
-      }
-      turns.matched(q);
-      it = unmatched.erase(it);
-      requests.push_back(receive(q, *bytes, message));
-    }
-    if (unmatched.empty()) {
-      turns.done(ticket);
-      return true;
-    }
-    if (waited_for_turn) turns.help_older(ticket, call.rank);
-    return false;
-  } catch (...) {
-    for (const int q : unmatched) turns.matched(q);
-    unmatched.clear();
-    turns.done(ticket);
-    throw;
-  }
-}
 
 /// One nonblocking collective in flight on one communicator, shared by the
 /// process's endpoints.

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "checks.hpp"
-#include "collective/aggregated_exchange.hpp"
 #include "collective/nonblocking_registry.hpp"
+#include "collective/segment_exchange.hpp"
 #include "comm_state.hpp"
 #include "ep/error.hpp"
 #include "ep/topology.hpp"
@@ -124,19 +124,17 @@ class Ineighbor final : public NbcInstance {
       for (const auto& [start, bytes] : runs[k]) sends_->add(static_cast<int>(k), start, bytes);
     }
     sends_->build(call.name, call.rank);
-    std::vector<MPI_Request> requests(receives + sends, MPI_REQUEST_NULL);
+    std::vector<MPI_Request> requests;
+    requests.reserve(receives + sends);
     for (std::size_t k = 0; k < receives; ++k) {
-      check_mpi(MPI_Irecv(recv_data_.get() + recv_start_[k],
-                          static_cast<int>(recv_start_[k + 1] - recv_start_[k]), MPI_BYTE,
-                          topology_.recv_routes[k].process, detail::kNeighborTag,
-                          comm().internal_comm(), &requests[k]),
-                call.name, call.rank);
+      detail::post_segment(call, comm().internal_comm(), detail::kNeighborTag,
+                           topology_.recv_routes[k].process, recv_data_.get() + recv_start_[k],
+                           recv_start_[k + 1] - recv_start_[k], requests);
     }
     for (std::size_t k = 0; k < sends; ++k) {
-      check_mpi(MPI_Isend(static_cast<const std::byte*>(sends_->buffer()) + sends_->displs()[k],
-                          sends_->counts()[k], sends_->types()[k], topology_.send_routes[k].process,
-                          detail::kNeighborTag, comm().internal_comm(), &requests[receives + k]),
-                call.name, call.rank);
+      detail::send_segment(call, comm().internal_comm(), detail::kNeighborTag,
+                           topology_.send_routes[k].process,
+                           detail::segment_of(*sends_, static_cast<int>(k)), requests);
     }
     return requests;
   }
@@ -144,16 +142,10 @@ class Ineighbor final : public NbcInstance {
   void mpi_completed(std::span<const MPI_Status> statuses) override {
     const CollectiveCall call = call_of(0);
     for (std::size_t k = 0; k < topology_.recv_routes.size(); ++k) {
-      int received = 0;
-      check_mpi(MPI_Get_count(&statuses[k], MPI_BYTE, &received), call.name, call.rank);
-      const std::size_t expected = recv_start_[k + 1] - recv_start_[k];
-      if (static_cast<std::size_t>(received) != expected) {
-        throw Error(ErrorKind::kCount, call.name, call.rank,
-                    "process " + std::to_string(topology_.recv_routes[k].process) + " sent " +
-                        std::to_string(received) +
-                        " bytes where this process's receive blocks hold " +
-                        std::to_string(expected) + " (mismatched counts or types)");
-      }
+      ErrorKind kind = ErrorKind::kCount;
+      const std::string problem = detail::received_size_problem(
+          statuses[k], topology_.recv_routes[k].process, recv_start_[k + 1] - recv_start_[k], kind);
+      if (!problem.empty()) throw Error(kind, call.name, call.rank, problem);
     }
   }
 

@@ -24,6 +24,7 @@
 
 #include "backoff.hpp"
 #include "checks.hpp"
+#include "collective/segment_exchange.hpp"
 #include "comm_state.hpp"
 #include "datatype.hpp"
 #include "ep/error.hpp"
@@ -158,24 +159,20 @@ void plan_exchange(const CollectiveCall& call, const Topology& topology, Exchang
   }
   ex.send_data = std::make_unique_for_overwrite<std::byte[]>(send_bytes);
   ex.recv_data = std::make_unique_for_overwrite<std::byte[]>(recv_bytes);
-  ex.requests.assign(topology.recv_routes.size() + topology.send_routes.size(), MPI_REQUEST_NULL);
+  ex.requests.clear();
+  ex.requests.reserve(topology.recv_routes.size() + topology.send_routes.size());
   for (std::size_t k = 0; k < topology.recv_routes.size(); ++k) {
-    const int bytes = static_cast<int>(ex.recv_start[k + 1] - ex.recv_start[k]);
-    check_mpi(MPI_Irecv(ex.recv_data.get() + ex.recv_start[k], bytes, MPI_BYTE,
-                        topology.recv_routes[k].process, detail::kNeighborTag, call.mpi(),
-                        &ex.requests[k]),
-              call.name, call.rank);
+    detail::post_segment(call, call.mpi(), detail::kNeighborTag, topology.recv_routes[k].process,
+                         ex.recv_data.get() + ex.recv_start[k],
+                         ex.recv_start[k + 1] - ex.recv_start[k], ex.requests);
   }
 }
 
 void start_sends(const CollectiveCall& call, const Topology& topology, Exchange& ex) {
-  const std::size_t first = topology.recv_routes.size();
   for (std::size_t k = 0; k < topology.send_routes.size(); ++k) {
     const int bytes = static_cast<int>(ex.send_start[k + 1] - ex.send_start[k]);
-    check_mpi(MPI_Isend(ex.send_data.get() + ex.send_start[k], bytes, MPI_BYTE,
-                        topology.send_routes[k].process, detail::kNeighborTag, call.mpi(),
-                        &ex.requests[first + k]),
-              call.name, call.rank);
+    detail::send_segment(call, call.mpi(), detail::kNeighborTag, topology.send_routes[k].process,
+                         {ex.send_data.get() + ex.send_start[k], bytes, MPI_BYTE}, ex.requests);
   }
 }
 
@@ -208,21 +205,11 @@ void finish_messages(const Topology& topology, Exchange& ex) {
     backoff.pause();
   }
   for (std::size_t k = 0; k < topology.recv_routes.size(); ++k) {
-    int received = 0;
-    if (const int rc = MPI_Get_count(&statuses[k], MPI_BYTE, &received); rc != MPI_SUCCESS) {
-      // Every request is complete: nothing to keep alive, unlike abandon().
-      ex.error = "MPI_Get_count of an aggregated neighbour message: " + mpi_error_string(rc);
-      ex.error_kind = ErrorKind::kMpi;
-      return;
-    }
-    const std::size_t expected = ex.recv_start[k + 1] - ex.recv_start[k];
-    if (static_cast<std::size_t>(received) != expected) {
-      ex.error = "process " + std::to_string(topology.recv_routes[k].process) + " sent " +
-                 std::to_string(received) + " bytes where this process's receive blocks hold " +
-                 std::to_string(expected) + " (mismatched counts or types)";
-      ex.error_kind = ErrorKind::kCount;
-      return;
-    }
+    // Every request is complete: nothing to keep alive, unlike abandon().
+    ex.error =
+        detail::received_size_problem(statuses[k], topology.recv_routes[k].process,
+                                      ex.recv_start[k + 1] - ex.recv_start[k], ex.error_kind);
+    if (!ex.error.empty()) return;
   }
 }
 

@@ -156,6 +156,14 @@ struct AxisDef {
   /// i (one value per row: a zonal mean on a lat-lon grid), jDir along j.
   Reduction from_domain = Reduction::kNone;
   bool along_i = true;
+  /// An axis made by duplicate_scalar: every level holds the value of the
+  /// field's scalar point (a 2-D field written on each of n_glo levels).
+  bool from_scalar = false;
+  /// An axis made by extract_domain (XIOS's extract_domain_to_axis): the
+  /// domain's line at this position, -1: none. direction="iDir" is the row
+  /// j = position along i (an axis of ni_glo points, along_i false here:
+  /// one value per column), "jDir" the column i = position along j.
+  int extract_position = -1;
 };
 
 /// A scalar grid member: the result of a reduction (reduce_axis, reduce_domain).
@@ -168,6 +176,12 @@ struct ScalarDef {
   std::string unit;
   Reduction from_axis = Reduction::kNone;
   Reduction from_domain = Reduction::kNone;
+  /// extract_axis inside a scalar (XIOS's extract_axis_to_scalar): the
+  /// level `extract_level` of the field's axis; -1: none.
+  int extract_level = -1;
+  /// reduce_domain local="true" without a reduce_scalar after it: one value
+  /// per client, which no file can hold (refused where a file uses it).
+  bool client_local = false;
 };
 
 /// A grid: its members in order (a domain, axes, scalars). A field the
@@ -256,7 +270,10 @@ struct OutputShape {
   int domain = -1;  ///< output domain (kDomain: the field's domain or a zoom of it)
   Window window;    ///< in the field domain's indices (the whole domain when not zoomed)
   Reduction horizontal_op = Reduction::kNone;
-  int reduced_axis = -1;    ///< kAlongI / kAlongJ: the output axis made by reduce_domain
+  int reduced_axis = -1;  ///< kAlongI / kAlongJ: the output axis made by reduce_domain
+  /// kAlongI / kAlongJ made by extract_domain: the one column (kAlongI) or
+  /// row (kAlongJ) taken, -1: the whole line is reduced.
+  int line = -1;
   int axis = -1;            ///< the output vertical axis, -1: none (2-D field or reduced)
   int axis2 = -1;           ///< the field grid's second axis (outer in the file), -1: none
   std::vector<int> levels;  ///< the field axis's levels written, in order
@@ -355,6 +372,9 @@ struct Config {
   /// Files in read mode (mode="read"): what recv_field reads, one record
   /// per output period (see docs/xios_lite.md, "Read mode"). Never written.
   std::vector<FileDef> inputs;
+  /// A model context's <variable>s (its <variable_definition>), by id:
+  /// "$id" in an expression is the value of one.
+  std::vector<Attribute> variables;
   BufferSettings buffers;
   double finalise_timeout_s = 60.0;
   bool progress_thread = true;  ///< clients: progress sends while the model computes

@@ -491,6 +491,33 @@ void ClientImpl::leave() noexcept {
 
 namespace {
 
+// An expression operand on a twin domain (expression.hpp, same_points) is
+// read point for point against the expression's blocks: every client's
+// blocks of the two domains must be equal. Every client checks every
+// client's, so all reach the same verdict.
+std::string check_twin_blocks(const Config& cfg, const client::Layout& layout) {
+  for (const TwinOperand& t : twin_operands(cfg)) {
+    for (int r = 0; r < layout.clients(); ++r) {
+      const Block a = layout.block(r, static_cast<std::size_t>(t.domain));
+      const Block b = layout.block(r, static_cast<std::size_t>(t.twin));
+      if (a.ibegin != b.ibegin || a.ni != b.ni || a.jbegin != b.jbegin || a.nj != b.nj) {
+        const auto text = [](const Block& x) {
+          return "ibegin " + std::to_string(x.ibegin) + " ni " + std::to_string(x.ni) + " jbegin " +
+                 std::to_string(x.jbegin) + " nj " + std::to_string(x.nj);
+        };
+        return "field '" + cfg.fields[static_cast<std::size_t>(t.field)].id +
+               "': its expression reads field '" +
+               cfg.fields[static_cast<std::size_t>(t.operand)].id + "' on domain '" +
+               cfg.domains[static_cast<std::size_t>(t.twin)].id + "', whose block on client " +
+               std::to_string(r) + " (" + text(b) + ") is not that of domain '" +
+               cfg.domains[static_cast<std::size_t>(t.domain)].id + "' (" + text(a) +
+               "): an operand on a twin domain covers the same points on every client";
+      }
+    }
+  }
+  return "";
+}
+
 std::vector<std::byte> bytes_of(std::span<const int> values) {
   const auto* p = reinterpret_cast<const std::byte*>(values.data());
   return {p, p + values.size_bytes()};
@@ -642,6 +669,9 @@ void ClientImpl::close_definition() {
   }
   if (error.empty()) {
     error = layout.check_coverage();
+  }
+  if (error.empty()) {
+    error = check_twin_blocks(cfg_, layout);
   }
   if (error.empty() && !funnel_->has_servers()) {
     for (const FileDef& f : cfg_.files) {

@@ -72,6 +72,9 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
                Periods(cfg.calendar, file.output_freq),
                centred};
     v.per_sample = per_sample;
+    if (ov.freq_op.is_calendar_dependent()) {
+      v.sample_periods.emplace(cfg.calendar, ov.freq_op);
+    }
     vars_.push_back(std::move(v));
     vars_of_field_[static_cast<std::size_t>(ov.source)].push_back(static_cast<int>(g));
   }
@@ -86,7 +89,8 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
     Computed c;
     c.field = field;
     std::string error;
-    (void)c.expr.compile(f.expr, error);  // checked when the definitions were completed
+    (void)c.expr.compile(f.expr, error,
+                         cfg.variables);  // checked when the definitions were completed
     for (const int op : f.expr_operands) {
       int data = op;
       while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
@@ -99,11 +103,13 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
         kept_[static_cast<std::size_t>(data)] = std::make_unique<Kept>();
       }
       c.operands.push_back(data);
+      c.transforms.push_back(operand_transform(cfg, op).value_or(OperandTransform{}));
     }
+    c.transformed.resize(c.operands.size());
     const int domain = cfg.grids[static_cast<std::size_t>(f.grid)].domain;
     c.values.resize(points_of(blocks_.at(static_cast<std::size_t>(domain)), cfg.levels(f.grid)));
-    c.window = at_window_steps(cfg, field);
-    if (c.window > 1) {
+    if (has_at_windows(cfg, field)) {
+      c.window_periods.emplace(cfg.calendar, f.freq_op);
       const auto& masks = masks_.size() > static_cast<std::size_t>(domain)
                               ? masks_[static_cast<std::size_t>(domain)]
                               : std::vector<std::vector<std::uint8_t>>{};
@@ -111,11 +117,16 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
           std::any_of(masks.begin(), masks.end(), [](const auto& m) { return !m.empty(); });
       for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
         // The operand as named ('@a' on a field_ref of a takes the
-        // field_ref's operation, missing values and fill).
+        // field_ref's operation, sampling, missing values and fill).
         const FieldDef& named = cfg.fields[static_cast<std::size_t>(f.expr_operands[k])];
         const bool at = c.expr.operand_at()[k];
+        // A computed operand's missing points (an operand of it missing,
+        // or masked on a twin domain) hold its default_value: missing.
+        const bool computed = !cfg.fields[static_cast<std::size_t>(c.operands[k])].expr.empty();
         c.windows.emplace_back(named.operation, at ? c.values.size() : 0, named.default_value,
-                               named.detect_missing_value, masked);
+                               named.detect_missing_value || computed, masked);
+        c.operand_every.push_back(std::max<std::int64_t>(1, steps_of(cfg.calendar, named.freq_op)));
+        c.operand_offset.push_back(steps_of(cfg.calendar, named.freq_offset));
       }
     }
     computed_of_field_[static_cast<std::size_t>(field)] = static_cast<int>(computed_.size());
@@ -129,6 +140,11 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
 }
 
 bool ClientEngine::sampled(const Variable& v, std::int64_t step) const {
+  if (v.sample_periods) {
+    if (step < 1) return false;
+    v.sample_hint = v.sample_periods->of_step(step, v.sample_hint);
+    return v.sample_periods->last_step(v.sample_hint) == step;
+  }
   return step >= 1 && step >= v.sample_offset && (step - v.sample_offset) % v.sample_every == 0;
 }
 
@@ -256,7 +272,7 @@ int ClientEngine::missing_operand(int field) const {
     return -1;
   }
   if (const Computed& w = computed_[static_cast<std::size_t>(c)];
-      w.window > 1 && w.window_missed >= 0) {
+      w.window_periods && w.window_missed >= 0) {
     return w.window_missed;
   }
   for (const int op : computed_[static_cast<std::size_t>(c)].operands) {
@@ -274,14 +290,15 @@ int ClientEngine::missing_operand(int field) const {
 void ClientEngine::compute_expressions() {
   for (Computed& c : computed_) {
     c.ready = false;
-    if (c.window > 1) {
+    if (c.window_periods) {
       compute_window(c);
       continue;
     }
     std::vector<std::span<const double>> inputs;
     std::vector<std::vector<std::uint8_t>> missing;
     bool all = true;
-    for (const int op : c.operands) {
+    for (std::size_t k = 0; k < c.operands.size(); ++k) {
+      const int op = c.operands[k];
       const FieldDef& of = cfg_.fields[static_cast<std::size_t>(op)];
       const std::vector<double>* values = nullptr;
       if (const Kept* kept = kept_[static_cast<std::size_t>(op)].get()) {
@@ -296,8 +313,13 @@ void ClientEngine::compute_expressions() {
       if (!all) {
         break;
       }
-      inputs.emplace_back(*values);
       std::vector<std::uint8_t> gone;
+      if (c.transforms[k].active) {
+        inputs.emplace_back(transform_operand(c, k, *values, gone));
+        missing.push_back(std::move(gone));
+        continue;
+      }
+      inputs.emplace_back(*values);
       if (of.detect_missing_value) {
         gone.resize(values->size());
         for (std::size_t i = 0; i < values->size(); ++i) {
@@ -305,6 +327,7 @@ void ClientEngine::compute_expressions() {
           gone[i] = (x == of.default_value || std::isnan(x)) ? 1 : 0;
         }
       }
+      mask_twin(c.field, op, gone);
       missing.push_back(std::move(gone));
     }
     if (!all) {
@@ -316,6 +339,93 @@ void ClientEngine::compute_expressions() {
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
     feed(c.field, parts, false);
   }
+}
+
+const std::vector<double>& ClientEngine::transform_operand(Computed& c, std::size_t k,
+                                                           const std::vector<double>& data,
+                                                           std::vector<std::uint8_t>& gone) const {
+  const OperandTransform& t = c.transforms[k];
+  const FieldDef& of = cfg_.fields[static_cast<std::size_t>(c.operands[k])];
+  const auto domain = static_cast<std::size_t>(cfg_.domain_of_field(c.field));
+  const auto own = static_cast<std::size_t>(cfg_.domain_of_field(c.operands[k]));
+  const auto nk_in = static_cast<std::size_t>(cfg_.levels(of.grid));
+  const std::size_t nk_out = t.reduce != Reduction::kNone ? 1 : t.levels.size();
+  std::vector<double>& out = c.transformed[k];
+  out.assign(c.values.size(), of.default_value);
+  gone.assign(c.values.size(), 0);
+  std::size_t in = 0;
+  std::size_t at = 0;
+  for (std::size_t b = 0; b < blocks_.at(domain).size(); ++b) {
+    const std::size_t n = static_cast<std::size_t>(blocks_[domain][b].ni) *
+                          static_cast<std::size_t>(blocks_[domain][b].nj);
+    const std::vector<std::uint8_t>* mask =
+        own < masks_.size() && b < masks_[own].size() && !masks_[own][b].empty() ? &masks_[own][b]
+                                                                                 : nullptr;
+    for (std::size_t p = 0; p < n; ++p) {
+      const bool masked = mask != nullptr && (*mask)[p] == 0;
+      // A computed operand's missing points hold its default_value.
+      const auto missing = [&](double x) {
+        return masked || ((of.detect_missing_value || !of.expr.empty()) &&
+                          (x == of.default_value || std::isnan(x)));
+      };
+      if (t.reduce == Reduction::kNone) {
+        for (std::size_t o = 0; o < nk_out; ++o) {
+          const double x = data[in + static_cast<std::size_t>(t.levels[o]) * n + p];
+          out[at + o * n + p] = x;
+          gone[at + o * n + p] = missing(x) ? 1 : 0;
+        }
+        continue;
+      }
+      // reduce_axis over the valid levels, in level order.
+      double acc = 0;
+      std::size_t valid = 0;
+      for (std::size_t l = 0; l < nk_in; ++l) {
+        const double x = data[in + l * n + p];
+        if (missing(x)) continue;
+        if (valid == 0) {
+          acc = x;
+        } else if (t.reduce == Reduction::kMin) {
+          acc = nan_min(acc, x);
+        } else if (t.reduce == Reduction::kMax) {
+          acc = nan_max(acc, x);
+        } else {
+          acc += x;
+        }
+        ++valid;
+      }
+      if (valid > 1 && t.reduce == Reduction::kAverage) acc *= 1.0 / static_cast<double>(valid);
+      out[at + p] = valid > 0 ? acc : of.default_value;
+      gone[at + p] = valid > 0 ? 0 : 1;
+    }
+    in += nk_in * n;
+    at += nk_out * n;
+  }
+  return out;
+}
+
+void ClientEngine::mask_twin(int field, int operand, std::vector<std::uint8_t>& gone) const {
+  const auto domain = static_cast<std::size_t>(cfg_.domain_of_field(field));
+  const auto twin = static_cast<std::size_t>(cfg_.domain_of_field(operand));
+  if (twin == domain || twin >= masks_.size()) {
+    return;  // the field's own mask, applied by its variables
+  }
+  const int nk = cfg_.levels(cfg_.fields[static_cast<std::size_t>(field)].grid);
+  std::size_t offset = 0;
+  for (std::size_t b = 0; b < blocks_.at(domain).size(); ++b) {
+    const std::size_t n = static_cast<std::size_t>(nk) *
+                          static_cast<std::size_t>(blocks_[domain][b].ni) *
+                          static_cast<std::size_t>(blocks_[domain][b].nj);
+    const std::vector<std::uint8_t>* mask =
+        b < masks_[twin].size() && !masks_[twin][b].empty() ? &masks_[twin][b] : nullptr;
+    if (mask != nullptr) {
+      gone.resize(std::max(gone.size(), offset + n), 0);
+      for (std::size_t i = 0; i < n; ++i) {
+        if ((*mask)[i % mask->size()] == 0) gone[offset + i] = 1;
+      }
+    }
+    offset += n;
+  }
+  if (!gone.empty()) gone.resize(offset, 0);
 }
 
 const std::vector<double>* ClientEngine::current(int field) const {
@@ -330,7 +440,8 @@ const std::vector<double>* ClientEngine::current(int field) const {
 void ClientEngine::compute_window(Computed& c) {
   const FieldDef& f = cfg_.fields[static_cast<std::size_t>(c.field)];
   const std::vector<bool>& at = c.expr.operand_at();
-  const std::int64_t w = (step_ - 1) / c.window;
+  const Periods& periods = *c.window_periods;
+  const std::int64_t w = periods.of_step(step_, std::max<std::int64_t>(c.window_index, 0));
   if (w != c.window_index) {
     // A new window (the steps before it may have been skipped).
     for (Accumulator& a : c.windows) a.reset();
@@ -338,9 +449,14 @@ void ClientEngine::compute_window(Computed& c) {
     c.window_samples = 0;
     c.window_missed = -1;
   }
+  // '@' operand k samples at its own freq_op and freq_offset.
+  const auto samples_now = [&](std::size_t k) {
+    return at[k] && step_ >= c.operand_offset[k] &&
+           (step_ - c.operand_offset[k]) % c.operand_every[k] == 0;
+  };
   bool all = true;
   for (std::size_t k = 0; k < c.operands.size(); ++k) {
-    if (at[k] && current(c.operands[k]) == nullptr) {
+    if (samples_now(k) && current(c.operands[k]) == nullptr) {
       all = false;
       if (c.window_missed < 0 && kept_[static_cast<std::size_t>(c.operands[k])]) {
         c.window_missed = c.operands[k];
@@ -348,11 +464,11 @@ void ClientEngine::compute_window(Computed& c) {
     }
   }
   if (all) {
-    const auto domain =
-        static_cast<std::size_t>(cfg_.grids[static_cast<std::size_t>(f.grid)].domain);
     const std::vector<std::span<const double>> parts = parts_of(c.field, c.values);
     for (std::size_t k = 0; k < c.operands.size(); ++k) {
-      if (!at[k]) continue;
+      if (!samples_now(k)) continue;
+      // The operand's own mask (its domain may be a twin of the field's).
+      const auto domain = static_cast<std::size_t>(cfg_.domain_of_field(c.operands[k]));
       const std::vector<double>& values = *current(c.operands[k]);
       std::size_t offset = 0;
       for (std::size_t b = 0; b < parts.size(); ++b) {
@@ -367,7 +483,9 @@ void ClientEngine::compute_window(Computed& c) {
     }
     ++c.window_samples;
   }
-  if (step_ != (w + 1) * c.window || c.window_samples != c.window) {
+  const std::int64_t last = periods.last_step(w);
+  const std::int64_t first = w == 0 ? 1 : periods.last_step(w - 1) + 1;
+  if (step_ != last || c.window_samples != last - first + 1) {
     return;  // not the window's last step, or a step of it came without its '@' operands
   }
   std::vector<std::span<const double>> inputs;
@@ -394,6 +512,7 @@ void ClientEngine::compute_window(Computed& c) {
           gone[i] = (x == of.default_value || std::isnan(x)) ? 1 : 0;
         }
       }
+      mask_twin(c.field, c.operands[k], gone);
     }
     missing.push_back(std::move(gone));
   }
@@ -530,8 +649,12 @@ void ClientEngine::skip_steps(Variable& v, std::int64_t from, std::int64_t to,
     } else {
       // The first sampling step at or after `from`.
       const std::int64_t base = std::max({from, v.sample_offset, std::int64_t{1}});
+      if (v.sample_periods) {
+        v.sample_hint = v.sample_periods->of_step(base, v.sample_hint);
+      }
       const std::int64_t k = (base - v.sample_offset + v.sample_every - 1) / v.sample_every;
-      const std::int64_t s = v.sample_offset + k * v.sample_every;
+      const std::int64_t s = v.sample_periods ? v.sample_periods->last_step(v.sample_hint)
+                                              : v.sample_offset + k * v.sample_every;
       first_due = s <= seg_end ? s : 0;
     }
     if (first_due > 0) {

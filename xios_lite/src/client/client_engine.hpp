@@ -17,13 +17,17 @@
 // Expressions (XIOS's expr) are evaluated at the end of each step from the
 // values their fields were sent with in that step, before the temporal
 // operation, as XIOS does. In the expression of a field whose freq_op is
-// F > 1 steps, "@a" is a's own operation (a's `operation`) over each window
-// of F steps from the start, "a" its value at the window's last step: the
-// expression is computed at the last step of each window, a sample for the
-// field's own operation. A window in which a step did not bring every "@"
-// operand (not sent, or skipped) is not computed: the field's record of
-// that period is missing, as for a field not sent. A variable whose grid reduces its field's grid
-// (reduce_axis, reduce_domain) is reduced on the servers before its
+// longer than a step, "@a" is a's own operation (a's `operation`, sampled
+// at a's freq_op) over each window of freq_op from the start (F steps, or
+// the calendar's months and years), "a" its value at the window's last
+// step: the expression is computed at the last step of each window, a
+// sample for the field's own operation. A window in which a step did not
+// bring every "@" operand (not sent, or skipped) is not computed: the
+// field's record of that period is missing, as for a field not sent. An
+// operand on a twin domain keeps its own mask; an operand through an axis
+// zoom or reduce_axis is transformed here first. A variable whose grid
+// reduces its field's grid (reduce_axis, reduce_domain) is reduced on the
+// servers before its
 // temporal operation: the engine then sends every sample (an instant at each
 // sampling step, its period being one sampling interval) and the servers
 // do the rest.
@@ -46,6 +50,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -109,6 +114,11 @@ class ClientEngine {
     // A variable the servers reduce: every sample is a record of its own
     // (record k: the k-th sampling step), an instant.
     bool per_sample = false;
+    // A freq_op of months or years: sampled at the last step of each of
+    // its periods (sample_every unused); `sample_hint` a period at or
+    // before the current step, where the search starts.
+    std::optional<Periods> sample_periods = std::nullopt;
+    mutable std::int64_t sample_hint = 0;
   };
   // An expression field: its values this step, computed from its operands'.
   struct Computed {
@@ -117,15 +127,23 @@ class ClientEngine {
     std::vector<int> operands;  // data fields, one per operand of expr
     std::vector<double> values;
     bool ready = false;  // computed in the current step
-    // XIOS's '@' over a freq_op of `window` > 1 steps: each '@' operand's
-    // own temporal operation over the window (steps (w x window, (w + 1) x
-    // window]) in windows[k]; the expression is computed at the window's
-    // last step only, when every step of it brought the '@' operands.
-    std::int64_t window = 1;
-    std::vector<Accumulator> windows;  // per operand (empty ones for operands without '@')
-    std::int64_t window_index = -1;    // the window the accumulators hold
-    std::int64_t window_samples = 0;   // its steps folded in
-    int window_missed = -1;            // an '@' operand not sent in it (-1: none)
+    // Per operand: an axis zoom or reduce_axis read on the client
+    // (operand_transform), and its result in this step.
+    std::vector<OperandTransform> transforms;
+    std::vector<std::vector<double>> transformed;
+    // XIOS's '@' over windows (has_at_windows): the periods of the
+    // field's freq_op (a number of steps, or months and years at the
+    // calendar's lengths). Each '@' operand's own temporal operation over
+    // the window, sampled at the operand's own freq_op and freq_offset, in
+    // windows[k]; the expression is computed at the window's last step
+    // only, when every step of it brought the '@' operands it samples.
+    std::optional<Periods> window_periods;
+    std::vector<Accumulator> windows;          // per operand (empty ones for operands without '@')
+    std::vector<std::int64_t> operand_every;   // per operand: its own freq_op, steps
+    std::vector<std::int64_t> operand_offset;  // per operand: its own freq_offset, steps
+    std::int64_t window_index = -1;            // the window the accumulators hold
+    std::int64_t window_samples = 0;           // its steps that brought their operands
+    int window_missed = -1;                    // an '@' operand not sent in it (-1: none)
   };
   // A field an expression reads: its values in the current step.
   struct Kept {
@@ -151,6 +169,16 @@ class ClientEngine {
   void compute_expressions();
   /// compute_expressions for an expression with '@' over a window.
   void compute_window(Computed& c);
+  /// Marks in `gone` the points `operand`'s mask hides when its domain is
+  /// a twin of expression `field`'s (the field's own mask is its
+  /// variables' business); `gone` empty or one entry per point.
+  void mask_twin(int field, int operand, std::vector<std::uint8_t>& gone) const;
+  /// Operand k of `c` through its transformation (c.transforms[k]): the
+  /// data's levels picked or reduced on each point of the expression's
+  /// blocks; its missing points (masked, or missing at every level) in `gone`.
+  const std::vector<double>& transform_operand(Computed& c, std::size_t k,
+                                               const std::vector<double>& data,
+                                               std::vector<std::uint8_t>& gone) const;
   /// `field`'s values in the current step (sent, or computed), null when none.
   [[nodiscard]] const std::vector<double>* current(int field) const;
   [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;

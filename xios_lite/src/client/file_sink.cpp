@@ -1,6 +1,12 @@
 // The synchronous baseline: no server, the client processes write one
 // shared file through parallel NetCDF-4. Writes are collective, so every
 // process passes the same number of blocks per write (padding with empty ones).
+//
+// A write error is its file's alone, as on the servers: OutputFiles stops
+// that file on every process together and counts its lost records, the
+// other files go on; the error is raised once, at the next update_calendar
+// (as a server's would be), and finalise gives it again with the records
+// lost.
 #include <mpi.h>
 
 #include <algorithm>
@@ -71,7 +77,12 @@ class FileSink final : public RecordSink {
         views[n++] = {c.jbegin, c.nj, c.ibegin, c.ni, c.nk, c.values.data()};
       }
     }
-    files_.write(gvar, t, views);
+    try {
+      files_.write(gvar, t, views);
+    } catch (const std::exception& e) {
+      // Kept, not thrown: the engine goes on handing the step's other records.
+      error_ = error_.empty() ? e.what() : error_;
+    }
     stats_.write_s += MPI_Wtime() - t0;
   }
 
@@ -95,13 +106,29 @@ class FileSink final : public RecordSink {
   void report_error(const std::string& /*text*/) override {}
   void step_done(std::int64_t /*step*/) override {}
   void progress() override {}
-  std::string take_server_error() override { return ""; }
+  // The first write error, once.
+  std::string take_server_error() override {
+    if (error_.empty() || raised_) {
+      return "";
+    }
+    raised_ = true;
+    return error_;
+  }
 
   Finish finish(const std::string& /*failure*/) override {
     const double t0 = MPI_Wtime();
-    files_.close_all();
+    Finish out;
+    try {
+      files_.close_all();
+    } catch (const std::exception& e) {
+      error_ = error_.empty() ? e.what() : error_;
+    }
     stats_.write_s += MPI_Wtime() - t0;
-    return {};
+    out.error = error_;
+    if (const std::string lost = files_.lost_report(); !lost.empty()) {
+      out.error += (out.error.empty() ? "" : "; ") + lost;
+    }
+    return out;
   }
 
   void abandon(const std::string& /*why*/) noexcept override {}
@@ -123,6 +150,8 @@ class FileSink final : public RecordSink {
   std::vector<double> rows_;  // put(): blocks taken out of the model's halo'd arrays
   int blocks_per_call_;
   ClientStats stats_;
+  std::string error_;  // the first write error
+  bool raised_ = false;
 };
 
 }  // namespace

@@ -46,6 +46,13 @@ namespace xios_lite::client {
 /// after its timeout, and a thread that leaves for good (its Client
 /// destroyed) breaks it. A broken barrier stays broken: every wait returns
 /// at once with the reason. Thread-safe.
+///
+/// Not ep's LocalTeam: that team is private to ep (ep/src/team/, outside
+/// ep's public headers and the include path xios_lite gets from ep::ep),
+/// and its barrier neither times out nor breaks when a thread leaves; it
+/// also polls with backoff, where output calls may be seconds apart and a
+/// condition variable sleeps. The slots already come from ep's public
+/// share_in_process.
 class TimedBarrier {
  public:
   explicit TimedBarrier(int threads) : threads_(threads) {}

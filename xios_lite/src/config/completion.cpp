@@ -114,7 +114,15 @@ void complete_base_domain(DomainDef& d) {
 // A derived domain: the window of its source (sources come first in the list).
 void complete_derived_domain(Config& cfg, DomainDef& d) {
   const DomainDef& s = cfg.domains[static_cast<std::size_t>(d.source)];
-  const Window w = d.window.value_or(Window{0, s.ni_glo, 0, s.nj_glo});
+  Window w = d.window.value_or(Window{0, s.ni_glo, 0, s.nj_glo});
+  if (w.ni < 0) w.ni = s.ni_glo - w.ibegin;  // not given: to the end of the source
+  if (w.nj < 0) w.nj = s.nj_glo - w.jbegin;
+  if (w.ni < 1 || w.nj < 1) {
+    fail_at(d.where, w.ni < 1 ? "ibegin" : "jbegin",
+            "window begins at [i " + std::to_string(w.ibegin) + ", j " + std::to_string(w.jbegin) +
+                "], outside domain '" + s.id + "' of " + std::to_string(s.ni_glo) + " x " +
+                std::to_string(s.nj_glo));
+  }
   if (w.ibegin + w.ni > s.ni_glo || w.jbegin + w.nj > s.nj_glo) {
     fail_at(d.where, w.ibegin + w.ni > s.ni_glo ? "ni" : "nj",
             "window [i " + std::to_string(w.ibegin) + "+" + std::to_string(w.ni) + ", j " +
@@ -249,6 +257,16 @@ int data_field(const Config& cfg, int field) {
 // The window of derived domain `d` in domain `base` (its source chain), or
 // nullopt when `d` does not derive from `base`.
 std::optional<Window> window_in(const Config& cfg, int d, int base) {
+  // A domain that only renames its source (<domain domain_ref="grid_T_inner"
+  // name="grid_T"/> in each of NEMO's grids) holds the same points: the
+  // window is looked for in the source.
+  for (;;) {
+    const DomainDef& b = cfg.domains[static_cast<std::size_t>(base)];
+    if (b.source < 0) break;
+    const DomainDef& up = cfg.domains[static_cast<std::size_t>(b.source)];
+    if (b.window != Window{0, up.ni_glo, 0, up.nj_glo}) break;
+    base = b.source;
+  }
   Window w{0, cfg.domains[static_cast<std::size_t>(d)].ni_glo, 0,
            cfg.domains[static_cast<std::size_t>(d)].nj_glo};
   while (d != base) {
@@ -265,6 +283,12 @@ std::optional<Window> window_in(const Config& cfg, int d, int base) {
 
 // The levels of `base` that derived axis `a` selects, or nullopt.
 std::optional<std::vector<int>> levels_in(const Config& cfg, int a, int base) {
+  // An axis that only renames its source holds the same levels.
+  for (;;) {
+    const AxisDef& b = cfg.axes[static_cast<std::size_t>(base)];
+    if (b.source < 0 || b.selection) break;  // duplicate_scalar: as data, its source's levels
+    base = b.source;
+  }
   std::vector<int> levels(static_cast<std::size_t>(cfg.axes[static_cast<std::size_t>(a)].n_glo));
   std::iota(levels.begin(), levels.end(), 0);
   while (a != base) {
@@ -276,6 +300,78 @@ std::optional<std::vector<int>> levels_in(const Config& cfg, int a, int base) {
     a = ax.source;
   }
   return levels;
+}
+
+// A field on a domain and two axes (levels: axis fastest, then axis2):
+// the output grid keeps the domain or a zoom of it, the first axis or a
+// zoom of it, and the second axis, a zoom of it, or one of its positions
+// (extract_axis inside a scalar: XIOS's extract_axis_to_scalar, NEMO's
+// basins of a zonal mean).
+OutputShape resolve_two_axes(Config& cfg, const OutputVariable& v, int data, OutputShape shape) {
+  const GridDef& src =
+      cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(data)].grid)];
+  const GridDef& out = cfg.grids[static_cast<std::size_t>(v.grid)];
+  const std::string from = "grid '" + out.id + "' does not derive from field '" +
+                           cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" + src.id +
+                           "' of a domain and two axes";
+  const auto refusal = [&](const std::string& why) {
+    return from + ": " + why +
+           " (supported: the domain or a zoom, the first axis or a zoom, then the second axis, a "
+           "zoom, or a scalar extracting one of its positions)";
+  };
+  if (out.members.size() != 3)
+    fail_at(v.where, "grid_ref",
+            refusal("it has " + std::to_string(out.members.size()) + " members"));
+  const Member h = out.members[0];
+  const Member z1 = out.members[1];
+  const Member z2 = out.members[2];
+  if (h.kind != Member::Kind::kDomain || z1.kind != Member::Kind::kAxis) {
+    fail_at(v.where, "grid_ref", refusal("its first members are not a domain and an axis"));
+  }
+  const std::optional<Window> w = window_in(cfg, h.index, src.domain);
+  if (!w)
+    fail_at(v.where, "grid_ref",
+            refusal("domain '" + cfg.domains[static_cast<std::size_t>(h.index)].id +
+                    "' is not derived"));
+  const std::optional<std::vector<int>> inner = levels_in(cfg, z1.index, src.axis);
+  if (!inner)
+    fail_at(
+        v.where, "grid_ref",
+        refusal("axis '" + cfg.axes[static_cast<std::size_t>(z1.index)].id + "' is not derived"));
+  const AxisDef& outer_src = cfg.axes[static_cast<std::size_t>(src.axis2)];
+  std::vector<int> outer;
+  shape.axis2 = -1;
+  if (z2.kind == Member::Kind::kAxis) {
+    const std::optional<std::vector<int>> o = levels_in(cfg, z2.index, src.axis2);
+    if (!o)
+      fail_at(
+          v.where, "grid_ref",
+          refusal("axis '" + cfg.axes[static_cast<std::size_t>(z2.index)].id + "' is not derived"));
+    outer = *o;
+    shape.axis2 = z2.index;
+  } else if (z2.kind == Member::Kind::kScalar &&
+             cfg.scalars[static_cast<std::size_t>(z2.index)].extract_level >= 0) {
+    const int p = cfg.scalars[static_cast<std::size_t>(z2.index)].extract_level;
+    if (p >= outer_src.n_glo) {
+      fail_at(v.where, "grid_ref",
+              "scalar '" + cfg.scalars[static_cast<std::size_t>(z2.index)].id +
+                  "' extracts position " + std::to_string(p) + " of axis '" + outer_src.id +
+                  "' of " + std::to_string(outer_src.n_glo) + " levels");
+    }
+    outer = {p};
+  } else {
+    fail_at(v.where, "grid_ref",
+            refusal("its third member is neither an axis nor a scalar with extract_axis"));
+  }
+  const int n_inner = cfg.axes[static_cast<std::size_t>(src.axis)].n_glo;
+  shape.domain = h.index;
+  shape.window = *w;
+  shape.axis = z1.index;
+  shape.levels.clear();
+  for (const int o : outer) {
+    for (const int k : *inner) shape.levels.push_back(k + n_inner * o);
+  }
+  return shape;
 }
 
 // What the variable's grid does to its data field's grid, member by member.
@@ -298,22 +394,36 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
     return shape;
   }
   if (src.axis2 >= 0) {
-    fail_at(v.where, "grid_ref",
-            "unsupported XIOS feature (transformations of a grid with two axes: grid '" + out.id +
-                "' is not field '" + cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" +
-                src.id + "')");
+    return resolve_two_axes(cfg, v, data, shape);
   }
   const std::string from = "grid '" + out.id + "' does not derive from field '" +
                            cfg.fields[static_cast<std::size_t>(data)].id + "''s grid '" + src.id +
                            "'";
-  const std::size_t expected = src.axis >= 0 ? 2 : 1;
-  if (out.members.size() != expected) {
+  // The output grid's members that do something: a plain <scalar/> adds
+  // no dimension (XIOS writes it as a 0-d variable; here nothing).
+  std::vector<Member> members;
+  for (std::size_t at = 0; at < out.members.size(); ++at) {
+    const Member& m = out.members[at];
+    const bool plain =
+        m.kind == Member::Kind::kScalar &&
+        cfg.scalars[static_cast<std::size_t>(m.index)].from_axis == Reduction::kNone &&
+        cfg.scalars[static_cast<std::size_t>(m.index)].from_domain == Reduction::kNone &&
+        cfg.scalars[static_cast<std::size_t>(m.index)].extract_level < 0;
+    if (!plain || at == 0) members.push_back(m);
+  }
+  const bool duplicates = src.axis < 0 && members.size() == 2 &&
+                          members[1].kind == Member::Kind::kAxis &&
+                          cfg.axes[static_cast<std::size_t>(members[1].index)].from_scalar;
+  const std::size_t expected = src.axis >= 0 || duplicates ? 2 : 1;
+  if (members.size() != expected) {
     fail_at(v.where, "grid_ref",
-            from + ": it has " + std::to_string(out.members.size()) + " member(s), the field's " +
-                std::to_string(expected) + " (one per member: a domain, then an axis)");
+            from + ": it has " + std::to_string(members.size()) + " member(s), the field's " +
+                std::to_string(src.axis >= 0 ? 2 : 1) +
+                " (one per member: a domain, then an axis; duplicate_scalar adds an axis to a "
+                "field without one)");
   }
   // The horizontal member.
-  const Member h = out.members[0];
+  const Member h = members[0];
   if (h.kind == Member::Kind::kDomain) {
     const std::optional<Window> w = window_in(cfg, h.index, src.domain);
     if (!w) {
@@ -334,6 +444,15 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
     shape.horizontal_op = a.from_domain;
     shape.reduced_axis = h.index;
     shape.domain = -1;
+    if (a.extract_position >= 0) {
+      const int lines = a.along_i ? dom.ni_glo : dom.nj_glo;
+      if (a.extract_position >= lines) {
+        fail_at(a.where, "position",
+                "value " + std::to_string(a.extract_position) + " out of range (domain '" + dom.id +
+                    "' has " + std::to_string(lines) + (a.along_i ? " columns" : " rows") + ")");
+      }
+      shape.line = a.extract_position;
+    }
     // The axis made by the reduction: one value per row (iDir) or column (jDir).
     const int n = a.along_i ? dom.nj_glo : dom.ni_glo;
     std::vector<double> values;
@@ -363,16 +482,51 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
       fail_at(v.where, "grid_ref",
               from + ": scalar '" + s.id + "' stands where the domain is, without reduce_domain");
     }
+    if (s.client_local) {
+      fail_at(v.where, "grid_ref",
+              "unsupported XIOS feature (scalar '" + s.id +
+                  "': a client-local reduce_domain (local=\"true\") alone gives one value per "
+                  "client, which no file variable holds; follow it with <reduce_scalar "
+                  "operation=\"sum\"/> for the whole domain's)");
+    }
     shape.horizontal = OutputShape::Horizontal::kGlobal;
     shape.horizontal_op = s.from_domain;
     shape.domain = -1;
+  }
+  if (duplicates) {
+    // duplicate_scalar: every level of the axis holds the 2-D field's value.
+    const AxisDef& a = cfg.axes[static_cast<std::size_t>(members[1].index)];
+    shape.axis = members[1].index;
+    shape.levels.assign(static_cast<std::size_t>(a.n_glo), 0);
+    return shape;
   }
   if (src.axis < 0) {
     return shape;
   }
   // The vertical member.
-  const Member z = out.members[1];
-  if (z.kind == Member::Kind::kAxis) {
+  const Member z = members[1];
+  const int extract = z.kind == Member::Kind::kScalar
+                          ? cfg.scalars[static_cast<std::size_t>(z.index)].extract_level
+                          : -1;
+  if (z.kind == Member::Kind::kAxis && cfg.axes[static_cast<std::size_t>(z.index)].from_scalar) {
+    fail_at(v.where, "grid_ref",
+            from + ": axis '" + cfg.axes[static_cast<std::size_t>(z.index)].id +
+                "' duplicates a scalar, and the field has axis '" +
+                cfg.axes[static_cast<std::size_t>(src.axis)].id + "'");
+  }
+  if (extract >= 0) {
+    // extract_axis inside a scalar: one level, no vertical dimension.
+    const int n = cfg.levels(cfg.fields[static_cast<std::size_t>(data)].grid);
+    if (extract >= n) {
+      fail_at(v.where, "grid_ref",
+              "scalar '" + cfg.scalars[static_cast<std::size_t>(z.index)].id +
+                  "' extracts position " + std::to_string(extract) + " of axis '" +
+                  cfg.axes[static_cast<std::size_t>(src.axis)].id + "' of " + std::to_string(n) +
+                  " levels");
+    }
+    shape.axis = -1;
+    shape.levels = {extract};
+  } else if (z.kind == Member::Kind::kAxis) {
     const std::optional<std::vector<int>> levels = levels_in(cfg, z.index, src.axis);
     if (!levels) {
       fail_at(v.where, "grid_ref",
@@ -401,15 +555,34 @@ OutputShape resolve_shape(Config& cfg, const OutputVariable& v, int data) {
 // A data field's grid: one domain, at most two axes, no reduction.
 void check_data_grid(const Config& cfg, const FieldDef& f) {
   const GridDef& g = cfg.grids[static_cast<std::size_t>(f.grid)];
+  // A field the model sends on a grid with transformations sends the
+  // grid's own points: duplicate_scalar applies only to a field_ref'd
+  // field's values, and a plain <scalar/> beside the domain adds no point.
   const auto plain_axis = [&](const Member& m) {
+    if (m.kind == Member::Kind::kScalar) {
+      const ScalarDef& sc = cfg.scalars[static_cast<std::size_t>(m.index)];
+      return sc.from_axis == Reduction::kNone && sc.from_domain == Reduction::kNone &&
+             sc.extract_level < 0;
+    }
     return m.kind == Member::Kind::kAxis &&
            cfg.axes[static_cast<std::size_t>(m.index)].from_domain == Reduction::kNone;
   };
   const bool stand_in = g.domain >= 0 && cfg.domains[static_cast<std::size_t>(g.domain)].stand_in();
-  const bool ok = stand_in || (!g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
-                               g.members.size() <= 3 &&
-                               std::all_of(g.members.begin() + 1, g.members.end(), plain_axis));
-  if (!ok) {
+  const bool ok =
+      stand_in ||
+      (!g.members.empty() && g.members[0].kind == Member::Kind::kDomain &&
+       g.members.size() - static_cast<std::size_t>(std::count_if(
+                              g.members.begin(), g.members.end(),
+                              [](const Member& m) { return m.kind == Member::Kind::kScalar; })) <=
+           3 &&
+       std::all_of(g.members.begin() + 1, g.members.end(), plain_axis));
+  // An expression of vertical sums (NEMO's toce_vmean300): its domain and
+  // the scalar of the reduce_axis its operands went through.
+  const bool reduced_expression =
+      !f.expr.empty() && g.members.size() == 2 && g.members[0].kind == Member::Kind::kDomain &&
+      g.members[1].kind == Member::Kind::kScalar &&
+      cfg.scalars[static_cast<std::size_t>(g.members[1].index)].from_axis != Reduction::kNone;
+  if (!ok && !reduced_expression) {
     fail_at(f.where, "grid_ref",
             "unsupported XIOS feature (a field whose values the model sends or an expression "
             "computes lives on a grid of one domain and at most two axes; grid '" +
@@ -545,6 +718,11 @@ void complete_definitions(Config& cfg) {
       v.shape = resolve_shape(cfg, v, data);
       if (v.shape.reduces() && v.operation == Operation::kOnce) {
         fail_at(v.where, "operation", "a reduced variable with operation once");
+      }
+      if (v.shape.reduces() && v.freq_op.is_calendar_dependent()) {
+        fail_at(v.where, "freq_op",
+                "unsupported XIOS feature (a reduced variable sampled every " +
+                    to_string(v.freq_op) + ": the servers fold samples of a fixed interval)");
       }
     }
   }

@@ -56,8 +56,9 @@ struct Found {
 
 // A <variable>: a well-formed attribute (parse_calendar.cpp).
 [[nodiscard]] Attribute attribute_of(const Element& v);
-// A model context's <variable_definition> or <variable_group>, checked.
-void check_model_variables(const Element& group);
+// A model context's <variable_definition> or <variable_group>, checked;
+// its <variable>s appended to `out`, named by id.
+void check_model_variables(const Element& group, std::vector<Attribute>& out);
 // The settings in the xios context's variables (XIOS's server parameters).
 void read_xios_context(const Element& ctx, Settings& s);
 // A reduce_axis / reduce_domain operation (parse_axis.cpp).
@@ -154,6 +155,9 @@ class ContextParser {
 
   int axis_of(const Element& e);
 
+  // reduce_domain inside an axis, with the reduce_axis that may follow it.
+  void read_axis_reduction(const std::vector<const Element*>& chain, AxisDef& a);
+
   int add_axis(AxisDef a);
 
   // ---- scalars (parse_scalar.cpp) ----
@@ -161,6 +165,10 @@ class ContextParser {
   static void check_scalar_attributes(const Element& e);
 
   int build_scalar(const Element& e, const std::string& id);
+
+  // The transformations inside a scalar element (reduce_axis, reduce_domain
+  // with or without reduce_scalar after it, extract_axis).
+  void read_scalar_transformations(const Element& e, ScalarDef& s);
 
   int scalar_of(const Element& e);
 
@@ -173,6 +181,9 @@ class ContextParser {
   GridDef::Member build_member(const Element& m, const std::string& grid, std::size_t pos);
 
   void build_grid(const Element& g);
+
+  // A scalar without a transformation (a value the model gives).
+  [[nodiscard]] bool plain_scalar(int index) const;
 
   // The grids of an axis alone or a scalar alone that fields the model
   // sends live on get a domain standing in for their member (see
@@ -259,6 +270,8 @@ class ContextParser {
   std::map<std::string, int> domain_index_, axis_index_, scalar_index_, grid_index_, field_index_;
   std::vector<FieldDef> field_slots_;
   std::set<std::string> file_ids_;
+  // Grids naming an element nobody defines: id -> the error a use gives.
+  std::map<std::string, std::string> broken_grids_;
   std::set<std::string> ts_variables_;
 };
 

@@ -79,11 +79,13 @@ std::string definition_text(const Config& cfg) {
         << hex_digest(a.value) << " bounds " << hex_digest(a.bounds) << " unit '" << a.unit
         << "' positive '" << a.positive << "' long_name '" << a.long_name << "' standard_name '"
         << a.standard_name << "' source " << a.source << " from_domain " << to_string(a.from_domain)
-        << (a.along_i ? " i" : " j") << "\n";
+        << (a.along_i ? " i" : " j") << (a.from_scalar ? " duplicate_scalar" : "") << " extract "
+        << a.extract_position << "\n";
   }
   for (const ScalarDef& s : cfg.scalars) {
     out << "scalar " << s.id << ": name " << s.name << " from_axis " << to_string(s.from_axis)
-        << " from_domain " << to_string(s.from_domain) << " unit '" << s.unit << "'\n";
+        << " from_domain " << to_string(s.from_domain) << (s.client_local ? " local" : "")
+        << " extract " << s.extract_level << " unit '" << s.unit << "'\n";
   }
   for (const GridDef& g : cfg.grids) {
     out << "grid " << g.id << ":";

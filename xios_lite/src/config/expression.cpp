@@ -16,7 +16,9 @@ namespace xios_lite {
 // Recursive descent over the grammar of expression.hpp, emitting a postfix program.
 class ExpressionParser {
  public:
-  ExpressionParser(const std::string& text, Expression& out) : text_(text), out_(out) {}
+  ExpressionParser(const std::string& text, Expression& out,
+                   const std::vector<Attribute>& variables)
+      : text_(text), out_(out), variables_(variables) {}
 
   bool run(std::string& error) {
     try {
@@ -181,6 +183,10 @@ class ExpressionParser {
       emit(Op::kConst, v);
       return;
     }
+    if (accept("$")) {
+      variable();
+      return;
+    }
     const bool at_sign = accept("@");
     skip();
     const std::size_t start = at_;
@@ -213,6 +219,30 @@ class ExpressionParser {
     }
     emit(Op::kOperand, 0, index);
   }
+  // "$name": the context's <variable id="name">, a number.
+  void variable() {
+    const std::size_t start = at_;
+    while (at_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[at_])) != 0 || text_[at_] == '_')) {
+      ++at_;
+    }
+    const std::string name = text_.substr(start, at_ - start);
+    if (name.empty()) {
+      throw Bad("expected a variable name after '$' at character " + std::to_string(start + 1));
+    }
+    const auto it = std::find_if(variables_.begin(), variables_.end(),
+                                 [&](const Attribute& a) { return a.name == name; });
+    if (it == variables_.end()) {
+      throw Bad("unknown variable '$" + name + "' (no <variable id=\"" + name +
+                "\"> in the context's <variable_definition>)");
+    }
+    using T = Attribute::Type;
+    if (it->type == T::kString || it->type == T::kBool) {
+      throw Bad("variable '$" + name + "' is not a number (its type is " +
+                (it->type == T::kString ? "string" : "bool") + ")");
+    }
+    emit(Op::kConst, std::strtod(it->value.c_str(), nullptr));
+  }
   void function(const std::string& name) {
     if (name == "min" || name == "max") {
       expr();
@@ -242,17 +272,19 @@ class ExpressionParser {
 
   const std::string& text_;
   Expression& out_;
+  const std::vector<Attribute>& variables_;
   std::size_t at_ = 0;
   int depth_ = 0;
 };
 
-bool Expression::compile(const std::string& text, std::string& error) {
+bool Expression::compile(const std::string& text, std::string& error,
+                         const std::vector<Attribute>& variables) {
   program_.clear();
   names_.clear();
   at_.clear();
   uses_at_ = false;
   depth_ = 0;
-  ExpressionParser p(text, *this);
+  ExpressionParser p(text, *this, variables);
   return p.run(error);
 }
 
@@ -396,7 +428,7 @@ std::vector<bool> fields_in_use(const Config& cfg) {
     need(f.source_field);
     Expression e;
     std::string error;
-    if (!f.expr.empty() && e.compile(f.expr, error)) {
+    if (!f.expr.empty() && e.compile(f.expr, error, cfg.variables)) {
       for (const std::string& name : e.operands()) {
         need(name == "this" ? f.source_field : cfg.find_field(name));
       }
@@ -422,27 +454,24 @@ int data_of(const Config& cfg, int field) {
   return field;
 }
 
-std::int64_t steps_in(const Config& cfg, const Frequency& f) {
-  return cfg.calendar.fixed_seconds(f) / cfg.calendar.timestep_seconds();
-}
-
-// What the '@' operator over a freq_op of F > 1 timesteps needs (see
-// at_window_steps): F a whole number of timesteps; '@' operands sampled
-// every timestep from the start (XIOS would sample them at their own
-// freq_op and offset inside each window) with an operation that has a
-// value per window (once has one for the whole run); no expression reading
-// such a field, whose values exist at window ends only; and the variables
-// of such a field sampled at window ends.
+// What the '@' operator over windows (see has_at_windows) needs: a freq_op
+// of months or years, or a whole number of timesteps; '@' operands whose operation has a
+// value per window (once has one for the whole run), sampled at a fixed
+// freq_op of their own (XIOS samples them at their freq_op and offset
+// inside each window); no expression reading such a field, whose values
+// exist at window ends only; and the variables of such a field sampled at
+// window ends.
 void check_windows(const Config& cfg) {
   const std::int64_t ts = cfg.calendar.timestep_seconds();
-  for (const FieldDef& f : cfg.fields) {
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    const FieldDef& f = cfg.fields[i];
     if (f.expr.empty()) continue;
     Expression e;
     std::string error;
-    (void)e.compile(f.expr, error);  // compiled above
+    (void)e.compile(f.expr, error, cfg.variables);  // compiled above
     for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
       const int data = data_of(cfg, f.expr_operands[k]);
-      if (const std::int64_t w = at_window_steps(cfg, data); w > 1) {
+      if (has_at_windows(cfg, data)) {
         config::fail_at(f.where, "expr",
                         "unsupported XIOS feature (operand '" + e.operands()[k] + "' of '" +
                             f.expr + "' is computed once per freq_op " +
@@ -450,17 +479,26 @@ void check_windows(const Config& cfg) {
                             " by its own @ operator)");
       }
     }
-    if (!e.uses_at() || f.freq_op.is_calendar_dependent()) continue;
-    const std::int64_t seconds = cfg.calendar.fixed_seconds(f.freq_op);
-    if (seconds % ts != 0) {
+    if (!e.uses_at() || f.freq_op.is_calendar_dependent()) {
+      // A month or a year: windows of the calendar's real lengths.
+    } else if (cfg.calendar.fixed_seconds(f.freq_op) % ts != 0) {
       config::fail_at(f.where, "freq_op",
                       "value '" + to_string(f.freq_op) +
                           "' out of range (not a whole number of timesteps of " +
                           std::to_string(ts) + " s: the @ operator of '" + f.expr +
                           "' reduces its operands over windows of freq_op)");
     }
-    if (seconds / ts <= 1) continue;
+    if (!has_at_windows(cfg, static_cast<int>(i))) continue;
     for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
+      const std::optional<OperandTransform> t = operand_transform(cfg, f.expr_operands[k]);
+      if (t && t->active) {
+        config::fail_at(f.where, "expr",
+                        "unsupported XIOS feature (operand '" + e.operands()[k] + "' of '" +
+                            f.expr +
+                            "' is a zoom_axis or reduce_axis of its field, inside the "
+                            "windows of freq_op " +
+                            to_string(f.freq_op) + ")");
+      }
       if (!e.operand_at()[k]) continue;
       const FieldDef& of = cfg.fields[static_cast<std::size_t>(f.expr_operands[k])];
       const std::string what =
@@ -470,29 +508,37 @@ void check_windows(const Config& cfg) {
                         "unsupported XIOS feature (" + what +
                             "' has operation once, one value for the whole run)");
       }
-      if (cfg.calendar.fixed_seconds(of.freq_op) != ts ||
-          cfg.calendar.fixed_seconds(of.freq_offset) != 0) {
+      if (of.freq_op.is_calendar_dependent()) {
         config::fail_at(f.where, "expr",
-                        "unsupported XIOS feature (" + what + "' has freq_op " +
-                            to_string(of.freq_op) + " and freq_offset " +
-                            to_string(of.freq_offset) +
-                            "; the windows take every timestep from the start)");
+                        "unsupported XIOS feature (" + what + "' is sampled every " +
+                            to_string(of.freq_op) +
+                            " inside each window; a month or a year is not a fixed sampling)");
       }
     }
   }
   for (const FileDef& file : cfg.files) {
     for (const OutputVariable& v : file.variables) {
       const int data = data_of(cfg, v.field);
-      const std::int64_t w = at_window_steps(cfg, data);
-      if (w <= 1) continue;
+      if (!has_at_windows(cfg, data)) continue;
       const FieldDef& d = cfg.fields[static_cast<std::size_t>(data)];
+      const std::string why = "' out of range (field '" + d.id + "' is computed once per freq_op " +
+                              to_string(d.freq_op) +
+                              " by its @ operator: sample it at a multiple of that)";
+      if (d.freq_op.is_calendar_dependent()) {
+        // Windows of months or years: the variable samples at their ends.
+        if (v.freq_op != d.freq_op) {
+          config::fail_at(v.where, "freq_op", "value '" + to_string(v.freq_op) + why);
+        }
+        if (v.freq_offset.is_set()) {
+          config::fail_at(v.where, "freq_offset", "value '" + to_string(v.freq_offset) + why);
+        }
+        continue;
+      }
+      const std::int64_t w = cfg.calendar.fixed_seconds(d.freq_op) / ts;
       for (auto [attr, freq] :
            {std::pair{"freq_op", &v.freq_op}, std::pair{"freq_offset", &v.freq_offset}}) {
-        if (cfg.calendar.fixed_seconds(*freq) % (w * ts) != 0) {
-          config::fail_at(v.where, attr,
-                          "value '" + to_string(*freq) + "' out of range (field '" + d.id +
-                              "' is computed once per freq_op " + to_string(d.freq_op) +
-                              " by its @ operator: sample it at a multiple of that)");
+        if (freq->is_calendar_dependent() || cfg.calendar.fixed_seconds(*freq) % (w * ts) != 0) {
+          config::fail_at(v.where, attr, "value '" + to_string(*freq) + why);
         }
       }
     }
@@ -501,18 +547,158 @@ void check_windows(const Config& cfg) {
 
 }  // namespace
 
-std::int64_t at_window_steps(const Config& cfg, int field) {
+namespace {
+// Two domains holding the same global points: one, or two of the same
+// size neither of which is a window of another domain. A size the model
+// has not given yet (0: it sets it before close_definition) is not a
+// difference; the clients' blocks, equal domain by domain and covering
+// both, settle it (check at close_definition, twin_operands).
+bool twin_domains(const Config& cfg, int a, int b) {
+  // A plain domain_ref (a grid member renaming a domain, say) is its
+  // source: no window, or one covering the whole source.
+  const auto root = [&](int d) {
+    for (;;) {
+      const DomainDef& x = cfg.domains[static_cast<std::size_t>(d)];
+      if (x.source < 0) return d;
+      const DomainDef& s = cfg.domains[static_cast<std::size_t>(x.source)];
+      if (x.window && !(x.window->ibegin == 0 && x.window->jbegin == 0 &&
+                        x.window->ni == s.ni_glo && x.window->nj == s.nj_glo)) {
+        return d;
+      }
+      d = x.source;
+    }
+  };
+  a = root(a);
+  b = root(b);
+  if (a == b) return true;
+  const DomainDef& x = cfg.domains[static_cast<std::size_t>(a)];
+  const DomainDef& y = cfg.domains[static_cast<std::size_t>(b)];
+  const auto same = [](int p, int q) { return p == 0 || q == 0 || p == q; };
+  return same(x.ni_glo, y.ni_glo) && same(x.nj_glo, y.nj_glo) && !x.window && !y.window;
+}
+}  // namespace
+
+bool same_points(const Config& cfg, int a, int b) {
+  if (a == b) return true;
+  const GridDef& x = cfg.grids[static_cast<std::size_t>(a)];
+  const GridDef& y = cfg.grids[static_cast<std::size_t>(b)];
+  if (x.members.size() != y.members.size()) return false;
+  for (std::size_t m = 0; m < x.members.size(); ++m) {
+    const GridDef::Member& p = x.members[m];
+    const GridDef::Member& q = y.members[m];
+    // Scalars: one value each; two made by the same reduction agree.
+    const auto same_scalar = [&] {
+      const ScalarDef& u = cfg.scalars[static_cast<std::size_t>(p.index)];
+      const ScalarDef& v = cfg.scalars[static_cast<std::size_t>(q.index)];
+      return p.index == q.index || (u.from_axis == v.from_axis && u.from_domain == v.from_domain);
+    };
+    bool same = p.kind == q.kind;
+    if (same && p.kind == GridDef::Member::Kind::kDomain) {
+      same = twin_domains(cfg, p.index, q.index);
+    } else if (same && p.kind == GridDef::Member::Kind::kScalar) {
+      same = same_scalar();
+    } else {
+      same = same && p.index == q.index;
+    }
+    if (!same) return false;
+  }
+  return true;
+}
+
+std::vector<TwinOperand> twin_operands(const Config& cfg) {
+  std::vector<TwinOperand> out;
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    const FieldDef& f = cfg.fields[i];
+    if (f.expr.empty() || f.grid < 0) continue;
+    const int domain = cfg.grids[static_cast<std::size_t>(f.grid)].domain;
+    for (const int op : f.expr_operands) {
+      const int data = data_of(cfg, op);
+      const int grid = cfg.fields[static_cast<std::size_t>(data)].grid;
+      const int twin = grid < 0 ? -1 : cfg.grids[static_cast<std::size_t>(grid)].domain;
+      if (twin >= 0 && domain >= 0 && twin != domain) {
+        out.push_back({static_cast<int>(i), data, domain, twin});
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<OperandTransform> operand_transform(const Config& cfg, int operand) {
+  const int data = data_of(cfg, operand);
+  const int to = cfg.fields[static_cast<std::size_t>(operand)].grid;
+  const int from = cfg.fields[static_cast<std::size_t>(data)].grid;
+  // One change of grid along the chain.
+  for (int f = operand; f != data; f = cfg.fields[static_cast<std::size_t>(f)].source_field) {
+    const int g = cfg.fields[static_cast<std::size_t>(f)].grid;
+    if (g != to && g != from) return std::nullopt;
+  }
+  OperandTransform t;
+  if (to == from || to < 0 || from < 0 || same_points(cfg, to, from)) {
+    return t;
+  }
+  const GridDef& a = cfg.grids[static_cast<std::size_t>(to)];
+  const GridDef& b = cfg.grids[static_cast<std::size_t>(from)];
+  if (a.domain < 0 || b.domain < 0 || !twin_domains(cfg, a.domain, b.domain) || a.axis2 >= 0 ||
+      b.axis2 >= 0 || b.axis < 0) {
+    return std::nullopt;
+  }
+  const auto count = [](const GridDef& g, GridDef::Member::Kind kind) {
+    return std::count_if(g.members.begin(), g.members.end(),
+                         [&](const GridDef::Member& m) { return m.kind == kind; });
+  };
+  if (a.axis >= 0) {
+    // A zoom of the data's axis: compose the selections down to it.
+    if (count(a, GridDef::Member::Kind::kScalar) != 0) return std::nullopt;
+    std::vector<int> levels(static_cast<std::size_t>(cfg.levels(to)));
+    for (std::size_t k = 0; k < levels.size(); ++k) levels[k] = static_cast<int>(k);
+    int axis = a.axis;
+    while (axis != b.axis) {
+      const AxisDef& x = cfg.axes[static_cast<std::size_t>(axis)];
+      if (x.source < 0 || x.from_domain != Reduction::kNone) return std::nullopt;
+      if (!x.index.empty()) {
+        for (int& l : levels) l = x.index[static_cast<std::size_t>(l)];
+      }
+      axis = x.source;
+    }
+    t.active = true;
+    t.levels = std::move(levels);
+    return t;
+  }
+  // A reduce_axis: one scalar in place of the data's axis.
+  if (count(a, GridDef::Member::Kind::kScalar) != 1) return std::nullopt;
+  for (const GridDef::Member& m : a.members) {
+    if (m.kind == GridDef::Member::Kind::kScalar) {
+      t.reduce = cfg.scalars[static_cast<std::size_t>(m.index)].from_axis;
+    }
+  }
+  if (t.reduce == Reduction::kNone) return std::nullopt;
+  t.active = true;
+  return t;
+}
+
+bool has_at_windows(const Config& cfg, int field) {
   const FieldDef& f = cfg.fields[static_cast<std::size_t>(field)];
-  if (f.expr.empty() || f.freq_op.is_calendar_dependent()) {
-    return 1;
+  if (f.expr.empty()) {
+    return false;
   }
   Expression e;
   std::string error;
-  if (!e.compile(f.expr, error) || !e.uses_at()) {
-    return 1;
+  if (!e.compile(f.expr, error, cfg.variables) || !e.uses_at()) {
+    return false;
   }
-  return std::max<std::int64_t>(1, steps_in(cfg, f.freq_op));
+  return f.freq_op.is_calendar_dependent() ||
+         cfg.calendar.fixed_seconds(f.freq_op) > cfg.calendar.timestep_seconds();
 }
+
+namespace {
+// The grid of the points operand `op` gives its expression: its own when
+// it transforms its data (operand_transform), else its data's.
+int points_grid(const Config& cfg, int op) {
+  const std::optional<OperandTransform> t = operand_transform(cfg, op);
+  return t && t->active ? cfg.fields[static_cast<std::size_t>(op)].grid
+                        : cfg.fields[static_cast<std::size_t>(data_of(cfg, op))].grid;
+}
+}  // namespace
 
 void resolve_expressions(Config& cfg) {
   // XIOS tolerates a definition no file uses, even with a broken
@@ -524,7 +710,7 @@ void resolve_expressions(Config& cfg) {
     if (f.expr.empty() || used[i]) continue;
     Expression e;
     std::string error;
-    bool broken = !e.compile(f.expr, error);
+    bool broken = !e.compile(f.expr, error, cfg.variables);
     for (const std::string& name : broken ? std::vector<std::string>{} : e.operands()) {
       if (name != "this" && cfg.find_field(name) < 0) {
         broken = true;
@@ -545,7 +731,7 @@ void resolve_expressions(Config& cfg) {
     }
     Expression e;
     std::string error;
-    if (!e.compile(f.expr, error)) {
+    if (!e.compile(f.expr, error, cfg.variables)) {
       config::fail_at(f.where, "expr", "'" + f.expr + "': " + error);
     }
     if (e.stack_depth() > Expression::kMaxDepth) {
@@ -579,46 +765,40 @@ void resolve_expressions(Config& cfg) {
     }
     state[static_cast<std::size_t>(i)] = 1;
     for (const int op : f.expr_operands) {
-      // An operand's values: the end of its field_ref chain.
-      int data = op;
-      while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
-             cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
-        const int next = cfg.fields[static_cast<std::size_t>(data)].source_field;
-        if (cfg.fields[static_cast<std::size_t>(next)].grid !=
-            cfg.fields[static_cast<std::size_t>(data)].grid) {
-          config::fail_at(f.where, "expr",
-                          "unsupported XIOS feature (operand '" +
-                              cfg.fields[static_cast<std::size_t>(op)].id +
-                              "' is a grid transformation of field '" +
-                              cfg.fields[static_cast<std::size_t>(next)].id + "')");
-        }
-        data = next;
+      // An operand's values: the end of its field_ref chain, read through
+      // one axis zoom or reduce_axis at most.
+      const int data = data_of(cfg, op);
+      if (!operand_transform(cfg, op)) {
+        config::fail_at(
+            f.where, "expr",
+            "unsupported XIOS feature (operand '" + cfg.fields[static_cast<std::size_t>(op)].id +
+                "' is on grid '" +
+                cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(op)].grid)]
+                    .id +
+                "', a transformation of field '" + cfg.fields[static_cast<std::size_t>(data)].id +
+                "''s grid other than one zoom_axis, extract_axis or reduce_axis)");
       }
       if (data == i) {
         config::fail_at(f.where, "expr", "expressions refer to each other in a cycle");
       }
       visit(data);
       if (f.grid < 0) {
-        f.grid = cfg.fields[static_cast<std::size_t>(data)].grid;
+        f.grid = points_grid(cfg, op);
       }
     }
     if (!f.expr.empty() && f.expr_operands.empty() && f.grid < 0) {
       config::fail_at(f.where, "grid_ref", "an expression without fields needs a grid_ref");
     }
     for (const int op : f.expr_operands) {
-      int data = op;
-      while (cfg.fields[static_cast<std::size_t>(data)].expr.empty() &&
-             cfg.fields[static_cast<std::size_t>(data)].source_field >= 0) {
-        data = cfg.fields[static_cast<std::size_t>(data)].source_field;
-      }
-      if (cfg.fields[static_cast<std::size_t>(data)].grid != f.grid) {
+      const int grid = points_grid(cfg, op);
+      if (!same_points(cfg, grid, f.grid)) {
         config::fail_at(
             f.where, "expr",
             "operand '" + cfg.fields[static_cast<std::size_t>(op)].id + "' is on grid '" +
-                cfg.grids[static_cast<std::size_t>(cfg.fields[static_cast<std::size_t>(data)].grid)]
-                    .id +
-                "', the expression on grid '" + cfg.grids[static_cast<std::size_t>(f.grid)].id +
-                "' (operands share the expression's grid)");
+                cfg.grids[static_cast<std::size_t>(grid)].id + "', the expression on grid '" +
+                cfg.grids[static_cast<std::size_t>(f.grid)].id +
+                "' (operands share the expression's points: its grid, or one whose domain is a "
+                "twin of its domain, of the same global size, and the same axes)");
       }
     }
     state[static_cast<std::size_t>(i)] = 2;

@@ -11,15 +11,22 @@
 //   product := power (('*' | '/') power)*
 //   power   := unary ('^' unary)?            (right-associative)
 //   unary   := '-' unary | primary
-//   primary := number | '@'? field id | 'this' | function '(' expr [',' expr] ')' | '(' expr ')'
+//   primary := number | '$' variable id | '@'? field id | 'this'
+//            | function '(' expr [',' expr] ')' | '(' expr ')'
 // Functions: abs exp log log10 sqrt sin cos tan asin acos atan sinh cosh
 // tanh (one argument), min max (two). Comparisons give 1 or 0.
+// "$rho0" is the value of the context's <variable id="rho0"> (its
+// <variable_definition>, a number), a constant of the expression, as in
+// XIOS.
 //
 // An operand is a field's value at the sampling step. "@a" and "a" are
 // the same at the timestep frequency; in the expression of a field whose
-// freq_op is longer (F steps), "@a" is a's own temporal operation over
-// each window of F steps and "a" its value at the window's last step, as
-// in XIOS (the engine folds the windows, see client_engine.hpp). "@a" and
+// freq_op is longer (some steps, or months and years), "@a" is a's own
+// temporal operation over each window of freq_op and "a" its value at the
+// window's last step, as in XIOS (the engine folds the windows, see
+// client_engine.hpp). An operand lives on the expression's points: its
+// grid, a twin of it (same_points), or through one axis zoom or
+// reduce_axis of its field (operand_transform). "@a" and
 // "a" are therefore distinct operands. A point is missing in the result
 // when it is missing in an operand (masked, or the operand's
 // default_value/NaN when that field detects missing values, or no valid
@@ -33,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,7 +54,9 @@ class Expression {
   /// Compiles `text`; on failure returns false and sets `error`. Operand
   /// names (field ids, "this") are listed by operands() in order of first
   /// use, a name once with '@' and once without when written both ways.
-  bool compile(const std::string& text, std::string& error);
+  /// `variables`: the context's <variable>s, for "$name".
+  bool compile(const std::string& text, std::string& error,
+               const std::vector<Attribute>& variables = {});
   [[nodiscard]] const std::vector<std::string>& operands() const { return names_; }
   /// Per operand: written with '@'.
   [[nodiscard]] const std::vector<bool>& operand_at() const { return at_; }
@@ -100,10 +110,46 @@ class Expression {
   int depth_ = 0;  // stack depth needed
 };
 
-/// The window of the '@' operator in field `field`'s expression, in
-/// timesteps: its freq_op when the expression uses '@' and freq_op is
-/// longer than one timestep, else 1. Needs the calendar.
-[[nodiscard]] std::int64_t at_window_steps(const Config& cfg, int field);
+/// Whether the '@' operator in field `field`'s expression reduces its
+/// operands over windows: the expression uses '@' and the field's freq_op
+/// is longer than one timestep (months and years count, at the calendar's
+/// real month lengths). The windows are the periods of freq_op (see
+/// client::Periods). Needs the calendar.
+[[nodiscard]] bool has_at_windows(const Config& cfg, int field);
+
+/// Whether grids `a` and `b` hold the same points in the same order: the
+/// same grid, or grids whose members are the same axes and scalars and
+/// "twin" domains, two domains of one global size that are not windows of
+/// another (NEMO's grid_T and grid_T_inner: one with the model's halo,
+/// one without). Each client's blocks of two twins must then be equal
+/// (checked at close_definition, see twin_operands).
+[[nodiscard]] bool same_points(const Config& cfg, int a, int b);
+
+/// An expression operand on a twin of the expression's domain.
+struct TwinOperand {
+  int field = -1;    ///< the expression's field
+  int operand = -1;  ///< the operand's data field
+  int domain = -1;   ///< the expression's domain
+  int twin = -1;     ///< the operand's domain
+};
+/// Every operand on a twin domain of its expression's, in the fields that
+/// have expressions (complete definitions).
+[[nodiscard]] std::vector<TwinOperand> twin_operands(const Config& cfg);
+
+/// How an expression reads an operand whose field_ref changes the grid:
+/// the levels its axis zoom keeps (zoom_axis / extract_axis), or the
+/// reduction of its axis to a scalar (reduce_axis). Each client holds every
+/// level of its points, so both are computed on the client before the
+/// expression. `active` false: the operand's own values.
+struct OperandTransform {
+  bool active = false;
+  std::vector<int> levels;              ///< levels of the data field kept, in order
+  Reduction reduce = Reduction::kNone;  ///< reduce_axis over every level
+};
+/// The transformation from `operand`'s data field (the end of its
+/// field_ref chain) to `operand`; nullopt when the grids differ otherwise
+/// than by one axis zoom or one reduce_axis on twin domains.
+[[nodiscard]] std::optional<OperandTransform> operand_transform(const Config& cfg, int operand);
 
 /// Resolves every field's expression (operands, grids, checks); part of
 /// complete_definitions. Throws ep::Error naming the field.

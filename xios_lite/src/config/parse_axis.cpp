@@ -34,7 +34,8 @@ void ContextParser::check_axis_attributes(const Element& e) {
 int ContextParser::build_axis(const Element& e, const std::string& id, bool member) {
   (void)member;
   check_axis_attributes(e);
-  config::check_children(e, {"zoom_axis", "extract_axis", "reduce_domain"});
+  config::check_children(e, {"zoom_axis", "extract_axis", "reduce_domain", "reduce_axis",
+                             "duplicate_scalar", "extract_domain"});
   AxisDef a;
   a.id = id;
   a.where = e.where();
@@ -51,23 +52,41 @@ int ContextParser::build_axis(const Element& e, const std::string& id, bool memb
   if (!a.positive.empty() && a.positive != "up" && a.positive != "down") {
     fail(e, "positive", "value '" + a.positive + "' out of range (expected up or down)");
   }
-  const std::vector<const Element*> trans = transformation_children(e);
+  std::vector<const Element*> trans;
+  for (const auto& c : e.children) trans.push_back(c.get());
   if (!trans.empty() && trans.front()->name == "reduce_domain") {
-    const Element& r = *trans.front();
-    config::check_attributes(r);
-    config::check_children(r, {});
-    if (r.has("local") && config::boolean(r, "local")) {
-      config::unsupported(r, "local", "client-local reductions (local=\"true\")");
-    }
-    a.from_domain = reduction_of(r, config::required(r, "operation"));
-    const std::string dir = config::required(r, "direction");
-    if (dir != "iDir" && dir != "jDir") {
-      fail(r, "direction", "value '" + dir + "' out of range (expected iDir or jDir)");
-    }
-    a.along_i = dir == "iDir";
-    a.where = r.where();
+    read_axis_reduction(trans, a);
     if (a.name.empty()) a.name = id;
     return add_axis(std::move(a));
+  }
+  if (trans.size() > 1) {
+    config::unsupported(*trans[1], "", "several transformations in one element (grid_path)");
+  }
+  if (trans.size() == 1 && trans.front()->name == "extract_domain") {
+    // XIOS's extract_domain_to_axis: one line of the field's domain.
+    const Element& x = *trans.front();
+    config::check_attributes(x);
+    config::check_children(x, {});
+    for (const char* window : {"ibegin", "ni", "jbegin", "nj"}) {
+      if (x.has(window)) {
+        fail(x, window, "an extract_domain inside an axis takes direction and position");
+      }
+    }
+    const std::string dir = config::required(x, "direction");
+    if (dir != "iDir" && dir != "jDir") {
+      fail(x, "direction", "value '" + dir + "' out of range (expected iDir or jDir)");
+    }
+    a.extract_position = static_cast<int>(config::integer(x, "position", 0, 1 << 24));
+    a.from_domain = Reduction::kMax;  // of the line's one cell per point: the cell's value
+    a.along_i = dir == "jDir";        // jDir: one value per row
+    a.where = x.where();
+    if (a.name.empty()) a.name = id;
+    return add_axis(std::move(a));
+  }
+  if (!trans.empty() && trans.front()->name == "reduce_axis") {
+    config::unsupported(*trans.front(), "",
+                        "reductions of an axis onto an axis (reduce_axis inside an axis, other "
+                        "than after reduce_domain)");
   }
   if (const Element* src = referenced(Kind::kAxis, e)) {
     a.source = axis_of(*src);
@@ -77,7 +96,13 @@ int ContextParser::build_axis(const Element& e, const std::string& id, bool memb
              "an axis with axis_ref takes its levels from axis '" + src->get("id") + "'");
       }
     }
-    if (!trans.empty()) {
+    if (!trans.empty() && trans.front()->name == "duplicate_scalar") {
+      // Every level of the referenced axis takes the field's scalar value.
+      config::check_attributes(*trans.front());
+      config::check_children(*trans.front(), {});
+      a.from_scalar = true;
+      a.where = trans.front()->where();
+    } else if (!trans.empty()) {
       const Element& z = *trans.front();
       config::check_attributes(z);
       config::check_children(z, {});
@@ -115,6 +140,51 @@ int ContextParser::build_axis(const Element& e, const std::string& id, bool memb
     a.bounds = config::reals(*f.at, "bounds", 2 * static_cast<std::size_t>(a.n_glo));
   }
   return add_axis(std::move(a));
+}
+
+// An axis made by reduce_domain along iDir or jDir; local="true" reduces
+// each client's part only, and a reduce_axis of the same sum, min or max
+// after it combines the clients' parts: the whole domain's reduction.
+void ContextParser::read_axis_reduction(const std::vector<const Element*>& chain, AxisDef& a) {
+  for (const Element* t : chain) {
+    config::check_attributes(*t);
+    config::check_children(*t, {});
+  }
+  const Element& r = *chain.front();
+  const bool then_across = chain.size() == 2 && chain[1]->name == "reduce_axis";
+  if (chain.size() > 2 || (chain.size() == 2 && !then_across)) {
+    config::unsupported(*chain[1], "",
+                        "several transformations in one element (grid_path), other than "
+                        "reduce_domain followed by reduce_axis");
+  }
+  a.from_domain = reduction_of(r, config::required(r, "operation"));
+  const std::string dir = config::required(r, "direction");
+  if (dir != "iDir" && dir != "jDir") {
+    fail(r, "direction", "value '" + dir + "' out of range (expected iDir or jDir)");
+  }
+  a.along_i = dir == "iDir";
+  a.where = r.where();
+  const bool local = r.has("local") && config::boolean(r, "local");
+  if (!then_across) {
+    if (local) {
+      config::unsupported(r, "local",
+                          "a client-local reduction alone (local=\"true\" without a reduce_axis "
+                          "after it: one line of values per client)");
+    }
+    return;
+  }
+  const Element& across = *chain[1];
+  const Reduction then = reduction_of(across, config::required(across, "operation"));
+  if (local && then != a.from_domain) {
+    fail(across, "operation",
+         std::string("'") + to_string(then) + "' after a client-local '" +
+             to_string(a.from_domain) + "' (the same operation gives the whole domain's)");
+  }
+  if (local && a.from_domain == Reduction::kAverage) {
+    config::unsupported(across, "operation",
+                        "the average of the clients' averages (not the domain's average: use "
+                        "reduce_domain operation=\"average\" without local)");
+  }
 }
 
 int ContextParser::axis_of(const Element& e) {

@@ -69,14 +69,16 @@ Attribute attribute_of(const Element& v) {
 
 // A model context's <variable_definition> (or <variable_group>): <variable>s
 // and groups of them, each a well-formed attribute.
-void check_model_variables(const Element& group) {
+void check_model_variables(const Element& group, std::vector<Attribute>& out) {
   config::check_attributes(group);
   config::check_children(group, {"variable", "variable_group"});
   for (const auto& c : group.children) {
     if (c->name == "variable") {
-      (void)attribute_of(*c);
+      Attribute a = attribute_of(*c);
+      if (c->has("id")) a.name = c->get("id");  // "$id" in expressions
+      out.push_back(std::move(a));
     } else {
-      check_model_variables(*c);
+      check_model_variables(*c, out);
     }
   }
 }
@@ -147,7 +149,8 @@ void read_xios_context(const Element& ctx, Settings& s) {
                name == "number_pools_server2" || name == "xios_stack_size" ||
                name == "check_duplicated_ids" || name == "use_xios_memory_profiling" ||
                name == "buffer_factor_size" || name == "buffer_size" ||
-               name == "buffer_server_factor_size" || name == "min_buffer_size_factor") {
+               name == "buffer_server_factor_size" || name == "min_buffer_size_factor" ||
+               name == "services_use_window_manager") {
       // XIOS parameters with no effect on what is written here.
     } else {
       fail(*v, "", "unknown XIOS server parameter '" + name + "'");

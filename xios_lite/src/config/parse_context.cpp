@@ -86,7 +86,7 @@ Config ContextParser::run() {
   // xios_getvar reads them); they write nothing. Each is checked as a
   // <variable> is (id, type, a value of that type).
   for (const Element* def : ctx_.children_named("variable_definition")) {
-    errors_.guard([&] { check_model_variables(*def); });
+    errors_.guard([&] { check_model_variables(*def, cfg_.variables); });
   }
   index_definitions();
   for (const Element* e : domain_elements_) {

@@ -80,16 +80,24 @@ int ContextParser::build_domain(const Element& e, const std::string& id, bool me
       const Element& z = *zooms.front();
       config::check_attributes(z);
       config::check_children(z, {});
-      const auto value = [&](const char* a, const char* old) {
-        return static_cast<int>(config::integer(z, z.has(a) ? a : old, 0, 1 << 24));
+      for (const char* line : {"direction", "position"}) {
+        if (z.has(line)) fail(z, line, "only an extract_domain inside an axis takes it");
+      }
+      // As XIOS: an attribute not given is the whole source along it
+      // (ibegin 0, ni to the end); a named zoom (<zoom_domain id="EqT"/>)
+      // may get them from the model (xios_set_zoom_domain_attr) before
+      // close_definition. -1: to the end, resolved when the source is known.
+      const auto value = [&](const char* a, const char* old, int absent) {
+        const char* given = z.has(a) ? a : z.has(old) ? old : nullptr;
+        return given == nullptr ? absent : static_cast<int>(config::integer(z, given, 0, 1 << 24));
       };
       Window w;
-      w.ibegin = value("ibegin", "zoom_ibegin");
-      w.ni = value("ni", "zoom_ni");
-      w.jbegin = value("jbegin", "zoom_jbegin");
-      w.nj = value("nj", "zoom_nj");
-      if (w.ni < 1 || w.nj < 1) {
-        fail(z, w.ni < 1 ? "ni" : "nj", "an empty window");
+      w.ibegin = value("ibegin", "zoom_ibegin", 0);
+      w.ni = value("ni", "zoom_ni", -1);
+      w.jbegin = value("jbegin", "zoom_jbegin", 0);
+      w.nj = value("nj", "zoom_nj", -1);
+      if (w.ni == 0 || w.nj == 0) {
+        fail(z, w.ni == 0 ? "ni" : "nj", "an empty window");
       }
       d.window = w;
       d.where = z.where();

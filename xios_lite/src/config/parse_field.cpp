@@ -80,8 +80,8 @@ void ContextParser::read_field_attributes(Kind kind, const Element& e, Def& d) {
     d.operation = operation_of(*f.at, *f.value);
   }
   if (const Found f = lookup(kind, e, "freq_op")) {
+    // Months and years too: samples at the ends of the calendar's months.
     d.freq_op = config::frequency(*f.at, "freq_op");
-    check_sampling(*f.at, d.freq_op, "freq_op");
   }
   if (const Found f = lookup(kind, e, "freq_offset")) {
     Frequency off;

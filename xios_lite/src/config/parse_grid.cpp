@@ -1,8 +1,10 @@
 // Grids: their members (references or anonymous derived domains, axes and
 // scalars), a field's implicit grid (domain_ref, axis_ref) and the domains
 // standing in for a grid of an axis or a scalar alone.
+#include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "context_parser.hpp"
 #include "vocabulary.hpp"
@@ -27,6 +29,19 @@ GridDef::Member ContextParser::build_member(const Element& m, const std::string&
                                             std::size_t pos) {
   using MemberKind = GridDef::Member::Kind;
   const std::string anon = m.has("id") ? m.get("id") : grid + "#" + std::to_string(pos);
+  // As XIOS: a member naming only the id of a defined element is that
+  // element (<axis id="ght_abl"/> in a grid is axis ght_abl).
+  if (m.has("id") && m.attributes.size() == 1 && m.children.empty()) {
+    if (m.name == "domain" && domain_ids_.count(anon) > 0) {
+      return {MemberKind::kDomain, domain_of(*domain_ids_.at(anon))};
+    }
+    if (m.name == "axis" && axis_ids_.count(anon) > 0) {
+      return {MemberKind::kAxis, axis_of(*axis_ids_.at(anon))};
+    }
+    if (m.name == "scalar" && scalar_ids_.count(anon) > 0) {
+      return {MemberKind::kScalar, scalar_of(*scalar_ids_.at(anon))};
+    }
+  }
   if (m.has("id") &&
       (domain_ids_.count(anon) + axis_ids_.count(anon) + scalar_ids_.count(anon) +
        domain_index_.count(anon) + axis_index_.count(anon) + scalar_index_.count(anon)) > 0) {
@@ -62,6 +77,24 @@ void ContextParser::build_grid(const Element& g) {
   if (grid_index_.count(grid.id) > 0) {
     fail(g, "id", "duplicate id '" + grid.id + "'");
   }
+  // As XIOS, which solves the references of the grids fields use only: a
+  // grid naming an element nobody defines is left out with a warning (NEMO
+  // ships such a grid), and is an error where a field uses it.
+  for (const auto& m : g.children) {
+    for (const auto& [ref, ids, built] : {std::tuple{"domain_ref", &domain_ids_, &domain_index_},
+                                          std::tuple{"axis_ref", &axis_ids_, &axis_index_},
+                                          std::tuple{"scalar_ref", &scalar_ids_, &scalar_index_}}) {
+      if (m->has(ref) && ids->count(m->get(ref)) == 0 && built->count(m->get(ref)) == 0) {
+        const std::string what = std::string(ref).substr(0, std::string(ref).size() - 4);
+        const std::string message =
+            m->where() + " attribute " + ref + ": unknown " + what + " '" + m->get(ref) + "'";
+        broken_grids_[grid.id] = message;
+        cfg_.warnings.push_back(message + ": grid '" + grid.id +
+                                "' is left out (no field uses it)");
+        return;
+      }
+    }
+  }
   if (g.has("domain_ref")) {  // xios_lite's own short form
     grid.members.push_back(
         {GridDef::Member::Kind::kDomain, member_index(domain_index_, g, "domain_ref", "domain")});
@@ -96,7 +129,11 @@ void ContextParser::add_stand_in_domains() {
       continue;
     }
     GridDef& g = cfg_.grids[static_cast<std::size_t>(f.grid)];
-    if (g.domain >= 0 || g.members.size() != 1 ||
+    // An axis alone, or plain scalars only (XIOS's <scalar/><scalar/>: one value).
+    const bool plain_scalars = std::all_of(g.members.begin(), g.members.end(), [&](const auto& m) {
+      return m.kind == GridDef::Member::Kind::kScalar && plain_scalar(m.index);
+    });
+    if (g.domain >= 0 || g.members.empty() || (g.members.size() != 1 && !plain_scalars) ||
         g.members[0].kind == GridDef::Member::Kind::kDomain) {
       continue;
     }
@@ -118,6 +155,12 @@ void ContextParser::add_stand_in_domains() {
   }
 }
 
+bool ContextParser::plain_scalar(int index) const {
+  const ScalarDef& s = cfg_.scalars[static_cast<std::size_t>(index)];
+  return s.from_axis == Reduction::kNone && s.from_domain == Reduction::kNone &&
+         s.extract_level < 0;
+}
+
 void ContextParser::set_first_members(GridDef& grid) {
   for (const auto& m : grid.members) {
     if (m.kind == GridDef::Member::Kind::kDomain && grid.domain < 0) grid.domain = m.index;
@@ -135,6 +178,10 @@ int ContextParser::grid_of(Kind kind, const Element& e) {
   const Found domain = lookup(kind, e, "domain_ref");
   if (grid && (!domain || grid.distance <= domain.distance)) {
     const auto it = grid_index_.find(*grid.value);
+    if (const auto broken = broken_grids_.find(*grid.value);
+        it == grid_index_.end() && broken != broken_grids_.end()) {
+      fail(*grid.at, "grid_ref", "grid '" + *grid.value + "' is unusable: " + broken->second);
+    }
     if (it == grid_index_.end()) {
       skip_if_failed("grid", *grid.value);
       fail(*grid.at, "grid_ref", "unknown grid '" + *grid.value + "'");

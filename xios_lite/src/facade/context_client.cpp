@@ -1,6 +1,7 @@
 #include "facade/context_client.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -107,6 +108,39 @@ Duration duration_of(const Frequency& f) {
   return d;
 }
 
+// A duration as XIOS's xios_duration gives it: in the units it was
+// written in ("2h" is 2 hours, not 7200 seconds: NEMO names its files from
+// them, @freq@ -> "2h"). `f` is `text` parsed (so `text` is well formed).
+Duration duration_in_units(const std::string& text, const Frequency& f) {
+  Duration d;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t used = 0;
+    double count = 0;
+    try {
+      count = std::stod(text.substr(at), &used);
+    } catch (const std::exception&) {
+      return duration_of(f);  // a form parse_frequency takes and this does not: in seconds
+    }
+    at += used;
+    std::size_t end = at;
+    while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end])) != 0) ++end;
+    const std::string unit = text.substr(at, end - at);
+    at = end;
+    double* slot = unit == "y"    ? &d.year
+                   : unit == "mo" ? &d.month
+                   : unit == "d"  ? &d.day
+                   : unit == "h"  ? &d.hour
+                   : unit == "mi" ? &d.minute
+                   : unit == "s"  ? &d.second
+                   : unit == "ts" ? &d.timestep
+                                  : nullptr;
+    if (slot == nullptr) return duration_of(f);
+    *slot += count;
+  }
+  return d;
+}
+
 std::string date_text(const DateValue& d) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d", d.year, d.month, d.day, d.hour,
@@ -183,7 +217,7 @@ bool value_of(const std::string& text, Value& v) {
     case AttributeType::kDuration: {
       Frequency f;
       if (!parse_frequency(text, f)) return false;
-      v.duration = duration_of(f);
+      v.duration = duration_in_units(text, f);
       return true;
     }
     case AttributeType::kDate: {
@@ -548,15 +582,20 @@ bool ContextClient::get(const char* call, Handle* h, const std::string& name, Va
     }
   }
   // The element's own value; after close, as XIOS solves inheritance, its
-  // groups' and its reference's too.
+  // groups' and its reference's too. A file's groups' values are read
+  // before close too: NEMO reads a file's name, name_suffix and output_freq
+  // from its file_definition and file_group to replace @expname@, @freq@,
+  // ... (iom_update_file_name), and XIOS gives them.
   const Element* e = h->element != nullptr ? h->element : context_element();
+  const bool groups_now = h->kind == "file";
   const std::function<const std::string*(const Element&, int)> look =
       [&](const Element& el, int depth) -> const std::string* {
     if (const std::string* own = el.find(name)) return own;
-    if (!closed() || !inheritable(name) || depth > 64) return nullptr;
+    if ((!closed() && !groups_now) || !inheritable(name) || depth > 64) return nullptr;
     for (const Element* g = el.parent; g != nullptr && g->name != "context"; g = g->parent) {
       if (const std::string* up = g->find(name)) return up;
     }
+    if (!closed()) return nullptr;
     if (const std::string* ref = reference_of(el)) {
       const std::string kind = kind_of_element(el.name);
       if (Handle* target = find(std::string(base_kind(kind)), *ref)) {

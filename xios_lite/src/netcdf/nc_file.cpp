@@ -59,7 +59,9 @@ std::string cell_methods_of(const Config& cfg, const OutputVariable& v) {
     return common::enum_name(kCellMethodOfReduction, r, "mean");
   };
   const OutputShape& s = v.shape;
-  if (s.horizontal == OutputShape::Horizontal::kGlobal) {
+  if (s.line >= 0) {
+    // extract_domain: one line of the domain, no method over it
+  } else if (s.horizontal == OutputShape::Horizontal::kGlobal) {
     generated += std::string("area: ") + method(s.horizontal_op) + " ";
   } else if (s.horizontal == OutputShape::Horizontal::kAlongI) {
     generated += std::string("longitude: ") + method(s.horizontal_op) + " ";

@@ -3,6 +3,10 @@
 // 6-hourly records puts records 0..3 in the first file.
 #include "output_files.hpp"
 
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 
 #include "ep/error.hpp"
@@ -17,6 +21,12 @@ std::vector<VariableSlot> variable_table(const Config& cfg) {
     }
   }
   return table;
+}
+
+std::string lost_records_line(const std::string& file_id, std::size_t lost, int first, int last) {
+  return "file '" + file_id + "': " + std::to_string(lost) +
+         " record(s) not written after its write error (records " + std::to_string(first) + " to " +
+         std::to_string(last) + ")";
 }
 
 std::string server_suffix(int server, int servers, int min_digits) {
@@ -38,6 +48,9 @@ OutputFiles::OutputFiles(const Config& cfg, WriterPart part, MPI_Comm comm, int 
       ep_rank_(ep_rank),
       table_(variable_table(cfg)),
       files_(cfg.files.size()) {
+  if (const char* inject = std::getenv("XIOS_LITE_TEST_WRITE_FAILURE")) {
+    inject_ = inject;
+  }
   const bool shared = comm != MPI_COMM_NULL;
   for (std::size_t f = 0; f < cfg.files.size(); ++f) {
     for (const auto& v : cfg.files[f].variables) {
@@ -134,12 +147,101 @@ void OutputFiles::finish_file(FileState& st) {
 
 void OutputFiles::write(int gvar, const RecordTime& t, std::span<const BlockView> blocks) {
   const VariableSlot slot = table_.at(static_cast<std::size_t>(gvar));
-  const FileDef& fd = cfg_.files[static_cast<std::size_t>(slot.file)];
-  const OutputVariable& var = fd.variables[static_cast<std::size_t>(slot.pos)];
   FileState& st = files_[static_cast<std::size_t>(slot.file)];
   if (!st.held) {
     return;  // a process holding no row of the file's domains writes no file
   }
+  const auto count_lost = [&st](int record) {
+    if (record != st.lost_last) {  // records come in order: a new one differs from the last
+      st.lost_first = st.lost_first < 0 ? record : st.lost_first;
+      st.lost_last = record;
+      ++st.lost;
+    }
+  };
+  if (st.failed) {
+    count_lost(t.record);
+    return;
+  }
+  std::string failure;
+  std::exception_ptr own;
+  try {
+    write_record(gvar, t, blocks);
+    inject_failure(slot.file, t.record);
+  } catch (const std::exception& e) {
+    failure = e.what();
+    own = std::current_exception();
+  }
+  if (comm_ != MPI_COMM_NULL) {
+    failure = agree_on_failure(failure, slot.file);
+  }
+  if (failure.empty()) {
+    return;
+  }
+  st.failed = true;
+  count_lost(t.record);
+  if (own) {
+    std::rethrow_exception(own);
+  }
+  throw ep::Error(ep::ErrorKind::kIo, "xios_lite::OutputFiles::write", ep_rank_, failure);
+}
+
+std::string OutputFiles::agree_on_failure(const std::string& mine, int file) const {
+  int rank = 0;
+  ep::check_mpi(MPI_Comm_rank(comm_, &rank), "MPI_Comm_rank", ep_rank_);
+  const int failed_at = mine.empty() ? INT_MAX : rank;
+  int first = INT_MAX;
+  ep::check_mpi(MPI_Allreduce(&failed_at, &first, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce",
+                ep_rank_);
+  if (first == INT_MAX) {
+    return "";
+  }
+  // The first failing process's text, for the processes whose write went well.
+  int length = rank == first ? static_cast<int>(mine.size()) : 0;
+  ep::check_mpi(MPI_Bcast(&length, 1, MPI_INT, first, comm_), "MPI_Bcast", ep_rank_);
+  std::string text = rank == first ? mine : std::string(static_cast<std::size_t>(length), ' ');
+  ep::check_mpi(MPI_Bcast(text.data(), length, MPI_CHAR, first, comm_), "MPI_Bcast", ep_rank_);
+  if (!mine.empty()) {
+    return mine;
+  }
+  return "file '" + cfg_.files[static_cast<std::size_t>(file)].id +
+         "' failed on its parallel writer " + std::to_string(first) + ": " + text;
+}
+
+void OutputFiles::inject_failure(int file, int record) const {
+  if (inject_.empty()) {
+    return;
+  }
+  int writer = part_.server;
+  if (comm_ != MPI_COMM_NULL) {
+    ep::check_mpi(MPI_Comm_rank(comm_, &writer), "MPI_Comm_rank", ep_rank_);
+  }
+  const FileDef& fd = cfg_.files[static_cast<std::size_t>(file)];
+  if (inject_ == fd.id + ":" + std::to_string(writer) + ":" + std::to_string(record)) {
+    const FileState& st = files_[static_cast<std::size_t>(file)];
+    throw ep::Error(ep::ErrorKind::kIo, "xios_lite::OutputFiles::write", ep_rank_,
+                    "file '" + (st.nc ? st.nc->path() : fd.name) + "': " + std::strerror(EIO) +
+                        " (XIOS_LITE_TEST_WRITE_FAILURE after record " + std::to_string(record) +
+                        ")");
+  }
+}
+
+std::string OutputFiles::lost_report() const {
+  std::string text;
+  for (std::size_t f = 0; f < files_.size(); ++f) {
+    const FileState& st = files_[f];
+    if (st.lost > 0) {
+      text += (text.empty() ? "" : "; ") +
+              lost_records_line(cfg_.files[f].id, st.lost, st.lost_first, st.lost_last);
+    }
+  }
+  return text;
+}
+
+void OutputFiles::write_record(int gvar, const RecordTime& t, std::span<const BlockView> blocks) {
+  const VariableSlot slot = table_.at(static_cast<std::size_t>(gvar));
+  const FileDef& fd = cfg_.files[static_cast<std::size_t>(slot.file)];
+  const OutputVariable& var = fd.variables[static_cast<std::size_t>(slot.pos)];
+  FileState& st = files_[static_cast<std::size_t>(slot.file)];
   const bool timed = var.operation != Operation::kOnce;
   if (timed) {
     std::int64_t split = 0;

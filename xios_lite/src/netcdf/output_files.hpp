@@ -8,6 +8,20 @@
 // it is opened). The server's writer thread restores that order from
 // whatever arrives; synchronous clients produce it directly.
 //
+// A write error is its file's own: the file takes no more records (each
+// later one is counted as lost, for lost_report()), the other files go on.
+// With a parallel communicator the writers agree after every write whether
+// it failed anywhere (one MPI_Allreduce), so a failure seen by one process
+// only stops the file on all of them together instead of leaving the
+// others in the next collective write; they raise the failing process's
+// text. A process that fails inside a collective call without returning
+// cannot be helped here (the clients' finalise timeout reports it).
+//
+// Testing hook: XIOS_LITE_TEST_WRITE_FAILURE="<file id>:<writer>:<record>"
+// makes that writer (its rank in the parallel communicator, else its
+// server index) fail with EIO right after its write of that record of that
+// file, as a write whose error is seen on return. Read once per OutputFiles.
+//
 // Thread safety and collectivity as NcFile: one thread per process; with a
 // parallel communicator every call is collective over it.
 #pragma once
@@ -62,6 +76,11 @@ struct WriterPart {
   int servers = 1;  ///< ... when there are several (none with one)
 };
 
+/// The report's line for a file that failed: "file '<id>': <n> record(s)
+/// not written after its write error (records <first> to <last>)".
+[[nodiscard]] std::string lost_records_line(const std::string& file_id, std::size_t lost, int first,
+                                            int last);
+
 /// The file-name suffix of server `server` of `servers` in multiple_file
 /// mode ("" with one server), zero-padded to `min_digits`.
 [[nodiscard]] std::string server_suffix(int server, int servers, int min_digits);
@@ -75,8 +94,12 @@ class OutputFiles {
 
   /// Writes one record of variable `gvar` from `blocks` (with a parallel
   /// communicator every process passes the same number of blocks; empty
-  /// ones are fine).
+  /// ones are fine). Throws the write's ep::Error (with a parallel
+  /// communicator: on every process, see above) once; later records of a
+  /// file that failed are counted as lost and not written.
   void write(int gvar, const RecordTime& t, std::span<const BlockView> blocks);
+  /// Per file that failed, its lost_records_line(), joined by "; " ("" when none).
+  [[nodiscard]] std::string lost_report() const;
   /// Closes every open file (syncing it). Throws on a NetCDF error.
   void close_all();
 
@@ -99,6 +122,10 @@ class OutputFiles {
     std::vector<RowRange> rows;  // per variable: the rows of its row dimension in this file
     int written_in_record = 0;   // of the current record
     std::int64_t next_sync = 0;  // boundary index of sync_freq
+    bool failed = false;         // a write failed: no more records
+    std::size_t lost = 0;        // records not written since (each counted once)
+    int lost_first = -1;
+    int lost_last = -1;
   };
   // A once variable's record, kept to be written into every later split file.
   struct OnceRecord {
@@ -110,6 +137,11 @@ class OutputFiles {
   void open(int file, std::int64_t split, int first_record);
   void finish_file(FileState& st);
   void write_blocks(FileState& st, int pos, int local_record, std::span<const BlockView> blocks);
+  void write_record(int gvar, const RecordTime& t, std::span<const BlockView> blocks);
+  // Collective with a parallel communicator: "" when no process failed,
+  // else this process's own failure or the first failing process's.
+  [[nodiscard]] std::string agree_on_failure(const std::string& mine, int file) const;
+  void inject_failure(int file, int record) const;  // XIOS_LITE_TEST_WRITE_FAILURE
 
   const Config& cfg_;
   WriterPart part_;
@@ -120,6 +152,7 @@ class OutputFiles {
   std::vector<OnceRecord> once_;  // in the order written
   std::vector<std::string> paths_;
   double bytes_written_ = 0;
+  std::string inject_;  // XIOS_LITE_TEST_WRITE_FAILURE ("" when unset)
 };
 
 }  // namespace xios_lite::netcdf

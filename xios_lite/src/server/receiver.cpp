@@ -115,8 +115,10 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
         switch (h.kind()) {
           case transport::EventKind::kData:
           case transport::EventKind::kMissing:
-            // After a write error, data is received and dropped: clients never block.
-            if (written_error.empty() && !assembly->place(source, inter.rank(), h, payload)) {
+            // Placed even after a write error: the error is its file's alone
+            // (the writer drops that file's records, counting them), and
+            // every other file's records are written whole.
+            if (!assembly->place(source, inter.rank(), h, payload)) {
               out.failure = "client " + std::to_string(source) + " sent data for variable " +
                             std::to_string(h.var) + " outside this server's rows or variables";
             }

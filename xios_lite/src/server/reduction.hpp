@@ -155,6 +155,11 @@ class ReductionFold {
         ReductionFold fold(s.horizontal_op);
         for (int x = 0; x < across; ++x) {
           const auto [j, i] = at(l, x);
+          // extract_domain: the one cell of the line on the extracted row or column.
+          if (s.line >= 0 &&
+              (s.horizontal == OutputShape::Horizontal::kAlongI ? i0 + i : j0 + j) != s.line) {
+            continue;
+          }
           const double v = cell(k, j, i);
           if (!is_missing(v, fill, nan_missing)) fold.add(v, weight(j, i));
         }

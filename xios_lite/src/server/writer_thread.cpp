@@ -207,10 +207,8 @@ std::string WriterThread::incomplete_report(std::size_t limit) const {
   for (std::size_t f = 0; f < order_.size(); ++f) {
     const FileOrder& o = order_[f];
     if (o.lost > 0) {
-      text += (text.empty() ? "" : "; ") + std::string("file '") + cfg_.files[f].id +
-              "': " + std::to_string(o.lost) +
-              " record(s) not written after its write error (records " +
-              std::to_string(o.lost_first) + " to " + std::to_string(o.lost_last) + ")";
+      text += (text.empty() ? "" : "; ") +
+              netcdf::lost_records_line(cfg_.files[f].id, o.lost, o.lost_first, o.lost_last);
     }
   }
   return text;

@@ -12,7 +12,9 @@
 //
 // A write error is the file's own: that file takes no more records (they
 // are counted as lost and reported, file by file), the other files go on
-// being written; error() gives the first failure for the clients.
+// being written; error() gives the first failure for the clients. A
+// one_file file fails on every server process together (OutputFiles agrees
+// after each write), so they all count the same records lost.
 //
 // Thread safety: push() and error() may be called by any receiving thread
 // while the writer runs; finish() once, after every receiving thread is

@@ -68,6 +68,54 @@ struct StageCopies {
   std::vector<RowFill> fill;
 };
 
+/// Rows narrower than this are staged: a row read out of another core's
+/// array costs a cache-line transfer or two however few bytes it holds (a
+/// column strip of w = 1 is one line per 8 bytes), so the owner packs its
+/// narrow rows, from its own cache, into one contiguous block per local
+/// reader, which the reader then reads line by line. Wider rows are read
+/// straight out of the owner's field. An owner whose readers read only
+/// staged rows also waits for their departure at its next call rather
+/// than at the end of this one (its own array is free at once): one
+/// blocking round per call instead of two, worth an extra local copy of
+/// rows up to this size.
+inline constexpr std::size_t kStagedRowBytes = 1024;
+
+/// A row copied from a peer in this process (the zero-copy path of a bound
+/// plan): `bytes` to byte `to_offset` of this rank's field `field`, from
+/// byte `from_offset` of the peer's field `field`, or, for a staged row,
+/// of the peer's staging block for this rank.
+struct RowDirectCopy {
+  int field = 0;
+  int thread = 0;  ///< the peer's thread in the process (its board slot)
+  bool staged = false;
+  std::size_t from_offset = 0;
+  std::size_t to_offset = 0;
+  std::size_t bytes = 0;
+};
+
+/// What a peer in this process sends this rank in one stage: its rectangles
+/// in its own frame (a subdomain of nx x ny) and the matching rectangles of
+/// this rank's frame (same order, same sizes).
+struct LocalTransfer {
+  int thread = 0;
+  int nx = 0;
+  int ny = 0;
+  std::vector<Rect> from;  ///< the peer's frame
+  std::vector<Rect> to;    ///< this rank's frame
+};
+
+/// Appends the rows of `transfer` for every field to `rows`, this rank's
+/// subdomain being nx x ny, halo `width`; staged rows are numbered within
+/// the peer's block for this rank in the order add_staged_rows packs them.
+void add_direct_rows(const LocalTransfer& transfer, int nx, int ny, int width,
+                     const std::vector<FieldShape>& fields, std::vector<RowDirectCopy>& rows);
+/// The owner's side: appends the staged (narrow) rows of `sends` (this
+/// rank's rectangles for one local reader) to `rows`, packed from
+/// `cursor` on in a staging buffer, advancing `cursor`.
+void add_staged_rows(const std::vector<Rect>& sends, int nx, int ny, int width,
+                     const std::vector<FieldShape>& fields, std::size_t& cursor,
+                     std::vector<RowCopy>& rows);
+
 /// Pack lists of every stage of a subdomain of nx x ny cells, halo width
 /// `width`, for `fields`. Throws common::Error (kCount, naming `rank`) when one
 /// message would exceed INT_MAX bytes.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -94,6 +95,45 @@ HaloPlan<C>::HaloPlan(const C& comm, const HaloSpec& spec) : spec_(spec) {
   }
   send_buffers_.resize(stages_.size());
   recv_buffers_.resize(stages_.size());
+  // The zero-copy path's geometry: what each peer of this process sends
+  // this rank, in the peer's frame (its own schedule, computed here as it
+  // computes it), and the stages left for messages.
+  board_ = detail::make_process_board(comm_);
+  thread_ = detail::local_thread_of(comm_);
+  const std::vector<int> threads = detail::local_threads_of(comm_);
+  packed_stages_ = stages_;
+  local_transfers_.resize(stages_.size());
+  local_sends_.resize(stages_.size());
+  for (std::size_t s = 0; s < stages_.size(); ++s) {
+    for (detail::PeerTransfer& t : packed_stages_[s].peers) {
+      const int thread = threads[static_cast<std::size_t>(t.peer)];
+      if (thread < 0 || board_ == nullptr) continue;
+      if (std::find(local_peers_.begin(), local_peers_.end(), thread) == local_peers_.end()) {
+        local_peers_.push_back(thread);
+      }
+      if (!t.receives.empty()) {
+        const int peer_block = map.block_of(t.peer);
+        const std::vector<detail::Stage> theirs = detail::build_stages(
+            map, t.peer, spec_.width, spec_.stencil, detail::stage_layout(spec_.algorithm));
+        detail::LocalTransfer local;
+        local.thread = thread;
+        local.nx = d.x_sizes[static_cast<std::size_t>(peer_block % d.px())];
+        local.ny = d.y_sizes[static_cast<std::size_t>(peer_block / d.px())];
+        for (const detail::PeerTransfer& back : theirs[s].peers) {
+          if (back.peer == comm_.rank()) local.from = back.sends;
+        }
+        local.to = t.receives;
+        local_transfers_[s].push_back(std::move(local));
+      }
+      if (!t.sends.empty()) local_sends_[s].emplace_back(thread, t.sends);
+      // Kept with nothing to send or receive: kNeighbor's counts follow the
+      // graph's neighbours, which include this peer.
+      t.sends.clear();
+      t.receives.clear();
+    }
+  }
+  direct_.resize(stages_.size());
+  staged_pack_.resize(stages_.size());
 }
 
 template <Communicator C>
@@ -113,6 +153,164 @@ std::size_t HaloPlan<C>::bytes_sent() const {
 }
 
 template <Communicator C>
+void HaloPlan<C>::bind(std::span<const HaloField> fields) {
+  if (pending_) {
+    throw common::Error(common::ErrorKind::kRequest, "collectives::HaloPlan::bind", comm_.rank(),
+                        "an exchange is in flight (call finish() first)");
+  }
+  if (takes_part()) {
+    // The lists, staging buffers and addresses below are read by the local
+    // peers until they depart from the last call.
+    if (bound_) wait_departures(calls_);
+    detail::agree_or_throw(comm_, "collectives::HaloPlan::bind",
+                           detail::halo_fields_problem(fields, nx_, ny_, spec_.width),
+                           detail::halo_fields_fingerprint(fields));
+    bound_ = true;
+    build_lists(fields);
+    if (board_ != nullptr) {
+      // No local peer reads this slot now: the last exchange ended with
+      // their departures, and the next one publishes it with an arrival.
+      std::vector<std::byte*>& addresses = board_->addresses(thread_);
+      addresses.clear();
+      for (const HaloField& f : fields) addresses.push_back(f.data);
+      std::vector<std::vector<std::size_t>>& blocks = board_->staging_blocks(thread_);
+      blocks.assign(stages_.size(),
+                    std::vector<std::size_t>(static_cast<std::size_t>(board_->threads()), 0));
+      for (std::size_t s = 0; s < stages_.size(); ++s) {
+        std::size_t cursor = 0;
+        for (const auto& [reader, rects] : local_sends_[s]) {
+          blocks[s][static_cast<std::size_t>(reader)] = cursor;
+          std::vector<detail::RowCopy> ignored;
+          detail::add_staged_rows(rects, nx_, ny_, spec_.width, agreed_shapes_, cursor, ignored);
+        }
+      }
+    }
+    if (spec_.algorithm == HaloAlgorithm::kNeighbor) {
+      // The neighbourhood collective is skipped when no rank has a peer in
+      // another process (the one-process layouts).
+      int messages = copies_.front().send_bytes + copies_.front().recv_bytes > 0 ? 1 : 0;
+      comm_.library_allreduce(MPI_IN_PLACE, &messages, 1, MPI_INT, MPI_MAX);
+      neighbor_messages_ = messages != 0;
+    }
+  }
+  bound_ = true;
+  bound_fields_.assign(fields.begin(), fields.end());
+}
+
+template <Communicator C>
+void HaloPlan<C>::check_bound(std::span<const HaloField> fields) const {
+  const auto hex = [](const void* p) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%p", p);
+    return std::string(text);
+  };
+  if (fields.size() != bound_fields_.size()) {
+    throw common::Error(
+        common::ErrorKind::kArgument, "collectives::HaloPlan::exchange", comm_.rank(),
+        std::to_string(fields.size()) + " fields given, " + std::to_string(bound_fields_.size()) +
+            " bound (bind() the new fields first, on every rank)");
+  }
+  for (std::size_t f = 0; f < fields.size(); ++f) {
+    const HaloField& given = fields[f];
+    const HaloField& bound = bound_fields_[f];
+    if (given.data != bound.data || given.elements != bound.elements ||
+        given.levels != bound.levels || given.element_bytes != bound.element_bytes) {
+      throw common::Error(
+          common::ErrorKind::kArgument, "collectives::HaloPlan::exchange", comm_.rank(),
+          "field " + std::to_string(f) + " at " + hex(given.data) + " (" +
+              std::to_string(given.elements) + " elements) is not the bound field at " +
+              hex(bound.data) + " (" + std::to_string(bound.elements) +
+              " elements): bind() the new fields first, on every rank");
+    }
+  }
+}
+
+template <Communicator C>
+void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
+  std::vector<detail::FieldShape> shapes;
+  std::vector<std::size_t> elements;
+  for (const HaloField& f : fields) {
+    shapes.push_back({f.levels, f.element_bytes});
+    elements.push_back(f.elements);
+  }
+  copies_ = detail::build_copies(bound_ ? packed_stages_ : stages_, nx_, ny_, spec_.width, shapes,
+                                 comm_.rank());
+  read_in_place_ = false;
+  for (std::size_t s = 0; s < copies_.size(); ++s) {
+    // At least one byte, so that no buffer pointer handed to MPI is null.
+    send_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].send_bytes));
+    recv_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].recv_bytes));
+    direct_[s].clear();
+    staged_pack_[s].clear();
+    if (!bound_) continue;
+    for (const detail::LocalTransfer& t : local_transfers_[s]) {
+      detail::add_direct_rows(t, nx_, ny_, spec_.width, shapes, direct_[s]);
+    }
+    if (board_ == nullptr) continue;
+    std::size_t staged_bytes = 0;
+    for (const auto& [reader, rects] : local_sends_[s]) {
+      detail::add_staged_rows(rects, nx_, ny_, spec_.width, shapes, staged_bytes, staged_pack_[s]);
+      for (const detail::FieldShape& field : shapes) {
+        for (const detail::Rect& r : rects) {
+          if (static_cast<std::size_t>(r.width) * field.element_bytes >= detail::kStagedRowBytes) {
+            read_in_place_ = true;
+          }
+        }
+      }
+    }
+    std::vector<std::vector<std::byte>>& staging = board_->staging(thread_);
+    staging.resize(stages_.size());
+    staging[s].resize(std::max<std::size_t>(1, staged_bytes));
+  }
+  agreed_shapes_ = std::move(shapes);
+  agreed_elements_ = std::move(elements);
+}
+
+template <Communicator C>
+void HaloPlan<C>::arrive(std::size_t s) {
+  if (board_ == nullptr) return;
+  // Readers of staged rows only: they may still be copying the previous
+  // call's blocks (this rank did not wait for them then).
+  if (s == 0 && !read_in_place_ && calls_ > 1) wait_departures(calls_ - 1);
+  detail::pack_rows(comm_, staged_pack_[s], fields_, board_->staging(thread_)[s].data());
+  board_->arrive(thread_, phase(s));
+}
+
+template <Communicator C>
+void HaloPlan<C>::wait_departures(std::uint64_t call) {
+  if (board_ == nullptr) return;
+  for (const int peer : local_peers_) board_->wait_departed(peer, call);
+}
+
+template <Communicator C>
+void HaloPlan<C>::copy_local(std::size_t s) {
+  // Rows come grouped by peer: wait for each peer once, just before its rows.
+  const std::vector<detail::RowDirectCopy>& rows = direct_[s];
+  int waited_for = -1;
+  const std::vector<std::byte*>* addresses = nullptr;
+  const std::byte* block = nullptr;  // the peer's staged rows for this rank
+  for (const detail::RowDirectCopy& row : rows) {
+    if (row.thread != waited_for) {
+      board_->wait_arrived(row.thread, phase(s));
+      waited_for = row.thread;
+      addresses = &board_->addresses(row.thread);
+      block = board_->staging(row.thread)[s].data() +
+              board_->staging_blocks(row.thread)[s][static_cast<std::size_t>(thread_)];
+    }
+    const std::byte* from = row.staged ? block : (*addresses)[static_cast<std::size_t>(row.field)];
+    std::memcpy(fields_[static_cast<std::size_t>(row.field)].data + row.to_offset,
+                from + row.from_offset, row.bytes);
+  }
+}
+
+template <Communicator C>
+void HaloPlan<C>::depart() {
+  if (board_ == nullptr || local_peers_.empty()) return;
+  board_->depart(thread_, calls_);
+  if (read_in_place_) wait_departures(calls_);
+}
+
+template <Communicator C>
 void HaloPlan<C>::prepare(std::span<const HaloField> fields) {
   bool same = fields.size() == agreed_shapes_.size();
   for (std::size_t f = 0; same && f < fields.size(); ++f) {
@@ -126,20 +324,7 @@ void HaloPlan<C>::prepare(std::span<const HaloField> fields) {
   detail::agree_or_throw(comm_, "collectives::HaloPlan::exchange",
                          detail::halo_fields_problem(fields, nx_, ny_, spec_.width),
                          detail::halo_fields_fingerprint(fields));
-  std::vector<detail::FieldShape> shapes;
-  std::vector<std::size_t> elements;
-  for (const HaloField& f : fields) {
-    shapes.push_back({f.levels, f.element_bytes});
-    elements.push_back(f.elements);
-  }
-  copies_ = detail::build_copies(stages_, nx_, ny_, spec_.width, shapes, comm_.rank());
-  for (std::size_t s = 0; s < copies_.size(); ++s) {
-    // At least one byte, so that no buffer pointer handed to MPI is null.
-    send_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].send_bytes));
-    recv_buffers_[s].resize(std::max<std::size_t>(1, copies_[s].recv_bytes));
-  }
-  agreed_shapes_ = std::move(shapes);
-  agreed_elements_ = std::move(elements);
+  build_lists(fields);
 }
 
 template <Communicator C>
@@ -149,7 +334,12 @@ void HaloPlan<C>::start(std::span<const HaloField> fields) {
                         "an exchange is already in flight (call finish() first)");
   }
   if (takes_part()) {
-    prepare(fields);
+    if (bound_) {
+      check_bound(fields);
+      ++calls_;
+    } else {
+      prepare(fields);
+    }
     fields_.assign(fields.begin(), fields.end());
     if (spec_.algorithm == HaloAlgorithm::kNeighbor) {
       neighbor_exchange();
@@ -171,9 +361,9 @@ void HaloPlan<C>::finish() {
                         "no exchange in flight (call start() first)");
   }
   pending_ = false;
-  if (takes_part() && spec_.algorithm != HaloAlgorithm::kNeighbor) {
-    complete_stage(stages_.size() - 1);
-  }
+  if (!takes_part()) return;
+  if (spec_.algorithm != HaloAlgorithm::kNeighbor) complete_stage(stages_.size() - 1);
+  if (bound_) depart();
 }
 
 }  // namespace collectives

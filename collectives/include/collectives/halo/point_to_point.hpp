@@ -15,6 +15,8 @@ namespace collectives {
 
 template <Communicator C>
 void HaloPlan<C>::post_stage(std::size_t s) {
+  // A bound plan's local peers may read this stage's cells from now on.
+  if (bound_) arrive(s);
   const detail::StageCopies& copies = copies_[s];
   const int tag = static_cast<int>(s);
   // The `count` bytes at `displ` of a stage buffer: one peer's message.
@@ -44,6 +46,8 @@ void HaloPlan<C>::complete_stage(std::size_t s) {
   comm_.wait_all(requests_);
   requests_.clear();
   detail::unpack_rows(comm_, copies_[s].unpack, fields_, recv_buffers_[s].data());
+  // Local peers last: this rank holds no request while it waits for them.
+  if (bound_) copy_local(s);
 }
 
 }  // namespace collectives
