@@ -132,7 +132,12 @@ int main(int argc, char** argv) {
               std::to_string(ep.cy) + " grid, funneled on " + std::to_string(fun.cx) + " x " +
               std::to_string(fun.cy) + " (x " + std::to_string(harness.threads()) +
               " threads); fields L x L x " + std::to_string(kLevels) + " doubles, L =";
-          for (const int e : edges) line += " " + std::to_string(e);
+          for (const int e : edges) {
+            // Two appends, not " " + to_string(e): GCC 12 sees a false
+            // -Wrestrict overlap in that operator+ once inlined here.
+            line += ' ';
+            line += std::to_string(e);
+          }
           harness.modes().print_launch(line.c_str());
         }
         for (std::size_t s = 0; s < edges.size(); ++s) {
