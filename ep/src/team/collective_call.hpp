@@ -12,6 +12,7 @@
 #include <exception>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -131,6 +132,10 @@ void mpi_stage(CollectiveCall& call, int representative, StageEnd end, Stage&& s
 class RoundArrivals {
  public:
   RoundArrivals(LocalTeam& team, int thread) : team_(team), thread_(thread) {}
+  /// Arrivals already complete (a delegated round's last arriver).
+  struct AllArrived {};
+  RoundArrivals(LocalTeam& team, int thread, AllArrived /*unused*/)
+      : team_(team), thread_(thread), awaited_(true) {}
   /// Returns when every other local endpoint has arrived (once; later calls
   /// return at once).
   void await() {
@@ -155,8 +160,32 @@ class RoundArrivals {
 /// kMpi naming the owner, so no thread is left waiting. One team
 /// synchronisation, where a barrier, mpi_stage and a closing barrier would be
 /// three.
+///
+/// On a communicator within one process `work` calls no MPI and routes
+/// nothing, so the round is delegated (LocalTeam::delegated_round): the last
+/// thread to arrive runs the owner's `work` (on the owner's captures; its
+/// own thread_local scratch) and releases the others. So `work` must not
+/// depend on the thread that runs it except through what it captures.
 template <typename Work>
 void gather_release(CollectiveCall& call, int owner, Work&& work) {
+  if (call.processes() == 1) {
+    using WorkType = std::remove_reference_t<Work>;
+    LocalTeam::RoundWork round_work;
+    if (call.thread == owner) {
+      round_work.context = const_cast<void*>(static_cast<const void*>(&work));
+      round_work.run = [](void* context, LocalTeam& team, int thread) {
+        RoundArrivals arrivals(team, thread, RoundArrivals::AllArrived{});
+        (*static_cast<WorkType*>(context))(arrivals);
+      };
+    }
+    const LocalTeam::Release outcome =
+        call.team.delegated_round(call.thread, call.thread == owner ? &round_work : nullptr);
+    if (!outcome.failed) return;
+    if (call.thread == owner) std::rethrow_exception(round_work.error);
+    throw Error(ErrorKind::kMpi, call.name, call.rank,
+                "the collective's work failed on local thread " + std::to_string(owner) +
+                    " (see its error)");
+  }
   if (call.thread != owner) {
     call.team.arrive(call.thread);
     if (!call.team.wait_release(call.thread).failed) return;
