@@ -31,9 +31,11 @@ std::size_t read_tuning(const std::string& path, const char* call) {
     char* end = nullptr;
     const unsigned long long bytes = std::strtoull(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0' || value[0] == '-') {
-      throw Error(ErrorKind::kArgument, call, -1,
-                  "EP_P2P_TUNING='" + path + "', line " + std::to_string(number) + ": '" + line +
-                      "' is not eager_threshold=<bytes>");
+      std::string message = "EP_P2P_TUNING='" + path;
+      message += "', line " + std::to_string(number);
+      message += ": '" + line;
+      message += "' is not eager_threshold=<bytes>";
+      throw Error(ErrorKind::kArgument, call, -1, message);
     }
     threshold = static_cast<std::size_t>(bytes);
   }
@@ -50,10 +52,10 @@ std::size_t tuned_eager_threshold(const char* call) {
   const char* path = std::getenv("EP_P2P_TUNING");
   if (path == nullptr || *path == '\0') return kDefaultEagerThreshold;
   // Read once per file name: creating a communicator must not reread it.
-  static const std::string read_path = path;
-  static const std::size_t tuned = read_tuning(read_path, call);
-  if (read_path != path) return read_tuning(path, call);
-  return tuned;
+  static const std::string kReadPath = path;
+  static const std::size_t kTuned = read_tuning(kReadPath, call);
+  if (kReadPath != path) return read_tuning(path, call);
+  return kTuned;
 }
 
 }  // namespace ep::detail

@@ -49,7 +49,8 @@ LocalTeam::LocalTeam(int size)
   int members = size;
   for (std::size_t level = 0; level < level_sizes.size(); ++level) {
     for (int i = 0; i < level_sizes[level]; ++i) {
-      ArrivalNode& node = arrival_nodes_[static_cast<std::size_t>(first_of_level[level] + i)];
+      const int index = first_of_level[level] + i;
+      ArrivalNode& node = arrival_nodes_[static_cast<std::size_t>(index)];
       node.fan_in = static_cast<std::uint64_t>(std::min(fan_in, members - i * fan_in));
       node.parent = level + 1 < level_sizes.size() ? first_of_level[level + 1] + i / fan_in : -1;
     }
