@@ -40,9 +40,12 @@ inline constexpr int kProcNull = MPI_PROC_NULL;
 /// Messages up to this many bytes between threads of one process are copied
 /// eagerly into the receiver's queue when no receive is posted yet; larger
 /// ones wait for the receiver, which copies once from the sender's buffer.
+/// The value is where the two protocols cost the same on the development
+/// machine (docs/ep_pingpong.md, "Protocol thresholds"); the file named by
+/// EP_P2P_TUNING (scripts/tune_p2p.py measures it per machine) replaces it.
 /// Override per communicator with EndpointOptions or for a whole run with the
 /// environment variable EP_EAGER_THRESHOLD (bytes).
-inline constexpr std::size_t kDefaultEagerThreshold = std::size_t{16} * 1024;
+inline constexpr std::size_t kDefaultEagerThreshold = std::size_t{4} * 1024;
 
 /// Bytes of unexpected eager messages (copied, not yet received) that one
 /// endpoint's queue may hold from the threads of its process. Past the cap a
@@ -55,7 +58,8 @@ inline constexpr std::size_t kDefaultEagerThreshold = std::size_t{16} * 1024;
 inline constexpr std::size_t kDefaultEagerCap = std::size_t{64} * 1024 * 1024;
 
 struct EndpointOptions {
-  /// Unset: EP_EAGER_THRESHOLD from the environment, else kDefaultEagerThreshold.
+  /// Unset: EP_EAGER_THRESHOLD from the environment, else the EP_P2P_TUNING
+  /// file's eager_threshold, else kDefaultEagerThreshold.
   std::optional<std::size_t> eager_threshold;
   /// Unset: EP_EAGER_CAP from the environment, else kDefaultEagerCap. Passed
   /// on to communicators made from this one.

@@ -13,6 +13,7 @@
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "ep/tag_encoding.hpp"
+#include "p2p/protocol_tuning.hpp"
 
 namespace ep {
 
@@ -22,7 +23,9 @@ constexpr const char* kCreateCall = "ep::create_endpoints";
 
 std::size_t resolve_eager_threshold(const EndpointOptions& options) {
   if (options.eager_threshold) return *options.eager_threshold;
-  return detail::eager_threshold_from_env(kCreateCall).value_or(kDefaultEagerThreshold);
+  // Neither set: where eager and rendezvous cost the same (p2p/protocol_tuning.hpp).
+  if (auto from_env = detail::eager_threshold_from_env(kCreateCall)) return *from_env;
+  return detail::tuned_eager_threshold(kCreateCall);
 }
 
 std::size_t resolve_eager_cap(const EndpointOptions& options) {

@@ -155,6 +155,13 @@ class RoundArrivals {
 /// kMpi naming the owner, so no thread is left waiting. One team
 /// synchronisation, where a barrier, mpi_stage and a closing barrier would be
 /// three.
+///
+/// The owner runs `work` itself also within one process, where the round
+/// could be delegated to its last arriver (LocalTeam::delegated_round): at
+/// 1 process x 2 threads (ep_collectives, 3 alternated launches, t_min) the
+/// delegated barrier took 0.47-0.53 us against 0.43-0.44 us and the 8-256 B
+/// allreduce 0.80-0.94 us against 0.58-0.71 us, the executor alternating
+/// between the threads and moving both threads' data instead of one's.
 template <typename Work>
 void gather_release(CollectiveCall& call, int owner, Work&& work) {
   if (call.thread != owner) {

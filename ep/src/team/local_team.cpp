@@ -1,19 +1,63 @@
 #include "team/local_team.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "backoff.hpp"
 
 namespace ep::detail {
 
+namespace {
+
+// The nodes of each level of an arrival tree over `threads` threads: one
+// per kArrivalFanIn nodes (or threads) of the level below.
+int groups_of(int members, int fan_in) { return (members + fan_in - 1) / fan_in; }
+
+}  // namespace
+
 LocalTeam::LocalTeam(int size)
     : size_(size),
       slots_(new Slot[static_cast<std::size_t>(size)]),
-      broadcast_staging_(
-          size > 1 ? std::make_unique_for_overwrite<std::byte[]>(2 * kStagedBroadcastBytes)
-                   : nullptr) {}
+      arrival_leaf_(new int[static_cast<std::size_t>(size)]),
+      broadcast_halves_(size > 1 ? std::make_unique<BroadcastHalf[]>(2) : nullptr) {
+  // A flat team: one node, the root, counting every thread. A tree: levels
+  // of groups of kArrivalFanIn, numbered from the root down (the root is
+  // node 0, so that a flat team and a tree release through the same node).
+  std::vector<int> level_sizes;  // nodes per level, leaves first
+  if (size <= kFlatArrivals) {
+    level_sizes.push_back(1);
+  } else {
+    for (int members = size; members > 1;) {
+      members = groups_of(members, kArrivalFanIn);
+      level_sizes.push_back(members);
+    }
+  }
+  arrival_levels_ = static_cast<int>(level_sizes.size());
+  std::vector<int> first_of_level(level_sizes.size());  // leaves first
+  int nodes = 0;
+  for (std::size_t level = level_sizes.size(); level-- > 0;) {
+    first_of_level[level] = nodes;
+    nodes += level_sizes[level];
+  }
+  arrival_nodes_ = std::make_unique<ArrivalNode[]>(static_cast<std::size_t>(nodes));
+  const int fan_in = size <= kFlatArrivals ? std::max(size, 1) : kArrivalFanIn;
+  // Members of level `level`'s node i: threads (level 0) or nodes of the
+  // level below, fan_in of them per node, the last node taking the rest.
+  int members = size;
+  for (std::size_t level = 0; level < level_sizes.size(); ++level) {
+    for (int i = 0; i < level_sizes[level]; ++i) {
+      const int index = first_of_level[level] + i;
+      ArrivalNode& node = arrival_nodes_[static_cast<std::size_t>(index)];
+      node.fan_in = static_cast<std::uint64_t>(std::min(fan_in, members - i * fan_in));
+      node.parent = level + 1 < level_sizes.size() ? first_of_level[level + 1] + i / fan_in : -1;
+    }
+    members = level_sizes[level];
+  }
+  for (int t = 0; t < size; ++t) arrival_leaf_[t] = first_of_level[0] + t / fan_in;
+}
 
 void LocalTeam::slot_type_mismatch(const std::type_info* held, const std::type_info& wanted) {
   // A library bug, not a user error: no thread may go on with a wrong object.
@@ -22,41 +66,107 @@ void LocalTeam::slot_type_mismatch(const std::type_info* held, const std::type_i
   std::abort();
 }
 
+// Arrivals climb the tree: a thread's increment that completes its node's
+// count for the round makes it that node's last arriver, which goes on to
+// the parent. The acq_rel increments chain every arrival's writes (published
+// slots, buffers) to the last arriver at the root, and its release store to
+// every thread that waits for the release.
+bool LocalTeam::arrive_in_round(int thread, std::uint64_t round) {
+  int index = arrival_leaf_[thread];
+  while (true) {
+    ArrivalNode& node = arrival_nodes_[static_cast<std::size_t>(index)];
+    const std::uint64_t count = node.count.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (count != round * node.fan_in) return false;
+    if (node.parent < 0) return true;
+    index = node.parent;
+  }
+}
+
+void LocalTeam::release_round(std::uint64_t round, bool failed, const void* payload) {
+  ArrivalNode& root = arrival_nodes_[0];
+  root.payload.store(payload, std::memory_order_relaxed);
+  root.released.store(round * 2 + (failed ? 1 : 0), std::memory_order_release);
+  notify_waiters();  // the others may be parked waiting for the release
+}
+
+LocalTeam::Release LocalTeam::await_release(std::uint64_t round, bool route) {
+  const ArrivalNode& root = arrival_nodes_[0];
+  Backoff backoff;
+  std::uint64_t word = root.released.load(std::memory_order_acquire);
+  while (word / 2 < round) {
+    if (route) idle(backoff);
+    backoff.pause();
+    word = root.released.load(std::memory_order_acquire);
+  }
+  return {(word & 1) != 0, root.payload.load(std::memory_order_relaxed)};
+}
+
+// The round a thread enters: every thread enters round r only after it has
+// seen round r - 1 released, and round r is released only after every thread
+// has arrived in it, so the root's release word names r - 1 until then.
+std::uint64_t LocalTeam::next_round() const {
+  return arrival_nodes_[0].released.load(std::memory_order_acquire) / 2 + 1;
+}
+
+// A barrier does not name its thread. In a flat team that does not matter
+// (one counter); in a tree a thread takes a ticket for a leaf position: the
+// size() tickets of one barrier are consecutive (nobody takes one for the
+// next barrier before this one is released), so they name every position
+// once.
+bool LocalTeam::arrive_anywhere(std::uint64_t round) {
+  if (arrival_levels_ == 1) return arrive_in_round(0, round);
+  const std::uint64_t ticket = tickets_.fetch_add(1, std::memory_order_relaxed);
+  return arrive_in_round(static_cast<int>(ticket % static_cast<std::uint64_t>(size_)), round);
+}
+
 void LocalTeam::barrier() {
   if (size_ == 1) return;
-  // Generation-counting barrier: the last thread to arrive resets the count
-  // and opens the next generation. The acq_rel on arrival and the release on
-  // the generation make every write before the barrier (published pointers,
-  // buffers) visible to every thread after it.
-  const std::uint64_t generation = generation_.load(std::memory_order_acquire);
-  if (arrived_.fetch_add(1, std::memory_order_acq_rel) == size_ - 1) {
-    arrived_.store(0, std::memory_order_relaxed);
-    generation_.store(generation + 1, std::memory_order_release);
-    notify_waiters();
+  const std::uint64_t round = next_round();
+  if (arrive_anywhere(round)) {
+    release_round(round, false, nullptr);
     return;
   }
+  static_cast<void>(await_release(round, true));
+}
+
+// Gather-release rounds (owner mode): the owner counts as an arrival too
+// (open_round), waits until the root's count is complete and releases.
+// release() waits for the arrivals itself when its owner has not (work that
+// failed before it needed them): released early, round r + 1 could start
+// and overwrite round r's release word before a slow thread had read it.
+void LocalTeam::arrive(int thread) {
+  Slot& slot = slots_[thread];
+  slot.rounds = next_round();
+  static_cast<void>(arrive_in_round(thread, slot.rounds));
+  notify_waiters();  // the round's owner may be parked in await_arrivals
+}
+
+void LocalTeam::open_round(int thread) {
+  Slot& slot = slots_[thread];
+  slot.rounds = next_round();
+  static_cast<void>(arrive_in_round(thread, slot.rounds));
+}
+
+void LocalTeam::await_arrivals(int thread) {
+  const ArrivalNode& root = arrival_nodes_[0];
+  const std::uint64_t complete = slots_[thread].rounds * root.fan_in;
   Backoff backoff;
-  while (generation_.load(std::memory_order_acquire) == generation) {
+  while (root.count.load(std::memory_order_acquire) < complete) {
     idle(backoff);
     backoff.pause();
   }
 }
 
-// Gather-release rounds are numbered per thread: every thread of the team
-// takes part in every round in the same order (the collective rule), so the
-// counts agree without shared state. A round's owner can start round r + 1
-// only when every other thread has arrived in it, after reading round r's
-// release, so released_ and release_payload_ are never overwritten early.
-// That is why release() itself waits for the arrivals when its owner has not
-// (work that failed before it needed them): released early, round r + 1
-// would overwrite round r's word before a slow thread had read it.
-void LocalTeam::arrive(int thread) {
-  Slot& slot = slots_[thread];
-  slot.arrived_round.store(++slot.rounds, std::memory_order_release);
-  notify_waiters();  // the round's owner may be parked in await_arrivals
+void LocalTeam::release(int thread, bool failed, const void* payload) {
+  await_arrivals(thread);
+  release_round(slots_[thread].rounds, failed, payload);
 }
 
-void LocalTeam::open_round(int thread) { ++slots_[thread].rounds; }
+LocalTeam::Release LocalTeam::wait_release(int thread) {
+  // No idle() here: see the header. The owner keeps the process's traffic
+  // moving while the round is open.
+  return await_release(slots_[thread].rounds, false);
+}
 
 void LocalTeam::await_others(int thread, std::atomic<std::uint64_t> Slot::*counter,
                              std::uint64_t number, bool route) {
@@ -70,49 +180,45 @@ void LocalTeam::await_others(int thread, std::atomic<std::uint64_t> Slot::*count
   }
 }
 
-void LocalTeam::await_arrivals(int thread) {
-  await_others(thread, &Slot::arrived_round, slots_[thread].rounds);
-}
-
-void LocalTeam::release(int thread, bool failed, const void* payload) {
-  await_arrivals(thread);
-  const std::uint64_t round = slots_[thread].rounds;
-  release_payload_.store(payload, std::memory_order_relaxed);
-  released_.store(round * 2 + (failed ? 1 : 0), std::memory_order_release);
-  notify_waiters();
-}
-
-LocalTeam::Release LocalTeam::wait_release(int thread) {
-  const std::uint64_t round = slots_[thread].rounds;
-  Backoff backoff;
-  std::uint64_t word = released_.load(std::memory_order_acquire);
-  // No idle() here: see the header. The owner keeps the process's traffic
-  // moving while the round is open.
-  while (word / 2 < round) {
-    backoff.pause();
-    word = released_.load(std::memory_order_acquire);
+LocalTeam::Release LocalTeam::delegated_round(int thread, RoundWork* work) {
+  const std::uint64_t round = next_round();
+  ArrivalNode& root = arrival_nodes_[0];
+  // Before the arrival, whose increment carries it to the last arriver.
+  if (work != nullptr) root.work.store(work, std::memory_order_relaxed);
+  // Only the last arriver acts on the count, and it never waits for it: a
+  // plain arrival has nobody to wake.
+  if (!arrive_in_round(thread, round)) return await_release(round, false);
+  RoundWork* owners = root.work.load(std::memory_order_relaxed);
+  bool failed = false;
+  try {
+    owners->run(owners->context, *this, thread);
+  } catch (...) {
+    owners->error = std::current_exception();
+    failed = true;
   }
-  return {(word & 1) != 0, release_payload_.load(std::memory_order_relaxed)};
+  release_round(round, failed, nullptr);
+  return {failed, nullptr};
 }
 
-// One-way broadcasts. Broadcast b uses half b % 2 of broadcast_of_ and of
-// the staging; its root writes them only once every thread has finished
-// broadcast b - 2, which used them last (a thread finishes a broadcast after
-// its last read of it: release on broadcasts_done, acquire here). A thread
-// waiting for broadcast b may find broadcast_ at b + 1 already, never
-// further: the root of b + 2 waits for it.
+// One-way broadcasts. Broadcast b uses half b % 2; its root writes it only
+// once every thread has finished broadcast b - 2, which used it last (a
+// thread finishes a broadcast after its last read of it: release on
+// broadcasts_done, acquire here). A thread waiting for broadcast b finds its
+// half's number at b - 2 until the root publishes b, never further: the
+// root of b + 2 waits for it.
 std::byte* LocalTeam::broadcast_staging(int thread) {
   const std::uint64_t number = slots_[thread].broadcasts + 1;
   if (number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
-  return broadcast_staging_.get() + (number % 2) * kStagedBroadcastBytes;
+  return broadcast_halves_[number % 2].staging;
 }
 
 void LocalTeam::broadcast_publish(int thread, const Broadcast& broadcast) {
   Slot& slot = slots_[thread];
   const std::uint64_t number = ++slot.broadcasts;
   if (!broadcast.staged && number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
-  broadcast_of_[number % 2] = broadcast;
-  broadcast_.store(number, std::memory_order_release);
+  BroadcastHalf& half = broadcast_halves_[number % 2];
+  half.broadcast = broadcast;
+  half.published.store(number, std::memory_order_release);
   slot.broadcasts_done.store(number, std::memory_order_release);
   notify_waiters();  // the others may be parked in broadcast_wait
 }
@@ -123,12 +229,13 @@ void LocalTeam::broadcast_await_readers(int thread) {
 
 LocalTeam::Broadcast LocalTeam::broadcast_wait(int thread) {
   const std::uint64_t number = ++slots_[thread].broadcasts;
+  const BroadcastHalf& half = broadcast_halves_[number % 2];
   Backoff backoff;
-  while (broadcast_.load(std::memory_order_acquire) < number) {
+  while (half.published.load(std::memory_order_acquire) < number) {
     idle(backoff);
     backoff.pause();
   }
-  return broadcast_of_[number % 2];
+  return half.broadcast;
 }
 
 void LocalTeam::broadcast_done(int thread) {

@@ -14,6 +14,17 @@
 // every collective ends with a barrier after its last slot read; otherwise
 // the next collective could overwrite a slot that is still being read.
 //
+// Arrivals: every barrier and gather-release round counts its arrivals on
+// one cache line, each thread adding one with an atomic increment; the
+// thread whose increment completes the count is the round's last arriver
+// and knows at once that everybody is in. A barrier's last arriver releases
+// the others with one store on the same line (one arrive-and-depart round:
+// the floor of demos/bench/limits, floor.barrier). Past kFlatArrivals
+// threads the increments would queue on that one line, so a combining tree
+// of kArrivalFanIn-wide counters takes over: the last arriver of each group
+// goes on to the group's parent, log T levels, and the last arriver at the
+// root releases everybody through the root's line.
+//
 // Gather-release rounds (gather_arrivals / release / wait_release) are the
 // cheaper synchronisation of collectives whose work one thread can do alone:
 // the others publish, arrive and wait; the one thread (the round's owner)
@@ -32,6 +43,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <typeinfo>
@@ -47,8 +59,16 @@ class LocalTeam {
   [[nodiscard]] int size() const noexcept { return size_; }
 
   /// Returns when all `size()` threads have arrived. Waits with backoff,
-  /// running the idle hook between polls.
+  /// running the idle hook between polls. The last thread to arrive leaves
+  /// at once and releases the others (see the file comment).
   void barrier();
+
+  /// Teams of up to this many threads count their arrivals on one line;
+  /// larger ones on a tree of kArrivalFanIn-wide counters.
+  static constexpr int kFlatArrivals = 4;
+  static constexpr int kArrivalFanIn = 4;
+  /// Levels of the arrival tree (1: one line).
+  [[nodiscard]] int arrival_levels() const noexcept { return arrival_levels_; }
 
   /// Work for waiting threads: routing incoming point-to-point messages, so
   /// that a receive posted before a collective still lets its sender finish
@@ -145,6 +165,24 @@ class LocalTeam {
   /// took twice as long).
   Release wait_release(int thread);
 
+  /// The work of a delegated round (delegated_round): run(context, team,
+  /// thread) on the thread that runs it; an exception it throws is kept in
+  /// `error` for the owner.
+  struct RoundWork {
+    void (*run)(void* context, LocalTeam& team, int thread) = nullptr;
+    void* context = nullptr;
+    std::exception_ptr error;
+  };
+  /// A gather-release round whose work may run on any thread (no MPI, no
+  /// routing, nothing tied to the owner's thread): every thread arrives,
+  /// the owner passing `work` (the others null), and the last arriver runs
+  /// the owner's work and releases the others. Nobody waits for a thread
+  /// that is already in: one arrive-and-depart round, where the owner
+  /// running the work itself is two line hand-offs in a row (the others'
+  /// arrival, then its release). Returns the outcome (failed: the work
+  /// threw; the owner finds the error in its RoundWork). Runs no idle work.
+  Release delegated_round(int thread, RoundWork* work);
+
   /// One-way broadcasts (bcast on a communicator within one process): the
   /// root publishes and leaves, the others copy when they come, as a
   /// broadcast through MPI's shared memory does, where a gather-release
@@ -155,8 +193,12 @@ class LocalTeam {
   /// travels through one of two staging buffers of the team (so the root
   /// may leave at once; it waits only when the broadcast before the last is
   /// still being read); a larger one is read from the root's own buffer,
-  /// and the root waits until every thread has read it.
+  /// and the root waits until every thread has read it. Each of the two
+  /// halves starts with one line holding the broadcast's number, its
+  /// description and the first kBroadcastLineBytes of its staging, so a
+  /// small broadcast reaches a reader in one line hand-off.
   static constexpr std::size_t kStagedBroadcastBytes = 8192;
+  static constexpr std::size_t kBroadcastLineBytes = 32;
   struct Broadcast {
     const void* source = nullptr;  // staging bytes, or the root's TypedBuffer
     std::size_t bytes = 0;
@@ -245,10 +287,8 @@ class LocalTeam {
     std::atomic<const std::type_info*> pointer_type{nullptr};
     std::atomic<const std::type_info*> aux_type{nullptr};
     std::atomic<std::int64_t> value{0};
-    /// The last gather-release round this thread arrived in (written by it,
-    /// read by the owners).
-    std::atomic<std::uint64_t> arrived_round{0};
-    /// The rounds this thread has taken part in; only this thread touches it.
+    /// The gather-release round this thread is in (owner mode: from arrive
+    /// or open_round until wait_release or release); only it touches this.
     std::uint64_t rounds = 0;
     /// The broadcasts this thread has finished (written by it, read by the
     /// roots), and those it has started (only this thread touches it).
@@ -270,20 +310,54 @@ class LocalTeam {
   void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number,
                     bool route = true);
 
+  // One counter of the arrival tree. Counts only grow: in round r a node
+  // has seen every arrival of the round when its count reaches r * fan_in
+  // (every thread takes part in every round, and none starts round r + 1
+  // before round r is released). The root (nodes_[0]) also holds the
+  // release of the last round, so that in a flat team arrivals and release
+  // share its one line.
+  struct alignas(64) ArrivalNode {
+    std::atomic<std::uint64_t> count{0};
+    // Root only: the last released round, times two, plus one when its work
+    // failed; the payload of that round and, for a delegated round, the
+    // owner's work (written before the owner's arrival).
+    std::atomic<std::uint64_t> released{0};
+    std::atomic<const void*> payload{nullptr};
+    std::atomic<RoundWork*> work{nullptr};
+    std::uint64_t fan_in = 0;
+    int parent = -1;  // -1: the root
+  };
+  // Adds `thread`'s arrival in `round`; true when it completed the round
+  // (the last arriver of the root).
+  bool arrive_in_round(int thread, std::uint64_t round);
+  // Releases `round` (its last arriver, or the owner once all are in).
+  void release_round(std::uint64_t round, bool failed, const void* payload);
+  // Waits until `round` is released; routes (idle) when `route`.
+  Release await_release(std::uint64_t round, bool route);
+  // The round a thread enters now.
+  [[nodiscard]] std::uint64_t next_round() const;
+  // barrier()'s arrival, at a leaf position taken by ticket in a tree.
+  bool arrive_anywhere(std::uint64_t round);
+
   int size_;
   std::unique_ptr<Slot[]> slots_;
   std::function<void()> idle_;
-  // Gather-release: the last released round, times two, plus one when its
-  // owner failed; and the owner's payload of that round (written before).
-  alignas(64) std::atomic<std::uint64_t> released_{0};
-  std::atomic<const void*> release_payload_{nullptr};
-  alignas(64) std::atomic<int> arrived_{0};
-  // One-way broadcasts: the last one published, and what broadcast b
-  // publishes in its half (b % 2), written before broadcast_ is.
-  alignas(64) std::atomic<std::uint64_t> broadcast_{0};
-  Broadcast broadcast_of_[2];
-  std::unique_ptr<std::byte[]> broadcast_staging_;  // 2 x kStagedBroadcastBytes
-  alignas(64) std::atomic<std::uint64_t> generation_{0};
+  std::unique_ptr<ArrivalNode[]> arrival_nodes_;  // [0] the root
+  std::unique_ptr<int[]> arrival_leaf_;           // per thread: its first node
+  int arrival_levels_ = 1;
+  alignas(64) std::atomic<std::uint64_t> tickets_{0};  // barrier()'s leaf positions in a tree
+  // One-way broadcasts: broadcast b uses half b % 2, whose first line holds
+  // the number of the last broadcast published in it, what that broadcast
+  // publishes (written before the number) and the first bytes of its
+  // staging, which goes on in the lines after it.
+  struct alignas(64) BroadcastHalf {
+    std::atomic<std::uint64_t> published{0};
+    Broadcast broadcast;
+    alignas(16) std::byte staging[kStagedBroadcastBytes];
+  };
+  static_assert(offsetof(BroadcastHalf, staging) + kBroadcastLineBytes == 64,
+                "a half's description and its first staged bytes share one line");
+  std::unique_ptr<BroadcastHalf[]> broadcast_halves_;  // 2, when size() > 1
 };
 
 }  // namespace ep::detail
