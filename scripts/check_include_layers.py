@@ -4,7 +4,8 @@
 Each file of ep/src belongs to the layer of its folder (a file directly in
 ep/src to "base"). An include "x/y.hpp" names the layer of its first path
 component, "y.hpp" alone a base file of ep/src, "ep/..." the public API
-(ep/include), which every layer may use. Layers, lowest first:
+(ep/include) and "common/..." the library below ep (common/include), which
+every layer may use. Layers, lowest first:
 
   base          error, datatypes, checks, environment, backoff, wait policy,
                 spin lock, rank map, MPI groups, comm_state.hpp (the
@@ -47,6 +48,9 @@ def layer_of_include(name: str, src: Path, public: Path):
     parts = Path(name).parts
     if parts[0] == "ep" and (public / name).is_file():
         return "public"
+    common = src.parent.parent / "common" / "include"
+    if parts[0] == "common" and (common / name).is_file():
+        return "public"  # the layer below ep, open to every layer of it
     if not (src / name).is_file():
         return None
     return "base" if len(parts) == 1 else parts[0]
@@ -73,7 +77,7 @@ def check(src: Path) -> list:
             target = layer_of_include(name, src, public)
             where = f"{path}:{number}"
             if target is None:
-                problems.append(f'{where}: "{name}" is neither in ep/src nor in ep/include')
+                problems.append(f'{where}: "{name}" is neither in ep/src, ep/include nor common/include')
             elif target == "public":
                 continue
             elif target not in RANK:
