@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 
@@ -24,6 +23,7 @@
 #include "transport/bands.hpp"
 #include "transport/config_check.hpp"
 #include "transport/event.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite {
 
@@ -518,30 +518,6 @@ std::string check_twin_blocks(const Config& cfg, const client::Layout& layout) {
   return "";
 }
 
-std::vector<std::byte> bytes_of(std::span<const int> values) {
-  const auto* p = reinterpret_cast<const std::byte*>(values.data());
-  return {p, p + values.size_bytes()};
-}
-
-// `head` (8 bytes), then `a`, then `b`.
-std::vector<std::byte> concatenated(std::uint64_t head, std::span<const std::byte> a,
-                                    std::span<const std::byte> b) {
-  std::vector<std::byte> out(sizeof head + a.size() + b.size());
-  std::memcpy(out.data(), &head, sizeof head);
-  if (!a.empty()) std::memcpy(out.data() + sizeof head, a.data(), a.size());
-  if (!b.empty()) std::memcpy(out.data() + sizeof head + a.size(), b.data(), b.size());
-  return out;
-}
-
-template <class T>
-std::vector<T> values_of(const std::vector<std::byte>& bytes) {
-  std::vector<T> out(bytes.size() / sizeof(T));
-  if (!out.empty()) {  // data() of an empty vector may be null, which memcpy must not see
-    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  }
-  return out;
-}
-
 }  // namespace
 
 void ClientImpl::close_definition() {
@@ -596,40 +572,36 @@ void ClientImpl::close_definition() {
       own_error = why;
     }
   }
+  // This client's entry: its layout as a vector, then config::pack of what
+  // the model set, to the end of the entry.
   const std::vector<std::byte> entry = [&] {
-    std::vector<std::byte> out =
-        bytes_of(client::Layout::entry(comm_.process_rank(), comm_.local_thread(), blocks_));
-    const std::uint64_t layout_bytes = out.size();
-    const std::vector<std::byte> model = config::pack(model_);
-    return concatenated(layout_bytes, out, model);
+    transport::WireWriter w;
+    w.put(client::Layout::entry(comm_.process_rank(), comm_.local_thread(), blocks_));
+    w.put_raw(std::span<const std::byte>(config::pack(model_)));
+    return w.take();
   }();
   const client::Meeting::Outcome met =
       meeting_->meet(client::Meeting::Call::kCloseDefinition, entry, own_error);
   std::vector<int> all;
   std::vector<config::ModelDefinitions> models;
-  bool malformed = false;
-  for (const auto& p : met.payloads) {
-    std::uint64_t layout_bytes = 0;
-    if (p.size() < sizeof layout_bytes) {
-      malformed = !p.empty() || malformed;
-      models.emplace_back();
-      continue;
+  std::string malformed;  // the first entry that arrived malformed, and how
+  for (std::size_t r = 0; r < met.payloads.size(); ++r) {
+    const std::vector<std::byte>& p = met.payloads[r];
+    models.emplace_back();
+    if (p.empty()) {
+      continue;  // a client absent from the meeting (its failure says so)
     }
-    std::memcpy(&layout_bytes, p.data(), sizeof layout_bytes);
-    if (layout_bytes > p.size() - sizeof layout_bytes) {
-      malformed = true;
-      models.emplace_back();
-      continue;
+    transport::WireReader in(p, kCall, comm_.rank());
+    try {
+      const std::vector<int> one = in.get_vector<int>();
+      all.insert(all.end(), one.begin(), one.end());
+      models.back() = config::unpack(in.rest(), kCall, comm_.rank());
+    } catch (const common::Error& e) {
+      if (malformed.empty()) {
+        malformed =
+            "client " + std::to_string(r) + "'s definitions arrived malformed (" + e.what() + ")";
+      }
     }
-    const auto first = p.begin() + static_cast<std::ptrdiff_t>(sizeof layout_bytes);
-    const std::vector<int> one = values_of<int>(
-        std::vector<std::byte>(first, first + static_cast<std::ptrdiff_t>(layout_bytes)));
-    all.insert(all.end(), one.begin(), one.end());
-    config::ModelDefinitions m;
-    malformed = !config::unpack(
-                    std::span<const std::byte>(p).subspan(sizeof layout_bytes + layout_bytes), m) ||
-                malformed;
-    models.push_back(std::move(m));
   }
   const client::Layout layout(cfg_, std::move(all));
   std::string error = met.failure.empty() ? layout.check_entries() : met.failure;
@@ -638,8 +610,8 @@ void ClientImpl::close_definition() {
       error = "client " + std::to_string(r) + ": " + met.errors[r];
     }
   }
-  if (error.empty() && malformed) {
-    error = "a client's definitions arrived malformed";
+  if (error.empty()) {
+    error = malformed;
   }
   std::vector<std::byte> context;  // client 0: what the servers complete their definitions with
   if (error.empty()) {
@@ -661,8 +633,12 @@ void ClientImpl::close_definition() {
         layouts_[d] = client::data_layout(
             cfg_.domains[d], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
       }
-      const std::vector<std::byte> packed = config::pack(config::global_definitions(cfg_));
-      context = concatenated(digest_of(definition_text(cfg_)), packed, {});
+      // The digest of the definitions, then what completes them (the servers'
+      // ProcessContext::define reads it).
+      transport::WireWriter w;
+      w.put(digest_of(definition_text(cfg_)));
+      w.put_raw(std::span<const std::byte>(config::pack(config::global_definitions(cfg_))));
+      context = w.take();
     } catch (const std::exception& e) {
       error = failure_of(e).detail;
     }
@@ -1009,16 +985,23 @@ Report ClientImpl::finalise() {
   const std::vector<double> mine{
       static_cast<double>(rank), total,        in_calls_s_, stats.blocked_s,
       stats.bytes_sent,          stats.write_s};
-  const auto* raw = reinterpret_cast<const std::byte*>(mine.data());
+  transport::WireWriter mine_bytes;
+  mine_bytes.put(mine);
   const client::Meeting::Outcome met =
-      meeting_->meet(client::Meeting::Call::kFinalise,
-                     std::span<const std::byte>(raw, mine.size() * sizeof(double)), own_error_,
+      meeting_->meet(client::Meeting::Call::kFinalise, mine_bytes.bytes(), own_error_,
                      funnel_->per_process() ? std::vector<int>{} : outcome.gone);
   Report report;
   report.mode = to_string(options_.mode);
   report.servers = outcome.servers;
   for (const auto& p : met.payloads) {
-    const std::vector<double> c = values_of<double>(p);
+    std::vector<double> c;
+    try {
+      transport::WireReader in(p, "xios_lite::Client::finalise", rank);
+      c = in.get_vector<double>();
+      in.expect_done();
+    } catch (const common::Error&) {
+      c.clear();  // an absent or malformed entry: that client is left out of the report
+    }
     if (c.size() == mine.size()) {
       report.clients.push_back({static_cast<int>(c[0]), c[1], c[2], c[3], c[4], c[5]});
     }

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <optional>
 #include <span>
 #include <thread>
 
 #include "ep/point_to_point.hpp"
 #include "ep/typed.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::client {
 namespace {
@@ -19,36 +19,17 @@ constexpr int kEntryTag = 31;    // client -> client 0
 constexpr int kVerdictTag = 32;  // client 0 -> client
 constexpr int kRoot = 0;
 
-struct EntryHeader {
-  std::int32_t call = 0;
-  std::int32_t round = 0;
-  std::int32_t error_bytes = 0;
-  std::int32_t payload_bytes = 0;
-};
-struct VerdictHeader {
-  std::int32_t round = 0;
-  std::int32_t failure_bytes = 0;
-  std::int32_t ranks = 0;
-  std::int32_t reserved = 0;
-};
-static_assert(sizeof(EntryHeader) == 16 && sizeof(VerdictHeader) == 16);
+constexpr const char* kCall = "xios_lite::Client::meeting";
 
-// Appends raw bytes.
-void put(std::vector<std::byte>& out, const void* data, std::size_t bytes) {
-  const auto* p = static_cast<const std::byte*>(data);
-  out.insert(out.end(), p, p + bytes);
-}
-
-// Reads raw bytes at `at`, advancing it; false when the message is too short.
-bool take(std::span<const std::byte> in, std::size_t& at, void* data, std::size_t bytes) {
-  if (at + bytes > in.size()) {
-    return false;
-  }
-  if (bytes > 0) {  // an empty vector's data() may be null, which memcpy must not see
-    std::memcpy(data, in.data() + at, bytes);
-  }
-  at += bytes;
-  return true;
+// An entry: which call, which round, the client's error, its payload.
+std::vector<std::byte> entry_of(Meeting::Call call, std::int32_t round, const std::string& error,
+                                std::span<const std::byte> payload) {
+  transport::WireWriter w;
+  w.put(static_cast<std::int32_t>(call));
+  w.put(round);
+  w.put(error);
+  w.put_vector(payload);
+  return w.take();
 }
 
 std::string ranks_text(const std::vector<int>& ranks) {
@@ -137,14 +118,8 @@ Meeting::Outcome Meeting::meet(Call call, std::span<const std::byte> payload,
   if (comm_->rank() == kRoot) {
     out = collect(call, payload, own_error, known_gone);
   } else {
-    std::vector<std::byte> entry;
-    const EntryHeader h{static_cast<std::int32_t>(call), round_,
-                        static_cast<std::int32_t>(own_error.size()),
-                        static_cast<std::int32_t>(payload.size())};
-    put(entry, &h, sizeof h);
-    put(entry, own_error.data(), own_error.size());
-    put(entry, payload.data(), payload.size());
-    send(std::make_shared<const std::vector<std::byte>>(std::move(entry)), kRoot, kEntryTag);
+    send(std::make_shared<const std::vector<std::byte>>(entry_of(call, round_, own_error, payload)),
+         kRoot, kEntryTag);
     out = await_verdict(call);
   }
   // The verdicts to clients that never came may stay unsent: a short bound.
@@ -158,12 +133,8 @@ void Meeting::leave(const std::string& why) noexcept {
     if (comm_->rank() == kRoot) {
       (void)collect(Call::kLeft, {}, why, {});
     } else {
-      std::vector<std::byte> entry;
-      const EntryHeader h{static_cast<std::int32_t>(Call::kLeft), round_,
-                          static_cast<std::int32_t>(why.size()), 0};
-      put(entry, &h, sizeof h);
-      put(entry, why.data(), why.size());
-      send(std::make_shared<const std::vector<std::byte>>(std::move(entry)), kRoot, kEntryTag);
+      send(std::make_shared<const std::vector<std::byte>>(entry_of(Call::kLeft, round_, why, {})),
+           kRoot, kEntryTag);
     }
     settle_sends(std::min(timeout_s_, 2.0));
   } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): leaving in any case
@@ -200,19 +171,23 @@ Meeting::Outcome Meeting::collect(Call call, std::span<const std::byte> payload,
       std::vector<std::byte> buf(m->status().bytes);
       ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *m);
       got = true;
-      std::size_t at = 0;
-      EntryHeader h;
-      if (!take(buf, at, &h, sizeof h) || h.round < round_) {
-        waiting = waiting || !gone[q];
-        continue;  // an entry of an exchange that already failed
-      }
+      transport::WireReader in(buf, kCall, comm_->rank());
       Entry& e = entries[q];
+      try {
+        const auto entry_call = in.get<std::int32_t>();
+        if (in.get<std::int32_t>() < round_) {
+          waiting = waiting || !gone[q];
+          continue;  // an entry of an exchange that already failed
+        }
+        e.call = static_cast<Call>(entry_call);
+        e.error = in.get_string();
+        e.payload = in.get_vector<std::byte>();
+      } catch (const common::Error& x) {
+        // Present, in this call, with the codec's word for what arrived.
+        e = {true, call, std::string("its entry arrived malformed (") + x.what() + ")", {}};
+        continue;
+      }
       e.present = true;
-      e.call = static_cast<Call>(h.call);
-      e.error.resize(static_cast<std::size_t>(h.error_bytes));
-      e.payload.resize(static_cast<std::size_t>(h.payload_bytes));
-      (void)take(buf, at, e.error.data(), e.error.size());
-      (void)take(buf, at, e.payload.data(), e.payload.size());
     }
     if (!waiting || MPI_Wtime() - t0 > timeout_s_) {
       break;
@@ -263,27 +238,21 @@ Meeting::Outcome Meeting::collect(Call call, std::span<const std::byte> payload,
 
   Outcome out;
   out.failure = failure;
-  std::vector<std::byte> verdict;
-  const VerdictHeader vh{round_, static_cast<std::int32_t>(failure.size()),
-                         static_cast<std::int32_t>(size), 0};
-  put(verdict, &vh, sizeof vh);
-  put(verdict, failure.data(), failure.size());
+  transport::WireWriter verdict;
+  verdict.put(round_);
+  verdict.put(failure);
+  verdict.put(static_cast<std::uint64_t>(size));
   for (Entry& e : entries) {
     const bool real = e.present && e.call != Call::kLeft;
     const std::string& error = real ? e.error : std::string();
-    const auto eb = static_cast<std::int32_t>(error.size());
-    const auto pb = static_cast<std::int32_t>(real ? e.payload.size() : 0);
-    const std::int32_t present = e.present ? 1 : 0;
-    put(verdict, &present, sizeof present);
-    put(verdict, &eb, sizeof eb);
-    put(verdict, &pb, sizeof pb);
-    put(verdict, error.data(), error.size());
-    put(verdict, e.payload.data(), static_cast<std::size_t>(pb));
+    verdict.put(e.present);
+    verdict.put(error);
+    verdict.put_vector(real ? std::span<const std::byte>(e.payload) : std::span<const std::byte>());
     out.errors.push_back(error);
     out.present.push_back(e.present);
     out.payloads.push_back(real ? std::move(e.payload) : std::vector<std::byte>());
   }
-  const auto shared = std::make_shared<const std::vector<std::byte>>(std::move(verdict));
+  const auto shared = std::make_shared<const std::vector<std::byte>>(verdict.take());
   for (std::size_t q = 1; q < size; ++q) {
     if (!(entries[q].present && entries[q].call == Call::kLeft)) {
       send(shared, static_cast<int>(q), kVerdictTag);  // also to late ones: they read it later
@@ -300,27 +269,25 @@ Meeting::Outcome Meeting::await_verdict(Call call) {
     if (std::optional<ep::Message> m = comm_->improbe(kRoot, kVerdictTag)) {
       std::vector<std::byte> buf(m->status().bytes);
       ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *m);
-      std::size_t at = 0;
-      VerdictHeader vh;
-      if (!take(buf, at, &vh, sizeof vh) || vh.round < round_) {
-        continue;  // the verdict of an exchange this client missed
-      }
-      out.failure.resize(static_cast<std::size_t>(vh.failure_bytes));
-      (void)take(buf, at, out.failure.data(), out.failure.size());
-      for (int r = 0; r < vh.ranks; ++r) {
-        std::int32_t present = 0;
-        std::int32_t eb = 0;
-        std::int32_t pb = 0;
-        (void)take(buf, at, &present, sizeof present);
-        (void)take(buf, at, &eb, sizeof eb);
-        (void)take(buf, at, &pb, sizeof pb);
-        std::string error(static_cast<std::size_t>(eb), '\0');
-        std::vector<std::byte> payload(static_cast<std::size_t>(pb));
-        (void)take(buf, at, error.data(), error.size());
-        (void)take(buf, at, payload.data(), payload.size());
-        out.errors.push_back(std::move(error));
-        out.present.push_back(present != 0);
-        out.payloads.push_back(std::move(payload));
+      transport::WireReader in(buf, kCall, comm_->rank());
+      try {
+        if (in.get<std::int32_t>() < round_) {
+          continue;  // the verdict of an exchange this client missed
+        }
+        out.failure = in.get_string();
+        const auto ranks = in.get<std::uint64_t>();
+        for (std::uint64_t r = 0; r < ranks; ++r) {
+          bool present = false;
+          in.get(present);
+          out.errors.push_back(in.get_string());
+          out.present.push_back(present);
+          out.payloads.push_back(in.get_vector<std::byte>());
+        }
+        in.expect_done();
+      } catch (const common::Error& x) {
+        out = {};
+        out.failure = std::string("client 0's verdict arrived malformed (") + x.what() + ")";
+        return out;
       }
       const auto me = static_cast<std::size_t>(comm_->rank());
       if (me < out.present.size() && !out.present[me]) {

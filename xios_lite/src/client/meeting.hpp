@@ -10,11 +10,12 @@
 //     (a Client destroyed by an exception sends a last entry saying so);
 // and every client that takes part gets the same verdict.
 //
-//   wire (point-to-point on the client's private communicator):
-//     entry   (tag kEntryTag, to 0):   EntryHeader | error text | payload
-//     verdict (tag kVerdictTag, from 0): VerdictHeader | failure text |
-//               per rank: i32 present, i32 error length, i32 payload length,
-//               error, payload
+//   wire (point-to-point on the client's private communicator, in the
+//   codec's form, transport/wire_codec.hpp):
+//     entry   (tag kEntryTag, to 0):   i32 call | i32 round | string error |
+//                                      vector<byte> payload
+//     verdict (tag kVerdictTag, from 0): i32 round | string failure | u64 ranks |
+//               per rank: bool present, string error, vector<byte> payload
 //
 // Rounds are numbered on every client (0, 1, ...); entries and verdicts of
 // an older round (a client that arrived after its exchange failed) are

@@ -5,7 +5,6 @@
 // client's events in the order they were made.
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <optional>
 #include <thread>
 
@@ -15,6 +14,7 @@
 #include "transport/event.hpp"
 #include "transport/event_packer.hpp"
 #include "transport/server_channel.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::client {
 namespace {
@@ -51,18 +51,16 @@ class ServerSink final : public RecordSink {
   }
 
   void define(std::span<const int> blocks) override {
-    const std::string payload(reinterpret_cast<const char*>(blocks.data()),
-                              blocks.size() * sizeof(int));
+    // The i32 entries themselves, put_raw's form (their count: the payload's length).
     for (auto& c : channels_) {
-      transport::append_control(*c, transport::EventKind::kDefinition, payload, stats_.blocked_s);
+      transport::append_control(*c, transport::EventKind::kDefinition, std::as_bytes(blocks),
+                                stats_.blocked_s);
     }
   }
 
   void define_context(std::span<const std::byte> definitions) override {
-    const std::string payload(reinterpret_cast<const char*>(definitions.data()),
-                              definitions.size());
     for (auto& c : channels_) {
-      transport::append_control(*c, transport::EventKind::kContextDefinition, payload,
+      transport::append_control(*c, transport::EventKind::kContextDefinition, definitions,
                                 stats_.blocked_s);
     }
   }
@@ -140,21 +138,25 @@ class ServerSink final : public RecordSink {
         const int s = m->status().source;
         std::vector<std::byte> buf(m->status().bytes);
         ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *m);
-        transport::FinaliseAck ack;
-        std::memcpy(&ack, buf.data(), sizeof ack);
         ServerReport& r = out.reports[static_cast<std::size_t>(s)];
-        r = ack.report;
+        transport::WireReader in(buf, "xios_lite::Client::finalise", inter_rank_);
+        try {
+          const auto ack = in.get<transport::FinaliseAck>();
+          const auto gone = in.get_vector<std::int32_t>();
+          const std::string error = in.get_string();
+          in.expect_done();
+          r = ack.report;
+          out.gone.insert(out.gone.end(), gone.begin(), gone.end());
+          if (ack.failed != 0 && out.error.empty()) {
+            out.error = "server " + std::to_string(s) + " reported: " + error;
+          }
+        } catch (const common::Error& e) {
+          if (out.error.empty()) {
+            out.error = "server " + std::to_string(s) + " sent a malformed acknowledgement (" +
+                        e.what() + ")";
+          }
+        }
         r.server = s;  // the server's rank as this client numbers it
-        std::size_t at = sizeof ack;
-        for (int g = 0; g < ack.gone && at + sizeof(int) <= buf.size(); ++g, at += sizeof(int)) {
-          int rank = 0;
-          std::memcpy(&rank, buf.data() + at, sizeof rank);
-          out.gone.push_back(rank);
-        }
-        if (ack.failed != 0 && out.error.empty()) {
-          out.error = "server " + std::to_string(s) + " reported: " +
-                      std::string(reinterpret_cast<const char*>(buf.data() + at), buf.size() - at);
-        }
         acked[static_cast<std::size_t>(s)] = true;
         --missing;
         continue;
@@ -253,9 +255,10 @@ class ServerSink final : public RecordSink {
       const auto s = static_cast<std::size_t>(m->status().source);
       std::vector<std::byte> buf(m->status().bytes);
       ep::mrecv(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, *m);
+      transport::WireReader in(buf, "xios_lite::Client::recv_field", inter_rank_);
       transport::EventHeader h;
-      if (buf.size() >= sizeof h) {
-        h = transport::read_header(buf, 0);
+      if (in.remaining() >= sizeof h) {
+        h = in.get<transport::EventHeader>();
       }
       if (h.valid() && h.kind() == transport::EventKind::kReadReply && h.time < number) {
         continue;
@@ -268,24 +271,26 @@ class ServerSink final : public RecordSink {
       --waiting;
       if (h.flags != 0) {
         if (error.empty()) {
-          error = "server " + std::to_string(s) + ": " +
-                  std::string(reinterpret_cast<const char*>(buf.data() + sizeof h),
-                              buf.size() - sizeof h);
+          try {
+            error = "server " + std::to_string(s) + ": " + in.get_string();
+          } catch (const common::Error& e) {
+            error = "server " + std::to_string(s) + " sent a malformed answer (" + e.what() + ")";
+          }
         }
         continue;
       }
-      if (buf.size() != sizeof h + h.points() * sizeof(double)) {
-        return "server " + std::to_string(s) + " sent a malformed answer";
+      if (in.remaining() != h.points() * sizeof(double)) {
+        return "server " + std::to_string(s) + " sent a malformed answer (" +
+               std::to_string(in.remaining()) + " bytes of values for " +
+               std::to_string(h.points()) + " points)";
       }
-      const std::byte* in = buf.data() + sizeof h;
-      const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);
+      const auto ni = static_cast<std::size_t>(b.ni);
       for (int k = 0; k < nk; ++k) {
         for (int j = h.jbegin; j < h.jbegin + h.nj; ++j) {
-          double* to = out.data() + (static_cast<std::size_t>(k) * b.nj +
-                                     static_cast<std::size_t>(j - b.jbegin)) *
-                                        static_cast<std::size_t>(b.ni);
-          std::memcpy(to, in, row_bytes);
-          in += row_bytes;
+          double* to =
+              out.data() +
+              (static_cast<std::size_t>(k) * b.nj + static_cast<std::size_t>(j - b.jbegin)) * ni;
+          in.get_raw(std::span<double>(to, ni));
         }
       }
     }

@@ -58,27 +58,24 @@ void put_members(transport::WireWriter& w, const A& a) {
 }
 
 template <class A>
-bool get_members(transport::WireReader& r, A& a) {
+void get_members(transport::WireReader& r, A& a) {
   const auto& members = model_members<A>();
   for (;;) {
-    std::uint8_t tag = 0;
-    if (!r.get(tag)) return false;
-    if (tag == kEnd) return true;
-    if (tag >= members.size()) return false;
-    const bool ok = std::visit(
+    const auto tag = r.get<std::uint8_t>();
+    if (tag == kEnd) return;
+    if (tag >= members.size()) r.malformed("member tag " + std::to_string(tag));
+    std::visit(
         [&](auto member) {
           auto& v = a.*member;
           if constexpr (requires { v.value(); }) {
             typename std::remove_reference_t<decltype(v)>::value_type x{};
-            if (!r.get(x)) return false;
+            r.get(x);
             v = std::move(x);
-            return true;
           } else {
-            return r.get(v);
+            r.get(v);
           }
         },
         members[tag].member);
-    if (!ok) return false;
   }
 }
 
@@ -422,30 +419,31 @@ std::vector<std::byte> pack(const ModelDefinitions& d) {
   return w.take();
 }
 
-bool unpack(std::span<const std::byte> bytes, ModelDefinitions& out) {
-  transport::WireReader r(bytes);
-  out = {};
+ModelDefinitions unpack(std::span<const std::byte> bytes, const char* call, int rank) {
+  transport::WireReader r(bytes, call, rank);
+  ModelDefinitions out;
   while (!r.done()) {
-    std::uint8_t section = 0;
-    if (!r.get(section)) return false;
-    int index = 0;
-    bool ok = false;
+    const auto section = r.get<std::uint8_t>();
     switch (section) {
       case kDomain:
-        ok = r.get(index) && index >= 0 && get_members(r, out.domains[index]);
+      case kAxis: {
+        const int index = r.get<int>();
+        if (index < 0) r.malformed("a negative index " + std::to_string(index));
+        if (section == kDomain) {
+          get_members(r, out.domains[index]);
+        } else {
+          get_members(r, out.axes[index]);
+        }
         break;
-      case kAxis:
-        ok = r.get(index) && index >= 0 && get_members(r, out.axes[index]);
-        break;
+      }
       case kCalendar:
-        ok = get_members(r, out.calendar.emplace());
+        get_members(r, out.calendar.emplace());
         break;
       default:
-        break;
+        r.malformed("section kind " + std::to_string(section));
     }
-    if (!ok) return false;
   }
-  return true;
+  return out;
 }
 
 void apply_model_definitions(Config& cfg, const std::vector<ModelDefinitions>& clients,

@@ -12,7 +12,8 @@
 // Wire form (pack, transport/wire_codec.hpp): a sequence of sections (a
 // domain or axis and its index, or the calendar), each listing the members
 // set as a u8 tag -- the member's index in model_members(), that is its
-// line in xios_attributes.def -- and the value. It stays inside one process
+// line in xios_attributes.def -- and the value in the codec's form, then a
+// u8 0xff. It stays inside one process
 // family (same build on both sides).
 //
 // Pure functions: thread-safe, no MPI.
@@ -38,8 +39,11 @@ struct ModelDefinitions {
 };
 
 [[nodiscard]] std::vector<std::byte> pack(const ModelDefinitions& d);
-/// False for a malformed buffer.
-[[nodiscard]] bool unpack(std::span<const std::byte> bytes, ModelDefinitions& out);
+/// What pack() wrote. A short or malformed buffer throws common::Error
+/// (kIo) naming `call`, `rank` and the offset (transport/wire_codec.hpp).
+[[nodiscard]] ModelDefinitions unpack(std::span<const std::byte> bytes,
+                                      const char* call = "xios_lite::config::unpack",
+                                      int rank = -1);
 
 /// Assembles every client's definitions (`clients` and `blocks` by EP rank;
 /// `blocks[r][d]` is client r's block of domain d) into `cfg` and

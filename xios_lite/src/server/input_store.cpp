@@ -1,6 +1,8 @@
 #include "input_store.hpp"
 
-#include <cstring>
+#include <span>
+
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::server {
 
@@ -27,10 +29,10 @@ std::vector<std::byte> InputStore::answer(const transport::EventHeader& h) const
   reply.magic_kind = transport::make_magic_kind(transport::EventKind::kReadReply);
   const auto fail = [&](const std::string& text) {
     reply.flags = 1;
-    std::vector<std::byte> out(sizeof reply + text.size());
-    std::memcpy(out.data(), &reply, sizeof reply);
-    std::memcpy(out.data() + sizeof reply, text.data(), text.size());
-    return out;
+    transport::WireWriter out;
+    out.put(reply);
+    out.put(text);
+    return out.take();
   };
   if (h.var >= vars_.size()) {
     return fail("no input variable " + std::to_string(h.var));
@@ -54,10 +56,10 @@ std::vector<std::byte> InputStore::answer(const transport::EventHeader& h) const
                 std::to_string(h.record) + " does not exist");
   }
   reply.flags = 0;
-  std::vector<std::byte> out(sizeof reply + h.points() * sizeof(double));
-  std::memcpy(out.data(), &reply, sizeof reply);
-  std::byte* at = out.data() + sizeof reply;
-  const std::size_t row_bytes = static_cast<std::size_t>(h.ni) * sizeof(double);
+  std::vector<std::byte> bytes(sizeof reply + h.points() * sizeof(double));
+  transport::WireWriter out(bytes);  // the values straight into the message
+  out.put(reply);
+  const auto ni = static_cast<std::size_t>(h.ni);
   for (int k = 0; k < h.nk; ++k) {
     for (int j = h.jbegin; j < h.jbegin + h.nj; ++j) {
       const std::size_t from =
@@ -67,11 +69,10 @@ std::vector<std::byte> InputStore::answer(const transport::EventHeader& h) const
            static_cast<std::size_t>(j - v.rows.jbegin)) *
               static_cast<std::size_t>(ni_glo) +
           static_cast<std::size_t>(h.ibegin);
-      std::memcpy(at, v.data.values.data() + from, row_bytes);
-      at += row_bytes;
+      out.put_raw(std::span<const double>(v.data.values.data() + from, ni));
     }
   }
-  return out;
+  return bytes;
 }
 
 }  // namespace xios_lite::server

@@ -1,8 +1,7 @@
 #include "process_context.hpp"
 
-#include <cstring>
-
 #include "config/model_definitions.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::server {
 
@@ -10,11 +9,18 @@ ProcessContext::~ProcessContext() = default;
 
 std::string ProcessContext::define(std::span<const std::byte> payload) {
   const std::lock_guard lock(mutex_);
+  // The digest of client 0's definition_text, then config::pack of the
+  // definitions it completed (client.cpp, close_definition).
+  transport::WireReader in(payload, "xios_lite::server::define", -1);
+  const auto malformed = [](const common::Error& e) {
+    return std::string("client 0 sent malformed definitions (") + e.what() + ")";
+  };
   std::uint64_t digest = 0;
-  if (payload.size() < sizeof digest) {
-    return "client 0 sent malformed definitions";
+  try {
+    digest = in.get<std::uint64_t>();
+  } catch (const common::Error& e) {
+    return malformed(e);
   }
-  std::memcpy(&digest, payload.data(), sizeof digest);
   if (assembly_ || !error_.empty()) {
     if (!error_.empty()) {
       return error_;
@@ -22,8 +28,10 @@ std::string ProcessContext::define(std::span<const std::byte> payload) {
     return digest == digest_ ? "" : "client 0 sent two different sets of definitions";
   }
   config::ModelDefinitions global;
-  if (!config::unpack(payload.subspan(sizeof digest), global)) {
-    error_ = "client 0 sent malformed definitions";
+  try {
+    global = config::unpack(in.rest(), "xios_lite::server::define", -1);
+  } catch (const common::Error& e) {
+    error_ = malformed(e);
     return error_;
   }
   try {

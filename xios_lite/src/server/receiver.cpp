@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <span>
@@ -16,6 +15,7 @@
 #include "ep/typed.hpp"
 #include "transport/event.hpp"
 #include "transport/event_reader.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::server {
 namespace {
@@ -124,9 +124,12 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
             }
             break;
           case transport::EventKind::kDefinition: {
-            std::vector<int> layout(h.payload_bytes() / sizeof(int));
-            std::memcpy(layout.data(), payload, layout.size() * sizeof(int));
-            if (!assembly->define(source, layout)) {
+            // The client's i32 entries, put_raw's form (server_sink.cpp).
+            transport::WireReader in(std::span(payload, h.payload_bytes()),
+                                     "xios_lite::server::receive", inter.rank());
+            std::vector<int> layout(in.remaining() / sizeof(int));
+            in.get_raw(std::span<int>(layout));
+            if (!in.done() || !assembly->define(source, layout)) {
               out.failure = "client " + std::to_string(source) + " sent a malformed definition";
             }
             break;
@@ -245,7 +248,7 @@ ReceiverOutcome receive_until_finalised(const ep::InterCommunicator& inter, Proc
     }
     if (const std::optional<std::size_t> at = reader.corrupt_at(); at && out.failure.empty()) {
       out.failure = "client " + std::to_string(source) + " sent a corrupt event at byte " +
-                    std::to_string(*at);
+                    std::to_string(*at) + " (" + reader.corrupt_why() + ")";
     }
     t_idle = MPI_Wtime();
     out.stats.busy_s += t_idle - t0;

@@ -31,6 +31,7 @@
 #include "server_process.hpp"
 #include "transport/config_check.hpp"
 #include "transport/event.hpp"
+#include "transport/wire_codec.hpp"
 #include "writer_thread.hpp"
 #include "xios_lite/config.hpp"
 
@@ -166,14 +167,11 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
   transport::FinaliseAck ack;
   ack.report = r;
   ack.failed = end.error.empty() ? 0 : 1;
-  ack.gone = static_cast<std::int32_t>(end.gone.size());
-  std::vector<std::byte> ack_buf(sizeof ack + end.gone.size() * sizeof(int) + end.error.size());
-  std::memcpy(ack_buf.data(), &ack, sizeof ack);
-  if (!end.gone.empty()) {  // data() of an empty vector may be null, which memcpy must not see
-    std::memcpy(ack_buf.data() + sizeof ack, end.gone.data(), end.gone.size() * sizeof(int));
-  }
-  std::memcpy(ack_buf.data() + sizeof ack + end.gone.size() * sizeof(int), end.error.data(),
-              end.error.size());
+  transport::WireWriter w;
+  w.put(ack);
+  w.put(end.gone);
+  w.put(end.error);
+  const std::vector<std::byte> ack_buf = w.take();
   std::vector<ep::Request> acks;
   acks.reserve(finalised.size());
   for (int c : finalised) {

@@ -1,9 +1,10 @@
 #include "writer_thread.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <span>
 
 #include "transport/bands.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::server {
 
@@ -18,7 +19,10 @@ bool RecordBuffer::holds(const transport::EventHeader& h) const noexcept {
 }
 
 void RecordBuffer::copy_in(const transport::EventHeader& h, const std::byte* payload) {
-  const std::size_t row = static_cast<std::size_t>(h.ni) * sizeof(double);
+  // The event's values, row by row (the reader checked h.payload_bytes()
+  // against its buffer).
+  transport::WireReader in(std::span(payload, h.payload_bytes()), "xios_lite::server::receive");
+  const auto ni_piece = static_cast<std::size_t>(h.ni);
   for (int k = 0; k < h.nk; ++k) {
     for (int j = 0; j < h.nj; ++j) {
       double* dst = data.data() +
@@ -26,8 +30,7 @@ void RecordBuffer::copy_in(const transport::EventHeader& h, const std::byte* pay
                      static_cast<std::size_t>(h.jbegin + j - rows.jbegin)) *
                         static_cast<std::size_t>(ni) +
                     static_cast<std::size_t>(h.ibegin);
-      std::memcpy(dst, payload, row);
-      payload += row;
+      in.get_raw(std::span<double>(dst, ni_piece));
     }
   }
 }

@@ -2,29 +2,21 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
+#include <span>
 #include <thread>
 
 #include "ep/error.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::transport {
 namespace {
 
-// The fixed part of an announcement on the wire, then the name and the text.
-struct Header {
-  std::int32_t kind = 0;
-  std::int32_t client_leader = -1;
-  std::int32_t client_processes = 0;
-  std::int32_t reply_tag = 0;
-  std::int32_t connection_tag = 0;
-  std::int32_t name_bytes = 0;
-  std::uint64_t text_bytes = 0;
-};
-
-struct AnswerHeader {
-  std::int32_t server_processes = 0;
-  std::int32_t error_bytes = 0;
-};
+// The bytes of a writer as the char buffer send_within takes.
+std::vector<char> chars_of(const WireWriter& w) {
+  const std::vector<std::byte>& b = w.bytes();
+  const auto* p = reinterpret_cast<const char*>(b.data());
+  return {p, p + b.size()};
+}
 
 // Reply tags start above every fixed tag of World::control; each opening
 // takes two (reply, connection) and the counter wraps well below the
@@ -38,64 +30,61 @@ void nap(int us = 100) { std::this_thread::sleep_for(std::chrono::microseconds(u
 
 }  // namespace
 
+// An announcement: i32 kind, client leader, client processes, reply tag,
+// connection tag, then the context's name and the text as strings.
 std::vector<char> pack(const Announcement& a) {
-  Header h;
-  h.kind = static_cast<std::int32_t>(a.kind);
-  h.client_leader = a.client_leader;
-  h.client_processes = a.client_processes;
-  h.reply_tag = a.reply_tag;
-  h.connection_tag = a.connection_tag;
-  h.name_bytes = static_cast<std::int32_t>(a.context.size());
-  h.text_bytes = a.text.size();
-  std::vector<char> out(sizeof h + a.context.size() + a.text.size());
-  std::memcpy(out.data(), &h, sizeof h);
-  std::memcpy(out.data() + sizeof h, a.context.data(), a.context.size());
-  std::memcpy(out.data() + sizeof h + a.context.size(), a.text.data(), a.text.size());
-  return out;
+  WireWriter w;
+  w.put(static_cast<std::int32_t>(a.kind));
+  w.put(static_cast<std::int32_t>(a.client_leader));
+  w.put(static_cast<std::int32_t>(a.client_processes));
+  w.put(static_cast<std::int32_t>(a.reply_tag));
+  w.put(static_cast<std::int32_t>(a.connection_tag));
+  w.put(a.context);
+  w.put(a.text);
+  return chars_of(w);
 }
 
 std::optional<Announcement> unpack_announcement(const std::vector<char>& bytes) {
-  Header h;
-  if (bytes.size() < sizeof h) {
-    return std::nullopt;
-  }
-  std::memcpy(&h, bytes.data(), sizeof h);
-  if (h.kind < static_cast<std::int32_t>(LinkKind::kOpen) ||
-      h.kind > static_cast<std::int32_t>(LinkKind::kStop) || h.name_bytes < 0 ||
-      bytes.size() - sizeof h != static_cast<std::uint64_t>(h.name_bytes) + h.text_bytes) {
-    return std::nullopt;
-  }
+  WireReader in(std::as_bytes(std::span<const char>(bytes)), "xios_lite::unpack_announcement");
   Announcement a;
-  a.kind = static_cast<LinkKind>(h.kind);
-  a.client_leader = h.client_leader;
-  a.client_processes = h.client_processes;
-  a.reply_tag = h.reply_tag;
-  a.connection_tag = h.connection_tag;
-  const char* at = bytes.data() + sizeof h;
-  a.context.assign(at, static_cast<std::size_t>(h.name_bytes));
-  a.text.assign(at + h.name_bytes, h.text_bytes);
+  try {
+    const auto kind = in.get<std::int32_t>();
+    if (kind < static_cast<std::int32_t>(LinkKind::kOpen) ||
+        kind > static_cast<std::int32_t>(LinkKind::kStop)) {
+      return std::nullopt;
+    }
+    a.kind = static_cast<LinkKind>(kind);
+    a.client_leader = in.get<std::int32_t>();
+    a.client_processes = in.get<std::int32_t>();
+    a.reply_tag = in.get<std::int32_t>();
+    a.connection_tag = in.get<std::int32_t>();
+    a.context = in.get_string();
+    a.text = in.get_string();
+    in.expect_done();
+  } catch (const common::Error&) {
+    return std::nullopt;
+  }
   return a;
 }
 
+// The answer: i32 server processes, then the error as a string.
 std::vector<char> pack_answer(const std::string& error, int server_processes) {
-  AnswerHeader h{server_processes, static_cast<std::int32_t>(error.size())};
-  std::vector<char> out(sizeof h + error.size());
-  std::memcpy(out.data(), &h, sizeof h);
-  std::memcpy(out.data() + sizeof h, error.data(), error.size());
-  return out;
+  WireWriter w;
+  w.put(static_cast<std::int32_t>(server_processes));
+  w.put(error);
+  return chars_of(w);
 }
 
 std::optional<std::pair<std::string, int>> unpack_answer(const std::vector<char>& bytes) {
-  AnswerHeader h;
-  if (bytes.size() < sizeof h) {
+  WireReader in(std::as_bytes(std::span<const char>(bytes)), "xios_lite::unpack_answer");
+  try {
+    const auto processes = in.get<std::int32_t>();
+    std::string error = in.get_string();
+    in.expect_done();
+    return std::pair{std::move(error), static_cast<int>(processes)};
+  } catch (const common::Error&) {
     return std::nullopt;
   }
-  std::memcpy(&h, bytes.data(), sizeof h);
-  if (h.error_bytes < 0 || bytes.size() - sizeof h != static_cast<std::size_t>(h.error_bytes)) {
-    return std::nullopt;
-  }
-  return std::pair{std::string(bytes.data() + sizeof h, static_cast<std::size_t>(h.error_bytes)),
-                   static_cast<int>(h.server_processes)};
 }
 
 std::pair<int, int> next_link_tags() {

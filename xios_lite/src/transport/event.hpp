@@ -29,20 +29,21 @@
 // blocks (see RecordAssembly::define), for kContextDefinition the
 // definitions the model completed (sizes, coordinates, calendar).
 //
+// Written and read with the codec (wire_codec.hpp): the header as one
+// value (put(h), get<EventHeader>()), the payload as raw elements.
+//
 // Events of one client reach one server in the order they were packed (MPI
 // non-overtaking on one communicator); the server does not depend on the
 // order between clients.
 //
 // Server -> client messages are separate tags: kErrorTag (a text),
-// kAckTag (a FinaliseAck, the EP ranks of the clients the server stopped
-// waiting for, then a text, empty when all went well) and kReadTag (the
-// answer to a kReadRequest).
+// kAckTag (a FinaliseAck, the vector of the EP ranks of the clients the
+// server stopped waiting for, then a string, empty when all went well) and
+// kReadTag (the answer to a kReadRequest).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <span>
 #include <type_traits>
 
 #include "xios_lite/report.hpp"
@@ -68,7 +69,8 @@ enum class EventKind : std::uint8_t {
   /// kReadTag.
   kReadRequest = 10,
   /// Server -> client on kReadTag: the header of the request with this
-  /// kind, then nk*nj*ni f64 values, or with flags 1 an error text.
+  /// kind, then nk*nj*ni f64 values, or with flags 1 an error text (the
+  /// codec's string: u64 length, chars).
   kReadReply = 11,
 };
 
@@ -139,22 +141,13 @@ inline constexpr int kErrorTag = 12;   ///< server -> client: an error text
 inline constexpr int kAckTag = 13;     ///< server -> client: finalise done
 inline constexpr int kReadTag = 14;    ///< server -> client: a kReadReply (recv_field)
 
-/// The finalise acknowledgement: the server endpoint's report, whether the
-/// text after the gone list is its error, and how many i32 EP ranks of
-/// clients it stopped waiting for follow. Bytes between builds of the same
-/// library, like every event.
+/// The fixed part of the finalise acknowledgement: the server endpoint's
+/// report and whether the string after the gone list is its error. Bytes
+/// between builds of the same library, like every event.
 struct FinaliseAck {
   ServerReport report;
-  std::int32_t failed = 0;  ///< 1: the text after the gone list is the error
-  std::int32_t gone = 0;
+  std::int32_t failed = 0;  ///< 1: the string after the gone list is the error
 };
 static_assert(std::is_trivially_copyable_v<FinaliseAck>);
-
-/// Reads a header at `offset` of a received buffer (memcpy: buffers carry no alignment).
-[[nodiscard]] inline EventHeader read_header(std::span<const std::byte> buf, std::size_t offset) {
-  EventHeader h;
-  std::memcpy(&h, buf.data() + offset, sizeof h);
-  return h;
-}
 
 }  // namespace xios_lite::transport

@@ -1,7 +1,9 @@
 #include "event_packer.hpp"
 
 #include <cstddef>
-#include <cstring>
+#include <span>
+
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::transport {
 namespace {
@@ -19,9 +21,15 @@ EventHeader header_of(EventKind kind, int var, const SubBlock& piece) {
           b.nj};
 }
 
+// A writer into `bytes` reserved in the channel's active buffer: the event
+// is written in place, the buffer is the MPI message.
+WireWriter reserved(ServerChannel& channel, std::size_t bytes, double& blocked_s) {
+  return WireWriter(std::span<std::byte>(channel.reserve(bytes, blocked_s), bytes));
+}
+
 // A header-only event.
 void append_header(ServerChannel& channel, const EventHeader& h, double& blocked_s) {
-  std::memcpy(channel.reserve(sizeof h, blocked_s), &h, sizeof h);
+  reserved(channel, sizeof h, blocked_s).put(h);
 }
 
 }  // namespace
@@ -33,14 +41,13 @@ void append_piece(ServerChannel& channel, EventKind kind, int var, const EventTi
   h.time = t.time;
   h.bound_lo = t.lo;
   h.bound_hi = t.hi;
-  std::byte* out = channel.reserve(h.wire_bytes(), blocked_s);
-  std::memcpy(out, &h, sizeof h);
-  out += sizeof h;
+  WireWriter out = reserved(channel, h.wire_bytes(), blocked_s);
+  out.put(h);
   if (kind != EventKind::kData) {
     return;
   }
   const Block& b = piece.block;
-  const std::size_t row_bytes = static_cast<std::size_t>(b.ni) * sizeof(double);
+  const auto ni = static_cast<std::size_t>(b.ni);
   const std::size_t row = from.row > 0 ? from.row : static_cast<std::size_t>(b.ni);
   const std::size_t level =
       from.level > 0 ? from.level
@@ -49,22 +56,19 @@ void append_piece(ServerChannel& channel, EventKind kind, int var, const EventTi
     for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
       const double* src = from.values + static_cast<std::size_t>(k) * level +
                           static_cast<std::size_t>(j - from.jbegin) * row;
-      std::memcpy(out, src, row_bytes);
-      out += row_bytes;
+      out.put_raw(std::span<const double>(src, ni));
     }
   }
 }
 
-void append_control(ServerChannel& channel, EventKind kind, std::string_view payload,
+void append_control(ServerChannel& channel, EventKind kind, std::span<const std::byte> payload,
                     double& blocked_s) {
   EventHeader h;
   h.magic_kind = make_magic_kind(kind);
   h.record = static_cast<std::uint32_t>(payload.size());
-  std::byte* out = channel.reserve(sizeof h + payload.size(), blocked_s);
-  std::memcpy(out, &h, sizeof h);
-  if (!payload.empty()) {
-    std::memcpy(out + sizeof h, payload.data(), payload.size());
-  }
+  WireWriter out = reserved(channel, h.wire_bytes(), blocked_s);
+  out.put(h);
+  out.put_raw(payload);
 }
 
 void append_heartbeat(ServerChannel& channel, std::int64_t step, double& blocked_s) {

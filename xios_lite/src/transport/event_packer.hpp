@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "transport/event.hpp"
@@ -55,8 +56,13 @@ void append_piece(ServerChannel& channel, EventKind kind, int var, const EventTi
 
 /// A control event (kDefinition, kContextDefinition, kClientError,
 /// kDefinitionFailed, kFinalise, kAbandon) whose payload is `payload`.
-void append_control(ServerChannel& channel, EventKind kind, std::string_view payload,
+void append_control(ServerChannel& channel, EventKind kind, std::span<const std::byte> payload,
                     double& blocked_s);
+/// A control event whose payload is a text.
+inline void append_control(ServerChannel& channel, EventKind kind, std::string_view text,
+                           double& blocked_s) {
+  append_control(channel, kind, std::as_bytes(std::span<const char>(text)), blocked_s);
+}
 
 /// A heartbeat: the client is alive at `step`.
 void append_heartbeat(ServerChannel& channel, std::int64_t step, double& blocked_s);

@@ -18,23 +18,30 @@ int EventReader::take() {
   buffer_.resize(message_->status().bytes);
   ep::mrecv(buffer_.data(), static_cast<int>(buffer_.size()), MPI_BYTE, *message_);
   message_.reset();
-  offset_ = 0;
+  walk_ = WireReader(buffer_, "xios_lite::server::receive", inter_.rank());
   corrupt_at_.reset();
+  corrupt_why_.clear();
   return source;
 }
 
 bool EventReader::next(EventHeader& header, const std::byte*& payload) {
-  if (corrupt_at_ || offset_ + sizeof(EventHeader) > buffer_.size()) {
+  if (corrupt_at_ || walk_.done()) {
     return false;
   }
-  header = read_header(buffer_, offset_);
-  const std::size_t end = offset_ + (header.valid() ? header.wire_bytes() : 0);
-  if (!header.valid() || end > buffer_.size()) {
-    corrupt_at_ = offset_;
+  const std::size_t at = walk_.offset();
+  try {
+    header = walk_.get<EventHeader>();
+    if (!header.valid()) {
+      corrupt_at_ = at;
+      corrupt_why_ = "no event magic at offset " + std::to_string(at);
+      return false;
+    }
+    payload = walk_.get_bytes(header.payload_bytes()).data();
+  } catch (const common::Error& e) {
+    corrupt_at_ = at;
+    corrupt_why_ = e.what();
     return false;
   }
-  payload = buffer_.data() + offset_ + sizeof header;
-  offset_ = end;
   return true;
 }
 

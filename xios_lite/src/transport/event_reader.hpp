@@ -8,11 +8,13 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ep/comm_management.hpp"
 #include "ep/request.hpp"
 #include "transport/event.hpp"
+#include "transport/wire_codec.hpp"
 
 namespace xios_lite::transport {
 
@@ -34,15 +36,19 @@ class EventReader {
   /// of the buffer, or at an event that is corrupt (see corrupt_at()).
   bool next(EventHeader& header, const std::byte*& payload);
   /// The byte at which next() met a corrupt event (a wrong magic, or a
-  /// length past the end of the buffer); empty when none.
+  /// header or payload past the end of the buffer); empty when none.
   [[nodiscard]] std::optional<std::size_t> corrupt_at() const noexcept { return corrupt_at_; }
+  /// What was wrong there (the codec's message: offset, bytes wanted and
+  /// available); empty when nothing was.
+  [[nodiscard]] const std::string& corrupt_why() const noexcept { return corrupt_why_; }
 
  private:
   const ep::InterCommunicator& inter_;
   std::optional<ep::Message> message_;
   std::vector<std::byte> buffer_;
-  std::size_t offset_ = 0;
+  WireReader walk_{{}};
   std::optional<std::size_t> corrupt_at_;
+  std::string corrupt_why_;
 };
 
 }  // namespace xios_lite::transport
