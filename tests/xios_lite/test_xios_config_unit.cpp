@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "client/temporal.hpp"
 #include "config_error.hpp"
 #include "ep/error.hpp"
 #include "netcdf/chunking.hpp"
+#include "temporal/temporal.hpp"
 #include "xios_lite/calendar.hpp"
 #include "xios_lite/config.hpp"
 
@@ -404,7 +404,7 @@ TEST(XiosTemporal, OperationsFoldSamples) {
   const double a[3] = {1, 5, -2};
   const double b[3] = {3, 2, 4};
   auto fold = [&](Operation op) {
-    xios_lite::client::Accumulator acc(op, 3, -1.0, false, false);
+    xios_lite::temporal::Accumulator acc(op, 3, -1.0, false, false);
     acc.add_part(0, a, {});
     acc.end_sample();
     acc.add_part(0, b, {});
@@ -428,7 +428,7 @@ TEST(XiosTemporal, MissingPointsAreLeftOut) {
   const double b[4] = {3, 4, kFill, 8};
   const std::uint8_t mask[4] = {1, 1, 1, 0};
   auto fold = [&](Operation op) {
-    xios_lite::client::Accumulator acc(op, 4, kFill, true, true);
+    xios_lite::temporal::Accumulator acc(op, 4, kFill, true, true);
     acc.add_part(0, a, mask);
     acc.end_sample();
     acc.add_part(0, b, mask);

@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "client/temporal.hpp"
 #include "config/expression.hpp"
 #include "config_error.hpp"
 #include "ep/error.hpp"
 #include "netcdf/output_files.hpp"
+#include "temporal/temporal.hpp"
 #include "xios_lite/config.hpp"
 
 namespace {
@@ -199,7 +199,7 @@ TEST(XiosTemporal, NaNFollowsOneRule) {
           SCOPED_TRACE(std::string(xios_lite::to_string(op)) + " NaN at sample " +
                        std::to_string(at) + (detect ? " detect" : "") + (masked ? " masked" : ""));
           // Point 0 gets the NaN, point 1 the plain samples.
-          xios_lite::client::Accumulator acc(op, 2, kFill, detect, masked);
+          xios_lite::temporal::Accumulator acc(op, 2, kFill, detect, masked);
           std::vector<double> kept;
           for (std::size_t s = 0; s < samples.size(); ++s) {
             const std::vector<double> part = {s == at ? kNaN : samples[s], samples[s]};
@@ -242,8 +242,8 @@ TEST(XiosTemporal, NaNFollowsOneRule) {
 
 TEST(XiosTemporal, NaNMinMaxHelpers) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  using xios_lite::client::nan_max;
-  using xios_lite::client::nan_min;
+  using xios_lite::temporal::nan_max;
+  using xios_lite::temporal::nan_min;
   EXPECT_TRUE(std::isnan(nan_max(kNaN, 1.0)));
   EXPECT_TRUE(std::isnan(nan_max(1.0, kNaN)));
   EXPECT_TRUE(std::isnan(nan_min(kNaN, 1.0)));
@@ -252,8 +252,8 @@ TEST(XiosTemporal, NaNMinMaxHelpers) {
   EXPECT_EQ(nan_min(1.0, 2.0), 1.0);
   // The servers' fold of reduced values: the fill value always missing, NaN
   // only when asked.
-  xios_lite::client::Accumulator keep(Operation::kMaximum, 1, -1.0, true, false, false);
-  xios_lite::client::Accumulator drop(Operation::kMaximum, 1, -1.0, true, false, true);
+  xios_lite::temporal::Accumulator keep(Operation::kMaximum, 1, -1.0, true, false, false);
+  xios_lite::temporal::Accumulator drop(Operation::kMaximum, 1, -1.0, true, false, true);
   for (const double v : {3.0, -1.0, kNaN, 2.0}) {
     const std::vector<double> one = {v};
     keep.add_part(0, one, {});
@@ -378,7 +378,7 @@ struct TwoFiles {
     std::vector<std::string> thrown;
     const xios_lite::netcdf::BlockView view{0, 4, 0, 8, 1, values.data()};
     for (int r = 0; r < 3; ++r) {
-      const xios_lite::netcdf::RecordTime t{r, (r + 1) * 3600.0, r * 3600.0, (r + 1) * 3600.0};
+      const xios_lite::records::RecordTime t{r, (r + 1) * 3600.0, r * 3600.0, (r + 1) * 3600.0};
       for (int gvar = 0; gvar < 2; ++gvar) {
         thrown.push_back(error_of_call([&] { files.write(gvar, t, std::span(&view, 1)); }));
       }

@@ -67,9 +67,9 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
                std::max<std::int64_t>(1, steps_of(cfg.calendar, ov.freq_op)),
                steps_of(cfg.calendar, ov.freq_offset),
                std::move(lbs),
-               Accumulator(per_sample ? Operation::kInstant : ov.operation, offset,
-                           ov.default_value, ov.detect_missing_value, masked),
-               Periods(cfg.calendar, file.output_freq),
+               temporal::Accumulator(per_sample ? Operation::kInstant : ov.operation, offset,
+                                     ov.default_value, ov.detect_missing_value, masked),
+               temporal::Periods(cfg.calendar, file.output_freq),
                centred};
     v.per_sample = per_sample;
     if (ov.freq_op.is_calendar_dependent()) {
@@ -236,7 +236,7 @@ void ClientEngine::feed(int field, std::span<const std::span<const double>> part
       v.acc.reset();
     }
     if (by_rows && completes_record(v)) {
-      const netcdf::RecordTime t = record_time(v);
+      const records::RecordTime t = record_time(v);
       for (std::size_t b = 0; b < v.blocks.size(); ++b) {
         LocalBlock one = v.blocks[b];
         one.offset = 0;  // parts[b] holds this block alone, or the model's array of it
@@ -385,9 +385,9 @@ const std::vector<double>& ClientEngine::transform_operand(Computed& c, std::siz
         if (valid == 0) {
           acc = x;
         } else if (t.reduce == Reduction::kMin) {
-          acc = nan_min(acc, x);
+          acc = temporal::nan_min(acc, x);
         } else if (t.reduce == Reduction::kMax) {
-          acc = nan_max(acc, x);
+          acc = temporal::nan_max(acc, x);
         } else {
           acc += x;
         }
@@ -440,11 +440,11 @@ const std::vector<double>* ClientEngine::current(int field) const {
 void ClientEngine::compute_window(Computed& c) {
   const FieldDef& f = cfg_.fields[static_cast<std::size_t>(c.field)];
   const std::vector<bool>& at = c.expr.operand_at();
-  const Periods& periods = *c.window_periods;
+  const temporal::Periods& periods = *c.window_periods;
   const std::int64_t w = periods.of_step(step_, std::max<std::int64_t>(c.window_index, 0));
   if (w != c.window_index) {
     // A new window (the steps before it may have been skipped).
-    for (Accumulator& a : c.windows) a.reset();
+    for (temporal::Accumulator& a : c.windows) a.reset();
     c.window_index = w;
     c.window_samples = 0;
     c.window_missed = -1;
@@ -493,7 +493,7 @@ void ClientEngine::compute_window(Computed& c) {
   for (std::size_t k = 0; k < c.operands.size(); ++k) {
     std::vector<std::uint8_t> gone;
     if (at[k]) {
-      Accumulator& a = c.windows[k];
+      temporal::Accumulator& a = c.windows[k];
       inputs.push_back(a.result());
       gone.resize(c.values.size());
       for (std::size_t i = 0; i < gone.size(); ++i) gone[i] = a.valid(i) ? 0 : 1;
@@ -541,8 +541,8 @@ bool ClientEngine::step_records_out() const {
   });
 }
 
-netcdf::RecordTime ClientEngine::record_time(const Variable& v) const {
-  netcdf::RecordTime t;
+records::RecordTime ClientEngine::record_time(const Variable& v) const {
+  records::RecordTime t;
   t.record = static_cast<int>(v.period);
   if (v.per_sample) {
     // A sample: its time (the servers place it in its output period).
@@ -558,7 +558,7 @@ netcdf::RecordTime ClientEngine::record_time(const Variable& v) const {
 }
 
 void ClientEngine::close_period(Variable& v) {
-  const netcdf::RecordTime t = record_time(v);
+  const records::RecordTime t = record_time(v);
   if (v.handed_over) {
     // Sent whole at the last step of the period, which nothing can spoil
     // any more (the period ended with it).
@@ -576,7 +576,7 @@ void ClientEngine::close_period(Variable& v) {
 
 // A once variable has one record (0), stamped with the time of its sample.
 void ClientEngine::emit_once(Variable& v, std::int64_t step, bool missing) {
-  netcdf::RecordTime t;
+  records::RecordTime t;
   t.record = 0;
   t.time = t.lo = t.hi = static_cast<double>(cfg_.calendar.time_of_step(step));
   if (missing) {

@@ -58,7 +58,7 @@
 #include "config/expression.hpp"
 #include "layout.hpp"
 #include "record_sink.hpp"
-#include "temporal.hpp"
+#include "temporal/temporal.hpp"
 
 namespace xios_lite::client {
 
@@ -103,8 +103,8 @@ class ClientEngine {
     std::int64_t sample_every = 1;   // steps
     std::int64_t sample_offset = 0;  // steps (freq_offset)
     std::vector<LocalBlock> blocks;
-    Accumulator acc;
-    Periods periods;
+    temporal::Accumulator acc;
+    temporal::Periods periods;
     bool centred_time = false;
     std::int64_t period = 0;      // the period holding the current step
     std::int64_t spoiled_at = 0;  // first step of the period that was due and not sent
@@ -117,7 +117,7 @@ class ClientEngine {
     // A freq_op of months or years: sampled at the last step of each of
     // its periods (sample_every unused); `sample_hint` a period at or
     // before the current step, where the search starts.
-    std::optional<Periods> sample_periods = std::nullopt;
+    std::optional<temporal::Periods> sample_periods = std::nullopt;
     mutable std::int64_t sample_hint = 0;
   };
   // An expression field: its values this step, computed from its operands'.
@@ -137,8 +137,9 @@ class ClientEngine {
     // the window, sampled at the operand's own freq_op and freq_offset, in
     // windows[k]; the expression is computed at the window's last step
     // only, when every step of it brought the '@' operands it samples.
-    std::optional<Periods> window_periods;
-    std::vector<Accumulator> windows;          // per operand (empty ones for operands without '@')
+    std::optional<temporal::Periods> window_periods;
+    std::vector<temporal::Accumulator>
+        windows;                               // per operand (empty ones for operands without '@')
     std::vector<std::int64_t> operand_every;   // per operand: its own freq_op, steps
     std::vector<std::int64_t> operand_offset;  // per operand: its own freq_offset, steps
     std::int64_t window_index = -1;            // the window the accumulators hold
@@ -155,7 +156,7 @@ class ClientEngine {
   void skip_steps(Variable& v, std::int64_t from, std::int64_t to,
                   std::vector<MissedField>& missed);
   void close_period(Variable& v);
-  [[nodiscard]] netcdf::RecordTime record_time(const Variable& v) const;
+  [[nodiscard]] records::RecordTime record_time(const Variable& v) const;
   /// The values sent now are the whole record of v's current period.
   [[nodiscard]] bool completes_record(const Variable& v) const;
   /// Every record ending at the current step went out at send.

@@ -23,7 +23,7 @@ class FileSink final : public RecordSink {
         files_(cfg, {full_rows(cfg), true, 0, 1}, processes, ep_rank),
         blocks_per_call_(blocks_per_call) {}
 
-  void put(int gvar, const netcdf::RecordTime& t, std::span<const LocalBlock> blocks,
+  void put(int gvar, const records::RecordTime& t, std::span<const LocalBlock> blocks,
            const double* values) override {
     const double t0 = MPI_Wtime();
     std::vector<netcdf::BlockView> views(static_cast<std::size_t>(blocks_per_call_));
@@ -87,7 +87,7 @@ class FileSink final : public RecordSink {
   }
 
   // The writes are collective: the blocks still take part, with _FillValue.
-  void put_missing(int gvar, const netcdf::RecordTime& t,
+  void put_missing(int gvar, const records::RecordTime& t,
                    std::span<const LocalBlock> blocks) override {
     const netcdf::VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
     const OutputVariable& v = cfg_.files[static_cast<std::size_t>(slot.file)]
@@ -136,8 +136,8 @@ class FileSink final : public RecordSink {
   [[nodiscard]] ClientStats stats() const override { return stats_; }
 
  private:
-  static std::vector<netcdf::RowRange> full_rows(const Config& cfg) {
-    std::vector<netcdf::RowRange> rows;
+  static std::vector<records::RowRange> full_rows(const Config& cfg) {
+    std::vector<records::RowRange> rows;
     for (const auto& d : cfg.domains) {
       rows.push_back({0, d.nj_glo});
     }

@@ -51,11 +51,11 @@ class RecordSink {
  public:
   virtual ~RecordSink() = default;
   /// A finished record of variable `gvar`: `values` holds the blocks.
-  virtual void put(int gvar, const netcdf::RecordTime& t, std::span<const LocalBlock> blocks,
+  virtual void put(int gvar, const records::RecordTime& t, std::span<const LocalBlock> blocks,
                    const double* values) = 0;
   /// The record of variable `gvar` at `t` will not come from these blocks
   /// (a due field was not sent): their points are written as _FillValue.
-  virtual void put_missing(int gvar, const netcdf::RecordTime& t,
+  virtual void put_missing(int gvar, const records::RecordTime& t,
                            std::span<const LocalBlock> blocks) = 0;
   /// The definition closed: this client's blocks (4 ints per domain).
   virtual void define(std::span<const int> blocks) = 0;

@@ -40,12 +40,12 @@ class ServerSink final : public RecordSink {
     }
   }
 
-  void put(int gvar, const netcdf::RecordTime& t, std::span<const LocalBlock> blocks,
+  void put(int gvar, const records::RecordTime& t, std::span<const LocalBlock> blocks,
            const double* values) override {
     pieces(transport::EventKind::kData, gvar, t, blocks, values);
   }
 
-  void put_missing(int gvar, const netcdf::RecordTime& t,
+  void put_missing(int gvar, const records::RecordTime& t,
                    std::span<const LocalBlock> blocks) override {
     pieces(transport::EventKind::kMissing, gvar, t, blocks, nullptr);
   }
@@ -214,7 +214,7 @@ class ServerSink final : public RecordSink {
     std::vector<bool> asked(channels_.size(), false);
     std::size_t waiting = 0;
     for (int s = 0; s < servers && b.ni > 0; ++s) {
-      const netcdf::RowRange band = transport::band_of(nj_glo, s, servers);
+      const records::RowRange band = transport::band_of(nj_glo, s, servers);
       const int j0 = std::max(b.jbegin, band.jbegin);
       const int j1 = std::min(b.jbegin + b.nj, band.jbegin + band.nj);
       if (j0 >= j1) {
@@ -323,7 +323,7 @@ class ServerSink final : public RecordSink {
   // event for every record from the client holding the domain's first
   // point, so that a server process without rows still takes part in the
   // collective writes of a one_file file.
-  void pieces(transport::EventKind kind, int gvar, const netcdf::RecordTime& t,
+  void pieces(transport::EventKind kind, int gvar, const records::RecordTime& t,
               std::span<const LocalBlock> blocks, const double* values) {
     const VariableSlot slot = table_[static_cast<std::size_t>(gvar)];
     const OutputVariable& v = cfg_.files[static_cast<std::size_t>(slot.file)]
@@ -340,8 +340,8 @@ class ServerSink final : public RecordSink {
         continue;
       }
       for (int s = 0; s < servers; ++s) {
-        const netcdf::RowRange band =
-            whole ? (s == 0 ? netcdf::RowRange{0, nj_glo} : netcdf::RowRange{nj_glo, 0})
+        const records::RowRange band =
+            whole ? (s == 0 ? records::RowRange{0, nj_glo} : records::RowRange{nj_glo, 0})
                   : transport::band_of(nj_glo, s, servers);
         const bool marker = band.nj == 0 && b.ibegin == 0 && b.jbegin == 0;
         const int j0 = marker ? band.jbegin : std::max(b.jbegin, band.jbegin);
@@ -351,8 +351,8 @@ class ServerSink final : public RecordSink {
         }
         const transport::EventKind piece_kind = marker ? transport::EventKind::kData : kind;
         transport::append_piece(
-            *channels_[static_cast<std::size_t>(s)], piece_kind, gvar,
-            {t.record, t.time, t.lo, t.hi}, {lb.nk, {b.ibegin, marker ? 0 : b.ni, j0, j1 - j0}},
+            *channels_[static_cast<std::size_t>(s)], piece_kind, gvar, t,
+            {lb.nk, {b.ibegin, marker ? 0 : b.ni, j0, j1 - j0}},
             {values == nullptr ? nullptr : values + lb.offset, b.jbegin, b.nj, lb.row, lb.level},
             stats_.blocked_s);
       }

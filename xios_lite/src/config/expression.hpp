@@ -114,7 +114,7 @@ class Expression {
 /// operands over windows: the expression uses '@' and the field's freq_op
 /// is longer than one timestep (months and years count, at the calendar's
 /// real month lengths). The windows are the periods of freq_op (see
-/// client::Periods). Needs the calendar.
+/// temporal::Periods). Needs the calendar.
 [[nodiscard]] bool has_at_windows(const Config& cfg, int field);
 
 /// Whether grids `a` and `b` hold the same points in the same order: the

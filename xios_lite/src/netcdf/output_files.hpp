@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "nc_file.hpp"
+#include "records/record_time.hpp"
 #include "xios_lite/config.hpp"
 
 namespace xios_lite::netcdf {
@@ -57,13 +58,7 @@ struct BlockView {
   const double* data = nullptr;
 };
 
-/// The header fields of one record.
-struct RecordTime {
-  int record = 0;
-  double time = 0;
-  double lo = 0;
-  double hi = 0;
-};
+using records::RecordTime;
 
 /// Which part of the output a writer holds: its rows of every domain
 /// (server processes: their endpoints' bands; clients of the synchronous

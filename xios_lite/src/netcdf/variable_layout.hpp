@@ -15,16 +15,12 @@
 #include <cstring>
 #include <vector>
 
+#include "records/row_range.hpp"
 #include "xios_lite/config.hpp"
 
 namespace xios_lite::netcdf {
 
-/// Rows [jbegin, jbegin + nj) of a dimension.
-struct RowRange {
-  int jbegin = 0;
-  int nj = 0;
-  friend bool operator==(const RowRange&, const RowRange&) = default;
-};
+using records::RowRange;
 
 struct VariableLayout {
   enum class Horizontal { kDomain, kAxis, kNone };

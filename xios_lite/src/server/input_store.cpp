@@ -6,7 +6,7 @@
 
 namespace xios_lite::server {
 
-InputStore::InputStore(const Config& cfg, const std::vector<netcdf::RowRange>& rows) {
+InputStore::InputStore(const Config& cfg, const std::vector<records::RowRange>& rows) {
   for (const FileDef& f : cfg.inputs) {
     for (const OutputVariable& v : f.variables) {
       Variable var;

@@ -26,7 +26,7 @@ namespace xios_lite::server {
 class InputStore {
  public:
   /// Reads every input variable's rows `rows[domain]` (this process's).
-  InputStore(const Config& cfg, const std::vector<netcdf::RowRange>& rows);
+  InputStore(const Config& cfg, const std::vector<records::RowRange>& rows);
 
   /// The kReadReply message answering request `h`: the values of the
   /// sub-block it names, or an error text.
@@ -35,7 +35,7 @@ class InputStore {
  private:
   struct Variable {
     netcdf::InputVariableShape shape;
-    netcdf::RowRange rows;
+    records::RowRange rows;
     std::string error;
     netcdf::InputBlock data;  // every record of the rows, all columns
   };

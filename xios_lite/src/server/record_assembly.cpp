@@ -16,14 +16,14 @@ RecordAssembly::RecordAssembly(const Config& cfg, const ServerProcess& process,
       owner_(process.index == 0),
       folder_(cfg, writer, bytes_in_flight) {}
 
-netcdf::RowRange RecordAssembly::rows_of(int gvar) const {
+records::RowRange RecordAssembly::rows_of(int gvar) const {
   const netcdf::VariableSlot& slot = table_[static_cast<std::size_t>(gvar)];
   const OutputVariable& v =
       cfg_.files[static_cast<std::size_t>(slot.file)].variables[static_cast<std::size_t>(slot.pos)];
   const auto domain = static_cast<std::size_t>(domain_of(gvar));
   if (v.shape.needs_whole_domain()) {
     const int nj = cfg_.domains[domain].nj_glo;
-    return owner_ ? netcdf::RowRange{0, nj} : netcdf::RowRange{nj, 0};
+    return owner_ ? records::RowRange{0, nj} : records::RowRange{nj, 0};
   }
   return rows_[domain];
 }
@@ -78,7 +78,7 @@ bool RecordAssembly::define(int client, std::span<const int> layout) {
     if (at + 4 * blocks > layout.size()) {
       return false;
     }
-    const netcdf::RowRange rows = rows_[d];
+    const records::RowRange rows = rows_[d];
     for (std::size_t b = 0; b < blocks; ++b, at += 4) {
       const int ni = layout[at + 1];
       const int j0 = std::max(layout[at + 2], rows.jbegin);

@@ -82,14 +82,14 @@ class RecordAssembly {
   /// The rows of variable `gvar`'s field domain this process holds: its
   /// bands, or for a variable that needs the whole domain every row on the
   /// first process and none elsewhere.
-  [[nodiscard]] netcdf::RowRange rows_of(int gvar) const;
+  [[nodiscard]] records::RowRange rows_of(int gvar) const;
   // Hands a finished record on: samples of reduced variables to the folder, the rest to the writer.
   void hand_on(std::unique_ptr<RecordBuffer> record, bool incomplete);
   void note_incomplete(RecordBuffer& r) const;  // under mutex_
 
   const Config& cfg_;
   std::vector<netcdf::VariableSlot> table_;
-  std::vector<netcdf::RowRange> rows_;  // per domain
+  std::vector<records::RowRange> rows_;  // per domain
   int first_endpoint_;
   WriterThread& writer_;
   std::atomic<std::size_t>& in_flight_;

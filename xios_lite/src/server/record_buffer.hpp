@@ -19,9 +19,9 @@ namespace xios_lite::server {
 
 struct RecordBuffer {
   int gvar = 0;
-  netcdf::RecordTime time;
+  records::RecordTime time;
   int nk = 1;
-  netcdf::RowRange rows;                           ///< this server process's rows, global indices
+  records::RowRange rows;                          ///< this server process's rows, global indices
   int ni = 0;                                      ///< the whole row (ni_glo)
   std::vector<double> data;                        ///< nk x rows.nj x ni
   std::size_t filled = 0;                          ///< points accounted for (data or missing)

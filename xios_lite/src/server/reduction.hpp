@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "client/temporal.hpp"
 #include "netcdf/variable_layout.hpp"
+#include "temporal/temporal.hpp"
 
 namespace xios_lite::server {
 
@@ -49,10 +49,10 @@ class ReductionFold {
         weights_ += weight;
         break;
       case Reduction::kMin:
-        acc_ = client::nan_min(acc_, v);
+        acc_ = temporal::nan_min(acc_, v);
         break;
       case Reduction::kMax:
-        acc_ = client::nan_max(acc_, v);
+        acc_ = temporal::nan_max(acc_, v);
         break;
       case Reduction::kNone:
         break;

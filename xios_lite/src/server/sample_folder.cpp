@@ -65,9 +65,9 @@ void SampleFolder::fold(State& s, std::int64_t k, Pending& p) {
                                static_cast<std::size_t>(p.block.ni);
     // Reduced values equal to the fill value are missing (no valid input);
     // NaN only when the variable detects missing values, else it propagates.
-    s.acc = std::make_unique<client::Accumulator>(s.variable->operation, points,
-                                                  s.variable->default_value, true, false,
-                                                  s.variable->detect_missing_value);
+    s.acc = std::make_unique<temporal::Accumulator>(s.variable->operation, points,
+                                                    s.variable->default_value, true, false,
+                                                    s.variable->detect_missing_value);
   }
   while (s.period < period) {
     emit(s);  // a period without a sample of its own here

@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "client/temporal.hpp"
 #include "netcdf/output_files.hpp"
 #include "record_buffer.hpp"
+#include "temporal/temporal.hpp"
 #include "writer_thread.hpp"
 
 namespace xios_lite::server {
@@ -57,14 +57,14 @@ class SampleFolder {
     int gvar = 0;
     const OutputVariable* variable = nullptr;
     const std::vector<double>* area = nullptr;  // the field domain's cell areas, or empty
-    client::Periods periods;
+    temporal::Periods periods;
     bool centred = false;
     std::int64_t first_step = 1;
     std::int64_t every = 1;
     std::int64_t next_sample = 0;  // the next sample to fold
     std::map<std::int64_t, Pending> pending;
     std::int64_t period = 0;  // the period being folded
-    std::unique_ptr<client::Accumulator> acc;
+    std::unique_ptr<temporal::Accumulator> acc;
     netcdf::OutputBlock shape;  // the output block's geometry (values unused)
     bool spoiled = false;
     std::string spoiled_by;  // what the first spoiling sample missed

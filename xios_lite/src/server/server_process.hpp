@@ -21,8 +21,8 @@ struct ServerProcess {
   int all_endpoints = 1;   ///< receiving endpoints of every server process
 
   /// This process's rows of every domain, in configuration order.
-  [[nodiscard]] std::vector<netcdf::RowRange> rows(const Config& cfg) const {
-    std::vector<netcdf::RowRange> out;
+  [[nodiscard]] std::vector<records::RowRange> rows(const Config& cfg) const {
+    std::vector<records::RowRange> out;
     out.reserve(cfg.domains.size());
     for (const auto& d : cfg.domains) {
       out.push_back(transport::bands_of(d.nj_glo, first_endpoint, endpoints, all_endpoints));

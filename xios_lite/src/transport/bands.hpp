@@ -5,11 +5,11 @@
 // last S - nj_glo servers hold no row (an empty band starting at nj_glo).
 #pragma once
 
-#include "netcdf/nc_file.hpp"
+#include "records/row_range.hpp"
 
 namespace xios_lite::transport {
 
-[[nodiscard]] constexpr netcdf::RowRange band_of(int nj_glo, int server, int servers) noexcept {
+[[nodiscard]] constexpr records::RowRange band_of(int nj_glo, int server, int servers) noexcept {
   const int base = nj_glo / servers;
   const int extra = nj_glo % servers;
   return {server * base + (server < extra ? server : extra), base + (server < extra ? 1 : 0)};
@@ -23,10 +23,10 @@ static_assert(band_of(2, 1, 4).jbegin == 1 && band_of(2, 1, 4).nj == 1 &&
 /// The rows of `count` consecutive servers from `first` (a server process
 /// with several receiving endpoints): their bands are adjacent, so the union
 /// is one range.
-[[nodiscard]] constexpr netcdf::RowRange bands_of(int nj_glo, int first, int count,
-                                                  int servers) noexcept {
-  const netcdf::RowRange head = band_of(nj_glo, first, servers);
-  const netcdf::RowRange tail = band_of(nj_glo, first + count - 1, servers);
+[[nodiscard]] constexpr records::RowRange bands_of(int nj_glo, int first, int count,
+                                                   int servers) noexcept {
+  const records::RowRange head = band_of(nj_glo, first, servers);
+  const records::RowRange tail = band_of(nj_glo, first + count - 1, servers);
   return {head.jbegin, tail.jbegin + tail.nj - head.jbegin};
 }
 

@@ -34,7 +34,7 @@ void append_header(ServerChannel& channel, const EventHeader& h, double& blocked
 
 }  // namespace
 
-void append_piece(ServerChannel& channel, EventKind kind, int var, const EventTime& t,
+void append_piece(ServerChannel& channel, EventKind kind, int var, const records::RecordTime& t,
                   const SubBlock& piece, const BlockValues& from, double& blocked_s) {
   EventHeader h = header_of(kind, var, piece);
   h.record = static_cast<std::uint32_t>(t.record);

@@ -14,6 +14,7 @@
 #include <span>
 #include <string_view>
 
+#include "records/record_time.hpp"
 #include "transport/event.hpp"
 #include "transport/server_channel.hpp"
 #include "xios_lite/client.hpp"
@@ -24,15 +25,6 @@ namespace xios_lite::transport {
 struct SubBlock {
   int nk = 1;
   Block block;
-};
-
-/// One record's time: its number (the output period), its time and the
-/// bounds of its period, in seconds since the calendar start.
-struct EventTime {
-  std::int64_t record = 0;
-  double time = 0;
-  double lo = 0;
-  double hi = 0;
 };
 
 /// The values a data piece is cut from: a block of nk x `nj` x ni values
@@ -51,7 +43,7 @@ struct BlockValues {
 /// A kData or kMissing event of variable `var` for `piece` of record `t`;
 /// a data event carries the piece's rows of `from` (nothing when the piece
 /// is empty: a marker for a server without rows).
-void append_piece(ServerChannel& channel, EventKind kind, int var, const EventTime& t,
+void append_piece(ServerChannel& channel, EventKind kind, int var, const records::RecordTime& t,
                   const SubBlock& piece, const BlockValues& from, double& blocked_s);
 
 /// A control event (kDefinition, kContextDefinition, kClientError,

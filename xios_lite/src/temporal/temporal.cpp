@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace xios_lite::client {
+namespace xios_lite::temporal {
 
 void Accumulator::add_part(std::size_t offset, std::span<const double> part,
                            std::span<const std::uint8_t> mask) {
@@ -76,8 +76,8 @@ void Accumulator::fold_one(std::size_t at, double v, bool valid) {
 }
 
 void Accumulator::add_gathered(std::size_t offset, std::span<const double> part,
-                               std::span<const std::uint8_t> mask, const DataLayout& layout,
-                               int nk) {
+                               std::span<const std::uint8_t> mask,
+                               const records::DataLayout& layout, int nk) {
   const std::size_t points = layout.source.size();
   for (std::size_t k = 0; k < static_cast<std::size_t>(nk); ++k) {
     const double* level = part.data() + k * layout.per_level;
@@ -149,4 +149,4 @@ std::int64_t Periods::of_step(std::int64_t step, std::int64_t from) const {
   return k;
 }
 
-}  // namespace xios_lite::client
+}  // namespace xios_lite::temporal

@@ -1,5 +1,6 @@
-// Temporal operations on the client: what leaves the client at each output
-// period is already reduced in time (XIOS's "online operations").
+// Temporal operations: what leaves a client at each output period is
+// already reduced in time (XIOS's "online operations"); the servers fold
+// the samples of transformed fields the same way (server/sample_folder).
 //
 // A Period tells which output period a step belongs to and when the period
 // ends; an Accumulator folds the samples of one period into the client's
@@ -12,10 +13,10 @@
 #include <span>
 #include <vector>
 
-#include "layout.hpp"
+#include "records/data_layout.hpp"
 #include "xios_lite/config.hpp"
 
-namespace xios_lite::client {
+namespace xios_lite::temporal {
 
 /// The minimum and maximum of the temporal operations (and of the servers'
 /// reductions): a NaN on either side gives NaN, whichever side it is on.
@@ -68,7 +69,7 @@ class Accumulator {
   /// are folded, no copy first; points the layout does not give are
   /// missing (the mask says so too).
   void add_gathered(std::size_t offset, std::span<const double> part,
-                    std::span<const std::uint8_t> mask, const DataLayout& layout, int nk);
+                    std::span<const std::uint8_t> mask, const records::DataLayout& layout, int nk);
   void end_sample() { ++samples_; }
   [[nodiscard]] int samples() const noexcept { return samples_; }
   /// No masks and no detect_missing: a period of one sample has that
@@ -134,4 +135,4 @@ class Periods {
   Frequency output_;
 };
 
-}  // namespace xios_lite::client
+}  // namespace xios_lite::temporal
