@@ -20,6 +20,7 @@
 // evaluation whatever the layout, hence the same bits. The fold order and
 // the slot layout are those of fold.hpp, shared with every other reduction.
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <utility>
@@ -210,6 +211,45 @@ void reduce_scatter_within_process(CollectiveCall& call, const Reduction& red, v
   if (failure) std::rethrow_exception(failure);
 }
 
+// A communicator within one process, a dense vector of at most
+// LocalTeam::kLineExchangeBytes: one line exchange. Every thread copies its
+// contribution into its own line, publishes it with the same line, waits
+// for the others' and folds them all in thread order (the hierarchical
+// order, so every endpoint gets the same bits) straight into its receive
+// buffer (null: no result here, a reduce's non-root). One line hand-off
+// per peer and nobody waits for a leader, where the gather-release round
+// is two hand-offs in a row (the arrivals, then the leader's release).
+// Past kLineExchangeThreads every thread would read too many lines: the
+// leader's round folds once for all.
+constexpr int kLineExchangeThreads = 8;
+
+bool fits_line_exchange(const CollectiveCall& call, const Reduction& red) {
+  const detail::TypeLayout& layout = red.e.layout;
+  return call.processes() == 1 && call.local_size() > 1 &&
+         call.local_size() <= kLineExchangeThreads && layout.contiguous && layout.true_lb == 0 &&
+         red.e.extent == layout.size &&
+         static_cast<std::size_t>(red.count) * static_cast<std::size_t>(layout.size) <=
+             detail::LocalTeam::kLineExchangeBytes;
+}
+
+void reduce_in_line_exchange(CollectiveCall& call, const Reduction& red, void* recvbuf) {
+  detail::LocalTeam& team = call.team;
+  const std::size_t bytes =
+      static_cast<std::size_t>(red.count) * static_cast<std::size_t>(red.e.layout.size);
+  std::byte* mine = team.line_staging(call.thread);
+  // Before the fold writes recvbuf, which is the contribution under MPI_IN_PLACE.
+  if (bytes > 0) std::memcpy(mine, red.contribution, bytes);
+  team.line_publish(call.thread);
+  team.line_await_all(call.thread);
+  if (recvbuf == nullptr) return;
+  thread_local std::vector<const void*> inputs;
+  inputs.resize(static_cast<std::size_t>(call.local_size()));
+  for (int t = 0; t < call.local_size(); ++t) {
+    inputs[static_cast<std::size_t>(t)] = team.line_data(call.thread, t);
+  }
+  detail::fold_right(call, red.e, inputs, recvbuf, red.count);
+}
+
 bool fits_one_round(const Reduction& red) {
   return static_cast<std::size_t>(red.count) * red.e.layout.size <= kSharedFoldBytes;
 }
@@ -233,6 +273,10 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, mpi, request);
     });
+    return;
+  }
+  if (fits_line_exchange(call, red)) {
+    reduce_in_line_exchange(call, red, recvbuf);
     return;
   }
   auto combine = [&](void* result, MPI_Request* request) {
@@ -272,6 +316,10 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root_at.process, mpi, request);
     });
+    return;
+  }
+  if (fits_line_exchange(call, red)) {
+    reduce_in_line_exchange(call, red, is_root ? recvbuf : nullptr);
     return;
   }
   auto combine = [&](void* result, MPI_Request* request) {
