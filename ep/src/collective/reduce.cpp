@@ -7,10 +7,13 @@
 // non-commutative ops); the threads copy the result out. On a communicator
 // within one process a large vector skips the process buffer: each thread
 // writes its folded slice straight into every receive buffer
-// (reduce_scatter_within_process). A small one stays with the leader's
-// gather-release round: staging every contribution for every thread to fold
-// (an exchange round of LocalTeam) measured no faster at 1 process x 2
-// threads up to 256 B, and slower above (ep_collectives, t_min). With process-major
+// (reduce_scatter_within_process). A small dense one (up to 112 B, up to 8
+// threads) is one line exchange (LocalTeam::line_staging): each thread's
+// contribution travels on the line that announces it and every thread folds
+// them all, 0.55x the leader's gather-release round at 8-64 B, 1 process x 2
+// threads (ep_collectives, t_min); an exchange round whose counter and
+// staging lie on different lines had measured no faster than the leader's
+// round. Larger small ones stay with the leader's round. With process-major
 // numbering, thread order then process order is EP rank order, so
 // non-commutative ops are honoured.
 //
