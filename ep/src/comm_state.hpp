@@ -97,7 +97,13 @@ class LocalTeam;    // team/local_team.hpp
 class NbcRegistry;  // collective/nonblocking_registry.hpp
 class Topology;     // topology/topology.hpp
 
-class CommState {
+// Aligned to a line of its own: the state is made by std::make_shared, whose
+// reference counts sit just before the object, and every receive request
+// copies the shared_ptr (RequestState::comm), so the receiving thread writes
+// those counts once per message while the sending thread reads the rank map
+// and settings at the start of the object on every send. Apart, the two
+// never share a line.
+class alignas(64) CommState {
  public:
   /// Duplicates `process_comm` (collective over its processes, called by one
   /// thread per process); `map` numbers the endpoints over its ranks.

@@ -7,10 +7,13 @@
 // non-commutative ops); the threads copy the result out. On a communicator
 // within one process a large vector skips the process buffer: each thread
 // writes its folded slice straight into every receive buffer
-// (reduce_scatter_within_process). A small one stays with the leader's
-// gather-release round: staging every contribution for every thread to fold
-// (an exchange round of LocalTeam) measured no faster at 1 process x 2
-// threads up to 256 B, and slower above (ep_collectives, t_min). With process-major
+// (reduce_scatter_within_process). A small dense one (up to 112 B, up to 8
+// threads) is one line exchange (LocalTeam::line_staging): each thread's
+// contribution travels on the line that announces it and every thread folds
+// them all, 0.55x the leader's gather-release round at 8-64 B, 1 process x 2
+// threads (ep_collectives, t_min); an exchange round whose counter and
+// staging lie on different lines had measured no faster than the leader's
+// round. Larger small ones stay with the leader's round. With process-major
 // numbering, thread order then process order is EP rank order, so
 // non-commutative ops are honoured.
 //
@@ -20,6 +23,7 @@
 // evaluation whatever the layout, hence the same bits. The fold order and
 // the slot layout are those of fold.hpp, shared with every other reduction.
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <utility>
@@ -210,6 +214,45 @@ void reduce_scatter_within_process(CollectiveCall& call, const Reduction& red, v
   if (failure) std::rethrow_exception(failure);
 }
 
+// A communicator within one process, a dense vector of at most
+// LocalTeam::kLineExchangeBytes: one line exchange. Every thread copies its
+// contribution into its own line, publishes it with the same line, waits
+// for the others' and folds them all in thread order (the hierarchical
+// order, so every endpoint gets the same bits) straight into its receive
+// buffer (null: no result here, a reduce's non-root). One line hand-off
+// per peer and nobody waits for a leader, where the gather-release round
+// is two hand-offs in a row (the arrivals, then the leader's release).
+// Past kLineExchangeThreads every thread would read too many lines: the
+// leader's round folds once for all.
+constexpr int kLineExchangeThreads = 8;
+
+bool fits_line_exchange(const CollectiveCall& call, const Reduction& red) {
+  const detail::TypeLayout& layout = red.e.layout;
+  return call.processes() == 1 && call.local_size() > 1 &&
+         call.local_size() <= kLineExchangeThreads && layout.contiguous && layout.true_lb == 0 &&
+         red.e.extent == layout.size &&
+         static_cast<std::size_t>(red.count) * static_cast<std::size_t>(layout.size) <=
+             detail::LocalTeam::kLineExchangeBytes;
+}
+
+void reduce_in_line_exchange(CollectiveCall& call, const Reduction& red, void* recvbuf) {
+  detail::LocalTeam& team = call.team;
+  const std::size_t bytes =
+      static_cast<std::size_t>(red.count) * static_cast<std::size_t>(red.e.layout.size);
+  std::byte* mine = team.line_staging(call.thread);
+  // Before the fold writes recvbuf, which is the contribution under MPI_IN_PLACE.
+  if (bytes > 0) std::memcpy(mine, red.contribution, bytes);
+  team.line_publish(call.thread);
+  team.line_await_all(call.thread);
+  if (recvbuf == nullptr) return;
+  thread_local std::vector<const void*> inputs;
+  inputs.resize(static_cast<std::size_t>(call.local_size()));
+  for (int t = 0; t < call.local_size(); ++t) {
+    inputs[static_cast<std::size_t>(t)] = team.line_data(call.thread, t);
+  }
+  detail::fold_right(call, red.e, inputs, recvbuf, red.count);
+}
+
 bool fits_one_round(const Reduction& red) {
   return static_cast<std::size_t>(red.count) * red.e.layout.size <= kSharedFoldBytes;
 }
@@ -233,6 +276,10 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, mpi, request);
     });
+    return;
+  }
+  if (fits_line_exchange(call, red)) {
+    reduce_in_line_exchange(call, red, recvbuf);
     return;
   }
   auto combine = [&](void* result, MPI_Request* request) {
@@ -272,6 +319,10 @@ void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int co
     detail::run_on_mpi(call, [&](MPI_Comm mpi, MPI_Request* request) {
       return MPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root_at.process, mpi, request);
     });
+    return;
+  }
+  if (fits_line_exchange(call, red)) {
+    reduce_in_line_exchange(call, red, is_root ? recvbuf : nullptr);
     return;
   }
   auto combine = [&](void* result, MPI_Request* request) {

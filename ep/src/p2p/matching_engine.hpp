@@ -209,7 +209,11 @@ struct alignas(64) Mailbox {
  private:
   LocalRing& make_ring(int thread, int rank);
 
-  std::size_t ring_lines_ = 0;
+  // The ring table, on a line of its own: every intra-process send reads
+  // it (ring_for_sender), and on the line of eager_released, which the
+  // owner writes on every message it takes, each of those reads missed
+  // (false sharing; see docs/profiles.md). Written only when a ring is made.
+  alignas(64) std::size_t ring_lines_ = 0;
   std::unique_ptr<std::atomic<LocalRing*>[]> rings_;     // by sender thread
   std::unique_ptr<std::unique_ptr<LocalRing>[]> owned_;  // by sender thread
   std::unique_ptr<LocalRing*[]> active_;                 // in the order made

@@ -22,7 +22,8 @@ LocalTeam::LocalTeam(int size)
     : size_(size),
       slots_(new Slot[static_cast<std::size_t>(size)]),
       arrival_leaf_(new int[static_cast<std::size_t>(size)]),
-      broadcast_halves_(size > 1 ? std::make_unique<BroadcastHalf[]>(2) : nullptr) {
+      broadcast_halves_(size > 1 ? std::make_unique<BroadcastHalf[]>(2) : nullptr),
+      line_halves_(std::make_unique<LineHalf[]>(2 * static_cast<std::size_t>(size))) {
   // A flat team: one node, the root, counting every thread. A tree: levels
   // of groups of kArrivalFanIn, numbered from the root down (the root is
   // node 0, so that a flat team and a tree release through the same node).
@@ -282,6 +283,33 @@ void LocalTeam::exchange_read_done(int thread) {
 
 void LocalTeam::exchange_await_readers(int thread) {
   await_others(thread, &Slot::exchanges_read, slots_[thread].exchanges, thread == 0);
+}
+
+// Line exchanges: the header says why two halves and a wait for every
+// thread are enough. The data is written before the release store of the
+// round's number on its own line, and read only after an acquire load of it.
+std::byte* LocalTeam::line_staging(int thread) {
+  return line_halves_[half_index(thread, slots_[thread].line_rounds + 1)].data;
+}
+
+void LocalTeam::line_publish(int thread) {
+  Slot& slot = slots_[thread];
+  const std::uint64_t round = ++slot.line_rounds;
+  line_halves_[half_index(thread, round)].round.store(round, std::memory_order_release);
+  notify_waiters();  // others may be parked waiting for this round
+}
+
+void LocalTeam::line_await_all(int thread) {
+  const std::uint64_t round = slots_[thread].line_rounds;
+  Backoff backoff;
+  for (int t = 0; t < size_; ++t) {
+    if (t == thread) continue;
+    const std::atomic<std::uint64_t>& published = line_halves_[half_index(t, round)].round;
+    while (published.load(std::memory_order_acquire) < round) {
+      if (thread == 0) idle(backoff);
+      backoff.pause();
+    }
+  }
 }
 
 }  // namespace ep::detail

@@ -263,6 +263,33 @@ class LocalTeam {
     return slots_[peer].exchange_staging.get() + (slots_[thread].exchanges % 2) * kExchangeBytes;
   }
 
+  /// Line exchanges (small reductions on a communicator within one process):
+  /// an exchange round whose data travels on the line that announces it.
+  /// Each thread has two 128-byte halves of its own (the pair of lines the
+  /// adjacent-line prefetcher moves together, so no other thread's half
+  /// shares them); round r uses half r % 2, whose first 16 bytes hold the
+  /// number of the last round published in it and whose other
+  /// kLineExchangeBytes hold that round's data. A reader waits for that
+  /// number and reads the data with the same line transfer: one hand-off
+  /// per peer, where exchange rounds (above) move a counter line and the
+  /// staging apart. The halves' rule is the exchange rounds' one: a thread
+  /// writes half r % 2 for round r only after every other thread has
+  /// published round r - 1, which each does after its last read of round
+  /// r - 2; so every thread calls line_await_all in every round.
+  static constexpr std::size_t kLineExchangeBytes = 112;
+  /// This thread's half for its next line round (kLineExchangeBytes,
+  /// aligned to 16 bytes).
+  [[nodiscard]] std::byte* line_staging(int thread);
+  /// Publishes the half line_staging returned (release).
+  void line_publish(int thread);
+  /// Returns once every other thread has published the round this thread
+  /// published last (acquire). Local thread 0 routes while it waits.
+  void line_await_all(int thread);
+  /// What `peer` published in the round this thread last waited for.
+  [[nodiscard]] const std::byte* line_data(int thread, int peer) const {
+    return line_halves_[half_index(peer, slots_[thread].line_rounds)].data;
+  }
+
   /// A value per thread (counts, flags), same visibility rules as publish().
   void set_value(int thread, std::int64_t value) {
     slots_[thread].value.store(value, std::memory_order_relaxed);
@@ -304,7 +331,19 @@ class LocalTeam {
     /// data others left in place (written by it, read by those owners).
     std::atomic<std::uint64_t> exchanges_read{0};
     std::unique_ptr<std::byte[]> exchange_staging;
+    /// The line rounds this thread has published (only it touches this;
+    /// the others read the number in its halves).
+    std::uint64_t line_rounds = 0;
   };
+  // A half of a thread's line-exchange staging (see line_staging).
+  struct alignas(128) LineHalf {
+    std::atomic<std::uint64_t> round{0};  // the last round published here
+    alignas(16) std::byte data[kLineExchangeBytes];
+  };
+  static_assert(sizeof(LineHalf) == 128, "a half is one pair of lines");
+  [[nodiscard]] static std::size_t half_index(int thread, std::uint64_t round) {
+    return static_cast<std::size_t>(thread) * 2 + static_cast<std::size_t>(round % 2);
+  }
   // Waits, routing (idle) unless `route` is false, until `counter` of every
   // thread but `thread` reaches `number` (acquire).
   void await_others(int thread, std::atomic<std::uint64_t> Slot::*counter, std::uint64_t number,
@@ -358,6 +397,7 @@ class LocalTeam {
   static_assert(offsetof(BroadcastHalf, staging) + kBroadcastLineBytes == 64,
                 "a half's description and its first staged bytes share one line");
   std::unique_ptr<BroadcastHalf[]> broadcast_halves_;  // 2, when size() > 1
+  std::unique_ptr<LineHalf[]> line_halves_;            // 2 per thread
 };
 
 }  // namespace ep::detail
