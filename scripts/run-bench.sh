@@ -16,7 +16,9 @@
 #   transpose, allreduce, halo, solver)   threaded / flat
 #   model_bench   mini_model, one launch per backend (ep 1 x T, mpi T x 1,
 #                 funneled 1 x T), 48 steps without output (judged) and
-#                 with output (one more process, the server: printed)
+#                 with output (one more process, the server: printed), and
+#                 its compute-only floor (--no-communication, mode
+#                 floor.compute_only: every exchange a local copy)
 #   output_bench  1 client x 1 thread + 1 server (judged: client time
 #                 against sync and against a memcpy of its data), then
 #                 1 x T + 1 server (ep against funneled clients; printed)
@@ -125,6 +127,9 @@ for ((r = 1; r <= rounds; ++r)); do
   launch "$fair/model_bench.mpi.r$r" flat "${model_run[@]}" --backend mpi --servers 0
   launch "$fair/model_bench.funneled.r$r" threaded "${model_run[@]}" --backend funneled \
     --servers 0
+  # Its compute-only floor: the ep layout with every exchange a local copy.
+  launch "$fair/model_bench.floor.r$r" threaded "${model_run[@]}" --backend ep --servers 0 \
+    --no-communication
 done
 
 # The merged, judged records: one file per benchmark.

@@ -19,6 +19,7 @@
 #include "bench_report.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/ep_comm.hpp"
+#include "collectives/self_comm.hpp"
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "model_options.hpp"
@@ -69,7 +70,8 @@ struct RunContext {
 /// (the time loop of the slowest rank per step) and one test per phase (per
 /// step: mean, min and max over the ranks as t_avg, t_min, t_max); mode =
 /// the backend. Written by the model's rank 0.
-void write_model_records(const RunContext& ctx, const model::PhaseSummary& summary) {
+void write_model_records(const RunContext& ctx, const model::PhaseSummary& summary,
+                         const std::string& mode) {
   int processes = 1;
   MPI_Comm_size(ctx.model_comm, &processes);
   const int steps = ctx.options.steps;
@@ -77,7 +79,7 @@ void write_model_records(const RunContext& ctx, const model::PhaseSummary& summa
   const auto add = [&](const std::string& test, double min_s, double avg_s, double max_s) {
     bench::Record record;
     record.test = test;
-    record.mode = model::backend_name(ctx.options.backend);
+    record.mode = mode;
     record.ranks = processes;
     record.threads = model::threads_of_process(ctx.options, 0);
     record.iterations = steps;
@@ -94,11 +96,59 @@ void write_model_records(const RunContext& ctx, const model::PhaseSummary& summa
   if (!ctx.options.csv.empty()) report.write_csv(ctx.options.csv);
 }
 
+/// The compute-only floor (--no-communication): this rank's subdomain of
+/// the real layout, run alone on a collectives::SelfComm as a periodic 1 x 1
+/// domain, so every halo exchange, transposition and global sum of the step
+/// is a local copy of the same size. The real communicator `comm` only
+/// lines the ranks up before the time loop and gathers the phase times
+/// after it. The solve is this subdomain's own Helmholtz problem: the same
+/// operator and vector sizes, its iteration count may differ from the
+/// global problem's by a few (printed per rank range). Collective over `comm`.
+template <collectives::Communicator C>
+void run_floor_rank(const C& comm, const RunContext& ctx) {
+  const std::array<int, 2> layout = model::process_grid(comm.size());
+  const collectives::Decomposition d =
+      collectives::Decomposition::even(ctx.grid.ni, ctx.grid.nj, layout[0], layout[1], true, true);
+  const int bx = comm.rank() % layout[0];
+  const int by = comm.rank() / layout[0];
+  model::Grid local = ctx.grid;
+  local.ni = d.x_sizes[static_cast<std::size_t>(bx)];
+  local.nj = d.y_sizes[static_cast<std::size_t>(by)];
+  model::ModelOptions options = ctx.options;
+  model::ModelRank<collectives::SelfComm> model(collectives::SelfComm(), local, options);
+  const bool lead = comm.rank() == 0;
+  if (lead) {
+    std::printf(
+        "mini_model: compute-only floor: %d x %d x %d grid, %d model ranks (%s backend, %d x %d "
+        "subdomains, rank 0's %d x %d), halo width %d; no communication in the time loop\n",
+        ctx.grid.ni, ctx.grid.nj, ctx.grid.levels, comm.size(),
+        model::backend_name(ctx.options.backend), layout[0], layout[1], local.ni, local.nj,
+        model.halo_width());
+    std::fflush(stdout);
+  }
+  int token = 0;  // start together: the slowest rank's loop is the step
+  comm.library_allreduce(MPI_IN_PLACE, &token, 1, MPI_INT, MPI_SUM);
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::PhaseTimer timer = model.run(nullptr, lead && !ctx.options.quiet);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const model::PhaseSummary summary = model::summarise_phases(comm, timer, wall);
+  if (!lead) return;
+  model::print_phase_table(stdout, summary, ctx.options.steps);
+  if (!ctx.options.json.empty() || !ctx.options.csv.empty()) {
+    write_model_records(ctx, summary, "floor.compute_only");
+  }
+  std::fflush(stdout);
+}
+
 /// One model rank from definition to finalise. Collective over all ranks of
 /// `comm` and all output clients.
 /// `endpoint`: this rank's output client endpoint (nullptr without output).
 template <collectives::Communicator C>
 void run_rank(const C& comm, const ep::Communicator* endpoint, const RunContext& ctx) {
+  if (ctx.options.no_communication) {
+    run_floor_rank(comm, ctx);
+    return;
+  }
   const bool lead = comm.rank() == 0;
   std::optional<xios_lite::Client> out;
   if (ctx.output) {
@@ -145,7 +195,9 @@ void run_rank(const C& comm, const ep::Communicator* endpoint, const RunContext&
       std::printf("q%-5d %22.15e %22.15e %12.3e\n", t + 1, a, b, (b - a) / a);
     }
     model::print_phase_table(stdout, summary, ctx.options.steps);
-    if (!ctx.options.json.empty() || !ctx.options.csv.empty()) write_model_records(ctx, summary);
+    if (!ctx.options.json.empty() || !ctx.options.csv.empty()) {
+      write_model_records(ctx, summary, model::backend_name(ctx.options.backend));
+    }
     if (!ctx.output) {
       std::fflush(stdout);
       return;

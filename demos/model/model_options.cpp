@@ -60,6 +60,12 @@ configuration file.
   --solver-tol T         GCR relative residual tolerance (default 1e-6)
   --progress-every N     progress line every N steps, 0: none (default 8)
   --quiet                no progress lines and no output report
+  --no-communication     the compute-only floor (ep and mpi backends): every
+                         rank runs the step on its own subdomain, each halo
+                         exchange, transposition and global sum replaced by
+                         local copies of the same size (no MPI, no endpoint
+                         call in the time loop); no output (--servers 0);
+                         --json records have mode floor.compute_only
   --json PATH            the phase table as benchmark records (bench
                          model_bench; demos/bench schema) written by rank 0
   --csv PATH             the same records as CSV
@@ -96,7 +102,9 @@ ModelOptions parse_model_options(int argc, char** argv) {
   }
   bool threads_given = false;
   bench::OptionParser parser;
+  bool servers_given = false;
   parser.flag("--quiet", o.quiet)
+      .flag("--no-communication", o.no_communication)
       .choice("--backend", kBackendNames, o.backend)
       .custom("--threads",
               [&](std::string_view flag, const std::string& v) {
@@ -116,8 +124,11 @@ ModelOptions parse_model_options(int argc, char** argv) {
                 threads_given = true;
               })
       .choice("--output", kOutputModeNames, o.output)
-      .custom("--servers", [&](std::string_view flag,
-                               const std::string& v) { o.servers = parse_nonnegative(flag, v); })
+      .custom("--servers",
+              [&](std::string_view flag, const std::string& v) {
+                o.servers = parse_nonnegative(flag, v);
+                servers_given = true;
+              })
       .custom(
           "--server-threads",
           [&](std::string_view flag, const std::string& v) {
@@ -161,6 +172,15 @@ ModelOptions parse_model_options(int argc, char** argv) {
   }
   if (std::abs(o.courant_x) > 64.0 || std::abs(o.courant_y) > 64.0) {
     throw std::invalid_argument("--courant-x/--courant-y: at most 64 cells per step");
+  }
+  if (o.no_communication) {
+    if (o.backend == Backend::kFunneled) {
+      throw std::invalid_argument("--no-communication: the ep and mpi backends only");
+    }
+    if (servers_given && o.servers > 0) {
+      throw std::invalid_argument("--no-communication: runs without output (--servers 0)");
+    }
+    o.servers = 0;
   }
   if (o.backend == Backend::kMpi) {
     if (threads_given && (o.threads.size() != 1 || o.threads[0] != 1)) {

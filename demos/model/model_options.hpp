@@ -41,8 +41,12 @@ struct ModelOptions {
   double solver_tolerance = 1e-6;
   int progress_every = 8;  ///< progress line every N steps (0: none)
   bool quiet = false;      ///< no progress lines, no xios_lite report
-  std::string json;        ///< phase records for model_bench (empty: none)
-  std::string csv;         ///< the same as CSV (empty: none)
+  /// The compute-only floor: every rank runs its own subdomain alone
+  /// (collectives::SelfComm), every exchange a local copy of the same size;
+  /// no output (--servers 0 implied), records with mode floor.compute_only.
+  bool no_communication = false;
+  std::string json;  ///< phase records for model_bench (empty: none)
+  std::string csv;   ///< the same as CSV (empty: none)
   bool help = false;
 };
 

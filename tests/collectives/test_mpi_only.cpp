@@ -10,12 +10,16 @@
 #include <omp.h>
 
 #include <cstdio>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/alltoallv.hpp"
 #include "collectives/communicator.hpp"
 #include "collectives/halo.hpp"
+#include "collectives/self_comm.hpp"
+#include "collectives/transpose.hpp"
 #include "halo_reference.hpp"
 
 namespace {
@@ -102,6 +106,101 @@ TEST(CollectivesWithoutEndpoints, HaloOnMpiAndFunneled) {
     check_halo(collectives::MpiComm(MPI_COMM_WORLD), algorithm);
     check_halo(collectives::FunneledComm(MPI_COMM_WORLD, omp_get_max_threads()), algorithm);
   }
+}
+
+// SelfComm (the compute-only floor's communicator): on its one rank every
+// kernel gives what it gives on a one-rank MPI communicator, by local copies.
+TEST(SelfComm, HaloOfAPeriodicSubdomainWrapsOntoItself) {
+  const collectives::SelfComm self;
+  for (const HaloAlgorithm a : {HaloAlgorithm::kTwoSweep, HaloAlgorithm::kNeighbor,
+                                HaloAlgorithm::kDirect, HaloAlgorithm::kSplit}) {
+    for (const bool bound : {false, true}) {
+      HaloSpec spec;
+      spec.decomposition = collectives::Decomposition::even(10, 7, 1, 1, true, true);
+      spec.width = 3;
+      spec.algorithm = a;
+      collectives::HaloPlan plan(self, spec);
+      const int w = spec.width;
+      const int row = plan.nx() + 2 * w;
+      std::vector<double> u(plan.field_elements(2), -1.0);
+      const auto value = [](int i, int j, int k) { return 1000.0 * k + 100.0 * j + i; };
+      for (int k = 0; k < 2; ++k) {
+        for (int j = 0; j < 7; ++j) {
+          for (int i = 0; i < 10; ++i) {
+            u[static_cast<std::size_t>((k * (7 + 2 * w) + j + w) * row + i + w)] = value(i, j, k);
+          }
+        }
+      }
+      const collectives::HaloField fields[] = {collectives::halo_field<double>(u, 2)};
+      if (bound) plan.bind(fields);
+      for (int call = 0; call < 2; ++call) plan.exchange(fields);
+      int wrong = 0;
+      for (int k = 0; k < 2; ++k) {
+        for (int j = -w; j < 7 + w; ++j) {
+          for (int i = -w; i < 10 + w; ++i) {
+            const double got = u[static_cast<std::size_t>((k * (7 + 2 * w) + j + w) * row + i + w)];
+            wrong += got == value((i + 10) % 10, (j + 7) % 7, k) ? 0 : 1;
+          }
+        }
+      }
+      EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(a) << (bound ? " bound" : "");
+    }
+  }
+}
+
+TEST(SelfComm, TranspositionRoundTripAndAllreduceAreCopies) {
+  const collectives::SelfComm self;
+  collectives::TransposePlan<collectives::SelfComm, double> plan(self, {5, 4, 3, 1, 1});
+  std::vector<double> grid(plan.local_size(collectives::Space::kGrid));
+  std::iota(grid.begin(), grid.end(), 1.0);
+  const std::vector<double> original = grid;
+  std::vector<double> spectral(plan.local_size(collectives::Space::kSpectral));
+  plan.forward(grid, spectral);
+  std::vector<double> back(grid.size());
+  plan.backward(spectral, back);
+  EXPECT_EQ(back, original);
+  plan.bind(grid, spectral);
+  EXPECT_TRUE(plan.fused());
+  plan.forward(grid, spectral);
+  std::fill(grid.begin(), grid.end(), 0.0);
+  plan.backward(spectral, grid);
+  EXPECT_EQ(grid, original);
+  std::vector<long long> values{3, 5, 7};
+  for (const AllreduceOptions options :
+       {AllreduceOptions{AllreduceAlgorithm::kLibrary, 0},
+        AllreduceOptions{AllreduceAlgorithm::kRecursiveDoubling, 0},
+        AllreduceOptions{AllreduceAlgorithm::kRecursiveK, 3}}) {
+    collectives::allreduce(self, std::span<long long>(values), MPI_SUM, options);
+  }
+  EXPECT_EQ(values, (std::vector<long long>{3, 5, 7}));
+  const std::vector<int> send{1, 2, 3, 4};
+  std::vector<int> recv(4, 0);
+  const std::vector<int> counts{4}, displs{0};
+  for (const collectives::AlltoallvAlgorithm a :
+       {collectives::AlltoallvAlgorithm::kLibrary, collectives::AlltoallvAlgorithm::kBurst,
+        collectives::AlltoallvAlgorithm::kPairwise, collectives::AlltoallvAlgorithm::kBruck}) {
+    std::fill(recv.begin(), recv.end(), 0);
+    collectives::AlltoallvOptions options;
+    options.algorithm = a;  // checked at the receivers (sized receives)
+    collectives::alltoallv(self, std::span<const int>(send), counts, displs, std::span<int>(recv),
+                           counts, displs, options);
+    EXPECT_EQ(recv, send) << static_cast<int>(a);
+  }
+}
+
+TEST(SelfComm, MessagesToItselfMatchByTagAndAnUnmatchedOneThrows) {
+  const collectives::SelfComm self;
+  const double out[2] = {1.5, 2.5};
+  double in[2] = {0.0, 0.0};
+  std::vector<collectives::SelfComm::Request> requests{
+      self.isend(out, 2, MPI_DOUBLE, 0, 7), self.irecv(in + 1, 1, MPI_DOUBLE, 0, 8),
+      self.irecv(in, 2, MPI_DOUBLE, 0, 7), self.isend(out + 1, 1, MPI_DOUBLE, 0, 8)};
+  self.wait_all(requests);
+  EXPECT_EQ(in[0], 1.5);
+  EXPECT_EQ(in[1], 2.5);
+  std::vector<collectives::SelfComm::Request> lonely{self.irecv(in, 1, MPI_DOUBLE, 0, 9)};
+  EXPECT_THROW(self.wait_all(lonely), common::Error);
+  EXPECT_THROW((void)self.isend(out, 1, MPI_DOUBLE, 1, 0), common::Error);
 }
 
 }  // namespace
