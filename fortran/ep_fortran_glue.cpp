@@ -23,6 +23,9 @@
 
 #include "c_api/internal.hpp"
 #include "ep/ep.h"
+// The prototypes of the ep_f_* functions below, written from fortran/ep_calls.txt
+// as ep_mod declares them: a definition that differs from them does not compile.
+#include "ep_calls.h"
 
 extern "C" {
 // fortran/ep_mpi_addresses.f90: the addresses of MPI_IN_PLACE and
