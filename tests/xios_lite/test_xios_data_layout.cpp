@@ -261,38 +261,36 @@ TEST(XiosDataLayout, WrongSizeNamesTheShape) {
   const std::string dir = xios_test::scratch_dir("data_layout_size");
   const std::string cfg =
       xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    define(c, b);
-    // A part of the axis, or its own data layout, is refused (not ignored).
-    xios_lite::AxisAttributes part;
-    part.begin = 0;
-    part.n = 1;
-    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", part); }),
-               "axis 'z': begin: unsupported XIOS feature");
-    xios_lite::AxisAttributes data;
-    data.data_index = {0, 1, 2};
-    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", data); }), "axis 'z': data_index: unsupported");
-    c.close_definition();
-    c.update_calendar(1);
-    const std::string e =
-        error_of([&] { c.send_field("h2", xios_test::field_values(kH2, 1, 1, b)); });
-    const std::string given = std::to_string(b.ni * b.nj) + " values, expected " +
-                              std::to_string((b.ni + 2) * (b.nj + 4));
-    EXPECT_HAS(e, "field 'h2': " + given);
-    EXPECT_HAS(e, "data_dim 2, data_ibegin -1, data_ni " + std::to_string(b.ni + 2) +
-                      ", data_jbegin -2, data_nj " + std::to_string(b.nj + 4));
-    EXPECT_HAS(e, "(ni " + std::to_string(b.ni) + ", nj " + std::to_string(b.nj) + ")");
-    for (int s = 1; s <= kSteps; ++s) {
-      if (s > 1) c.update_calendar(s);
-      send_all(c, b, s);
-    }
-    (void)c.finalise();
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        define(c, b);
+        // A part of the axis, or its own data layout, is refused (not ignored).
+        xios_lite::AxisAttributes part;
+        part.begin = 0;
+        part.n = 1;
+        EXPECT_HAS(error_of([&] { c.set_axis_attr("z", part); }),
+                   "axis 'z': begin: unsupported XIOS feature");
+        xios_lite::AxisAttributes data;
+        data.data_index = {0, 1, 2};
+        EXPECT_HAS(error_of([&] { c.set_axis_attr("z", data); }),
+                   "axis 'z': data_index: unsupported");
+        c.close_definition();
+        c.update_calendar(1);
+        const std::string e =
+            error_of([&] { c.send_field("h2", xios_test::field_values(kH2, 1, 1, b)); });
+        const std::string given = std::to_string(b.ni * b.nj) + " values, expected " +
+                                  std::to_string((b.ni + 2) * (b.nj + 4));
+        EXPECT_HAS(e, "field 'h2': " + given);
+        EXPECT_HAS(e, "data_dim 2, data_ibegin -1, data_ni " + std::to_string(b.ni + 2) +
+                          ", data_jbegin -2, data_nj " + std::to_string(b.nj + 4));
+        EXPECT_HAS(e, "(ni " + std::to_string(b.ni) + ", nj " + std::to_string(b.nj) + ")");
+        for (int s = 1; s <= kSteps; ++s) {
+          if (s > 1) c.update_calendar(s);
+          send_all(c, b, s);
+        }
+        (void)c.finalise();
+      });
   const xios_test::Outcome outcome = xios_test::run(spec);
   xios_test::expect_no_errors(outcome);
   if (ep_test::world_rank() == 0) {
@@ -308,22 +306,19 @@ TEST(XiosDataLayout, BadLayoutFailsTheDefinition) {
   const std::string dir = xios_test::scratch_dir("data_layout_bad");
   const std::string cfg =
       xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    define(c, b);
-    if (comm.rank() == 0) {
-      xios_lite::DomainAttributes bad;
-      bad.data_j_index = {0, 1};  // land2 has one index per value
-      c.set_domain_attr("land2", bad);
-    }
-    const std::string e = error_of([&] { c.close_definition(); });
-    EXPECT_HAS(e, "domain 'land2': data_j_index has 2 values, data_i_index ");
-    EXPECT_HAS(e, "close_definition");
-  };
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        define(c, b);
+        if (comm.rank() == 0) {
+          xios_lite::DomainAttributes bad;
+          bad.data_j_index = {0, 1};  // land2 has one index per value
+          c.set_domain_attr("land2", bad);
+        }
+        const std::string e = error_of([&] { c.close_definition(); });
+        EXPECT_HAS(e, "domain 'land2': data_j_index has 2 values, data_i_index ");
+        EXPECT_HAS(e, "close_definition");
+      });
   const xios_test::Outcome outcome = xios_test::run(spec);
   EXPECT_TRUE(outcome.client_errors.empty());
   MPI_Barrier(MPI_COMM_WORLD);
