@@ -28,16 +28,14 @@ module ep_mod
   implicit none
   private
 
-  public :: ep_comm, ep_create_endpoints, ep_comm_rank, ep_comm_size, ep_comm_local_thread, &
-            ep_comm_free, ep_last_error, ep_c_string, ep_report_error
+  public :: ep_comm, ep_create_endpoints, ep_comm_free, ep_last_error, ep_c_string, &
+            ep_report_error
   public :: ep_request, ep_wait, ep_waitall, ep_barrier
   public :: ep_c_query, ep_c_release, ep_c_call
   ! The rest of the endpoint API, MPI's calls with ep_ for MPI_ (see "The whole API" below):
   ! these and the public statement of ep_calls.inc.
-  public :: ep_message, ep_iprobe, ep_improbe, ep_test, ep_testany, ep_testall, &
-            ep_test_cancelled, ep_comm_test_inter, ep_intercomm_merge, ep_cart_create, &
-            ep_cart_get, ep_cart_sub, ep_dist_graph_create_adjacent, &
-            ep_dist_graph_neighbors_count, ep_is_null
+  public :: ep_message, ep_intercomm_merge, ep_cart_create, ep_cart_get, ep_cart_sub, &
+            ep_dist_graph_create_adjacent, ep_is_null
 
   !> One endpoint (one thread's rank). Opaque; a thread uses only its own.
   !> bind(C): the calls below hand it to C as the ep_comm_t it holds.
@@ -88,9 +86,6 @@ module ep_mod
     end function ep_c_call
   end interface
 
-  procedure(ep_c_query), bind(C, name="ep_comm_rank") :: c_comm_rank
-  procedure(ep_c_query), bind(C, name="ep_comm_size") :: c_comm_size
-  procedure(ep_c_query), bind(C, name="ep_comm_local_thread") :: c_comm_local_thread
   procedure(ep_c_release), bind(C, name="ep_comm_free") :: c_comm_free
   procedure(ep_c_call), bind(C, name="ep_barrier") :: c_barrier
 
@@ -182,30 +177,6 @@ contains
     call check(rc, ierr)
   end subroutine ep_create_endpoints
 
-  !> Rank of this endpoint in the endpoint communicator. Local.
-  subroutine ep_comm_rank(comm, rank, ierr)
-    type(ep_comm), intent(in) :: comm
-    integer, intent(out) :: rank
-    integer, intent(out), optional :: ierr
-    call query(c_comm_rank, comm%handle, rank, -1, ierr)
-  end subroutine ep_comm_rank
-
-  !> Number of endpoints (every thread of every process). Local.
-  subroutine ep_comm_size(comm, size, ierr)
-    type(ep_comm), intent(in) :: comm
-    integer, intent(out) :: size
-    integer, intent(out), optional :: ierr
-    call query(c_comm_size, comm%handle, size, 0, ierr)
-  end subroutine ep_comm_size
-
-  !> Index (0-based) of this endpoint among its process's endpoints. Local.
-  subroutine ep_comm_local_thread(comm, thread, ierr)
-    type(ep_comm), intent(in) :: comm
-    integer, intent(out) :: thread
-    integer, intent(out), optional :: ierr
-    call query(c_comm_local_thread, comm%handle, thread, -1, ierr)
-  end subroutine ep_comm_local_thread
-
   !> MPI_Comm_free: collective over every endpoint; the handle becomes null.
   subroutine ep_comm_free(comm, ierr)
     type(ep_comm), intent(inout) :: comm
@@ -290,20 +261,6 @@ contains
     end if
   end subroutine ep_report_error
 
-  !> value = what the query `fn` (an ep_c_query of the C API) answers for
-  !> `handle`; `unset` when the call fails (ierr, or the abort, says why).
-  subroutine query(fn, handle, value, unset, ierr)
-    procedure(ep_c_query) :: fn
-    type(c_ptr), intent(in) :: handle
-    integer, intent(out) :: value
-    integer, intent(in) :: unset
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: answer
-    answer = int(unset, c_int)
-    call check(int(fn(handle, answer)), ierr)
-    value = int(answer)
-  end subroutine query
-
   !> ep_report_error for a return code of the ep C interface: the message is
   !> fetched only on failure.
   subroutine check(rc, ierr)
@@ -317,97 +274,10 @@ contains
   end subroutine check
 
   ! ---- The calls with logical arguments (MPI's Fortran logicals are not C
-  ! interoperable: these convert and call the C glue) ----
+  ! interoperable: these convert and call the C glue). Those with a logical
+  ! flag out are written from ep_calls.txt, the others are here. ----
 
-  !> MPI_Iprobe. Local.
-  subroutine ep_iprobe(source, tag, comm, flag, status, ierr)
-    integer, intent(in) :: source, tag
-    type(ep_comm), intent(in) :: comm
-    logical, intent(out) :: flag
-    integer, intent(inout) :: status(*)
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: f
-    f = 0
-    call c_iprobe(source, tag, comm, f, status, ierr)
-    flag = f /= 0
-  end subroutine ep_iprobe
-
-  !> MPI_Improbe. Local.
-  subroutine ep_improbe(source, tag, comm, flag, message, status, ierr)
-    integer, intent(in) :: source, tag
-    type(ep_comm), intent(in) :: comm
-    logical, intent(out) :: flag
-    type(ep_message), intent(out) :: message
-    integer, intent(inout) :: status(*)
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: f
-    f = 0
-    call c_improbe(source, tag, comm, f, message, status, ierr)
-    flag = f /= 0
-  end subroutine ep_improbe
-
-  !> MPI_Test: flag .true. when complete (the request is then null). By the
-  !> request's thread.
-  subroutine ep_test(request, flag, status, ierr)
-    type(ep_request), intent(inout) :: request
-    logical, intent(out) :: flag
-    integer, intent(inout) :: status(*)
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: f
-    f = 0
-    call c_test(request, f, status, ierr)
-    flag = f /= 0
-  end subroutine ep_test
-
-  !> MPI_Testany (index 1-based; flag .true. and index MPI_UNDEFINED when all
-  !> are null). By the requests' thread.
-  subroutine ep_testany(count, requests, index, flag, status, ierr)
-    integer, intent(in) :: count
-    type(ep_request), intent(inout) :: requests(*)
-    integer, intent(out) :: index
-    logical, intent(out) :: flag
-    integer, intent(inout) :: status(*)
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: f
-    f = 0
-    call c_testany(count, requests, index, f, status, ierr)
-    flag = f /= 0
-  end subroutine ep_testany
-
-  !> MPI_Testall: flag .true. only when all are complete. By the requests' thread.
-  subroutine ep_testall(count, requests, flag, statuses, ierr)
-    integer, intent(in) :: count
-    type(ep_request), intent(inout) :: requests(*)
-    logical, intent(out) :: flag
-    integer, intent(inout) :: statuses(1, *)
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: f
-    f = 0
-    call c_testall(count, requests, f, statuses, ierr)
-    flag = f /= 0
-  end subroutine ep_testall
-
-  !> MPI_Test_cancelled on a status this module filled. Local.
-  subroutine ep_test_cancelled(status, flag, ierr)
-    integer, intent(in) :: status(*)
-    logical, intent(out) :: flag
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: f
-    f = 0
-    call c_test_cancelled(status, f, ierr)
-    flag = f /= 0
-  end subroutine ep_test_cancelled
-
-  !> MPI_Comm_test_inter. Local.
-  subroutine ep_comm_test_inter(comm, flag, ierr)
-    type(ep_comm), intent(in) :: comm
-    logical, intent(out) :: flag
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: f
-    f = 0
-    call c_comm_test_inter(comm, f, ierr)
-    flag = f /= 0
-  end subroutine ep_comm_test_inter
+  include 'ep_calls_procedures.inc'
 
   !> MPI_Intercomm_merge. Collective over both groups.
   subroutine ep_intercomm_merge(intercomm, high, newintracomm, ierr)
@@ -488,18 +358,6 @@ contains
                                       destinations, destweights, info, merge(1, 0, reorder), &
                                       comm_dist_graph, ierr)
   end subroutine ep_dist_graph_create_adjacent
-
-  !> MPI_Dist_graph_neighbors_count. Local.
-  subroutine ep_dist_graph_neighbors_count(comm, indegree, outdegree, weighted, ierr)
-    type(ep_comm), intent(in) :: comm
-    integer, intent(out) :: indegree, outdegree
-    logical, intent(out) :: weighted
-    integer, intent(out), optional :: ierr
-    integer(c_int) :: w
-    w = 0
-    call c_dist_graph_neighbors_count(comm, indegree, outdegree, w, ierr)
-    weighted = w /= 0
-  end subroutine ep_dist_graph_neighbors_count
 
   !> Whether `comm` is a null handle (MPI_COMM_NULL: unset, freed, or what
   !> ep_comm_split with MPI_UNDEFINED and ep_cart_create past the grid give). Local.

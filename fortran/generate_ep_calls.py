@@ -4,12 +4,16 @@ calls into the C glue:
 
 - <out.inc>: the public statement of the ep_ calls and one interface body a
   call (bind(C) to ep_f_<name>), included into ep_mod.f90's specification part;
+- <procedures.inc>: the module procedures of the calls with a logical `flag`
+  argument (MPI's Fortran logicals are not C interoperable): each calls its
+  interface, named c_<name> with the flag as an integer, and converts;
+  included after ep_mod.f90's `contains`;
 - <out.h>: the C prototypes of the same ep_f_* functions, included by
   fortran/ep_fortran_glue.cpp before it defines them, so that a glue function
   whose arguments differ from its Fortran interface is a compile error.
 
 Run by CMake at build time (fortran/CMakeLists.txt):
-  generate_ep_calls.py <ep_calls.txt> <out.inc> <out.h>
+  generate_ep_calls.py <ep_calls.txt> <out.inc> <procedures.inc> <out.h>
 """
 import re
 import sys
@@ -34,6 +38,8 @@ KINDS = {
     "requests": ("type(ep_request), intent(inout)", "(*)", "ep_request", "ep_request_t*"),
     "message": ("type(ep_message), intent(out)", "", "ep_message", "ep_message_t*"),
     "message_inout": ("type(ep_message), intent(inout)", "", "ep_message", "ep_message_t*"),
+    # The glue sees an int; the module procedure around it a logical.
+    "flag": ("integer(c_int), intent(out)", "", None, "MPI_Fint*"),
 }
 BY_NAME = {"sendbuf": "sbuf", "recvbuf": "rbuf", "comm": "comm", "request": "request",
            "requests": "requests", "status": "inout[]", "statuses": "statuses"}
@@ -76,6 +82,16 @@ def c_name(name):
     return "ep_f_" + re.sub(r"^(ep|c)_", "", name)
 
 
+def has_flag(args):
+    return any(k == "flag" for _, k in args)
+
+
+def bound_name(name, args):
+    """The Fortran name of the interface body: c_<stem> for a call wrapped by
+    its module procedure (a flag argument), else the call's own name."""
+    return "c_" + name[len("ep_"):] if has_flag(args) else name
+
+
 def wrap(head, items, tail, indent, cont=" &", width=96):
     """head + items joined by ', ' + tail, broken after a comma (ending the
     line with `cont`) so that no line passes `width`."""
@@ -97,8 +113,10 @@ def fortran(calls):
     out += wrap("  public :: ", public, "", "            ")
     out += ["", "  interface"]
     for name, args, doc in calls:
-        out += ["    " + d for d in doc]
+        if not has_flag(args):
+            out += ["    " + d for d in doc]
         names = [a for a, _ in args] + ["ierr"]
+        name = bound_name(name, args)
         out += wrap(f"    subroutine {name}(", names, ") &", "        ")
         out.append(f'        bind(C, name="{c_name(name)}")')
         used = {"c_int"} | {KINDS[k][2] for _, k in args if KINDS[k][2]}
@@ -109,6 +127,31 @@ def fortran(calls):
         out.append(f"    end subroutine {name}")
     out.append("  end interface")
     return "\n".join(out) + "\n"
+
+
+def procedures(calls):
+    """The module procedures of the calls with flag arguments."""
+    out = ["! Written by fortran/generate_ep_calls.py from fortran/ep_calls.txt: edit those.", ""]
+    for name, args, doc in calls:
+        if not has_flag(args):
+            continue
+        names = [a for a, _ in args] + ["ierr"]
+        out += ["  " + d for d in doc]
+        out += wrap(f"  subroutine {name}(", names, ")", "      ")
+        flags = [a for a, k in args if k == "flag"]
+        for a, k in args:
+            if k == "flag":
+                out.append(f"    logical, intent(out) :: {a}")
+            else:
+                out.append(f"    {KINDS[k][0]} :: {a}{KINDS[k][1]}")
+        out.append("    integer(c_int), intent(out), optional :: ierr")
+        out.append("    integer(c_int) :: " + ", ".join(f + "_c" for f in flags))
+        out += [f"    {f}_c = 0" for f in flags]
+        passed = [a + "_c" if k == "flag" else a for a, k in args] + ["ierr"]
+        out += wrap(f"    call {bound_name(name, args)}(", passed, ")", "        ")
+        out += [f"    {f} = {f}_c /= 0" for f in flags]
+        out += [f"  end subroutine {name}", ""]
+    return "\n".join(out)
 
 
 def c_header(calls):
@@ -136,11 +179,12 @@ def write_if_changed(path, text):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         sys.exit(__doc__)
     calls = read_table(sys.argv[1])
     write_if_changed(sys.argv[2], fortran(calls))
-    write_if_changed(sys.argv[3], c_header(calls))
+    write_if_changed(sys.argv[3], procedures(calls))
+    write_if_changed(sys.argv[4], c_header(calls))
 
 
 if __name__ == "__main__":
