@@ -107,6 +107,23 @@ std::string one_field_config(const OneField& c) {
 )";
 }
 
+std::string context_config(const ContextXml& c) {
+  std::string xml = R"(<xios_lite><context id=")" + c.id + R"(">
+  <calendar )" + c.calendar +
+                    R"(/>
+  <options )" + c.options +
+                    "/>\n";
+  const auto element = [&xml](const char* name, const std::string& text) {
+    if (!text.empty()) xml += "  <" + std::string(name) + ">" + text + "</" + name + ">\n";
+  };
+  element("domain_definition", c.domains);
+  element("axis_definition", c.axes);
+  element("grid_definition", c.grids);
+  element("field_definition", c.fields);
+  element("file_definition", c.files);
+  return xml + "</context></xios_lite>\n";
+}
+
 Outcome run(const RunSpec& spec) {
   Outcome out;
   xios_lite::World world;

@@ -75,6 +75,20 @@ struct OneField {
 };
 [[nodiscard]] std::string one_field_config(const OneField& c);
 
+/// The parts of a configuration of one context: each *_definition element
+/// holds the text given, and is left out when it is empty.
+struct ContextXml {
+  std::string id = "test";
+  std::string calendar = R"(type="gregorian" start_date="2000-01-01" timestep="1h")";
+  std::string options = R"(finalise_timeout="20")";  ///< attributes of <options>
+  std::string domains;
+  std::string axes;
+  std::string grids;
+  std::string fields;
+  std::string files;
+};
+[[nodiscard]] std::string context_config(const ContextXml& c);
+
 /// A model: runs on one endpoint, from the Client's construction on.
 using Model = std::function<void(xios_lite::Client&, const ep::Communicator&)>;
 

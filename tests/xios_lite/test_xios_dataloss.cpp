@@ -32,18 +32,13 @@ constexpr int kNj = 4;
 
 std::string context(const std::string& domains, const std::string& fields,
                     const std::string& files) {
-  return R"(<xios_lite><context id="loss">
-  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
-  <options finalise_timeout="20"/>
-  <domain_definition>)" +
-         domains + R"(</domain_definition>
-  <grid_definition><grid id="g2" domain_ref="dom"/><grid id="gs" domain_ref="strip"/></grid_definition>
-  <field_definition>)" +
-         fields + R"(</field_definition>
-  <file_definition>)" +
-         files + R"(</file_definition>
-</context></xios_lite>
-)";
+  ContextXml c;
+  c.id = "loss";
+  c.domains = domains;
+  c.grids = R"(<grid id="g2" domain_ref="dom"/><grid id="gs" domain_ref="strip"/>)";
+  c.fields = fields;
+  c.files = files;
+  return context_config(c);
 }
 
 const std::string kDomains =
