@@ -190,6 +190,11 @@ void expect_no_errors(const Outcome& o) {
   EXPECT_EQ(o.server_error, "");
 }
 
+bool run_without_errors(const RunSpec& spec) {
+  expect_no_errors(run(spec));
+  return is_reader();
+}
+
 RunSpec run_spec(const std::string& config, int servers, Model model) {
   RunSpec spec;
   spec.config = config;

@@ -121,6 +121,11 @@ Outcome run(const RunSpec& spec);
 /// Fails the test with every error `o` collected.
 void expect_no_errors(const Outcome& o);
 
+/// Runs `spec` and fails the test with every error collected; returns
+/// whether this process reads the files back (is_reader). Collective over
+/// MPI_COMM_WORLD.
+bool run_without_errors(const RunSpec& spec);
+
 /// A spec of `model` on `servers` server processes in mode_for(servers).
 RunSpec run_spec(const std::string& config, int servers, Model model);
 

@@ -194,9 +194,7 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
         }
         (void)c.finalise();
       });
-  const xios_test::Outcome o = xios_test::run(spec);
-  xios_test::expect_no_errors(o);
-  if (ep_test::world_rank() == 0) {
+  if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/surface.nc";
     // test_complete: the mean over 6 h of the maxima over each hour (2 steps).
     expect_equal(xios_test::read_var(path, "field_A_srf_mean_max"),
@@ -425,9 +423,7 @@ TEST(XiosExpressionsAt, NemoStyle) {
         }
         (void)c.finalise();
       });
-  const xios_test::Outcome o = xios_test::run(spec);
-  xios_test::expect_no_errors(o);
-  if (ep_test::world_rank() == 0) {
+  if (xios_test::run_without_errors(spec)) {
     const std::string monthly = dir + "/nemo_1m_grid_T.nc";
     const int months = static_cast<int>(kMonth.size());
     // Thickness-weighted: each month's mean of toce * e3t over its mean of
