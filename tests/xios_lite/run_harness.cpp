@@ -204,9 +204,24 @@ RunSpec run_spec(const std::string& config, int servers, Model model) {
   return spec;
 }
 
+xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj) {
+  return uneven_block(comm.rank(), comm.size(), ni, nj);
+}
+
+xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_glo, int nj_glo) {
+  xios_lite::DomainAttributes a;
+  if (ni_glo > 0) a.ni_glo = ni_glo;
+  if (nj_glo > 0) a.nj_glo = nj_glo;
+  a.ibegin = b.ibegin;
+  a.ni = b.ni;
+  a.jbegin = b.jbegin;
+  a.nj = b.nj;
+  return a;
+}
+
 xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,
                                      int nj) {
-  const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+  const xios_lite::Block b = uneven_block(comm, ni, nj);
   c.set_domain_block("dom", b);
   c.close_definition();
   return b;
@@ -215,7 +230,7 @@ xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicato
 Model stepping_model(int ni, int nj, int steps, StepSender send) {
   return
       [ni, nj, steps, send = std::move(send)](xios_lite::Client& c, const ep::Communicator& comm) {
-        const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+        const xios_lite::Block b = uneven_block(comm, ni, nj);
         c.set_domain_block("dom", b);
         c.close_definition();
         for (int s = 1; s <= steps; ++s) {

@@ -129,6 +129,14 @@ bool run_without_errors(const RunSpec& spec);
 /// A spec of `model` on `servers` server processes in mode_for(servers).
 RunSpec run_spec(const std::string& config, int servers, Model model);
 
+/// This client's uneven_block of an ni x nj domain: uneven_block(comm.rank(), comm.size(), ni, nj).
+xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj);
+
+/// The domain attributes of a client's block `b` (ibegin, ni, jbegin, nj),
+/// with the global sizes when given (ni_glo, nj_glo > 0).
+xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_glo = 0,
+                                             int nj_glo = 0);
+
 /// Sets this client's uneven_block of domain "dom" (ni x nj points) and
 /// closes the definition; returns the block.
 xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,

@@ -53,7 +53,7 @@ struct Component {
 };
 void send_steps(xios_lite::Client& c, const ep::Communicator& comm, const Component& component,
                 const std::function<double(int s, int k, int j, int i)>& value) {
-  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), component.ni, component.nj);
+  const Block b = xios_test::uneven_block(comm, component.ni, component.nj);
   c.set_domain_block(component.domain, b);
   c.close_definition();
   for (int s = 1; s <= component.steps; ++s) {

@@ -73,11 +73,7 @@ std::vector<int> listed_points(const Block& b) {
 }
 
 void define(xios_lite::Client& c, const Block& b) {
-  xios_lite::DomainAttributes block;
-  block.ibegin = b.ibegin;
-  block.ni = b.ni;
-  block.jbegin = b.jbegin;
-  block.nj = b.nj;
+  xios_lite::DomainAttributes block = xios_test::block_attributes(b);
   for (const char* d : {"ocean", "halo", "line", "land", "land2"}) {
     c.set_domain_attr(d, block);
   }
@@ -181,7 +177,7 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
   spec.servers = servers;
   spec.mode = mode;
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const Block b = xios_test::uneven_block(comm, kNi, kNj);
     define(c, b);
     c.close_definition();
     for (int s = 1; s <= kSteps; ++s) {
@@ -261,7 +257,7 @@ TEST(XiosDataLayout, WrongSizeNamesTheShape) {
       xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         define(c, b);
         // A part of the axis, or its own data layout, is refused (not ignored).
         xios_lite::AxisAttributes part;
@@ -304,7 +300,7 @@ TEST(XiosDataLayout, BadLayoutFailsTheDefinition) {
       xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         define(c, b);
         if (comm.rank() == 0) {
           xios_lite::DomainAttributes bad;

@@ -60,7 +60,7 @@ std::string two_files(const std::string& dir, const std::string& first,
 // Every client's blocks: its uneven share of dom, and the whole strip on
 // client 0. Returns the block of dom.
 Block set_blocks(xios_lite::Client& c, const ep::Communicator& comm) {
-  const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+  const Block b = uneven_block(comm, kNi, kNj);
   c.set_domain_block("dom", b);
   c.set_domain_block("strip", comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0});
   return b;
@@ -305,7 +305,7 @@ TEST(XiosDataLoss, NameClashFailsAtCloseDefinitionOnEveryClient) {
   std::mutex mutex;
   std::vector<std::string> seen;
   RunSpec spec = run_spec(cfg, servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const Block b = uneven_block(comm, kNi, kNj);
     xios_lite::DomainAttributes a;
     a.ni_glo = kNi;
     a.nj_glo = kNj;
@@ -349,7 +349,7 @@ TEST(XiosDataLoss, MultipleFilePartsNameDimensionsAlike) {
           R"(/parts" output_freq="1ts"><field field_ref="t"/><field field_ref="s"/></file>)");
   const std::string cfg = write_config(dir, text);
   RunSpec spec = run_spec(cfg, 2, [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const Block b = uneven_block(comm, kNi, kNj);
     const Block strip = comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0};
     c.set_domain_block("dom", b);
     c.set_domain_block("strip", strip);

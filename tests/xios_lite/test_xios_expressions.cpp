@@ -126,7 +126,7 @@ TEST(XiosExpressions, EvaluatedBeforeTheTemporalOperation) {
   const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         c.set_domain_block("d", b);
         // Expressions are computed, never sent.
         c.close_definition();
@@ -199,7 +199,7 @@ TEST(XiosExpressions, AMissingOperandIsNamed) {
   const std::string cfg = xios_test::write_config(dir, text);
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         c.set_domain_block("d", b);
         c.close_definition();
         std::string first;

@@ -183,7 +183,7 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
   const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         set_block_and_land(c, b);
         c.close_definition();
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
@@ -236,7 +236,7 @@ TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
   const std::string cfg = xios_test::write_config(dir, config(dir));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         set_block_and_land(c, b);
         c.close_definition();
         std::string first;
@@ -360,13 +360,7 @@ void set_mask(xios_lite::Client& c, const std::string& domain, const Block& b,
 // on grid_T only, each domain its own mask.
 void define_domains(xios_lite::Client& c, const Block& t, const Block& inner) {
   for (const auto& [id, b] : {std::pair{"grid_T", t}, std::pair{"grid_T_inner", inner}}) {
-    xios_lite::DomainAttributes a;
-    a.ni_glo = kNi;
-    a.nj_glo = kNj;
-    a.ibegin = b.ibegin;
-    a.ni = b.ni;
-    a.jbegin = b.jbegin;
-    a.nj = b.nj;
+    xios_lite::DomainAttributes a = xios_test::block_attributes(b, kNi, kNj);
     c.set_domain_attr(id, a);
   }
   xios_lite::DomainAttributes halo;
@@ -414,7 +408,7 @@ TEST(XiosExpressionsAt, NemoStyle) {
       xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         define_domains(c, b, b);
         c.close_definition();
         for (int s = 1; s <= kSteps; ++s) {
@@ -538,7 +532,7 @@ TEST(XiosExpressionsAt, TwinDomainsWithOtherBlocksAreRefused) {
       xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         // The inner domain's blocks in the opposite order: the domain is
         // covered, but client by client the points are not grid_T's.
         const Block other =

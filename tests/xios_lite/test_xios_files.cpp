@@ -236,7 +236,7 @@ TEST(XiosFiles, FewerRowsThanServerEndpoints) {
   spec.mode = Mode::kEndpoints;
   spec.server_threads = 3;
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const Block b = xios_test::uneven_block(comm, kNi, kNj);
     // The strip: every row to client 0 (the others hold none of it).
     const Block strip = comm.rank() == 0 ? Block{0, 5, 0, 2} : Block{0, 0, 0, 0};
     c.set_domain_block("dom", b);

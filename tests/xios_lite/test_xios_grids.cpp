@@ -34,7 +34,7 @@ TEST(XiosGrids, DomainWithTwoAxes) {
       xios_test::write_config(dir, config_file("two_axes.xml", {{"NAME", dir + "/ice"}}));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         c.set_domain_block("ice", b);
         c.close_definition();
         for (int s = 1; s <= kSteps; ++s) {
@@ -102,7 +102,7 @@ TEST(XiosGrids, ScalarAndAxisAlone) {
       xios_test::write_config(dir, config_file("single_members.xml", {{"NAME", dir + "/ice"}}));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         c.set_domain_block("ice", b);
         // This client's part of axis lev (XIOS's begin and n).
         xios_lite::AxisAttributes part;

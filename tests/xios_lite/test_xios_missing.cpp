@@ -105,7 +105,7 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
   spec.servers = servers;
   spec.mode = mode;
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const Block b = xios_test::uneven_block(comm, kNi, kNj);
     c.set_domain_block("dom", b);
     const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
     const std::unique_ptr<bool[]> valid(new bool[points]);

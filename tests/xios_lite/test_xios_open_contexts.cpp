@@ -313,7 +313,7 @@ TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
           xios_lite::Client c(comm, link.world, "iodef.xml", o);
           const int ni = atm ? kAtmNi : kSrfNi;
           const int nj = atm ? kAtmNj : kSrfNj;
-          const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+          const xios_lite::Block b = uneven_block(comm, ni, nj);
           c.set_domain_block(atm ? "atm_d" : "srf_d", b);
           c.close_definition();
           for (int s = 1; s <= kSteps; ++s) {
