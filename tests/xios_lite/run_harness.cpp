@@ -83,7 +83,23 @@ xios_lite::Mode mode_for(int servers) {
 
 xios_lite::Mode mode() { return mode_for(servers()); }
 
+std::vector<std::pair<xios_lite::Mode, std::string>> client_modes(const std::string& tag) {
+  std::vector<std::pair<xios_lite::Mode, std::string>> out{{mode(), tag}};
+  if (servers() > 0) out.emplace_back(xios_lite::Mode::kFunneled, tag + "_funneled");
+  return out;
+}
+
 bool is_reader() { return ep_test::world_rank() == 0; }
+
+Scratch scratch_config(const std::string& tag, const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& values) {
+  Scratch out;
+  out.dir = scratch_dir(tag);
+  std::vector<std::pair<std::string, std::string>> in_dir;
+  for (const auto& [key, suffix] : values) in_dir.emplace_back(key, out.dir + suffix);
+  out.config = write_config(out.dir, config_file(name, in_dir));
+  return out;
+}
 
 std::string one_field_config(const OneField& c) {
   return R"(<xios_lite><context id=")" + c.context + R"(">
@@ -216,6 +232,16 @@ xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_g
   a.ni = b.ni;
   a.jbegin = b.jbegin;
   a.nj = b.nj;
+  return a;
+}
+
+xios_lite::DomainAttributes halo_attributes(const xios_lite::Block& b, int halo_i, int halo_j) {
+  xios_lite::DomainAttributes a;
+  a.data_dim = 2;
+  a.data_ibegin = -halo_i;
+  a.data_ni = b.ni + 2 * halo_i;
+  a.data_jbegin = -halo_j;
+  a.data_nj = b.nj + 2 * halo_j;
   return a;
 }
 

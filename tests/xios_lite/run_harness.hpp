@@ -45,6 +45,10 @@ int servers(int wanted = 1);
 xios_lite::Mode mode_for(int servers);
 /// mode_for(servers()).
 xios_lite::Mode mode();
+/// Every client mode the shape can run: mode(), and the funneled mode when
+/// there is a server. With each, the tag of its files: `tag`, then
+/// `tag`_funneled.
+std::vector<std::pair<xios_lite::Mode, std::string>> client_modes(const std::string& tag);
 /// Whether this process reads the files back: world rank 0 (NetCDF-C is
 /// called from one thread of one process).
 bool is_reader();
@@ -61,6 +65,17 @@ std::string write_config(const std::string& dir, const std::string& text);
 /// left without a value. Local.
 std::string config_file(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& values);
+
+/// A fresh scratch directory and the configuration written in it.
+struct Scratch {
+  std::string dir;
+  std::string config;  ///< the path of dir/iodef.xml
+};
+/// scratch_dir(tag) with config_file(name, values) written as its iodef.xml,
+/// each value being appended to the directory's path ({"NAME", "/out"}
+/// stands for dir + "/out"). Collective.
+Scratch scratch_config(const std::string& tag, const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& values);
 
 /// One field on one domain (grid "g"), written every step to one one_file
 /// file: the configuration most error tests need.
@@ -136,6 +151,11 @@ xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj);
 /// with the global sizes when given (ni_glo, nj_glo > 0).
 xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_glo = 0,
                                              int nj_glo = 0);
+
+/// The data layout of a 2-D array holding block `b` with a halo of
+/// `halo_i` points on each side in i and `halo_j` in j (data_dim 2,
+/// data_ibegin -halo_i, data_ni ni + 2 halo_i, likewise in j).
+xios_lite::DomainAttributes halo_attributes(const xios_lite::Block& b, int halo_i, int halo_j);
 
 /// Sets this client's uneven_block of domain "dom" (ni x nj points) and
 /// closes the definition; returns the block.

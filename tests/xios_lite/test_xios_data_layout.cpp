@@ -78,13 +78,7 @@ void define(xios_lite::Client& c, const Block& b) {
     c.set_domain_attr(d, block);
   }
   // NEMO's arrays: field(0:ni+1, -1:nj+2).
-  xios_lite::DomainAttributes halo;
-  halo.data_dim = 2;
-  halo.data_ibegin = -1;
-  halo.data_ni = b.ni + 2;
-  halo.data_jbegin = -2;
-  halo.data_nj = b.nj + 4;
-  c.set_domain_attr("halo", halo);
+  c.set_domain_attr("halo", xios_test::halo_attributes(b, 1, 2));
   // The configuration gives the begins; the sizes are this client's.
   xios_lite::DomainAttributes ocean;
   ocean.data_ni = b.ni + 2;
@@ -236,25 +230,20 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// In every client mode the shape allows: the funneled mode's master packs every thread's array with
+// that thread's layout.
 TEST(XiosDataLayout, HaloedAndCompressedArraysWritten) {
-  run_and_check(mode(), servers(), "data_layout");
-}
-
-// The funneled mode's master packs every thread's array with that thread's layout.
-TEST(XiosDataLayout, FunneledModeLayoutsPerThread) {
-  if (servers() == 0) {
-    GTEST_SKIP() << "needs a server process";
+  for (const auto& [client_mode, tag] : client_modes("data_layout")) {
+    run_and_check(client_mode, servers(), tag);
   }
-  run_and_check(Mode::kFunneled, servers(), "data_layout_funneled");
 }
 
 // An array of the block's size where the halo'd one is expected: refused,
 // naming the field, the values given and the data_* shape expected; the
 // right array then goes through.
 TEST(XiosDataLayout, WrongSizeNamesTheShape) {
-  const std::string dir = xios_test::scratch_dir("data_layout_size");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("data_layout_size", "data_layout.xml", {{"NAME", "/out"}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);
@@ -295,9 +284,8 @@ TEST(XiosDataLayout, WrongSizeNamesTheShape) {
 
 // Layouts that do not fit: every client's close_definition fails, naming the domain.
 TEST(XiosDataLayout, BadLayoutFailsTheDefinition) {
-  const std::string dir = xios_test::scratch_dir("data_layout_bad");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("data_layout_bad", "data_layout.xml", {{"NAME", "/out"}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);

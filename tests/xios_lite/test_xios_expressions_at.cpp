@@ -360,16 +360,9 @@ void set_mask(xios_lite::Client& c, const std::string& domain, const Block& b,
 // on grid_T only, each domain its own mask.
 void define_domains(xios_lite::Client& c, const Block& t, const Block& inner) {
   for (const auto& [id, b] : {std::pair{"grid_T", t}, std::pair{"grid_T_inner", inner}}) {
-    xios_lite::DomainAttributes a = xios_test::block_attributes(b, kNi, kNj);
-    c.set_domain_attr(id, a);
+    c.set_domain_attr(id, xios_test::block_attributes(b, kNi, kNj));
   }
-  xios_lite::DomainAttributes halo;
-  halo.data_dim = 2;
-  halo.data_ibegin = -1;
-  halo.data_ni = t.ni + 2;
-  halo.data_jbegin = -1;
-  halo.data_nj = t.nj + 2;
-  c.set_domain_attr("grid_T", halo);
+  c.set_domain_attr("grid_T", xios_test::halo_attributes(t, 1, 1));
   set_mask(c, "grid_T", t, land_t);
   set_mask(c, "grid_T_inner", inner, land_inner);
 }
@@ -403,9 +396,8 @@ TEST(XiosExpressionsAt, NemoStyle) {
   using namespace nemo;
   using nemo::kNi;
   using nemo::kNj;
-  const std::string dir = xios_test::scratch_dir("expressions_nemo");
-  const std::string cfg =
-      xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("expressions_nemo", "nemo_expressions.xml", {{"DIR", ""}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);
@@ -527,9 +519,8 @@ TEST(XiosExpressionsAt, TwinDomainsWithOtherBlocksAreRefused) {
   using namespace nemo;
   using nemo::kNi;
   using nemo::kNj;
-  const std::string dir = xios_test::scratch_dir("expressions_twin_blocks");
-  const std::string cfg =
-      xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("expressions_twin_blocks", "nemo_expressions.xml", {{"DIR", ""}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);

@@ -29,9 +29,7 @@ double sample(int f, int s, int cat, int layer, int j, int i) {
 }
 
 TEST(XiosGrids, DomainWithTwoAxes) {
-  const std::string dir = xios_test::scratch_dir("two_axes");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("two_axes.xml", {{"NAME", dir + "/ice"}}));
+  const auto [dir, cfg] = xios_test::scratch_config("two_axes", "two_axes.xml", {{"NAME", "/ice"}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);
@@ -97,9 +95,8 @@ TEST(XiosGrids, DomainWithTwoAxes) {
 TEST(XiosGrids, ScalarAndAxisAlone) {
   constexpr int kLevels = 4;
   constexpr int kLev = 6;
-  const std::string dir = xios_test::scratch_dir("single_members");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("single_members.xml", {{"NAME", dir + "/ice"}}));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("single_members", "single_members.xml", {{"NAME", "/ice"}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);

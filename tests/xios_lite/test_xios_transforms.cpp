@@ -532,9 +532,8 @@ void check(const std::string& dir) {
 }  // namespace nemo
 
 TEST(XiosTransforms, NemoGridDefinitions) {
-  const std::string dir = xios_test::scratch_dir("nemo_transforms");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("nemo_transforms.xml", {{"DIR", dir}}));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("nemo_transforms", "nemo_transforms.xml", {{"DIR", ""}});
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers_for_shape();
