@@ -212,10 +212,14 @@ bool run_without_errors(const RunSpec& spec) {
 }
 
 RunSpec run_spec(const std::string& config, int servers, Model model) {
+  return run_spec(config, servers, mode_for(servers), std::move(model));
+}
+
+RunSpec run_spec(const std::string& config, int servers, xios_lite::Mode mode, Model model) {
   RunSpec spec;
   spec.config = config;
   spec.servers = servers;
-  spec.mode = mode_for(servers);
+  spec.mode = mode;
   spec.model = std::move(model);
   return spec;
 }

@@ -143,6 +143,8 @@ bool run_without_errors(const RunSpec& spec);
 
 /// A spec of `model` on `servers` server processes in mode_for(servers).
 RunSpec run_spec(const std::string& config, int servers, Model model);
+/// The same in client mode `mode`.
+RunSpec run_spec(const std::string& config, int servers, xios_lite::Mode mode, Model model);
 
 /// This client's uneven_block of an ni x nj domain: uneven_block(comm.rank(), comm.size(), ni, nj).
 xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj);

@@ -163,23 +163,18 @@ double at_step(int f, int s, int k, int j, int i) {
 }
 
 void run_and_check(Mode mode, int servers, const std::string& tag) {
-  const std::string dir = xios_test::scratch_dir(tag);
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode;
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm, kNi, kNj);
-    define(c, b);
-    c.close_definition();
-    for (int s = 1; s <= kSteps; ++s) {
-      c.update_calendar(s);
-      send_all(c, b, s);
-    }
-    (void)c.finalise();
-  };
+  const auto [dir, cfg] = xios_test::scratch_config(tag, "data_layout.xml", {{"NAME", "/out"}});
+  const xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, servers, mode, [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+        define(c, b);
+        c.close_definition();
+        for (int s = 1; s <= kSteps; ++s) {
+          c.update_calendar(s);
+          send_all(c, b, s);
+        }
+        (void)c.finalise();
+      });
   if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/out.nc";
     const struct {

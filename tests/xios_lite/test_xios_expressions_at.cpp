@@ -390,17 +390,34 @@ std::vector<double> expected(int records, int nk, bool (*land)(int, int),
   return out;
 }
 
+// A spec of nemo_expressions.xml in the fresh scratch directory `tag`:
+// `model` on every client with its uneven block of grid_T. Collective.
+struct NemoRun {
+  std::string dir;
+  xios_test::RunSpec spec;
+};
+NemoRun nemo_run(
+    const std::string& tag,
+    std::function<void(xios_lite::Client&, const ep::Communicator&, const Block&)> model) {
+  const xios_test::Scratch scratch =
+      xios_test::scratch_config(tag, "nemo_expressions.xml", {{"DIR", ""}});
+  NemoRun out;
+  out.dir = scratch.dir;
+  out.spec = xios_test::run_spec(scratch.config, xios_test::servers(),
+                                 [model](xios_lite::Client& c, const ep::Communicator& comm) {
+                                   model(c, comm, xios_test::uneven_block(comm, kNi, kNj));
+                                 });
+  return out;
+}
+
 }  // namespace nemo
 
 TEST(XiosExpressionsAt, NemoStyle) {
   using namespace nemo;
   using nemo::kNi;
   using nemo::kNj;
-  const auto [dir, cfg] =
-      xios_test::scratch_config("expressions_nemo", "nemo_expressions.xml", {{"DIR", ""}});
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+  const auto [dir, spec] = nemo_run(
+      "expressions_nemo", [](xios_lite::Client& c, const ep::Communicator&, const Block& b) {
         define_domains(c, b, b);
         c.close_definition();
         for (int s = 1; s <= kSteps; ++s) {
@@ -519,23 +536,21 @@ TEST(XiosExpressionsAt, TwinDomainsWithOtherBlocksAreRefused) {
   using namespace nemo;
   using nemo::kNi;
   using nemo::kNj;
-  const auto [dir, cfg] =
-      xios_test::scratch_config("expressions_twin_blocks", "nemo_expressions.xml", {{"DIR", ""}});
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm, kNi, kNj);
-        // The inner domain's blocks in the opposite order: the domain is
-        // covered, but client by client the points are not grid_T's.
-        const Block other =
-            xios_test::uneven_block(comm.size() - 1 - comm.rank(), comm.size(), kNi, kNj);
-        define_domains(c, b, other);
-        const std::string e = error_of([&] { c.close_definition(); });
-        if (comm.size() > 1) {
-          EXPECT_HAS(e, "xios_lite::Client::close_definition");
-          EXPECT_HAS(e, "on domain 'grid_T_inner', whose block on client 0");
-          EXPECT_HAS(e, "is not that of domain 'grid_T'");
-        }
-      });
+  const auto [dir, spec] =
+      nemo_run("expressions_twin_blocks",
+               [](xios_lite::Client& c, const ep::Communicator& comm, const Block& b) {
+                 // The inner domain's blocks in the opposite order: the domain is
+                 // covered, but client by client the points are not grid_T's.
+                 const Block other =
+                     xios_test::uneven_block(comm.size() - 1 - comm.rank(), comm.size(), kNi, kNj);
+                 define_domains(c, b, other);
+                 const std::string e = error_of([&] { c.close_definition(); });
+                 if (comm.size() > 1) {
+                   EXPECT_HAS(e, "xios_lite::Client::close_definition");
+                   EXPECT_HAS(e, "on domain 'grid_T_inner', whose block on client 0");
+                   EXPECT_HAS(e, "is not that of domain 'grid_T'");
+                 }
+               });
   const xios_test::Outcome o = xios_test::run(spec);
   (void)o;
   MPI_Barrier(MPI_COMM_WORLD);
