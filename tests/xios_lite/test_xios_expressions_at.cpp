@@ -67,32 +67,7 @@ double c_at(int s, int j, int i) {
 }
 
 std::string config(const std::string& dir) {
-  return R"xml(<?xml version="1.0"?>
-<simulation>
-  <context id="xios"><variable_definition><variable id="info_level" type="int">10</variable></variable_definition></context>
-  <context id="at">
-    <calendar type="Gregorian" start_date="2000-01-01" timestep="1800s"/>
-    <domain_definition><domain id="d" ni_glo="7" nj_glo="5"/></domain_definition>
-    <grid_definition><grid id="g"><domain domain_ref="d"/></grid></grid_definition>
-    <field_definition grid_ref="g">
-      <field id="field_A_srf" operation="average"/>
-      <field id="field_A_srf_max" field_ref="field_A_srf" operation="maximum"/>
-      <field id="b" operation="minimum"/>
-      <field id="c" operation="maximum" detect_missing_value="true" default_value="-999"/>
-    </field_definition>
-    <file_definition>
-      <file id="surface" name=")xml" +
-         dir + R"xml(/surface" output_freq="6h">
-        <field field_ref="field_A_srf_max" name="field_A_srf_mean_max" operation="average" freq_op="1h"> @field_A_srf_max </field>
-        <field field_ref="field_A_srf" name="a_avg3_sum" operation="accumulate" freq_op="90mi">@field_A_srf</field>
-        <field field_ref="b" name="b_min" operation="average" freq_op="6h">@b</field>
-        <field field_ref="field_A_srf" name="a_plus_b" operation="average" freq_op="1h">@field_A_srf + b</field>
-        <field field_ref="c" name="c_mean_max" operation="average" freq_op="1h">@c</field>
-      </file>
-    </file_definition>
-  </context>
-</simulation>
-)xml";
+  return config_file("expressions_at.xml", {{"DIR", dir}});
 }
 
 std::vector<double> sent(int s, const Block& b, double (*f)(int, int, int)) {
