@@ -66,16 +66,15 @@ double c_at(int s, int j, int i) {
   return ((s * 3 + i + 2 * j) % 7) * 0.75 - 2.0;
 }
 
-std::string config(const std::string& dir) {
-  return config_file("expressions_at.xml", {{"DIR", dir}});
-}
-
 std::vector<double> sent(int s, const Block& b, double (*f)(int, int, int)) {
   return xios_test::block_values(b, 1,
                                  [&](int, int j, int i) { return land(j, i) ? 1e30 : f(s, j, i); });
 }
 
-void set_block_and_land(xios_lite::Client& c, const Block& b) {
+// Each client's uneven block of d, with the land masked; the definition
+// closed. Returns the block.
+Block define_surface(xios_lite::Client& c, const ep::Communicator& comm) {
+  const Block b = xios_test::uneven_block(comm, kNi, kNj);
   c.set_domain_block("d", b);
   const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
   const std::unique_ptr<bool[]> valid(new bool[points]);
@@ -84,6 +83,8 @@ void set_block_and_land(xios_lite::Client& c, const Block& b) {
     for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
   }
   c.set_domain_mask("d", std::span<const bool>(valid.get(), points));
+  c.close_definition();
+  return b;
 }
 
 // The operations' fold over samples (missing ones: nullopt, left out);
@@ -154,13 +155,11 @@ void expect_equal(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
-  const std::string dir = xios_test::scratch_dir("expressions_at");
-  const std::string cfg = xios_test::write_config(dir, config(dir));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("expressions_at", "expressions_at.xml", {{"DIR", ""}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm, kNi, kNj);
-        set_block_and_land(c, b);
-        c.close_definition();
+        const Block b = define_surface(c, comm);
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
           c.update_calendar(s);
           c.send_field("field_A_srf", sent(s, b, a_at));
@@ -207,13 +206,11 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
 // computed: the error names the operand, and the variables reading it have
 // _FillValue in that period's record (not a window of fewer samples).
 TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
-  const std::string dir = xios_test::scratch_dir("expressions_at_missing");
-  const std::string cfg = xios_test::write_config(dir, config(dir));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("expressions_at_missing", "expressions_at.xml", {{"DIR", ""}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm, kNi, kNj);
-        set_block_and_land(c, b);
-        c.close_definition();
+        const Block b = define_surface(c, comm);
         std::string first;
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
           const std::string e = xios_test::error_of([&] { c.update_calendar(s); });
