@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <regex>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -237,6 +239,18 @@ xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_g
   a.jbegin = b.jbegin;
   a.nj = b.nj;
   return a;
+}
+
+void mask_land(xios_lite::Client& c, const std::string& domain, const xios_lite::Block& b,
+               const std::function<bool(int j, int i)>& land) {
+  // std::vector<bool> has no contiguous storage to hand over as a span.
+  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+  const std::unique_ptr<bool[]> valid(new bool[points]);
+  std::size_t at = 0;
+  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
+  }
+  c.set_domain_mask(domain, std::span<const bool>(valid.get(), points));
 }
 
 xios_lite::DomainAttributes halo_attributes(const xios_lite::Block& b, int halo_i, int halo_j) {

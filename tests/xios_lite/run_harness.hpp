@@ -154,6 +154,11 @@ xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj);
 xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_glo = 0,
                                              int nj_glo = 0);
 
+/// Masks the points of this client's block `b` of `domain` where land(j, i)
+/// holds (global j, i): set_domain_mask with the others valid.
+void mask_land(xios_lite::Client& c, const std::string& domain, const xios_lite::Block& b,
+               const std::function<bool(int j, int i)>& land);
+
 /// The data layout of a 2-D array holding block `b` with a halo of
 /// `halo_i` points on each side in i and `halo_j` in j (data_dim 2,
 /// data_ibegin -halo_i, data_ni ni + 2 halo_i, likewise in j).

@@ -76,13 +76,7 @@ std::vector<double> sent(int s, const Block& b, double (*f)(int, int, int)) {
 Block define_surface(xios_lite::Client& c, const ep::Communicator& comm) {
   const Block b = xios_test::uneven_block(comm, kNi, kNj);
   c.set_domain_block("d", b);
-  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
-  const std::unique_ptr<bool[]> valid(new bool[points]);
-  std::size_t at = 0;
-  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
-  }
-  c.set_domain_mask("d", std::span<const bool>(valid.get(), points));
+  xios_test::mask_land(c, "d", b, land);
   c.close_definition();
   return b;
 }
@@ -317,17 +311,6 @@ std::vector<double> halo_array(const Block& b, int nk,
   return a;
 }
 
-void set_mask(xios_lite::Client& c, const std::string& domain, const Block& b,
-              bool (*land)(int, int)) {
-  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
-  const std::unique_ptr<bool[]> valid(new bool[points]);
-  std::size_t at = 0;
-  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
-  }
-  c.set_domain_mask(domain, std::span<const bool>(valid.get(), points));
-}
-
 // As NEMO's iom_init: both domains' sizes and this client's block, a halo
 // on grid_T only, each domain its own mask.
 void define_domains(xios_lite::Client& c, const Block& t, const Block& inner) {
@@ -335,8 +318,8 @@ void define_domains(xios_lite::Client& c, const Block& t, const Block& inner) {
     c.set_domain_attr(id, xios_test::block_attributes(b, kNi, kNj));
   }
   c.set_domain_attr("grid_T", xios_test::halo_attributes(t, 1, 1));
-  set_mask(c, "grid_T", t, land_t);
-  set_mask(c, "grid_T_inner", inner, land_inner);
+  xios_test::mask_land(c, "grid_T", t, land_t);
+  xios_test::mask_land(c, "grid_T_inner", inner, land_inner);
 }
 
 void send_step(xios_lite::Client& c, const Block& b, int s) {

@@ -104,15 +104,7 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
       cfg, servers, mode, [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);
         c.set_domain_block("dom", b);
-        const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
-        const std::unique_ptr<bool[]> valid(new bool[points]);
-        std::size_t at = 0;
-        for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-          for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
-            valid[at++] = !model_land(j, i);
-          }
-        }
-        c.set_domain_mask("dom", std::span<const bool>(valid.get(), points));
+        xios_test::mask_land(c, "dom", b, model_land);
         c.close_definition();
         for (int s = 1; s <= kSteps; ++s) {
           c.update_calendar(s);
