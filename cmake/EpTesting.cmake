@@ -35,7 +35,25 @@
 #   Label `unit`. Anything that calls MPI belongs in ep_add_mpi_test (a unit
 #   test that needs MPI: SHAPES r1t1 LABELS unit).
 #
-# Both functions do nothing when BUILD_TESTING is OFF. Every executable they
+# ep_add_program_test(NAME <name> TARGET <target> PASS <regex>
+#                     SHAPES r<R>t<T>... [LABELS <label>...] [TIMEOUT <seconds>]
+#                     [ARGS <arg>...])
+#
+#   A program that is not a GoogleTest suite (the Fortran tests, the demos):
+#   one ctest per shape, <name>.r<R>t<T>, running the existing <target> as
+#   ep_add_mpi_test does (same environment, PROCESSORS, labels and timeout,
+#   default 120), that passes when its output matches <regex>.
+#
+# ep_add_stop_test(NAME <name> EXPECT <grep regex> COMMAND <command>...
+#                  [PROCESSORS <n>] [THREADS <t>] [TIMEOUT <seconds>]
+#                  [LABELS <label>...] [WORKING_DIRECTORY <dir>])
+#
+#   A run that must stop: passes when <command> exits non-zero and its output
+#   matches <regex> (grep), so that an error path is shown to end the job with
+#   its message instead of hanging or going on. T OpenMP threads (default 1),
+#   the tests' base environment, timeout default 60.
+#
+# The functions do nothing when BUILD_TESTING is OFF. Every executable they
 # create is a dependency of the `ep_tests` target (all test binaries).
 #
 # Cache knobs:
@@ -135,6 +153,10 @@ if(NOT BUILD_TESTING)
   endfunction()
   function(ep_add_unit_test)
   endfunction()
+  function(ep_add_program_test)
+  endfunction()
+  function(ep_add_stop_test)
+  endfunction()
   return()
 endif()
 
@@ -162,6 +184,22 @@ function(_ep_test_budget out timeout)
     set(_budget 1)
   endif()
   set(${out} "EP_TEST_TIME_BUDGET_SECONDS=${_budget}" PARENT_SCOPE)
+endfunction()
+
+# _ep_require_arguments(<caller> <KEYWORD>...): fails unless the caller's
+# parsed arguments (arg_*) hold every <KEYWORD> and nothing unknown.
+function(_ep_require_arguments caller)
+  set(_missing "")
+  foreach(_keyword IN LISTS ARGN)
+    if(NOT arg_${_keyword})
+      list(APPEND _missing ${_keyword})
+    endif()
+  endforeach()
+  if(_missing OR arg_UNPARSED_ARGUMENTS)
+    list(JOIN ARGN ", " _required)
+    message(FATAL_ERROR "${caller}: ${_required} are required (missing: ${_missing}; "
+                        "unknown: ${arg_UNPARSED_ARGUMENTS})")
+  endif()
 endfunction()
 
 # Reads shape r<R>t<T> of `caller`'s test into <out_r> and <out_t> (at least 1 each).
@@ -275,10 +313,7 @@ endfunction()
 
 function(ep_add_mpi_test_variant)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SUFFIX" "SHAPES;ENV;LABELS")
-  if(arg_UNPARSED_ARGUMENTS OR NOT arg_NAME OR NOT arg_SUFFIX OR NOT arg_SHAPES OR NOT arg_ENV)
-    message(FATAL_ERROR "ep_add_mpi_test_variant: NAME, SUFFIX, SHAPES and ENV are required "
-                        "(unknown: ${arg_UNPARSED_ARGUMENTS})")
-  endif()
+  _ep_require_arguments(ep_add_mpi_test_variant NAME SUFFIX SHAPES ENV)
   if(NOT TARGET ${arg_NAME})
     message(FATAL_ERROR "ep_add_mpi_test_variant: no test executable ${arg_NAME}")
   endif()
@@ -312,4 +347,46 @@ function(ep_add_unit_test)
     PROCESSORS 1
     TIMEOUT ${_timeout}
     LABELS "${_labels}")
+endfunction()
+
+function(ep_add_program_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET;PASS;TIMEOUT" "SHAPES;LABELS;ARGS")
+  _ep_require_arguments(ep_add_program_test NAME TARGET PASS SHAPES)
+  _ep_test_timeout(_timeout "${arg_TIMEOUT}" 120)
+  foreach(_shape IN LISTS arg_SHAPES)
+    _ep_parse_shape("ep_add_program_test(${arg_NAME})" ${_shape} _r _t)
+    _ep_add_run(${arg_NAME}.${_shape} ${arg_TARGET} ${_r} ${_t}
+      TIMEOUT ${_timeout} ARGS ${arg_ARGS} LABELS ${arg_LABELS})
+    set_tests_properties(${arg_NAME}.${_shape} PROPERTIES PASS_REGULAR_EXPRESSION "${arg_PASS}")
+  endforeach()
+  add_dependencies(ep_tests ${arg_TARGET})
+endfunction()
+
+function(ep_add_stop_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;EXPECT;PROCESSORS;THREADS;TIMEOUT;WORKING_DIRECTORY"
+    "COMMAND;LABELS")
+  _ep_require_arguments(ep_add_stop_test NAME EXPECT COMMAND)
+  foreach(_option PROCESSORS THREADS)
+    if(NOT arg_${_option})
+      set(arg_${_option} 1)
+    endif()
+  endforeach()
+  if(NOT arg_WORKING_DIRECTORY)
+    set(arg_WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
+  add_test(NAME ${arg_NAME}
+    COMMAND bash -c [=[
+      expect=$1; shift
+      out=$("$@" 2>&1); rc=$?; printf '%s\n' "$out"
+      if [ $rc -ne 0 ] && grep -q -- "$expect" <<<"$out"; then
+        echo 'stopped with the expected message'
+      fi]=] bash "${arg_EXPECT}" ${arg_COMMAND}
+    WORKING_DIRECTORY ${arg_WORKING_DIRECTORY})
+  _ep_test_timeout(_timeout "${arg_TIMEOUT}" 60)
+  set_tests_properties(${arg_NAME} PROPERTIES
+    ENVIRONMENT "OMP_NUM_THREADS=${arg_THREADS};${EP_TEST_BASE_ENV}"
+    PROCESSORS ${arg_PROCESSORS}
+    TIMEOUT ${_timeout}
+    PASS_REGULAR_EXPRESSION "stopped with the expected message"
+    LABELS "${arg_LABELS}")
 endfunction()

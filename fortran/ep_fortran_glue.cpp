@@ -23,6 +23,9 @@
 
 #include "c_api/internal.hpp"
 #include "ep/ep.h"
+// The prototypes of the ep_f_* functions below, written from fortran/ep_calls.txt
+// as ep_mod declares them: a definition that differs from them does not compile.
+#include "ep_calls.h"
 
 extern "C" {
 // fortran/ep_mpi_addresses.f90: the addresses of MPI_IN_PLACE and
@@ -178,6 +181,15 @@ int some_completed(int (*call)(int, ep_request_t*, int*, int*, MPI_Status*), con
   return rc;
 }
 
+// A query of the endpoint (ep_comm_rank, ep_comm_size, ep_comm_local_thread):
+// `unset` in *value when it fails.
+int query(int (*call)(ep_comm_t, int*), ep_comm_t comm, Fint* value, int unset) {
+  int v = unset;
+  const int rc = call(comm, &v);
+  *value = rc == EP_OK ? v : unset;
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -185,6 +197,20 @@ extern "C" {
 // NOLINTBEGIN(readability-identifier-naming)
 
 const void* ep_f_address_of(const Desc* d) { return d->base_addr; }
+
+// ---- the endpoint ----
+
+void ep_f_comm_rank(const ep_comm_t* comm, Fint* rank, Fint* ierr) {
+  run(ierr, [&] { return query(ep_comm_rank, *comm, rank, -1); });
+}
+
+void ep_f_comm_size(const ep_comm_t* comm, Fint* size, Fint* ierr) {
+  run(ierr, [&] { return query(ep_comm_size, *comm, size, 0); });
+}
+
+void ep_f_comm_local_thread(const ep_comm_t* comm, Fint* thread, Fint* ierr) {
+  run(ierr, [&] { return query(ep_comm_local_thread, *comm, thread, -1); });
+}
 
 // ---- point-to-point ----
 

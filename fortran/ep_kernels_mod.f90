@@ -295,13 +295,7 @@ contains
     integer, intent(out), optional :: ierr
     type(c_ptr) :: p
     integer(c_long_long) :: room
-    p = c_null_ptr
-    room = 0
-    if (present(solution)) then
-      if (.not. contiguous_ok(solution, 'ep_gcr_solve', ierr)) return
-      p = address_of(solution)
-      room = size(solution, kind=c_long_long)
-    end if
+    if (.not. solution_room(solution, 'ep_gcr_solve', p, room, ierr)) return
     call check(c_gcr_solve(comm%handle, ni, nj, px, py, merge(1, 0, periodic_x), merge(1, 0, periodic_y), &
                            levels, alpha, cx, cy, cz, restart, max_iterations, tolerance, &
                            algorithm, radix, result, p, room), ierr)
@@ -320,16 +314,29 @@ contains
     integer, intent(out), optional :: ierr
     type(c_ptr) :: p
     integer(c_long_long) :: room
-    p = c_null_ptr
-    room = 0
-    if (present(solution)) then
-      if (.not. contiguous_ok(solution, 'ep_cg_solve', ierr)) return
-      p = address_of(solution)
-      room = size(solution, kind=c_long_long)
-    end if
+    if (.not. solution_room(solution, 'ep_cg_solve', p, room, ierr)) return
     call check(c_cg_solve(comm%handle, ni, nj, px, py, levels, preconditioner, max_iterations, &
                           tolerance, algorithm, radix, result, p, room), ierr)
   end subroutine ep_cg_solve
+
+  ! Where a solve writes its solution: the address and size of the optional
+  ! `solution` of `call`, null and 0 when it is absent. .false. (reported as
+  ! EP_ERR_ARGUMENT) for a non-contiguous section.
+  logical function solution_room(solution, call, p, room, ierr)
+    real(c_double), dimension(..), intent(in), optional :: solution
+    character(len=*), intent(in) :: call
+    type(c_ptr), intent(out) :: p
+    integer(c_long_long), intent(out) :: room
+    integer, intent(out), optional :: ierr
+    p = c_null_ptr
+    room = 0
+    solution_room = .true.
+    if (.not. present(solution)) return
+    solution_room = contiguous_ok(solution, call, ierr)
+    if (.not. solution_room) return
+    p = address_of(solution)
+    room = size(solution, kind=c_long_long)
+  end function solution_room
 
   ! Whether `x` is contiguous; otherwise reports EP_ERR_ARGUMENT naming `call`.
   logical function contiguous_ok(x, call, ierr)

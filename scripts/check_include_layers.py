@@ -90,20 +90,29 @@ def check(src: Path) -> list:
     return problems
 
 
-def main() -> int:
-    default = Path(__file__).resolve().parent.parent / "ep" / "src"
-    src = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else default
-    if not src.is_dir():
-        print(f"check_include_layers: no such folder: {src}", file=sys.stderr)
+def report(tool: str, folder: Path, check_folder, broken: str, kept: str) -> int:
+    """The exit code of `tool` (this check or check_link_layers.py) over
+    `folder`: 2 when it is not a folder; else prints each problem
+    check_folder(folder) finds, then a summary: "<n> <broken> <folder>" (1)
+    or "<kept> <order>" (0)."""
+    if not folder.is_dir():
+        print(f"{tool}: no such folder: {folder}", file=sys.stderr)
         return 2
-    problems = check(src)
+    problems = check_folder(folder)
     for problem in problems:
         print(problem)
     if problems:
-        print(f"check_include_layers: {len(problems)} include(s) break the layers of {src}")
+        print(f"{tool}: {len(problems)} {broken} {folder}")
         return 1
-    print(f"check_include_layers: {src} keeps the order {' < '.join(LAYERS)}")
+    print(f"{tool}: {kept} {' < '.join(LAYERS)}")
     return 0
+
+
+def main() -> int:
+    default = Path(__file__).resolve().parent.parent / "ep" / "src"
+    src = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else default
+    return report("check_include_layers", src, check, "include(s) break the layers of",
+                  f"{src} keeps the order")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_include_layers import LAYERS, RANK  # noqa: E402
+from check_include_layers import LAYERS, RANK, report  # noqa: E402
 
 
 def layer_of_object(path: Path, objects: Path) -> str:
@@ -102,17 +102,8 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     objects = Path(sys.argv[1]).resolve()
-    if not objects.is_dir():
-        print(f"check_link_layers: no such folder: {objects}", file=sys.stderr)
-        return 2
-    problems = check(objects)
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"check_link_layers: {len(problems)} call(s) break the layers of {objects}")
-        return 1
-    print(f"check_link_layers: the objects of {objects} keep the order {' < '.join(LAYERS)}")
-    return 0
+    return report("check_link_layers", objects, check, "call(s) break the layers of",
+                  f"the objects of {objects} keep the order")
 
 
 if __name__ == "__main__":

@@ -52,13 +52,62 @@ FORTRAN = {
     "double_3d": "real(kind=c_double), dimension(:,:,:)",
 }
 
-# The helper of module xios_handles that sets / gets each type.
+# The helper that sets / gets each type: string's in module xios_handles,
+# the others written below from VALUES.
 HELPER = {
     "string": "string", "bool": "bool", "int": "int", "double": "double",
     "duration": "duration", "date": "date", "int_1d": "ints1",
     "bool_1d": "bools1", "bool_2d": "bools2", "double_1d": "reals1",
     "double_2d": "reals2", "double_3d": "reals3",
 }
+
+
+# How a value of each helper type goes to the C layer (cxios_set_attr,
+# cxios_get_attr): (model's declaration, C declaration, CXIOS_* type, rank,
+# the value in C, the C value back for the model). Arrays travel as a copy
+# of the C type, so a model's logical or default integer never needs to be
+# interoperable.
+VALUES = {
+    "bool": ("logical", "integer(c_int)", "cxios_bool", 0,
+             "merge(1_c_int, 0_c_int, value)", "v /= 0"),
+    "int": ("integer", "integer(c_int)", "cxios_int", 0, "int(value, c_int)", "int(v)"),
+    "double": ("real(c_double)", "real(c_double)", "cxios_double", 0, "value", "v"),
+    "duration": ("type(xios_duration)", "type(xios_duration)", "cxios_duration_type", 0,
+                 "value", "v"),
+    "date": ("type(xios_date)", "type(xios_date)", "cxios_date_type", 0, "value", "v"),
+    "ints1": ("integer", "integer(c_int)", "cxios_int_1d", 1, "int(value, c_int)", "int(v)"),
+    "bools1": ("logical", "integer(c_int)", "cxios_bool_1d", 1,
+               "merge(1_c_int, 0_c_int, value)", "v /= 0"),
+    "bools2": ("logical", "integer(c_int)", "cxios_bool_2d", 2,
+               "merge(1_c_int, 0_c_int, value)", "v /= 0"),
+    "reals1": ("real(c_double)", "real(c_double)", "cxios_double_1d", 1, "value", "v"),
+    "reals2": ("real(c_double)", "real(c_double)", "cxios_double_2d", 2, "value", "v"),
+    "reals3": ("real(c_double)", "real(c_double)", "cxios_double_3d", 3, "value", "v"),
+}
+
+
+def value_routines():
+    """xios_set_<helper>_ and xios_get_<helper>_ of every VALUES type: the
+    value copied into its C type, handed to xios_set_value_ / xios_get_value_
+    (a getter leaves `value` as it is when the attribute is not defined)."""
+    out = []
+    for helper, (decl, c_decl, type_, rank, to_c, from_c) in VALUES.items():
+        shape = "(" + ", ".join([":"] * rank) + ")" if rank else ""
+        store = f"allocate (v, source={to_c})" if rank else f"v = {to_c}"
+        local = f"{c_decl}, {'allocatable, ' if rank else ''}target :: v{shape}"
+        extents = "int(shape(value), c_int64_t)" if rank else "[0_c_int64_t]"
+        args = f"h, name, {type_}, c_loc(v), {rank}, {extents}"
+        for verb, intent, call in (("set", "in", f"call xios_set_value_({args})"),
+                                   ("get", "inout", f"if (xios_get_value_({args})) value = {from_c}")):
+            out.append(f"""  subroutine xios_{verb}_{helper}_(h, name, value)
+    integer(c_intptr_t), intent(in) :: h
+    character(len=*), intent(in) :: name
+    {decl}, intent({intent}) :: value{shape}
+    {local}
+    {store}
+    {wrap(call, "    ")}
+  end subroutine xios_{verb}_{helper}_""")
+    return out
 
 
 def read_table(path):
@@ -153,19 +202,24 @@ def dims(rank):
     return "" if rank == 0 else ", dimension(" + ",".join([":"] * rank) + ")"
 
 
+def data_routine(verb, tag, decl, rank, intent, c_call):
+    """xios_<verb>_field_<tag>_<rank>d: `data` in place through `c_call`."""
+    contiguous = ", contiguous" if rank > 0 else ""
+    shape = "int(shape(data), c_int64_t)" if rank > 0 else "[0_c_int64_t]"
+    return f"""  subroutine xios_{verb}_field_{tag}_{rank}d(fieldid, data)
+    character(len=*), intent(in) :: fieldid
+    {decl}, intent({intent}), target{contiguous}{dims(rank)} :: data
+    integer(c_int64_t) :: extents(max(1, {rank}))
+    extents = {shape}
+    call xios_check_({c_call}(fieldid, len(fieldid), c_loc(data), {rank}, extents))
+  end subroutine xios_{verb}_field_{tag}_{rank}d"""
+
+
 def field_routines():
     out = []
     for tag, decl, kind in FIELD_TYPES:
         for rank in range(8):
-            contiguous = ", contiguous" if rank > 0 else ""
-            shape = "int(shape(data), c_int64_t)" if rank > 0 else "[0_c_int64_t]"
-            out.append(f"""  subroutine xios_send_field_{tag}_{rank}d(fieldid, data)
-    character(len=*), intent(in) :: fieldid
-    {decl}, intent(in), target{contiguous}{dims(rank)} :: data
-    integer(c_int64_t) :: extents(max(1, {rank}))
-    extents = {shape}
-    call xios_check_(cxios_write_data_{kind}(fieldid, len(fieldid), c_loc(data), {rank}, extents))
-  end subroutine xios_send_field_{tag}_{rank}d""")
+            out.append(data_routine("send", tag, decl, rank, "in", f"cxios_write_data_{kind}"))
         for rank in range(8):
             if tag == "r4":
                 # Read in double precision, handed back in the model's.
@@ -183,15 +237,7 @@ def field_routines():
     data = real(values, c_float)
   end subroutine xios_recv_field_r4_{rank}d""")
                 continue
-            contiguous = ", contiguous" if rank > 0 else ""
-            shape = "int(shape(data), c_int64_t)" if rank > 0 else "[0_c_int64_t]"
-            out.append(f"""  subroutine xios_recv_field_{tag}_{rank}d(fieldid, data)
-    character(len=*), intent(in) :: fieldid
-    {decl}, intent(out), target{contiguous}{dims(rank)} :: data
-    integer(c_int64_t) :: extents(max(1, {rank}))
-    extents = {shape}
-    call xios_check_(cxios_read_data_k8(fieldid, len(fieldid), c_loc(data), {rank}, extents))
-  end subroutine xios_recv_field_{tag}_{rank}d""")
+            out.append(data_routine("recv", tag, decl, rank, "out", "cxios_read_data_k8"))
     return out
 
 
@@ -213,6 +259,7 @@ def main():
     add_children = [f"xios_add_{c}_to_{p}" for p, c in CHILDREN]
     routines += [add_child_routine(p, c) for p, c in CHILDREN]
     routines += field_routines()
+    routines += value_routines()
 
     parts.append("! Generated by fortran/xios/generate_interface.py from")
     parts.append("! xios_lite/include/xios_lite/xios_attributes.def: do not edit.")

@@ -36,20 +36,7 @@ module xios
   public :: xios_set_start_date, xios_is_valid_context, xios_get_context_handle
   public :: xios_last_error
   ! The dates and durations (xios_date_mod).
-  public :: xios_date, xios_duration
-  public :: xios_year, xios_month, xios_day, xios_hour, xios_minute, xios_second, xios_timestep
-  public :: xios_duration_convert_to_string, xios_duration_convert_from_string, &
-            xios_duration_add, xios_duration_sub, xios_duration_mult, xios_duration_neg, &
-            xios_duration_eq, xios_duration_neq
-  public :: xios_date_convert_to_seconds, xios_date_convert_to_string, &
-            xios_date_convert_from_string, xios_date_add_duration, xios_date_sub_duration, &
-            xios_date_sub, xios_date_eq, xios_date_neq, xios_date_lt, xios_date_le, &
-            xios_date_gt, xios_date_ge, xios_date_get_second_of_year, &
-            xios_date_get_day_of_year, xios_date_get_fraction_of_year, &
-            xios_date_get_second_of_day, xios_date_get_fraction_of_day
-  public :: xios_get_year_length_in_seconds, xios_get_day_length_in_seconds
-  public :: operator(+), operator(-), operator(*), operator(==), operator(/=), operator(<), &
-            operator(<=), operator(>), operator(>=), assignment(=)
+  include 'xios_date_public.inc'
   ! The attribute routines, handles, add_child and send_field (xios_attributes).
   include "xios_attributes_public.inc"
 

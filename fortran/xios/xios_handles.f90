@@ -164,12 +164,10 @@ module xios_handles
   public :: cxios_write_data_k8, cxios_write_data_k4, cxios_read_data_k8
   public :: xios_check_, xios_last_error, xios_handle_of_, xios_valid_, xios_add_child_
   public :: xios_defined_
-  public :: xios_set_string_, xios_set_bool_, xios_set_int_, xios_set_double_
-  public :: xios_set_duration_, xios_set_date_, xios_set_ints1_, xios_set_bools1_
-  public :: xios_set_bools2_, xios_set_reals1_, xios_set_reals2_, xios_set_reals3_
-  public :: xios_get_string_, xios_get_bool_, xios_get_int_, xios_get_double_
-  public :: xios_get_duration_, xios_get_date_, xios_get_ints1_, xios_get_bools1_
-  public :: xios_get_bools2_, xios_get_reals1_, xios_get_reals2_, xios_get_reals3_
+  ! The setters and getters of an attribute value: text here, the other
+  ! types written by generate_interface.py over xios_set_value_ and
+  ! xios_get_value_ (module xios_attributes).
+  public :: xios_set_string_, xios_get_string_, xios_set_value_, xios_get_value_
 
 contains
 
@@ -229,16 +227,16 @@ contains
     xios_defined_ = cxios_is_defined_attr(h, name, len(name))
   end function xios_defined_
 
-  ! ---- setters, one per attribute type ----
+  ! ---- setters: the value at `value`, of attribute type `type` (cxios_*) ----
 
-  subroutine set_(h, name, type, value, rank, extents)
+  subroutine xios_set_value_(h, name, type, value, rank, extents)
     integer(c_intptr_t), intent(in) :: h
     character(len=*), intent(in) :: name
     integer(c_int), intent(in) :: type, rank
     type(c_ptr), intent(in) :: value
     integer(c_int64_t), intent(in) :: extents(:)
     call xios_check_(cxios_set_attr(h, name, len(name), type, value, rank, extents))
-  end subroutine set_
+  end subroutine xios_set_value_
 
   subroutine xios_set_string_(h, name, value)
     integer(c_intptr_t), intent(in) :: h
@@ -249,111 +247,13 @@ contains
     do i = 1, len(value)
       chars(i) = value(i:i)
     end do
-    call set_(h, name, cxios_string, c_loc(chars), 1, [int(len(value), c_int64_t)])
+    call xios_set_value_(h, name, cxios_string, c_loc(chars), 1, [int(len(value), c_int64_t)])
   end subroutine xios_set_string_
 
-  subroutine xios_set_bool_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    logical, intent(in) :: value
-    integer(c_int), target :: v
-    v = merge(1_c_int, 0_c_int, value)
-    call set_(h, name, cxios_bool, c_loc(v), 0, [0_c_int64_t])
-  end subroutine xios_set_bool_
+  ! ---- getters: .true. when the attribute is defined (its value then at
+  ! `value`); a value not defined leaves the argument as it is ----
 
-  subroutine xios_set_int_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    integer, intent(in) :: value
-    integer(c_int), target :: v
-    v = int(value, c_int)
-    call set_(h, name, cxios_int, c_loc(v), 0, [0_c_int64_t])
-  end subroutine xios_set_int_
-
-  subroutine xios_set_double_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in) :: value
-    real(c_double), target :: v
-    v = value
-    call set_(h, name, cxios_double, c_loc(v), 0, [0_c_int64_t])
-  end subroutine xios_set_double_
-
-  subroutine xios_set_duration_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    type(xios_duration), intent(in) :: value
-    type(xios_duration), target :: v
-    v = value
-    call set_(h, name, cxios_duration_type, c_loc(v), 0, [0_c_int64_t])
-  end subroutine xios_set_duration_
-
-  subroutine xios_set_date_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    type(xios_date), intent(in) :: value
-    type(xios_date), target :: v
-    v = value
-    call set_(h, name, cxios_date_type, c_loc(v), 0, [0_c_int64_t])
-  end subroutine xios_set_date_
-
-  subroutine xios_set_ints1_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    integer, intent(in) :: value(:)
-    integer(c_int), allocatable, target :: v(:)
-    allocate (v, source=int(value, c_int))
-    call set_(h, name, cxios_int_1d, c_loc(v), 1, int(shape(value), c_int64_t))
-  end subroutine xios_set_ints1_
-
-  subroutine xios_set_bools1_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    logical, intent(in) :: value(:)
-    integer(c_int), allocatable, target :: v(:)
-    allocate (v, source=merge(1_c_int, 0_c_int, value))
-    call set_(h, name, cxios_bool_1d, c_loc(v), 1, int(shape(value), c_int64_t))
-  end subroutine xios_set_bools1_
-
-  subroutine xios_set_bools2_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    logical, intent(in) :: value(:, :)
-    integer(c_int), allocatable, target :: v(:, :)
-    allocate (v, source=merge(1_c_int, 0_c_int, value))
-    call set_(h, name, cxios_bool_2d, c_loc(v), 2, int(shape(value), c_int64_t))
-  end subroutine xios_set_bools2_
-
-  subroutine xios_set_reals1_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in) :: value(:)
-    real(c_double), allocatable, target :: v(:)
-    allocate (v, source=value)
-    call set_(h, name, cxios_double_1d, c_loc(v), 1, int(shape(value), c_int64_t))
-  end subroutine xios_set_reals1_
-
-  subroutine xios_set_reals2_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in) :: value(:, :)
-    real(c_double), allocatable, target :: v(:, :)
-    allocate (v, source=value)
-    call set_(h, name, cxios_double_2d, c_loc(v), 2, int(shape(value), c_int64_t))
-  end subroutine xios_set_reals2_
-
-  subroutine xios_set_reals3_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(in) :: value(:, :, :)
-    real(c_double), allocatable, target :: v(:, :, :)
-    allocate (v, source=value)
-    call set_(h, name, cxios_double_3d, c_loc(v), 3, int(shape(value), c_int64_t))
-  end subroutine xios_set_reals3_
-
-  ! ---- getters: a value not defined leaves the argument as it is ----
-
-  logical function get_(h, name, type, value, rank, extents)
+  logical function xios_get_value_(h, name, type, value, rank, extents)
     integer(c_intptr_t), intent(in) :: h
     character(len=*), intent(in) :: name
     integer(c_int), intent(in) :: type, rank
@@ -362,8 +262,8 @@ contains
     integer(c_int) :: defined
     defined = 0
     call xios_check_(cxios_get_attr(h, name, len(name), type, value, rank, extents, defined))
-    get_ = defined /= 0
-  end function get_
+    xios_get_value_ = defined /= 0
+  end function xios_get_value_
 
   subroutine xios_get_string_(h, name, value)
     integer(c_intptr_t), intent(in) :: h
@@ -372,108 +272,11 @@ contains
     character(kind=c_char), allocatable, target :: chars(:)
     integer :: i
     allocate (chars(max(1, len(value))))
-    if (get_(h, name, cxios_string, c_loc(chars), 1, [int(len(value), c_int64_t)])) then
+    if (xios_get_value_(h, name, cxios_string, c_loc(chars), 1, [int(len(value), c_int64_t)])) then
       do i = 1, len(value)
         value(i:i) = chars(i)
       end do
     end if
   end subroutine xios_get_string_
-
-  subroutine xios_get_bool_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    logical, intent(inout) :: value
-    integer(c_int), target :: v
-    if (get_(h, name, cxios_bool, c_loc(v), 0, [0_c_int64_t])) value = v /= 0
-  end subroutine xios_get_bool_
-
-  subroutine xios_get_int_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    integer, intent(inout) :: value
-    integer(c_int), target :: v
-    if (get_(h, name, cxios_int, c_loc(v), 0, [0_c_int64_t])) value = int(v)
-  end subroutine xios_get_int_
-
-  subroutine xios_get_double_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(inout) :: value
-    real(c_double), target :: v
-    if (get_(h, name, cxios_double, c_loc(v), 0, [0_c_int64_t])) value = v
-  end subroutine xios_get_double_
-
-  subroutine xios_get_duration_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    type(xios_duration), intent(inout) :: value
-    type(xios_duration), target :: v
-    if (get_(h, name, cxios_duration_type, c_loc(v), 0, [0_c_int64_t])) value = v
-  end subroutine xios_get_duration_
-
-  subroutine xios_get_date_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    type(xios_date), intent(inout) :: value
-    type(xios_date), target :: v
-    if (get_(h, name, cxios_date_type, c_loc(v), 0, [0_c_int64_t])) value = v
-  end subroutine xios_get_date_
-
-  subroutine xios_get_ints1_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    integer, intent(inout) :: value(:)
-    integer(c_int), allocatable, target :: v(:)
-    allocate (v(size(value)))
-    v = int(value, c_int)
-    if (get_(h, name, cxios_int_1d, c_loc(v), 1, int(shape(value), c_int64_t))) value = v
-  end subroutine xios_get_ints1_
-
-  subroutine xios_get_bools1_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    logical, intent(inout) :: value(:)
-    integer(c_int), allocatable, target :: v(:)
-    allocate (v(size(value)))
-    v = merge(1, 0, value)
-    if (get_(h, name, cxios_bool_1d, c_loc(v), 1, int(shape(value), c_int64_t))) value = v /= 0
-  end subroutine xios_get_bools1_
-
-  subroutine xios_get_bools2_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    logical, intent(inout) :: value(:, :)
-    integer(c_int), allocatable, target :: v(:, :)
-    allocate (v(size(value, 1), size(value, 2)))
-    v = merge(1, 0, value)
-    if (get_(h, name, cxios_bool_2d, c_loc(v), 2, int(shape(value), c_int64_t))) value = v /= 0
-  end subroutine xios_get_bools2_
-
-  subroutine xios_get_reals1_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(inout) :: value(:)
-    real(c_double), allocatable, target :: v(:)
-    allocate (v, source=value)
-    if (get_(h, name, cxios_double_1d, c_loc(v), 1, int(shape(value), c_int64_t))) value = v
-  end subroutine xios_get_reals1_
-
-  subroutine xios_get_reals2_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(inout) :: value(:, :)
-    real(c_double), allocatable, target :: v(:, :)
-    allocate (v, source=value)
-    if (get_(h, name, cxios_double_2d, c_loc(v), 2, int(shape(value), c_int64_t))) value = v
-  end subroutine xios_get_reals2_
-
-  subroutine xios_get_reals3_(h, name, value)
-    integer(c_intptr_t), intent(in) :: h
-    character(len=*), intent(in) :: name
-    real(c_double), intent(inout) :: value(:, :, :)
-    real(c_double), allocatable, target :: v(:, :, :)
-    allocate (v, source=value)
-    if (get_(h, name, cxios_double_3d, c_loc(v), 3, int(shape(value), c_int64_t))) value = v
-  end subroutine xios_get_reals3_
 
 end module xios_handles

@@ -48,10 +48,7 @@ void expect_consistent(const ep::Communicator& s) {
 /// checks what comes from the left.
 template <class ValueOf>
 void expect_ring(const ep::Communicator& s, ValueOf value_of) {
-  const int n = s.size();
-  const int r = s.rank();
-  const int right = (r + 1) % n;
-  const int left = (r - 1 + n) % n;
+  const auto [r, n, right, left] = ep_test::ring_of(s);
   int out = value_of(r);
   int in = -1;
   const ep::Status st = s.sendrecv(&out, 1, MPI_INT, right, 7, &in, 1, MPI_INT, left, 7);
@@ -223,10 +220,7 @@ TEST(CommSplit, BadColourIsAnErrorOnEveryEndpoint) {
 
 TEST(CommDup, MessagesOnTheCopyNeverMatchTheOriginal) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
     ep::Communicator d = ep::dup(c);
     EXPECT_EQ(d.rank(), r);
     EXPECT_EQ(d.size(), n);

@@ -37,10 +37,7 @@ void expect_status(const ep::Status& st, int source, int tag, int elems) {
 
 TEST(P2PBasic, RingSendrecv) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
     int salt = 0;
     for (int elems : kSizes) {
       SCOPED_TRACE(testing::Message() << "elements " << elems);
@@ -80,10 +77,7 @@ TEST(P2PBasic, IntraAndInterProcessRings) {
 
 TEST(P2PBasic, RingIsendIrecv) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
     int salt = 200;
     for (int elems : kSizes) {
       SCOPED_TRACE(testing::Message() << "elements " << elems);
@@ -182,10 +176,7 @@ TEST(P2PBasic, BlockingSendRecvPairs) {
 // Zero-byte messages and messages shorter than the receive buffer.
 TEST(P2PBasic, ZeroByteAndShortMessages) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
 
     // Zero elements with null buffers, then zero elements into a real buffer.
     ep::Status st = c.sendrecv(nullptr, 0, MPI_INT, right, 12, nullptr, 0, MPI_INT, left, 12);
@@ -285,10 +276,7 @@ TEST(P2PBasic, IssendWaitsForTheReceiverWithinAProcess) {
 
 TEST(P2PBasic, SendrecvReplaceRing) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
     for (int elems : kSizes) {
       SCOPED_TRACE(testing::Message() << "elements " << elems);
       std::vector<int> buf = make_pattern(r, right, elems, 7);

@@ -63,10 +63,7 @@ void expect_caller(const std::optional<ep::Error>& e, const ep::Communicator& c,
 
 /// A ring exchange that must still work after the errors.
 void expect_ring_still_works(const ep::Communicator& c) {
-  const int n = c.size();
-  const int r = c.rank();
-  const int right = (r + 1) % n;
-  const int left = (r - 1 + n) % n;
+  const auto [r, n, right, left] = ep_test::ring_of(c);
   int out = ep_p2p::pattern(r, right, 0, 77);
   int in = -1;
   const ep::Status st = c.sendrecv(&out, 1, MPI_INT, right, 1, &in, 1, MPI_INT, left, 1);

@@ -291,10 +291,7 @@ TEST(P2PNonblocking, StatusCount) {
 // untouched.
 TEST(P2PNonblocking, CancelUnmatchedReceive) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
     for (int elems : {3, kEagerInts * 2}) {
       SCOPED_TRACE(testing::Message() << "elements " << elems);
       std::vector<int> cancelled_buf(static_cast<std::size_t>(elems), -9);
@@ -351,10 +348,7 @@ TEST(P2PNonblocking, CancelUnmatchedReceive) {
 // *.queued runs race every receive, and MPICH's runs race direct ones.
 TEST(P2PNonblocking, CancelRaceHasExactlyOneOutcome) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
     const bool may_go_to_mpi =
         c.direct_receive() && c.rank_map().locate(left).process != c.process_rank();
 #if defined(OPEN_MPI)
@@ -390,10 +384,7 @@ TEST(P2PNonblocking, CancelRaceHasExactlyOneOutcome) {
 // Cancelling a send has no effect: it still delivers and is not reported cancelled.
 TEST(P2PNonblocking, CancelSendHasNoEffect) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
     for (int elems : {4, kEagerInts * 2}) {
       const std::vector<int> out = make_pattern(r, right, elems, 320);
       ep::Request s = c.isend(out.data(), elems, MPI_INT, right, 320);

@@ -100,10 +100,7 @@ TEST(P2PWildcard, AllToOneAnySourceAnyTag) {
 // MPI_ANY_SOURCE with a named tag picks only that tag, from every source.
 TEST(P2PWildcard, AnyTagFromOneSourceAndAnySourceForOneTag) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
 
     // Tags 41, 42, 43 to the right neighbour, received with MPI_ANY_TAG.
     std::vector<ep::Request> sends;
@@ -225,10 +222,7 @@ TEST(P2PProbe, AnySourceProbeThenReceiveFromProbedSource) {
 // tag 91 is never sent at all.
 TEST(P2PProbe, IprobeFindsNothingWhenNothingWasSent) {
   ep_test::run_endpoints([](ep::Communicator& c) {
-    const int n = c.size();
-    const int r = c.rank();
-    const int right = (r + 1) % n;
-    const int left = (r - 1 + n) % n;
+    const auto [r, n, right, left] = ep_test::ring_of(c);
 
     EXPECT_FALSE(c.iprobe(ep::kAnySource, 90).has_value());
     EXPECT_FALSE(c.iprobe(left, 90).has_value());

@@ -14,6 +14,7 @@
 module ep_api_checks
   use mpi
   use ep_mod
+  use ep_test_program, only: count_failure
   implicit none
   private
   public :: run_all, abort_path
@@ -45,10 +46,7 @@ contains
     subroutine expect(ok, what)
       logical, intent(in) :: ok
       character(len=*), intent(in) :: what
-      if (.not. ok) then
-        bad = bad + 1
-        write (*, '(a, i0, a)') 'ep rank ', rank, ': FAILED ' // what
-      end if
+      call count_failure(ok, what, rank, bad)
     end subroutine expect
 
     ! The rank `d` steps from this one, around the ring.
@@ -718,40 +716,27 @@ contains
 end module ep_api_checks
 
 program ep_api_test
-  use mpi
-  use omp_lib
-  use ep_mod
+  use ep_mod, only: ep_comm
   use ep_api_checks
+  use ep_test_program
   implicit none
-  type(ep_comm), allocatable :: comms(:)
-  integer :: provided, ierr, bad, world_rank
   character(len=16) :: mode
 
-  call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
-  call MPI_Comm_rank(MPI_COMM_WORLD, world_rank, ierr)
   mode = ''
   if (command_argument_count() > 0) call get_command_argument(1, mode)
-  allocate(comms(omp_get_max_threads()))
-  bad = 0
-  !$omp parallel reduction(+:bad)
-  !$omp single
-  call ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms)
-  !$omp end single
   if (mode == 'abort') then
-    call abort_path(comms(omp_get_thread_num() + 1))
+    call run_checks(stop_on_a_bad_rank, 'fortran ep api abort')
   else
-    bad = run_all(comms(omp_get_thread_num() + 1))
+    call run_checks(run_all, 'fortran ep api')
   end if
-  call ep_comm_free(comms(omp_get_thread_num() + 1))
-  !$omp end parallel
-  call MPI_Allreduce(MPI_IN_PLACE, bad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (world_rank == 0) then
-    if (bad == 0) then
-      print '(a)', 'fortran ep api exact'
-    else
-      print '(a, i0, a)', 'fortran ep api: ', bad, ' failed checks'
-    end if
-  end if
-  call MPI_Finalize(ierr)
-  if (bad /= 0) error stop 1
+
+contains
+
+  ! The abort path (it stops the job: nothing to count).
+  integer function stop_on_a_bad_rank(comm)
+    type(ep_comm), intent(inout) :: comm
+    call abort_path(comm)
+    stop_on_a_bad_rank = 0
+  end function stop_on_a_bad_rank
+
 end program ep_api_test

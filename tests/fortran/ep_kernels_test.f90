@@ -7,6 +7,7 @@
 module ep_kernels_checks
   use mpi
   use ep_mod
+  use ep_test_program, only: count_failure
   use ep_kernels_mod
   implicit none
   private
@@ -32,10 +33,7 @@ contains
     subroutine expect(ok, what)
       logical, intent(in) :: ok
       character(len=*), intent(in) :: what
-      if (.not. ok) then
-        bad = bad + 1
-        write (*, '(a, i0, a)') 'ep rank ', rank, ': FAILED ' // what
-      end if
+      call count_failure(ok, what, rank, bad)
     end subroutine expect
 
     subroutine allreduces()
@@ -191,33 +189,8 @@ contains
 end module ep_kernels_checks
 
 program ep_kernels_test
-  use mpi
-  use omp_lib
-  use ep_mod
   use ep_kernels_checks
+  use ep_test_program
   implicit none
-  type(ep_comm), allocatable :: comms(:)
-  integer :: provided, ierr, bad, world_rank
-
-  call MPI_Init_thread(MPI_THREAD_MULTIPLE, provided, ierr)
-  call MPI_Comm_rank(MPI_COMM_WORLD, world_rank, ierr)
-  allocate(comms(omp_get_max_threads()))
-  bad = 0
-  !$omp parallel reduction(+:bad)
-  !$omp single
-  call ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms)
-  !$omp end single
-  bad = run_kernels(comms(omp_get_thread_num() + 1))
-  call ep_comm_free(comms(omp_get_thread_num() + 1))
-  !$omp end parallel
-  call MPI_Allreduce(MPI_IN_PLACE, bad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (world_rank == 0) then
-    if (bad == 0) then
-      print '(a)', 'fortran ep kernels exact'
-    else
-      print '(a, i0, a)', 'fortran ep kernels: ', bad, ' failed checks'
-    end if
-  end if
-  call MPI_Finalize(ierr)
-  if (bad /= 0) error stop 1
+  call run_checks(run_kernels, 'fortran ep kernels')
 end program ep_kernels_test

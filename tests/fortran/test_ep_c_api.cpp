@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "c_endpoints.hpp"
 #include "ep/ep.h"
 
 namespace {
@@ -19,28 +20,8 @@ bool contains(const char* text, const std::string& part) {
   return std::string(text).find(part) != std::string::npos;
 }
 
-// Runs `body` on every OpenMP thread with its own endpoint handle, then
-// frees the handles (collective).
-template <typename Body>
-void on_endpoints(Body&& body) {
-  std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
-#pragma omp parallel
-  {
-#pragma omp single
-    EXPECT_EQ(ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms.data()), EP_OK)
-        << ep_last_error();
-    ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
-    int rank = -1;
-    int size = 0;
-    EXPECT_EQ(ep_comm_rank(comm, &rank), EP_OK);
-    EXPECT_EQ(ep_comm_size(comm, &size), EP_OK);
-    body(comm, rank, size);
-    EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
-  }
-}
-
 TEST(EpCApi, StatusesCountsAndProbes) {
-  on_endpoints([](ep_comm_t comm, int rank, int size) {
+  ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
     const int right = (rank + 1) % size;
     const int left = (rank + size - 1) % size;
     std::array<double, 4> out{1.0 * rank, 2.0, 3.0, 4.0};
@@ -90,7 +71,7 @@ TEST(EpCApi, StatusesCountsAndProbes) {
 // its status, and free its handle; a cancelled receive completes as
 // cancelled; MPI_REQUEST_NULL cannot be cancelled.
 TEST(EpCApi, WaitsomeTestsomeAndCancel) {
-  on_endpoints([](ep_comm_t comm, int rank, int size) {
+  ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
     const int right = (rank + 1) % size;
     const int left = (rank + size - 1) % size;
     std::array<int, 3> in{-1, -1, -1};
@@ -151,7 +132,7 @@ TEST(EpCApi, WaitsomeTestsomeAndCancel) {
 }
 
 TEST(EpCApi, CollectivesInPlaceAndCommunicators) {
-  on_endpoints([](ep_comm_t comm, int rank, int size) {
+  ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
     int sum = rank;
     EXPECT_EQ(ep_allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, comm), EP_OK);
     EXPECT_EQ(sum, size * (size - 1) / 2);
@@ -198,7 +179,7 @@ TEST(EpCApi, IntercommunicatorHandles) {
   if (processes < 2) GTEST_SKIP() << "needs two processes";
   int world = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world);
-  on_endpoints([world](ep_comm_t comm, int rank, int size) {
+  ep_test::on_c_endpoints([world](ep_comm_t comm, int rank, int size) {
     const int color = world % 2;
     ep_comm_t local = nullptr;
     ASSERT_EQ(ep_comm_split(comm, color, rank, &local), EP_OK) << ep_last_error();

@@ -38,11 +38,7 @@ contains
     levels = [850.0d0, 500.0d0]
 
     ! ---- atmosphere ----
-    if (present(ep)) then
-      call xios_context_initialize('atmosphere', ep)
-    else
-      call xios_context_initialize('atmosphere', comm)
-    end if
+    call open_context('atmosphere', comm, ep)
     call xios_get_handle('atmosphere', atm)
     call xios_set_current_context(atm)
     call xios_define_calendar(type='Gregorian', start_date=xios_date(2000, 1, 1, 0, 0, 0), &
@@ -61,11 +57,7 @@ contains
     call expect(xios_field_is_active('ta'), 'ta is active')
 
     ! ---- surface ----
-    if (present(ep)) then
-      call xios_context_initialize('surface', ep)
-    else
-      call xios_context_initialize('surface', comm)
-    end if
+    call open_context('surface', comm, ep)
     call xios_get_handle('surface', srf)
     call xios_set_current_context(srf)
     dtime = 30 * xios_minute

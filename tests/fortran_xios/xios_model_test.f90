@@ -56,11 +56,7 @@ contains
       levels(l) = 100.0d0 * l
     end do
 
-    if (present(ep)) then
-      call xios_context_initialize('test', ep)
-    else
-      call xios_context_initialize('test', comm)
-    end if
+    call open_context('test', comm, ep)
     call xios_get_handle('test', ctx)
     call xios_set_current_context(ctx)
 

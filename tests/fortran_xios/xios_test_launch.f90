@@ -1,7 +1,8 @@
 ! What the programs of tests/fortran_xios share: their launch as XIOS
 ! clients (one per process after a plain MPI_Init, as XIOS's own programs
 ! do, or one per OpenMP thread on its endpoint), the rows each client owns,
-! and a check that stops the job with a message.
+! the opening of a context on either, and a check that stops the job with a
+! message.
 module xios_test_launch
   use xios
   use mod_wait
@@ -10,7 +11,7 @@ module xios_test_launch
   use mpi
   implicit none
   private
-  public :: client_body, launch, client_rows, expect
+  public :: client_body, launch, client_rows, open_context, expect
 
   !> One client's whole run: `comm` the model's communicator, `ep` its
   !> endpoint when every thread is a client.
@@ -82,6 +83,20 @@ contains
       jbegin = jbegin + nj
     end do
   end subroutine client_rows
+
+  !> xios_context_initialize of context `id` on the client's endpoint `ep`
+  !> when it has one, else on the communicator `comm`. Collective over the
+  !> context's clients.
+  subroutine open_context(id, comm, ep)
+    character(len=*), intent(in) :: id
+    integer, intent(in) :: comm
+    type(ep_comm), optional, intent(in) :: ep
+    if (present(ep)) then
+      call xios_context_initialize(id, ep)
+    else
+      call xios_context_initialize(id, comm)
+    end if
+  end subroutine open_context
 
   !> Stops the job, naming the process and what failed, unless `condition`.
   subroutine expect(condition, what)

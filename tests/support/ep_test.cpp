@@ -151,4 +151,10 @@ void run_endpoints(const std::function<void(ep::Communicator&)>& body, int threa
   }
 }
 
+Ring ring_of(const ep::Communicator& c) {
+  const int n = c.size();
+  const int r = c.rank();
+  return Ring{r, n, (r + 1) % n, (r - 1 + n) % n};
+}
+
 }  // namespace ep_test

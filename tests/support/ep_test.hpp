@@ -52,4 +52,14 @@ int current_endpoint();
 /// run_endpoints uses it to tell an ASSERT_* return from a normal one.
 void note_failure_on_this_thread(bool fatal);
 
+/// This endpoint's place on the ring of `c`'s ranks: its rank, the size,
+/// and its neighbours rank + 1 and rank - 1 (modulo the size). Local.
+struct Ring {
+  int rank;
+  int size;
+  int right;
+  int left;
+};
+Ring ring_of(const ep::Communicator& c);
+
 }  // namespace ep_test

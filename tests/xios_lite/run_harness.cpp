@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <regex>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -83,7 +85,23 @@ xios_lite::Mode mode_for(int servers) {
 
 xios_lite::Mode mode() { return mode_for(servers()); }
 
+std::vector<std::pair<xios_lite::Mode, std::string>> client_modes(const std::string& tag) {
+  std::vector<std::pair<xios_lite::Mode, std::string>> out{{mode(), tag}};
+  if (servers() > 0) out.emplace_back(xios_lite::Mode::kFunneled, tag + "_funneled");
+  return out;
+}
+
 bool is_reader() { return ep_test::world_rank() == 0; }
+
+Scratch scratch_config(const std::string& tag, const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& values) {
+  Scratch out;
+  out.dir = scratch_dir(tag);
+  std::vector<std::pair<std::string, std::string>> in_dir;
+  for (const auto& [key, suffix] : values) in_dir.emplace_back(key, out.dir + suffix);
+  out.config = write_config(out.dir, config_file(name, in_dir));
+  return out;
+}
 
 std::string one_field_config(const OneField& c) {
   return R"(<xios_lite><context id=")" + c.context + R"(">
@@ -105,6 +123,23 @@ std::string one_field_config(const OneField& c) {
   </file_definition>
 </context></xios_lite>
 )";
+}
+
+std::string context_config(const ContextXml& c) {
+  std::string xml = R"(<xios_lite><context id=")" + c.id + R"(">
+  <calendar )" + c.calendar +
+                    R"(/>
+  <options )" + c.options +
+                    "/>\n";
+  const auto element = [&xml](const char* name, const std::string& text) {
+    if (!text.empty()) xml += "  <" + std::string(name) + ">" + text + "</" + name + ">\n";
+  };
+  element("domain_definition", c.domains);
+  element("axis_definition", c.axes);
+  element("grid_definition", c.grids);
+  element("field_definition", c.fields);
+  element("file_definition", c.files);
+  return xml + "</context></xios_lite>\n";
 }
 
 Outcome run(const RunSpec& spec) {
@@ -173,18 +208,64 @@ void expect_no_errors(const Outcome& o) {
   EXPECT_EQ(o.server_error, "");
 }
 
+bool run_without_errors(const RunSpec& spec) {
+  expect_no_errors(run(spec));
+  return is_reader();
+}
+
 RunSpec run_spec(const std::string& config, int servers, Model model) {
+  return run_spec(config, servers, mode_for(servers), std::move(model));
+}
+
+RunSpec run_spec(const std::string& config, int servers, xios_lite::Mode mode, Model model) {
   RunSpec spec;
   spec.config = config;
   spec.servers = servers;
-  spec.mode = mode_for(servers);
+  spec.mode = mode;
   spec.model = std::move(model);
   return spec;
 }
 
+xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj) {
+  return uneven_block(comm.rank(), comm.size(), ni, nj);
+}
+
+xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_glo, int nj_glo) {
+  xios_lite::DomainAttributes a;
+  if (ni_glo > 0) a.ni_glo = ni_glo;
+  if (nj_glo > 0) a.nj_glo = nj_glo;
+  a.ibegin = b.ibegin;
+  a.ni = b.ni;
+  a.jbegin = b.jbegin;
+  a.nj = b.nj;
+  return a;
+}
+
+void mask_land(xios_lite::Client& c, const std::string& domain, const xios_lite::Block& b,
+               const std::function<bool(int j, int i)>& land) {
+  // std::vector<bool> has no contiguous storage to hand over as a span.
+  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
+  const std::unique_ptr<bool[]> valid(new bool[points]);
+  std::size_t at = 0;
+  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
+    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
+  }
+  c.set_domain_mask(domain, std::span<const bool>(valid.get(), points));
+}
+
+xios_lite::DomainAttributes halo_attributes(const xios_lite::Block& b, int halo_i, int halo_j) {
+  xios_lite::DomainAttributes a;
+  a.data_dim = 2;
+  a.data_ibegin = -halo_i;
+  a.data_ni = b.ni + 2 * halo_i;
+  a.data_jbegin = -halo_j;
+  a.data_nj = b.nj + 2 * halo_j;
+  return a;
+}
+
 xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,
                                      int nj) {
-  const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+  const xios_lite::Block b = uneven_block(comm, ni, nj);
   c.set_domain_block("dom", b);
   c.close_definition();
   return b;
@@ -193,7 +274,7 @@ xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicato
 Model stepping_model(int ni, int nj, int steps, StepSender send) {
   return
       [ni, nj, steps, send = std::move(send)](xios_lite::Client& c, const ep::Communicator& comm) {
-        const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+        const xios_lite::Block b = uneven_block(comm, ni, nj);
         c.set_domain_block("dom", b);
         c.close_definition();
         for (int s = 1; s <= steps; ++s) {

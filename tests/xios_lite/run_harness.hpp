@@ -45,6 +45,10 @@ int servers(int wanted = 1);
 xios_lite::Mode mode_for(int servers);
 /// mode_for(servers()).
 xios_lite::Mode mode();
+/// Every client mode the shape can run: mode(), and the funneled mode when
+/// there is a server. With each, the tag of its files: `tag`, then
+/// `tag`_funneled.
+std::vector<std::pair<xios_lite::Mode, std::string>> client_modes(const std::string& tag);
 /// Whether this process reads the files back: world rank 0 (NetCDF-C is
 /// called from one thread of one process).
 bool is_reader();
@@ -62,6 +66,17 @@ std::string write_config(const std::string& dir, const std::string& text);
 std::string config_file(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& values);
 
+/// A fresh scratch directory and the configuration written in it.
+struct Scratch {
+  std::string dir;
+  std::string config;  ///< the path of dir/iodef.xml
+};
+/// scratch_dir(tag) with config_file(name, values) written as its iodef.xml,
+/// each value being appended to the directory's path ({"NAME", "/out"}
+/// stands for dir + "/out"). Collective.
+Scratch scratch_config(const std::string& tag, const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& values);
+
 /// One field on one domain (grid "g"), written every step to one one_file
 /// file: the configuration most error tests need.
 struct OneField {
@@ -74,6 +89,20 @@ struct OneField {
   int timeout_s = 20;     ///< finalise_timeout
 };
 [[nodiscard]] std::string one_field_config(const OneField& c);
+
+/// The parts of a configuration of one context: each *_definition element
+/// holds the text given, and is left out when it is empty.
+struct ContextXml {
+  std::string id = "test";
+  std::string calendar = R"(type="gregorian" start_date="2000-01-01" timestep="1h")";
+  std::string options = R"(finalise_timeout="20")";  ///< attributes of <options>
+  std::string domains;
+  std::string axes;
+  std::string grids;
+  std::string fields;
+  std::string files;
+};
+[[nodiscard]] std::string context_config(const ContextXml& c);
 
 /// A model: runs on one endpoint, from the Client's construction on.
 using Model = std::function<void(xios_lite::Client&, const ep::Communicator&)>;
@@ -107,8 +136,33 @@ Outcome run(const RunSpec& spec);
 /// Fails the test with every error `o` collected.
 void expect_no_errors(const Outcome& o);
 
+/// Runs `spec` and fails the test with every error collected; returns
+/// whether this process reads the files back (is_reader). Collective over
+/// MPI_COMM_WORLD.
+bool run_without_errors(const RunSpec& spec);
+
 /// A spec of `model` on `servers` server processes in mode_for(servers).
 RunSpec run_spec(const std::string& config, int servers, Model model);
+/// The same in client mode `mode`.
+RunSpec run_spec(const std::string& config, int servers, xios_lite::Mode mode, Model model);
+
+/// This client's uneven_block of an ni x nj domain: uneven_block(comm.rank(), comm.size(), ni, nj).
+xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj);
+
+/// The domain attributes of a client's block `b` (ibegin, ni, jbegin, nj),
+/// with the global sizes when given (ni_glo, nj_glo > 0).
+xios_lite::DomainAttributes block_attributes(const xios_lite::Block& b, int ni_glo = 0,
+                                             int nj_glo = 0);
+
+/// Masks the points of this client's block `b` of `domain` where land(j, i)
+/// holds (global j, i): set_domain_mask with the others valid.
+void mask_land(xios_lite::Client& c, const std::string& domain, const xios_lite::Block& b,
+               const std::function<bool(int j, int i)>& land);
+
+/// The data layout of a 2-D array holding block `b` with a halo of
+/// `halo_i` points on each side in i and `halo_j` in j (data_dim 2,
+/// data_ibegin -halo_i, data_ni ni + 2 halo_i, likewise in j).
+xios_lite::DomainAttributes halo_attributes(const xios_lite::Block& b, int halo_i, int halo_j);
 
 /// Sets this client's uneven_block of domain "dom" (ni x nj points) and
 /// closes the definition; returns the block.

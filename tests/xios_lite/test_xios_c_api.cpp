@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "c_endpoints.hpp"
 #include "ep/ep.h"
 #include "ep_test.hpp"
 #include "nc_reader.hpp"
@@ -125,6 +126,32 @@ struct Shapes {
   std::int64_t deep[3];
 };
 
+// The file `path` written by the flat / deep tests: kSteps records of
+// variables flat (ni x nj) and deep (ni x nj x kNk), value(step, level, j, i)
+// everywhere (flat's level 0). `note` names the case in a failure. Called by
+// the reader alone.
+void expect_flat_and_deep(const std::string& path, const std::string& note) {
+  const std::vector<double> flat = xios_test::read_var(path, "flat");
+  const std::vector<double> deep = xios_test::read_var(path, "deep");
+  ASSERT_EQ(flat.size(), static_cast<std::size_t>(kSteps * kNj * kNi)) << note;
+  ASSERT_EQ(deep.size(), static_cast<std::size_t>(kSteps * kNk * kNj * kNi)) << note;
+  std::size_t n2 = 0;
+  std::size_t n3 = 0;
+  for (int s = 1; s <= kSteps; ++s) {
+    for (int k = 0; k <= kNk; ++k) {
+      for (int j = 0; j < kNj; ++j) {
+        for (int i = 0; i < kNi; ++i) {
+          if (k == 0) {
+            EXPECT_EQ(flat[n2++], value(s, 0, j, i)) << note;
+          } else {
+            EXPECT_EQ(deep[n3++], value(s, k, j, i)) << note;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int c_api_refuses_null_handles(void);  // c_api_from_c.c
@@ -157,17 +184,7 @@ TEST(CApi, EndpointsReportRankSizeAndFree) {
 // Point-to-point through ep.h: a ring in both directions with ep_irecv /
 // ep_isend, completed by ep_wait and ep_waitall; a bad rank is a code.
 TEST(CApi, PointToPointRing) {
-  std::vector<ep_comm_t> comms(static_cast<std::size_t>(omp_get_max_threads()), nullptr);
-#pragma omp parallel
-  {
-#pragma omp single
-    EXPECT_EQ(ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms.data()), EP_OK)
-        << ep_last_error();
-    ep_comm_t comm = comms[static_cast<std::size_t>(omp_get_thread_num())];
-    int rank = -1;
-    int size = 0;
-    EXPECT_EQ(ep_comm_rank(comm, &rank), EP_OK);
-    EXPECT_EQ(ep_comm_size(comm, &size), EP_OK);
+  ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
     const int right = (rank + 1) % size;
     const int left = (rank + size - 1) % size;
     std::array<double, 3> to_right{rank + 0.5, 1.0 * rank, -1.0 * rank};
@@ -193,8 +210,7 @@ TEST(CApi, PointToPointRing) {
     EXPECT_EQ(refused, nullptr);
     EXPECT_EQ(ep_waitall(-1, nullptr), EP_ERR_COUNT);
     EXPECT_EQ(ep_barrier(comm), EP_OK) << ep_last_error();
-    EXPECT_EQ(ep_comm_free(&comm), EP_OK) << ep_last_error();
-  }
+  });
 }
 
 TEST(CApi, ErrorsAreCodesWithThreadLocalMessages) {
@@ -271,27 +287,7 @@ TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
     EXPECT_EQ(client, nullptr);
   });
   if (HasFatalFailure()) return;
-  if (ep_test::world_rank() == 0) {
-    const std::vector<double> flat = xios_test::read_var(dir + "/c_api_out.nc", "flat");
-    const std::vector<double> deep = xios_test::read_var(dir + "/c_api_out.nc", "deep");
-    ASSERT_EQ(flat.size(), static_cast<std::size_t>(kSteps * kNj * kNi));
-    ASSERT_EQ(deep.size(), static_cast<std::size_t>(kSteps * kNk * kNj * kNi));
-    std::size_t n2 = 0;
-    std::size_t n3 = 0;
-    for (int s = 1; s <= kSteps; ++s) {
-      for (int k = 0; k <= kNk; ++k) {
-        for (int j = 0; j < kNj; ++j) {
-          for (int i = 0; i < kNi; ++i) {
-            if (k == 0) {
-              EXPECT_EQ(flat[n2++], value(s, 0, j, i));
-            } else {
-              EXPECT_EQ(deep[n3++], value(s, k, j, i));
-            }
-          }
-        }
-      }
-    }
-  }
+  if (ep_test::world_rank() == 0) expect_flat_and_deep(dir + "/c_api_out.nc", "");
 }
 
 // Funneled mode: send_field meets the process's threads, so one thread's
@@ -632,25 +628,7 @@ TEST(CApi, ModelArraysWithHalosAndIndices) {
     });
     if (HasFatalFailure()) return;
     if (ep_test::world_rank() == 0) {
-      const std::vector<double> flat = xios_test::read_var(dir + "/c_api_out.nc", "flat");
-      const std::vector<double> deep = xios_test::read_var(dir + "/c_api_out.nc", "deep");
-      ASSERT_EQ(flat.size(), static_cast<std::size_t>(kSteps * kNj * kNi));
-      ASSERT_EQ(deep.size(), static_cast<std::size_t>(kSteps * kNk * kNj * kNi));
-      std::size_t n2 = 0;
-      std::size_t n3 = 0;
-      for (int s = 1; s <= kSteps; ++s) {
-        for (int k = 0; k <= kNk; ++k) {
-          for (int j = 0; j < kNj; ++j) {
-            for (int i = 0; i < kNi; ++i) {
-              if (k == 0) {
-                EXPECT_EQ(flat[n2++], value(s, 0, j, i)) << indexed;
-              } else {
-                EXPECT_EQ(deep[n3++], value(s, k, j, i)) << indexed;
-              }
-            }
-          }
-        }
-      }
+      expect_flat_and_deep(dir + "/c_api_out.nc", indexed ? "indexed" : "not indexed");
     }
   }
 }

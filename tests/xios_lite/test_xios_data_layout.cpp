@@ -73,22 +73,12 @@ std::vector<int> listed_points(const Block& b) {
 }
 
 void define(xios_lite::Client& c, const Block& b) {
-  xios_lite::DomainAttributes block;
-  block.ibegin = b.ibegin;
-  block.ni = b.ni;
-  block.jbegin = b.jbegin;
-  block.nj = b.nj;
+  xios_lite::DomainAttributes block = xios_test::block_attributes(b);
   for (const char* d : {"ocean", "halo", "line", "land", "land2"}) {
     c.set_domain_attr(d, block);
   }
   // NEMO's arrays: field(0:ni+1, -1:nj+2).
-  xios_lite::DomainAttributes halo;
-  halo.data_dim = 2;
-  halo.data_ibegin = -1;
-  halo.data_ni = b.ni + 2;
-  halo.data_jbegin = -2;
-  halo.data_nj = b.nj + 4;
-  c.set_domain_attr("halo", halo);
+  c.set_domain_attr("halo", xios_test::halo_attributes(b, 1, 2));
   // The configuration gives the begins; the sizes are this client's.
   xios_lite::DomainAttributes ocean;
   ocean.data_ni = b.ni + 2;
@@ -173,26 +163,19 @@ double at_step(int f, int s, int k, int j, int i) {
 }
 
 void run_and_check(Mode mode, int servers, const std::string& tag) {
-  const std::string dir = xios_test::scratch_dir(tag);
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode;
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    define(c, b);
-    c.close_definition();
-    for (int s = 1; s <= kSteps; ++s) {
-      c.update_calendar(s);
-      send_all(c, b, s);
-    }
-    (void)c.finalise();
-  };
-  const xios_test::Outcome outcome = xios_test::run(spec);
-  xios_test::expect_no_errors(outcome);
-  if (ep_test::world_rank() == 0) {
+  const auto [dir, cfg] = xios_test::scratch_config(tag, "data_layout.xml", {{"NAME", "/out"}});
+  const xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, servers, mode, [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+        define(c, b);
+        c.close_definition();
+        for (int s = 1; s <= kSteps; ++s) {
+          c.update_calendar(s);
+          send_all(c, b, s);
+        }
+        (void)c.finalise();
+      });
+  if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/out.nc";
     const struct {
       const char* name;
@@ -242,60 +225,51 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// In every client mode the shape allows: the funneled mode's master packs every thread's array with
+// that thread's layout.
 TEST(XiosDataLayout, HaloedAndCompressedArraysWritten) {
-  run_and_check(mode(), servers(), "data_layout");
-}
-
-// The funneled mode's master packs every thread's array with that thread's layout.
-TEST(XiosDataLayout, FunneledModeLayoutsPerThread) {
-  if (servers() == 0) {
-    GTEST_SKIP() << "needs a server process";
+  for (const auto& [client_mode, tag] : client_modes("data_layout")) {
+    run_and_check(client_mode, servers(), tag);
   }
-  run_and_check(Mode::kFunneled, servers(), "data_layout_funneled");
 }
 
 // An array of the block's size where the halo'd one is expected: refused,
 // naming the field, the values given and the data_* shape expected; the
 // right array then goes through.
 TEST(XiosDataLayout, WrongSizeNamesTheShape) {
-  const std::string dir = xios_test::scratch_dir("data_layout_size");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    define(c, b);
-    // A part of the axis, or its own data layout, is refused (not ignored).
-    xios_lite::AxisAttributes part;
-    part.begin = 0;
-    part.n = 1;
-    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", part); }),
-               "axis 'z': begin: unsupported XIOS feature");
-    xios_lite::AxisAttributes data;
-    data.data_index = {0, 1, 2};
-    EXPECT_HAS(error_of([&] { c.set_axis_attr("z", data); }), "axis 'z': data_index: unsupported");
-    c.close_definition();
-    c.update_calendar(1);
-    const std::string e =
-        error_of([&] { c.send_field("h2", xios_test::field_values(kH2, 1, 1, b)); });
-    const std::string given = std::to_string(b.ni * b.nj) + " values, expected " +
-                              std::to_string((b.ni + 2) * (b.nj + 4));
-    EXPECT_HAS(e, "field 'h2': " + given);
-    EXPECT_HAS(e, "data_dim 2, data_ibegin -1, data_ni " + std::to_string(b.ni + 2) +
-                      ", data_jbegin -2, data_nj " + std::to_string(b.nj + 4));
-    EXPECT_HAS(e, "(ni " + std::to_string(b.ni) + ", nj " + std::to_string(b.nj) + ")");
-    for (int s = 1; s <= kSteps; ++s) {
-      if (s > 1) c.update_calendar(s);
-      send_all(c, b, s);
-    }
-    (void)c.finalise();
-  };
-  const xios_test::Outcome outcome = xios_test::run(spec);
-  xios_test::expect_no_errors(outcome);
-  if (ep_test::world_rank() == 0) {
+  const auto [dir, cfg] =
+      xios_test::scratch_config("data_layout_size", "data_layout.xml", {{"NAME", "/out"}});
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+        define(c, b);
+        // A part of the axis, or its own data layout, is refused (not ignored).
+        xios_lite::AxisAttributes part;
+        part.begin = 0;
+        part.n = 1;
+        EXPECT_HAS(error_of([&] { c.set_axis_attr("z", part); }),
+                   "axis 'z': begin: unsupported XIOS feature");
+        xios_lite::AxisAttributes data;
+        data.data_index = {0, 1, 2};
+        EXPECT_HAS(error_of([&] { c.set_axis_attr("z", data); }),
+                   "axis 'z': data_index: unsupported");
+        c.close_definition();
+        c.update_calendar(1);
+        const std::string e =
+            error_of([&] { c.send_field("h2", xios_test::field_values(kH2, 1, 1, b)); });
+        const std::string given = std::to_string(b.ni * b.nj) + " values, expected " +
+                                  std::to_string((b.ni + 2) * (b.nj + 4));
+        EXPECT_HAS(e, "field 'h2': " + given);
+        EXPECT_HAS(e, "data_dim 2, data_ibegin -1, data_ni " + std::to_string(b.ni + 2) +
+                          ", data_jbegin -2, data_nj " + std::to_string(b.nj + 4));
+        EXPECT_HAS(e, "(ni " + std::to_string(b.ni) + ", nj " + std::to_string(b.nj) + ")");
+        for (int s = 1; s <= kSteps; ++s) {
+          if (s > 1) c.update_calendar(s);
+          send_all(c, b, s);
+        }
+        (void)c.finalise();
+      });
+  if (xios_test::run_without_errors(spec)) {
     const std::vector<double> h2 = xios_test::read_var(dir + "/out.nc", "h2_inst");
     ASSERT_EQ(h2.size(), static_cast<std::size_t>(kSteps / 2 * kNj * kNi));
     EXPECT_EQ(h2[0], value(kH2, 2, 0, 0, 0));
@@ -305,25 +279,21 @@ TEST(XiosDataLayout, WrongSizeNamesTheShape) {
 
 // Layouts that do not fit: every client's close_definition fails, naming the domain.
 TEST(XiosDataLayout, BadLayoutFailsTheDefinition) {
-  const std::string dir = xios_test::scratch_dir("data_layout_bad");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("data_layout.xml", {{"NAME", dir + "/out"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    define(c, b);
-    if (comm.rank() == 0) {
-      xios_lite::DomainAttributes bad;
-      bad.data_j_index = {0, 1};  // land2 has one index per value
-      c.set_domain_attr("land2", bad);
-    }
-    const std::string e = error_of([&] { c.close_definition(); });
-    EXPECT_HAS(e, "domain 'land2': data_j_index has 2 values, data_i_index ");
-    EXPECT_HAS(e, "close_definition");
-  };
+  const auto [dir, cfg] =
+      xios_test::scratch_config("data_layout_bad", "data_layout.xml", {{"NAME", "/out"}});
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+        define(c, b);
+        if (comm.rank() == 0) {
+          xios_lite::DomainAttributes bad;
+          bad.data_j_index = {0, 1};  // land2 has one index per value
+          c.set_domain_attr("land2", bad);
+        }
+        const std::string e = error_of([&] { c.close_definition(); });
+        EXPECT_HAS(e, "domain 'land2': data_j_index has 2 values, data_i_index ");
+        EXPECT_HAS(e, "close_definition");
+      });
   const xios_test::Outcome outcome = xios_test::run(spec);
   EXPECT_TRUE(outcome.client_errors.empty());
   MPI_Barrier(MPI_COMM_WORLD);

@@ -34,7 +34,7 @@ TEST(XiosErrors, ApiMisuseIsAClearError) {
   const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         const auto good = xios_test::field_values(0, 1, 1, b);
         const std::string rank = "ep rank " + std::to_string(comm.rank());
         std::string e = error_of([&] { c.send_field("t2", good); });
@@ -135,7 +135,7 @@ TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
     std::vector<std::string> messages;
     xios_test::RunSpec spec = xios_test::run_spec(
         cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
-          Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+          Block b = xios_test::uneven_block(comm, kNi, kNj);
           if (overlap) {
             b = Block{0, kNi, 0,
                       comm.rank() < 2 ? kNj : 0};  // the first two clients both take everything

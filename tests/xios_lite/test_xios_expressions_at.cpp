@@ -66,49 +66,19 @@ double c_at(int s, int j, int i) {
   return ((s * 3 + i + 2 * j) % 7) * 0.75 - 2.0;
 }
 
-std::string config(const std::string& dir) {
-  return R"xml(<?xml version="1.0"?>
-<simulation>
-  <context id="xios"><variable_definition><variable id="info_level" type="int">10</variable></variable_definition></context>
-  <context id="at">
-    <calendar type="Gregorian" start_date="2000-01-01" timestep="1800s"/>
-    <domain_definition><domain id="d" ni_glo="7" nj_glo="5"/></domain_definition>
-    <grid_definition><grid id="g"><domain domain_ref="d"/></grid></grid_definition>
-    <field_definition grid_ref="g">
-      <field id="field_A_srf" operation="average"/>
-      <field id="field_A_srf_max" field_ref="field_A_srf" operation="maximum"/>
-      <field id="b" operation="minimum"/>
-      <field id="c" operation="maximum" detect_missing_value="true" default_value="-999"/>
-    </field_definition>
-    <file_definition>
-      <file id="surface" name=")xml" +
-         dir + R"xml(/surface" output_freq="6h">
-        <field field_ref="field_A_srf_max" name="field_A_srf_mean_max" operation="average" freq_op="1h"> @field_A_srf_max </field>
-        <field field_ref="field_A_srf" name="a_avg3_sum" operation="accumulate" freq_op="90mi">@field_A_srf</field>
-        <field field_ref="b" name="b_min" operation="average" freq_op="6h">@b</field>
-        <field field_ref="field_A_srf" name="a_plus_b" operation="average" freq_op="1h">@field_A_srf + b</field>
-        <field field_ref="c" name="c_mean_max" operation="average" freq_op="1h">@c</field>
-      </file>
-    </file_definition>
-  </context>
-</simulation>
-)xml";
-}
-
 std::vector<double> sent(int s, const Block& b, double (*f)(int, int, int)) {
   return xios_test::block_values(b, 1,
                                  [&](int, int j, int i) { return land(j, i) ? 1e30 : f(s, j, i); });
 }
 
-void set_block_and_land(xios_lite::Client& c, const Block& b) {
+// Each client's uneven block of d, with the land masked; the definition
+// closed. Returns the block.
+Block define_surface(xios_lite::Client& c, const ep::Communicator& comm) {
+  const Block b = xios_test::uneven_block(comm, kNi, kNj);
   c.set_domain_block("d", b);
-  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
-  const std::unique_ptr<bool[]> valid(new bool[points]);
-  std::size_t at = 0;
-  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
-  }
-  c.set_domain_mask("d", std::span<const bool>(valid.get(), points));
+  xios_test::mask_land(c, "d", b, land);
+  c.close_definition();
+  return b;
 }
 
 // The operations' fold over samples (missing ones: nullopt, left out);
@@ -179,13 +149,11 @@ void expect_equal(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
-  const std::string dir = xios_test::scratch_dir("expressions_at");
-  const std::string cfg = xios_test::write_config(dir, config(dir));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("expressions_at", "expressions_at.xml", {{"DIR", ""}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-        set_block_and_land(c, b);
-        c.close_definition();
+        const Block b = define_surface(c, comm);
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
           c.update_calendar(s);
           c.send_field("field_A_srf", sent(s, b, a_at));
@@ -194,9 +162,7 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
         }
         (void)c.finalise();
       });
-  const xios_test::Outcome o = xios_test::run(spec);
-  xios_test::expect_no_errors(o);
-  if (ep_test::world_rank() == 0) {
+  if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/surface.nc";
     // test_complete: the mean over 6 h of the maxima over each hour (2 steps).
     expect_equal(xios_test::read_var(path, "field_A_srf_mean_max"),
@@ -234,13 +200,11 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
 // computed: the error names the operand, and the variables reading it have
 // _FillValue in that period's record (not a window of fewer samples).
 TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
-  const std::string dir = xios_test::scratch_dir("expressions_at_missing");
-  const std::string cfg = xios_test::write_config(dir, config(dir));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("expressions_at_missing", "expressions_at.xml", {{"DIR", ""}});
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-        set_block_and_land(c, b);
-        c.close_definition();
+        const Block b = define_surface(c, comm);
         std::string first;
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
           const std::string e = xios_test::error_of([&] { c.update_calendar(s); });
@@ -347,39 +311,15 @@ std::vector<double> halo_array(const Block& b, int nk,
   return a;
 }
 
-void set_mask(xios_lite::Client& c, const std::string& domain, const Block& b,
-              bool (*land)(int, int)) {
-  const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
-  const std::unique_ptr<bool[]> valid(new bool[points]);
-  std::size_t at = 0;
-  for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-    for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) valid[at++] = !land(j, i);
-  }
-  c.set_domain_mask(domain, std::span<const bool>(valid.get(), points));
-}
-
 // As NEMO's iom_init: both domains' sizes and this client's block, a halo
 // on grid_T only, each domain its own mask.
 void define_domains(xios_lite::Client& c, const Block& t, const Block& inner) {
   for (const auto& [id, b] : {std::pair{"grid_T", t}, std::pair{"grid_T_inner", inner}}) {
-    xios_lite::DomainAttributes a;
-    a.ni_glo = kNi;
-    a.nj_glo = kNj;
-    a.ibegin = b.ibegin;
-    a.ni = b.ni;
-    a.jbegin = b.jbegin;
-    a.nj = b.nj;
-    c.set_domain_attr(id, a);
+    c.set_domain_attr(id, xios_test::block_attributes(b, kNi, kNj));
   }
-  xios_lite::DomainAttributes halo;
-  halo.data_dim = 2;
-  halo.data_ibegin = -1;
-  halo.data_ni = t.ni + 2;
-  halo.data_jbegin = -1;
-  halo.data_nj = t.nj + 2;
-  c.set_domain_attr("grid_T", halo);
-  set_mask(c, "grid_T", t, land_t);
-  set_mask(c, "grid_T_inner", inner, land_inner);
+  c.set_domain_attr("grid_T", xios_test::halo_attributes(t, 1, 1));
+  xios_test::mask_land(c, "grid_T", t, land_t);
+  xios_test::mask_land(c, "grid_T_inner", inner, land_inner);
 }
 
 void send_step(xios_lite::Client& c, const Block& b, int s) {
@@ -405,18 +345,34 @@ std::vector<double> expected(int records, int nk, bool (*land)(int, int),
   return out;
 }
 
+// A spec of nemo_expressions.xml in the fresh scratch directory `tag`:
+// `model` on every client with its uneven block of grid_T. Collective.
+struct NemoRun {
+  std::string dir;
+  xios_test::RunSpec spec;
+};
+NemoRun nemo_run(
+    const std::string& tag,
+    std::function<void(xios_lite::Client&, const ep::Communicator&, const Block&)> model) {
+  const xios_test::Scratch scratch =
+      xios_test::scratch_config(tag, "nemo_expressions.xml", {{"DIR", ""}});
+  NemoRun out;
+  out.dir = scratch.dir;
+  out.spec = xios_test::run_spec(scratch.config, xios_test::servers(),
+                                 [model](xios_lite::Client& c, const ep::Communicator& comm) {
+                                   model(c, comm, xios_test::uneven_block(comm, kNi, kNj));
+                                 });
+  return out;
+}
+
 }  // namespace nemo
 
 TEST(XiosExpressionsAt, NemoStyle) {
   using namespace nemo;
   using nemo::kNi;
   using nemo::kNj;
-  const std::string dir = xios_test::scratch_dir("expressions_nemo");
-  const std::string cfg =
-      xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+  const auto [dir, spec] = nemo_run(
+      "expressions_nemo", [](xios_lite::Client& c, const ep::Communicator&, const Block& b) {
         define_domains(c, b, b);
         c.close_definition();
         for (int s = 1; s <= kSteps; ++s) {
@@ -425,9 +381,7 @@ TEST(XiosExpressionsAt, NemoStyle) {
         }
         (void)c.finalise();
       });
-  const xios_test::Outcome o = xios_test::run(spec);
-  xios_test::expect_no_errors(o);
-  if (ep_test::world_rank() == 0) {
+  if (xios_test::run_without_errors(spec)) {
     const std::string monthly = dir + "/nemo_1m_grid_T.nc";
     const int months = static_cast<int>(kMonth.size());
     // Thickness-weighted: each month's mean of toce * e3t over its mean of
@@ -537,24 +491,21 @@ TEST(XiosExpressionsAt, TwinDomainsWithOtherBlocksAreRefused) {
   using namespace nemo;
   using nemo::kNi;
   using nemo::kNj;
-  const std::string dir = xios_test::scratch_dir("expressions_twin_blocks");
-  const std::string cfg =
-      xios_test::write_config(dir, xios_test::config_file("nemo_expressions.xml", {{"DIR", dir}}));
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-        // The inner domain's blocks in the opposite order: the domain is
-        // covered, but client by client the points are not grid_T's.
-        const Block other =
-            xios_test::uneven_block(comm.size() - 1 - comm.rank(), comm.size(), kNi, kNj);
-        define_domains(c, b, other);
-        const std::string e = error_of([&] { c.close_definition(); });
-        if (comm.size() > 1) {
-          EXPECT_HAS(e, "xios_lite::Client::close_definition");
-          EXPECT_HAS(e, "on domain 'grid_T_inner', whose block on client 0");
-          EXPECT_HAS(e, "is not that of domain 'grid_T'");
-        }
-      });
+  const auto [dir, spec] =
+      nemo_run("expressions_twin_blocks",
+               [](xios_lite::Client& c, const ep::Communicator& comm, const Block& b) {
+                 // The inner domain's blocks in the opposite order: the domain is
+                 // covered, but client by client the points are not grid_T's.
+                 const Block other =
+                     xios_test::uneven_block(comm.size() - 1 - comm.rank(), comm.size(), kNi, kNj);
+                 define_domains(c, b, other);
+                 const std::string e = error_of([&] { c.close_definition(); });
+                 if (comm.size() > 1) {
+                   EXPECT_HAS(e, "xios_lite::Client::close_definition");
+                   EXPECT_HAS(e, "on domain 'grid_T_inner', whose block on client 0");
+                   EXPECT_HAS(e, "is not that of domain 'grid_T'");
+                 }
+               });
   const xios_test::Outcome o = xios_test::run(spec);
   (void)o;
   MPI_Barrier(MPI_COMM_WORLD);

@@ -24,20 +24,15 @@ constexpr int kLevels = 3;
 
 std::string context(const std::string& calendar, const std::string& domain,
                     const std::string& fields, const std::string& files) {
-  return R"(<xios_lite><context id="files">
-  <calendar )" +
-         calendar + R"(/>
-  <options finalise_timeout="20"/>
-  <domain_definition>)" +
-         domain + R"(</domain_definition>
-  <axis_definition><axis id="lev" n_glo="3" value="1000 850 500"/></axis_definition>
-  <grid_definition><grid id="g2" domain_ref="dom"/><grid id="g3" domain_ref="dom" axis_ref="lev"/></grid_definition>
-  <field_definition>)" +
-         fields + R"(</field_definition>
-  <file_definition>)" +
-         files + R"(</file_definition>
-</context></xios_lite>
-)";
+  xios_test::ContextXml c;
+  c.id = "files";
+  c.calendar = calendar;
+  c.domains = domain;
+  c.axes = R"(<axis id="lev" n_glo="3" value="1000 850 500"/>)";
+  c.grids = R"(<grid id="g2" domain_ref="dom"/><grid id="g3" domain_ref="dom" axis_ref="lev"/>)";
+  c.fields = fields;
+  c.files = files;
+  return xios_test::context_config(c);
 }
 
 const std::string kDomain = R"(<domain id="dom" ni_glo="12" nj_glo="6"/>)";
@@ -241,7 +236,7 @@ TEST(XiosFiles, FewerRowsThanServerEndpoints) {
   spec.mode = Mode::kEndpoints;
   spec.server_threads = 3;
   spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+    const Block b = xios_test::uneven_block(comm, kNi, kNj);
     // The strip: every row to client 0 (the others hold none of it).
     const Block strip = comm.rank() == 0 ? Block{0, 5, 0, 2} : Block{0, 0, 0, 0};
     c.set_domain_block("dom", b);

@@ -29,31 +29,24 @@ double sample(int f, int s, int cat, int layer, int j, int i) {
 }
 
 TEST(XiosGrids, DomainWithTwoAxes) {
-  const std::string dir = xios_test::scratch_dir("two_axes");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("two_axes.xml", {{"NAME", dir + "/ice"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("ice", b);
-    c.close_definition();
-    for (int s = 1; s <= kSteps; ++s) {
-      c.update_calendar(s);
-      for (const int f : {1, 2}) {
-        c.send_field(f == 1 ? "t_ice" : "h_ice",
-                     xios_test::block_values(b, kLayers * kCats, [&](int k, int j, int i) {
-                       return sample(f, s, k / kLayers, k % kLayers, j, i);
-                     }));
-      }
-    }
-    (void)c.finalise();
-  };
-  const xios_test::Outcome outcome = xios_test::run(spec);
-  xios_test::expect_no_errors(outcome);
-  if (ep_test::world_rank() == 0) {
+  const auto [dir, cfg] = xios_test::scratch_config("two_axes", "two_axes.xml", {{"NAME", "/ice"}});
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+        c.set_domain_block("ice", b);
+        c.close_definition();
+        for (int s = 1; s <= kSteps; ++s) {
+          c.update_calendar(s);
+          for (const int f : {1, 2}) {
+            c.send_field(f == 1 ? "t_ice" : "h_ice",
+                         xios_test::block_values(b, kLayers * kCats, [&](int k, int j, int i) {
+                           return sample(f, s, k / kLayers, k % kLayers, j, i);
+                         }));
+          }
+        }
+        (void)c.finalise();
+      });
+  if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/ice.nc";
     for (const char* var : {"t_inst", "t_avg", "h_max"}) {
       EXPECT_EQ(xios_test::var_dims(path, var),
@@ -102,45 +95,39 @@ TEST(XiosGrids, DomainWithTwoAxes) {
 TEST(XiosGrids, ScalarAndAxisAlone) {
   constexpr int kLevels = 4;
   constexpr int kLev = 6;
-  const std::string dir = xios_test::scratch_dir("single_members");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("single_members.xml", {{"NAME", dir + "/ice"}}));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers();
-  spec.mode = mode();
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("ice", b);
-    // This client's part of axis lev (XIOS's begin and n).
-    xios_lite::AxisAttributes part;
-    part.begin = kLev * comm.rank() / comm.size();
-    part.n = kLev * (comm.rank() + 1) / comm.size() - *part.begin;
-    c.set_axis_attr("lev", part);
-    c.close_definition();
-    const bool first = comm.rank() == 0;
-    for (int s = 1; s <= kSteps; ++s) {
-      c.update_calendar(s);
-      c.send_field("t_ice", xios_test::field_values(1, s, 1, b));
-      c.send_field("volume", std::vector<double>{first ? value(2, s, 0, 0, 0) : 1e30});
-      std::vector<double> profile;
-      for (int k = 0; k < kLevels; ++k) profile.push_back(first ? value(3, s, k, 0, 0) : 1e30);
-      if (s == 1) {
-        // A wrong count is refused on every client, naming the axis.
-        EXPECT_HAS(error_of([&] { c.send_field("profile", std::vector<double>(kLevels + 1)); }),
-                   "the 4 values of axis 'layer'");
-      }
-      c.send_field("profile", profile);
-      std::vector<double> dist;
-      for (int k = *part.begin; k < *part.begin + *part.n; ++k)
-        dist.push_back(value(4, s, k, 0, 0));
-      c.send_field("dist", dist);
-    }
-    (void)c.finalise();
-  };
-  const xios_test::Outcome outcome = xios_test::run(spec);
-  xios_test::expect_no_errors(outcome);
-  if (ep_test::world_rank() == 0) {
+  const auto [dir, cfg] =
+      xios_test::scratch_config("single_members", "single_members.xml", {{"NAME", "/ice"}});
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+        c.set_domain_block("ice", b);
+        // This client's part of axis lev (XIOS's begin and n).
+        xios_lite::AxisAttributes part;
+        part.begin = kLev * comm.rank() / comm.size();
+        part.n = kLev * (comm.rank() + 1) / comm.size() - *part.begin;
+        c.set_axis_attr("lev", part);
+        c.close_definition();
+        const bool first = comm.rank() == 0;
+        for (int s = 1; s <= kSteps; ++s) {
+          c.update_calendar(s);
+          c.send_field("t_ice", xios_test::field_values(1, s, 1, b));
+          c.send_field("volume", std::vector<double>{first ? value(2, s, 0, 0, 0) : 1e30});
+          std::vector<double> profile;
+          for (int k = 0; k < kLevels; ++k) profile.push_back(first ? value(3, s, k, 0, 0) : 1e30);
+          if (s == 1) {
+            // A wrong count is refused on every client, naming the axis.
+            EXPECT_HAS(error_of([&] { c.send_field("profile", std::vector<double>(kLevels + 1)); }),
+                       "the 4 values of axis 'layer'");
+          }
+          c.send_field("profile", profile);
+          std::vector<double> dist;
+          for (int k = *part.begin; k < *part.begin + *part.n; ++k)
+            dist.push_back(value(4, s, k, 0, 0));
+          c.send_field("dist", dist);
+        }
+        (void)c.finalise();
+      });
+  if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/ice.nc";
     EXPECT_EQ(xios_test::var_dims(path, "volume_inst"), (std::vector<std::string>{"time"}));
     EXPECT_EQ(xios_test::var_dims(path, "volume_avg"), (std::vector<std::string>{"time"}));

@@ -100,30 +100,19 @@ double expected(const std::string& op, int r, int j, int i) {
 void run_and_check(Mode mode, int servers, const std::string& tag) {
   const std::string dir = xios_test::scratch_dir(tag);
   const std::string cfg = xios_test::write_config(dir, config(dir + "/ops"));
-  xios_test::RunSpec spec;
-  spec.config = cfg;
-  spec.servers = servers;
-  spec.mode = mode;
-  spec.model = [](xios_lite::Client& c, const ep::Communicator& comm) {
-    const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-    c.set_domain_block("dom", b);
-    const std::size_t points = static_cast<std::size_t>(b.ni) * static_cast<std::size_t>(b.nj);
-    const std::unique_ptr<bool[]> valid(new bool[points]);
-    std::size_t at = 0;
-    for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
-      for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
-        valid[at++] = !model_land(j, i);
-      }
-    }
-    c.set_domain_mask("dom", std::span<const bool>(valid.get(), points));
-    c.close_definition();
-    for (int s = 1; s <= kSteps; ++s) {
-      c.update_calendar(s);
-      c.send_field("x",
-                   xios_test::block_values(b, 1, [&](int, int j, int i) { return sent(s, j, i); }));
-    }
-    (void)c.finalise();
-  };
+  const xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, servers, mode, [](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
+        c.set_domain_block("dom", b);
+        xios_test::mask_land(c, "dom", b, model_land);
+        c.close_definition();
+        for (int s = 1; s <= kSteps; ++s) {
+          c.update_calendar(s);
+          c.send_field(
+              "x", xios_test::block_values(b, 1, [&](int, int j, int i) { return sent(s, j, i); }));
+        }
+        (void)c.finalise();
+      });
   const xios_test::Outcome outcome = xios_test::run(spec);
   for (const auto& e : outcome.client_errors) {
     ADD_FAILURE() << "client error: " << e;
@@ -150,16 +139,12 @@ void run_and_check(Mode mode, int servers, const std::string& tag) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// In every client mode the shape allows: the funneled mode gathers the threads' masks on the
+// master.
 TEST(XiosMissing, LandAndMissingPointsInEveryOperation) {
-  run_and_check(mode(), servers(), "missing");
-}
-
-// The funneled mode gathers the threads' masks on the master.
-TEST(XiosMissing, FunneledModeMasks) {
-  if (servers() == 0) {
-    GTEST_SKIP() << "needs a server process";
+  for (const auto& [client_mode, tag] : client_modes("missing")) {
+    run_and_check(client_mode, servers(), tag);
   }
-  run_and_check(Mode::kFunneled, servers(), "missing_funneled");
 }
 
 }  // namespace

@@ -172,7 +172,7 @@ void error_before_close_definition(bool destroyed) {
   Texts texts;
   xios_test::RunSpec spec = xios_test::run_spec(
       cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         if (comm.rank() == odd && destroyed) {
           c.set_domain_block("nope", b);  // throws: the Client is destroyed
         }

@@ -43,6 +43,26 @@ constexpr int kSrfNi = 5;
 constexpr int kSrfNj = 4;
 constexpr int kSteps = 4;  // 1 h each: two 2 h averages of tas, four instants of hfls
 
+// A client of context `link` on endpoint `comm` with the definitions
+// `defs` (`path` names them in messages), printing no report: its uneven
+// block of `domain` (ni x nj points) in `block`, set, and the definition
+// closed. Collective over the context's clients (close_definition).
+std::unique_ptr<xios_lite::Client> defined_client(const ep::Communicator& comm,
+                                                  const xios_lite::ContextLink& link,
+                                                  std::shared_ptr<const xios_lite::Config> defs,
+                                                  const std::string& path, const char* domain,
+                                                  int ni, int nj, xios_lite::Block& block) {
+  xios_lite::ClientOptions o;
+  o.connection_tag = link.connection_tag;
+  o.definitions = std::move(defs);
+  o.print_report = false;
+  auto client = std::make_unique<xios_lite::Client>(comm, link.world, path, o);
+  block = uneven_block(comm, ni, nj);
+  client->set_domain_block(domain, block);
+  client->close_definition();
+  return client;
+}
+
 double tas_at(int s, int j, int i) { return 250.0 + s + 0.5 * j + 0.01 * i; }
 double hfls_at(int s, int j, int i) { return 100.0 + 10.0 * s + 0.1 * j + 0.001 * i; }
 double evap_at(int s, int j, int i) { return -1.0 * s - 0.01 * j - 0.0001 * i; }
@@ -149,16 +169,8 @@ void run_clients(const xios_lite::World& w, const Scenario& sc, const std::strin
     ep_test::set_current_endpoint(ca.rank());
     std::unique_ptr<xios_lite::Client> a;
     xios_lite::Block ba;
-    errors.add(error_of([&] {
-      xios_lite::ClientOptions o;
-      o.connection_tag = atm.connection_tag;
-      o.definitions = atm_defs;
-      o.print_report = false;
-      a = std::make_unique<xios_lite::Client>(ca, atm.world, path, o);
-      ba = uneven_block(ca.rank(), ca.size(), kAtmNi, kAtmNj);
-      a->set_domain_block("atm_d", ba);
-      a->close_definition();
-    }));
+    errors.add(error_of(
+        [&] { a = defined_client(ca, atm, atm_defs, path, "atm_d", kAtmNi, kAtmNj, ba); }));
     // XIOS's order: the second context opened once the first is defined.
 #pragma omp barrier
 #pragma omp master
@@ -173,16 +185,8 @@ void run_clients(const xios_lite::World& w, const Scenario& sc, const std::strin
     xios_lite::Block bb;
     if (srf_error.empty()) {
       ep::Communicator& cb = srf_eps[static_cast<std::size_t>(omp_get_thread_num())];
-      errors.add(error_of([&] {
-        xios_lite::ClientOptions o;
-        o.connection_tag = srf.connection_tag;
-        o.definitions = srf_defs;
-        o.print_report = false;
-        b = std::make_unique<xios_lite::Client>(cb, srf.world, path, o);
-        bb = uneven_block(cb.rank(), cb.size(), kSrfNi, kSrfNj);
-        b->set_domain_block("srf_d", bb);
-        b->close_definition();
-      }));
+      errors.add(error_of(
+          [&] { b = defined_client(cb, srf, srf_defs, path, "srf_d", kSrfNi, kSrfNj, bb); }));
     }
     errors.add(error_of([&] {
       for (int s = 1; s <= kSteps && a && b; ++s) {
@@ -313,7 +317,7 @@ TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
           xios_lite::Client c(comm, link.world, "iodef.xml", o);
           const int ni = atm ? kAtmNi : kSrfNi;
           const int nj = atm ? kAtmNj : kSrfNj;
-          const xios_lite::Block b = uneven_block(comm.rank(), comm.size(), ni, nj);
+          const xios_lite::Block b = uneven_block(comm, ni, nj);
           c.set_domain_block(atm ? "atm_d" : "srf_d", b);
           c.close_definition();
           for (int s = 1; s <= kSteps; ++s) {
@@ -484,16 +488,9 @@ TEST(XiosOpenContexts, SecondParallelFileContextIsRefused) {
         xios_lite::parse_config_string(text, "iodef.xml", "atmosphere"));
     std::vector<ep::Communicator> eps = ep::create_endpoints(atm.world.local, 1);
     EXPECT_EQ(error_of([&] {
-                xios_lite::ClientOptions o;
-                o.connection_tag = atm.connection_tag;
-                o.definitions = defs;
-                o.print_report = false;
-                xios_lite::Client c(eps[0], atm.world, "iodef.xml", o);
-                const xios_lite::Block b =
-                    uneven_block(eps[0].rank(), eps[0].size(), kAtmNi, kAtmNj);
-                c.set_domain_block("atm_d", b);
-                c.close_definition();
-                (void)c.finalise();
+                xios_lite::Block b;
+                (void)defined_client(eps[0], atm, defs, "iodef.xml", "atm_d", kAtmNi, kAtmNj, b)
+                    ->finalise();
               }),
               "");
     eps[0].free();

@@ -62,12 +62,8 @@ std::string config(const std::string& dir, const std::string& type) {
 }
 
 void model(xios_lite::Client& c, const ep::Communicator& comm) {
-  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-  xios_lite::DomainAttributes a;
-  a.ibegin = b.ibegin;
-  a.ni = b.ni;
-  a.jbegin = b.jbegin;
-  a.nj = b.nj;
+  const Block b = xios_test::uneven_block(comm, kNi, kNj);
+  xios_lite::DomainAttributes a = xios_test::block_attributes(b);
   for (int j = b.jbegin; j < b.jbegin + b.nj; ++j) {
     for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) {
       a.area.push_back(area(j, i));
@@ -297,7 +293,7 @@ TEST(XiosTransforms, ReductionsZoomsAndExtractions) {
     const bool synchronous = spec.servers == 0;
     spec.model = [&](xios_lite::Client& c, const ep::Communicator& comm) {
       if (synchronous) {
-        const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
+        const Block b = xios_test::uneven_block(comm, kNi, kNj);
         c.set_domain_block("d", b);
         EXPECT_HAS(xios_test::error_of([&] { c.close_definition(); }),
                    "grid reductions (reduce_axis, reduce_domain) are computed by the servers");
@@ -355,14 +351,8 @@ double bgtemper(int s) { return 3.5 + s; }
 
 // The domain's and the axes' sizes, as NEMO's iom_init sets them.
 Block define(xios_lite::Client& c, const ep::Communicator& comm) {
-  const Block b = xios_test::uneven_block(comm.rank(), comm.size(), kNi, kNj);
-  xios_lite::DomainAttributes d;
-  d.ni_glo = kNi;
-  d.nj_glo = kNj;
-  d.ibegin = b.ibegin;
-  d.ni = b.ni;
-  d.jbegin = b.jbegin;
-  d.nj = b.nj;
+  const Block b = xios_test::uneven_block(comm, kNi, kNj);
+  xios_lite::DomainAttributes d = xios_test::block_attributes(b, kNi, kNj);
   c.set_domain_attr("grid_T", d);
   const auto axis = [&](const char* id, int n) {
     xios_lite::AxisAttributes a;
@@ -542,9 +532,8 @@ void check(const std::string& dir) {
 }  // namespace nemo
 
 TEST(XiosTransforms, NemoGridDefinitions) {
-  const std::string dir = xios_test::scratch_dir("nemo_transforms");
-  const std::string cfg =
-      xios_test::write_config(dir, config_file("nemo_transforms.xml", {{"DIR", dir}}));
+  const auto [dir, cfg] =
+      xios_test::scratch_config("nemo_transforms", "nemo_transforms.xml", {{"DIR", ""}});
   xios_test::RunSpec spec;
   spec.config = cfg;
   spec.servers = servers_for_shape();

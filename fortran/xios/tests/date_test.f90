@@ -9,16 +9,7 @@ program date_test
   use xios_date_mod
   implicit none
 
-  interface
-    integer(c_int) function set_calendar(type, start, timestep, origin) &
-        bind(C, name="xios_lite_date_test_set_calendar")
-      import :: c_int, c_char, xios_date
-      character(kind=c_char), intent(in) :: type(*)
-      type(xios_date), intent(in) :: start
-      integer(c_int), value :: timestep
-      type(xios_date), intent(in) :: origin
-    end function set_calendar
-  end interface
+  include 'date_test_calendar.inc'
 
   integer :: failures = 0
   type(xios_date) :: date, start
