@@ -56,37 +56,49 @@ def layer_of_include(name: str, src: Path, public: Path):
     return "base" if len(parts) == 1 else parts[0]
 
 
-def check(src: Path) -> list:
-    public = src.parent / "include"
-    problems = []
-    for folder in sorted(p for p in src.iterdir() if p.is_dir()):
-        if folder.name not in RANK:
-            problems.append(f"{folder}: folder not in the layer list of {Path(__file__).name}")
+def unknown_folders(src: Path, known: dict, list_name: str) -> list:
+    """One problem for each folder of src that `known` (a layer or floor table) lacks."""
+    return [
+        f"{folder}: folder not in the {list_name} of {Path(sys.argv[0]).name}"
+        for folder in sorted(p for p in src.iterdir() if p.is_dir())
+        if folder.name not in known
+    ]
+
+
+def includes_in(src: Path, known: dict, folder_of):
+    """Yields (path, line number, own folder, included name) for every include
+    of every source file under src whose folder, folder_of(path, src), is known.
+    Shared by this check and check_xios_lite_folders.py."""
     for path in sorted(src.rglob("*")):
         if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
             continue
-        own = layer_of_file(path, src)
-        if own not in RANK:
+        own = folder_of(path, src)
+        if own not in known:
             continue  # reported once for its folder
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         for number, line in enumerate(lines, start=1):
             match = INCLUDE.match(line)
-            if not match:
-                continue
-            name = match.group(1)
-            target = layer_of_include(name, src, public)
-            where = f"{path}:{number}"
-            if target is None:
-                problems.append(f'{where}: "{name}" is neither in ep/src, ep/include nor common/include')
-            elif target == "public":
-                continue
-            elif target not in RANK:
-                problems.append(f'{where}: "{name}" is in a folder not in the layer list')
-            elif RANK[target] > RANK[own]:
-                problems.append(
-                    f'{where}: {own} includes "{name}" of the higher layer {target} '
-                    f"(order: {' < '.join(LAYERS)})"
-                )
+            if match:
+                yield path, number, own, match.group(1)
+
+
+def check(src: Path) -> list:
+    public = src.parent / "include"
+    problems = unknown_folders(src, RANK, "layer list")
+    for path, number, own, name in includes_in(src, RANK, layer_of_file):
+        target = layer_of_include(name, src, public)
+        where = f"{path}:{number}"
+        if target is None:
+            problems.append(f'{where}: "{name}" is neither in ep/src, ep/include nor common/include')
+        elif target == "public":
+            continue
+        elif target not in RANK:
+            problems.append(f'{where}: "{name}" is in a folder not in the layer list')
+        elif RANK[target] > RANK[own]:
+            problems.append(
+                f'{where}: {own} includes "{name}" of the higher layer {target} '
+                f"(order: {' < '.join(LAYERS)})"
+            )
     return problems
 
 

@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_include_layers import INCLUDE, SOURCE_SUFFIXES  # noqa: E402  (one include grammar)
+from check_include_layers import includes_in, unknown_folders  # noqa: E402  (one include grammar and walk)
 
 FLOORS = [
     ["base"],
@@ -78,42 +78,28 @@ def folder_of_include(name: str, path: Path, src: Path):
 
 
 def check(src: Path) -> list:
-    problems = []
-    for folder in sorted(p for p in src.iterdir() if p.is_dir()):
-        if folder.name not in FLOOR:
-            problems.append(f"{folder}: folder not in the floors of {Path(__file__).name}")
-    for path in sorted(src.rglob("*")):
-        if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+    problems = unknown_folders(src, FLOOR, "floors")
+    for path, number, own, name in includes_in(src, FLOOR, folder_of_file):
+        target = folder_of_include(name, path, src)
+        where = f"{path}:{number}"
+        if target is None:
+            problems.append(
+                f'{where}: "{name}" is neither in xios_lite/src nor in the xios_lite, ep or '
+                "common include folders"
+            )
+        elif target in ("outside", own):
             continue
-        own = folder_of_file(path, src)
-        if own not in FLOOR:
-            continue  # reported once for its folder
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        for number, line in enumerate(lines, start=1):
-            match = INCLUDE.match(line)
-            if not match:
-                continue
-            name = match.group(1)
-            target = folder_of_include(name, path, src)
-            where = f"{path}:{number}"
-            if target is None:
-                problems.append(
-                    f'{where}: "{name}" is neither in xios_lite/src nor in the xios_lite, ep or '
-                    "common include folders"
-                )
-            elif target in ("outside", own):
-                continue
-            elif target not in FLOOR:
-                problems.append(f'{where}: "{name}" is in a folder not in the floors')
-            elif FLOOR[target] > FLOOR[own]:
-                problems.append(
-                    f'{where}: {own} includes "{name}" of {target}, a higher floor (order: {ORDER})'
-                )
-            elif FLOOR[target] == FLOOR[own]:
-                problems.append(
-                    f'{where}: {own} includes "{name}" of {target}, on the same floor '
-                    "(what both need goes a floor down)"
-                )
+        elif target not in FLOOR:
+            problems.append(f'{where}: "{name}" is in a folder not in the floors')
+        elif FLOOR[target] > FLOOR[own]:
+            problems.append(
+                f'{where}: {own} includes "{name}" of {target}, a higher floor (order: {ORDER})'
+            )
+        elif FLOOR[target] == FLOOR[own]:
+            problems.append(
+                f'{where}: {own} includes "{name}" of {target}, on the same floor '
+                "(what both need goes a floor down)"
+            )
     return problems
 
 
