@@ -171,7 +171,7 @@ void send_acknowledgements(const ep::InterCommunicator& inter, const std::vector
   w.put(ack);
   w.put(end.gone);
   w.put(end.error);
-  const std::vector<std::byte> ack_buf = w.take();
+  std::vector<std::byte> ack_buf = w.take();  // not const: moved below, storage kept
   std::vector<ep::Request> acks;
   acks.reserve(finalised.size());
   for (int c : finalised) {
