@@ -39,18 +39,19 @@ void Accumulator::add_part(std::size_t offset, std::span<const double> part,
   }
 }
 
+// One more sample v folded into acc by a minimum, a maximum or a sum (the
+// average divides at the end); the first sample of a period is not folded.
+static double folded(Operation op, double acc, double v) {
+  if (op == Operation::kMinimum) return nan_min(acc, v);
+  if (op == Operation::kMaximum) return nan_max(acc, v);
+  return acc + v;
+}
+
 void Accumulator::fold_one(std::size_t at, double v, bool valid) {
   double& acc = values_[at];
   if (every_point_valid_) {
-    if (samples_ == 0 || op_ == Operation::kInstant || op_ == Operation::kOnce) {
-      acc = v;
-    } else if (op_ == Operation::kMinimum) {
-      acc = nan_min(acc, v);
-    } else if (op_ == Operation::kMaximum) {
-      acc = nan_max(acc, v);
-    } else {
-      acc += v;
-    }
+    const bool first = samples_ == 0 || op_ == Operation::kInstant || op_ == Operation::kOnce;
+    acc = first ? v : folded(op_, acc, v);
     return;
   }
   std::uint32_t& count = counts_[at];
@@ -63,15 +64,7 @@ void Accumulator::fold_one(std::size_t at, double v, bool valid) {
   if (!valid) {
     return;
   }
-  if (count == 0) {
-    acc = v;
-  } else if (op_ == Operation::kMinimum) {
-    acc = nan_min(acc, v);
-  } else if (op_ == Operation::kMaximum) {
-    acc = nan_max(acc, v);
-  } else {
-    acc += v;
-  }
+  acc = count == 0 ? v : folded(op_, acc, v);
   ++count;
 }
 
