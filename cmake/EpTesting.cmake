@@ -135,14 +135,17 @@ endif()
 # Environment of every MPI test. OMP_WAIT_POLICY=passive: idle OpenMP threads
 # sleep instead of spinning on an oversubscribed machine; OMP_DYNAMIC=false so
 # the team has exactly OMP_NUM_THREADS threads; the btl warning is noise from
-# unused InfiniBand components in containers.
+# unused InfiniBand components in containers. The sanitizer tiers' run-time
+# options and suppressions (EP_SANITIZER_ENV, empty otherwise) are part of it,
+# so that a test registered by hand with add_test gets them too.
 set(EP_TEST_BASE_ENV
   "OMP_WAIT_POLICY=passive"
   "OMP_DYNAMIC=false"
   "OMPI_MCA_rmaps_base_oversubscribe=1"
   "OMPI_MCA_btl_base_warn_component_unused=0"
   "OMPI_ALLOW_RUN_AS_ROOT=1"
-  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+  ${EP_SANITIZER_ENV})
 
 # Without tests the registration functions exist and do nothing, and the
 # helpers below are not needed.
@@ -234,7 +237,7 @@ function(_ep_add_run test target r t)
   endif()
   list(REMOVE_DUPLICATES _labels)
   _ep_test_budget(_budget ${arg_TIMEOUT})
-  set(_env "OMP_NUM_THREADS=${t}" ${EP_TEST_BASE_ENV} ${_budget} ${arg_ENV} ${EP_SANITIZER_ENV})
+  set(_env "OMP_NUM_THREADS=${t}" ${EP_TEST_BASE_ENV} ${_budget} ${arg_ENV})
   add_test(NAME ${test}
     COMMAND ${MPIEXEC_EXECUTABLE} ${EP_MPIEXEC_FLAGS} ${arg_FLAGS} ${EP_MPIEXEC_EXTRA_FLAGS}
             ${MPIEXEC_NUMPROC_FLAG} ${r} ${MPIEXEC_PREFLAGS}
