@@ -102,11 +102,12 @@ def check(src: Path) -> list:
     return problems
 
 
-def report(tool: str, folder: Path, check_folder, broken: str, kept: str) -> int:
-    """The exit code of `tool` (this check or check_link_layers.py) over
-    `folder`: 2 when it is not a folder; else prints each problem
-    check_folder(folder) finds, then a summary: "<n> <broken> <folder>" (1)
-    or "<kept> <order>" (0)."""
+def report(tool: str, folder: Path, check_folder, broken: str, kept: str,
+           order: str = " < ".join(LAYERS)) -> int:
+    """The exit code of `tool` (this check, check_link_layers.py or
+    check_xios_lite_folders.py) over `folder`: 2 when it is not a folder;
+    else prints each problem check_folder(folder) finds, then a summary:
+    "<n> <broken> <folder>" (1) or "<kept> <order>" (0)."""
     if not folder.is_dir():
         print(f"{tool}: no such folder: {folder}", file=sys.stderr)
         return 2
@@ -116,7 +117,7 @@ def report(tool: str, folder: Path, check_folder, broken: str, kept: str) -> int
     if problems:
         print(f"{tool}: {len(problems)} {broken} {folder}")
         return 1
-    print(f"{tool}: {kept} {' < '.join(LAYERS)}")
+    print(f"{tool}: {kept} {order}")
     return 0
 
 

@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_include_layers import includes_in, unknown_folders  # noqa: E402  (one include grammar and walk)
+from check_include_layers import includes_in, report, unknown_folders  # noqa: E402  (one include grammar and walk)
 
 FLOORS = [
     ["base"],
@@ -134,18 +134,8 @@ def main() -> int:
         return self_test()
     default = Path(__file__).resolve().parent.parent / "xios_lite" / "src"
     src = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else default
-    if not src.is_dir():
-        print(f"check_xios_lite_folders: no such folder: {src}", file=sys.stderr)
-        return 2
-    problems = check(src)
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"check_xios_lite_folders: {len(problems)} include(s) break the floors of {src}")
-        return 1
-    print(f"check_xios_lite_folders: {src} keeps the floors {ORDER}")
-    return 0
-
+    return report("check_xios_lite_folders", src, check, "include(s) break the floors of",
+                  f"{src} keeps the floors", ORDER)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -178,25 +178,28 @@ bool cxios_is_defined_attr(xios_handle_t h, const char* name, int name_len);
 #include "xios_lite/xios_attributes.def"
 #undef XIOS_ATTRIBUTE
 
-/** Handles by id, as XIOS names them: cxios_<kind>_handle_create(&hdl, id, len). */
+/** Handles by id, as XIOS names them: cxios_<kind>_handle_create(&hdl, id, len).
+ *  XIOS_C_HANDLE_KINDS(X) applies X to every kind (the definitions use it too). */
+#define XIOS_C_HANDLE_KINDS(X) \
+  X(context)                   \
+  X(field)                     \
+  X(fieldgroup)                \
+  X(file)                      \
+  X(filegroup)                 \
+  X(domain)                    \
+  X(domaingroup)               \
+  X(axis)                      \
+  X(axisgroup)                 \
+  X(scalar)                    \
+  X(scalargroup)               \
+  X(grid)                      \
+  X(gridgroup)                 \
+  X(variable)                  \
+  X(variablegroup)             \
+  X(calendar_wrapper)
 #define XIOS_C_HANDLE(kind) \
   int cxios_##kind##_handle_create(xios_handle_t* out, const char* id, int len);
-XIOS_C_HANDLE(context)
-XIOS_C_HANDLE(field)
-XIOS_C_HANDLE(fieldgroup)
-XIOS_C_HANDLE(file)
-XIOS_C_HANDLE(filegroup)
-XIOS_C_HANDLE(domain)
-XIOS_C_HANDLE(domaingroup)
-XIOS_C_HANDLE(axis)
-XIOS_C_HANDLE(axisgroup)
-XIOS_C_HANDLE(scalar)
-XIOS_C_HANDLE(scalargroup)
-XIOS_C_HANDLE(grid)
-XIOS_C_HANDLE(gridgroup)
-XIOS_C_HANDLE(variable)
-XIOS_C_HANDLE(variablegroup)
-XIOS_C_HANDLE(calendar_wrapper)
+XIOS_C_HANDLE_KINDS(XIOS_C_HANDLE)
 #undef XIOS_C_HANDLE
 
 /* ---- the calendar ---- */
