@@ -855,7 +855,10 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
     error = "field '" + id + "' sent before the first update_calendar";
   } else if (last_sent_[static_cast<std::size_t>(field)] == step_) {
     error = "field '" + id + "' sent twice in step " + std::to_string(step_);
-  } else if (const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)]; !f.expr.empty()) {
+  } else if (const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+             !f.unusable.empty()) {
+    error = "field '" + id + "' was left out at close_definition (no file uses it): " + f.unusable;
+  } else if (!f.expr.empty()) {
     error = "field '" + id + "' is computed from its expression '" + f.expr +
             "': send the fields it reads";
   } else if (f.source_field >= 0) {
