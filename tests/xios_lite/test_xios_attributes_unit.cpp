@@ -242,4 +242,98 @@ TEST(XiosAttributeTable, ParserFollowsTheTable) {
       std::string::npos);
 }
 
+// What `call` throws ("" when nothing).
+template <class F>
+std::string thrown(F&& call) {
+  try {
+    call();
+  } catch (const ep::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A configuration whose domain "d" (4 x 2) the model sets; its grid g is
+// written, the grid of the unsized axis "gau" is not.
+xios_lite::Config model_set_config() {
+  return xios_lite::parse_config_string(R"(<?xml version="1.0"?>
+<simulation>
+  <context id="nemo">
+    <calendar type="noleap" start_date="2000-01-01" timestep="1h"/>
+    <domain_definition> <domain id="d"/> </domain_definition>
+    <axis_definition> <axis id="gau"/> </axis_definition>
+    <grid_definition>
+      <grid id="g"> <domain domain_ref="d"/> </grid>
+      <grid id="g_gau"> <domain domain_ref="d"/> <axis axis_ref="gau"/> </grid>
+    </grid_definition>
+    <field_definition>
+      <field id="sst" grid_ref="g"/>
+      <field id="tide" grid_ref="g_gau"/>
+    </field_definition>
+    <file_definition> <file id="f" output_freq="1h"> <field field_ref="sst"/> </file> </file_definition>
+  </context>
+</simulation>
+)",
+                                        "model_set.xml");
+}
+
+// Two clients, rows 0 and 1 of domain d, as NEMO sets a curvilinear domain:
+// lonvalue_1d and latvalue_1d of the block's ni x nj points (i fastest),
+// bounds_*_1d of nvertex x (ni x nj).
+std::vector<xios_lite::config::ModelDefinitions> curvilinear_rows() {
+  std::vector<xios_lite::config::ModelDefinitions> clients(2);
+  for (int r = 0; r < 2; ++r) {
+    DomainAttributes a;
+    a.ni_glo = 4;
+    a.nj_glo = 2;
+    a.type = "curvilinear";
+    a.nvertex = 4;
+    for (int i = 0; i < 4; ++i) {
+      a.lonvalue_1d.push_back(10.0 * i + r);
+      a.latvalue_1d.push_back(-5.0 + 10.0 * r + i);
+      for (int v = 0; v < 4; ++v) {
+        a.bounds_lon_1d.push_back(100.0 * r + 10.0 * i + v);
+        a.bounds_lat_1d.push_back(-(100.0 * r + 10.0 * i + v));
+      }
+    }
+    clients[static_cast<std::size_t>(r)].domains[0] = a;
+  }
+  return clients;
+}
+
+TEST(XiosModelDefinitions, CurvilinearDomainFromOneDimensionalValues) {
+  xios_lite::Config cfg = model_set_config();
+  const std::vector<std::vector<xios_lite::Window>> blocks{{{0, 4, 0, 1}}, {{0, 4, 1, 1}}};
+  xios_lite::config::apply_model_definitions(cfg, curvilinear_rows(), blocks);
+  const xios_lite::DomainDef& d = cfg.domains[0];
+  EXPECT_EQ(d.type, xios_lite::DomainType::kCurvilinear);
+  EXPECT_EQ(d.lon, (std::vector<double>{0, 10, 20, 30, 1, 11, 21, 31}));
+  EXPECT_EQ(d.lat, (std::vector<double>{-5, -4, -3, -2, 5, 6, 7, 8}));
+  ASSERT_EQ(d.bounds_lon.size(), 32U);
+  EXPECT_EQ(d.bounds_lon[4 * 5 + 2], 112.0);  // point (i 1, j 1), vertex 2
+  EXPECT_EQ(d.bounds_lat[4 * 2 + 3], -23.0);  // point (i 2, j 0), vertex 3
+  // Both forms at once are refused.
+  std::vector<xios_lite::config::ModelDefinitions> both = curvilinear_rows();
+  both[0].domains[0].lonvalue_2d = both[0].domains[0].lonvalue_1d;
+  xios_lite::Config again = model_set_config();
+  const std::string e =
+      thrown([&] { xios_lite::config::apply_model_definitions(again, both, blocks); });
+  EXPECT_NE(e.find("not both"), std::string::npos) << e;
+}
+
+// An axis no written variable uses needs no size (NEMO's gau); one that is
+// written does.
+TEST(XiosModelDefinitions, UnwrittenAxesNeedNoSize) {
+  const std::vector<std::vector<xios_lite::Window>> blocks{{{0, 4, 0, 1}}, {{0, 4, 1, 1}}};
+  xios_lite::Config cfg = model_set_config();
+  xios_lite::config::apply_model_definitions(cfg, curvilinear_rows(), blocks);
+  EXPECT_EQ(cfg.axes[0].n_glo, 0);
+  xios_lite::Config written = model_set_config();
+  written.files[0].variables[0].field = written.find_field("tide");
+  written.files[0].variables[0].grid = -1;
+  const std::string e = thrown(
+      [&] { xios_lite::config::apply_model_definitions(written, curvilinear_rows(), blocks); });
+  EXPECT_NE(e.find("axis 'gau': n_glo"), std::string::npos) << e;
+}
+
 }  // namespace

@@ -161,11 +161,13 @@ TEST(XiosConfig, OneErrorIsReportedAlone) {
       << e;
 }
 
-// Past 50 errors the list says how many more there are.
+// Past 50 errors the list says how many more there are. (An unknown
+// attribute is an error wherever it is; an unknown grid only where a file
+// uses the field: see UnusedFieldsThatCannotBeEvaluatedAreLeftOut.)
 TEST(XiosConfig, LongErrorListsAreCut) {
   std::string fields;
   for (int i = 0; i < 60; ++i) {
-    fields += "<field id=\"f" + std::to_string(i) + "\" grid_ref=\"nowhere\"/>\n";
+    fields += "<field id=\"f" + std::to_string(i) + "\" grid_ref=\"g2\" colour=\"red\"/>\n";
   }
   const std::string ps = R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)";
   const std::string e = error_of(replaced(ps, ps + "\n" + fields));
@@ -207,6 +209,112 @@ TEST(XiosConfig, RepeatedIdIsTheSameObject) {
   EXPECT_EQ(std::count_if(cfg.fields.begin(), cfg.fields.end(),
                           [](const xios_lite::FieldDef& d) { return d.id == "tas"; }),
             1);
+}
+
+// NEMO's field_def files each hold a field_group id="SBC" with a group
+// id="SBC_2D" inside, and some fields in both (Cd_ice): the groups merge,
+// and so do the fields inside them, at any depth.
+TEST(XiosConfig, RepeatedIdsMergeInsideMergedGroups) {
+  const std::string ps = R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)";
+  const xios_lite::Config cfg = parse_config_string(replaced(ps, ps + R"(
+    </field_definition>
+    <field_definition>
+      <field_group id="SBC">
+        <field_group id="SBC_2D" grid_ref="g2">
+          <field id="Cd_ice" long_name="drag over ice"/>
+        </field_group>
+      </field_group>
+    </field_definition>
+    <field_definition>
+      <field_group id="SBC">
+        <field_group id="SBC_2D" grid_ref="g2">
+          <field id="Cd_ice" units="1"/>
+          <field id="Ch_ice"/>
+        </field_group>
+      </field_group>)"),
+                                                    "merged.xml");
+  const int cd = cfg.find_field("Cd_ice");
+  ASSERT_GE(cd, 0);
+  EXPECT_EQ(cfg.fields[static_cast<std::size_t>(cd)].long_name, "drag over ice");
+  EXPECT_EQ(cfg.fields[static_cast<std::size_t>(cd)].unit, "1");
+  EXPECT_GE(cfg.find_field("Ch_ice"), 0);
+  EXPECT_EQ(std::count_if(cfg.fields.begin(), cfg.fields.end(),
+                          [](const xios_lite::FieldDef& d) { return d.id == "Cd_ice"; }),
+            1);
+}
+
+// XIOS's "_reset_": the attribute is undefined on the element, whatever its
+// groups say (NEMO's monthly means take freq_offset="_reset_" in a group
+// whose offset the model sets).
+TEST(XiosConfig, ResetLeavesAnAttributeUndefined) {
+  const xios_lite::Config cfg = parse_config_string(
+      replaced(R"(<field id="tas" standard_name="air_temperature"/>)",
+               R"(<field id="tas" standard_name="air_temperature" units="_reset_"
+                   freq_offset="_reset_"/>
+        <field id="tas2" field_ref="tas" freq_offset="2h"/>)"),
+      "reset.xml");
+  const xios_lite::FieldDef& tas = cfg.fields[static_cast<std::size_t>(cfg.find_field("tas"))];
+  EXPECT_EQ(tas.unit, "");  // the group's "K" stops at the field
+  EXPECT_FALSE(tas.freq_offset.is_set());
+  const xios_lite::FieldDef& ta = cfg.fields[static_cast<std::size_t>(cfg.find_field("ta"))];
+  EXPECT_EQ(ta.unit, "K");
+}
+
+// As XIOS, which solves only what files use: a field no file reads whose
+// grid is missing, unknown or broken, or whose freq_offset is bad, is left
+// out with a warning, as is one whose expression cannot be evaluated; the
+// same field read by a file is an error.
+TEST(XiosConfig, UnusedFieldsThatCannotBeEvaluatedAreLeftOut) {
+  const std::string ps = R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)";
+  const std::string unused = ps + R"(
+      <field id="floats" grid_ref="grid_T_nfloat"/>
+      <field id="agrif"/>
+      <field id="odd" grid_ref="g2" freq_offset="1mo"/>
+      <field id="strait" field_ref="floats" grid_ref="g2"> this * maskMFO </field>
+      <field id="twice" grid_ref="g2"> floats * 2 </field>)";
+  const xios_lite::Config cfg = parse_config_string(replaced(ps, unused), "unused.xml");
+  const auto warned = [&](const std::string& part) {
+    return std::any_of(cfg.warnings.begin(), cfg.warnings.end(),
+                       [&](const std::string& w) { return w.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(warned("<field id=\"floats\"> attribute grid_ref: unknown grid 'grid_T_nfloat'"));
+  EXPECT_TRUE(warned("<field id=\"agrif\"> attribute grid_ref: missing grid"));
+  EXPECT_TRUE(warned("<field id=\"odd\"> attribute freq_offset"));
+  EXPECT_TRUE(warned("<field id=\"twice\">"));
+  for (const std::string& w : cfg.warnings) {
+    EXPECT_NE(w.find("no file uses the field"), std::string::npos) << w;
+  }
+  // Read by a file (twice through its operand): errors, as before.
+  const std::string file_field = R"(<field field_ref="ps"/>)";
+  for (const auto& [read, named] : {std::pair{"floats", "floats"}, std::pair{"agrif", "agrif"},
+                                    std::pair{"odd", "odd"}, std::pair{"twice", "floats"}}) {
+    std::string xml = replaced(ps, unused);
+    xml.replace(xml.find(file_field), file_field.size(),
+                file_field + "<field field_ref=\"" + std::string(read) + "\"/>");
+    const std::string e = error_of(xml);
+    EXPECT_NE(e.find(std::string("<field id=\"") + named + "\">"), std::string::npos)
+        << read << ": " << e;
+  }
+}
+
+// NEMO's trendT_odd: freq_op="2ts" freq_offset="-1ts" samples the odd
+// steps, as the offset one freq_op later does.
+TEST(XiosConfig, NegativeFreqOffset) {
+  const xios_lite::Config cfg = parse_config_string(
+      replaced(R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)",
+               R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa" freq_op="2h"
+                   freq_offset="-1h"/>)"),
+      "negative.xml");
+  const xios_lite::FieldDef& f = cfg.fields[static_cast<std::size_t>(cfg.find_field("ps"))];
+  EXPECT_EQ(f.freq_offset.timesteps, 1);
+  EXPECT_EQ(f.freq_offset.seconds, 0);
+  const std::string e =
+      error_of(replaced(R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)",
+                        R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa" freq_op="1mo"
+                   freq_offset="-1h"/>)"));
+  EXPECT_NE(e.find("attribute freq_offset: value '-1h' out of range (a negative offset needs"),
+            std::string::npos)
+      << e;
 }
 
 // Only definitions merge by id: a <variable> of the same id in two files

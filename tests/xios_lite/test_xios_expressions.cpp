@@ -98,6 +98,8 @@ TEST(XiosExpressions, EvaluatedBeforeTheTemporalOperation) {
             "field 'ab' is computed from its expression '@a * @b + 2': send the fields it reads");
         EXPECT_HAS(xios_test::error_of([&] { c.send_field("a_copy", sent(1, b, a_at)); }),
                    "field 'a_copy' takes its values from field 'a' (field_ref): send that one");
+        EXPECT_HAS(xios_test::error_of([&] { c.send_field("floats", sent(1, b, a_at)); }),
+                   "field 'floats' was left out at close_definition (no file uses it): ");
         for (int s = 1; s <= kSteps; ++s) {
           if (s > 1) c.update_calendar(s);
           c.send_field("a", sent(s, b, a_at));

@@ -569,21 +569,24 @@ constexpr const char* kIodef = R"(<?xml version="1.0"?>
     <calendar type="Gregorian" start_date="2000-01-01" timestep="1h"/>
     <domain_definition>
       <domain id="grid_T" long_name="grid T"/>
+      <domain id="grid_T_inner" long_name="grid T without halo"/>
       <domain id="EqT" domain_ref="grid_T"> <zoom_domain id="EqT"/> </domain>
       <domain id="2n5eT" domain_ref="grid_T"> <zoom_domain id="2n5eT"/> </domain>
     </domain_definition>
     <grid_definition>
       <grid id="grid_T_2D"> <domain domain_ref="grid_T"/> </grid>
-      <grid id="grid_EqT"> <domain domain_ref="EqT"/> </grid>
+      <grid id="grid_T_2D_inner"> <domain domain_ref="grid_T_inner" name="grid_T"/> </grid>
       <grid id="grid_2n5eT"> <domain domain_ref="2n5eT"/> </grid>
     </grid_definition>
     <field_definition operation="average">
       <field id="sst" grid_ref="grid_T_2D"/>
+      <field id="sst_inner" grid_ref="grid_T_2D_inner"/>
     </field_definition>
     <file_definition type="one_file" name="@expname@_@freq@_@startdate@_@enddate@">
       <file_group id="2h" output_freq="2h">
         <file id="file11" name_suffix="_grid_T"> <field field_ref="sst"/> </file>
-        <file id="EqT" name_suffix="_grid_T"> <field field_ref="sst" grid_ref="grid_EqT"/> </file>
+        <file id="file12" name_suffix="_grid_T_inner"> <field field_ref="sst_inner"/> </file>
+        <file id="EqT" name_suffix="_grid_T"> <field field_ref="sst" grid_ref="EqT_2D"/> </file>
         <file id="2n5eT" name_suffix="_grid_T"> <field field_ref="sst" grid_ref="grid_2n5eT"/> </file>
       </file_group>
     </file_definition>
@@ -664,6 +667,22 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
   runtime::ok(cxios_set_zoom_domain_jbegin(eq, 3), "EqT jbegin");
   runtime::ok(cxios_set_zoom_domain_ni(eq, kNi), "EqT ni");
   runtime::ok(cxios_set_zoom_domain_nj(eq, 1), "EqT nj");
+  // iom_set_zoom_domain_attr: a new grid whose member is the existing
+  // domain of the zoom's id (the file EqT writes on it).
+  xios_handle_t grid_definition = runtime::handle("gridgroup", "grid_definition");
+  xios_handle_t eq_grid = nullptr;
+  xios_handle_t eq_domain = nullptr;
+  runtime::ok(cxios_add_child(grid_definition, "grid", "EqT_2D", 6, &eq_grid), "add grid");
+  runtime::ok(cxios_add_child(eq_grid, "domain", "EqT", 3, &eq_domain), "add domain");
+  // NEMO's grid_T_inner: the block without the halo (here none), sent on a
+  // grid that renames it grid_T.
+  const xios_handle_t inner = runtime::handle("domain", "grid_T_inner");
+  runtime::ok(cxios_set_domain_ni_glo(inner, kNi), "inner ni_glo");
+  runtime::ok(cxios_set_domain_nj_glo(inner, kNj), "inner nj_glo");
+  runtime::ok(cxios_set_domain_ibegin(inner, b.ibegin), "inner ibegin");
+  runtime::ok(cxios_set_domain_ni(inner, b.ni), "inner ni");
+  runtime::ok(cxios_set_domain_jbegin(inner, b.jbegin), "inner jbegin");
+  runtime::ok(cxios_set_domain_nj(inner, b.nj), "inner nj");
   const xios_handle_t moor = runtime::handle("zoom_domain", "2n5eT");
   runtime::ok(cxios_set_zoom_domain_ibegin(moor, 5), "2n5eT ibegin");
   runtime::ok(cxios_set_zoom_domain_jbegin(moor, 2), "2n5eT jbegin");
@@ -681,7 +700,7 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
   const std::string eq_suffix = runtime::get_text(cxios_get_file_name_suffix, ef) + "_Eq";
   runtime::ok(cxios_set_file_name_suffix(ef, eq_suffix.c_str(), static_cast<int>(eq_suffix.size())),
               "name_suffix");
-  for (const char* id : {"file11", "EqT", "2n5eT"}) runtime::update_file_name(id);
+  for (const char* id : {"file11", "file12", "EqT", "2n5eT"}) runtime::update_file_name(id);
   EXPECT_EQ(runtime::get_text(cxios_get_file_name, ef), "ORCA2_2h_20000101_20000101");
   runtime::ok(cxios_context_close_definition(), "xios_close_context_definition");
   for (int s = 1; s <= kSteps; ++s) {
@@ -692,6 +711,8 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
     }
     const std::array<std::int64_t, 2> extents{b.ni, b.nj};
     runtime::ok(cxios_write_data_k8("sst", 3, block.data(), 2, extents.data()), "xios_send_field");
+    runtime::ok(cxios_write_data_k8("sst_inner", 9, block.data(), 2, extents.data()),
+                "xios_send_field");
   }
   runtime::ok(cxios_context_finalize(), "xios_context_finalize");
   runtime::ok(cxios_finalize(), "xios_finalize");
@@ -712,6 +733,7 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
     point.push_back(mean(p, 2, 5));
   }
   EXPECT_EQ(xios_test::read_var(stem + "_grid_T.nc", "sst"), whole);
+  EXPECT_EQ(xios_test::read_var(stem + "_grid_T_inner.nc", "sst_inner"), whole);
   EXPECT_EQ(xios_test::read_var(stem + "_grid_T_Eq.nc", "sst"), row);
   EXPECT_EQ(xios_test::read_var(stem + "_grid_T_2n5e.nc", "sst"), point);
 }

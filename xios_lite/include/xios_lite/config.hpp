@@ -224,6 +224,10 @@ struct FieldDef {
   std::string long_name;
   std::string comment;
   int grid = -1;  ///< index into Config::grids
+  /// Why the field cannot be evaluated (a grid missing, unknown or broken, a
+  /// bad freq_offset): as XIOS, which solves only what files use, an error
+  /// where a file uses the field, else a warning and the field is left out.
+  std::string unusable;
   Operation operation = Operation::kInstant;
   Frequency freq_op{0, 0, 0, 0, 1};
   Frequency freq_offset;  ///< first sample at this offset from the start (default 0)

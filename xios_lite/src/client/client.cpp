@@ -447,6 +447,7 @@ class ClientImpl {
   ep::InterCommunicator inter_;
   std::unique_ptr<client::Meeting> meeting_;
   std::vector<Block> blocks_;
+  std::vector<std::size_t> renamed_;         ///< per domain: the one it renames (itself: none)
   std::vector<client::DataLayout> layouts_;  // per domain: how this client's arrays hold its block
   config::ModelDefinitions model_;           // what this client set (set_domain_attr, ...)
   std::vector<std::vector<std::uint8_t>> masks_;  // per domain: the model's mask of the block
@@ -560,14 +561,29 @@ void ClientImpl::close_definition() {
     // Client 0 holds it whole, the others have no part (no row: see data_layout).
     blocks_[d] = comm_.rank() == 0 ? Block{0, n, 0, 1} : Block{0, 0, 0, 0};
   }
+  // A domain that only renames another (NEMO's <domain domain_ref=
+  // "grid_T_inner" name="grid_T"/> in a grid) holds that one's block and
+  // takes the model's arrays as that one does.
+  renamed_.assign(cfg_.domains.size(), 0);
+  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+    std::size_t r = d;
+    for (std::size_t hops = 0; hops < cfg_.domains.size() && cfg_.domains[r].source >= 0 &&
+                               !cfg_.domains[r].window.has_value();
+         ++hops) {
+      r = static_cast<std::size_t>(cfg_.domains[r].source);
+    }
+    renamed_[d] = r;
+    if (r != d) blocks_[d] = blocks_[r];
+  }
   // This client's array layouts, checked against its blocks (every client
   // learns of a bad one through the meeting).
   layouts_.assign(cfg_.domains.size(), {});
   for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-    const auto set = model_.domains.find(static_cast<int>(d));
+    const std::size_t r = renamed_[d];
+    const auto set = model_.domains.find(static_cast<int>(r));
     std::string why;
     layouts_[d] = client::data_layout(
-        cfg_.domains[d], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
+        cfg_.domains[r], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
     if (!why.empty() && own_error.empty()) {
       own_error = why;
     }
@@ -628,10 +644,11 @@ void ClientImpl::close_definition() {
       config::apply_model_definitions(cfg_, models, blocks);
       // The layouts again with the completed sizes (a stand-in domain's).
       for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-        const auto set = model_.domains.find(static_cast<int>(d));
+        const std::size_t r = renamed_[d];
+        const auto set = model_.domains.find(static_cast<int>(r));
         std::string why;
         layouts_[d] = client::data_layout(
-            cfg_.domains[d], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
+            cfg_.domains[r], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
       }
       // The digest of the definitions, then what completes them (the servers'
       // ProcessContext::define reads it).
@@ -838,7 +855,10 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
     error = "field '" + id + "' sent before the first update_calendar";
   } else if (last_sent_[static_cast<std::size_t>(field)] == step_) {
     error = "field '" + id + "' sent twice in step " + std::to_string(step_);
-  } else if (const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)]; !f.expr.empty()) {
+  } else if (const FieldDef& f = cfg_.fields[static_cast<std::size_t>(field)];
+             !f.unusable.empty()) {
+    error = "field '" + id + "' was left out at close_definition (no file uses it): " + f.unusable;
+  } else if (!f.expr.empty()) {
     error = "field '" + id + "' is computed from its expression '" + f.expr +
             "': send the fields it reads";
   } else if (f.source_field >= 0) {

@@ -6,6 +6,7 @@
 // the element where it was defined.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <set>
 
@@ -237,6 +238,28 @@ void check_timestep_multiple(const Config& cfg, const Origin& where, const char*
     fail_at(where, attr,
             "value '" + to_string(f) + "' out of range (not a multiple of the timestep)");
   }
+}
+
+// XIOS takes a negative freq_offset (NEMO's trendT_odd: freq_op="2ts"
+// freq_offset="-1ts", the odd steps); sampling at step s when s - offset is
+// a multiple of freq_op, it is the offset brought into [0, freq_op).
+void normalise_offset(const Config& cfg, const Origin& where, const Frequency& op,
+                      Frequency& offset) {
+  const bool negative = offset.years < 0 || offset.months < 0 || offset.days < 0 ||
+                        offset.seconds < 0 || offset.timesteps < 0;
+  if (!negative) {
+    return;
+  }
+  if (op.is_calendar_dependent()) {
+    fail_at(where, "freq_offset",
+            "value '" + to_string(offset) + "' out of range (a negative offset needs a freq_op " +
+                "of fixed length, not '" + to_string(op) + "')");
+  }
+  const std::int64_t dt = cfg.calendar.timestep_seconds();
+  const std::int64_t every = std::max<std::int64_t>(1, cfg.calendar.fixed_seconds(op) / dt);
+  const std::int64_t steps = cfg.calendar.fixed_seconds(offset) / dt;
+  offset = Frequency{};
+  offset.timesteps = ((steps % every) + every) % every;
 }
 
 // The field whose values `field` takes: itself (the model sends it, or an
@@ -599,6 +622,42 @@ void check_data_grid(const Config& cfg, const FieldDef& f) {
 
 }  // namespace
 
+namespace {
+
+// The axes some file's variable needs: those of the grids of the fields
+// files use and of the files' variables, and the axes they derive from. As
+// XIOS, which sizes the axes of what it writes only, an axis nobody writes
+// needs no n_glo (NEMO's icbbas, profsed without sediment).
+std::vector<bool> axes_in_use(const Config& cfg) {
+  std::vector<bool> axis(cfg.axes.size(), false);
+  const std::function<void(int)> need_axis = [&](int a) {
+    if (a < 0 || axis[static_cast<std::size_t>(a)]) return;
+    axis[static_cast<std::size_t>(a)] = true;
+    need_axis(cfg.axes[static_cast<std::size_t>(a)].source);
+  };
+  const auto need_grid = [&](int g) {
+    if (g < 0) return;
+    const GridDef& grid = cfg.grids[static_cast<std::size_t>(g)];
+    for (const Member& m : grid.members) {
+      if (m.kind == Member::Kind::kAxis) need_axis(m.index);
+    }
+    need_axis(grid.axis);
+    need_axis(grid.axis2);
+  };
+  const std::vector<bool> used = fields_in_use(cfg);
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    if (used[i]) need_grid(cfg.fields[i].grid);
+  }
+  for (const std::vector<FileDef>* files : {&cfg.files, &cfg.inputs}) {
+    for (const FileDef& file : *files) {
+      for (const OutputVariable& v : file.variables) need_grid(v.grid);
+    }
+  }
+  return axis;
+}
+
+}  // namespace
+
 std::string undefined_definitions(const Config& cfg) {
   std::string out;
   const auto add = [&out](const std::string& what, const std::string& names) {
@@ -628,8 +687,10 @@ std::string undefined_definitions(const Config& cfg) {
     }
     add("domain '" + d.id + "'", missing);
   }
-  for (const AxisDef& a : cfg.axes) {
-    if (a.source < 0 && a.from_domain == Reduction::kNone && a.n_glo <= 0) {
+  const std::vector<bool> axes_used = axes_in_use(cfg);
+  for (std::size_t i = 0; i < cfg.axes.size(); ++i) {
+    const AxisDef& a = cfg.axes[i];
+    if (axes_used[i] && a.source < 0 && a.from_domain == Reduction::kNone && a.n_glo <= 0) {
       add("axis '" + a.id + "'", "n_glo");
     }
   }
@@ -659,21 +720,58 @@ void complete_definitions(Config& cfg) {
   for (AxisDef& a : cfg.axes) {
     complete_axis(cfg, a);
   }
+  // As XIOS, which solves the fields files use only: a field that cannot be
+  // evaluated is an error where a file uses it, else it is left out with a
+  // warning (Config::warnings).
+  const std::vector<bool> used = fields_in_use(cfg);
+  const auto tolerant = [&](std::size_t i, const auto& check) {
+    if (used[i]) {
+      check();
+      return;
+    }
+    try {
+      check();
+    } catch (const ep::Error& error) {
+      leave_out(cfg, cfg.fields[i], config::message_of(error));
+    }
+  };
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    FieldDef& f = cfg.fields[i];
+    if (!f.unusable.empty()) {
+      if (used[i]) throw ep::Error(ep::ErrorKind::kConfig, config::kCall, -1, f.unusable);
+      const std::string why = f.unusable;
+      f.unusable.clear();
+      leave_out(cfg, f, why);
+    }
+  }
   // Expressions: their operands, grids and checks (expression.hpp).
   resolve_expressions(cfg);
-  for (FieldDef& f : cfg.fields) {
-    check_timestep_multiple(cfg, f.where, "freq_op", f.freq_op);
-    check_timestep_multiple(cfg, f.where, "freq_offset", f.freq_offset);
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    FieldDef& f = cfg.fields[i];
+    if (!f.unusable.empty()) continue;
+    tolerant(i, [&] {
+      check_timestep_multiple(cfg, f.where, "freq_op", f.freq_op);
+      check_timestep_multiple(cfg, f.where, "freq_offset", f.freq_offset);
+      normalise_offset(cfg, f.where, f.freq_op, f.freq_offset);
+    });
   }
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
-    const int data = data_field(cfg, static_cast<int>(i));
-    FieldDef& f = cfg.fields[i];
-    if (f.grid < 0) {
-      f.grid = cfg.fields[static_cast<std::size_t>(data)].grid;
-    }
-    if (static_cast<int>(i) == data) {
-      check_data_grid(cfg, f);
-    }
+    if (!cfg.fields[i].unusable.empty()) continue;
+    tolerant(i, [&] {
+      const int data = data_field(cfg, static_cast<int>(i));
+      FieldDef& f = cfg.fields[i];
+      if (f.grid < 0) {
+        f.grid = cfg.fields[static_cast<std::size_t>(data)].grid;
+      }
+      if (f.grid < 0) {
+        fail_at(f.where, "grid_ref",
+                "no grid: its field_ref chain ends at field '" +
+                    cfg.fields[static_cast<std::size_t>(data)].id + "', which has none");
+      }
+      if (static_cast<int>(i) == data) {
+        check_data_grid(cfg, f);
+      }
+    });
   }
   for (FileDef& file : cfg.files) {
     check_timestep_multiple(cfg, file.where, "output_freq", file.output_freq);
@@ -691,6 +789,7 @@ void complete_definitions(Config& cfg) {
     for (OutputVariable& v : file.variables) {
       check_timestep_multiple(cfg, v.where, "freq_op", v.freq_op);
       check_timestep_multiple(cfg, v.where, "freq_offset", v.freq_offset);
+      normalise_offset(cfg, v.where, v.freq_op, v.freq_offset);
       // As XIOS ("output file has output_freq < freq_op"): a sampling period
       // longer than the output period leaves records without a sample,
       // written all _FillValue.

@@ -108,6 +108,8 @@ class ContextParser {
 
   void index_definitions();
 
+  void find_fields_files_reach();
+
   static std::vector<const Element*> transformation_children(const Element& e);
 
   // Parses the definition `what` `id` under errors_.guard; a failed one is
@@ -209,6 +211,8 @@ class ContextParser {
   // waits for the calendar (completion).
   static void check_sampling(const Element& e, const Frequency& f, const char* attr);
 
+  static Frequency offset_of(const Element& at, const std::string& value);
+
   static double chunk_target(const Element& n);
 
   // <variable> children of `e` and of the elements it references.
@@ -270,6 +274,10 @@ class ContextParser {
   std::map<std::string, int> domain_index_, axis_index_, scalar_index_, grid_index_, field_index_;
   std::vector<FieldDef> field_slots_;
   std::set<std::string> file_ids_;
+  /// The fields the files may read (find_fields_files_reach): a field of
+  /// these that cannot be evaluated is an error at once, another one a
+  /// warning at completion (FieldDef::unusable).
+  std::set<std::string> files_reach_;
   // Grids naming an element nobody defines: id -> the error a use gives.
   std::map<std::string, std::string> broken_grids_;
   std::set<std::string> ts_variables_;

@@ -414,8 +414,6 @@ void Expression::evaluate(std::span<const std::span<const double>> inputs,
   }
 }
 
-namespace {
-
 // The fields some file needs: those the files name, and what they read
 // through field_ref and expressions (operands by name, unknown ones left
 // for the checks below).
@@ -441,6 +439,18 @@ std::vector<bool> fields_in_use(const Config& cfg) {
   }
   return used;
 }
+
+void leave_out(Config& cfg, FieldDef& f, const std::string& why) {
+  if (f.unusable.empty()) {
+    f.unusable = why;
+    cfg.warnings.push_back(why + " (no file uses the field: it is left out)");
+  }
+  f.expr.clear();
+  f.expr_operands.clear();
+  f.grid = -1;
+}
+
+namespace {
 
 // The field whose values `field` takes: the end of its field_ref chain.
 // A cycle of references stops after every field (it is refused later, by name).
@@ -698,6 +708,9 @@ int points_grid(const Config& cfg, int op) {
   return t && t->active ? cfg.fields[static_cast<std::size_t>(op)].grid
                         : cfg.fields[static_cast<std::size_t>(data_of(cfg, op))].grid;
 }
+void resolve_operands(Config& cfg, FieldDef& f);
+template <class Tolerant>
+void resolve_grids(Config& cfg, const std::vector<bool>& used, const Tolerant& tolerant);
 }  // namespace
 
 void resolve_expressions(Config& cfg) {
@@ -724,10 +737,32 @@ void resolve_expressions(Config& cfg) {
       f.expr_operands.clear();
     }
   }
-  // Operands and grids, then a check for cycles through expressions.
-  for (FieldDef& f : cfg.fields) {
+  // Operands and grids, then a check for cycles through expressions. A
+  // field no file uses that fails a check is left out with a warning.
+  const auto tolerant = [&](std::size_t i, const auto& check) {
+    if (used[i]) {
+      check();
+      return;
+    }
+    try {
+      check();
+    } catch (const ep::Error& error) {
+      leave_out(cfg, cfg.fields[i], config::message_of(error));
+    }
+  };
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    tolerant(i, [&] { resolve_operands(cfg, cfg.fields[i]); });
+  }
+  resolve_grids(cfg, used, tolerant);
+  check_windows(cfg);
+}
+
+namespace {
+
+void resolve_operands(Config& cfg, FieldDef& f) {
+  {
     if (f.expr.empty()) {
-      continue;
+      return;
     }
     Expression e;
     std::string error;
@@ -751,15 +786,30 @@ void resolve_expressions(Config& cfg) {
           config::fail_at(f.where, "expr", "'" + f.expr + "': unknown field '" + name + "'");
         }
       }
+      if (!cfg.fields[static_cast<std::size_t>(field)].unusable.empty()) {
+        config::fail_at(f.where, "expr",
+                        "'" + f.expr + "': operand '" + name + "' is left out: " +
+                            cfg.fields[static_cast<std::size_t>(field)].unusable);
+      }
       f.expr_operands.push_back(field);
     }
   }
-  // The grid of an expression: its own, else its first operand's (in
-  // dependency order: an operand may itself be an expression).
+}
+
+// The grid of an expression: its own, else its first operand's (in
+// dependency order: an operand may itself be an expression). The fields
+// files use first, so that a field no file uses, left out, is never one
+// of theirs.
+template <class Tolerant>
+void resolve_grids(Config& cfg, const std::vector<bool>& used, const Tolerant& tolerant) {
   std::vector<int> state(cfg.fields.size(), 0);  // 0 new, 1 visiting, 2 done
   std::function<void(int)> visit = [&](int i) {
     FieldDef& f = cfg.fields[static_cast<std::size_t>(i)];
     if (state[static_cast<std::size_t>(i)] == 2) return;
+    if (!f.unusable.empty()) {
+      state[static_cast<std::size_t>(i)] = 2;
+      config::fail_at(f.where, "grid_ref", "left out: " + f.unusable);
+    }
     if (state[static_cast<std::size_t>(i)] == 1) {
       config::fail_at(f.where, "expr", "expressions refer to each other in a cycle");
     }
@@ -768,6 +818,15 @@ void resolve_expressions(Config& cfg) {
       // An operand's values: the end of its field_ref chain, read through
       // one axis zoom or reduce_axis at most.
       const int data = data_of(cfg, op);
+      if (data != i && !cfg.fields[static_cast<std::size_t>(data)].expr.empty()) {
+        visit(data);  // its grid first
+      }
+      if (cfg.fields[static_cast<std::size_t>(data)].grid < 0) {
+        config::fail_at(f.where, "expr",
+                        "operand '" + cfg.fields[static_cast<std::size_t>(op)].id +
+                            "' has no grid (field '" +
+                            cfg.fields[static_cast<std::size_t>(data)].id + "' gives none)");
+      }
       if (!operand_transform(cfg, op)) {
         config::fail_at(
             f.where, "expr",
@@ -803,10 +862,21 @@ void resolve_expressions(Config& cfg) {
     }
     state[static_cast<std::size_t>(i)] = 2;
   };
-  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
-    visit(static_cast<int>(i));
+  for (const bool pass_used : {true, false}) {
+    for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+      if (used[i] != pass_used || state[i] == 2) continue;
+      tolerant(i, [&] { visit(static_cast<int>(i)); });
+      // A failure part way leaves fields "visiting": those are left out too.
+      for (std::size_t k = 0; k < state.size(); ++k) {
+        if (state[k] == 1) {
+          state[k] = 2;
+          if (!used[k]) leave_out(cfg, cfg.fields[k], cfg.fields[i].unusable);
+        }
+      }
+    }
   }
-  check_windows(cfg);
 }
+
+}  // namespace
 
 }  // namespace xios_lite

@@ -152,7 +152,16 @@ struct OperandTransform {
 [[nodiscard]] std::optional<OperandTransform> operand_transform(const Config& cfg, int operand);
 
 /// Resolves every field's expression (operands, grids, checks); part of
-/// complete_definitions. Throws ep::Error naming the field.
+/// complete_definitions. Throws ep::Error naming the field; a field no file
+/// uses that fails is left out (leave_out) instead.
 void resolve_expressions(Config& cfg);
+
+/// The fields some file needs: those the files name, and what they read
+/// through field_ref and expressions.
+[[nodiscard]] std::vector<bool> fields_in_use(const Config& cfg);
+
+/// Leaves out field `f`, which no file uses, for `why` (FieldDef::unusable):
+/// a warning, no expression, no grid.
+void leave_out(Config& cfg, FieldDef& f, const std::string& why);
 
 }  // namespace xios_lite

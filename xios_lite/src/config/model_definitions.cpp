@@ -325,25 +325,50 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
                          !a->bounds_lon_2d.empty() || !a->bounds_lat_2d.empty();
       const bool one_d = !a->lonvalue_1d.empty() || !a->latvalue_1d.empty() ||
                          !a->bounds_lon_1d.empty() || !a->bounds_lat_1d.empty();
-      if ((curvilinear && one_d) || (!curvilinear && two_d)) {
-        fail_model(where, std::string(curvilinear ? "a curvilinear domain takes lonvalue_2d, "
-                                                    "latvalue_2d and bounds_*_2d"
-                                                  : "a rectilinear domain takes lonvalue_1d, "
-                                                    "latvalue_1d and bounds_*_1d"));
+      if (curvilinear && one_d && two_d) {
+        fail_model(where,
+                   "a curvilinear domain takes its coordinates either as lonvalue_2d, latvalue_2d "
+                   "and bounds_*_2d or as lonvalue_1d, latvalue_1d and bounds_*_1d, not both");
+      }
+      if (!curvilinear && two_d) {
+        fail_model(where, "a rectilinear domain takes lonvalue_1d, latvalue_1d and bounds_*_1d");
       }
     }
     const auto ni = static_cast<std::size_t>(d.ni_glo);
     const auto nj = static_cast<std::size_t>(d.nj_glo);
     if (curvilinear) {
-      assemble_2d(clients, idx, where, "lonvalue_2d", &DomainAttributes::lonvalue_2d, blocks, 1,
-                  d.ni_glo, d.nj_glo, d.lon);
-      assemble_2d(clients, idx, where, "latvalue_2d", &DomainAttributes::latvalue_2d, blocks, 1,
-                  d.ni_glo, d.nj_glo, d.lat);
+      // As XIOS: a curvilinear domain's lonvalue_1d (NEMO's) holds the
+      // block's ni x nj points, i fastest, as lonvalue_2d does; its
+      // bounds_lon_1d nvertex x (ni x nj), as bounds_lon_2d.
+      const bool flat = std::any_of(clients.begin(), clients.end(), [&](const auto& m) {
+        const DomainAttributes* a = attr(m);
+        return a != nullptr && (!a->lonvalue_1d.empty() || !a->latvalue_1d.empty() ||
+                                !a->bounds_lon_1d.empty() || !a->bounds_lat_1d.empty());
+      });
+      using Member = std::vector<double> DomainAttributes::*;
+      const auto pick = [flat](Member two_d, Member one_d, const char* two_name,
+                               const char* one_name) {
+        return flat ? std::pair{one_d, one_name} : std::pair{two_d, two_name};
+      };
+      const auto [lon, lon_name] =
+          pick(&DomainAttributes::lonvalue_2d, &DomainAttributes::lonvalue_1d, "lonvalue_2d",
+               "lonvalue_1d");
+      const auto [lat, lat_name] =
+          pick(&DomainAttributes::latvalue_2d, &DomainAttributes::latvalue_1d, "latvalue_2d",
+               "latvalue_1d");
+      const auto [blon, blon_name] =
+          pick(&DomainAttributes::bounds_lon_2d, &DomainAttributes::bounds_lon_1d, "bounds_lon_2d",
+               "bounds_lon_1d");
+      const auto [blat, blat_name] =
+          pick(&DomainAttributes::bounds_lat_2d, &DomainAttributes::bounds_lat_1d, "bounds_lat_2d",
+               "bounds_lat_1d");
+      assemble_2d(clients, idx, where, lon_name, lon, blocks, 1, d.ni_glo, d.nj_glo, d.lon);
+      assemble_2d(clients, idx, where, lat_name, lat, blocks, 1, d.ni_glo, d.nj_glo, d.lat);
       const auto nv = static_cast<std::size_t>(std::max(d.nvertex, 1));
-      assemble_2d(clients, idx, where, "bounds_lon_2d", &DomainAttributes::bounds_lon_2d, blocks,
-                  nv, d.ni_glo, d.nj_glo, d.bounds_lon);
-      assemble_2d(clients, idx, where, "bounds_lat_2d", &DomainAttributes::bounds_lat_2d, blocks,
-                  nv, d.ni_glo, d.nj_glo, d.bounds_lat);
+      assemble_2d(clients, idx, where, blon_name, blon, blocks, nv, d.ni_glo, d.nj_glo,
+                  d.bounds_lon);
+      assemble_2d(clients, idx, where, blat_name, blat, blocks, nv, d.ni_glo, d.nj_glo,
+                  d.bounds_lat);
     } else {
       assemble(clients, idx, where, "lonvalue_1d", &DomainAttributes::lonvalue_1d, blocks, true, 1,
                ni, d.lon);

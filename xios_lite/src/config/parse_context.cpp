@@ -3,6 +3,7 @@
 // (domains, axes, scalars, grids, fields, files); the index of definitions
 // and XIOS's inheritance that every kind's parsing looks attributes up
 // with; the public entry points and Config's look-ups.
+#include <cctype>
 #include <functional>
 #include <map>
 #include <memory>
@@ -50,6 +51,11 @@ constexpr auto kRefAttributes = common::enum_names<Kind>({{Kind::kDomain, "domai
 
 const char* ref_attribute(Kind kind) { return common::enum_name(kRefAttributes, kind, ""); }
 
+// XIOS's value that leaves an attribute undefined on an element and stops
+// its inheritance there (NEMO's freq_offset="_reset_" on a field whose
+// groups set one).
+constexpr std::string_view kReset = "_reset_";
+
 // Attributes that belong to the element itself, never inherited.
 bool inheritable(std::string_view attr) {
   return attr != "id" && attr != "field_ref" && attr != "expr" && attr != "group_ref" &&
@@ -89,6 +95,7 @@ Config ContextParser::run() {
     errors_.guard([&] { check_model_variables(*def, cfg_.variables); });
   }
   index_definitions();
+  find_fields_files_reach();
   for (const Element* e : domain_elements_) {
     guarded("domain", e->get("id"), [&] { (void)domain_of(*e); });
   }
@@ -156,6 +163,7 @@ Found ContextParser::lookup(Kind kind, const Element& e, std::string_view attr, 
     fail(e, ref_attribute(kind), "references form a cycle");
   }
   if (const std::string* v = e.find(attr)) {
+    if (*v == kReset) return {};  // XIOS's "_reset_": undefined here, nothing inherited
     return {v, &e, depth};
   }
   if (!inheritable(attr) ||
@@ -166,6 +174,7 @@ Found ContextParser::lookup(Kind kind, const Element& e, std::string_view attr, 
   for (const Element* p = e.parent; p != nullptr && is_group_of(kind, p->name); p = p->parent) {
     ++d;
     if (const std::string* v = p->find(attr)) {
+      if (*v == kReset) return {};
       return {v, p, d};
     }
   }
@@ -173,6 +182,54 @@ Found ContextParser::lookup(Kind kind, const Element& e, std::string_view attr, 
     return lookup(kind == Kind::kFileField ? Kind::kField : kind, *target, attr, d + 1);
   }
   return {};
+}
+
+// XIOS solves the fields files read only. Those are found here from the
+// elements, before any is built: the field_ref of each file's field, every
+// field of a group a file names (group_ref), then what these read through
+// field_ref and expressions. Every name in an expression counts (one that
+// names no field adds nothing), so that a field a file reads is never
+// taken for one it does not.
+void ContextParser::find_fields_files_reach() {
+  std::vector<std::string> todo;
+  const std::function<void(const Element&)> group_fields = [&](const Element& g) {
+    for (const auto& c : g.children) {
+      if (c->name == "field" && c->has("id")) todo.push_back(c->get("id"));
+      if (c->name == "field_group") group_fields(*c);
+    }
+  };
+  const std::function<void(const Element&)> in_files = [&](const Element& e) {
+    for (const auto& c : e.children) {
+      if (c->name == "field" && c->has("field_ref")) todo.push_back(c->get("field_ref"));
+      if (c->name == "field_group" && c->has("group_ref")) {
+        const auto g = group_ids_.find(c->get("group_ref"));
+        if (g != group_ids_.end()) group_fields(*g->second);
+      }
+      in_files(*c);
+    }
+  };
+  for (const Element* def : ctx_.children_named("file_definition")) in_files(*def);
+  while (!todo.empty()) {
+    const std::string id = std::move(todo.back());
+    todo.pop_back();
+    const auto it = field_ids_.find(id);
+    if (it == field_ids_.end() || !files_reach_.insert(id).second) continue;
+    const Element& f = *it->second;
+    if (f.has("field_ref")) todo.push_back(f.get("field_ref"));
+    const std::string expr = f.has("expr") ? f.get("expr") : f.text;
+    for (std::size_t at = 0; at < expr.size();) {
+      const auto word = [&](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+      };
+      if (!word(expr[at])) {
+        ++at;
+        continue;
+      }
+      const std::size_t from = at;
+      while (at < expr.size() && word(expr[at])) ++at;
+      todo.push_back(expr.substr(from, at - from));
+    }
+  }
 }
 
 void ContextParser::index(std::map<std::string, const Element*>& ids,

@@ -2,8 +2,11 @@
 // inherited), its grid, source field and expression, its flags and its
 // <variable>s; the operations' names.
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/enum_names.hpp"
@@ -84,12 +87,16 @@ void ContextParser::read_field_attributes(Kind kind, const Element& e, Def& d) {
     d.freq_op = config::frequency(*f.at, "freq_op");
   }
   if (const Found f = lookup(kind, e, "freq_offset")) {
-    Frequency off;
-    if (!parse_frequency(*f.value, off)) {
-      off = config::frequency(*f.at, "freq_offset");
+    if constexpr (std::is_same_v<Def, FieldDef>) {
+      try {
+        d.freq_offset = offset_of(*f.at, *f.value);
+      } catch (const ep::Error& error) {
+        if (files_reach_.count(d.id) > 0) throw;
+        if (d.unusable.empty()) d.unusable = config::message_of(error);
+      }
+    } else {
+      d.freq_offset = offset_of(*f.at, *f.value);
     }
-    check_sampling(*f.at, off, "freq_offset");
-    d.freq_offset = off;
   }
   if (const Found f = lookup(kind, e, "default_value")) {
     d.default_value = config::real(*f.at, "default_value");
@@ -129,6 +136,29 @@ void ContextParser::read_field_attributes(Kind kind, const Element& e, Def& d) {
     }
     d.cell_methods_mode = it->second;
   }
+}
+
+// A freq_offset: a fixed length, negative too (NEMO's trendT_odd samples
+// the odd steps with freq_op="2ts" freq_offset="-1ts"; completion turns it
+// into the offset one freq_op later, which samples the same steps).
+Frequency ContextParser::offset_of(const Element& at, const std::string& value) {
+  std::string_view text = value;
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
+    text.remove_prefix(1);
+  }
+  const bool negative = text.starts_with('-');
+  Frequency off;
+  if (!parse_frequency(negative ? text.substr(1) : text, off)) {
+    off = config::frequency(at, "freq_offset");
+  }
+  check_sampling(at, off, "freq_offset");
+  if (negative) {
+    for (std::int64_t Frequency::*part : {&Frequency::years, &Frequency::months, &Frequency::days,
+                                          &Frequency::seconds, &Frequency::timesteps}) {
+      off.*part = -(off.*part);
+    }
+  }
+  return off;
 }
 
 // A sampling frequency: fixed length (no months); the timestep check
@@ -173,11 +203,22 @@ void ContextParser::build_field(const Element& e) {
   FieldDef f;
   f.id = config::required(e, "id");
   f.where = e.where();
+  // A grid or a freq_offset that cannot be read is remembered (unusable):
+  // it is an error only where a file uses the field (completion).
+  const bool read_by_files = files_reach_.count(f.id) > 0;
+  const auto unusable = [&](const ep::Error& error) {
+    if (read_by_files) throw error;
+    if (f.unusable.empty()) f.unusable = config::message_of(error);
+  };
   read_field_attributes(Kind::kField, e, f);
   const Found name = lookup(Kind::kField, e, "name");
   f.name = name ? *name.value : f.id;
   if (f.long_name.empty()) f.long_name = f.name;
-  f.grid = grid_of(Kind::kField, e);
+  try {
+    f.grid = grid_of(Kind::kField, e);
+  } catch (const ep::Error& error) {
+    unusable(error);
+  }
   if (const Element* src = referenced(Kind::kField, e)) {
     f.source_field = field_position(*src);
   }
@@ -185,8 +226,13 @@ void ContextParser::build_field(const Element& e) {
   if (!e.text.empty() && e.has("expr")) {
     fail(e, "expr", "an expression either in expr= or as the element's text, not both");
   }
-  if (f.grid < 0 && f.expr.empty()) {
+  if (f.grid < 0 && f.expr.empty() && read_by_files) {
     fail(e, "grid_ref", "missing grid: neither the field nor its groups give a grid_ref");
+  }
+  if (f.grid < 0 && f.expr.empty() && f.unusable.empty()) {
+    f.unusable = e.where() +
+                 " attribute grid_ref: missing grid: neither the field nor its groups give a "
+                 "grid_ref";
   }
   read_flags(Kind::kField, e, f);
   f.attributes = variables_of(Kind::kField, e);

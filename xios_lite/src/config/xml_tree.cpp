@@ -188,6 +188,13 @@ void fail(const Element& e, std::string_view attribute, const std::string& what)
   fail_at(e.where(), attribute, what);
 }
 
+std::string message_of(const ep::Error& error) {
+  std::string text = error.what();
+  const std::string prefix = std::string(kCall) + ": ";
+  if (text.compare(0, prefix.size(), prefix) == 0) text.erase(0, prefix.size());
+  return text;
+}
+
 namespace {
 
 // Whether `e` is a definition (a field of a field_definition or
@@ -207,8 +214,10 @@ bool is_definition(const Element& e) {
 // and an axis may share one).
 void merge_repeated_ids(Element& context) {
   std::map<std::pair<std::string, std::string>, Element*> first;
-  const std::function<void(Element&)> visit = [&](Element& parent) {
-    for (std::size_t i = 0; i < parent.children.size();) {
+  // Visits parent's children from `from` on: a merged element's children
+  // join the first one's after it was visited, and are visited there then.
+  const std::function<void(Element&, std::size_t)> visit = [&](Element& parent, std::size_t from) {
+    for (std::size_t i = from; i < parent.children.size();) {
       Element& e = *parent.children[i];
       const std::string* id = e.find("id");
       if (id != nullptr && is_definition(e)) {
@@ -226,19 +235,24 @@ void merge_repeated_ids(Element& context) {
             }
           }
           if (!e.text.empty()) target.text = e.text;
+          // NEMO's field_def files each hold a field_group id="SBC" with a
+          // field_group id="SBC_2D" inside, and the same field in both: the
+          // moved children merge with the first group's own.
+          const std::size_t moved_from = target.children.size();
           for (auto& c : e.children) {
             c->parent = &target;
             target.children.push_back(std::move(c));
           }
           parent.children.erase(parent.children.begin() + static_cast<std::ptrdiff_t>(i));
+          visit(target, moved_from);
           continue;
         }
       }
-      visit(e);  // in document order: the first of two is always met first
+      visit(e, 0);  // in document order: the first of two is always met first
       ++i;
     }
   };
-  visit(context);
+  visit(context, 0);
 }
 
 // XIOS names a definition given without an id itself (a field with only a

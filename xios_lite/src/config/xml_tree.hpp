@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "ep/error.hpp"
 #include "xios_lite/calendar.hpp"
 
 namespace xios_lite::config {
@@ -46,6 +47,9 @@ struct Element {
 /// Throws a parse error: "<where> attribute a: what" (no attribute: "<where>: what");
 /// the parser collects those of independent definitions (parse_errors.hpp).
 [[noreturn]] void fail(const Element& e, std::string_view attribute, const std::string& what);
+
+/// An error's message without the parser's call prefix (kCall).
+[[nodiscard]] std::string message_of(const ep::Error& error);
 /// The same for a definition known only by its origin (checks at completion).
 [[noreturn]] void fail_at(const std::string& where, std::string_view attribute,
                           const std::string& what);

@@ -349,9 +349,24 @@ Handle* ContextClient::add_child(const char* call, Handle* parent, const std::st
                                  const std::string* id) {
   require_open(call);
   Element* at = parent->element != nullptr ? parent->element : context_element();
-  if (id != nullptr && find(child_kind, *id) != nullptr) {
-    // XIOS: a repeated id names the same object.
-    return find(child_kind, *id);
+  if (id != nullptr) {
+    if (Handle* existing = find(child_kind, *id)) {
+      // XIOS: a repeated id names the same object. Under a grid it also
+      // makes that object a member of the grid (NEMO's
+      // iom_set_zoom_domain_attr adds the zoom's domain to new grids).
+      const std::string member = element_name(child_kind);
+      const bool grid_member = member == "domain" || member == "axis" || member == "scalar";
+      if (at->name == "grid" && grid_member) {
+        auto ref = std::make_unique<Element>();
+        ref->name = member;
+        ref->parent = at;
+        ref->file = "xios_add_child(" + std::to_string(++added_) + ")";
+        ref->line = 0;
+        ref->attributes.emplace_back(member + "_ref", *id);
+        at->children.push_back(std::move(ref));
+      }
+      return existing;
+    }
   }
   auto e = std::make_unique<Element>();
   e->name = element_name(child_kind);
