@@ -311,11 +311,11 @@ class HaloPlan {
   std::vector<int> local_peers_;  // threads, this rank's excluded
   std::vector<std::vector<detail::LocalTransfer>> local_transfers_;  // per stage
   std::vector<detail::Stage> packed_stages_;
-  std::vector<std::vector<detail::RowDirectCopy>> direct_;  // per stage, grouped by peer
+  std::vector<std::vector<detail::StripCopy>> direct_;  // per stage, grouped by peer
   // What this rank sends each local reader per stage (its frame), and the
-  // narrow rows it packs for them into its staging buffers (per stage).
+  // narrow strips it packs for them into its staging buffers (per stage).
   std::vector<std::vector<std::pair<int, std::vector<detail::Rect>>>> local_sends_;
-  std::vector<std::vector<detail::RowCopy>> staged_pack_;
+  std::vector<std::vector<detail::StripCopy>> staged_pack_;
   // Whether a local reader reads rows straight out of this rank's arrays
   // (then every call waits for the readers' departure before returning;
   // otherwise the next call does, before refilling the staging buffers).
