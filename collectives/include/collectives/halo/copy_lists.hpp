@@ -69,17 +69,22 @@ struct StageCopies {
   std::vector<RowFill> fill;
 };
 
-/// Rows narrower than this are staged: a row read out of another core's
-/// array costs a cache-line transfer or two however few bytes it holds (a
-/// column strip of w = 1 is one line per 8 bytes), so the owner packs its
-/// narrow rows, from its own cache, into one contiguous block per local
-/// reader, which the reader then reads line by line. Wider rows are read
-/// straight out of the owner's field. An owner whose readers read only
-/// staged rows also waits for their departure at its next call rather
-/// than at the end of this one (its own array is free at once): one
-/// blocking round per call instead of two, worth an extra local copy of
-/// rows up to this size.
-inline constexpr std::size_t kStagedRowBytes = 1024;
+/// Rows narrower than this (two cache lines) are staged: a row read out of
+/// another core's array costs a cache-line transfer or two however few
+/// bytes it holds (a column strip of w = 1 is one line per 8 bytes), so the
+/// owner packs its narrow rows, from its own cache, into one contiguous
+/// block per local reader, which the reader then reads line by line.
+/// Wider rows are read straight out of the owner's field: they cost the
+/// reader their own lines plus at most one, where staging would add a
+/// whole extra copy of them. An owner whose readers read only staged rows
+/// also waits for their departure at its next call rather than at the end
+/// of this one (its own array is free at once): one blocking round per
+/// call instead of two. Measured at 1 x 2 (halo_bench, t_min, load 4-6):
+/// with 1 KiB here, w = 20 on 16 x 16 blocks (rows of 160 B, staged) took
+/// 4.8-4.9 us in one stage; read in place, 2.0-2.3 us; w = 1 and 3 (8 and
+/// 24 B) stay staged: read in place they took 7.0 and 5.5 us against 1.5
+/// and 2.6 us staged.
+inline constexpr std::size_t kStagedRowBytes = 128;
 
 /// A strip copied on the zero-copy path of a bound plan: `rows` rows of
 /// `row_bytes` bytes, from byte `from_offset` of a source whose rows are
