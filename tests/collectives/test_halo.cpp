@@ -248,19 +248,26 @@ TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
   // Bound plans read local peers' interiors in place: the interior changes
   // before every call, so a read before the owner's arrival or after its
   // next write (a missing departure wait) gives another call's value.
-  // Two decompositions: small uneven subdomains (every row narrower than
-  // kStagedRowBytes: staged by the owner, which waits for its readers at
-  // the next call) and 140-cell-wide ones stacked in y (south and north
-  // rows of 144 doubles: read straight out of the owner's array).
+  // Three decompositions: small uneven subdomains, w = 2 (every row
+  // narrower than kStagedRowBytes: staged by the owner, which waits for its
+  // readers at the next call); 140-cell-wide ones stacked in y, w = 2
+  // (south and north rows of 144 doubles, 1152 B: read straight out of the
+  // owner's array); 24 x 64 ones side by side in x, w = 20 (column rows of
+  // 160 B, 10 KiB per owner and reader: more than kStagedPairBytes, so
+  // read in place too).
   run_on_backends([](const auto& comm) {
     const std::array decompositions{
-        collectives_test::uneven_decomposition(comm.size(), true, true),
-        collectives::Decomposition::even(140, 6 * comm.size(), 1, comm.size(), true, true)};
+        std::pair{collectives_test::uneven_decomposition(comm.size(), true, true), 2},
+        std::pair{
+            collectives::Decomposition::even(140, 6 * comm.size(), 1, comm.size(), true, true), 2},
+        std::pair{
+            collectives::Decomposition::even(24 * comm.size(), 64, comm.size(), 1, true, true),
+            20}};
     for (const auto algorithm : kAlgorithms) {
-      for (const auto& decomposition : decompositions) {
+      for (const auto& [decomposition, width] : decompositions) {
         HaloSpec spec;
         spec.decomposition = decomposition;
-        spec.width = 2;
+        spec.width = width;
         spec.algorithm = algorithm;
         collectives::HaloPlan plan(comm, spec);
         const int w = spec.width;

@@ -64,11 +64,27 @@ int message_count(std::size_t bytes, int rank, int peer) {
 
 }  // namespace
 
+std::size_t staged_row_limit(const std::vector<Rect>& rects,
+                             const std::vector<FieldShape>& fields) {
+  std::size_t wide_bytes = 0;  // of the rows that only a small pair stages
+  for (const FieldShape& field : fields) {
+    for (const Rect& r : rects) {
+      const std::size_t row_bytes = static_cast<std::size_t>(r.width) * field.element_bytes;
+      if (row_bytes >= kStagedRowBytes && row_bytes < kStagedWideRowBytes) {
+        wide_bytes +=
+            row_bytes * static_cast<std::size_t>(r.height) * static_cast<std::size_t>(field.levels);
+      }
+    }
+  }
+  return wide_bytes <= kStagedPairBytes ? kStagedWideRowBytes : kStagedRowBytes;
+}
+
 void add_direct_strips(const LocalTransfer& transfer, int nx, int ny, int width,
                        const std::vector<FieldShape>& fields, std::vector<StripCopy>& strips) {
   const FieldFrame peer_frame(transfer.nx, transfer.ny, width);
   const FieldFrame my_frame(nx, ny, width);
   std::size_t staged = 0;  // within the peer's block for this rank
+  const std::size_t limit = staged_row_limit(transfer.to, fields);
   for (std::size_t f = 0; f < fields.size(); ++f) {
     const FieldShape& field = fields[f];
     const std::size_t peer_stride = peer_frame.row_bytes(field.element_bytes);
@@ -77,7 +93,7 @@ void add_direct_strips(const LocalTransfer& transfer, int nx, int ny, int width,
       const Rect& from = transfer.from[n];
       const Rect& to = transfer.to[n];
       const std::size_t row_bytes = static_cast<std::size_t>(to.width) * field.element_bytes;
-      const bool narrow = row_bytes < kStagedRowBytes;
+      const bool narrow = row_bytes < limit;
       for (int k = 0; k < field.levels; ++k) {
         StripCopy strip;
         strip.field = static_cast<int>(f);
@@ -101,11 +117,12 @@ void add_staged_strips(const std::vector<Rect>& sends, int nx, int ny, int width
                        const std::vector<FieldShape>& fields, std::size_t& cursor,
                        std::vector<StripCopy>& strips) {
   const FieldFrame frame(nx, ny, width);
+  const std::size_t limit = staged_row_limit(sends, fields);
   for (std::size_t f = 0; f < fields.size(); ++f) {
     const FieldShape& field = fields[f];
     for (const Rect& r : sends) {
       const std::size_t row_bytes = static_cast<std::size_t>(r.width) * field.element_bytes;
-      if (row_bytes >= kStagedRowBytes) continue;
+      if (row_bytes >= limit) continue;
       for (int k = 0; k < field.levels; ++k) {
         StripCopy strip;
         strip.field = static_cast<int>(f);

@@ -85,6 +85,22 @@ struct StageCopies {
 /// 24 B) stay staged: read in place they took 7.0 and 5.5 us against 1.5
 /// and 2.6 us staged.
 inline constexpr std::size_t kStagedRowBytes = 128;
+/// Rows from kStagedRowBytes up to this are staged as well when all of
+/// them from one owner to one reader add up to kStagedPairBytes at most:
+/// reading in place costs the owner a second blocking wait per call (its
+/// readers' departure, about 1 us at 1 x 2), staging costs a copy of
+/// those bytes, so a few KiB are cheaper staged (halo_bench at 1 x 2, w =
+/// 20 on 16 x 16 blocks, t_min: the two-stage sweep's 4 KiB per reader,
+/// 2.2 us staged against 3.1 in place) and tens of KiB in place (one stage
+/// there: 14 KiB per reader, 4.8 us staged against 2.3 in place).
+inline constexpr std::size_t kStagedWideRowBytes = 1024;
+inline constexpr std::size_t kStagedPairBytes = 8192;
+
+/// The row size from which the rows of `rects` (what one owner sends one
+/// local reader in one stage, in either frame: the sizes are the same) are
+/// read in place rather than staged, for `fields`. Owner and reader call
+/// it on the same rectangles, so they agree on every row.
+std::size_t staged_row_limit(const std::vector<Rect>& rects, const std::vector<FieldShape>& fields);
 
 /// A strip copied on the zero-copy path of a bound plan: `rows` rows of
 /// `row_bytes` bytes, from byte `from_offset` of a source whose rows are

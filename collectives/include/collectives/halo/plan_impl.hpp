@@ -251,9 +251,10 @@ void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
     for (const auto& [reader, rects] : local_sends_[s]) {
       detail::add_staged_strips(rects, nx_, ny_, spec_.width, shapes, staged_bytes,
                                 staged_pack_[s]);
+      const std::size_t limit = detail::staged_row_limit(rects, shapes);
       for (const detail::FieldShape& field : shapes) {
         for (const detail::Rect& r : rects) {
-          if (static_cast<std::size_t>(r.width) * field.element_bytes >= detail::kStagedRowBytes) {
+          if (static_cast<std::size_t>(r.width) * field.element_bytes >= limit) {
             read_in_place_ = true;
           }
         }
