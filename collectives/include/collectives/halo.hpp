@@ -62,12 +62,14 @@
 //   plan.bind({collectives::halo_field<double>(u, nk)});   // collective
 //   for (step...) plan.exchange();                          // or exchange(same fields)
 // reads the halo cells owned by ranks of the same process (endpoint threads
-// share the address space) straight out of their arrays, row by row, with
-// no pack or unpack buffer and no message (rows narrower than
-// detail::kStagedRowBytes, column strips, are packed by their owner into
-// one block its reader copies: a row read from another core costs a cache
-// line however narrow); peers in other processes keep the packed messages
-// of the algorithm. Each exchange is one arrive/depart
+// share the address space) straight out of their arrays, one strided
+// rectangle per field, rectangle and level, with no pack or unpack buffer
+// and no message (rows narrower than detail::kStagedRowBytes, column
+// strips, and a few KiB of rows under 1 KiB, detail::staged_row_limit, are
+// packed by their owner into one block its reader copies: a row read from
+// another core costs a cache line however narrow, and reading in place
+// costs the owner a second wait); peers in other processes keep the packed
+// messages of the algorithm. Each exchange is one arrive/depart
 // round among the local peers (collectives/detail/process_board.hpp): a
 // rank arrives when its interior is ready (and, for kTwoSweep's second
 // stage, when its first stage is done), copies each local peer's cells once
