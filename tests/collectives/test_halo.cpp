@@ -7,7 +7,9 @@
 // bound (zero-copy from peers in the same process) or not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -133,13 +135,20 @@ void check_all_algorithms(const C& comm, HaloSpec spec) {
   }
 }
 
-/// w = 1, w = 3, and wide: w larger than every neighbour's size where the
-/// domain allows it (non-periodic directions cap w at the domain extent).
+/// w = 1, w = 3, wide (w larger than every neighbour's size) and w = 20,
+/// where the domain allows them (non-periodic directions cap w at the
+/// domain extent). Column strips of 1, 3 and 20 cells are rows of 8, 24
+/// and 160 bytes of the double field and 4, 12 and 80 of the int field:
+/// the bound path's fixed-size row copies and its general one.
 std::vector<int> widths(const collectives::Decomposition& d) {
-  int wide = 2 * 6 + 1;
-  if (!d.periodic_x) wide = std::min(wide, d.ni);
-  if (!d.periodic_y) wide = std::min(wide, d.nj);
-  return {1, 3, wide};
+  int cap = INT_MAX;
+  if (!d.periodic_x) cap = std::min(cap, d.ni);
+  if (!d.periodic_y) cap = std::min(cap, d.nj);
+  std::vector<int> out{1, 3};
+  for (const int w : {2 * 6 + 1, 20}) {
+    if (std::min(w, cap) != out.back()) out.push_back(std::min(w, cap));
+  }
+  return out;
 }
 
 TEST(CollectivesHalo, MatchesSerialReference) {
@@ -173,7 +182,8 @@ TEST(CollectivesHalo, LandSubdomainsTakeNoPart) {
         d.ni = 13;
         d.nj = 12;
         d.periodic_x = d.periodic_y = periodic;
-        for (const int w : {1, 3, 7}) {
+        for (const int w : {1, 3, 7, 20}) {
+          if (!periodic && w > 12) continue;  // larger than the 13 x 12 domain
           for (const Stencil s : {Stencil::kFivePoint, Stencil::kNinePoint}) {
             HaloSpec spec;
             spec.decomposition = d;
@@ -238,19 +248,26 @@ TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
   // Bound plans read local peers' interiors in place: the interior changes
   // before every call, so a read before the owner's arrival or after its
   // next write (a missing departure wait) gives another call's value.
-  // Two decompositions: small uneven subdomains (every row narrower than
-  // kStagedRowBytes: staged by the owner, which waits for its readers at
-  // the next call) and 140-cell-wide ones stacked in y (south and north
-  // rows of 144 doubles: read straight out of the owner's array).
+  // Three decompositions: small uneven subdomains, w = 2 (every row
+  // narrower than kStagedRowBytes: staged by the owner, which waits for its
+  // readers at the next call); 140-cell-wide ones stacked in y, w = 2
+  // (south and north rows of 144 doubles, 1152 B: read straight out of the
+  // owner's array); 24 x 64 ones side by side in x, w = 20 (column rows of
+  // 160 B, 10 KiB per owner and reader: more than kStagedPairBytes, so
+  // read in place too).
   run_on_backends([](const auto& comm) {
     const std::array decompositions{
-        collectives_test::uneven_decomposition(comm.size(), true, true),
-        collectives::Decomposition::even(140, 6 * comm.size(), 1, comm.size(), true, true)};
+        std::pair{collectives_test::uneven_decomposition(comm.size(), true, true), 2},
+        std::pair{
+            collectives::Decomposition::even(140, 6 * comm.size(), 1, comm.size(), true, true), 2},
+        std::pair{
+            collectives::Decomposition::even(24 * comm.size(), 64, comm.size(), 1, true, true),
+            20}};
     for (const auto algorithm : kAlgorithms) {
-      for (const auto& decomposition : decompositions) {
+      for (const auto& [decomposition, width] : decompositions) {
         HaloSpec spec;
         spec.decomposition = decomposition;
-        spec.width = 2;
+        spec.width = width;
         spec.algorithm = algorithm;
         collectives::HaloPlan plan(comm, spec);
         const int w = spec.width;

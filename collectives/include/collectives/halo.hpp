@@ -62,12 +62,14 @@
 //   plan.bind({collectives::halo_field<double>(u, nk)});   // collective
 //   for (step...) plan.exchange();                          // or exchange(same fields)
 // reads the halo cells owned by ranks of the same process (endpoint threads
-// share the address space) straight out of their arrays, row by row, with
-// no pack or unpack buffer and no message (rows narrower than
-// detail::kStagedRowBytes, column strips, are packed by their owner into
-// one block its reader copies: a row read from another core costs a cache
-// line however narrow); peers in other processes keep the packed messages
-// of the algorithm. Each exchange is one arrive/depart
+// share the address space) straight out of their arrays, one strided
+// rectangle per field, rectangle and level, with no pack or unpack buffer
+// and no message (rows narrower than detail::kStagedRowBytes, column
+// strips, and a few KiB of rows under 1 KiB, detail::staged_row_limit, are
+// packed by their owner into one block its reader copies: a row read from
+// another core costs a cache line however narrow, and reading in place
+// costs the owner a second wait); peers in other processes keep the packed
+// messages of the algorithm. Each exchange is one arrive/depart
 // round among the local peers (collectives/detail/process_board.hpp): a
 // rank arrives when its interior is ready (and, for kTwoSweep's second
 // stage, when its first stage is done), copies each local peer's cells once
@@ -311,11 +313,11 @@ class HaloPlan {
   std::vector<int> local_peers_;  // threads, this rank's excluded
   std::vector<std::vector<detail::LocalTransfer>> local_transfers_;  // per stage
   std::vector<detail::Stage> packed_stages_;
-  std::vector<std::vector<detail::RowDirectCopy>> direct_;  // per stage, grouped by peer
+  std::vector<std::vector<detail::StripCopy>> direct_;  // per stage, grouped by peer
   // What this rank sends each local reader per stage (its frame), and the
-  // narrow rows it packs for them into its staging buffers (per stage).
+  // narrow strips it packs for them into its staging buffers (per stage).
   std::vector<std::vector<std::pair<int, std::vector<detail::Rect>>>> local_sends_;
-  std::vector<std::vector<detail::RowCopy>> staged_pack_;
+  std::vector<std::vector<detail::StripCopy>> staged_pack_;
   // Whether a local reader reads rows straight out of this rank's arrays
   // (then every call waits for the readers' departure before returning;
   // otherwise the next call does, before refilling the staging buffers).

@@ -180,8 +180,8 @@ void HaloPlan<C>::bind(std::span<const HaloField> fields) {
         std::size_t cursor = 0;
         for (const auto& [reader, rects] : local_sends_[s]) {
           blocks[s][static_cast<std::size_t>(reader)] = cursor;
-          std::vector<detail::RowCopy> ignored;
-          detail::add_staged_rows(rects, nx_, ny_, spec_.width, agreed_shapes_, cursor, ignored);
+          std::vector<detail::StripCopy> ignored;
+          detail::add_staged_strips(rects, nx_, ny_, spec_.width, agreed_shapes_, cursor, ignored);
         }
       }
     }
@@ -244,15 +244,17 @@ void HaloPlan<C>::build_lists(std::span<const HaloField> fields) {
     staged_pack_[s].clear();
     if (!bound_) continue;
     for (const detail::LocalTransfer& t : local_transfers_[s]) {
-      detail::add_direct_rows(t, nx_, ny_, spec_.width, shapes, direct_[s]);
+      detail::add_direct_strips(t, nx_, ny_, spec_.width, shapes, direct_[s]);
     }
     if (board_ == nullptr) continue;
     std::size_t staged_bytes = 0;
     for (const auto& [reader, rects] : local_sends_[s]) {
-      detail::add_staged_rows(rects, nx_, ny_, spec_.width, shapes, staged_bytes, staged_pack_[s]);
+      detail::add_staged_strips(rects, nx_, ny_, spec_.width, shapes, staged_bytes,
+                                staged_pack_[s]);
+      const std::size_t limit = detail::staged_row_limit(rects, shapes);
       for (const detail::FieldShape& field : shapes) {
         for (const detail::Rect& r : rects) {
-          if (static_cast<std::size_t>(r.width) * field.element_bytes >= detail::kStagedRowBytes) {
+          if (static_cast<std::size_t>(r.width) * field.element_bytes >= limit) {
             read_in_place_ = true;
           }
         }
@@ -272,7 +274,12 @@ void HaloPlan<C>::arrive(std::size_t s) {
   // Readers of staged rows only: they may still be copying the previous
   // call's blocks (this rank did not wait for them then).
   if (s == 0 && !read_in_place_ && calls_ > 1) wait_departures(calls_ - 1);
-  detail::pack_rows(comm_, staged_pack_[s], fields_, board_->staging(thread_)[s].data());
+  std::byte* staging = board_->staging(thread_)[s].data();
+  for (const detail::StripCopy& strip : staged_pack_[s]) {
+    detail::copy_strip(staging + strip.to_offset, strip.to_stride,
+                       fields_[static_cast<std::size_t>(strip.field)].data + strip.from_offset,
+                       strip.from_stride, strip.row_bytes, strip.rows);
+  }
   board_->arrive(thread_, phase(s));
 }
 
@@ -284,22 +291,23 @@ void HaloPlan<C>::wait_departures(std::uint64_t call) {
 
 template <Communicator C>
 void HaloPlan<C>::copy_local(std::size_t s) {
-  // Rows come grouped by peer: wait for each peer once, just before its rows.
-  const std::vector<detail::RowDirectCopy>& rows = direct_[s];
+  // Strips come grouped by peer: wait for each peer once, just before its strips.
   int waited_for = -1;
   const std::vector<std::byte*>* addresses = nullptr;
-  const std::byte* block = nullptr;  // the peer's staged rows for this rank
-  for (const detail::RowDirectCopy& row : rows) {
-    if (row.thread != waited_for) {
-      board_->wait_arrived(row.thread, phase(s));
-      waited_for = row.thread;
-      addresses = &board_->addresses(row.thread);
-      block = board_->staging(row.thread)[s].data() +
-              board_->staging_blocks(row.thread)[s][static_cast<std::size_t>(thread_)];
+  const std::byte* block = nullptr;  // the peer's staged strips for this rank
+  for (const detail::StripCopy& strip : direct_[s]) {
+    if (strip.thread != waited_for) {
+      board_->wait_arrived(strip.thread, phase(s));
+      waited_for = strip.thread;
+      addresses = &board_->addresses(strip.thread);
+      block = board_->staging(strip.thread)[s].data() +
+              board_->staging_blocks(strip.thread)[s][static_cast<std::size_t>(thread_)];
     }
-    const std::byte* from = row.staged ? block : (*addresses)[static_cast<std::size_t>(row.field)];
-    std::memcpy(fields_[static_cast<std::size_t>(row.field)].data + row.to_offset,
-                from + row.from_offset, row.bytes);
+    const std::byte* from =
+        strip.staged ? block : (*addresses)[static_cast<std::size_t>(strip.field)];
+    detail::copy_strip(fields_[static_cast<std::size_t>(strip.field)].data + strip.to_offset,
+                       strip.to_stride, from + strip.from_offset, strip.from_stride,
+                       strip.row_bytes, strip.rows);
   }
 }
 
