@@ -126,12 +126,12 @@ struct StripCopy {
 };
 
 namespace strip_detail {
-template <std::size_t kBytes>
+template <std::size_t RowBytes>
 inline void copy_fixed_rows(std::byte* to, std::size_t to_stride, const std::byte* from,
                             std::size_t from_stride, int rows) {
   // A constant size: the compiler emits plain moves, no call per row.
   for (int r = 0; r < rows; ++r, to += to_stride, from += from_stride) {
-    std::memcpy(to, from, kBytes);
+    std::memcpy(to, from, RowBytes);
   }
 }
 }  // namespace strip_detail
