@@ -34,6 +34,27 @@ constexpr int kLevels = 2;  // of the double field; the int field has 1
 
 double cell_value(int gi, int gj, int k) { return 100000.0 * k + 1000.0 * gj + gi + 0.5; }
 
+// The cells of level 0 of `u` (plan's subdomain with a halo of `w`) that
+// differ from `offset` + cell_value at their periodic global position;
+// with `halo_only`, the interior is not looked at.
+template <class Plan>
+int wrong_cells(const Plan& plan, const collectives::Decomposition& d, int w,
+                const std::vector<double>& u, double offset, bool halo_only) {
+  const int row = plan.nx() + 2 * w;
+  int wrong = 0;
+  for (int j = -w; j < plan.ny() + w; ++j) {
+    for (int i = -w; i < plan.nx() + w; ++i) {
+      if (halo_only && i >= 0 && i < plan.nx() && j >= 0 && j < plan.ny()) continue;
+      const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
+      const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
+      if (u[static_cast<std::size_t>((j + w) * row + i + w)] != offset + cell_value(gi, gj, 0)) {
+        ++wrong;
+      }
+    }
+  }
+  return wrong;
+}
+
 std::string describe(const HaloSpec& spec) {
   const auto& d = spec.decomposition;
   return std::to_string(d.px()) + "x" + std::to_string(d.py()) + " of " + std::to_string(d.ni) +
@@ -224,18 +245,10 @@ TEST(CollectivesHalo, InteriorMayChangeBetweenStartAndFinish) {
       plan.start({collectives::halo_field<double>(u, 1)});
       set_interior(0.25);  // the "interior computation"
       plan.finish();
-      int wrong = 0;
-      for (int j = -w; j < plan.ny() + w; ++j) {
-        for (int i = -w; i < plan.nx() + w; ++i) {
-          if (i >= 0 && i < plan.nx() && j >= 0 && j < plan.ny()) continue;
-          const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
-          const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
-          // Two-stage sweeps forward corners in finish(), from the neighbour's
-          // x halo, which holds start-time values too.
-          if (u[static_cast<std::size_t>((j + w) * row + i + w)] != cell_value(gi, gj, 0)) ++wrong;
-        }
-      }
-      EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(algorithm) << " rank " << comm.rank();
+      // Two-stage sweeps forward corners in finish(), from the neighbour's
+      // x halo, which holds start-time values too.
+      EXPECT_EQ(wrong_cells(plan, d, w, u, 0.0, true), 0)
+          << collectives::halo_algorithm_name(algorithm) << " rank " << comm.rank();
       // A second start() before finish() is an error; the plan stays usable.
       plan.start({collectives::halo_field<double>(u, 1)});
       EXPECT_THROW(plan.start({collectives::halo_field<double>(u, 1)}), common::Error);
@@ -293,19 +306,9 @@ TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
             plan.start(fields);
             plan.finish();
           }
-          int wrong = 0;
-          for (int j = -w; j < plan.ny() + w; ++j) {
-            for (int i = -w; i < plan.nx() + w; ++i) {
-              const int gi = ((plan.x0() + i) % d.ni + d.ni) % d.ni;
-              const int gj = ((plan.y0() + j) % d.nj + d.nj) % d.nj;
-              if (u[static_cast<std::size_t>((j + w) * row + i + w)] !=
-                  call + cell_value(gi, gj, 0)) {
-                ++wrong;
-              }
-            }
-          }
-          EXPECT_EQ(wrong, 0) << collectives::halo_algorithm_name(algorithm) << " rank "
-                              << comm.rank() << " call " << call;
+          EXPECT_EQ(wrong_cells(plan, d, w, u, call, false), 0)
+              << collectives::halo_algorithm_name(algorithm) << " rank " << comm.rank() << " call "
+              << call;
         }
         // Another array than the bound one: refused on every rank (each passes
         // its own copy) before any rank waits; the plan stays usable.

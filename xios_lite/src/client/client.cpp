@@ -432,6 +432,21 @@ class ClientImpl {
       comm_.free();
     }
   }
+  /// layouts_: how this client's arrays hold each domain's block (what the
+  /// model set for the domain it renames); the first problem found, or "".
+  [[nodiscard]] std::string compute_layouts() {
+    layouts_.assign(cfg_.domains.size(), {});
+    std::string first;
+    for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
+      const std::size_t r = renamed_[d];
+      const auto set = model_.domains.find(static_cast<int>(r));
+      std::string why;
+      layouts_[d] = client::data_layout(
+          cfg_.domains[r], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
+      if (first.empty()) first = std::move(why);
+    }
+    return first;
+  }
   void note_own_error(const std::string& text) {
     if (own_error_.empty()) {
       own_error_ = text;
@@ -577,16 +592,8 @@ void ClientImpl::close_definition() {
   }
   // This client's array layouts, checked against its blocks (every client
   // learns of a bad one through the meeting).
-  layouts_.assign(cfg_.domains.size(), {});
-  for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-    const std::size_t r = renamed_[d];
-    const auto set = model_.domains.find(static_cast<int>(r));
-    std::string why;
-    layouts_[d] = client::data_layout(
-        cfg_.domains[r], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
-    if (!why.empty() && own_error.empty()) {
-      own_error = why;
-    }
+  if (std::string why = compute_layouts(); !why.empty() && own_error.empty()) {
+    own_error = std::move(why);
   }
   // This client's entry: its layout as a vector, then config::pack of what
   // the model set, to the end of the entry.
@@ -643,13 +650,7 @@ void ClientImpl::close_definition() {
       }
       config::apply_model_definitions(cfg_, models, blocks);
       // The layouts again with the completed sizes (a stand-in domain's).
-      for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-        const std::size_t r = renamed_[d];
-        const auto set = model_.domains.find(static_cast<int>(r));
-        std::string why;
-        layouts_[d] = client::data_layout(
-            cfg_.domains[r], set != model_.domains.end() ? &set->second : nullptr, blocks_[d], why);
-      }
+      (void)compute_layouts();  // checked before the meeting
       // The digest of the definitions, then what completes them (the servers'
       // ProcessContext::define reads it).
       transport::WireWriter w;

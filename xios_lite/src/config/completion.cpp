@@ -724,17 +724,6 @@ void complete_definitions(Config& cfg) {
   // evaluated is an error where a file uses it, else it is left out with a
   // warning (Config::warnings).
   const std::vector<bool> used = fields_in_use(cfg);
-  const auto tolerant = [&](std::size_t i, const auto& check) {
-    if (used[i]) {
-      check();
-      return;
-    }
-    try {
-      check();
-    } catch (const ep::Error& error) {
-      leave_out(cfg, cfg.fields[i], config::message_of(error));
-    }
-  };
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
     FieldDef& f = cfg.fields[i];
     if (!f.unusable.empty()) {
@@ -749,7 +738,7 @@ void complete_definitions(Config& cfg) {
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
     FieldDef& f = cfg.fields[i];
     if (!f.unusable.empty()) continue;
-    tolerant(i, [&] {
+    check_or_leave_out(cfg, used, i, [&] {
       check_timestep_multiple(cfg, f.where, "freq_op", f.freq_op);
       check_timestep_multiple(cfg, f.where, "freq_offset", f.freq_offset);
       normalise_offset(cfg, f.where, f.freq_op, f.freq_offset);
@@ -757,7 +746,7 @@ void complete_definitions(Config& cfg) {
   }
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
     if (!cfg.fields[i].unusable.empty()) continue;
-    tolerant(i, [&] {
+    check_or_leave_out(cfg, used, i, [&] {
       const int data = data_field(cfg, static_cast<int>(i));
       FieldDef& f = cfg.fields[i];
       if (f.grid < 0) {

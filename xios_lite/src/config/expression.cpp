@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "xml_tree.hpp"
@@ -111,37 +113,30 @@ class ExpressionParser {
       }
     }
   }
-  void sum() {
-    product();
+  void sum() { left_associative(&ExpressionParser::product, {{"+", Op::kAdd}, {"-", Op::kSub}}); }
+  void product() { left_associative(&ExpressionParser::power, {{"*", Op::kMul}, {"/", Op::kDiv}}); }
+  // One level of left-associative binary operators: operand (op operand)*.
+  void left_associative(void (ExpressionParser::*operand)(),
+                        std::initializer_list<std::pair<const char*, Op>> operators) {
+    (this->*operand)();
     for (;;) {
-      if (accept("+")) {
-        product();
-        emit(Op::kAdd);
-      } else if (accept("-")) {
-        product();
-        emit(Op::kSub);
-      } else {
-        return;
-      }
+      const auto* matched = std::find_if(operators.begin(), operators.end(),
+                                         [&](const auto& o) { return accept_operator(o.first); });
+      if (matched == operators.end()) return;
+      (this->*operand)();
+      emit(matched->second);
     }
   }
-  void product() {
-    power();
-    for (;;) {
-      if (accept("*")) {
-        power();
-        emit(Op::kMul);
-      } else if (accept("/")) {
-        if (at_ < text_.size() && text_[at_] == '=') {  // "/=" belongs to compare
-          --at_;
-          return;
-        }
-        power();
-        emit(Op::kDiv);
-      } else {
-        return;
-      }
+  // accept() for a binary operator, which is not the start of a comparison:
+  // the "/" of "/=" (Fortran's not-equal) belongs to compare().
+  bool accept_operator(const char* token) {
+    const std::size_t before = at_;
+    if (!accept(token)) return false;
+    if (std::string_view(token) == "/" && at_ < text_.size() && text_[at_] == '=') {
+      at_ = before;
+      return false;
     }
+    return true;
   }
   void power() {
     unary();
@@ -450,6 +445,19 @@ void leave_out(Config& cfg, FieldDef& f, const std::string& why) {
   f.grid = -1;
 }
 
+void check_or_leave_out(Config& cfg, const std::vector<bool>& used, std::size_t i,
+                        const std::function<void()>& check) {
+  if (used[i]) {
+    check();
+    return;
+  }
+  try {
+    check();
+  } catch (const ep::Error& error) {
+    leave_out(cfg, cfg.fields[i], config::message_of(error));
+  }
+}
+
 namespace {
 
 // The field whose values `field` takes: the end of its field_ref chain.
@@ -709,8 +717,7 @@ int points_grid(const Config& cfg, int op) {
                         : cfg.fields[static_cast<std::size_t>(data_of(cfg, op))].grid;
 }
 void resolve_operands(Config& cfg, FieldDef& f);
-template <class Tolerant>
-void resolve_grids(Config& cfg, const std::vector<bool>& used, const Tolerant& tolerant);
+void resolve_grids(Config& cfg, const std::vector<bool>& used);
 }  // namespace
 
 void resolve_expressions(Config& cfg) {
@@ -739,21 +746,10 @@ void resolve_expressions(Config& cfg) {
   }
   // Operands and grids, then a check for cycles through expressions. A
   // field no file uses that fails a check is left out with a warning.
-  const auto tolerant = [&](std::size_t i, const auto& check) {
-    if (used[i]) {
-      check();
-      return;
-    }
-    try {
-      check();
-    } catch (const ep::Error& error) {
-      leave_out(cfg, cfg.fields[i], config::message_of(error));
-    }
-  };
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
-    tolerant(i, [&] { resolve_operands(cfg, cfg.fields[i]); });
+    check_or_leave_out(cfg, used, i, [&] { resolve_operands(cfg, cfg.fields[i]); });
   }
-  resolve_grids(cfg, used, tolerant);
+  resolve_grids(cfg, used);
   check_windows(cfg);
 }
 
@@ -800,8 +796,7 @@ void resolve_operands(Config& cfg, FieldDef& f) {
 // dependency order: an operand may itself be an expression). The fields
 // files use first, so that a field no file uses, left out, is never one
 // of theirs.
-template <class Tolerant>
-void resolve_grids(Config& cfg, const std::vector<bool>& used, const Tolerant& tolerant) {
+void resolve_grids(Config& cfg, const std::vector<bool>& used) {
   std::vector<int> state(cfg.fields.size(), 0);  // 0 new, 1 visiting, 2 done
   std::function<void(int)> visit = [&](int i) {
     FieldDef& f = cfg.fields[static_cast<std::size_t>(i)];
@@ -865,7 +860,7 @@ void resolve_grids(Config& cfg, const std::vector<bool>& used, const Tolerant& t
   for (const bool pass_used : {true, false}) {
     for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
       if (used[i] != pass_used || state[i] == 2) continue;
-      tolerant(i, [&] { visit(static_cast<int>(i)); });
+      check_or_leave_out(cfg, used, i, [&] { visit(static_cast<int>(i)); });
       // A failure part way leaves fields "visiting": those are left out too.
       for (std::size_t k = 0; k < state.size(); ++k) {
         if (state[k] == 1) {

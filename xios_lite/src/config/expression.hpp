@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -163,5 +164,12 @@ void resolve_expressions(Config& cfg);
 /// Leaves out field `f`, which no file uses, for `why` (FieldDef::unusable):
 /// a warning, no expression, no grid.
 void leave_out(Config& cfg, FieldDef& f, const std::string& why);
+
+/// Runs `check` on field `i` as XIOS solves fields: where some file uses
+/// the field (`used[i]`, from fields_in_use) its ep::Error propagates; a
+/// field no file uses is left out instead (leave_out, with the error's
+/// message as the warning).
+void check_or_leave_out(Config& cfg, const std::vector<bool>& used, std::size_t i,
+                        const std::function<void()>& check);
 
 }  // namespace xios_lite
