@@ -63,20 +63,22 @@ module xios_lite_mod
     type(c_ptr) :: handle = c_null_ptr
   end type xios_lite_client
 
-  !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) or real(4) array (the
-  !> file's precision is the field's `prec`, whichever the model sends); with
-  !> the domain's data_* attributes, the model's own array of rank 1 to 3
-  !> (halo'd, field(0:ni+1, -1:nj+2, nk), or compressed, field(nb_pt, nk)).
+  !> Sends a 2-D (ni, nj), 3-D (ni, nj, nk) or 4-D (ni, nj, n1, n2) real(8)
+  !> or real(4) array (the file's precision is the field's `prec`, whichever
+  !> the model sends); with the domain's data_* attributes, the model's own
+  !> array of rank 1 to 4 (halo'd, field(0:ni+1, -1:nj+2, nk), or compressed,
+  !> field(nb_pt, nk)). Another rank is refused at run time.
   interface xios_lite_send_field
-    module procedure send_field_1d, send_field_2d, send_field_3d, send_field_4d, &
-                     send_field_1d_r4, send_field_2d_r4, send_field_3d_r4, send_field_4d_r4
+    module procedure send_field_r8, send_field_r4
   end interface xios_lite_send_field
 
-  !> Receives a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array from a file
-  !> in read mode (xios_recv_field).
+  !> Receives a real(8) array of the shapes send_field takes from a file in
+  !> read mode (xios_recv_field).
   interface xios_lite_recv_field
-    module procedure recv_field_2d, recv_field_3d
+    module procedure recv_field_r8
   end interface xios_lite_recv_field
+  !> Room for the extents of any array (Fortran's largest rank).
+  integer, parameter :: max_rank = 15
 
   !> The shapes of the C functions bound below (besides ep_mod's ep_c_query,
   !> ep_c_release and ep_c_call); each C function of a shape is bound once, as
@@ -303,126 +305,48 @@ contains
     call check(int(c_update(client%handle, int(step, c_int64_t))), ierr)
   end subroutine xios_lite_update_calendar
 
-  !> field(n): a compressed or 1-D array (the domain's data_* say which).
-  subroutine send_field_1d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(1)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 1_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_1d
+  ! send_field and recv_field take an array of any rank and pass its rank
+  ! and extents on: the C layer checks them against the field's grid
+  ! (rank 1 to 4; the client's block, or the model's array as the domain's
+  ! data_* give it) and refuses any other with the call, the EP rank and
+  ! the shape. The array is contiguous (a section is copied in, and out for
+  ! recv_field).
 
-  !> field(n) in single precision.
-  subroutine send_field_1d_r4(client, field_id, field, ierr)
+  !> field(ni, nj[, nk[, n2]]) or the model's own array, real(8).
+  subroutine send_field_r8(client, field_id, field, ierr)
     type(xios_lite_client), intent(in) :: client
     character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:)
+    real(c_double), intent(in), contiguous, target :: field(..)
     integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(1)
-    extents = int(shape(field), c_int64_t)
+    integer(c_int64_t) :: extents(max_rank)
+    extents(:rank(field)) = int(shape(field), c_int64_t)
+    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                          int(rank(field), c_int), extents)), ierr)
+  end subroutine send_field_r8
+
+  !> The same in single precision.
+  subroutine send_field_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(..)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(max_rank)
+    extents(:rank(field)) = int(shape(field), c_int64_t)
     call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                1_c_int, extents)), ierr)
-  end subroutine send_field_1d_r4
+                                int(rank(field), c_int), extents)), ierr)
+  end subroutine send_field_r4
 
-  !> field(ni, nj): a field on a 2-D grid; the shape must be this client's
-  !> block, or the model's array as the domain's data_* give it.
-  subroutine send_field_2d(client, field_id, field, ierr)
+  !> field from a file in read mode: the record of the current step's period.
+  subroutine recv_field_r8(client, field_id, field, ierr)
     type(xios_lite_client), intent(in) :: client
     character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:, :)
+    real(c_double), intent(out), contiguous, target :: field(..)
     integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(2)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 2_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_2d
-
-  !> field(ni, nj, nk): a field on a grid with an axis of nk levels.
-  subroutine send_field_3d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(3)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_3d
-
-  !> field(ni, nj, n1, n2): a field on a grid with two axes (the first fastest).
-  subroutine send_field_4d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:, :, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(4)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 4_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_4d
-
-  !> field(ni, nj, n1, n2) in single precision.
-  subroutine send_field_4d_r4(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:, :, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(4)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                4_c_int, extents)), ierr)
-  end subroutine send_field_4d_r4
-
-  !> field(ni, nj) in single precision.
-  subroutine send_field_2d_r4(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(2)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                2_c_int, extents)), ierr)
-  end subroutine send_field_2d_r4
-
-  !> field(ni, nj, nk) in single precision.
-  subroutine send_field_3d_r4(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(3)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                3_c_int, extents)), ierr)
-  end subroutine send_field_3d_r4
-
-  !> field(ni, nj) from a file in read mode: the record of the current step's period.
-  subroutine recv_field_2d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(out), contiguous, target :: field(:, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(2)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 2_c_int, &
-                          extents)), ierr)
-  end subroutine recv_field_2d
-
-  !> field(ni, nj, nk) from a file in read mode.
-  subroutine recv_field_3d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(out), contiguous, target :: field(:, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(3)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
-                          extents)), ierr)
-  end subroutine recv_field_3d
+    integer(c_int64_t) :: extents(max_rank)
+    extents(:rank(field)) = int(shape(field), c_int64_t)
+    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                          int(rank(field), c_int), extents)), ierr)
+  end subroutine recv_field_r8
 
   !> Flushes, waits for the servers, prints the report. Collective; the
   !> client is released (also on failure).
