@@ -2,7 +2,10 @@
 """Writes, from a table of C functions, the bind(C) interface blocks of the
 Fortran modules that call them: for every section [name] of the table, the
 file <out dir>/<name>_c_calls.inc, one interface body a C function, included
-into the specification part of <name>.f90 (beside the table). The tables:
+into the specification part of <name>.f90 (beside the table), and
+<out dir>/<name>_c_wrappers.inc, where a section has any, the module
+procedures of the entries marked `-> <routine>` (a subroutine of the same arguments that calls the function and
+stops on a failure through xios_check_), included after its `contains`. The tables:
 fortran/xios/xios_c_calls.txt (xios_date, xios_handles, xios) and
 fortran/xios_lite_c_calls.txt (xios_lite_mod); their heads say the format.
 
@@ -36,7 +39,7 @@ IMPORT_ORDER = ["c_int", "c_long_long", "c_int64_t", "c_intptr_t", "c_size_t", "
                 "c_double", "c_char", "c_ptr", "xios_date", "xios_duration"]
 
 SECTION = re.compile(r"^\[(\w+)\]$")
-ENTRY = re.compile(r"^(\w+)\s+(\w+)(?:\s*=\s*(\w+))?\s*\((.*)\)$", re.S)
+ENTRY = re.compile(r"^(\w+)\s+(\w+)(?:\s*=\s*(\w+))?\s*\((.*)\)(?:\s*->\s*(\w+))?$", re.S)
 ARGUMENT = re.compile(r"^(\w+)\s*:\s*(\w+)(\[\])?(?:\s+(\w+))?$")
 
 
@@ -73,7 +76,7 @@ def parse_argument(where, call, spec):
 
 
 def read_table(path):
-    """{section: [(result, Fortran name, C name, [(name, type, array, passing)])]}."""
+    """{section: [(result, Fortran name, C name, [(name, type, array, passing)], wrapper)]}."""
     sections, current, seen = {}, None, set()
     for where, text in entries(path):
         m = SECTION.match(text)
@@ -97,7 +100,11 @@ def read_table(path):
         args = [parse_argument(where, name, spec) for spec in specs]
         if len({a[0] for a in args}) != len(args):
             sys.exit(f"{where}: {name}: an argument named twice")
-        current.append((result, name, c_name, args))
+        wrapper = m.group(5)
+        if wrapper and (result != "int" or any(a[2] or a[1] == "ptr" for a in args)):
+            sys.exit(f"{where}: {name}: -> {wrapper}: only an int function of scalar, "
+                     "non-pointer arguments passes them straight through")
+        current.append((result, name, c_name, args, wrapper))
     return sections
 
 
@@ -109,7 +116,7 @@ def declaration(type_, array, passing):
     return ", ".join(parts)
 
 
-def interface_body(result, name, c_name, args):
+def interface_body(result, name, c_name, args, wrapper):
     names = ", ".join(a[0] for a in args)
     head = f"{RESULTS[result][0]} function {name}({names})"
     binding = f'bind(C, name="{c_name}")'
@@ -119,6 +126,17 @@ def interface_body(result, name, c_name, args):
     lines.append("    import :: " + ", ".join(k for k in IMPORT_ORDER if k in needed))
     lines += [f"    {declaration(t, array, passing)} :: {n}" for n, t, array, passing in args]
     lines.append(f"  end function {name}")
+    return "\n".join(lines)
+
+
+def wrapper_procedure(result, name, c_name, args, wrapper):
+    """The XIOS routine `wrapper` that passes its arguments straight to `name`."""
+    names = ", ".join(a[0] for a in args)
+    lines = [f"  subroutine {wrapper}({names})"]
+    lines += [f"    {declaration(t, False, 'in' if passing == 'value' else passing)} :: {n}"
+              for n, t, _, passing in args]
+    lines.append(f"    call xios_check_({name}({names}))")
+    lines.append(f"  end subroutine {wrapper}")
     return "\n".join(lines)
 
 
@@ -133,6 +151,12 @@ def main():
         text += [interface_body(*call) for call in calls]
         text.append("end interface")
         with open(os.path.join(out_dir, f"{section}_c_calls.inc"), "w") as f:
+            f.write("\n".join(text) + "\n")
+        wrappers = [wrapper_procedure(*call) for call in calls if call[4]]
+        if not wrappers:
+            continue
+        text = text[:2] + ["\n" + w for w in wrappers]
+        with open(os.path.join(out_dir, f"{section}_c_wrappers.inc"), "w") as f:
             f.write("\n".join(text) + "\n")
 
 

@@ -65,6 +65,12 @@ module xios
 
 contains
 
+  ! The routines that pass their arguments straight to xios_lite's C call
+  ! (xios_finalize, xios_close_context_definition, xios_context_finalize,
+  ! xios_set_timestep, xios_get/set_time_origin, xios_get/set_start_date),
+  ! written at build time from the entries marked `->` in xios_c_calls.txt.
+  include 'xios_c_wrappers.inc'
+
   ! ---- the process ----
 
   !> XIOS's xios_initialize: collective over MPI_COMM_WORLD, one thread per
@@ -83,10 +89,6 @@ contains
     end if
     if (present(return_comm)) return_comm = int(comm)
   end subroutine xios_initialize
-
-  subroutine xios_finalize()
-    call xios_check_(cxios_finalize())
-  end subroutine xios_finalize
 
   ! ---- contexts ----
 
@@ -125,17 +127,9 @@ contains
     call xios_check_(cxios_context_get_current(context%daddr))
   end subroutine xios_get_current_context
 
-  subroutine xios_close_context_definition()
-    call xios_check_(cxios_context_close_definition())
-  end subroutine xios_close_context_definition
-
   !> Inheritance is solved at close_context_definition; nothing to do before.
   subroutine xios_solve_inheritance()
   end subroutine xios_solve_inheritance
-
-  subroutine xios_context_finalize()
-    call xios_check_(cxios_context_finalize())
-  end subroutine xios_context_finalize
 
   ! ---- the calendar ----
 
@@ -158,11 +152,6 @@ contains
     if (present(leap_year_month_offset)) continue
   end subroutine xios_define_calendar
 
-  subroutine xios_set_timestep(timestep)
-    type(xios_duration), intent(in) :: timestep
-    call xios_check_(cxios_set_timestep(timestep))
-  end subroutine xios_set_timestep
-
   subroutine xios_get_timestep(timestep)
     type(xios_duration), intent(out) :: timestep
     type(xios_calendar_wrapper) :: cal
@@ -175,26 +164,6 @@ contains
     character(len=*), intent(out) :: calendar_type
     call xios_check_(cxios_get_calendar_type(calendar_type, len(calendar_type)))
   end subroutine xios_get_calendar_type
-
-  subroutine xios_get_time_origin(date)
-    type(xios_date), intent(out) :: date
-    call xios_check_(cxios_get_time_origin(date))
-  end subroutine xios_get_time_origin
-
-  subroutine xios_get_start_date(date)
-    type(xios_date), intent(out) :: date
-    call xios_check_(cxios_get_start_date(date))
-  end subroutine xios_get_start_date
-
-  subroutine xios_set_time_origin(date)
-    type(xios_date), intent(in) :: date
-    call xios_check_(cxios_set_time_origin(date))
-  end subroutine xios_set_time_origin
-
-  subroutine xios_set_start_date(date)
-    type(xios_date), intent(in) :: date
-    call xios_check_(cxios_set_start_date(date))
-  end subroutine xios_set_start_date
 
   ! ---- the time loop ----
 
