@@ -99,7 +99,8 @@ module xios_date_mod
   end interface
 
   ! The C functions of xios_lite/xios_date.h (arguments by reference, results
-  ! through the last argument, an EP_* code returned).
+  ! through the last argument, an EP_* code returned): interface bodies
+  ! written at build time from xios_c_calls.txt.
   include 'xios_date_c_calls.inc'
 
 contains
