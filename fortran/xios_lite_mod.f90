@@ -63,20 +63,22 @@ module xios_lite_mod
     type(c_ptr) :: handle = c_null_ptr
   end type xios_lite_client
 
-  !> Sends a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) or real(4) array (the
-  !> file's precision is the field's `prec`, whichever the model sends); with
-  !> the domain's data_* attributes, the model's own array of rank 1 to 3
-  !> (halo'd, field(0:ni+1, -1:nj+2, nk), or compressed, field(nb_pt, nk)).
+  !> Sends a 2-D (ni, nj), 3-D (ni, nj, nk) or 4-D (ni, nj, n1, n2) real(8)
+  !> or real(4) array (the file's precision is the field's `prec`, whichever
+  !> the model sends); with the domain's data_* attributes, the model's own
+  !> array of rank 1 to 4 (halo'd, field(0:ni+1, -1:nj+2, nk), or compressed,
+  !> field(nb_pt, nk)). Another rank is refused at run time.
   interface xios_lite_send_field
-    module procedure send_field_1d, send_field_2d, send_field_3d, send_field_4d, &
-                     send_field_1d_r4, send_field_2d_r4, send_field_3d_r4, send_field_4d_r4
+    module procedure send_field_r8, send_field_r4
   end interface xios_lite_send_field
 
-  !> Receives a 2-D (ni, nj) or 3-D (ni, nj, nk) real(8) array from a file
-  !> in read mode (xios_recv_field).
+  !> Receives a real(8) array of the shapes send_field takes from a file in
+  !> read mode (xios_recv_field).
   interface xios_lite_recv_field
-    module procedure recv_field_2d, recv_field_3d
+    module procedure recv_field_r8
   end interface xios_lite_recv_field
+  !> Room for the extents of any array (Fortran's largest rank).
+  integer, parameter :: max_rank = 15
 
   !> The shapes of the C functions bound below (besides ep_mod's ep_c_query,
   !> ep_c_release and ep_c_call); each C function of a shape is bound once, as
@@ -101,162 +103,9 @@ module xios_lite_mod
   procedure(c_text_call), bind(C, name="xios_lite_set_timestep") :: c_timestep
   procedure(c_text_call), bind(C, name="xios_lite_run_server") :: c_run_server
 
-  interface
-    integer(c_int) function c_dom_int(client, domain, name, value) &
-        bind(C, name="xios_lite_set_domain_attr_int")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*), name(*)
-      integer(c_int), value :: value
-    end function c_dom_int
-    integer(c_int) function c_axis_int(client, axis, name, value) &
-        bind(C, name="xios_lite_set_axis_attr_int")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: axis(*), name(*)
-      integer(c_int), value :: value
-    end function c_axis_int
-    integer(c_int) function c_dom_index(client, domain, name, values, n) &
-        bind(C, name="xios_lite_set_domain_attr_index")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*), name(*)
-      integer(c_int), intent(in) :: values(*)
-      integer(c_int), value :: n
-    end function c_dom_index
-    integer(c_int) function c_dom_double(client, domain, name, values, rank, extents) &
-        bind(C, name="xios_lite_set_domain_attr_double")
-      import :: c_int, c_ptr, c_char, c_int64_t
-      type(c_ptr), value :: client, values
-      character(kind=c_char), intent(in) :: domain(*), name(*)
-      integer(c_int), value :: rank
-      integer(c_int64_t), intent(in) :: extents(*)
-    end function c_dom_double
-    integer(c_int) function c_axis_index(client, axis, name, values, n) &
-        bind(C, name="xios_lite_set_axis_attr_index")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: axis(*), name(*)
-      integer(c_int), intent(in) :: values(*)
-      integer(c_int), value :: n
-    end function c_axis_index
-    integer(c_int) function c_axis_double(client, axis, name, values, rank, extents) &
-        bind(C, name="xios_lite_set_axis_attr_double")
-      import :: c_int, c_ptr, c_char, c_int64_t
-      type(c_ptr), value :: client, values
-      character(kind=c_char), intent(in) :: axis(*), name(*)
-      integer(c_int), value :: rank
-      integer(c_int64_t), intent(in) :: extents(*)
-    end function c_axis_double
-    integer(c_int) function c_dom_text(client, domain, name, value) &
-        bind(C, name="xios_lite_set_domain_attr_text")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*), name(*), value(*)
-    end function c_dom_text
-    integer(c_int) function c_axis_text(client, axis, name, value) &
-        bind(C, name="xios_lite_set_axis_attr_text")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: axis(*), name(*), value(*)
-    end function c_axis_text
-    integer(c_int) function c_send(client, id, data, rank, extents) &
-        bind(C, name="xios_lite_send_field")
-      import :: c_int, c_ptr, c_char, c_int64_t
-      type(c_ptr), value :: client, data
-      character(kind=c_char), intent(in) :: id(*)
-      integer(c_int), value :: rank
-      integer(c_int64_t), intent(in) :: extents(*)
-    end function c_send
-    integer(c_int) function c_recv(client, id, data, rank, extents) &
-        bind(C, name="xios_lite_recv_field")
-      import :: c_int, c_ptr, c_char, c_int64_t
-      type(c_ptr), value :: client, data
-      character(kind=c_char), intent(in) :: id(*)
-      integer(c_int), value :: rank
-      integer(c_int64_t), intent(in) :: extents(*)
-    end function c_recv
-    integer(c_int) function c_send_float(client, id, data, rank, extents) &
-        bind(C, name="xios_lite_send_field_float")
-      import :: c_int, c_ptr, c_char, c_int64_t
-      type(c_ptr), value :: client, data
-      character(kind=c_char), intent(in) :: id(*)
-      integer(c_int), value :: rank
-      integer(c_int64_t), intent(in) :: extents(*)
-    end function c_send_float
-    integer(c_int) function c_split(world, role, out) bind(C, name="xios_lite_world_split_f")
-      import :: c_int, c_ptr
-      integer(c_int), value :: world, role
-      type(c_ptr), intent(out) :: out
-    end function c_split
-    integer(c_int) function c_split_context(world, role, context, out) &
-        bind(C, name="xios_lite_world_split_context_f")
-      import :: c_int, c_ptr, c_char
-      integer(c_int), value :: world, role
-      character(kind=c_char), intent(in) :: context(*)
-      type(c_ptr), intent(out) :: out
-    end function c_split_context
-    integer(c_int) function c_split_last(world, n, out) &
-        bind(C, name="xios_lite_world_split_last_ranks_f")
-      import :: c_int, c_ptr
-      integer(c_int), value :: world, n
-      type(c_ptr), intent(out) :: out
-    end function c_split_last
-    integer(c_int) function c_create(comm, world, path, mode, out) &
-        bind(C, name="xios_lite_client_create")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: comm, world
-      character(kind=c_char), intent(in) :: path(*)
-      integer(c_int), value :: mode
-      type(c_ptr), intent(out) :: out
-    end function c_create
-    integer(c_int) function c_set_block(client, domain, ibegin, ni, jbegin, nj) &
-        bind(C, name="xios_lite_set_domain_block")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*)
-      integer(c_int), value :: ibegin, ni, jbegin, nj
-    end function c_set_block
-    integer(c_int) function c_set_mask(client, domain, valid, ni, nj) &
-        bind(C, name="xios_lite_set_domain_mask")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*)
-      integer(c_int), intent(in) :: valid(*)
-      integer(c_int), value :: ni, nj
-    end function c_set_mask
-    integer(c_int) function c_dom_mask(client, domain, valid, rank, extents) &
-        bind(C, name="xios_lite_set_domain_attr_mask")
-      import :: c_int, c_ptr, c_char, c_int64_t
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: domain(*)
-      integer(c_int), intent(in) :: valid(*)
-      integer(c_int), value :: rank
-      integer(c_int64_t), intent(in) :: extents(*)
-    end function c_dom_mask
-    integer(c_int) function c_calendar(client, type, start_date, time_origin, timestep) &
-        bind(C, name="xios_lite_define_calendar")
-      import :: c_int, c_ptr, c_char
-      type(c_ptr), value :: client
-      character(kind=c_char), intent(in) :: type(*), start_date(*), time_origin(*), timestep(*)
-    end function c_calendar
-    integer(c_int) function c_calendar_user(client, day_length, month_lengths, months) &
-        bind(C, name="xios_lite_define_calendar_user")
-      import :: c_int, c_ptr, c_int64_t
-      type(c_ptr), value :: client
-      integer(c_int64_t), value :: day_length
-      integer(c_int), intent(in) :: month_lengths(*)
-      integer(c_int), value :: months
-    end function c_calendar_user
-    integer(c_int) function c_update(client, step) bind(C, name="xios_lite_update_calendar")
-      import :: c_int, c_ptr, c_int64_t
-      type(c_ptr), value :: client
-      integer(c_int64_t), value :: step
-    end function c_update
-    type(c_ptr) function c_last_error() bind(C, name="xios_lite_last_error")
-      import :: c_ptr
-    end function c_last_error
-  end interface
+  ! The functions with an integer by value and the others of no shape above:
+  ! interface bodies written at build time from fortran/xios_lite_c_calls.txt.
+  include 'xios_lite_mod_c_calls.inc'
 
 contains
 
@@ -456,126 +305,48 @@ contains
     call check(int(c_update(client%handle, int(step, c_int64_t))), ierr)
   end subroutine xios_lite_update_calendar
 
-  !> field(n): a compressed or 1-D array (the domain's data_* say which).
-  subroutine send_field_1d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(1)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 1_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_1d
+  ! send_field and recv_field take an array of any rank and pass its rank
+  ! and extents on: the C layer checks them against the field's grid
+  ! (rank 1 to 4; the client's block, or the model's array as the domain's
+  ! data_* give it) and refuses any other with the call, the EP rank and
+  ! the shape. The array is contiguous (a section is copied in, and out for
+  ! recv_field).
 
-  !> field(n) in single precision.
-  subroutine send_field_1d_r4(client, field_id, field, ierr)
+  !> field(ni, nj[, nk[, n2]]) or the model's own array, real(8).
+  subroutine send_field_r8(client, field_id, field, ierr)
     type(xios_lite_client), intent(in) :: client
     character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:)
+    real(c_double), intent(in), contiguous, target :: field(..)
     integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(1)
-    extents = int(shape(field), c_int64_t)
+    integer(c_int64_t) :: extents(max_rank)
+    extents(:rank(field)) = int(shape(field), c_int64_t)
+    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                          int(rank(field), c_int), extents)), ierr)
+  end subroutine send_field_r8
+
+  !> The same in single precision.
+  subroutine send_field_r4(client, field_id, field, ierr)
+    type(xios_lite_client), intent(in) :: client
+    character(len=*), intent(in) :: field_id
+    real(c_float), intent(in), contiguous, target :: field(..)
+    integer, intent(out), optional :: ierr
+    integer(c_int64_t) :: extents(max_rank)
+    extents(:rank(field)) = int(shape(field), c_int64_t)
     call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                1_c_int, extents)), ierr)
-  end subroutine send_field_1d_r4
+                                int(rank(field), c_int), extents)), ierr)
+  end subroutine send_field_r4
 
-  !> field(ni, nj): a field on a 2-D grid; the shape must be this client's
-  !> block, or the model's array as the domain's data_* give it.
-  subroutine send_field_2d(client, field_id, field, ierr)
+  !> field from a file in read mode: the record of the current step's period.
+  subroutine recv_field_r8(client, field_id, field, ierr)
     type(xios_lite_client), intent(in) :: client
     character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:, :)
+    real(c_double), intent(out), contiguous, target :: field(..)
     integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(2)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 2_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_2d
-
-  !> field(ni, nj, nk): a field on a grid with an axis of nk levels.
-  subroutine send_field_3d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(3)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_3d
-
-  !> field(ni, nj, n1, n2): a field on a grid with two axes (the first fastest).
-  subroutine send_field_4d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(:, :, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(4)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), 4_c_int, &
-                          extents)), ierr)
-  end subroutine send_field_4d
-
-  !> field(ni, nj, n1, n2) in single precision.
-  subroutine send_field_4d_r4(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:, :, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(4)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                4_c_int, extents)), ierr)
-  end subroutine send_field_4d_r4
-
-  !> field(ni, nj) in single precision.
-  subroutine send_field_2d_r4(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(2)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                2_c_int, extents)), ierr)
-  end subroutine send_field_2d_r4
-
-  !> field(ni, nj, nk) in single precision.
-  subroutine send_field_3d_r4(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(:, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(3)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                3_c_int, extents)), ierr)
-  end subroutine send_field_3d_r4
-
-  !> field(ni, nj) from a file in read mode: the record of the current step's period.
-  subroutine recv_field_2d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(out), contiguous, target :: field(:, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(2)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 2_c_int, &
-                          extents)), ierr)
-  end subroutine recv_field_2d
-
-  !> field(ni, nj, nk) from a file in read mode.
-  subroutine recv_field_3d(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(out), contiguous, target :: field(:, :, :)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(3)
-    extents = int(shape(field), c_int64_t)
-    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), 3_c_int, &
-                          extents)), ierr)
-  end subroutine recv_field_3d
+    integer(c_int64_t) :: extents(max_rank)
+    extents(:rank(field)) = int(shape(field), c_int64_t)
+    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), &
+                          int(rank(field), c_int), extents)), ierr)
+  end subroutine recv_field_r8
 
   !> Flushes, waits for the servers, prints the report. Collective; the
   !> client is released (also on failure).

@@ -135,6 +135,7 @@ contains
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
     real(8) :: part(1)
+    real(4) :: rank5(1, 1, 1, 1, 1)
     character(len=EP_MAX_ERROR_STRING) :: message
     integer :: rank, j0, nj, step, i, j, k, ierr
 
@@ -153,6 +154,7 @@ contains
       if (step == 1) then
         ! A wrong shape is refused with the field and both shapes named.
         wrong = 0
+        rank5 = 0
         call xios_lite_send_field(client, 'tas', wrong, ierr)
         message = xios_lite_last_error()
         if (ierr /= EP_ERR_COUNT .or. index(message, "'tas'") == 0) then
@@ -160,6 +162,14 @@ contains
           failures = failures + 1
         else if (rank == 0) then
           write (*, '(a)') 'fortran_model: refused as expected: ' // trim(message)
+        end if
+        ! So is an array of a rank the C layer does not take (any rank
+        ! compiles), here in single precision.
+        call xios_lite_send_field(client, 'tas', rank5, ierr)
+        message = xios_lite_last_error()
+        if (ierr /= EP_ERR_ARGUMENT .or. index(message, 'array rank 5 is not 1 to 4') == 0) then
+          write (*, '(a, i0, a)') 'fortran_model: a rank-5 array gave ierr ', ierr, ': ' // trim(message)
+          failures = failures + 1
         end if
       end if
       call xios_lite_send_field(client, 'tas', tas)

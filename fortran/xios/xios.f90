@@ -59,95 +59,17 @@ module xios
       xios_getvar_logical, xios_getvar_string
   end interface xios_get_variable
 
-  interface
-    integer(c_int) function cxios_init_client(id, len, local_comm, return_comm) &
-        bind(C, name="cxios_init_client")
-      import :: c_int, c_char, c_ptr
-      character(kind=c_char), dimension(*), intent(in) :: id
-      integer(c_int), value :: len
-      type(c_ptr), value :: local_comm
-      integer(c_int), intent(out) :: return_comm
-    end function
-    integer(c_int) function cxios_finalize() bind(C, name="cxios_finalize")
-      import :: c_int
-    end function
-    integer(c_int) function cxios_context_initialize(id, len, comm) &
-        bind(C, name="cxios_context_initialize")
-      import :: c_int, c_char
-      character(kind=c_char), dimension(*), intent(in) :: id
-      integer(c_int), value :: len
-      integer(c_int), intent(in) :: comm
-    end function
-    integer(c_int) function cxios_context_initialize_ep(id, len, comm) &
-        bind(C, name="cxios_context_initialize_ep")
-      import :: c_int, c_char, c_ptr
-      character(kind=c_char), dimension(*), intent(in) :: id
-      integer(c_int), value :: len
-      type(c_ptr), value :: comm
-    end function
-    integer(c_int) function cxios_context_close_definition() &
-        bind(C, name="cxios_context_close_definition")
-      import :: c_int
-    end function
-    integer(c_int) function cxios_context_finalize() bind(C, name="cxios_context_finalize")
-      import :: c_int
-    end function
-    integer(c_int) function cxios_context_set_current(h) bind(C, name="cxios_context_set_current")
-      import :: c_int, c_intptr_t
-      integer(c_intptr_t), value :: h
-    end function
-    integer(c_int) function cxios_context_get_current(h) bind(C, name="cxios_context_get_current")
-      import :: c_int, c_intptr_t
-      integer(c_intptr_t), intent(out) :: h
-    end function
-    integer(c_int) function cxios_update_calendar(step) bind(C, name="cxios_update_calendar")
-      import :: c_int
-      integer(c_int), value :: step
-    end function
-    integer(c_int) function cxios_set_timestep(d) bind(C, name="cxios_set_timestep")
-      import :: c_int, xios_duration
-      type(xios_duration), value :: d
-    end function
-    integer(c_int) function cxios_get_calendar_type(type, len) &
-        bind(C, name="cxios_get_calendar_type")
-      import :: c_int, c_char
-      character(kind=c_char), dimension(*), intent(out) :: type
-      integer(c_int), value :: len
-    end function
-    integer(c_int) function cxios_get_time_origin(d) bind(C, name="cxios_get_time_origin")
-      import :: c_int, xios_date
-      type(xios_date), intent(out) :: d
-    end function
-    integer(c_int) function cxios_get_start_date(d) bind(C, name="cxios_get_start_date")
-      import :: c_int, xios_date
-      type(xios_date), intent(out) :: d
-    end function
-    integer(c_int) function cxios_set_time_origin(d) bind(C, name="cxios_set_time_origin")
-      import :: c_int, xios_date
-      type(xios_date), value :: d
-    end function
-    integer(c_int) function cxios_set_start_date(d) bind(C, name="cxios_set_start_date")
-      import :: c_int, xios_date
-      type(xios_date), value :: d
-    end function
-    integer(c_int) function cxios_field_is_active_checked(id, len, active) &
-        bind(C, name="cxios_field_is_active_checked")
-      import :: c_int, c_char
-      character(kind=c_char), dimension(*), intent(in) :: id
-      integer(c_int), value :: len
-      integer(c_int), intent(out) :: active
-    end function
-    integer(c_int) function cxios_getvar(name, len, type, value, value_len, found) &
-        bind(C, name="cxios_getvar")
-      import :: c_int, c_char, c_ptr
-      character(kind=c_char), dimension(*), intent(in) :: name
-      integer(c_int), value :: len, type, value_len
-      type(c_ptr), value :: value
-      integer(c_int), intent(out) :: found
-    end function
-  end interface
+  ! The C functions of xios_lite/xios.h that this module calls (interface
+  ! bodies written at build time from xios_c_calls.txt).
+  include 'xios_c_calls.inc'
 
 contains
+
+  ! The routines that pass their arguments straight to xios_lite's C call
+  ! (xios_finalize, xios_close_context_definition, xios_context_finalize,
+  ! xios_set_timestep, xios_get/set_time_origin, xios_get/set_start_date),
+  ! written at build time from the entries marked `->` in xios_c_calls.txt.
+  include 'xios_c_wrappers.inc'
 
   ! ---- the process ----
 
@@ -167,10 +89,6 @@ contains
     end if
     if (present(return_comm)) return_comm = int(comm)
   end subroutine xios_initialize
-
-  subroutine xios_finalize()
-    call xios_check_(cxios_finalize())
-  end subroutine xios_finalize
 
   ! ---- contexts ----
 
@@ -209,17 +127,9 @@ contains
     call xios_check_(cxios_context_get_current(context%daddr))
   end subroutine xios_get_current_context
 
-  subroutine xios_close_context_definition()
-    call xios_check_(cxios_context_close_definition())
-  end subroutine xios_close_context_definition
-
   !> Inheritance is solved at close_context_definition; nothing to do before.
   subroutine xios_solve_inheritance()
   end subroutine xios_solve_inheritance
-
-  subroutine xios_context_finalize()
-    call xios_check_(cxios_context_finalize())
-  end subroutine xios_context_finalize
 
   ! ---- the calendar ----
 
@@ -242,11 +152,6 @@ contains
     if (present(leap_year_month_offset)) continue
   end subroutine xios_define_calendar
 
-  subroutine xios_set_timestep(timestep)
-    type(xios_duration), intent(in) :: timestep
-    call xios_check_(cxios_set_timestep(timestep))
-  end subroutine xios_set_timestep
-
   subroutine xios_get_timestep(timestep)
     type(xios_duration), intent(out) :: timestep
     type(xios_calendar_wrapper) :: cal
@@ -259,26 +164,6 @@ contains
     character(len=*), intent(out) :: calendar_type
     call xios_check_(cxios_get_calendar_type(calendar_type, len(calendar_type)))
   end subroutine xios_get_calendar_type
-
-  subroutine xios_get_time_origin(date)
-    type(xios_date), intent(out) :: date
-    call xios_check_(cxios_get_time_origin(date))
-  end subroutine xios_get_time_origin
-
-  subroutine xios_get_start_date(date)
-    type(xios_date), intent(out) :: date
-    call xios_check_(cxios_get_start_date(date))
-  end subroutine xios_get_start_date
-
-  subroutine xios_set_time_origin(date)
-    type(xios_date), intent(in) :: date
-    call xios_check_(cxios_set_time_origin(date))
-  end subroutine xios_set_time_origin
-
-  subroutine xios_set_start_date(date)
-    type(xios_date), intent(in) :: date
-    call xios_check_(cxios_set_start_date(date))
-  end subroutine xios_set_start_date
 
   ! ---- the time loop ----
 

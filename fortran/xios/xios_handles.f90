@@ -81,85 +81,9 @@ module xios_handles
   ! The longest message a failure prints.
   integer, parameter :: max_message = 4096
 
-  interface
-    integer(c_int) function cxios_set_attr(h, name, name_len, type, value, rank, extents) &
-        bind(C, name="cxios_set_attr")
-      import :: c_int, c_intptr_t, c_char, c_ptr, c_int64_t
-      integer(c_intptr_t), value :: h
-      character(kind=c_char), dimension(*), intent(in) :: name
-      integer(c_int), value :: name_len, type, rank
-      type(c_ptr), value :: value
-      integer(c_int64_t), dimension(*), intent(in) :: extents
-    end function
-    integer(c_int) function cxios_get_attr(h, name, name_len, type, value, rank, extents, &
-        defined) bind(C, name="cxios_get_attr")
-      import :: c_int, c_intptr_t, c_char, c_ptr, c_int64_t
-      integer(c_intptr_t), value :: h
-      character(kind=c_char), dimension(*), intent(in) :: name
-      integer(c_int), value :: name_len, type, rank
-      type(c_ptr), value :: value
-      integer(c_int64_t), dimension(*), intent(in) :: extents
-      integer(c_int), intent(out) :: defined
-    end function
-    logical(c_bool) function cxios_is_defined_attr(h, name, name_len) &
-        bind(C, name="cxios_is_defined_attr")
-      import :: c_int, c_intptr_t, c_char, c_bool
-      integer(c_intptr_t), value :: h
-      character(kind=c_char), dimension(*), intent(in) :: name
-      integer(c_int), value :: name_len
-    end function
-    integer(c_int) function cxios_handle_create(kind, id, len, out) &
-        bind(C, name="cxios_handle_create")
-      import :: c_int, c_intptr_t, c_char
-      character(kind=c_char), dimension(*), intent(in) :: kind, id
-      integer(c_int), value :: len
-      integer(c_intptr_t), intent(out) :: out
-    end function
-    logical(c_bool) function cxios_valid_id(kind, id, len) bind(C, name="cxios_valid_id")
-      import :: c_int, c_char, c_bool
-      character(kind=c_char), dimension(*), intent(in) :: kind, id
-      integer(c_int), value :: len
-    end function
-    integer(c_int) function cxios_add_child(parent, kind, id, id_len, child) &
-        bind(C, name="cxios_add_child")
-      import :: c_int, c_intptr_t, c_char
-      integer(c_intptr_t), value :: parent
-      character(kind=c_char), dimension(*), intent(in) :: kind, id
-      integer(c_int), value :: id_len
-      integer(c_intptr_t), intent(out) :: child
-    end function
-    integer(c_int) function cxios_write_data_k8(id, len, data, rank, extents) &
-        bind(C, name="cxios_write_data_k8")
-      import :: c_int, c_char, c_ptr, c_int64_t
-      character(kind=c_char), dimension(*), intent(in) :: id
-      integer(c_int), value :: len, rank
-      type(c_ptr), value :: data
-      integer(c_int64_t), dimension(*), intent(in) :: extents
-    end function
-    integer(c_int) function cxios_write_data_k4(id, len, data, rank, extents) &
-        bind(C, name="cxios_write_data_k4")
-      import :: c_int, c_char, c_ptr, c_int64_t
-      character(kind=c_char), dimension(*), intent(in) :: id
-      integer(c_int), value :: len, rank
-      type(c_ptr), value :: data
-      integer(c_int64_t), dimension(*), intent(in) :: extents
-    end function
-    integer(c_int) function cxios_read_data_k8(id, len, data, rank, extents) &
-        bind(C, name="cxios_read_data_k8")
-      import :: c_int, c_char, c_ptr, c_int64_t
-      character(kind=c_char), dimension(*), intent(in) :: id
-      integer(c_int), value :: len, rank
-      type(c_ptr), value :: data
-      integer(c_int64_t), dimension(*), intent(in) :: extents
-    end function
-    type(c_ptr) function cxios_last_error() bind(C, name="cxios_last_error")
-      import :: c_ptr
-    end function
-    integer(c_size_t) function c_strlen(s) bind(C, name="strlen")
-      import :: c_size_t, c_ptr
-      type(c_ptr), value :: s
-    end function
-  end interface
+  ! The C functions of xios_lite/xios.h that this module calls (interface
+  ! bodies written at build time from xios_c_calls.txt).
+  include 'xios_handles_c_calls.inc'
 
   public :: cxios_write_data_k8, cxios_write_data_k4, cxios_read_data_k8
   public :: xios_check_, xios_last_error, xios_handle_of_, xios_valid_, xios_add_child_
