@@ -219,6 +219,14 @@ Request start_ineighbor(const Communicator& comm, const char* name, Fill&& fill)
 
 }  // namespace
 
+Request start_ineighbor_blocks(const Communicator& comm, const char* name, NeighborBlocks blocks) {
+  const Topology& topology = detail::topology_of(comm, name);
+  const CollectiveCall call = detail::begin_collective(comm, name);
+  return detail::start_nonblocking<Ineighbor>(
+      comm, call, [&] { return std::make_shared<Ineighbor>(call, comm.state(), topology); },
+      [&](Ineighbor& instance) { instance.contribute(call, std::move(blocks)); });
+}
+
 }  // namespace ep::detail
 
 namespace ep {
