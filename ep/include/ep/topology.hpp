@@ -266,14 +266,13 @@ void neighbor_alltoallw(const Communicator& comm, const void* sendbuf,
 // values and the EP rank; an endpoint that throws there leaves the others'
 // rounds incomplete, as any erroneous program may.
 //
-// Why: on a communicator within one process, the init call gives every
-// endpoint the addresses of its local neighbours' send blocks, so a round
-// is one synchronisation with the local neighbours (flags, no barrier)
-// after which each endpoint copies its blocks straight from the senders'
-// buffers into its receive buffer: no packing, no message, no matching. On
-// a communicator over several processes each round runs the exchange of
-// the nonblocking forms (one aggregated message per process pair and
-// direction) on the blocks prepared at init.
+// Why: the init call gives every endpoint the addresses of its local
+// neighbours' send blocks, so between endpoints of one process a round is
+// one synchronisation with the local neighbours (flags, no barrier) after
+// which each endpoint copies its blocks straight from the senders' buffers
+// into its receive buffer: no packing, no message, no matching. Blocks
+// between processes keep the nonblocking forms' packed path (one aggregated
+// message per process pair and direction), on the blocks prepared at init.
 //
 // Argument errors and block size mismatches between two endpoints of one
 // process throw from the init call (on every local endpoint); a mismatch

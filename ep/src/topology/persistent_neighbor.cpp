@@ -28,10 +28,13 @@
 // a reader's copied flag reaches e+1 only after it read round e+1 of a
 // sender that has started e+1.
 //
-// A communicator over several processes keeps the packed path: each round
-// runs the nonblocking exchange of ineighbor_* (one aggregated message per
-// process pair and direction, local blocks copied buffer to buffer) on the
-// blocks the plan prepared, without redoing the checks and layouts.
+// The blocks between processes keep the packed path: on a communicator
+// over several processes, each round also starts the nonblocking exchange
+// of ineighbor_* (one aggregated message per process pair and direction,
+// packed and unpacked by the endpoints) for the blocks the plan prepared,
+// without redoing the checks and layouts and without its local copies,
+// which the handshake above makes; the round completes when both parts
+// have.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -131,30 +134,50 @@ std::string detail_text(const Error& e) {
 class PersistentNeighbor final : public PersistentOperation {
  public:
   PersistentNeighbor(Communicator comm, const Topology& topology, NeighborBlocks blocks,
-                     std::shared_ptr<LocalPlan> plan, std::vector<WatchedArray> watched)
+                     std::shared_ptr<LocalPlan> plan, bool remote,
+                     std::vector<WatchedArray> watched)
       : comm_(std::move(comm)),
         topology_(topology),
         thread_(static_cast<std::size_t>(comm_.local_thread())),
         blocks_(std::move(blocks)),
         plan_(std::move(plan)),
+        remote_(remote),
         watched_(std::move(watched)) {}
 
   void start(RequestState& request) override {
     check_arrays(request);
-    if (!plan_) {
-      start_packed(request);
-      return;
-    }
+    // The other processes' part first: should it throw, this endpoint has
+    // not announced the round and its neighbours wait for nothing of it.
+    if (remote_) remote_round_ = start_ineighbor_remote(comm_, request.call, blocks_);
     ++round_;
     next_edge_ = 0;
     copied_ = false;
+    local_done_ = false;
     plan_->flags[thread_].started.store(round_, std::memory_order_release);
-    request.progress = [this] { return advance(); };
+    request.progress = [this, &request] { return advance(request); };
   }
 
  private:
-  // One poll of a round within the process (file comment); true once complete.
-  bool advance() {
+  // One poll of a round; true once both parts are complete. A failure of
+  // the other processes' part is recorded in `request` once it completes;
+  // the local part still finishes, since local neighbours wait for it.
+  bool advance(RequestState& request) {
+    if (!local_done_) local_done_ = advance_local();
+    if (!remote_round_.is_null()) {
+      try {
+        static_cast<void>(ep::test(remote_round_));  // nulls it once complete
+      } catch (const Error& e) {
+        request.failed = true;
+        request.error_kind = e.kind();
+        request.error_detail = detail_text(e);
+        request.status.error = e.mpi_code();
+      }
+    }
+    return local_done_ && remote_round_.is_null();
+  }
+
+  // The local part (file comment): copies, then waits for the readers.
+  bool advance_local() {
     const std::vector<LocalEdge>& in = topology_.local_in[thread_];
     const NeighborBlocks& mine = plan_->blocks[thread_];
     while (next_edge_ < in.size()) {
@@ -179,21 +202,6 @@ class PersistentNeighbor final : public PersistentOperation {
     return true;
   }
 
-  void start_packed(RequestState& request) {
-    packed_ = start_ineighbor_blocks(comm_, request.call, blocks_);
-    request.progress = [this, &request] {
-      try {
-        return ep::test(packed_);
-      } catch (const Error& e) {
-        request.failed = true;
-        request.error_kind = e.kind();
-        request.error_detail = detail_text(e);
-        request.status.error = e.mpi_code();
-        return true;
-      }
-    };
-  }
-
   // Debug builds: the count and displacement arrays must hold what they
   // held at init (the plan was made from them; a change would be ignored).
   void check_arrays(const RequestState& request) const {
@@ -214,14 +222,16 @@ class PersistentNeighbor final : public PersistentOperation {
   Communicator comm_;         // this endpoint's handle (keeps the communicator alive)
   const Topology& topology_;  // immutable, kept alive by the communicator state
   std::size_t thread_;
-  NeighborBlocks blocks_;            // the packed path's blocks
-  std::shared_ptr<LocalPlan> plan_;  // null on the packed path
+  NeighborBlocks blocks_;  // this endpoint's blocks, for the other processes' part
+  std::shared_ptr<LocalPlan> plan_;
+  bool remote_;  // the communicator spans several processes
   std::vector<WatchedArray> watched_;
   // The round in progress (owner thread only).
   std::uint64_t round_ = 0;
   std::size_t next_edge_ = 0;  // index into topology_.local_in[thread_]
   bool copied_ = false;
-  Request packed_;
+  bool local_done_ = false;
+  Request remote_round_;  // the other processes' part; null once complete
 };
 
 // Every variant: check, list the blocks, share them, make the request.
@@ -258,12 +268,15 @@ Request init_neighbor(const Communicator& comm, const char* name, Fill&& fill,
   std::shared_ptr<LocalPlan> plan = *call.team.shared_aux<std::shared_ptr<LocalPlan>>(0);
   call.team.barrier();  // every `blocks` and the leader's `built` are read until here
   if (!plan->error.empty()) throw Error(plan->error_kind, name, call.rank, plan->error);
-  if (!comm.state()->single_process()) plan.reset();
+  // Every process of a communicator over several starts the other
+  // processes' part of every round, with blocks for them or not: the
+  // nonblocking collectives of a communicator are one sequence everywhere.
+  const bool remote = !comm.state()->single_process();
   auto state = std::make_shared<RequestState>(RequestState::Kind::kSend, comm.state(), call.thread,
                                               call.rank);
   state->call = name;
-  state->persistent = std::make_shared<PersistentNeighbor>(comm, topology, std::move(blocks),
-                                                           std::move(plan), std::move(watched));
+  state->persistent = std::make_shared<PersistentNeighbor>(
+      comm, topology, std::move(blocks), std::move(plan), remote, std::move(watched));
   // Inactive: complete, with nothing to report, until the first start.
   state->phase.store(Phase::kComplete, std::memory_order_relaxed);
   return Request(std::move(state));
