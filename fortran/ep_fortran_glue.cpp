@@ -997,6 +997,57 @@ void ep_f_ineighbor_alltoallv(const Desc* sendbuf, const Fint* sendcounts, const
   });
 }
 
+void ep_f_neighbor_allgather_init(const Desc* sendbuf, const Fint* sendcount, const Fint* sendtype,
+                                  Desc* recvbuf, const Fint* recvcount, const Fint* recvtype,
+                                  const ep_comm_t* comm, const Fint* info, ep_request_t* request,
+                                  Fint* ierr) {
+  *request = nullptr;
+  run(ierr, [&] {
+    return ep_neighbor_allgather_init(
+        address(sendbuf, "ep_neighbor_allgather_init", *comm), *sendcount, type(sendtype),
+        address(recvbuf, "ep_neighbor_allgather_init", *comm), *recvcount, type(recvtype), *comm,
+        MPI_Info_f2c(*info), request);
+  });
+}
+
+void ep_f_neighbor_alltoall_init(const Desc* sendbuf, const Fint* sendcount, const Fint* sendtype,
+                                 Desc* recvbuf, const Fint* recvcount, const Fint* recvtype,
+                                 const ep_comm_t* comm, const Fint* info, ep_request_t* request,
+                                 Fint* ierr) {
+  *request = nullptr;
+  run(ierr, [&] {
+    return ep_neighbor_alltoall_init(
+        address(sendbuf, "ep_neighbor_alltoall_init", *comm), *sendcount, type(sendtype),
+        address(recvbuf, "ep_neighbor_alltoall_init", *comm), *recvcount, type(recvtype), *comm,
+        MPI_Info_f2c(*info), request);
+  });
+}
+
+void ep_f_neighbor_alltoallv_init(const Desc* sendbuf, const Fint* sendcounts, const Fint* sdispls,
+                                  const Fint* sendtype, Desc* recvbuf, const Fint* recvcounts,
+                                  const Fint* rdispls, const Fint* recvtype, const ep_comm_t* comm,
+                                  const Fint* info, ep_request_t* request, Fint* ierr) {
+  *request = nullptr;
+  run(ierr, [&] {
+    return ep_neighbor_alltoallv_init(
+        address(sendbuf, "ep_neighbor_alltoallv_init", *comm), sendcounts, sdispls, type(sendtype),
+        address(recvbuf, "ep_neighbor_alltoallv_init", *comm), recvcounts, rdispls, type(recvtype),
+        *comm, MPI_Info_f2c(*info), request);
+  });
+}
+
+void ep_f_start(ep_request_t* request, Fint* ierr) {
+  run(ierr, [&] { return ep_start(request); });
+}
+
+void ep_f_startall(const Fint* count, ep_request_t* requests, Fint* ierr) {
+  run(ierr, [&] { return ep_startall(*count, requests); });
+}
+
+void ep_f_request_free(ep_request_t* request, Fint* ierr) {
+  run(ierr, [&] { return ep_request_free(request); });
+}
+
 void ep_f_neighbor_alltoallw(const Desc* sendbuf, const Fint* sendcounts, const MPI_Aint* sdispls,
                              const Fint* sendtypes, Desc* recvbuf, const Fint* recvcounts,
                              const MPI_Aint* rdispls, const Fint* recvtypes, const ep_comm_t* comm,

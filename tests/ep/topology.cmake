@@ -27,3 +27,12 @@ ep_add_mpi_test(NAME test_cart_sub
   SHAPES r1t3 r2t2 r3t1 r2t3
   LABELS topo
   TIMEOUT 180)
+
+# Persistent neighbourhood collectives (neighbor_*_init, start): rounds
+# against the blocking forms with new data each round, start_all, request
+# lifetime, misuse; the array check of debug builds.
+ep_add_mpi_test(NAME test_persistent_neighbor
+  SOURCES test_persistent_neighbor.cpp
+  SHAPES r1t1 r1t3 r2t2 r3t1 r2t3
+  LABELS topo
+  TIMEOUT 180)

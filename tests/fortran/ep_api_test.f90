@@ -545,8 +545,11 @@ contains
       type(ep_comm) :: cart, row
       integer :: dims(2), coords(2), c2(2), nd, src, dst, kind, r, rsize, k
       logical :: periods(2)
-      integer :: nb(4), out(4)
-      type(ep_request) :: req
+      integer :: nb(4), out(4), j
+      ! Bound to a persistent request: written by the library between start
+      ! and wait, which the compiler must not assume it knows (MPI's rule).
+      integer, asynchronous :: pnb(4), pout(4)
+      type(ep_request) :: req, preq
       dims = 0
       call ep_dims_create(n, 2, dims, ierr)
       call expect(ierr == EP_OK .and. product(dims) == n .and. dims(1) >= dims(2), 'ep_dims_create')
@@ -593,6 +596,21 @@ contains
       ! the block sent towards +1 lands in the receiver's -1 slot
       call expect(ierr == EP_OK .and. nb(1) == src * 10 + 2 .or. dims(1) <= 2, &
                   'ep_ineighbor_alltoall')
+      ! The persistent form: two rounds with new data, the request kept between them.
+      call ep_neighbor_alltoall_init(pout, 1, MPI_INTEGER, pnb, 1, MPI_INTEGER, cart, &
+                                     MPI_INFO_NULL, preq, ierr)
+      call expect(ierr == EP_OK, 'ep_neighbor_alltoall_init')
+      do k = 1, 2
+        pout = [(rank * 10 + j + 100 * k, j = 1, 4)]
+        pnb = -7
+        call ep_start(preq, ierr)
+        call expect(ierr == EP_OK, 'ep_start')
+        call ep_wait(preq, ierr)
+        call expect(ierr == EP_OK .and. (pnb(1) == src * 10 + 2 + 100 * k .or. dims(1) <= 2), &
+                    'ep_neighbor_alltoall_init round')
+      end do
+      call ep_request_free(preq, ierr)
+      call expect(ierr == EP_OK, 'ep_request_free')
       call ep_comm_free(cart)
     end subroutine cartesian
 

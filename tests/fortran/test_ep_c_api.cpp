@@ -173,6 +173,53 @@ TEST(EpCApi, CollectivesInPlaceAndCommunicators) {
 
 // An intercommunicator handle works for point-to-point and the collectives
 // that exist on it, and is refused by name by the others.
+// A persistent neighbour alltoall on a periodic ring: ep_start rounds
+// completed by ep_wait, ep_test_status and ep_waitall (after ep_startall)
+// keep the handle, each round delivers the data of that round, and
+// ep_request_free releases the handle; ep_start of NULL is an error.
+TEST(EpCApi, PersistentNeighborAlltoall) {
+  ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
+    const int dims[1] = {size};
+    const int periods[1] = {1};
+    ep_comm_t ring = nullptr;
+    EXPECT_EQ(ep_cart_create(comm, 1, dims, periods, 0, &ring), EP_OK) << ep_last_error();
+    const int left = (rank + size - 1) % size;
+    const int right = (rank + 1) % size;
+    std::array<int, 2> out{};
+    std::array<int, 2> in{};
+    ep_request_t request = nullptr;
+    EXPECT_EQ(ep_neighbor_alltoall_init(out.data(), 1, MPI_INT, in.data(), 1, MPI_INT, ring,
+                                        MPI_INFO_NULL, &request),
+              EP_OK)
+        << ep_last_error();
+    for (int round = 0; round < 3; ++round) {
+      out = {1000 * round + 10 * rank, 1000 * round + 10 * rank + 1};  // to -1, to +1
+      in = {-1, -1};
+      EXPECT_EQ(ep_start(&request), EP_OK) << ep_last_error();
+      if (round == 0) {
+        EXPECT_EQ(ep_wait(&request), EP_OK) << ep_last_error();
+      } else if (round == 1) {
+        int flag = 0;
+        while (flag == 0) {
+          EXPECT_EQ(ep_test_status(&request, &flag, MPI_STATUS_IGNORE), EP_OK) << ep_last_error();
+        }
+      } else {
+        EXPECT_EQ(ep_startall(0, nullptr), EP_OK);
+        EXPECT_EQ(ep_waitall(1, &request), EP_OK) << ep_last_error();
+      }
+      EXPECT_NE(request, nullptr) << "round " << round;
+      // Slot 0 comes from the -1 neighbour, which sent it through its +1 slot.
+      EXPECT_EQ(in[0], 1000 * round + 10 * left + 1) << "round " << round;
+      EXPECT_EQ(in[1], 1000 * round + 10 * right) << "round " << round;
+    }
+    EXPECT_EQ(ep_request_free(&request), EP_OK) << ep_last_error();
+    EXPECT_EQ(request, nullptr);
+    EXPECT_EQ(ep_start(&request), EP_ERR_REQUEST);
+    EXPECT_TRUE(contains(ep_last_error(), "ep_start")) << ep_last_error();
+    EXPECT_EQ(ep_comm_free(&ring), EP_OK) << ep_last_error();
+  });
+}
+
 TEST(EpCApi, IntercommunicatorHandles) {
   int processes = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &processes);

@@ -151,7 +151,9 @@ int ep_imrecv(void* buf, int count, MPI_Datatype datatype, ep_message_t* message
               ep_request_t* request);
 
 /* -- completion (by the thread that started the requests; completed
- * requests are released and set to NULL, NULL ones are skipped) -- */
+ * requests are released and set to NULL, NULL ones are skipped; a
+ * persistent request is kept, inactive, and an inactive one is skipped like
+ * NULL by the any/some calls) -- */
 /** MPI_Wait / MPI_Waitall / MPI_Test with statuses (ep_wait and ep_waitall
  * above keep their status-less form; ep_test_status is not ep_test, a name
  * the test suite's namespace ep_test takes in C++). */
@@ -349,6 +351,31 @@ int ep_ineighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI
                            const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
                            const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, ep_comm_t comm,
                            ep_request_t* request);
+/** Persistent neighbour collectives (MPI-4's *_init; ep/topology.hpp has the
+ * rules): collective over every endpoint of comm, they return an inactive
+ * persistent request. The buffers must stay valid at the same addresses and
+ * the arrays unchanged until ep_request_free (debug builds check the arrays
+ * at every ep_start). info is ignored (MPI_INFO_NULL). */
+int ep_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, ep_comm_t comm,
+                               MPI_Info info, ep_request_t* request);
+int ep_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, int recvcount, MPI_Datatype recvtype, ep_comm_t comm,
+                              MPI_Info info, ep_request_t* request);
+int ep_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                               MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                               const int* rdispls, MPI_Datatype recvtype, ep_comm_t comm,
+                               MPI_Info info, ep_request_t* request);
+/** MPI_Start / MPI_Startall: start a round of inactive persistent requests
+ * (every endpoint starting its persistent collectives in the same order).
+ * The wait/test calls complete a round and leave the handle inactive, not
+ * NULL. By the thread that made the requests. */
+int ep_start(ep_request_t* request);
+int ep_startall(int count, ep_request_t* requests);
+/** MPI_Request_free for an inactive persistent (or completed) request:
+ * releases it and sets *request to NULL. An active one is an error (the
+ * handle stays). Local. */
+int ep_request_free(ep_request_t* request);
 
 /** Message of the calling thread's last failure ("" when none). The pointer
  * is valid until the thread's next failing call. */

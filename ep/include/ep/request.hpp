@@ -39,12 +39,23 @@ struct Status {
 
 /// Handle to a pending nonblocking operation; default-constructed = MPI_REQUEST_NULL.
 /// Cheap to copy; copies refer to the same operation.
+///
+/// A persistent request (MPI-4's *_init calls, e.g. ep::neighbor_alltoall_init)
+/// is made inactive; ep::start makes it active, and the wait or test that
+/// completes it leaves it inactive, not null, ready to be started again,
+/// until ep::request_free nulls it. The wait/test family treats an inactive
+/// request as MPI does: wait and test return an empty status at once, and the
+/// any/some calls skip it like a null one.
 class Request {
  public:
   Request() = default;
   explicit Request(std::shared_ptr<detail::RequestState> state) : state_(std::move(state)) {}
 
   [[nodiscard]] bool is_null() const noexcept { return state_ == nullptr; }
+  /// True for a request made by an *_init call (and not freed).
+  [[nodiscard]] bool is_persistent() const noexcept;
+  /// False for a null request and an inactive persistent one (MPI's "active").
+  [[nodiscard]] bool is_active() const noexcept;
   [[nodiscard]] const std::shared_ptr<detail::RequestState>& state() const noexcept {
     return state_;
   }
@@ -111,6 +122,23 @@ std::optional<int> test_any(std::span<Request> requests, Status* status = nullpt
 std::vector<int> wait_some(std::span<Request> requests, std::vector<Status>* statuses = nullptr);
 /// MPI_Testsome: indices of the requests complete now (possibly none).
 std::vector<int> test_some(std::span<Request> requests, std::vector<Status>* statuses = nullptr);
+/// MPI_Start: starts one round of the persistent request `request` (made by
+/// an *_init call). Not collective in itself, but a persistent collective's
+/// rounds are: every endpoint of its communicator starts its request of the
+/// same init call, all of them starting their persistent collectives in the
+/// same order (MPI's rule). Returns without waiting for other endpoints.
+/// Throws ep::Error(kRequest) for a null, non-persistent or already active
+/// request. By the owner thread only (the one that called the init).
+void start(Request& request);
+/// MPI_Startall: ep::start on each request in order.
+void start_all(std::span<Request> requests);
+/// MPI_Request_free for a persistent request: releases it and nulls the
+/// handle. Local. An active request must be completed first (wait or test)
+/// and a pending nonblocking operation cannot be freed: there is no progress
+/// thread to finish it; both throw ep::Error(kRequest), as does a null
+/// request. A completed non-persistent request is just nulled.
+void request_free(Request& request);
+
 /// MPI_Cancel: cancels a receive that has not matched yet; the request must
 /// still be waited on and its status reports cancelled. Cancelling a send or
 /// an already matched receive has no effect (status.cancelled stays false).

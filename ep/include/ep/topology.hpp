@@ -232,4 +232,67 @@ void neighbor_alltoallw(const Communicator& comm, const void* sendbuf,
                                           std::span<const MPI_Aint> rdispls,
                                           std::span<const MPI_Datatype> recvtypes);
 
+// ---------------------------------------------------------------------------
+// Persistent neighbourhood collectives (MPI-4's MPI_Neighbor_*_init): the
+// arguments and checks of the blocking forms, bound once into a plan and
+// run by every ep::start of the returned persistent request (request.hpp),
+// completed by ep::wait, ep::test and their all/any/some forms, which leave
+// it inactive for the next start; ep::request_free releases it.
+//
+//   ep::Request halo = ep::neighbor_alltoall_init(grid, out, n, MPI_DOUBLE, in, n, MPI_DOUBLE);
+//   for (int step = 0; step < steps; ++step) {
+//     fill(out);
+//     ep::start(halo);
+//     ep::wait(halo);
+//     use(in);
+//   }
+//   ep::request_free(halo);
+//
+// The init call is collective over every endpoint of `comm` (each thread
+// with its own handle) and synchronises the endpoints of each process only.
+// Each round is collective too: every endpoint starts its request of the
+// same init call, and all start their persistent collectives in the same
+// order (MPI's rule); ep::start returns without waiting for anyone.
+//
+// The plan binds the buffers. The send and receive buffers must stay valid,
+// at the same addresses, and the count and displacement arrays unchanged,
+// from the init call until ep::request_free: the plan keeps their addresses
+// and values, and a change is not seen (or, for a freed buffer, reads or
+// writes freed memory). Between a start and its completion the send buffer
+// must not be written nor the receive buffer read, as for the nonblocking
+// forms. Debug builds (NDEBUG undefined) compare the count and displacement
+// arrays with their values at init at every start and throw
+// ep::Error(kArgument) from ep::start naming the array, the entry, both
+// values and the EP rank; an endpoint that throws there leaves the others'
+// rounds incomplete, as any erroneous program may.
+//
+// Why: the init call gives every endpoint the addresses of its local
+// neighbours' send blocks, so between endpoints of one process a round is
+// one synchronisation with the local neighbours (flags, no barrier) after
+// which each endpoint copies its blocks straight from the senders' buffers
+// into its receive buffer: no packing, no message, no matching. Blocks
+// between processes keep the nonblocking forms' packed path (one aggregated
+// message per process pair and direction), on the blocks prepared at init.
+//
+// Argument errors and block size mismatches between two endpoints of one
+// process throw from the init call (on every local endpoint); a mismatch
+// with another process's endpoint throws from the wait/test of a round.
+
+/// MPI_Neighbor_allgather_init.
+[[nodiscard]] Request neighbor_allgather_init(const Communicator& comm, const void* sendbuf,
+                                              int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                              int recvcount, MPI_Datatype recvtype);
+
+/// MPI_Neighbor_alltoall_init.
+[[nodiscard]] Request neighbor_alltoall_init(const Communicator& comm, const void* sendbuf,
+                                             int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                             int recvcount, MPI_Datatype recvtype);
+
+/// MPI_Neighbor_alltoallv_init: the four arrays are watched by debug builds (see above).
+[[nodiscard]] Request neighbor_alltoallv_init(const Communicator& comm, const void* sendbuf,
+                                              std::span<const int> sendcounts,
+                                              std::span<const int> sdispls, MPI_Datatype sendtype,
+                                              void* recvbuf, std::span<const int> recvcounts,
+                                              std::span<const int> rdispls, MPI_Datatype recvtype);
+
 }  // namespace ep

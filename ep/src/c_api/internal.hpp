@@ -92,8 +92,11 @@ inline ep_comm_t wrap(Communicator comm) {
   return new ep_comm_s{std::move(comm), {}};
 }
 
-// Waits for one request and releases its handle, also when the wait fails.
+// Waits for one request and releases its handle, also when the wait fails;
+// a persistent request's handle is kept (inactive, ready for ep_start),
+// as MPI keeps it, until ep_request_free.
 inline Status wait_and_release(ep_request_t* request) {
+  if ((*request)->request.is_persistent()) return wait((*request)->request);
   const std::unique_ptr<ep_request_s> handle(*request);
   *request = nullptr;
   return wait(handle->request);

@@ -311,17 +311,23 @@ int ep_test_status(ep_request_t* request, int* flag, MPI_Status* status) {
     }
     ep::Status s;
     bool done = false;
+    // A persistent request's handle stays (inactive) until ep_request_free.
+    const bool keep = (*request)->request.is_persistent();
     try {
       done = ep::test((*request)->request, &s);
     } catch (...) {
-      delete *request;  // a failed operation is complete: MPI frees its request
-      *request = nullptr;
+      if (!keep) {
+        delete *request;  // a failed operation is complete: MPI frees its request
+        *request = nullptr;
+      }
       throw;
     }
     *flag = done ? 1 : 0;
     if (done) {
-      delete *request;
-      *request = nullptr;
+      if (!keep) {
+        delete *request;
+        *request = nullptr;
+      }
       fill_status(status, s);
     }
   });
@@ -1012,6 +1018,75 @@ int ep_ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int
     return ep::ineighbor_alltoallv(c, sendbuf, entries(sendcounts, d.out), entries(sdispls, d.out),
                                    sendtype, recvbuf, entries(recvcounts, d.in),
                                    entries(rdispls, d.in), recvtype);
+  });
+}
+
+int ep_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, ep_comm_t comm,
+                               MPI_Info /*info*/, ep_request_t* request) {
+  return intra_request(comm, request, "ep_neighbor_allgather_init", [&](const auto& c) {
+    return ep::neighbor_allgather_init(c, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype);
+  });
+}
+
+int ep_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, int recvcount, MPI_Datatype recvtype, ep_comm_t comm,
+                              MPI_Info /*info*/, ep_request_t* request) {
+  return intra_request(comm, request, "ep_neighbor_alltoall_init", [&](const auto& c) {
+    return ep::neighbor_alltoall_init(c, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                      recvtype);
+  });
+}
+
+int ep_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                               MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                               const int* rdispls, MPI_Datatype recvtype, ep_comm_t comm,
+                               MPI_Info /*info*/, ep_request_t* request) {
+  return intra_request(comm, request, "ep_neighbor_alltoallv_init", [&](const auto& c) {
+    const Degrees d = degrees(c);
+    return ep::neighbor_alltoallv_init(c, sendbuf, entries(sendcounts, d.out),
+                                       entries(sdispls, d.out), sendtype, recvbuf,
+                                       entries(recvcounts, d.in), entries(rdispls, d.in), recvtype);
+  });
+}
+
+// ---- persistent requests ----
+
+int ep_start(ep_request_t* request) {
+  return guarded([&] {
+    check_out(request, "ep_start", -1);
+    if (*request == nullptr) {
+      throw ep::Error(ep::ErrorKind::kRequest, "ep_start", -1,
+                      "the request is NULL (MPI_REQUEST_NULL)");
+    }
+    ep::start((*request)->request);
+  });
+}
+
+int ep_startall(int count, ep_request_t* requests) {
+  return guarded([&] {
+    check_requests(count, requests, "ep_startall");
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] == nullptr) {
+        throw ep::Error(ep::ErrorKind::kRequest, "ep_startall", -1,
+                        "requests[" + std::to_string(i) + "] is NULL (MPI_REQUEST_NULL)");
+      }
+      ep::start(requests[i]->request);
+    }
+  });
+}
+
+int ep_request_free(ep_request_t* request) {
+  return guarded([&] {
+    check_out(request, "ep_request_free", -1);
+    if (*request == nullptr) {
+      throw ep::Error(ep::ErrorKind::kRequest, "ep_request_free", -1,
+                      "the request is NULL (MPI_REQUEST_NULL)");
+    }
+    ep::request_free((*request)->request);  // throws for an active one: the handle stays
+    delete *request;
+    *request = nullptr;
   });
 }
 

@@ -50,6 +50,26 @@ struct SharedCopy {
   void copy_chunks() noexcept;
 };
 
+struct RequestState;
+
+/// What a persistent request (MPI-4's *_init calls) runs at each ep::start.
+/// Made by the init call and set in RequestState::persistent before the
+/// request is returned; it belongs to the owner thread, which alone starts
+/// and polls it.
+class PersistentOperation {
+ public:
+  PersistentOperation() = default;
+  PersistentOperation(const PersistentOperation&) = delete;
+  PersistentOperation& operator=(const PersistentOperation&) = delete;
+  virtual ~PersistentOperation() = default;
+
+  /// Begins one round of the operation: sets `request.progress`, which the
+  /// owner's test/wait polls until it returns true. Called by ep::start on
+  /// an inactive request whose phase is back to kPosted; a throw leaves the
+  /// request inactive.
+  virtual void start(RequestState& request) = 0;
+};
+
 enum class Phase : int {
   kPosted,      // receive waiting in its mailbox for a match; intra send waiting for its receiver
   kMpiPending,  // an MPI request (isend, or imrecv after a match) carries the rest
@@ -94,6 +114,16 @@ struct RequestState {
   // A large rendezvous send whose copy the sender helps with (made by the
   // sender, opened by the matcher); null otherwise.
   std::unique_ptr<SharedCopy> shared_copy;
+
+  // A persistent request: the operation every ep::start runs (set once,
+  // before the request is shared; null for every other request), and
+  // whether a start is in progress. `active` goes true at ep::start and
+  // false again in the wait/test that collects the round, which leaves the
+  // request complete and inactive instead of null (MPI's persistent
+  // requests); an inactive one is skipped by the any/some calls like a null
+  // one. Owner thread only: no other thread ever sees either field.
+  std::shared_ptr<PersistentOperation> persistent;
+  bool active = false;
 
   std::atomic<Phase> phase{Phase::kPosted};
   // Operations that advance in steps (nonblocking collectives): polled by the

@@ -94,8 +94,23 @@ bool poll(RequestState& request) {
 }
 
 // Hands out the result of a completed request and nulls the handle; throws
-// the operation's error, if any.
+// the operation's error, if any. A persistent request is left inactive
+// instead (ready for the next ep::start), and an inactive one gives an
+// empty status.
 Status finish(Request& handle) {
+  if (handle.state()->persistent) {
+    RequestState& request = *handle.state();
+    const bool was_active = request.active;
+    request.active = false;
+    request.progress = nullptr;
+    if (!was_active) return Status{};
+    if (request.failed) {
+      request.failed = false;
+      throw Error(request.error_kind, request.call, request.owner_rank, request.error_detail,
+                  request.status.error);
+    }
+    return request.status;
+  }
   const std::shared_ptr<RequestState> request = handle.release();
   if (request->failed) {
     throw Error(request->error_kind, request->call, request->owner_rank, request->error_detail,
@@ -138,6 +153,9 @@ class StallWatch {
   bool warned_ = false;
   std::chrono::steady_clock::time_point start_;
 };
+
+// MPI's "null or inactive": what the any/some calls skip.
+bool inactive(const Request& request) { return !request.is_active(); }
 
 void fill_status(std::span<Status> statuses, std::size_t i, const Status& value) {
   if (!statuses.empty()) statuses[i] = value;
@@ -237,7 +255,7 @@ bool test_all(std::span<Request> requests, std::span<Status> statuses) {
 std::optional<int> test_any(std::span<Request> requests, Status* status) {
   bool any_active = false;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].is_null()) continue;
+    if (inactive(requests[i])) continue;
     any_active = true;
     if (poll(*requests[i].state())) {
       const Status result = finish(requests[i]);
@@ -262,7 +280,7 @@ std::vector<int> test_some(std::span<Request> requests, std::vector<Status>* sta
   std::vector<int> done;
   if (statuses != nullptr) statuses->clear();
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].is_null() || !poll(*requests[i].state())) continue;
+    if (inactive(requests[i]) || !poll(*requests[i].state())) continue;
     const Status result = finish(requests[i]);
     done.push_back(static_cast<int>(i));
     if (statuses != nullptr) statuses->push_back(result);
@@ -275,7 +293,7 @@ std::vector<int> wait_some(std::span<Request> requests, std::vector<Status>* sta
   detail::Backoff backoff;
   while (true) {
     bool any_active = false;
-    for (const Request& r : requests) any_active = any_active || !r.is_null();
+    for (const Request& r : requests) any_active = any_active || !inactive(r);
     if (!any_active) {
       if (statuses != nullptr) statuses->clear();
       return {};

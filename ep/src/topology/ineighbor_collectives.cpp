@@ -44,7 +44,9 @@ class Ineighbor final : public NbcInstance {
         threads_(static_cast<std::size_t>(call.local_size())),
         present_(static_cast<std::size_t>(call.local_size()), false) {}
 
-  void contribute(const CollectiveCall& call, NeighborBlocks blocks) {
+  // `copy_local` false: the blocks between local endpoints are moved by
+  // someone else (a persistent plan's own handshake) and left alone here.
+  void contribute(const CollectiveCall& call, NeighborBlocks blocks, bool copy_local) {
     const auto t = static_cast<std::size_t>(call.thread);
     // Outgoing blocks for other processes: staged now, by this thread.
     const std::vector<detail::BlockRef>& refs = topology_.send_refs[t];
@@ -68,6 +70,7 @@ class Ineighbor final : public NbcInstance {
       earlier = present_;
       present_[t] = true;
     }
+    if (!copy_local) return;
     // Local edges with an end here and the other end at an endpoint that
     // called before (or here): both buffers stay valid, since no request of
     // the instance completes before every local endpoint has contributed.
@@ -214,10 +217,18 @@ Request start_ineighbor(const Communicator& comm, const char* name, Fill&& fill)
   if (!blocks.error.empty()) throw Error(blocks.error_kind, call.name, call.rank, blocks.error);
   return detail::start_nonblocking<Ineighbor>(
       comm, call, [&] { return std::make_shared<Ineighbor>(call, comm.state(), topology); },
-      [&](Ineighbor& instance) { instance.contribute(call, std::move(blocks)); });
+      [&](Ineighbor& instance) { instance.contribute(call, std::move(blocks), true); });
 }
 
 }  // namespace
+
+Request start_ineighbor_remote(const Communicator& comm, const char* name, NeighborBlocks blocks) {
+  const Topology& topology = detail::topology_of(comm, name);
+  const CollectiveCall call = detail::begin_collective(comm, name);
+  return detail::start_nonblocking<Ineighbor>(
+      comm, call, [&] { return std::make_shared<Ineighbor>(call, comm.state(), topology); },
+      [&](Ineighbor& instance) { instance.contribute(call, std::move(blocks), false); });
+}
 
 }  // namespace ep::detail
 

@@ -18,7 +18,9 @@
 
 #include "collective/internal_tags.hpp"
 #include "datatype.hpp"
+#include "ep/communicator.hpp"
 #include "ep/error.hpp"
+#include "ep/request.hpp"
 #include "team/collective_call.hpp"
 #include "topology/topology.hpp"
 
@@ -103,6 +105,14 @@ void fill_neighbor_alltoallw(NeighborPreparation& p, const void* sendbuf,
                              std::span<const MPI_Datatype> sendtypes, void* recvbuf,
                              std::span<const int> recvcounts, std::span<const MPI_Aint> rdispls,
                              std::span<const MPI_Datatype> recvtypes);
+
+/// Starts the part of the nonblocking exchange of `blocks` (prepared and
+/// checked already, by an *_init call) that involves other processes, as
+/// ineighbor_* would: one instance of the communicator's nonblocking
+/// collectives, named `name` in errors. The blocks between endpoints of this
+/// process are left to the caller. Collective like ineighbor_*. Defined in
+/// ineighbor_collectives.cpp.
+Request start_ineighbor_remote(const Communicator& comm, const char* name, NeighborBlocks blocks);
 
 /// The problem with the block of a local edge into thread `recv_thread` whose
 /// sender gives `sent` bytes and receiver has room for `room` (MPI requires
