@@ -154,19 +154,10 @@ TEST(PersistentNeighbor, CartesianMatchesBlocking) {
   });
 }
 
-// Rank r sends twice to r + 1 and once to r + 2 (mod n), and rank 0 sends
-// one more edge to itself: repeated edges, self edges, one-way edges.
+// Repeated, self and one-way edges (irregular_dist_graph).
 TEST(PersistentNeighbor, DistGraphMatchesBlocking) {
   ep_test::run_endpoints([](ep::Communicator& comm) {
-    const int n = comm.size();
-    const int r = comm.rank();
-    std::vector<int> dests{(r + 1) % n, (r + 2) % n, (r + 1) % n};
-    std::vector<int> sources{(r + n - 2) % n, (r + n - 1) % n, (r + n - 1) % n};
-    if (r == 0) {
-      dests.push_back(0);
-      sources.push_back(0);
-    }
-    ep::Communicator graph = ep::dist_graph_create_adjacent(comm, sources, dests);
+    ep::Communicator graph = ep_topo::irregular_dist_graph(comm);
     expect_rounds_match_blocking(graph);
     graph.free();
   });

@@ -138,6 +138,21 @@ void on_every_grid(Body body) {
   });
 }
 
+/// A distributed graph with repeated, self and one-way edges: rank r sends
+/// twice to r + 1 and once to r + 2 (mod n), and rank 0 one more edge to
+/// itself. Collective over `comm`; the caller frees the result.
+inline ep::Communicator irregular_dist_graph(const ep::Communicator& comm) {
+  const int n = comm.size();
+  const int r = comm.rank();
+  std::vector<int> dests{(r + 1) % n, (r + 2) % n, (r + 1) % n};
+  std::vector<int> sources{(r + n - 2) % n, (r + n - 1) % n, (r + n - 1) % n};
+  if (r == 0) {
+    dests.push_back(0);
+    sources.push_back(0);
+  }
+  return ep::dist_graph_create_adjacent(comm, sources, dests);
+}
+
 /// A 2-D halo exchange as a model writes it: every rank owns a block of
 /// kBlock x kBlock points of the field f(x, y) = 100 x + y (periodic) on grid
 /// `g`; `edges` are its four edges in neighbour order (-x, +x, -y, +y), and
