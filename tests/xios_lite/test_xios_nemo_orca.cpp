@@ -7,7 +7,7 @@
 // the windows of a section and a mooring (xios_set_zoom_domain_attr), a
 // grid it adds (iom_set_zoom_domain_attr's EqT_3D) and the files' names
 // (@expname@, @freq@, @startdate@, @enddate@), then sends every field the
-// configuration names for two months of daily steps.
+// configuration names for two months of 12-hour steps.
 //
 // Every variable of every file is read back and compared with a value
 // computed here from the closed forms the model sent: 5-day means, maxima
@@ -48,17 +48,19 @@ using namespace xios_test;
 constexpr int kNi = 8;
 constexpr int kNj = 6;
 constexpr int kNk = 3;
-constexpr int kLay = 2;     // nlayice
-constexpr int kCat = 3;     // ncatice
-constexpr int kStrait = 3;  // nstrait
-constexpr int kSteps = 60;  // daily, 2000-01-01 to 2000-02-29 (a leap year)
-constexpr int kFiveDays = 5;
+constexpr int kLay = 2;          // nlayice
+constexpr int kCat = 3;          // ncatice
+constexpr int kStrait = 3;       // nstrait
+constexpr int kStepsPerDay = 2;  // a timestep of 12 h
+constexpr int kDays = 60;        // 2000-01-01 to 2000-02-29 (a leap year)
+constexpr int kSteps = kDays * kStepsPerDay;
+constexpr int kFiveDays = 5 * kStepsPerDay;
 constexpr double kFill = 1e20;  // the field_definition's default_value
 constexpr double kRho0 = 1026.0;
 constexpr double kRcp = 3991.86795711963;
 // The months' steps.
-constexpr std::array<int, 2> kMonthFirst{1, 32};
-constexpr std::array<int, 2> kMonthLast{31, 60};
+constexpr std::array<int, 2> kMonthFirst{1, 31 * kStepsPerDay + 1};
+constexpr std::array<int, 2> kMonthLast{31 * kStepsPerDay, kSteps};
 // The section's row and the mooring's point (set at run time).
 constexpr int kEqJ = 3;
 constexpr int kMoorJ = 2;
@@ -88,6 +90,7 @@ double strait(int s, int q, int j, int i) {
 double icetemp(int s, int l, int c, int j, int i) {
   return -2.0 - l - 0.5 * c + 0.125 * j + 0.0625 * i - 0.25 * (s % 3);
 }
+double bgtemper(int s) { return 3.5 + 0.25 * (s % 5); }
 double icevol(int s, int c, int j, int i) {
   return 0.5 * (c + 1) + 0.125 * j + 0.0625 * i + 0.25 * (s % 4);
 }
@@ -228,7 +231,7 @@ void model(bool with_reductions) {
   ok(cxios_set_calendar_wrapper_start_date(cal, start), "start_date");
   ok(cxios_set_calendar_wrapper_time_origin(cal, start), "time_origin");
   cxios_duration day{};
-  day.day = 1;
+  day.hour = 24.0 / kStepsPerDay;
   ok(cxios_set_timestep(day), "timestep");
   set_domain("grid_T", b, true, land_t);
   set_domain("grid_T_inner", b, false, land_inner);
@@ -245,7 +248,8 @@ void model(bool with_reductions) {
   ok(cxios_add_child(grids, "grid", "EqT_3D", 6, &eq3d), "add grid EqT_3D");
   ok(cxios_add_child(eq3d, "domain", "EqT", 3, &member), "add domain EqT");
   ok(cxios_add_child(eq3d, "axis", "deptht", 6, &member), "add axis deptht");
-  for (const char* id : {"file1", "file2", "file3", "EqT", "2n5eT", "file4"}) update_file_name(id);
+  for (const char* id : {"file1", "file2", "file3", "file5", "EqT", "2n5eT", "file4"})
+    update_file_name(id);
   if (!with_reductions) ok(cxios_set_file_enabled(handle("file", "file3"), false), "enabled");
   ok(cxios_context_close_definition(), "xios_close_context_definition");
 
@@ -275,6 +279,7 @@ void model(bool with_reductions) {
          {hni, hnj, kLay, kCat});
     send("icevolcat", array(b, kCat, true, [s](int c, int j, int i) { return icevol(s, c, j, i); }),
          {hni, hnj, kCat});
+    send("bgtemper", {bgtemper(s)}, {});
   }
   ok(cxios_context_finalize(), "xios_context_finalize");
   ok(cxios_finalize(), "xios_finalize");
@@ -301,6 +306,21 @@ double maximum(Period p, const std::function<double(int)>& f) {
   double m = f(p.first);
   for (int s = p.first + 1; s <= p.last; ++s) m = std::max(m, f(s));
   return m;
+}
+double minimum(Period p, const std::function<double(int)>& f) {
+  return -maximum(p, [&](int s) { return -f(s); });
+}
+// The days of period p.
+std::vector<Period> days(Period p) {
+  std::vector<Period> out;
+  for (int s = p.first; s <= p.last; s += kStepsPerDay) out.push_back({s, s + kStepsPerDay - 1});
+  return out;
+}
+// The mean of `f` over the windows `w`.
+double mean_of(const std::vector<Period>& w, const std::function<double(Period)>& f) {
+  double sum = 0;
+  for (const Period& d : w) sum += f(d);
+  return sum / static_cast<double>(w.size());
 }
 
 // Records x outer x nj x ni values (ni fastest) of value(period, o, j, i),
@@ -365,6 +385,31 @@ void check_grid_t(const std::string& path) {
   expect_close(path, "thetao", five_day(kNk, land_t, [](Period p, int k, int j, int i) {
                  return mean(p, [&](int s) { return toce(s, k, j, i); });
                }));
+  expect_close(path, "e3t", five_day(kNk, land_inner, [](Period p, int k, int j, int i) {
+                 return mean(p, [&](int s) { return e3t(s, k, j, i); });
+               }));
+  // NEMO's 5-day forms: operation="instant" freq_op="5d" over one window.
+  expect_close(path, "thetao_tw", five_day(kNk, land_inner, [](Period p, int k, int j, int i) {
+                 return mean(p, [&](int s) { return toce(s, k, j, i) * e3t(s, k, j, i); }) /
+                        mean(p, [&](int s) { return e3t(s, k, j, i); });
+               }));
+  expect_close(path, "tosstd", five_day(1, land_t, [](Period p, int, int j, int i) {
+                 const double m2 = mean(p, [&](int s) { return sst(s, j, i) * sst(s, j, i); });
+                 const double m1 = mean(p, [&](int s) { return sst(s, j, i); });
+                 return std::sqrt(m2 - m1 * m1);
+               }));
+  expect_close(path, "zosstd", five_day(1, land_inner, [](Period p, int, int j, int i) {
+                 const double m2 = mean(p, [&](int s) { return ssh(s, j, i) * ssh(s, j, i); });
+                 const double m1 = mean(p, [&](int s) { return ssh(s, j, i); });
+                 return std::sqrt(m2 - m1 * m1);
+               }));
+  // The mean over 5 days of each day's maximum minus its minimum.
+  expect_close(path, "sstdcy", five_day(1, land_t, [](Period p, int, int j, int i) {
+                 return mean_of(days(p), [&](Period d) {
+                   return maximum(d, [&](int s) { return sst(s, j, i); }) -
+                          minimum(d, [&](int s) { return sst(s, j, i); });
+                 });
+               }));
   expect_close(path, "tos", five_day(1, land_t, [](Period p, int, int j, int i) {
                  return mean(p, [&](int s) { return sst(s, j, i); });
                }));
@@ -407,7 +452,7 @@ void check_icemod(const std::string& path) {
                }));
 }
 
-void check_scalar(const std::string& path) {
+void check_diaptr(const std::string& path) {
   const auto whole = [](int outer, int nj, int ni,
                         const std::function<double(Period, int, int, int)>& v) {
     return records(kFiveDayRecords, five_days, outer, nj, ni, nullptr, v);
@@ -455,6 +500,12 @@ void check_scalar(const std::string& path) {
                    return m;
                  });
                }));
+}
+
+void check_scalar_file(const std::string& path) {
+  expect_close(path, "bgtemper",
+               records(kFiveDayRecords, five_days, 1, 1, 1, nullptr,
+                       [](Period p, int, int, int) { return mean(p, bgtemper); }));
 }
 
 void check_zooms(const std::string& eq, const std::string& moor) {
@@ -530,10 +581,11 @@ void run_nemo(int servers) {
   check_grid_t(stem + "5d_20000101_20000229_grid_T.nc");
   check_icemod(stem + "5d_20000101_20000229_icemod.nc");
   if (servers > 0) {
-    check_scalar(stem + "5d_20000101_20000229_scalar.nc");
+    check_diaptr(stem + "5d_20000101_20000229_diaptr.nc");
   } else {
-    EXPECT_FALSE(xios_test::file_exists(stem + "5d_20000101_20000229_scalar.nc"));
+    EXPECT_FALSE(xios_test::file_exists(stem + "5d_20000101_20000229_diaptr.nc"));
   }
+  check_scalar_file(stem + "5d_20000101_20000229_scalar.nc");
   check_zooms(stem + "5d_20000101_20000229_EqT.nc", stem + "5d_20000101_20000229_2n5eT.nc");
   check_monthly(stem + "1m_20000101_20000229_grid_T.nc");
 }
