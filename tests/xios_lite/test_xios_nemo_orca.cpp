@@ -433,6 +433,18 @@ void check_grid_t(const std::string& path) {
   expect_close(path, "hfds_rate", five_day(1, land_inner, [](Period p, int, int j, int i) {
                  return mean(p, [&](int s) { return qns(s, j, i) / (kRho0 * kRcp); });
                }));
+  // The ratio of the vertical sums of toce * e3t and of e3t, step by step.
+  expect_close(path, "thetao_vmean", five_day(1, land_inner, [](Period p, int, int j, int i) {
+                 return mean(p, [&](int s) {
+                   double num = 0;
+                   double den = 0;
+                   for (int k = 0; k < kNk; ++k) {
+                     num += toce(s, k, j, i) * e3t(s, k, j, i);
+                     den += e3t(s, k, j, i);
+                   }
+                   return num / den;
+                 });
+               }));
   expect_close(path, "u_masstr_4strait", five_day(kStrait, land_t, [](Period p, int, int j, int i) {
                  return mean(p, [&](int s) { return u_masstr(s, j, i); });
                }));
