@@ -435,6 +435,38 @@ TEST(XiosExpressions, InTheConfiguration) {
       << inner;
 }
 
+// On a domain, a scalar is one value per point: an operand on the domain
+// alone lives on the points of an expression on the domain and a scalar
+// (NEMO's vertical means against surface fields), and the reverse; an
+// operand with an axis is other points.
+TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
+  const auto config = [](const std::string& fields) {
+    return R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <domain_definition><domain id="d" ni_glo="4" nj_glo="2"/></domain_definition>
+  <axis_definition><axis id="z" n_glo="2"/></axis_definition>
+  <grid_definition>
+    <grid id="g2"><domain domain_ref="d"/></grid>
+    <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
+    <grid id="gs"><domain domain_ref="d"/><scalar><reduce_axis operation="sum"/></scalar></grid>
+  </grid_definition>
+  <field_definition>
+    <field id="a" grid_ref="g2"/><field id="t" grid_ref="g3"/>
+    <field id="ts" field_ref="t" grid_ref="gs"/>
+    )" + fields +
+           R"(
+  </field_definition>
+  <file_definition><file id="o" output_freq="2h"><field field_ref="x"/></file></file_definition>
+</context></simulation>)";
+  };
+  EXPECT_EQ(error_of(config(R"(<field id="x" field_ref="ts" grid_ref="gs">ts - a</field>)")), "");
+  EXPECT_EQ(error_of(config(R"(<field id="x">a - ts</field>)")), "");
+  EXPECT_NE(error_of(config(R"(<field id="x">a - t</field>)"))
+                .find("operand 't' is on grid 'g3', the expression on grid 'g2'"),
+            std::string::npos)
+      << error_of(config(R"(<field id="x">a - t</field>)"));
+}
+
 // Files in read mode: kept apart from the output files (Config::inputs),
 // what cannot be read refused with its place.
 TEST(XiosReadMode, InputFilesAndTheirLimits) {

@@ -598,12 +598,25 @@ bool twin_domains(const Config& cfg, int a, int b) {
 
 bool same_points(const Config& cfg, int a, int b) {
   if (a == b) return true;
-  const GridDef& x = cfg.grids[static_cast<std::size_t>(a)];
-  const GridDef& y = cfg.grids[static_cast<std::size_t>(b)];
-  if (x.members.size() != y.members.size()) return false;
-  for (std::size_t m = 0; m < x.members.size(); ++m) {
-    const GridDef::Member& p = x.members[m];
-    const GridDef::Member& q = y.members[m];
+  const GridDef& gx = cfg.grids[static_cast<std::size_t>(a)];
+  const GridDef& gy = cfg.grids[static_cast<std::size_t>(b)];
+  // On a domain, a scalar is one value per point: NEMO's vertical sums
+  // (domain + reduce_axis scalar) hold the points of the domain alone.
+  const auto members = [&](const GridDef& g, const GridDef& other) {
+    std::vector<GridDef::Member> out;
+    for (const GridDef::Member& m : g.members) {
+      const bool drop =
+          m.kind == GridDef::Member::Kind::kScalar && g.domain >= 0 && other.domain >= 0;
+      if (!drop) out.push_back(m);
+    }
+    return out;
+  };
+  const std::vector<GridDef::Member> xm = members(gx, gy);
+  const std::vector<GridDef::Member> ym = members(gy, gx);
+  if (xm.size() != ym.size()) return false;
+  for (std::size_t m = 0; m < xm.size(); ++m) {
+    const GridDef::Member& p = xm[m];
+    const GridDef::Member& q = ym[m];
     // Scalars: one value each; two made by the same reduction agree.
     const auto same_scalar = [&] {
       const ScalarDef& u = cfg.scalars[static_cast<std::size_t>(p.index)];
@@ -852,7 +865,8 @@ void resolve_grids(Config& cfg, const std::vector<bool>& used) {
                 cfg.grids[static_cast<std::size_t>(grid)].id + "', the expression on grid '" +
                 cfg.grids[static_cast<std::size_t>(f.grid)].id +
                 "' (operands share the expression's points: its grid, or one whose domain is a "
-                "twin of its domain, of the same global size, and the same axes)");
+                "twin of its domain, of the same global size, and the same axes; a scalar beside a "
+                "domain adds no points)");
       }
     }
     state[static_cast<std::size_t>(i)] = 2;

@@ -123,7 +123,10 @@ class Expression {
 /// "twin" domains, two domains of one global size that are not windows of
 /// another (NEMO's grid_T and grid_T_inner: one with the model's halo,
 /// one without). Each client's blocks of two twins must then be equal
-/// (checked at close_definition, see twin_operands).
+/// (checked at close_definition, see twin_operands). When both grids have
+/// a domain, their scalars are left out of the comparison: a scalar is one
+/// value per point (NEMO's vertical sums, domain + reduce_axis scalar,
+/// hold the points of the domain alone).
 [[nodiscard]] bool same_points(const Config& cfg, int a, int b);
 
 /// An expression operand on a twin of the expression's domain.
