@@ -445,6 +445,21 @@ void check_grid_t(const std::string& path) {
                    return num / den;
                  });
                }));
+  // The same ratio against sst (on grid_T alone), each way round.
+  for (const bool vmean_first : {true, false}) {
+    expect_close(path, vmean_first ? "thetao_vmean_m_tos" : "tos_m_thetao_vmean",
+                 five_day(1, land_inner, [vmean_first](Period p, int, int j, int i) {
+                   return mean(p, [&](int s) {
+                     double num = 0;
+                     double den = 0;
+                     for (int k = 0; k < kNk; ++k) {
+                       num += toce(s, k, j, i) * e3t(s, k, j, i);
+                       den += e3t(s, k, j, i);
+                     }
+                     return vmean_first ? num / den - sst(s, j, i) : sst(s, j, i) - num / den;
+                   });
+                 }));
+  }
   expect_close(path, "u_masstr_4strait", five_day(kStrait, land_t, [](Period p, int, int j, int i) {
                  return mean(p, [&](int s) { return u_masstr(s, j, i); });
                }));
