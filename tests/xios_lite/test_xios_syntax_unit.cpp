@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -437,8 +438,9 @@ TEST(XiosExpressions, InTheConfiguration) {
 
 // On a domain, a scalar is one value per point: an operand on the domain
 // alone lives on the points of an expression on the domain and a scalar
-// (NEMO's vertical means against surface fields), and the reverse; an
-// operand with an axis is other points.
+// (NEMO's vertical means against surface fields), and the reverse; a level
+// extracted to a scalar is an operand of the domain's points; an operand
+// with an axis is other points.
 TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
   const auto config = [](const std::string& fields) {
     return R"(<simulation><context id="c">
@@ -449,10 +451,11 @@ TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
     <grid id="g2"><domain domain_ref="d"/></grid>
     <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
     <grid id="gs"><domain domain_ref="d"/><scalar><reduce_axis operation="sum"/></scalar></grid>
+    <grid id="gx"><domain domain_ref="d"/><scalar><extract_axis position="1"/></scalar></grid>
   </grid_definition>
   <field_definition>
     <field id="a" grid_ref="g2"/><field id="t" grid_ref="g3"/>
-    <field id="ts" field_ref="t" grid_ref="gs"/>
+    <field id="ts" field_ref="t" grid_ref="gs"/><field id="tx" field_ref="t" grid_ref="gx"/>
     )" + fields +
            R"(
   </field_definition>
@@ -461,6 +464,14 @@ TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
   };
   EXPECT_EQ(error_of(config(R"(<field id="x" field_ref="ts" grid_ref="gs">ts - a</field>)")), "");
   EXPECT_EQ(error_of(config(R"(<field id="x">a - ts</field>)")), "");
+  // One level extracted to a scalar (NEMO's grid_T_SFC): that level of t.
+  const Config cfg =
+      xios_lite::parse_config_string(config(R"(<field id="x">a - tx</field>)"), "i.xml");
+  const std::optional<xios_lite::OperandTransform> t =
+      xios_lite::operand_transform(cfg, cfg.find_field("tx"));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->active);
+  EXPECT_EQ(t->levels, std::vector<int>{1});
   EXPECT_NE(error_of(config(R"(<field id="x">a - t</field>)"))
                 .find("operand 't' is on grid 'g3', the expression on grid 'g2'"),
             std::string::npos)

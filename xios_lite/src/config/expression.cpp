@@ -695,11 +695,18 @@ std::optional<OperandTransform> operand_transform(const Config& cfg, int operand
     t.levels = std::move(levels);
     return t;
   }
-  // A reduce_axis: one scalar in place of the data's axis.
+  // A reduce_axis, or an extract_axis (NEMO's grid_T_SFC): one scalar in
+  // place of the data's axis.
   if (count(a, GridDef::Member::Kind::kScalar) != 1) return std::nullopt;
   for (const GridDef::Member& m : a.members) {
     if (m.kind == GridDef::Member::Kind::kScalar) {
-      t.reduce = cfg.scalars[static_cast<std::size_t>(m.index)].from_axis;
+      const ScalarDef& scalar = cfg.scalars[static_cast<std::size_t>(m.index)];
+      if (scalar.extract_level >= 0 && scalar.extract_level < cfg.levels(from)) {
+        t.active = true;
+        t.levels = {scalar.extract_level};
+        return t;
+      }
+      t.reduce = scalar.from_axis;
     }
   }
   if (t.reduce == Reduction::kNone) return std::nullopt;
