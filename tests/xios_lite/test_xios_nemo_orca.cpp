@@ -460,6 +460,14 @@ void check_grid_t(const std::string& path) {
                    });
                  }));
   }
+  // The surface level (extract_axis to a scalar) as a variable, and as an
+  // operand at each period's last step.
+  expect_close(path, "thetao_sfc", five_day(1, land_t, [](Period p, int, int j, int i) {
+                 return mean(p, [&](int s) { return toce(s, 0, j, i); });
+               }));
+  expect_close(path, "tos_m_thetao_sfc", five_day(1, land_t, [](Period p, int, int j, int i) {
+                 return sst(p.last, j, i) - toce(p.last, 0, j, i);
+               }));
   expect_close(path, "u_masstr_4strait", five_day(kStrait, land_t, [](Period p, int, int j, int i) {
                  return mean(p, [&](int s) { return u_masstr(s, j, i); });
                }));
