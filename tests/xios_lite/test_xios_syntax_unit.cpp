@@ -439,8 +439,9 @@ TEST(XiosExpressions, InTheConfiguration) {
 // On a domain, a scalar is one value per point: an operand on the domain
 // alone lives on the points of an expression on the domain and a scalar
 // (NEMO's vertical means against surface fields), and the reverse; a level
-// extracted to a scalar is an operand of the domain's points; an operand
-// with an axis is other points.
+// extracted to a scalar is an operand of the domain's points, a 2-D field
+// duplicated on an axis one of the 3-D points; an operand with an axis is
+// other points.
 TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
   const auto config = [](const std::string& fields) {
     return R"(<simulation><context id="c">
@@ -452,10 +453,12 @@ TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
     <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
     <grid id="gs"><domain domain_ref="d"/><scalar><reduce_axis operation="sum"/></scalar></grid>
     <grid id="gx"><domain domain_ref="d"/><scalar><extract_axis position="1"/></scalar></grid>
+    <grid id="gd"><domain domain_ref="d"/><axis axis_ref="z"><duplicate_scalar/></axis></grid>
   </grid_definition>
   <field_definition>
     <field id="a" grid_ref="g2"/><field id="t" grid_ref="g3"/>
     <field id="ts" field_ref="t" grid_ref="gs"/><field id="tx" field_ref="t" grid_ref="gx"/>
+    <field id="ad" field_ref="a" grid_ref="gd"/>
     )" + fields +
            R"(
   </field_definition>
@@ -472,6 +475,15 @@ TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
   ASSERT_TRUE(t.has_value());
   EXPECT_TRUE(t->active);
   EXPECT_EQ(t->levels, std::vector<int>{1});
+  // A 2-D field duplicated on every level (duplicate_scalar, NEMO's straits).
+  const Config dup = xios_lite::parse_config_string(
+      config(R"(<field id="m" grid_ref="gd"/><field id="x" grid_ref="gd">m * ad</field>)"),
+      "i.xml");
+  const std::optional<xios_lite::OperandTransform> d =
+      xios_lite::operand_transform(dup, dup.find_field("ad"));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->active);
+  EXPECT_EQ(d->levels, (std::vector<int>{0, 0}));
   EXPECT_NE(error_of(config(R"(<field id="x">a - t</field>)"))
                 .find("operand 't' is on grid 'g3', the expression on grid 'g2'"),
             std::string::npos)

@@ -670,13 +670,23 @@ std::optional<OperandTransform> operand_transform(const Config& cfg, int operand
   const GridDef& a = cfg.grids[static_cast<std::size_t>(to)];
   const GridDef& b = cfg.grids[static_cast<std::size_t>(from)];
   if (a.domain < 0 || b.domain < 0 || !twin_domains(cfg, a.domain, b.domain) || a.axis2 >= 0 ||
-      b.axis2 >= 0 || b.axis < 0) {
+      b.axis2 >= 0) {
     return std::nullopt;
   }
   const auto count = [](const GridDef& g, GridDef::Member::Kind kind) {
     return std::count_if(g.members.begin(), g.members.end(),
                          [&](const GridDef::Member& m) { return m.kind == kind; });
   };
+  if (b.axis < 0) {
+    // duplicate_scalar (NEMO's straits): the 2-D data on every level of the axis.
+    if (a.axis < 0 || !cfg.axes[static_cast<std::size_t>(a.axis)].from_scalar ||
+        count(a, GridDef::Member::Kind::kScalar) != 0 || cfg.levels(from) != 1) {
+      return std::nullopt;
+    }
+    t.active = true;
+    t.levels.assign(static_cast<std::size_t>(cfg.levels(to)), 0);
+    return t;
+  }
   if (a.axis >= 0) {
     // A zoom of the data's axis: compose the selections down to it.
     if (count(a, GridDef::Member::Kind::kScalar) != 0) return std::nullopt;
