@@ -471,6 +471,10 @@ void check_grid_t(const std::string& path) {
   expect_close(path, "u_masstr_4strait", five_day(kStrait, land_t, [](Period p, int, int j, int i) {
                  return mean(p, [&](int s) { return u_masstr(s, j, i); });
                }));
+  // Each strait's transport times the 2-D field duplicated on it.
+  expect_close(path, "mfo_w", five_day(kStrait, land_t, [](Period p, int q, int j, int i) {
+                 return mean(p, [&](int s) { return strait(s, q, j, i) * u_masstr(s, j, i); });
+               }));
 }
 
 void check_icemod(const std::string& path) {
