@@ -440,16 +440,17 @@ TEST(XiosExpressions, InTheConfiguration) {
 // alone lives on the points of an expression on the domain and a scalar
 // (NEMO's vertical means against surface fields), and the reverse; a level
 // extracted to a scalar is an operand of the domain's points, a 2-D field
-// duplicated on an axis one of the 3-D points; an operand with an axis is
-// other points.
+// duplicated on an axis one of the 3-D points, a zoom then a sum the sum
+// of the levels kept; an operand with an axis is other points.
 TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
   const auto config = [](const std::string& fields) {
     return R"(<simulation><context id="c">
   <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
   <domain_definition><domain id="d" ni_glo="4" nj_glo="2"/></domain_definition>
-  <axis_definition><axis id="z" n_glo="2"/></axis_definition>
+  <axis_definition><axis id="z" n_glo="2"/><axis id="zz" axis_ref="z"><zoom_axis begin="1" n="1"/></axis></axis_definition>
   <grid_definition>
     <grid id="g2"><domain domain_ref="d"/></grid>
+    <grid id="gz"><domain domain_ref="d"/><axis axis_ref="zz"/></grid>
     <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
     <grid id="gs"><domain domain_ref="d"/><scalar><reduce_axis operation="sum"/></scalar></grid>
     <grid id="gx"><domain domain_ref="d"/><scalar><extract_axis position="1"/></scalar></grid>
@@ -459,6 +460,7 @@ TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
     <field id="a" grid_ref="g2"/><field id="t" grid_ref="g3"/>
     <field id="ts" field_ref="t" grid_ref="gs"/><field id="tx" field_ref="t" grid_ref="gx"/>
     <field id="ad" field_ref="a" grid_ref="gd"/>
+    <field id="tz" field_ref="t" grid_ref="gz"/><field id="tzs" field_ref="tz" grid_ref="gs"/>
     )" + fields +
            R"(
   </field_definition>
@@ -484,6 +486,15 @@ TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->active);
   EXPECT_EQ(d->levels, (std::vector<int>{0, 0}));
+  // A chain: the zoom to level 1, then the sum of what it kept.
+  const Config chain =
+      xios_lite::parse_config_string(config(R"(<field id="x">a - tzs</field>)"), "i.xml");
+  const std::optional<xios_lite::OperandTransform> z =
+      xios_lite::operand_transform(chain, chain.find_field("tzs"));
+  ASSERT_TRUE(z.has_value());
+  EXPECT_TRUE(z->active);
+  EXPECT_EQ(z->reduce, xios_lite::Reduction::kSum);
+  EXPECT_EQ(z->levels, std::vector<int>{1});
   EXPECT_NE(error_of(config(R"(<field id="x">a - t</field>)"))
                 .find("operand 't' is on grid 'g3', the expression on grid 'g2'"),
             std::string::npos)

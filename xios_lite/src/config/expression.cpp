@@ -654,15 +654,10 @@ std::vector<TwinOperand> twin_operands(const Config& cfg) {
   return out;
 }
 
-std::optional<OperandTransform> operand_transform(const Config& cfg, int operand) {
-  const int data = data_of(cfg, operand);
-  const int to = cfg.fields[static_cast<std::size_t>(operand)].grid;
-  const int from = cfg.fields[static_cast<std::size_t>(data)].grid;
-  // One change of grid along the chain.
-  for (int f = operand; f != data; f = cfg.fields[static_cast<std::size_t>(f)].source_field) {
-    const int g = cfg.fields[static_cast<std::size_t>(f)].grid;
-    if (g != to && g != from) return std::nullopt;
-  }
+namespace {
+
+// One change of grid, from grid `from` to grid `to`: see operand_transform.
+std::optional<OperandTransform> grid_step(const Config& cfg, int from, int to) {
   OperandTransform t;
   if (to == from || to < 0 || from < 0 || same_points(cfg, to, from)) {
     return t;
@@ -721,6 +716,47 @@ std::optional<OperandTransform> operand_transform(const Config& cfg, int operand
   }
   if (t.reduce == Reduction::kNone) return std::nullopt;
   t.active = true;
+  return t;
+}
+
+}  // namespace
+
+std::optional<OperandTransform> operand_transform(const Config& cfg, int operand) {
+  const int data = data_of(cfg, operand);
+  // The grids along the field_ref chain, from the data's to the operand's;
+  // each change of grid is one step, composed in turn: selections of
+  // levels compose, a reduction ends the chain (nothing may follow it).
+  std::vector<int> grids;
+  for (int f = operand;; f = cfg.fields[static_cast<std::size_t>(f)].source_field) {
+    const int g = cfg.fields[static_cast<std::size_t>(f)].grid;
+    if (grids.empty() || grids.back() != g) grids.push_back(g);
+    if (f == data) break;
+  }
+  std::reverse(grids.begin(), grids.end());
+  OperandTransform t;
+  const int from = grids.front();
+  if (from < 0) return t;
+  std::vector<int> levels(static_cast<std::size_t>(cfg.levels(from)));
+  for (std::size_t k = 0; k < levels.size(); ++k) levels[k] = static_cast<int>(k);
+  for (std::size_t g = 1; g < grids.size(); ++g) {
+    const std::optional<OperandTransform> step = grid_step(cfg, grids[g - 1], grids[g]);
+    if (!step) return std::nullopt;
+    if (!step->active) continue;
+    if (t.reduce != Reduction::kNone) return std::nullopt;
+    t.active = true;
+    if (step->reduce != Reduction::kNone) {
+      t.reduce = step->reduce;
+      continue;
+    }
+    std::vector<int> kept;
+    kept.reserve(step->levels.size());
+    for (const int l : step->levels) {
+      if (l < 0 || static_cast<std::size_t>(l) >= levels.size()) return std::nullopt;
+      kept.push_back(levels[static_cast<std::size_t>(l)]);
+    }
+    levels = std::move(kept);
+  }
+  if (t.active) t.levels = std::move(levels);
   return t;
 }
 
