@@ -445,6 +445,18 @@ void check_grid_t(const std::string& path) {
                    return num / den;
                  });
                }));
+  // The same over the two upper levels (a zoom_axis, then the sum).
+  expect_close(path, "thetao_vmean_upper", five_day(1, land_inner, [](Period p, int, int j, int i) {
+                 return mean(p, [&](int s) {
+                   double num = 0;
+                   double den = 0;
+                   for (int k = 0; k < 2; ++k) {
+                     num += toce(s, k, j, i) * e3t(s, k, j, i);
+                     den += e3t(s, k, j, i);
+                   }
+                   return num / den;
+                 });
+               }));
   // The same ratio against sst (on grid_T alone), each way round.
   for (const bool vmean_first : {true, false}) {
     expect_close(path, vmean_first ? "thetao_vmean_m_tos" : "tos_m_thetao_vmean",
