@@ -10,14 +10,20 @@
 // configuration names for two months of 12-hour steps.
 //
 // Every variable of every file is read back and compared with a value
-// computed here from the closed forms the model sent: 5-day means, maxima
-// and instants, thickness-weighted monthly means (@toce_e3t / @e3t with
-// freq_op="1mo"), monthly standard deviations (sqrt(@sst2 - @sst * @sst)),
+// computed here from the closed forms the model sent (to 1e-12 relative:
+// the files fold sums in their own order): 5-day means, maxima and
+// instants, thickness-weighted means (@toce_e3t / @e3t with freq_op="5d"
+// and "1mo"), standard deviations (sqrt(@sst2 - @sst * @sst)), the
+// diurnal amplitude @sstmax - @sstmin over daily windows, monthly means,
 // $rho0 and $rcp, a field sent on the halo'd grid and its _inner twin,
-// expressions mixing the two, ice layers x categories (and one category
-// extracted, and the sum over categories), a field duplicated over
-// straits, whole-domain, zonal and vertical sums, client-local reductions
-// followed by one across clients, a section and a mooring.
+// expressions mixing the two, vertical means of operands reduced on the
+// clients (all levels, and a zoom to the upper ones then their sum) beside
+// surface fields, the surface level extracted to a scalar as an operand,
+// ice layers x categories (one category extracted, the sum over
+// categories), a 2-D field duplicated over straits (as a variable and as
+// an operand), whole-domain, zonal and vertical sums, client-local
+// reductions followed by one across clients, a model-sent scalar, a
+// section and a mooring.
 //
 // Shapes: r1t1 (no server: the model disables the file of grid reductions,
 // which only servers compute) and r3t1, run twice: one server process
