@@ -66,9 +66,10 @@ std::string config_file(const std::string& name,
       xml.replace(at, placeholder.size(), value);
     }
   }
-  // "@KEY@" only: a lone '@' is XIOS's temporal operator in expressions.
+  // "@KEY@" only: a lone '@' is XIOS's temporal operator in expressions,
+  // and the "@_@" between NEMO's "@expname@_@freq@" is no key.
   std::smatch left;
-  if (std::regex_search(xml, left, std::regex("@[A-Z_]+@"))) {
+  if (std::regex_search(xml, left, std::regex("@[A-Z][A-Z_]*@"))) {
     throw std::runtime_error("config_file: " + path + ": no value for " + left.str());
   }
   return xml;

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -433,6 +434,71 @@ TEST(XiosExpressions, InTheConfiguration) {
       error_of(config(R"(<field id="y" freq_op="2h">@a</field><field id="x">y * 2</field>)"));
   EXPECT_NE(inner.find("operand 'y' of 'y * 2' is computed once per freq_op 2h"), std::string::npos)
       << inner;
+}
+
+// On a domain, a scalar is one value per point: an operand on the domain
+// alone lives on the points of an expression on the domain and a scalar
+// (NEMO's vertical means against surface fields), and the reverse; a level
+// extracted to a scalar is an operand of the domain's points, a 2-D field
+// duplicated on an axis one of the 3-D points, a zoom then a sum the sum
+// of the levels kept; an operand with an axis is other points.
+TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
+  const auto config = [](const std::string& fields) {
+    return R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <domain_definition><domain id="d" ni_glo="4" nj_glo="2"/></domain_definition>
+  <axis_definition><axis id="z" n_glo="2"/><axis id="zz" axis_ref="z"><zoom_axis begin="1" n="1"/></axis></axis_definition>
+  <grid_definition>
+    <grid id="g2"><domain domain_ref="d"/></grid>
+    <grid id="gz"><domain domain_ref="d"/><axis axis_ref="zz"/></grid>
+    <grid id="g3"><domain domain_ref="d"/><axis axis_ref="z"/></grid>
+    <grid id="gs"><domain domain_ref="d"/><scalar><reduce_axis operation="sum"/></scalar></grid>
+    <grid id="gx"><domain domain_ref="d"/><scalar><extract_axis position="1"/></scalar></grid>
+    <grid id="gd"><domain domain_ref="d"/><axis axis_ref="z"><duplicate_scalar/></axis></grid>
+  </grid_definition>
+  <field_definition>
+    <field id="a" grid_ref="g2"/><field id="t" grid_ref="g3"/>
+    <field id="ts" field_ref="t" grid_ref="gs"/><field id="tx" field_ref="t" grid_ref="gx"/>
+    <field id="ad" field_ref="a" grid_ref="gd"/>
+    <field id="tz" field_ref="t" grid_ref="gz"/><field id="tzs" field_ref="tz" grid_ref="gs"/>
+    )" + fields +
+           R"(
+  </field_definition>
+  <file_definition><file id="o" output_freq="2h"><field field_ref="x"/></file></file_definition>
+</context></simulation>)";
+  };
+  EXPECT_EQ(error_of(config(R"(<field id="x" field_ref="ts" grid_ref="gs">ts - a</field>)")), "");
+  EXPECT_EQ(error_of(config(R"(<field id="x">a - ts</field>)")), "");
+  // One level extracted to a scalar (NEMO's grid_T_SFC): that level of t.
+  const Config cfg =
+      xios_lite::parse_config_string(config(R"(<field id="x">a - tx</field>)"), "i.xml");
+  const std::optional<xios_lite::OperandTransform> t =
+      xios_lite::operand_transform(cfg, cfg.find_field("tx"));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->active);
+  EXPECT_EQ(t->levels, std::vector<int>{1});
+  // A 2-D field duplicated on every level (duplicate_scalar, NEMO's straits).
+  const Config dup = xios_lite::parse_config_string(
+      config(R"(<field id="m" grid_ref="gd"/><field id="x" grid_ref="gd">m * ad</field>)"),
+      "i.xml");
+  const std::optional<xios_lite::OperandTransform> d =
+      xios_lite::operand_transform(dup, dup.find_field("ad"));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->active);
+  EXPECT_EQ(d->levels, (std::vector<int>{0, 0}));
+  // A chain: the zoom to level 1, then the sum of what it kept.
+  const Config chain =
+      xios_lite::parse_config_string(config(R"(<field id="x">a - tzs</field>)"), "i.xml");
+  const std::optional<xios_lite::OperandTransform> z =
+      xios_lite::operand_transform(chain, chain.find_field("tzs"));
+  ASSERT_TRUE(z.has_value());
+  EXPECT_TRUE(z->active);
+  EXPECT_EQ(z->reduce, xios_lite::Reduction::kSum);
+  EXPECT_EQ(z->levels, std::vector<int>{1});
+  EXPECT_NE(error_of(config(R"(<field id="x">a - t</field>)"))
+                .find("operand 't' is on grid 'g3', the expression on grid 'g2'"),
+            std::string::npos)
+      << error_of(config(R"(<field id="x">a - t</field>)"));
 }
 
 // Files in read mode: kept apart from the output files (Config::inputs),

@@ -376,10 +376,13 @@ const std::vector<double>& ClientEngine::transform_operand(Computed& c, std::siz
         }
         continue;
       }
-      // reduce_axis over the valid levels, in level order.
+      // reduce_axis over the valid levels (those a zoom before it kept), in
+      // level order.
       double acc = 0;
       std::size_t valid = 0;
-      for (std::size_t l = 0; l < nk_in; ++l) {
+      const std::size_t nk_reduced = t.levels.empty() ? nk_in : t.levels.size();
+      for (std::size_t r = 0; r < nk_reduced; ++r) {
+        const std::size_t l = t.levels.empty() ? r : static_cast<std::size_t>(t.levels[r]);
         const double x = data[in + l * n + p];
         if (missing(x)) continue;
         if (valid == 0) {

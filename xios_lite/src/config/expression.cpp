@@ -598,12 +598,25 @@ bool twin_domains(const Config& cfg, int a, int b) {
 
 bool same_points(const Config& cfg, int a, int b) {
   if (a == b) return true;
-  const GridDef& x = cfg.grids[static_cast<std::size_t>(a)];
-  const GridDef& y = cfg.grids[static_cast<std::size_t>(b)];
-  if (x.members.size() != y.members.size()) return false;
-  for (std::size_t m = 0; m < x.members.size(); ++m) {
-    const GridDef::Member& p = x.members[m];
-    const GridDef::Member& q = y.members[m];
+  const GridDef& gx = cfg.grids[static_cast<std::size_t>(a)];
+  const GridDef& gy = cfg.grids[static_cast<std::size_t>(b)];
+  // On a domain, a scalar is one value per point: NEMO's vertical sums
+  // (domain + reduce_axis scalar) hold the points of the domain alone.
+  const auto members = [&](const GridDef& g, const GridDef& other) {
+    std::vector<GridDef::Member> out;
+    for (const GridDef::Member& m : g.members) {
+      const bool drop =
+          m.kind == GridDef::Member::Kind::kScalar && g.domain >= 0 && other.domain >= 0;
+      if (!drop) out.push_back(m);
+    }
+    return out;
+  };
+  const std::vector<GridDef::Member> xm = members(gx, gy);
+  const std::vector<GridDef::Member> ym = members(gy, gx);
+  if (xm.size() != ym.size()) return false;
+  for (std::size_t m = 0; m < xm.size(); ++m) {
+    const GridDef::Member& p = xm[m];
+    const GridDef::Member& q = ym[m];
     // Scalars: one value each; two made by the same reduction agree.
     const auto same_scalar = [&] {
       const ScalarDef& u = cfg.scalars[static_cast<std::size_t>(p.index)];
@@ -641,15 +654,10 @@ std::vector<TwinOperand> twin_operands(const Config& cfg) {
   return out;
 }
 
-std::optional<OperandTransform> operand_transform(const Config& cfg, int operand) {
-  const int data = data_of(cfg, operand);
-  const int to = cfg.fields[static_cast<std::size_t>(operand)].grid;
-  const int from = cfg.fields[static_cast<std::size_t>(data)].grid;
-  // One change of grid along the chain.
-  for (int f = operand; f != data; f = cfg.fields[static_cast<std::size_t>(f)].source_field) {
-    const int g = cfg.fields[static_cast<std::size_t>(f)].grid;
-    if (g != to && g != from) return std::nullopt;
-  }
+namespace {
+
+// One change of grid, from grid `from` to grid `to`: see operand_transform.
+std::optional<OperandTransform> grid_step(const Config& cfg, int from, int to) {
   OperandTransform t;
   if (to == from || to < 0 || from < 0 || same_points(cfg, to, from)) {
     return t;
@@ -657,13 +665,23 @@ std::optional<OperandTransform> operand_transform(const Config& cfg, int operand
   const GridDef& a = cfg.grids[static_cast<std::size_t>(to)];
   const GridDef& b = cfg.grids[static_cast<std::size_t>(from)];
   if (a.domain < 0 || b.domain < 0 || !twin_domains(cfg, a.domain, b.domain) || a.axis2 >= 0 ||
-      b.axis2 >= 0 || b.axis < 0) {
+      b.axis2 >= 0) {
     return std::nullopt;
   }
   const auto count = [](const GridDef& g, GridDef::Member::Kind kind) {
     return std::count_if(g.members.begin(), g.members.end(),
                          [&](const GridDef::Member& m) { return m.kind == kind; });
   };
+  if (b.axis < 0) {
+    // duplicate_scalar (NEMO's straits): the 2-D data on every level of the axis.
+    if (a.axis < 0 || !cfg.axes[static_cast<std::size_t>(a.axis)].from_scalar ||
+        count(a, GridDef::Member::Kind::kScalar) != 0 || cfg.levels(from) != 1) {
+      return std::nullopt;
+    }
+    t.active = true;
+    t.levels.assign(static_cast<std::size_t>(cfg.levels(to)), 0);
+    return t;
+  }
   if (a.axis >= 0) {
     // A zoom of the data's axis: compose the selections down to it.
     if (count(a, GridDef::Member::Kind::kScalar) != 0) return std::nullopt;
@@ -682,15 +700,63 @@ std::optional<OperandTransform> operand_transform(const Config& cfg, int operand
     t.levels = std::move(levels);
     return t;
   }
-  // A reduce_axis: one scalar in place of the data's axis.
+  // A reduce_axis, or an extract_axis (NEMO's grid_T_SFC): one scalar in
+  // place of the data's axis.
   if (count(a, GridDef::Member::Kind::kScalar) != 1) return std::nullopt;
   for (const GridDef::Member& m : a.members) {
     if (m.kind == GridDef::Member::Kind::kScalar) {
-      t.reduce = cfg.scalars[static_cast<std::size_t>(m.index)].from_axis;
+      const ScalarDef& scalar = cfg.scalars[static_cast<std::size_t>(m.index)];
+      if (scalar.extract_level >= 0 && scalar.extract_level < cfg.levels(from)) {
+        t.active = true;
+        t.levels = {scalar.extract_level};
+        return t;
+      }
+      t.reduce = scalar.from_axis;
     }
   }
   if (t.reduce == Reduction::kNone) return std::nullopt;
   t.active = true;
+  return t;
+}
+
+}  // namespace
+
+std::optional<OperandTransform> operand_transform(const Config& cfg, int operand) {
+  const int data = data_of(cfg, operand);
+  // The grids along the field_ref chain, from the data's to the operand's;
+  // each change of grid is one step, composed in turn: selections of
+  // levels compose, a reduction ends the chain (nothing may follow it).
+  std::vector<int> grids;
+  for (int f = operand;; f = cfg.fields[static_cast<std::size_t>(f)].source_field) {
+    const int g = cfg.fields[static_cast<std::size_t>(f)].grid;
+    if (grids.empty() || grids.back() != g) grids.push_back(g);
+    if (f == data) break;
+  }
+  std::reverse(grids.begin(), grids.end());
+  OperandTransform t;
+  const int from = grids.front();
+  if (from < 0) return t;
+  std::vector<int> levels(static_cast<std::size_t>(cfg.levels(from)));
+  for (std::size_t k = 0; k < levels.size(); ++k) levels[k] = static_cast<int>(k);
+  for (std::size_t g = 1; g < grids.size(); ++g) {
+    const std::optional<OperandTransform> step = grid_step(cfg, grids[g - 1], grids[g]);
+    if (!step) return std::nullopt;
+    if (!step->active) continue;
+    if (t.reduce != Reduction::kNone) return std::nullopt;
+    t.active = true;
+    if (step->reduce != Reduction::kNone) {
+      t.reduce = step->reduce;
+      continue;
+    }
+    std::vector<int> kept;
+    kept.reserve(step->levels.size());
+    for (const int l : step->levels) {
+      if (l < 0 || static_cast<std::size_t>(l) >= levels.size()) return std::nullopt;
+      kept.push_back(levels[static_cast<std::size_t>(l)]);
+    }
+    levels = std::move(kept);
+  }
+  if (t.active) t.levels = std::move(levels);
   return t;
 }
 
@@ -852,7 +918,8 @@ void resolve_grids(Config& cfg, const std::vector<bool>& used) {
                 cfg.grids[static_cast<std::size_t>(grid)].id + "', the expression on grid '" +
                 cfg.grids[static_cast<std::size_t>(f.grid)].id +
                 "' (operands share the expression's points: its grid, or one whose domain is a "
-                "twin of its domain, of the same global size, and the same axes)");
+                "twin of its domain, of the same global size, and the same axes; a scalar beside a "
+                "domain adds no points)");
       }
     }
     state[static_cast<std::size_t>(i)] = 2;

@@ -123,7 +123,10 @@ class Expression {
 /// "twin" domains, two domains of one global size that are not windows of
 /// another (NEMO's grid_T and grid_T_inner: one with the model's halo,
 /// one without). Each client's blocks of two twins must then be equal
-/// (checked at close_definition, see twin_operands).
+/// (checked at close_definition, see twin_operands). When both grids have
+/// a domain, their scalars are left out of the comparison: a scalar is one
+/// value per point (NEMO's vertical sums, domain + reduce_axis scalar,
+/// hold the points of the domain alone).
 [[nodiscard]] bool same_points(const Config& cfg, int a, int b);
 
 /// An expression operand on a twin of the expression's domain.
@@ -145,11 +148,14 @@ struct TwinOperand {
 struct OperandTransform {
   bool active = false;
   std::vector<int> levels;              ///< levels of the data field kept, in order
-  Reduction reduce = Reduction::kNone;  ///< reduce_axis over every level
+  Reduction reduce = Reduction::kNone;  ///< reduce_axis over the levels kept (all when empty)
 };
 /// The transformation from `operand`'s data field (the end of its
-/// field_ref chain) to `operand`; nullopt when the grids differ otherwise
-/// than by one axis zoom or one reduce_axis on twin domains.
+/// field_ref chain) to `operand`: each change of grid along the chain is an
+/// axis zoom or extract (to an axis or a scalar), a duplicate_scalar of a
+/// 2-D field or a reduce_axis, on twin domains; the selections compose
+/// and a reduce_axis ends the chain (NEMO's toce_e3t_vsum300: a zoom to
+/// the first levels, then their sum). nullopt otherwise.
 [[nodiscard]] std::optional<OperandTransform> operand_transform(const Config& cfg, int operand);
 
 /// Resolves every field's expression (operands, grids, checks); part of
