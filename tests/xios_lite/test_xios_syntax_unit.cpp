@@ -38,6 +38,7 @@ class Files {
     std::ofstream(path) << text;
     return path;
   }
+  [[nodiscard]] const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;
@@ -215,6 +216,40 @@ TEST(XiosSyntax, ErrorsInIncludedFilesNameThatFile) {
   EXPECT_NE(missing.find("other.xml:19: <field_definition> attribute src: cannot open"),
             std::string::npos)
       << missing;
+}
+
+// A file included through nested "./" includes is named as a user writes
+// it: no "." components, a relative path stays relative.
+TEST(XiosSyntax, NestedIncludesNameTheFileAsWritten) {
+  const Files files;
+  files.write("group.xml", R"(<?xml version="1.0"?>
+<field_group id="more" grid_ref="grid_T_2D">
+  <field id="extra" colour="red"/>
+</field_group>
+)");
+  std::string def = kFieldDef;
+  def.replace(def.find("</field_definition>"), 0, "  <field_group src=\"./group.xml\"/>\n");
+  files.write("field_def.xml", def);
+  const std::string where = "group.xml:3: <field id=\"extra\"> attribute colour: unknown attribute";
+  const std::string absolute = error_of_file(files.write("iodef.xml", kIodef));
+  EXPECT_NE(absolute.find(files.dir() + "/" + where), std::string::npos) << absolute;
+  EXPECT_EQ(absolute.find("/./"), std::string::npos) << absolute;
+  // From the directory itself, as a model run there names its iodef.
+  std::string cwd(4096, '\0');
+  ASSERT_NE(getcwd(cwd.data(), cwd.size()), nullptr);
+  ASSERT_EQ(chdir(files.dir().c_str()), 0);
+  const std::string relative = error_of_file("iodef.xml");
+  ASSERT_EQ(chdir(cwd.c_str()), 0);
+  EXPECT_NE(relative.find(" " + where), std::string::npos) << relative;
+  EXPECT_EQ(relative.find("./"), std::string::npos) << relative;
+  // "./loop.xml" and "loop.xml" are one file: a loop is found at once.
+  files.write("loop.xml", "<field_definition src=\"./loop.xml\"/>\n");
+  std::string text = kIodef;
+  text.replace(text.find("./field_def.xml"), 15, "loop.xml");
+  const std::string loop = error_of_file(files.write("iodef.xml", text));
+  EXPECT_NE(loop.find("'./loop.xml' includes itself (through " + files.dir() + "/loop.xml)"),
+            std::string::npos)
+      << loop;
 }
 
 // An XIOS feature xios_lite does not implement is refused as such, never

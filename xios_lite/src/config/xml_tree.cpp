@@ -18,6 +18,26 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 16;
 
+// `path` without "." components and repeated slashes, as a user writes it
+// ("./a/./b.xml" is "a/b.xml"); a relative path stays relative. ".." stays:
+// through a symbolic link, "a/.." need not be ".".
+std::string clean_path(const std::string& path) {
+  std::string out = !path.empty() && path[0] == '/' ? "/" : "";
+  std::size_t at = 0;
+  while (at <= path.size()) {
+    const std::size_t slash = std::min(path.find('/', at), path.size());
+    const std::string_view part(path.data() + at, slash - at);
+    if (!part.empty() && part != ".") {
+      if (!out.empty() && out.back() != '/') {
+        out += '/';
+      }
+      out += part;
+    }
+    at = slash + 1;
+  }
+  return out.empty() ? "." : out;
+}
+
 std::string directory_of(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
@@ -42,7 +62,7 @@ class Reader {
         name_(std::move(name)),
         directory_(std::move(directory)),
         stack_(std::move(include_stack)) {
-    stack_.push_back(name_);
+    stack_.push_back(clean_path(name_));
   }
 
   std::unique_ptr<Element> root(const Element* includer) {
@@ -99,10 +119,11 @@ class Reader {
 
   // Splices the root of file `src` into `e`.
   void include(Element& e, const std::string& src) {
-    const std::string path = !src.empty() && src[0] == '/' ? src : directory_ + "/" + src;
+    const std::string path =
+        clean_path(!src.empty() && src[0] == '/' ? src : directory_ + "/" + src);
     if (static_cast<int>(stack_.size()) >= kMaxIncludeDepth ||
         std::find(stack_.begin(), stack_.end(), path) != stack_.end()) {
-      fail(e, "src", "'" + src + "' includes itself (through " + stack_.back() + ")");
+      fail(e, "src", "'" + src + "' includes itself (through " + name_ + ")");
     }
     bool ok = false;
     std::string text = read_file(path, ok);
