@@ -165,6 +165,63 @@ TEST(XiosErrors, BlocksMustCoverTheDomainOnce) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Every call after a failed close_definition says that the definition was
+// refused, with its error (never "after finalise"); finalise then throws
+// that error once, and a second finalise is refused as a second call.
+TEST(XiosErrors, CallsAfterAFailedCloseDefinitionNameTheRefusal) {
+  const std::string dir = xios_test::scratch_dir("refused");
+  const std::string cfg = xios_test::write_config(dir, config(dir + "/out"));
+  const std::string refusal = "of its 32 points (every point needs exactly one client)";
+  std::mutex mutex;
+  int endpoints = 0;
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        Block b = xios_test::uneven_block(comm, kNi, kNj);
+        if (comm.rank() == comm.size() - 1) {
+          b.nj -= 1;  // the last client leaves a row out
+        }
+        c.set_domain_block("dom", b);
+        EXPECT_HAS(error_of([&] { c.close_definition(); }), refusal);
+        const std::string rank = "ep rank " + std::to_string(comm.rank());
+        const std::vector<double> values(static_cast<std::size_t>(kNi * kNj), 0.0);
+        std::vector<double> room(values.size());
+        const auto expect_refused = [&](const char* call, const std::string& e) {
+          EXPECT_HAS(e, std::string("xios_lite::Client::") + call);
+          EXPECT_HAS(e, rank);
+          EXPECT_HAS(e, "called after close_definition failed");
+          EXPECT_HAS(e, refusal);
+          EXPECT_EQ(e.find("after finalise"), std::string::npos) << e;
+        };
+        expect_refused("update_calendar", error_of([&] { c.update_calendar(1); }));
+        expect_refused("send_field", error_of([&] { c.send_field("t2", values); }));
+        expect_refused("recv_field", error_of([&] { c.recv_field("t2", room); }));
+        expect_refused("send_shape", error_of([&] { (void)c.send_shape("t2"); }));
+        expect_refused("set_domain_block", error_of([&] { c.set_domain_block("dom", b); }));
+        expect_refused("close_definition", error_of([&] { c.close_definition(); }));
+        std::string e = error_of([&] { (void)c.finalise(); });
+        EXPECT_HAS(e, "xios_lite::Client::finalise");
+        EXPECT_HAS(e, rank);
+        EXPECT_HAS(e, "close_definition failed");
+        EXPECT_HAS(e, refusal);
+        EXPECT_EQ(e.find("called twice"), std::string::npos) << e;
+        e = error_of([&] { (void)c.finalise(); });
+        EXPECT_HAS(e, "called twice");
+        expect_refused("update_calendar", error_of([&] { c.update_calendar(1); }));
+        const std::lock_guard lock(mutex);
+        ++endpoints;
+      });
+  const auto outcome = xios_test::run(spec);
+  for (const auto& e : outcome.client_errors) {
+    ADD_FAILURE() << "unexpected: " << e;
+  }
+  if (outcome.is_server) {
+    EXPECT_HAS(outcome.server_error, "the clients' definition failed");
+  } else {
+    EXPECT_GT(endpoints, 0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // A client that finalises long after the others: every server endpoint
 // stops waiting for it `finalise_timeout` after its last message (the
 // others went on) and names it; the clients that finalised hear it from the

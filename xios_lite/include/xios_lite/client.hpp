@@ -213,7 +213,9 @@ class Client {
   /// and prints the report (bounded by the timeout). Collective. Throws,
   /// on every client, everything it knows went wrong: its own missing
   /// fields, a server's error, clients that left or are gone. Before
-  /// close_definition it tells the others and the servers, and throws.
+  /// close_definition it tells the others and the servers, and throws;
+  /// after a failed close_definition it is local and throws that error
+  /// (every other call then names it too).
   Report finalise();
 
  private:

@@ -116,11 +116,30 @@ class ClientImpl {
   ClientImpl(const ClientImpl&) = delete;
   ClientImpl& operator=(const ClientImpl&) = delete;
 
-  // The index of domain `id` for a definition call `call` (before close_definition).
-  std::size_t defining_domain(const char* call, const std::string& id) const {
-    if (closed_ || finalised_) {
+  // Why a call can no longer be made: close_definition failed (the first
+  // line of its error, the same on every client; finalise gives it whole)
+  // or finalise was called; "" otherwise.
+  [[nodiscard]] std::string ended() const {
+    if (!refused_.empty()) {
+      return "called after close_definition failed (" + refused_.substr(0, refused_.find('\n')) +
+             ")";
+    }
+    return finalised_ ? "called after finalise" : "";
+  }
+
+  // Throws unless the definition is still open (a definition call `call`).
+  void check_defining(const char* call) const {
+    if (std::string why = ended(); !why.empty()) {
+      fail(call, comm_.rank(), why);
+    }
+    if (closed_) {
       fail(call, comm_.rank(), "the definition is already closed");
     }
+  }
+
+  // The index of domain `id` for a definition call `call` (before close_definition).
+  std::size_t defining_domain(const char* call, const std::string& id) const {
+    check_defining(call);
     const auto it = std::find_if(cfg_.domains.begin(), cfg_.domains.end(),
                                  [&](const DomainDef& d) { return d.id == id; });
     if (it == cfg_.domains.end()) {
@@ -213,9 +232,7 @@ class ClientImpl {
 
   void set_axis_attr(const std::string& id, const AxisAttributes& a) {
     constexpr const char* kCall = "xios_lite::Client::set_axis_attr";
-    if (closed_ || finalised_) {
-      fail(kCall, comm_.rank(), "the definition is already closed");
-    }
+    check_defining(kCall);
     const int axis = cfg_.find_axis(id);
     if (axis < 0) {
       fail(kCall, comm_.rank(), "unknown axis '" + id + "'");
@@ -262,9 +279,7 @@ class ClientImpl {
 
   void define_calendar(const CalendarAttributes& c) {
     constexpr const char* kCall = "xios_lite::Client::define_calendar";
-    if (closed_ || finalised_) {
-      fail(kCall, comm_.rank(), "the definition is already closed");
-    }
+    check_defining(kCall);
     CalendarAttributes& mine = model_.calendar ? *model_.calendar : model_.calendar.emplace();
     const auto take = [](auto& to, const auto& from) {
       if (from) to = from;
@@ -279,9 +294,7 @@ class ClientImpl {
 
   void set_timestep(const std::string& duration) {
     constexpr const char* kCall = "xios_lite::Client::set_timestep";
-    if (closed_ || finalised_) {
-      fail(kCall, comm_.rank(), "the definition is already closed");
-    }
+    check_defining(kCall);
     Frequency f;
     if (!parse_frequency(duration, f) || f.timesteps != 0 || f.is_calendar_dependent()) {
       fail(kCall, comm_.rank(),
@@ -345,6 +358,9 @@ class ClientImpl {
   }
   [[nodiscard]] SendShape send_shape(const std::string& id) const {
     constexpr const char* kCall = "xios_lite::Client::send_shape";
+    if (std::string why = ended(); !why.empty()) {
+      fail(kCall, comm_.rank(), why);
+    }
     if (!closed_) {
       fail(kCall, comm_.rank(), "called before close_definition (field '" + id + "')");
     }
@@ -469,6 +485,8 @@ class ClientImpl {
   std::vector<std::int64_t> last_sent_;
   bool closed_ = false;
   bool finalised_ = false;
+  bool finalise_called_ = false;
+  std::string refused_;  // the error of a failed close_definition
   std::int64_t step_ = 0;
   std::unique_ptr<client::RecordSink> sink_;
   std::unique_ptr<client::ClientEngine> engine_;
@@ -538,9 +556,7 @@ std::string check_twin_blocks(const Config& cfg, const client::Layout& layout) {
 
 void ClientImpl::close_definition() {
   constexpr const char* kCall = "xios_lite::Client::close_definition";
-  if (closed_ || finalised_) {
-    fail(kCall, comm_.rank(), "the definition is already closed");
-  }
+  check_defining(kCall);
   funnel_->share_masks(masks_);
   // This client's entry: its layout (process, thread, blocks), then what
   // the model set (config::pack); a block given in pieces by
@@ -729,6 +745,7 @@ void ClientImpl::close_definition() {
     }
     sink_.reset();
     finalised_ = true;
+    refused_ = error;
     meeting_.reset();
     release_comm(met.failure.empty());
     fail(kCall, comm_.rank(), error);
@@ -782,8 +799,10 @@ void ClientImpl::update_calendar(std::int64_t step) {
   constexpr const char* kCall = "xios_lite::Client::update_calendar";
   const double t0 = MPI_Wtime();
   std::string error;
-  if (!closed_ || finalised_) {
-    error = finalised_ ? "called after finalise" : "called before close_definition";
+  if (std::string why = ended(); !why.empty()) {
+    error = std::move(why);
+  } else if (!closed_) {
+    error = "called before close_definition";
   } else if (step < 0 || (step <= step_ && step_ > 0)) {
     error = "step " + std::to_string(step) + " goes backwards (the previous step was " +
             std::to_string(step_) + ")";
@@ -847,9 +866,10 @@ void ClientImpl::send_field(const std::string& id, std::span<const double> data)
   const double t0 = MPI_Wtime();
   std::string error;
   const int field = cfg_.find_field(id);
-  if (!closed_ || finalised_) {
-    error =
-        finalised_ ? "called after finalise" : "send before close_definition (field '" + id + "')";
+  if (std::string why = ended(); !why.empty()) {
+    error = std::move(why);
+  } else if (!closed_) {
+    error = "send before close_definition (field '" + id + "')";
   } else if (field < 0) {
     error = "field '" + id + "' was never defined";
   } else if (step_ == 0) {
@@ -891,9 +911,11 @@ void ClientImpl::recv_field(const std::string& id, std::span<double> data) {
   const double t0 = MPI_Wtime();
   const int field = cfg_.find_field(id);
   const int input = field >= 0 ? cfg_.find_input(field) : -1;
-  if (!closed_ || finalised_) {
-    fail(kCall, comm_.rank(),
-         finalised_ ? "called after finalise" : "before close_definition (field '" + id + "')");
+  if (std::string why = ended(); !why.empty()) {
+    fail(kCall, comm_.rank(), why);
+  }
+  if (!closed_) {
+    fail(kCall, comm_.rank(), "before close_definition (field '" + id + "')");
   }
   if (field < 0) {
     fail(kCall, comm_.rank(), "field '" + id + "' was never defined");
@@ -944,8 +966,14 @@ void ClientImpl::recv_field(const std::string& id, std::span<double> data) {
 
 Report ClientImpl::finalise() {
   constexpr const char* kCall = "xios_lite::Client::finalise";
-  if (finalised_) {
-    fail(kCall, comm_.rank(), "called twice (or after a failed close_definition)");
+  if (finalise_called_) {
+    fail(kCall, comm_.rank(), "called twice");
+  }
+  finalise_called_ = true;
+  if (!refused_.empty()) {
+    // close_definition already told the other clients and the servers, and
+    // released what the run held: there is nothing to meet or wait for.
+    fail(kCall, comm_.rank(), "close_definition failed (" + refused_ + ")");
   }
   finalised_ = true;
   const int rank = comm_.rank();
