@@ -219,9 +219,38 @@ void send(const std::string& id, const std::vector<double>& data, std::vector<st
      "xios_send_field " + id);
 }
 
+// xios_close_context_definition fails; every later call of the context
+// names that failure (not a missing close, not a finalise),
+// xios_context_finalize gives the error again and xios_finalize still ends
+// the run.
+void expect_calls_name_the_refusal() {
+  EXPECT_NE(cxios_context_close_definition(), 0);
+  std::string refusal = cxios_last_error();
+  refusal = refusal.substr(0, refusal.find('\n'));
+  ASSERT_FALSE(refusal.empty());
+  const auto expect_refused = [&](const char* call, int rc) {
+    EXPECT_NE(rc, 0) << call;
+    const std::string e = cxios_last_error();
+    EXPECT_NE(e.find(call), std::string::npos) << e;
+    EXPECT_NE(e.find("called after xios_close_context_definition failed (" + refusal),
+              std::string::npos)
+        << e;
+  };
+  expect_refused("xios_update_calendar", cxios_update_calendar(1));
+  const std::vector<double> values(1, 0.0);
+  const std::int64_t one = 1;
+  expect_refused("xios_send_field", cxios_write_data_k8("sst", 3, values.data(), 1, &one));
+  expect_refused("xios_close_context_definition", cxios_context_close_definition());
+  EXPECT_NE(cxios_context_finalize(), 0);
+  const std::string at_finalize = cxios_last_error();
+  EXPECT_NE(at_finalize.find(refusal), std::string::npos) << at_finalize;
+  ok(cxios_finalize(), "xios_finalize");
+}
+
 // The model of one client process. `with_reductions`: the file of grid
-// reductions is written (a server computes them).
-void model(bool with_reductions) {
+// reductions is written (a server computes them). `leave_a_row_out`: the
+// blocks miss a row of grid_T, the close fails (see above) and the model stops.
+void model(bool with_reductions, bool leave_a_row_out = false) {
   MPI_Fint fcomm = 0;
   ok(cxios_init_client("nemo", 4, nullptr, &fcomm), "xios_initialize");
   ok(cxios_context_initialize("nemo", 4, &fcomm), "xios_context_initialize");
@@ -230,7 +259,10 @@ void model(bool with_reductions) {
   int size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const Block b = xios_test::uneven_block(rank, size, kNi, kNj);
+  Block b = xios_test::uneven_block(rank, size, kNi, kNj);
+  if (leave_a_row_out && rank == size - 1) {
+    b.nj -= 1;
+  }
   const xios_handle_t cal = handle("calendar_wrapper", "");
   ok(cxios_set_calendar_wrapper_type(cal, "Gregorian", 9), "calendar type");
   const cxios_date start{2000, 1, 1, 0, 0, 0};
@@ -257,6 +289,10 @@ void model(bool with_reductions) {
   for (const char* id : {"file1", "file2", "file3", "file5", "EqT", "2n5eT", "file4"})
     update_file_name(id);
   if (!with_reductions) ok(cxios_set_file_enabled(handle("file", "file3"), false), "enabled");
+  if (leave_a_row_out) {
+    expect_calls_name_the_refusal();
+    return;
+  }
   ok(cxios_context_close_definition(), "xios_close_context_definition");
 
   const std::int64_t hni = b.ni + 2;
@@ -660,6 +696,27 @@ TEST(XiosNemoOrca, EveryVariableWithOneServer) {
 TEST(XiosNemoOrca, EveryVariableWithTwoServers) {
   if (ep_test::world_size() < 3) GTEST_SKIP() << "needs two server processes and a client";
   run_nemo(2);
+}
+
+// A failed close, in the Client's configuration (a model that sets none of
+// its geometry) and in its close_definition (blocks that miss a row). The
+// synchronous shape (no servers).
+TEST(XiosNemoOrca, CallsAfterAFailedCloseNameIt) {
+  if (ep_test::world_size() != 1) GTEST_SKIP() << "the synchronous run is the one-process shape's";
+  const std::string dir = xios_test::scratch_dir("nemo_orca_refused");
+  for (const char* name : kConfigFiles) {
+    xios_test::write_file(dir + "/" + name,
+                          xios_test::config_file(std::string("nemo_orca/") + name, {}));
+  }
+  std::array<char, 4096> home{};
+  ASSERT_NE(getcwd(home.data(), home.size()), nullptr);
+  ASSERT_EQ(chdir(dir.c_str()), 0);
+  MPI_Fint fcomm = 0;
+  ok(cxios_init_client("nemo", 4, nullptr, &fcomm), "xios_initialize");
+  ok(cxios_context_initialize("nemo", 4, &fcomm), "xios_context_initialize");
+  expect_calls_name_the_refusal();
+  model(false, true);
+  ASSERT_EQ(chdir(home.data()), 0);
 }
 
 }  // namespace

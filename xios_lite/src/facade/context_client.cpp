@@ -292,7 +292,17 @@ config::Element* ContextClient::context_element() const {
   return nullptr;
 }
 
+// The error of a call after a failed xios_close_context_definition.
+void ContextClient::check_not_refused(const char* call) const {
+  if (!close_error_.empty()) {
+    fail(call, rank(),
+         "context '" + id_ + "': called after xios_close_context_definition failed (" +
+             close_error_ + ")");
+  }
+}
+
 void ContextClient::require_open(const char* call) const {
+  check_not_refused(call);
   if (closed()) {
     fail(call, rank(), "the definition of context '" + id_ + "' is already closed");
   }
@@ -775,6 +785,20 @@ std::string ContextClient::definitions_xml() const {
 void ContextClient::close(const Connection& link) {
   constexpr const char* kCall = "xios_close_context_definition";
   require_open(kCall);
+  try {
+    open_client(link);
+  } catch (const std::exception& e) {
+    // No second try: every later call of the context names this failure.
+    const std::string what = e.what();
+    close_error_ = what.substr(0, what.find('\n'));
+    throw;
+  }
+}
+
+// xios_close_context_definition once it is allowed: the Client, told what
+// the model set, closes its definition.
+void ContextClient::open_client(const Connection& link) {
+  constexpr const char* kCall = "xios_close_context_definition";
   resolve_legacy_coordinates();
   for (const auto& [id, n] : data_n_index_) {
     const std::size_t given = domains_[id].data_i_index.size();
@@ -833,6 +857,7 @@ void ContextClient::close(const Connection& link) {
 }
 
 Client& ContextClient::client(const char* call) {
+  check_not_refused(call);
   if (!client_) {
     fail(call, rank(),
          "context '" + id_ + "' is not closed yet (call xios_close_context_definition first)");
@@ -879,7 +904,15 @@ bool ContextClient::variable(const std::string& name, Value& v) {
 }
 
 void ContextClient::finalise() {
-  client("xios_context_finalize").finalise();
+  constexpr const char* kCall = "xios_context_finalize";
+  if (!close_error_.empty() && !finalised_) {
+    // The failed close told the other clients and the servers: nothing is
+    // left to finish but to say it again.
+    finalised_ = true;
+    fail(kCall, rank(),
+         "context '" + id_ + "': xios_close_context_definition failed (" + close_error_ + ")");
+  }
+  client(kCall).finalise();
   finalised_ = true;
   if (opened_world_) {
     // The context's World is freed by one thread per process, once every

@@ -49,6 +49,8 @@ class ContextClient {
   [[nodiscard]] MPI_Comm model_comm() const { return model_comm_; }
   [[nodiscard]] bool closed() const { return client_ != nullptr; }
   [[nodiscard]] bool finalised() const { return finalised_; }
+  /// Whether xios_close_context_definition failed (every later call says so).
+  [[nodiscard]] bool refused() const { return !close_error_.empty(); }
   Handle* context_handle() { return &self_; }
 
   Handle* find(const std::string& kind, const std::string& id);
@@ -81,6 +83,8 @@ class ContextClient {
   [[nodiscard]] int rank() const { return comm_.rank(); }
   [[nodiscard]] config::Element* context_element() const;
   void require_open(const char* call) const;
+  void check_not_refused(const char* call) const;
+  void open_client(const Connection& link);
   Handle* handle_of(config::Element* e, const std::string& kind);
   bool set_model_attribute(const char* call, Handle* h, const std::string& name, const Value& v);
   bool get_model_attribute(Handle* h, const std::string& name, Value& v);
@@ -109,6 +113,7 @@ class ContextClient {
   std::optional<World> opened_world_;  ///< a context opened at run time: its own World
   std::set<int> active_;               ///< fields a file writes (after close)
   bool finalised_ = false;
+  std::string close_error_;  ///< the first line of a failed close's error
 };
 
 }  // namespace xios_lite::facade

@@ -175,7 +175,8 @@ void finalize() {
   constexpr const char* kCall = "xios_finalize";
   ThreadState& t = thread_state();
   for (const auto& c : t.contexts) {
-    if (c->closed() && !c->finalised()) {
+    // A context whose close failed said so then (and the servers heard it).
+    if (c->closed() && !c->finalised() && !c->refused()) {
       c->finalise();
     }
   }
