@@ -44,6 +44,7 @@
 #include "ep_test.hpp"
 #include "nc_reader.hpp"
 #include "run_harness.hpp"
+#include "xios_h_calls.hpp"
 #include "xios_lite/contexts.hpp"
 #include "xios_lite/xios.h"
 
@@ -103,28 +104,10 @@ double icevol(int s, int c, int j, int i) {
 
 // ---- the model, through xios.h ----
 
-void ok(int rc, const std::string& what) { EXPECT_EQ(rc, 0) << what << ": " << cxios_last_error(); }
-
-xios_handle_t handle(const char* kind, const std::string& id) {
-  xios_handle_t h = nullptr;
-  ok(cxios_handle_create(kind, id.c_str(), static_cast<int>(id.size()), &h),
-     std::string(kind) + " " + id);
-  return h;
-}
-
-std::string get_text(int (*get)(xios_handle_t, char*, int), xios_handle_t h) {
-  std::array<char, 256> text{};
-  ok(get(h, text.data(), static_cast<int>(text.size())), "get");
-  std::string out(text.data(), text.size());
-  out.erase(out.find_last_not_of(std::string(" \0", 2)) + 1);  // Fortran's blank padding
-  return out;
-}
-
-void replace_all(std::string& text, const std::string& key, const std::string& value) {
-  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) {
-    text.replace(at, key.size(), value);
-  }
-}
+using xios_test::get_text;
+using xios_test::handle;
+using xios_test::ok;
+using xios_test::replace_all;
 
 // NEMO's iom_update_file_name: the file's name as inherited, its
 // placeholders replaced (@freq@ from output_freq: "5d", "1m").
@@ -384,6 +367,20 @@ std::vector<double> records(int count, Period (*period)(int), int outer, int nj,
 }
 constexpr int kFiveDayRecords = kSteps / kFiveDays;
 constexpr int kMonths = 2;
+// The period's mean of toce * e3t over its mean of e3t (NEMO's
+// thickness-weighted @toce_e3t / @e3t).
+double thickness_weighted_toce(Period p, int k, int j, int i) {
+  return mean(p, [&](int s) { return toce(s, k, j, i) * e3t(s, k, j, i); }) /
+         mean(p, [&](int s) { return e3t(s, k, j, i); });
+}
+
+// The period's standard deviation of sst: sqrt(@sst2 - @sst * @sst).
+double sst_deviation(Period p, int /*level*/, int j, int i) {
+  const double m2 = mean(p, [&](int s) { return sst(s, j, i) * sst(s, j, i); });
+  const double m1 = mean(p, [&](int s) { return sst(s, j, i); });
+  return std::sqrt(m2 - m1 * m1);
+}
+
 std::vector<double> five_day(int outer, bool (*land)(int, int),
                              const std::function<double(Period, int, int, int)>& value) {
   return records(kFiveDayRecords, five_days, outer, kNj, kNi, land, value);
@@ -431,15 +428,8 @@ void check_grid_t(const std::string& path) {
                  return mean(p, [&](int s) { return e3t(s, k, j, i); });
                }));
   // NEMO's 5-day forms: operation="instant" freq_op="5d" over one window.
-  expect_close(path, "thetao_tw", five_day(kNk, land_inner, [](Period p, int k, int j, int i) {
-                 return mean(p, [&](int s) { return toce(s, k, j, i) * e3t(s, k, j, i); }) /
-                        mean(p, [&](int s) { return e3t(s, k, j, i); });
-               }));
-  expect_close(path, "tosstd", five_day(1, land_t, [](Period p, int, int j, int i) {
-                 const double m2 = mean(p, [&](int s) { return sst(s, j, i) * sst(s, j, i); });
-                 const double m1 = mean(p, [&](int s) { return sst(s, j, i); });
-                 return std::sqrt(m2 - m1 * m1);
-               }));
+  expect_close(path, "thetao_tw", five_day(kNk, land_inner, thickness_weighted_toce));
+  expect_close(path, "tosstd", five_day(1, land_t, sst_deviation));
   expect_close(path, "zosstd", five_day(1, land_inner, [](Period p, int, int j, int i) {
                  const double m2 = mean(p, [&](int s) { return ssh(s, j, i) * ssh(s, j, i); });
                  const double m1 = mean(p, [&](int s) { return ssh(s, j, i); });
@@ -622,15 +612,8 @@ void check_zooms(const std::string& eq, const std::string& moor) {
 void check_monthly(const std::string& path) {
   // Thickness-weighted: the month's mean of toce * e3t over its mean of
   // e3t (e3t on grid_T_inner, which masks one more point).
-  expect_close(path, "thetao", monthly(kNk, land_inner, [](Period p, int k, int j, int i) {
-                 return mean(p, [&](int s) { return toce(s, k, j, i) * e3t(s, k, j, i); }) /
-                        mean(p, [&](int s) { return e3t(s, k, j, i); });
-               }));
-  expect_close(path, "tosstd", monthly(1, land_t, [](Period p, int, int j, int i) {
-                 const double m2 = mean(p, [&](int s) { return sst(s, j, i) * sst(s, j, i); });
-                 const double m1 = mean(p, [&](int s) { return sst(s, j, i); });
-                 return std::sqrt(m2 - m1 * m1);
-               }));
+  expect_close(path, "thetao", monthly(kNk, land_inner, thickness_weighted_toce));
+  expect_close(path, "tosstd", monthly(1, land_t, sst_deviation));
   expect_close(path, "tos", monthly(1, land_t, [](Period p, int, int j, int i) {
                  return mean(p, [&](int s) { return sst(s, j, i); });
                }));

@@ -38,6 +38,7 @@
 #include "ep_test.hpp"
 #include "nc_reader.hpp"
 #include "run_harness.hpp"
+#include "xios_h_calls.hpp"
 #include "xios_lite/config.hpp"
 #include "xios_lite/xios.h"
 
@@ -596,28 +597,10 @@ constexpr const char* kIodef = R"(<?xml version="1.0"?>
 
 double sst(int s, int j, int i) { return 20.0 + j - 0.5 * i + 0.25 * s; }
 
-// Every xios call returns 0, else the failure is named.
-void ok(int rc, const char* what) { EXPECT_EQ(rc, 0) << what << ": " << cxios_last_error(); }
-
-xios_handle_t handle(const char* kind, const std::string& id) {
-  xios_handle_t h = nullptr;
-  ok(cxios_handle_create(kind, id.c_str(), static_cast<int>(id.size()), &h), kind);
-  return h;
-}
-
-std::string get_text(int (*get)(xios_handle_t, char*, int), xios_handle_t h) {
-  std::array<char, 256> text{};
-  ok(get(h, text.data(), static_cast<int>(text.size())), "get");
-  std::string out(text.data(), text.size());
-  out.erase(out.find_last_not_of(std::string(" \0", 2)) + 1);  // Fortran's blank padding
-  return out;
-}
-
-void replace_all(std::string& text, const std::string& key, const std::string& value) {
-  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) {
-    text.replace(at, key.size(), value);
-  }
-}
+using xios_test::get_text;
+using xios_test::handle;
+using xios_test::ok;
+using xios_test::replace_all;
 
 // NEMO's iom_update_file_name: the placeholders of the file's name and
 // name_suffix (as inherited) replaced by the experiment's values, then set.
