@@ -104,25 +104,11 @@ double icevol(int s, int c, int j, int i) {
 
 // ---- the model, through xios.h ----
 
-using xios_test::get_text;
 using xios_test::handle;
 using xios_test::ok;
-using xios_test::replace_all;
 
-// NEMO's iom_update_file_name: the file's name as inherited, its
-// placeholders replaced (@freq@ from output_freq: "5d", "1m").
 void update_file_name(const std::string& id) {
-  const xios_handle_t f = handle("file", id);
-  cxios_duration freq{};
-  ok(cxios_get_file_output_freq(f, &freq), "output_freq " + id);
-  const std::string f_text = freq.month > 0 ? std::to_string(static_cast<int>(freq.month)) + "m"
-                                            : std::to_string(static_cast<int>(freq.day)) + "d";
-  std::string name = get_text(cxios_get_file_name, f);
-  replace_all(name, "@expname@", "ORCA2");
-  replace_all(name, "@freq@", f_text);
-  replace_all(name, "@startdate@", "20000101");
-  replace_all(name, "@enddate@", "20000229");
-  ok(cxios_set_file_name(f, name.c_str(), static_cast<int>(name.size())), "name " + id);
+  xios_test::update_file_name(id, "ORCA2", "20000101", "20000229");
 }
 
 // A domain's block, as NEMO's iom_init sets it; with a halo of one point

@@ -600,24 +600,9 @@ double sst(int s, int j, int i) { return 20.0 + j - 0.5 * i + 0.25 * s; }
 using xios_test::get_text;
 using xios_test::handle;
 using xios_test::ok;
-using xios_test::replace_all;
 
-// NEMO's iom_update_file_name: the placeholders of the file's name and
-// name_suffix (as inherited) replaced by the experiment's values, then set.
 void update_file_name(const std::string& id) {
-  const xios_handle_t f = handle("file", id);
-  cxios_duration freq{};
-  ok(cxios_get_file_output_freq(f, &freq), "output_freq");
-  for (const bool suffix : {false, true}) {
-    std::string name = get_text(suffix ? cxios_get_file_name_suffix : cxios_get_file_name, f);
-    replace_all(name, "@expname@", "ORCA2");
-    replace_all(name, "@freq@", std::to_string(static_cast<int>(freq.hour)) + "h");
-    replace_all(name, "@startdate@", "20000101");
-    replace_all(name, "@enddate@", "20000101");
-    ok((suffix ? cxios_set_file_name_suffix : cxios_set_file_name)(f, name.c_str(),
-                                                                   static_cast<int>(name.size())),
-       "set name");
-  }
+  xios_test::update_file_name(id, "ORCA2", "20000101", "20000101");
 }
 
 }  // namespace runtime

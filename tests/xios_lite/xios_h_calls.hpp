@@ -43,4 +43,27 @@ inline void replace_all(std::string& text, const std::string& key, const std::st
   }
 }
 
+/// NEMO's iom_update_file_name: the placeholders of file `id`'s name and
+/// name_suffix (as inherited) replaced, then set. @freq@ is written from the
+/// file's output_freq as NEMO writes it ("1m", "5d", "6h").
+inline void update_file_name(const std::string& id, const std::string& expname,
+                             const std::string& startdate, const std::string& enddate) {
+  const xios_handle_t f = handle("file", id);
+  cxios_duration freq{};
+  ok(cxios_get_file_output_freq(f, &freq), "output_freq " + id);
+  const std::string freq_text = freq.month > 0 ? std::to_string(static_cast<int>(freq.month)) + "m"
+                                : freq.day > 0 ? std::to_string(static_cast<int>(freq.day)) + "d"
+                                               : std::to_string(static_cast<int>(freq.hour)) + "h";
+  for (const bool suffix : {false, true}) {
+    std::string name = get_text(suffix ? cxios_get_file_name_suffix : cxios_get_file_name, f);
+    replace_all(name, "@expname@", expname);
+    replace_all(name, "@freq@", freq_text);
+    replace_all(name, "@startdate@", startdate);
+    replace_all(name, "@enddate@", enddate);
+    ok((suffix ? cxios_set_file_name_suffix : cxios_set_file_name)(f, name.c_str(),
+                                                                   static_cast<int>(name.size())),
+       "name " + id);
+  }
+}
+
 }  // namespace xios_test
