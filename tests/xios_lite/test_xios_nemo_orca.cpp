@@ -353,6 +353,18 @@ std::vector<double> records(int count, Period (*period)(int), int outer, int nj,
 }
 constexpr int kFiveDayRecords = kSteps / kFiveDays;
 constexpr int kMonths = 2;
+// Step s's thickness-weighted mean of toce over the upper `levels` levels:
+// the ratio of the vertical sums of toce * e3t and of e3t.
+double vertical_mean(int s, int levels, int j, int i) {
+  double num = 0;
+  double den = 0;
+  for (int k = 0; k < levels; ++k) {
+    num += toce(s, k, j, i) * e3t(s, k, j, i);
+    den += e3t(s, k, j, i);
+  }
+  return num / den;
+}
+
 // The period's mean of toce * e3t over its mean of e3t (NEMO's
 // thickness-weighted @toce_e3t / @e3t).
 double thickness_weighted_toce(Period p, int k, int j, int i) {
@@ -453,40 +465,19 @@ void check_grid_t(const std::string& path) {
                }));
   // The ratio of the vertical sums of toce * e3t and of e3t, step by step.
   expect_close(path, "thetao_vmean", five_day(1, land_inner, [](Period p, int, int j, int i) {
-                 return mean(p, [&](int s) {
-                   double num = 0;
-                   double den = 0;
-                   for (int k = 0; k < kNk; ++k) {
-                     num += toce(s, k, j, i) * e3t(s, k, j, i);
-                     den += e3t(s, k, j, i);
-                   }
-                   return num / den;
-                 });
+                 return mean(p, [&](int s) { return vertical_mean(s, kNk, j, i); });
                }));
   // The same over the two upper levels (a zoom_axis, then the sum).
   expect_close(path, "thetao_vmean_upper", five_day(1, land_inner, [](Period p, int, int j, int i) {
-                 return mean(p, [&](int s) {
-                   double num = 0;
-                   double den = 0;
-                   for (int k = 0; k < 2; ++k) {
-                     num += toce(s, k, j, i) * e3t(s, k, j, i);
-                     den += e3t(s, k, j, i);
-                   }
-                   return num / den;
-                 });
+                 return mean(p, [&](int s) { return vertical_mean(s, 2, j, i); });
                }));
   // The same ratio against sst (on grid_T alone), each way round.
   for (const bool vmean_first : {true, false}) {
     expect_close(path, vmean_first ? "thetao_vmean_m_tos" : "tos_m_thetao_vmean",
                  five_day(1, land_inner, [vmean_first](Period p, int, int j, int i) {
                    return mean(p, [&](int s) {
-                     double num = 0;
-                     double den = 0;
-                     for (int k = 0; k < kNk; ++k) {
-                       num += toce(s, k, j, i) * e3t(s, k, j, i);
-                       den += e3t(s, k, j, i);
-                     }
-                     return vmean_first ? num / den - sst(s, j, i) : sst(s, j, i) - num / den;
+                     const double vmean = vertical_mean(s, kNk, j, i);
+                     return vmean_first ? vmean - sst(s, j, i) : sst(s, j, i) - vmean;
                    });
                  }));
   }
