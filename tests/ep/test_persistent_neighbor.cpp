@@ -6,7 +6,8 @@
 // loop and by wait_all after start_all over two requests; the request left
 // inactive (not null) by its completion and nulled by request_free; misuse
 // (starting an active, a null or a non-persistent request, freeing an
-// active one) and, in debug builds, a count array changed after init.
+// active one) and, in debug builds, a count or datatype array changed after
+// init.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -30,9 +31,10 @@ namespace {
 
 using namespace ep_topo;  // NOLINT(google-build-using-namespace): the suite's reference helpers
 
-enum class Variant { kAllgather, kAlltoall, kAlltoallv };
-constexpr std::array kVariants{Variant::kAllgather, Variant::kAlltoall, Variant::kAlltoallv};
-constexpr std::array kVariantNames{"allgather", "alltoall", "alltoallv"};
+enum class Variant { kAllgather, kAllgatherv, kAlltoall, kAlltoallv, kAlltoallw };
+constexpr std::array kVariants{Variant::kAllgather, Variant::kAllgatherv, Variant::kAlltoall,
+                               Variant::kAlltoallv, Variant::kAlltoallw};
+constexpr std::array kVariantNames{"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
 static_assert(kVariantNames.size() == kVariants.size());
 
 const char* name_of(Variant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
@@ -53,6 +55,8 @@ struct Buffers {
   std::vector<int> out;
   std::vector<int> in;
   std::vector<int> scounts, sdispls, rcounts, rdispls;
+  std::vector<MPI_Aint> sbytes, rbytes;  // the w variant's displacements
+  std::vector<MPI_Datatype> stypes, rtypes;
 
   Buffers(Variant v, const ep::Neighbors& nb, int rank)
       : variant(v),
@@ -62,11 +66,15 @@ struct Buffers {
     for (std::size_t i = 0; i < nb.destinations.size(); ++i) {
       scounts.push_back(sender_count(rank));
       sdispls.push_back(static_cast<int>(i * kRoom));
+      sbytes.push_back(static_cast<MPI_Aint>(i * kRoom * sizeof(int)));
+      stypes.push_back(MPI_INT);
     }
     for (std::size_t j = 0; j < nb.sources.size(); ++j) {
       const int from = nb.sources[j];
       rcounts.push_back(from == MPI_PROC_NULL ? 0 : sender_count(from));
       rdispls.push_back(static_cast<int>(j * kRoom + 1));
+      rbytes.push_back(static_cast<MPI_Aint>((j * kRoom + 1) * sizeof(int)));
+      rtypes.push_back(MPI_INT);
     }
   }
 
@@ -86,12 +94,20 @@ struct Buffers {
       case Variant::kAllgather:
         ep::neighbor_allgather(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
         return;
+      case Variant::kAllgatherv:
+        ep::neighbor_allgatherv(c, out.data(), sender_count(me), MPI_INT, in.data(), rcounts,
+                                rdispls, MPI_INT);
+        return;
       case Variant::kAlltoall:
         ep::neighbor_alltoall(c, out.data(), kCount, MPI_INT, in.data(), kCount, MPI_INT);
         return;
       case Variant::kAlltoallv:
         ep::neighbor_alltoallv(c, out.data(), scounts, sdispls, MPI_INT, in.data(), rcounts,
                                rdispls, MPI_INT);
+        return;
+      case Variant::kAlltoallw:
+        ep::neighbor_alltoallw(c, out.data(), scounts, sbytes, stypes, in.data(), rcounts, rbytes,
+                               rtypes);
         return;
     }
   }
@@ -101,12 +117,18 @@ struct Buffers {
       case Variant::kAllgather:
         return ep::neighbor_allgather_init(c, out.data(), kCount, MPI_INT, in.data(), kCount,
                                            MPI_INT);
+      case Variant::kAllgatherv:
+        return ep::neighbor_allgatherv_init(c, out.data(), sender_count(me), MPI_INT, in.data(),
+                                            rcounts, rdispls, MPI_INT);
       case Variant::kAlltoall:
         return ep::neighbor_alltoall_init(c, out.data(), kCount, MPI_INT, in.data(), kCount,
                                           MPI_INT);
       case Variant::kAlltoallv:
         return ep::neighbor_alltoallv_init(c, out.data(), scounts, sdispls, MPI_INT, in.data(),
                                            rcounts, rdispls, MPI_INT);
+      case Variant::kAlltoallw:
+        return ep::neighbor_alltoallw_init(c, out.data(), scounts, sbytes, stypes, in.data(),
+                                           rcounts, rbytes, rtypes);
     }
     return {};
   }
@@ -285,6 +307,35 @@ TEST(PersistentNeighbor, DebugChecksArraysAtStart) {
       ep::start(request);
       ep::wait(request);
       EXPECT_EQ(buffers.in, reference.in);
+      ep::request_free(request);
+    });
+  });
+}
+
+// The w variant's datatype arrays are watched too, named by MPI's names.
+TEST(PersistentNeighbor, DebugChecksDatatypesAtStart) {
+  ep_test::run_endpoints([](ep::Communicator& comm) {
+    const Grid g{{comm.size()}, {1}};
+    on_grid(comm, g, [&](ep::Communicator& ring) {
+      const ep::Neighbors nb = ep::topology_neighbors(ring);
+      Buffers buffers(Variant::kAlltoallw, nb, ring.rank());
+      ep::Request request = buffers.init(ring);
+      buffers.rtypes[0] = MPI_FLOAT;
+      try {
+        ep::start(request);
+        ADD_FAILURE() << "a changed recvtypes went unnoticed";
+        ep::wait(request);
+      } catch (const ep::Error& e) {
+        const std::string text = e.what();
+        EXPECT_NE(
+            text.find("recvtypes[0] of ep::neighbor_alltoallw_init is MPI_FLOAT, was MPI_INT"),
+            std::string::npos)
+            << text;
+      }
+      buffers.rtypes[0] = MPI_INT;
+      buffers.refill(1);
+      ep::start(request);
+      ep::wait(request);
       ep::request_free(request);
     });
   });

@@ -283,6 +283,12 @@ void neighbor_alltoallw(const Communicator& comm, const void* sendbuf,
                                               int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                               int recvcount, MPI_Datatype recvtype);
 
+/// MPI_Neighbor_allgatherv_init: recvcounts and displs are watched by debug builds (see above).
+[[nodiscard]] Request neighbor_allgatherv_init(const Communicator& comm, const void* sendbuf,
+                                               int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                               std::span<const int> recvcounts,
+                                               std::span<const int> displs, MPI_Datatype recvtype);
+
 /// MPI_Neighbor_alltoall_init.
 [[nodiscard]] Request neighbor_alltoall_init(const Communicator& comm, const void* sendbuf,
                                              int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -294,5 +300,15 @@ void neighbor_alltoallw(const Communicator& comm, const void* sendbuf,
                                               std::span<const int> sdispls, MPI_Datatype sendtype,
                                               void* recvbuf, std::span<const int> recvcounts,
                                               std::span<const int> rdispls, MPI_Datatype recvtype);
+
+/// MPI_Neighbor_alltoallw_init: displacements in bytes, a datatype per block;
+/// the six arrays are watched by debug builds (see above).
+[[nodiscard]] Request neighbor_alltoallw_init(const Communicator& comm, const void* sendbuf,
+                                              std::span<const int> sendcounts,
+                                              std::span<const MPI_Aint> sdispls,
+                                              std::span<const MPI_Datatype> sendtypes,
+                                              void* recvbuf, std::span<const int> recvcounts,
+                                              std::span<const MPI_Aint> rdispls,
+                                              std::span<const MPI_Datatype> recvtypes);
 
 }  // namespace ep

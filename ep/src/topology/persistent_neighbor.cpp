@@ -35,10 +35,14 @@
 // without redoing the checks and layouts and without its local copies,
 // which the handshake above makes; the round completes when both parts
 // have.
+#include <mpi.h>
+
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -111,17 +115,40 @@ constexpr bool kCheckArrays = false;
 constexpr bool kCheckArrays = true;
 #endif
 
-// A count or displacement array of the init call, for the debug check at
-// every start: the caller's array and its values at init.
+// A count, displacement or datatype array of the init call, for the debug
+// check at every start: `changed(call)` compares the caller's array with
+// its entries at init and describes the first entry that differs ("" if
+// none).
 struct WatchedArray {
-  const char* name;
-  std::span<const int> user;
-  std::vector<int> at_init;
+  std::function<std::string(const std::string& call)> changed;
 };
 
-WatchedArray watch(const char* name, std::span<const int> user, std::size_t entries) {
-  const std::span<const int> used = user.first(std::min(entries, user.size()));
-  return {name, used, std::vector<int>(used.begin(), used.end())};
+std::string count_text(int value) { return std::to_string(value); }
+std::string byte_text(MPI_Aint value) { return std::to_string(value); }
+// A datatype by its MPI name, which derived types have only when given one.
+std::string datatype_text(MPI_Datatype type) {
+  std::array<char, MPI_MAX_OBJECT_NAME> name{};
+  int length = 0;
+  MPI_Type_get_name(type, name.data(), &length);
+  return length > 0 ? std::string(name.data(), static_cast<std::size_t>(length))
+                    : std::string("an unnamed datatype");
+}
+
+// `text` shows an entry (MPI_Datatype is an int in some MPIs, so the
+// caller names it rather than an overload).
+template <typename T>
+WatchedArray watch(const char* name, std::span<const T> user, std::size_t entries,
+                   std::string (*text)(T)) {
+  const std::span<const T> used = user.first(std::min(entries, user.size()));
+  return {[name, used, text, at_init = std::vector<T>(used.begin(), used.end())](
+              const std::string& call) -> std::string {
+    for (std::size_t i = 0; i < at_init.size(); ++i) {
+      if (used[i] == at_init[i]) continue;
+      return std::string(name) + "[" + std::to_string(i) + "] of " + call + " is " + text(used[i]) +
+             ", was " + text(at_init[i]);
+    }
+    return {};
+  }};
 }
 
 // The message an Error carries after "call: ep rank r: ".
@@ -207,15 +234,12 @@ class PersistentNeighbor final : public PersistentOperation {
   void check_arrays(const RequestState& request) const {
     if constexpr (!kCheckArrays) return;
     for (const WatchedArray& array : watched_) {
-      for (std::size_t i = 0; i < array.at_init.size(); ++i) {
-        if (array.user[i] == array.at_init[i]) continue;
-        throw Error(ErrorKind::kArgument, "ep::start", request.owner_rank,
-                    std::string(array.name) + "[" + std::to_string(i) + "] of " + request.call +
-                        " is " + std::to_string(array.user[i]) + ", was " +
-                        std::to_string(array.at_init[i]) +
-                        " at init: a persistent request's buffers and arrays must stay as they "
-                        "were until ep::request_free");
-      }
+      const std::string change = array.changed(request.call);
+      if (change.empty()) continue;
+      throw Error(ErrorKind::kArgument, "ep::start", request.owner_rank,
+                  change +
+                      " at init: a persistent request's buffers and arrays must stay as they "
+                      "were until ep::request_free");
     }
   }
 
@@ -303,6 +327,22 @@ Request neighbor_allgather_init(const Communicator& comm, const void* sendbuf, i
       watched);
 }
 
+Request neighbor_allgatherv_init(const Communicator& comm, const void* sendbuf, int sendcount,
+                                 MPI_Datatype sendtype, void* recvbuf,
+                                 std::span<const int> recvcounts, std::span<const int> displs,
+                                 MPI_Datatype recvtype) {
+  std::vector<detail::WatchedArray> watched;
+  return detail::init_neighbor(
+      comm, "ep::neighbor_allgatherv_init",
+      [&](NeighborPreparation& p) {
+        watched = {detail::watch("recvcounts", recvcounts, p.indegree(), &detail::count_text),
+                   detail::watch("displs", displs, p.indegree(), &detail::count_text)};
+        detail::fill_neighbor_allgatherv(p, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                         displs, recvtype);
+      },
+      watched);
+}
+
 Request neighbor_alltoall_init(const Communicator& comm, const void* sendbuf, int sendcount,
                                MPI_Datatype sendtype, void* recvbuf, int recvcount,
                                MPI_Datatype recvtype) {
@@ -325,12 +365,33 @@ Request neighbor_alltoallv_init(const Communicator& comm, const void* sendbuf,
   return detail::init_neighbor(
       comm, "ep::neighbor_alltoallv_init",
       [&](NeighborPreparation& p) {
-        watched = {detail::watch("sendcounts", sendcounts, p.outdegree()),
-                   detail::watch("sdispls", sdispls, p.outdegree()),
-                   detail::watch("recvcounts", recvcounts, p.indegree()),
-                   detail::watch("rdispls", rdispls, p.indegree())};
+        watched = {detail::watch("sendcounts", sendcounts, p.outdegree(), &detail::count_text),
+                   detail::watch("sdispls", sdispls, p.outdegree(), &detail::count_text),
+                   detail::watch("recvcounts", recvcounts, p.indegree(), &detail::count_text),
+                   detail::watch("rdispls", rdispls, p.indegree(), &detail::count_text)};
         detail::fill_neighbor_alltoallv(p, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                         recvcounts, rdispls, recvtype);
+      },
+      watched);
+}
+
+Request neighbor_alltoallw_init(const Communicator& comm, const void* sendbuf,
+                                std::span<const int> sendcounts, std::span<const MPI_Aint> sdispls,
+                                std::span<const MPI_Datatype> sendtypes, void* recvbuf,
+                                std::span<const int> recvcounts, std::span<const MPI_Aint> rdispls,
+                                std::span<const MPI_Datatype> recvtypes) {
+  std::vector<detail::WatchedArray> watched;
+  return detail::init_neighbor(
+      comm, "ep::neighbor_alltoallw_init",
+      [&](NeighborPreparation& p) {
+        watched = {detail::watch("sendcounts", sendcounts, p.outdegree(), &detail::count_text),
+                   detail::watch("sdispls", sdispls, p.outdegree(), &detail::byte_text),
+                   detail::watch("sendtypes", sendtypes, p.outdegree(), &detail::datatype_text),
+                   detail::watch("recvcounts", recvcounts, p.indegree(), &detail::count_text),
+                   detail::watch("rdispls", rdispls, p.indegree(), &detail::byte_text),
+                   detail::watch("recvtypes", recvtypes, p.indegree(), &detail::datatype_text)};
+        detail::fill_neighbor_alltoallw(p, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                        recvcounts, rdispls, recvtypes);
       },
       watched);
 }
