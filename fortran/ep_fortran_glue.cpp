@@ -1010,6 +1010,19 @@ void ep_f_neighbor_allgather_init(const Desc* sendbuf, const Fint* sendcount, co
   });
 }
 
+void ep_f_neighbor_allgatherv_init(const Desc* sendbuf, const Fint* sendcount, const Fint* sendtype,
+                                   Desc* recvbuf, const Fint* recvcounts, const Fint* displs,
+                                   const Fint* recvtype, const ep_comm_t* comm, const Fint* info,
+                                   ep_request_t* request, Fint* ierr) {
+  *request = nullptr;
+  run(ierr, [&] {
+    return ep_neighbor_allgatherv_init(
+        address(sendbuf, "ep_neighbor_allgatherv_init", *comm), *sendcount, type(sendtype),
+        address(recvbuf, "ep_neighbor_allgatherv_init", *comm), recvcounts, displs, type(recvtype),
+        *comm, MPI_Info_f2c(*info), request);
+  });
+}
+
 void ep_f_neighbor_alltoall_init(const Desc* sendbuf, const Fint* sendcount, const Fint* sendtype,
                                  Desc* recvbuf, const Fint* recvcount, const Fint* recvtype,
                                  const ep_comm_t* comm, const Fint* info, ep_request_t* request,

@@ -658,7 +658,8 @@ contains
       call ep_neighbor_alltoallw([rank, 3], cnt, adsp, types, x, cnt, adsp, types, g, ierr)
       call expect(ierr == EP_OK .and. all(x == [ring(-1), 3]), 'ep_neighbor_alltoallw')
       block
-        integer :: y(2), z(2), w(2), two_ranks(2), rank_five(2), rank_four(2)
+        integer :: y(2), w(2), rank_five(2), rank_four(2), k
+        integer, asynchronous :: z(2), two_ranks(2)  ! also the persistent request's buffers
         type(ep_request) :: reqs(3)
         two_ranks = rank
         rank_five = [rank, 5]
@@ -674,6 +675,19 @@ contains
         call ep_ineighbor_alltoallw(rank_four, cnt, adsp, types, w, cnt, adsp, types, g, req, ierr)
         call ep_wait(req, ierr)
         call expect(ierr == EP_OK .and. all(w == [ring(-1), 4]), 'ep_ineighbor_alltoallw')
+        ! The persistent allgatherv: two rounds with new data in the same variables.
+        call ep_neighbor_allgatherv_init(two_ranks, 2, MPI_INTEGER, z, cnt, dsp, MPI_INTEGER, g, &
+                                         MPI_INFO_NULL, req, ierr)
+        call expect(ierr == EP_OK, 'ep_neighbor_allgatherv_init')
+        do k = 1, 2
+          two_ranks = rank + 100 * k
+          z = -1
+          call ep_start(req, ierr)
+          call ep_wait(req, ierr)
+          call expect(ierr == EP_OK .and. all(z == ring(-1) + 100 * k), &
+                      'ep_neighbor_allgatherv_init round')
+        end do
+        call ep_request_free(req, ierr)
       end block
       call ep_comm_free(g)
     end subroutine graph

@@ -220,6 +220,55 @@ TEST(EpCApi, PersistentNeighborAlltoall) {
   });
 }
 
+// The persistent alltoallw: byte displacements with gaps, and a datatype
+// per block on each side (two MPI_INTs sent, one contiguous pair of ints
+// received: the same signature), over two rounds with new data.
+TEST(EpCApi, PersistentNeighborAlltoallw) {
+  ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
+    const int dims[1] = {size};
+    const int periods[1] = {1};
+    ep_comm_t ring = nullptr;
+    EXPECT_EQ(ep_cart_create(comm, 1, dims, periods, 0, &ring), EP_OK) << ep_last_error();
+    const int left = (rank + size - 1) % size;
+    const int right = (rank + 1) % size;
+    MPI_Datatype pair = MPI_DATATYPE_NULL;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    std::array<int, 6> out{};
+    std::array<int, 6> in{};
+    const std::array<int, 2> sendcounts{2, 2};
+    const std::array<MPI_Aint, 2> sdispls{0, 3 * sizeof(int)};  // ints 0-1 and 3-4
+    const std::array<MPI_Datatype, 2> sendtypes{MPI_INT, MPI_INT};
+    const std::array<int, 2> recvcounts{1, 1};
+    const std::array<MPI_Aint, 2> rdispls{sizeof(int), 4 * sizeof(int)};  // ints 1-2 and 4-5
+    const std::array<MPI_Datatype, 2> recvtypes{pair, pair};
+    ep_request_t request = nullptr;
+    EXPECT_EQ(
+        ep_neighbor_alltoallw_init(out.data(), sendcounts.data(), sdispls.data(), sendtypes.data(),
+                                   in.data(), recvcounts.data(), rdispls.data(), recvtypes.data(),
+                                   ring, MPI_INFO_NULL, &request),
+        EP_OK)
+        << ep_last_error();
+    for (int round = 1; round <= 2; ++round) {
+      const int base = 1000 * round + 10 * rank;
+      out = {base, base + 1, -7, base + 2, base + 3, -7};  // to -1: ints 0-1; to +1: ints 3-4
+      in.fill(-1);
+      EXPECT_EQ(ep_start(&request), EP_OK) << ep_last_error();
+      EXPECT_EQ(ep_wait(&request), EP_OK) << ep_last_error();
+      // Slot 0 holds what the left neighbour sent to its +1, slot 1 what the
+      // right one sent to its -1; the gaps stay untouched.
+      const int from_left = 1000 * round + 10 * left;
+      const int from_right = 1000 * round + 10 * right;
+      EXPECT_EQ(in, (std::array<int, 6>{-1, from_left + 2, from_left + 3, -1, from_right,
+                                        from_right + 1}))
+          << "round " << round;
+    }
+    EXPECT_EQ(ep_request_free(&request), EP_OK) << ep_last_error();
+    MPI_Type_free(&pair);
+    EXPECT_EQ(ep_comm_free(&ring), EP_OK) << ep_last_error();
+  });
+}
+
 TEST(EpCApi, IntercommunicatorHandles) {
   int processes = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &processes);

@@ -359,6 +359,10 @@ int ep_ineighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI
 int ep_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                void* recvbuf, int recvcount, MPI_Datatype recvtype, ep_comm_t comm,
                                MPI_Info info, ep_request_t* request);
+int ep_neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, const int* recvcounts, const int* displs,
+                                MPI_Datatype recvtype, ep_comm_t comm, MPI_Info info,
+                                ep_request_t* request);
 int ep_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                               void* recvbuf, int recvcount, MPI_Datatype recvtype, ep_comm_t comm,
                               MPI_Info info, ep_request_t* request);
@@ -366,6 +370,10 @@ int ep_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const
                                MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                                const int* rdispls, MPI_Datatype recvtype, ep_comm_t comm,
                                MPI_Info info, ep_request_t* request);
+int ep_neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                               const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                               const MPI_Aint* rdispls, const MPI_Datatype* recvtypes,
+                               ep_comm_t comm, MPI_Info info, ep_request_t* request);
 /** MPI_Start / MPI_Startall: start a round of inactive persistent requests
  * (every endpoint starting its persistent collectives in the same order).
  * The wait/test calls complete a round and leave the handle inactive, not

@@ -1030,6 +1030,17 @@ int ep_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype 
   });
 }
 
+int ep_neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, const int* recvcounts, const int* displs,
+                                MPI_Datatype recvtype, ep_comm_t comm, MPI_Info /*info*/,
+                                ep_request_t* request) {
+  return intra_request(comm, request, "ep_neighbor_allgatherv_init", [&](const auto& c) {
+    const Degrees d = degrees(c);
+    return ep::neighbor_allgatherv_init(c, sendbuf, sendcount, sendtype, recvbuf,
+                                        entries(recvcounts, d.in), entries(displs, d.in), recvtype);
+  });
+}
+
 int ep_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                               void* recvbuf, int recvcount, MPI_Datatype recvtype, ep_comm_t comm,
                               MPI_Info /*info*/, ep_request_t* request) {
@@ -1048,6 +1059,18 @@ int ep_neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const
     return ep::neighbor_alltoallv_init(c, sendbuf, entries(sendcounts, d.out),
                                        entries(sdispls, d.out), sendtype, recvbuf,
                                        entries(recvcounts, d.in), entries(rdispls, d.in), recvtype);
+  });
+}
+
+int ep_neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                               const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                               const MPI_Aint* rdispls, const MPI_Datatype* recvtypes,
+                               ep_comm_t comm, MPI_Info /*info*/, ep_request_t* request) {
+  return intra_request(comm, request, "ep_neighbor_alltoallw_init", [&](const auto& c) {
+    const Degrees d = degrees(c);
+    return ep::neighbor_alltoallw_init(
+        c, sendbuf, entries(sendcounts, d.out), entries(sdispls, d.out), entries(sendtypes, d.out),
+        recvbuf, entries(recvcounts, d.in), entries(rdispls, d.in), entries(recvtypes, d.in));
   });
 }
 
