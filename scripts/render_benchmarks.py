@@ -42,7 +42,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 # A verdict ends the line, or is followed by "; <the reason it was missed>".
 TARGET_LINE = re.compile(r"\b(met|NOT met|NOT MET)\b[^a-zA-Z]*(;.*)?$")
 KERNEL_BENCHES = ("alltoallv_bench", "transpose_bench", "allreduce_bench", "halo_bench",
-                  "solver_bench")
+                  "solver_bench", "neighbor_bench")
 BACKEND_COLOURS = {"ep": "tab:blue", "mpi": "tab:orange", "ref": "tab:red",
                    "funneled": "tab:green"}
 SMALL_COLLECTIVE_BYTES = 4096

@@ -13,7 +13,8 @@
 # flat launch, alternated over BENCH_ROUNDS rounds (default 3), and
 # scripts/bench_merge.py keeps each point's median over the rounds:
 #   ep_pingpong, ep_collectives, the kernels of collectives/ (alltoallv,
-#   transpose, allreduce, halo, solver)   threaded / flat
+#   transpose, allreduce, halo, solver), neighbor_bench (MPI's neighbourhood
+#   alltoall: blocking, nonblocking, persistent)   threaded / flat
 #   model_bench   mini_model, one launch per backend (ep 1 x T, mpi T x 1,
 #                 funneled 1 x T), 48 steps without output (judged) and
 #                 with output (one more process, the server: printed), and
@@ -96,7 +97,7 @@ json.dump({
 PY
 
 # ---- part 1: fair runs, alternated ----------------------------------------
-kernels=(alltoallv_bench transpose_bench allreduce_bench halo_bench solver_bench)
+kernels=(alltoallv_bench transpose_bench allreduce_bench halo_bench solver_bench neighbor_bench)
 model="$(ep_built demos/model/mini_model)"
 model_run=("$model" --config demos/model/model_iodef.xml --output-dir "$fair/model_output"
   --quiet --steps "$steps")
@@ -115,10 +116,15 @@ for ((r = 1; r <= rounds; ++r)); do
   launch "$fair/ep_collectives.flat.r$r" flat "$(ep_built demos/bench/ep_collectives)" \
     --threads "$threads" --modes mpi --mpi-wait block --keep-binding --reps 10 "${quick[@]}"
   for kernel in "${kernels[@]}"; do
+    threaded_backends=ep,funneled
     flat_backends=mpi,ref
     [[ "$kernel" == solver_bench ]] && flat_backends=mpi  # no hand-written solver
+    if [[ "$kernel" == neighbor_bench ]]; then  # MPI's own calls on both sides only
+      threaded_backends=ep
+      flat_backends=mpi
+    fi
     launch "$fair/$kernel.threaded.r$r" threaded "$(ep_built demos/bench/$kernel)" \
-      --threads "$threads" --backends ep,funneled "${quick[@]}"
+      --threads "$threads" --backends "$threaded_backends" "${quick[@]}"
     launch "$fair/$kernel.flat.r$r" flat "$(ep_built demos/bench/$kernel)" \
       --threads "$threads" --backends "$flat_backends" "${quick[@]}"
   done
