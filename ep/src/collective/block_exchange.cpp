@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collective/nonblocking_registry.hpp"
+#include "spin_lock.hpp"
 #include "team/collective_call.hpp"
 
 namespace ep::detail {
@@ -146,7 +147,7 @@ class BlockExchange final : public NbcInstance {
   }
 
  private:
-  std::mutex arrive_mutex_;
+  SpinLock arrive_mutex_;  // a few moves per arrival (spin_lock.hpp says why not a mutex)
   std::vector<std::unique_ptr<ExchangeSpec>> specs_;      // per local thread
   std::vector<std::unique_ptr<std::byte[]>> staging_;     // per local thread
   std::vector<std::vector<std::size_t>> region_offsets_;  // [thread][process]

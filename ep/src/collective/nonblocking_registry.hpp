@@ -46,6 +46,7 @@
 #include "collective/segment_exchange.hpp"
 #include "ep/communicator.hpp"
 #include "ep/request.hpp"
+#include "spin_lock.hpp"
 #include "team/collective_call.hpp"
 
 namespace ep::detail {
@@ -152,7 +153,10 @@ class NbcRegistry {
  private:
   void start(NbcInstance& instance);
 
-  std::mutex mutex_;
+  // Held by a joining or contributing local thread for a few map operations
+  // (and by the last contributor while it starts the instance's MPI part):
+  // a SpinLock, as a futex sleep and wake would cost more than the section.
+  SpinLock mutex_;
   int local_size_;
   std::vector<std::uint64_t> next_sequence_;                       // per local thread
   std::map<std::uint64_t, std::shared_ptr<NbcInstance>> joining_;  // not yet joined by all

@@ -28,6 +28,7 @@
 #include "comm_state.hpp"
 #include "ep/error.hpp"
 #include "ep/topology.hpp"
+#include "spin_lock.hpp"
 #include "team/collective_call.hpp"
 #include "topology/neighbor_blocks.hpp"
 #include "topology/topology.hpp"
@@ -197,7 +198,7 @@ class Ineighbor final : public NbcInstance {
   }
 
   const Topology& topology_;  // immutable, kept alive by the communicator state
-  std::mutex arrive_mutex_;
+  SpinLock arrive_mutex_;     // a few moves per arrival (spin_lock.hpp says why not a mutex)
   std::vector<Contribution> threads_;  // per local thread
   std::vector<bool> present_;
   // Set by start_requests(), read by the pollers after completion.
