@@ -1,6 +1,6 @@
 // neighbor_bench: the neighbourhood alltoall as MPI users call it for a halo
 // exchange, on a distributed graph of a 2-D periodic grid of the launch's
-// ranks (4 neighbours, `bytes` per block), in three forms:
+// ranks (its distinct neighbours, up to 4; `bytes` per block), in three forms:
 //   blocking     MPI_Neighbor_alltoall / ep::neighbor_alltoall
 //   nonblocking  MPI_Ineighbor_alltoall + MPI_Wait / their ep forms
 //   persistent   MPI-4's MPI_Neighbor_alltoall_init once, then MPI_Start +
@@ -13,31 +13,32 @@
 //   mpiexec -n 1 neighbor_bench --threads 2 --backends ep   (threaded)
 //   mpiexec -n 2 neighbor_bench --backends mpi              (flat)
 //
-// Why a graph and not a Cartesian communicator: on a periodic dimension of
-// 1 or 2 ranks both neighbours of a direction are one rank, and MPI's rule
-// (block s of the sender lands in block s^1 of the receiver) is met by
-// ep's neighbourhood collectives and by Open MPI 4.1's blocking ones but
-// not by its nonblocking ones (libnbc posts the receives in list order:
-// open-mpi/ompi issue 14430), which deliver the -x block into the -x slot.
-// On a graph the k-th edge to a rank meets the k-th edge from it in every
-// MPI, so the graph here lists its edges to make that the halo's pairing:
-// block k goes to destination k = {east, west, north, south} and slot k
-// comes from source k = {west, east, south, north}, i.e. every rank's
-// slot k receives its neighbour's block k, repeated neighbours or not.
+// Why a graph of distinct neighbours and not a Cartesian communicator: on
+// small periodic grids one rank lies in several directions, and MPIs
+// disagree on which block lands in which slot then. MPI's rule for a
+// Cartesian dimension of 1 or 2 ranks (block s of the sender in block s^1
+// of the receiver) is met by ep's neighbourhood collectives and by Open
+// MPI 4.1's blocking ones, not by its nonblocking ones (open-mpi/ompi issue
+// 14430), and MPICH 4.0 mismatches repeated edges of a graph (pmodels/mpich
+// pull request 7945). So each
+// rank lists every neighbour rank once (its west, east, south and north
+// neighbours without repeats, in rank order, itself included where a
+// dimension has one rank), as a halo exchange that merges the strips for
+// one rank into one message does, and no MPI has a pairing to choose.
 //
-// Every point checks one call first: each slot holds its source's block
-// for this rank. Target (where both run): ep.persistent at or below
+// Every point checks one call first: each slot holds the block its source
+// meant for this rank. Target (where both run): ep.persistent at or below
 // ep.blocking (a persistent plan copies local blocks straight from the
 // neighbours' send buffers, with no matching and no staging).
 #include <mpi.h>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ep/ep.hpp"
@@ -47,7 +48,6 @@ namespace {
 
 using bench::kernels::Backend;
 constexpr const char* kBench = "neighbor_bench";
-constexpr int kNeighbors = 4;  // east, west, north, south (Edges)
 
 enum class Form { kBlocking, kNonblocking, kPersistent };
 
@@ -63,38 +63,44 @@ int pattern(int from, int slot, std::size_t i) {
   return from * 1000003 + slot * 100003 + static_cast<int>(i % 100000);
 }
 
-// This rank's edges on a px x py periodic grid (file comment): block k
-// goes to destinations[k], slot k comes from sources[k].
-struct Edges {
-  std::array<int, kNeighbors> destinations{};
-  std::array<int, kNeighbors> sources{};
-};
-
-Edges edges_of(int rank, int ranks) {
-  const auto [px, py] = bench::kernels::grid_of(ranks);
+// The distinct neighbour ranks of `rank` on a px x py periodic grid of
+// `ranks` (file comment), ascending: the graph's sources and destinations.
+std::vector<int> neighbors_of(int rank, int ranks) {
+  const std::pair<int, int> grid = bench::kernels::grid_of(ranks);
+  const int px = grid.first;  // named ints, not a structured binding: the lambda captures them
+  const int py = grid.second;
   const int x = rank % px;
   const int y = rank / px;
   const auto at = [&](int dx, int dy) { return (x + dx + px) % px + ((y + dy + py) % py) * px; };
-  const int west = at(-1, 0);
-  const int east = at(1, 0);
-  const int south = at(0, -1);
-  const int north = at(0, 1);
-  return {{east, west, north, south}, {west, east, south, north}};
+  std::vector<int> all = {at(-1, 0), at(1, 0), at(0, -1), at(0, 1)};
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+// The slot of `to` among the neighbours of `from`: the block `from` sends it.
+int slot_of(int from, int to, int ranks) {
+  const std::vector<int> theirs = neighbors_of(from, ranks);
+  return static_cast<int>(std::find(theirs.begin(), theirs.end(), to) - theirs.begin());
 }
 
 // Buffers and checks of one rank, shared by both backends.
 struct Blocks {
+  std::vector<int> neighbors;
   std::size_t ints;
   std::vector<int> out;
   std::vector<int> in;
 
-  explicit Blocks(std::size_t bytes)
-      : ints(std::max<std::size_t>(bytes / sizeof(int), 1)),
-        out(ints * kNeighbors),
-        in(ints * kNeighbors) {}
+  Blocks(int rank, int ranks, std::size_t bytes)
+      : neighbors(neighbors_of(rank, ranks)),
+        ints(std::max<std::size_t>(bytes / sizeof(int), 1)),
+        out(ints * neighbors.size()),
+        in(ints * neighbors.size()) {}
+
+  [[nodiscard]] int degree() const { return static_cast<int>(neighbors.size()); }
 
   void fill(int rank) {
-    for (int slot = 0; slot < kNeighbors; ++slot) {
+    for (int slot = 0; slot < degree(); ++slot) {
       for (std::size_t i = 0; i < ints; ++i) {
         out[static_cast<std::size_t>(slot) * ints + i] = pattern(rank, slot, i);
       }
@@ -102,10 +108,12 @@ struct Blocks {
     std::fill(in.begin(), in.end(), -1);
   }
 
-  void check(const Edges& edges, int rank, const std::string& mode) const {
-    for (int slot = 0; slot < kNeighbors; ++slot) {
+  void check(int rank, int ranks, const std::string& mode) const {
+    for (int slot = 0; slot < degree(); ++slot) {
+      const int from = neighbors[static_cast<std::size_t>(slot)];
+      const int their_slot = slot_of(from, rank, ranks);
       for (std::size_t i = 0; i < ints; ++i) {
-        const int expected = pattern(edges.sources[static_cast<std::size_t>(slot)], slot, i);
+        const int expected = pattern(from, their_slot, i);
         const int got = in[static_cast<std::size_t>(slot) * ints + i];
         if (got != expected) {
           throw std::runtime_error(std::string(kBench) + ": " + mode + " on rank " +
@@ -135,9 +143,8 @@ struct NeighborCall<collectives::EpComm> {
   ep::Request persistent;
 
   NeighborCall(const collectives::EpComm& comm, std::size_t bytes, const std::string& name)
-      : form(form_of(name)), blocks(bytes) {
-    const Edges edges = edges_of(comm.rank(), comm.size());
-    grid = ep::dist_graph_create_adjacent(comm.get(), edges.sources, edges.destinations);
+      : form(form_of(name)), blocks(comm.rank(), comm.size(), bytes) {
+    grid = ep::dist_graph_create_adjacent(comm.get(), blocks.neighbors, blocks.neighbors);
     const int count = static_cast<int>(blocks.ints);
     if (form == Form::kPersistent) {
       persistent = ep::neighbor_alltoall_init(grid, blocks.out.data(), count, MPI_INT,
@@ -145,7 +152,7 @@ struct NeighborCall<collectives::EpComm> {
     }
     blocks.fill(comm.rank());
     call();
-    blocks.check(edges, comm.rank(), "ep." + name);
+    blocks.check(comm.rank(), comm.size(), "ep." + name);
   }
   NeighborCall(const NeighborCall&) = delete;
   NeighborCall& operator=(const NeighborCall&) = delete;
@@ -184,12 +191,12 @@ struct NeighborCall<collectives::MpiComm> {
   MPI_Request persistent = MPI_REQUEST_NULL;
 
   NeighborCall(const collectives::MpiComm& comm, std::size_t bytes, const std::string& name)
-      : form(form_of(name)), blocks(bytes) {
-    const Edges edges = edges_of(comm.rank(), comm.size());
-    bench::check_mpi(MPI_Dist_graph_create_adjacent(
-                         comm.get(), kNeighbors, edges.sources.data(), MPI_UNWEIGHTED, kNeighbors,
-                         edges.destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &grid),
-                     "MPI_Dist_graph_create_adjacent");
+      : form(form_of(name)), blocks(comm.rank(), comm.size(), bytes) {
+    bench::check_mpi(
+        MPI_Dist_graph_create_adjacent(comm.get(), blocks.degree(), blocks.neighbors.data(),
+                                       MPI_UNWEIGHTED, blocks.degree(), blocks.neighbors.data(),
+                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &grid),
+        "MPI_Dist_graph_create_adjacent");
     const int count = static_cast<int>(blocks.ints);
     if (form == Form::kPersistent) {
 #if MPI_VERSION >= 4
@@ -204,7 +211,7 @@ struct NeighborCall<collectives::MpiComm> {
     }
     blocks.fill(comm.rank());
     call();
-    blocks.check(edges, comm.rank(), "mpi." + name);
+    blocks.check(comm.rank(), comm.size(), "mpi." + name);
   }
   NeighborCall(const NeighborCall&) = delete;
   NeighborCall& operator=(const NeighborCall&) = delete;
