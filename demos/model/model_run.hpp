@@ -89,7 +89,8 @@ class ModelRank {
         layout_(process_grid(comm.size())),
         width_(halo_width_for(std::max(std::abs(options.courant_x), std::abs(options.courant_y)))),
         halo_(comm, halo_spec()),
-        transpose_(comm, {grid.ni, grid.nj, grid.levels, layout_[0], layout_[1]}) {
+        transpose_(comm, {grid.ni, grid.nj, grid.levels, layout_[0], layout_[1]}),
+        solver_(comm_, halo_.spec().decomposition, grid.levels, solver_options(options)) {
     const collectives::Box box = transpose_.box(collectives::Space::kGrid);
     if (box.lo[0] != halo_.x0() || box.n[0] != halo_.nx() || box.lo[1] != halo_.y0() ||
         box.n[1] != halo_.ny() || box.n[2] != grid.levels) {
@@ -113,6 +114,10 @@ class ModelRank {
     spectral_.resize(transpose_.local_size(collectives::Space::kSpectral));
     transpose_.bind(grid_field_, spectral_);
   }
+
+  // The solver refers to comm_: a ModelRank stays where it was made.
+  ModelRank(const ModelRank&) = delete;
+  ModelRank& operator=(const ModelRank&) = delete;
 
   [[nodiscard]] int halo_width() const noexcept { return width_; }
   [[nodiscard]] std::array<int, 2> layout() const noexcept { return layout_; }
@@ -173,12 +178,8 @@ class ModelRank {
       problem.decomposition = halo_.spec().decomposition;
       problem.levels = grid_.levels;
       problem.alpha = 0.5 + 0.25 * std::sin(0.2 * step);  // the shift follows model time
-      collectives::solvers::GcrOptions gcr_options;
-      gcr_options.restart = options_.solver_restart;
-      gcr_options.tolerance = options_.solver_tolerance;
       timer.mark(Phase::kCompute);
-      collectives::solvers::SolveResult solve =
-          collectives::solvers::gcr(comm_, problem, gcr_options);
+      collectives::solvers::SolveResult solve = solver_.solve(problem);
       timer.mark(Phase::kSolver);
       if (!solve.converged) {
         throw model_failure("model::ModelRank::run", comm_.rank(),
@@ -296,6 +297,13 @@ class ModelRank {
     });
   }
 
+  static collectives::solvers::GcrOptions solver_options(const ModelOptions& options) {
+    collectives::solvers::GcrOptions gcr;
+    gcr.restart = options.solver_restart;
+    gcr.tolerance = options.solver_tolerance;
+    return gcr;
+  }
+
   C comm_;
   Grid grid_;
   ModelOptions options_;
@@ -306,6 +314,8 @@ class ModelRank {
   std::array<std::vector<double>, kTracers> tracers_;
   // The transposition's bound arrays: tracer 1's interior and its spectral form.
   std::vector<double> grid_field_, spectral_;
+  // Made once: each step's solve reuses its plan and vectors.
+  collectives::solvers::GcrSolver<C> solver_;
 };
 
 }  // namespace model

@@ -1,11 +1,16 @@
 // GCR(k) and preconditioned CG converge to the serial solution of the same
 // problem (solved by each rank alone on a one-rank communicator), on every
 // backend and layout; the residual history is bitwise identical from run to
-// run for the same layout; the time split is filled in.
+// run for the same layout; the time split is filled in. A solver kept
+// across solves (GcrSolver, CgSolver: plan and vectors reused, as a time loop
+// keeps them) gives bitwise what a fresh solve gives, whatever it solved
+// before.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backends.hpp"
@@ -132,6 +137,70 @@ TEST(CollectivesSolvers, GcrWithRecursiveKAllreduceMatchesSerial) {
       EXPECT_TRUE(first.converged) << "radix " << radix;
       EXPECT_EQ(first.residuals, second.residuals) << "radix " << radix;
       EXPECT_LT(difference(first, serial), 1e-8) << "rank " << comm.rank() << " radix " << radix;
+    }
+  });
+}
+
+// A kept GcrSolver solves problems that change between solves (the model's
+// shift follows its time) exactly as a fresh solve of each does: nothing of
+// one solve leaks into the next (the vectors' interiors and halos, the
+// result, the time split).
+TEST(CollectivesSolvers, KeptGcrSolverSolvesEachProblemAsAFreshSolve) {
+  run_on_backends([](const auto& comm) {
+    using Comm = std::decay_t<decltype(comm)>;
+    auto problem = uneven_problem<collectives::solvers::HelmholtzProblem>(comm.size(), 3);
+    collectives::solvers::GcrOptions options;
+    options.restart = 5;
+    options.tolerance = 1e-10;
+    collectives::solvers::GcrSolver<Comm> kept(comm, problem.decomposition, problem.levels,
+                                               options);
+    for (const double alpha : {0.5, 0.25, 0.75, 0.5}) {
+      problem.alpha = alpha;
+      const SolveResult reused = kept.solve(problem);
+      const SolveResult fresh = collectives::solvers::gcr(comm, problem, options);
+      EXPECT_TRUE(reused.converged) << "alpha " << alpha;
+      EXPECT_EQ(reused.iterations, fresh.iterations) << "alpha " << alpha;
+      EXPECT_EQ(reused.residuals, fresh.residuals) << "alpha " << alpha;
+      EXPECT_EQ(reused.solution, fresh.solution) << "alpha " << alpha;
+      EXPECT_EQ(reused.true_residual, fresh.true_residual) << "alpha " << alpha;
+      expect_time_split(reused, "kept gcr");
+    }
+  });
+}
+
+TEST(CollectivesSolvers, KeptCgSolverRepeatsAFreshSolve) {
+  run_on_backends([](const auto& comm) {
+    using Comm = std::decay_t<decltype(comm)>;
+    const auto problem = uneven_problem<collectives::solvers::PoissonProblem>(comm.size(), 4);
+    collectives::solvers::CgOptions options;
+    options.tolerance = 1e-10;
+    const SolveResult fresh = collectives::solvers::cg(comm, problem, options);
+    collectives::solvers::CgSolver<Comm> kept(comm, problem, options);
+    for (int solve = 0; solve < 3; ++solve) {
+      const SolveResult reused = kept.solve();
+      EXPECT_EQ(reused.residuals, fresh.residuals) << "solve " << solve;
+      EXPECT_EQ(reused.solution, fresh.solution) << "solve " << solve;
+    }
+  });
+}
+
+// A problem on another grid than the solver's is refused on every rank
+// (each checks locally, so none is left waiting in a collective).
+TEST(CollectivesSolvers, KeptGcrSolverRefusesAnotherGrid) {
+  run_on_backends([](const auto& comm) {
+    using Comm = std::decay_t<decltype(comm)>;
+    auto problem = uneven_problem<collectives::solvers::HelmholtzProblem>(comm.size(), 3);
+    collectives::solvers::GcrSolver<Comm> kept(comm, problem.decomposition, problem.levels,
+                                               collectives::solvers::GcrOptions{});
+    problem.levels = 4;
+    try {
+      (void)kept.solve(problem);
+      ADD_FAILURE() << "a problem of 4 levels accepted by a solver made for 3";
+    } catch (const common::Error& e) {
+      EXPECT_EQ(e.kind(), common::ErrorKind::kArgument);
+      EXPECT_NE(std::string(e.what()).find("GcrSolver::solve"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(" x 4 in "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(" x 3 in "), std::string::npos) << e.what();
     }
   });
 }

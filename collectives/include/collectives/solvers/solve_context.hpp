@@ -6,7 +6,9 @@
 //
 // Collective: the constructor builds a HaloPlan (collective over `comm`);
 // exchange(), sum() and residual_squared() are collective, as are the
-// solvers that call them. Thread safety: one SolveContext per rank, used by
+// solvers that call them. A context serves any number of solves, each
+// between begin() and finish(): the plan is made once (GcrSolver, CgSolver).
+// `comm` must outlive the context. Thread safety: one SolveContext per rank, used by
 // the rank's own thread (or a funneled master) like the kernels.
 #pragma once
 
@@ -34,9 +36,16 @@ class SolveContext {
   }
 
   [[nodiscard]] const LocalGrid& grid() const noexcept { return grid_; }
+  [[nodiscard]] const C& comm() const noexcept { return comm_; }
   /// Elements of one field with its halo (the size of every solver vector).
   [[nodiscard]] std::size_t field_elements() const { return plan_.field_elements(grid_.nz); }
   [[nodiscard]] SolveResult& result() noexcept { return result_; }
+
+  /// Starts a solve: an empty result, the clock from now. Local.
+  void begin() {
+    result_ = SolveResult{};
+    clock_ = SolveClock{};
+  }
 
   /// Exchanges the halo of `field`; the time goes to halo_seconds.
   void exchange(std::vector<double>& field) {
