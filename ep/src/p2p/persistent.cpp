@@ -38,6 +38,7 @@ void start(Request& request) {
   state.failed = false;
   state.error_detail.clear();
   state.polls = 0;
+  state.settle_polls = 0;
   // Owner only until the round is published by complete(): relaxed.
   state.phase.store(detail::Phase::kPosted, std::memory_order_relaxed);
   state.active = true;

@@ -111,6 +111,9 @@ struct RequestState {
   // into, so that the send completes whether or not the receiver polls. -1
   // otherwise.
   int settles_thread = -1;
+  // The sender's polls of such a send so far: it reads the receiver's ring
+  // only after kPollsBeforeSettling of them (p2p/wait.cpp, poll).
+  unsigned settle_polls = 0;
   // A large rendezvous send whose copy the sender helps with (made by the
   // sender, opened by the matcher); null otherwise.
   std::unique_ptr<SharedCopy> shared_copy;

@@ -49,6 +49,16 @@ detail::TraceScope traced_waits(std::span<Request> requests) {
 // rarely enough that the poll stays a load of `phase` or one MPI_Test.
 constexpr unsigned kPollsPerSparseDrain = 16;
 
+// A rendezvous or synchronous sender leaves its receiver this many polls to
+// match the message before it reads its own ring into the receiver's queues
+// itself. A receiver already waiting takes the message within a hand-off or
+// two; a sender reading at once took the receiver's lock first and moved the
+// message to `unexpected`, where the receiver then had to find it, so the
+// lock and the queue crossed cores twice more per message. The sender still
+// settles a receiver that does not poll (one busy computing with its
+// receive posted), only a few microseconds later.
+constexpr unsigned kPollsBeforeSettling = 64;
+
 // True once the operation is complete. Owner thread only.
 bool poll(RequestState& request) {
   Phase phase = request.phase.load(std::memory_order_acquire);
@@ -72,7 +82,8 @@ bool poll(RequestState& request) {
         request.shared_copy->copy_chunks();
       }
       detail::Mailbox& box = request.comm->p2p().mailbox(request.settles_thread);
-      if (detail::LocalRing* ring = box.ring_from(request.owner_thread)) {
+      detail::LocalRing* ring = box.ring_from(request.owner_thread);
+      if (ring != nullptr && ++request.settle_polls > kPollsBeforeSettling) {
         detail::settle_ring(box, *ring);
       }
     }
