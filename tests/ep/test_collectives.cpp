@@ -478,7 +478,7 @@ TEST(Collectives, NegativeCountsAreErrors) {
 // there is an error (raised after the collective completes, by every
 // endpoint that copied a mismatched block) instead of a silent overrun.
 // On a communicator within one process the root of a broadcast leaves
-// without waiting for the others (a small one through one of two staging
+// without waiting for the others (a small one through one of four staging
 // buffers, a large one once every thread has read it): roots that change
 // every call, sizes on both sides of the staging limit and one thread that
 // falls behind now and then, so that the roots run ahead of it by as much

@@ -22,7 +22,8 @@ LocalTeam::LocalTeam(int size)
     : size_(size),
       slots_(new Slot[static_cast<std::size_t>(size)]),
       arrival_leaf_(new int[static_cast<std::size_t>(size)]),
-      broadcast_halves_(size > 1 ? std::make_unique<BroadcastHalf[]>(2) : nullptr),
+      broadcast_buffers_(size > 1 ? std::make_unique<BroadcastBuffer[]>(kBroadcastBuffers)
+                                  : nullptr),
       line_halves_(std::make_unique<LineHalf[]>(2 * static_cast<std::size_t>(size))) {
   // A flat team: one node, the root, counting every thread. A tree: levels
   // of groups of kArrivalFanIn, numbered from the root down (the root is
@@ -201,25 +202,29 @@ LocalTeam::Release LocalTeam::delegated_round(int thread, RoundWork* work) {
   return {failed, nullptr};
 }
 
-// One-way broadcasts. Broadcast b uses half b % 2; its root writes it only
-// once every thread has finished broadcast b - 2, which used it last (a
-// thread finishes a broadcast after its last read of it: release on
-// broadcasts_done, acquire here). A thread waiting for broadcast b finds its
-// half's number at b - 2 until the root publishes b, never further: the
-// root of b + 2 waits for it.
+// One-way broadcasts. Broadcast b uses buffer b % N (N = kBroadcastBuffers);
+// its root writes it only once every thread has finished broadcast b - N,
+// which used it last (a thread finishes a broadcast after its last read of
+// it: release on broadcasts_done, acquire here). A thread waiting for
+// broadcast b finds its buffer's number at b - N until the root publishes
+// b, never further: the root of b + N waits for it.
 std::byte* LocalTeam::broadcast_staging(int thread) {
   const std::uint64_t number = slots_[thread].broadcasts + 1;
-  if (number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
-  return broadcast_halves_[number % 2].staging;
+  if (number > kBroadcastBuffers) {
+    await_others(thread, &Slot::broadcasts_done, number - kBroadcastBuffers);
+  }
+  return broadcast_buffers_[number % kBroadcastBuffers].staging;
 }
 
 void LocalTeam::broadcast_publish(int thread, const Broadcast& broadcast) {
   Slot& slot = slots_[thread];
   const std::uint64_t number = ++slot.broadcasts;
-  if (!broadcast.staged && number > 2) await_others(thread, &Slot::broadcasts_done, number - 2);
-  BroadcastHalf& half = broadcast_halves_[number % 2];
-  half.broadcast = broadcast;
-  half.published.store(number, std::memory_order_release);
+  if (!broadcast.staged && number > kBroadcastBuffers) {
+    await_others(thread, &Slot::broadcasts_done, number - kBroadcastBuffers);
+  }
+  BroadcastBuffer& buffer = broadcast_buffers_[number % kBroadcastBuffers];
+  buffer.broadcast = broadcast;
+  buffer.published.store(number, std::memory_order_release);
   slot.broadcasts_done.store(number, std::memory_order_release);
   notify_waiters();  // the others may be parked in broadcast_wait
 }
@@ -230,13 +235,13 @@ void LocalTeam::broadcast_await_readers(int thread) {
 
 LocalTeam::Broadcast LocalTeam::broadcast_wait(int thread) {
   const std::uint64_t number = ++slots_[thread].broadcasts;
-  const BroadcastHalf& half = broadcast_halves_[number % 2];
+  const BroadcastBuffer& buffer = broadcast_buffers_[number % kBroadcastBuffers];
   Backoff backoff;
-  while (half.published.load(std::memory_order_acquire) < number) {
+  while (buffer.published.load(std::memory_order_acquire) < number) {
     idle(backoff);
     backoff.pause();
   }
-  return half.broadcast;
+  return buffer.broadcast;
 }
 
 void LocalTeam::broadcast_done(int thread) {
