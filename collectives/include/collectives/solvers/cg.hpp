@@ -132,12 +132,8 @@ class CgSolver {
     // Every vector's interior is written before it is read, halos outside
     // the domain are never written; x restarts from 0.
     std::fill(x_.begin(), x_.end(), 0.0);
-    auto& x = x_;
-    auto& b = b_;
-    auto& r = r_;
-    auto& z = z_;
-    auto& p = p_;
-    auto& ap = ap_;
+    // The algorithm's names for the kept vectors.
+    std::vector<double>&x = x_, &b = b_, &r = r_, &z = z_, &p = p_, &ap = ap_;
     // b = A * 1: the ones field with its halo exchanged (zero outside the domain).
     for_interior(comm, g, [&](int i, int j, int k) { p[g.at(i, j, k)] = 1.0; });
     ctx_.exchange(p);

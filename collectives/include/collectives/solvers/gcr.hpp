@@ -107,11 +107,9 @@ class GcrSolver {
     // Every vector's interior is written before it is read; x starts at 0
     // (halo included: its halo is read before the first exchange of x).
     std::fill(x_.begin(), x_.end(), 0.0);
-    auto& x = x_;
-    auto& b = b_;
-    auto& r = r_;
-    auto& p = p_;
-    auto& q = q_;
+    // The algorithm's names for the kept vectors.
+    std::vector<double>&x = x_, &b = b_, &r = r_;
+    std::vector<std::vector<double>>&p = p_, &q = q_;
     for_interior(comm, g, [&](int i, int j, int k) {
       const std::size_t c = g.at(i, j, k);
       b[c] = 1.0 + ((7 * (g.x0 + i) + 13 * (g.y0 + j) + 5 * k) % 17) / 17.0;
