@@ -297,6 +297,48 @@ TEST(XiosConfig, UnusedFieldsThatCannotBeEvaluatedAreLeftOut) {
   }
 }
 
+// A zoom no file writes on may lie outside its domain (NEMO's moorings the
+// model sets only where its grid has them, XIOS solving the grids files use
+// only): a warning naming the zoom, its window and the domain. Written by a
+// file, the same window is an error naming them.
+TEST(XiosConfig, UnwrittenZoomOutsideItsDomainIsAWarning) {
+  const std::string dom = R"(<domain id="dom" ni_glo="8" nj_glo="4"/>)";
+  const std::string zooms = dom + R"(
+      <domain id="east" domain_ref="dom"><zoom_domain id="eastzoom" ibegin="6" ni="3"/></domain>
+      <domain id="north" domain_ref="dom"><zoom_domain jbegin="5"/></domain>)";
+  const xios_lite::Config cfg = parse_config_string(replaced(dom, zooms), "zooms.xml");
+  const auto warning = [&](const std::string& part) {
+    const auto it =
+        std::find_if(cfg.warnings.begin(), cfg.warnings.end(),
+                     [&](const std::string& w) { return w.find(part) != std::string::npos; });
+    return it == cfg.warnings.end() ? std::string() : *it;
+  };
+  const std::string east = warning("eastzoom");
+  EXPECT_NE(east.find("zooms.xml:8: <zoom_domain id=\"eastzoom\">"), std::string::npos) << east;
+  EXPECT_NE(east.find("window [i 6+3, j 0+4] outside domain 'dom' of 8 x 4"), std::string::npos)
+      << east;
+  EXPECT_NE(east.find("no file writes on domain 'east'"), std::string::npos) << east;
+  const std::string north = warning("domain 'north'");
+  EXPECT_NE(north.find("window begins at [i 0, j 5], outside domain 'dom' of 8 x 4"),
+            std::string::npos)
+      << north;
+  // Left out, the windows are their whole source.
+  const xios_lite::DomainDef& d = cfg.domains[static_cast<std::size_t>(cfg.find_domain("east"))];
+  EXPECT_EQ(d.ni_glo, 8);
+  EXPECT_EQ(d.nj_glo, 4);
+  // Written by a file (through a grid on the zoom): an error, as before.
+  std::string xml = replaced(dom, zooms);
+  const std::string grid = R"(<grid id="g2" domain_ref="dom"/>)";
+  xml.replace(xml.find(grid), grid.size(), grid + R"(<grid id="ge" domain_ref="east"/>)");
+  const std::string file_field = R"(<field field_ref="ps"/>)";
+  xml.replace(xml.find(file_field), file_field.size(),
+              file_field + R"(<field field_ref="ps" name="ps_east" grid_ref="ge"/>)");
+  const std::string e = error_of(xml);
+  EXPECT_NE(e.find("<zoom_domain id=\"eastzoom\""), std::string::npos) << e;
+  EXPECT_NE(e.find("window [i 6+3, j 0+4] outside domain 'dom' of 8 x 4"), std::string::npos) << e;
+  EXPECT_EQ(e.find("no file writes"), std::string::npos) << e;
+}
+
 // NEMO's trendT_odd: freq_op="2ts" freq_offset="-1ts" samples the odd
 // steps, as the offset one freq_op later does.
 TEST(XiosConfig, NegativeFreqOffset) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <optional>
@@ -469,6 +470,61 @@ TEST(XiosExpressions, InTheConfiguration) {
       error_of(config(R"(<field id="y" freq_op="2h">@a</field><field id="x">y * 2</field>)"));
   EXPECT_NE(inner.find("operand 'y' of 'y * 2' is computed once per freq_op 2h"), std::string::npos)
       << inner;
+}
+
+// As XIOS, which solves only what files use: a field no file uses whose
+// '@' windows cannot be completed is left out with a warning naming it (NEMO's
+// uocetr_vsum_op and the strait sections reading monthly windows), and so
+// is one no file uses that reads a field left out; read by a file, each is
+// the error it was.
+TEST(XiosExpressions, UnusedWindowsThatCannotBeCompletedAreLeftOut) {
+  const auto config = [](const std::string& written) {
+    return R"(<simulation><context id="c">
+  <calendar type="gregorian" start_date="2000-01-01" timestep="1h"/>
+  <domain_definition><domain id="d" ni_glo="4" nj_glo="2"/></domain_definition>
+  <field_definition>
+    <field id="a" domain_ref="d"/><field id="b" domain_ref="d"/>
+    <field id="x">a + b</field>
+    <field id="y" freq_op="2h">@a</field><field id="z">y * 2</field>
+    <field id="o" field_ref="a" operation="once"/><field id="w" freq_op="2h">@o</field>
+    <field id="p" freq_op="90mi">@b</field>
+    <field id="q">z + 1</field>
+  </field_definition>
+  <file_definition><file id="f" output_freq="2h"><field field_ref=")" +
+           written + R"("/></file></file_definition>
+</context></simulation>)";
+  };
+  const Config cfg = xios_lite::parse_config_string(config("x"), "i.xml");
+  const auto warning = [&](const std::string& field) {
+    const std::string tag = "<field id=\"" + field + "\">";
+    const auto it =
+        std::find_if(cfg.warnings.begin(), cfg.warnings.end(),
+                     [&](const std::string& w) { return w.find(tag) != std::string::npos; });
+    return it == cfg.warnings.end() ? std::string() : *it;
+  };
+  const std::string z = warning("z");
+  EXPECT_NE(z.find("operand 'y' of 'y * 2' is computed once per freq_op 2h"), std::string::npos)
+      << z;
+  EXPECT_NE(warning("w").find("'@o' over freq_op 2h: field 'o' has operation once"),
+            std::string::npos)
+      << warning("w");
+  EXPECT_NE(warning("p").find("attribute freq_op: value '1h30mi' out of range"), std::string::npos)
+      << warning("p");
+  EXPECT_NE(warning("q").find("attribute expr: field 'z' is left out"), std::string::npos)
+      << warning("q");
+  for (const char* f : {"z", "w", "p", "q"}) {
+    EXPECT_NE(warning(f).find("(no file uses the field: it is left out)"), std::string::npos) << f;
+  }
+  // y itself completes: its window is whole timesteps.
+  EXPECT_EQ(warning("y"), "");
+  EXPECT_TRUE(xios_lite::has_at_windows(cfg, cfg.find_field("y")));
+  // Read by a file: the errors they were.
+  EXPECT_NE(error_of(config("z")).find("operand 'y' of 'y * 2' is computed once per freq_op 2h"),
+            std::string::npos);
+  EXPECT_NE(error_of(config("w")).find("field 'o' has operation once"), std::string::npos);
+  EXPECT_NE(error_of(config("p")).find("value '1h30mi' out of range"), std::string::npos);
+  EXPECT_NE(error_of(config("q")).find("operand 'y' of 'y * 2' is computed once per freq_op 2h"),
+            std::string::npos);
 }
 
 // On a domain, a scalar is one value per point: an operand on the domain

@@ -656,6 +656,35 @@ std::vector<bool> axes_in_use(const Config& cfg) {
   return axis;
 }
 
+// The domains some file writes on: those of the grids of the fields files
+// use and of their variables, with their sources.
+std::vector<bool> domains_in_use(const Config& cfg) {
+  std::vector<bool> domain(cfg.domains.size(), false);
+  const std::function<void(int)> need_domain = [&](int d) {
+    if (d < 0 || domain[static_cast<std::size_t>(d)]) return;
+    domain[static_cast<std::size_t>(d)] = true;
+    need_domain(cfg.domains[static_cast<std::size_t>(d)].source);
+  };
+  const auto need_grid = [&](int g) {
+    if (g < 0) return;
+    const GridDef& grid = cfg.grids[static_cast<std::size_t>(g)];
+    for (const Member& m : grid.members) {
+      if (m.kind == Member::Kind::kDomain) need_domain(m.index);
+    }
+    need_domain(grid.domain);
+  };
+  const std::vector<bool> used = fields_in_use(cfg);
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    if (used[i]) need_grid(cfg.fields[i].grid);
+  }
+  for (const std::vector<FileDef>* files : {&cfg.files, &cfg.inputs}) {
+    for (const FileDef& file : *files) {
+      for (const OutputVariable& v : file.variables) need_grid(v.grid);
+    }
+  }
+  return domain;
+}
+
 }  // namespace
 
 std::string undefined_definitions(const Config& cfg) {
@@ -710,10 +739,27 @@ void complete_definitions(Config& cfg) {
                         "': neither the configuration nor the model gives " + missing);
   }
   complete_calendar(cfg);
-  for (DomainDef& d : cfg.domains) {
+  // A window no file writes on may lie outside its domain, as XIOS, which
+  // solves the grids files use only, lets it (a zoom the model never set):
+  // a warning, and the window is its whole source so that the definitions
+  // stay consistent. One some file writes on is an error naming it.
+  const std::vector<bool> domains_used = domains_in_use(cfg);
+  for (std::size_t i = 0; i < cfg.domains.size(); ++i) {
+    DomainDef& d = cfg.domains[i];
     if (d.source < 0) {
       complete_base_domain(d);
-    } else {
+      continue;
+    }
+    if (domains_used[i]) {
+      complete_derived_domain(cfg, d);
+      continue;
+    }
+    try {
+      complete_derived_domain(cfg, d);
+    } catch (const ep::Error& error) {
+      cfg.warnings.push_back(config::message_of(error) + " (no file writes on domain '" + d.id +
+                             "': its window is left out)");
+      d.window.reset();
       complete_derived_domain(cfg, d);
     }
   }

@@ -478,12 +478,45 @@ int data_of(const Config& cfg, int field) {
 // freq_op of their own (XIOS samples them at their freq_op and offset
 // inside each window); no expression reading such a field, whose values
 // exist at window ends only; and the variables of such a field sampled at
-// window ends.
-void check_windows(const Config& cfg) {
-  const std::int64_t ts = cfg.calendar.timestep_seconds();
+// window ends. As XIOS, which solves only what files use, a field no file
+// uses that fails these checks is left out with a warning (NEMO's monthly
+// sums of transformed operands, uocetr_vsum_op, and the expressions over
+// its strait windows), as is a field no file uses that reads one left out.
+void check_field_windows(const Config& cfg, std::size_t i);
+void check_variable_windows(const Config& cfg);
+
+void check_windows(Config& cfg, const std::vector<bool>& used) {
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    if (!cfg.fields[i].unusable.empty()) continue;
+    check_or_leave_out(cfg, used, i, [&] { check_field_windows(cfg, i); });
+  }
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+      FieldDef& f = cfg.fields[i];
+      if (used[i] || !f.unusable.empty()) continue;
+      const auto left_out = [&](int r) {
+        return r >= 0 && !cfg.fields[static_cast<std::size_t>(r)].unusable.empty();
+      };
+      const auto it = std::find_if(f.expr_operands.begin(), f.expr_operands.end(), left_out);
+      const int r = it != f.expr_operands.end() ? *it : f.source_field;
+      if (left_out(r)) {
+        leave_out(cfg, f,
+                  f.where +
+                      (it != f.expr_operands.end() ? " attribute expr" : " attribute field_ref") +
+                      ": field '" + cfg.fields[static_cast<std::size_t>(r)].id + "' is left out");
+        again = true;
+      }
+    }
+  }
+  check_variable_windows(cfg);
+}
+
+void check_field_windows(const Config& cfg, std::size_t i) {
+  const std::int64_t ts = cfg.calendar.timestep_seconds();
+  {
     const FieldDef& f = cfg.fields[i];
-    if (f.expr.empty()) continue;
+    if (f.expr.empty()) return;
     Expression e;
     std::string error;
     (void)e.compile(f.expr, error, cfg.variables);  // compiled above
@@ -506,7 +539,7 @@ void check_windows(const Config& cfg) {
                           std::to_string(ts) + " s: the @ operator of '" + f.expr +
                           "' reduces its operands over windows of freq_op)");
     }
-    if (!has_at_windows(cfg, static_cast<int>(i))) continue;
+    if (!has_at_windows(cfg, static_cast<int>(i))) return;
     for (std::size_t k = 0; k < f.expr_operands.size(); ++k) {
       const std::optional<OperandTransform> t = operand_transform(cfg, f.expr_operands[k]);
       if (t && t->active) {
@@ -534,6 +567,10 @@ void check_windows(const Config& cfg) {
       }
     }
   }
+}
+
+void check_variable_windows(const Config& cfg) {
+  const std::int64_t ts = cfg.calendar.timestep_seconds();
   for (const FileDef& file : cfg.files) {
     for (const OutputVariable& v : file.variables) {
       const int data = data_of(cfg, v.field);
@@ -816,7 +853,7 @@ void resolve_expressions(Config& cfg) {
     check_or_leave_out(cfg, used, i, [&] { resolve_operands(cfg, cfg.fields[i]); });
   }
   resolve_grids(cfg, used);
-  check_windows(cfg);
+  check_windows(cfg, used);
 }
 
 namespace {
