@@ -44,13 +44,14 @@ def layer_of_file(path: Path, src: Path) -> str:
 
 
 def layer_of_include(name: str, src: Path, public: Path):
-    """The layer an include names; "public" for ep/include, None when unknown."""
+    """The layer an include names; "outside" for ep/include and common/include
+    (the layer below ep, open to every layer of it), None when unknown."""
     parts = Path(name).parts
     if parts[0] == "ep" and (public / name).is_file():
-        return "public"
+        return "outside"
     common = src.parent.parent / "common" / "include"
     if parts[0] == "common" and (common / name).is_file():
-        return "public"  # the layer below ep, open to every layer of it
+        return "outside"
     if not (src / name).is_file():
         return None
     return "base" if len(parts) == 1 else parts[0]
@@ -82,24 +83,42 @@ def includes_in(src: Path, known: dict, folder_of):
                 yield path, number, own, match.group(1)
 
 
-def check(src: Path) -> list:
-    public = src.parent / "include"
-    problems = unknown_folders(src, RANK, "layer list")
-    for path, number, own, name in includes_in(src, RANK, layer_of_file):
-        target = layer_of_include(name, src, public)
+def order_problems(src: Path, rank: dict, list_name: str, folder_of_file, folder_of_include,
+                   unknown: str, higher: str, same: str = "") -> list:
+    """The problems of the includes of the source files under src against the
+    order `rank` (folder -> its layer or floor, lowest 0), shared by this check
+    and check_xios_lite_folders.py. folder_of_file(path, src) is a file's own
+    folder, folder_of_include(name, path) the folder an include names
+    ("outside" for the libraries every folder may use, None when unknown). A
+    problem: a folder `rank` lacks; an include of an unknown header
+    ("<name> is <unknown>"), of a folder `rank` lacks, or of a higher one
+    ("<own> includes <name> <higher>", `{target}` in `higher` naming its
+    folder); with `same`, an include of another folder of the same rank
+    ("... of <target>, <same>")."""
+    problems = unknown_folders(src, rank, list_name)
+    for path, number, own, name in includes_in(src, rank, folder_of_file):
+        target = folder_of_include(name, path)
         where = f"{path}:{number}"
         if target is None:
-            problems.append(f'{where}: "{name}" is neither in ep/src, ep/include nor common/include')
-        elif target == "public":
+            problems.append(f'{where}: "{name}" is {unknown}')
+        elif target in ("outside", own):
             continue
-        elif target not in RANK:
-            problems.append(f'{where}: "{name}" is in a folder not in the layer list')
-        elif RANK[target] > RANK[own]:
-            problems.append(
-                f'{where}: {own} includes "{name}" of the higher layer {target} '
-                f"(order: {' < '.join(LAYERS)})"
-            )
+        elif target not in rank:
+            problems.append(f'{where}: "{name}" is in a folder not in the {list_name}')
+        elif rank[target] > rank[own]:
+            problems.append(f'{where}: {own} includes "{name}" {higher.format(target=target)}')
+        elif same and rank[target] == rank[own]:
+            problems.append(f'{where}: {own} includes "{name}" of {target}, {same}')
     return problems
+
+
+def check(src: Path) -> list:
+    public = src.parent / "include"
+    return order_problems(
+        src, RANK, "layer list", layer_of_file,
+        lambda name, _path: layer_of_include(name, src, public),
+        "neither in ep/src, ep/include nor common/include",
+        f"of the higher layer {{target}} (order: {' < '.join(LAYERS)})")
 
 
 def report(tool: str, folder: Path, check_folder, broken: str, kept: str,

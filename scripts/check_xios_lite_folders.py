@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_include_layers import includes_in, report, unknown_folders  # noqa: E402  (one include grammar and walk)
+from check_include_layers import order_problems, report  # noqa: E402  (one include grammar, walk and order)
 
 FLOORS = [
     ["base"],
@@ -78,29 +78,11 @@ def folder_of_include(name: str, path: Path, src: Path):
 
 
 def check(src: Path) -> list:
-    problems = unknown_folders(src, FLOOR, "floors")
-    for path, number, own, name in includes_in(src, FLOOR, folder_of_file):
-        target = folder_of_include(name, path, src)
-        where = f"{path}:{number}"
-        if target is None:
-            problems.append(
-                f'{where}: "{name}" is neither in xios_lite/src nor in the xios_lite, ep or '
-                "common include folders"
-            )
-        elif target in ("outside", own):
-            continue
-        elif target not in FLOOR:
-            problems.append(f'{where}: "{name}" is in a folder not in the floors')
-        elif FLOOR[target] > FLOOR[own]:
-            problems.append(
-                f'{where}: {own} includes "{name}" of {target}, a higher floor (order: {ORDER})'
-            )
-        elif FLOOR[target] == FLOOR[own]:
-            problems.append(
-                f'{where}: {own} includes "{name}" of {target}, on the same floor '
-                "(what both need goes a floor down)"
-            )
-    return problems
+    return order_problems(
+        src, FLOOR, "floors", folder_of_file, lambda name, path: folder_of_include(name, path, src),
+        "neither in xios_lite/src nor in the xios_lite, ep or common include folders",
+        f"of {{target}}, a higher floor (order: {ORDER})",
+        same="on the same floor (what both need goes a floor down)")
 
 
 def self_test() -> int:

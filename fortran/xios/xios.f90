@@ -194,41 +194,9 @@ contains
     getvar_ = found /= 0
   end function getvar_
 
-  logical function xios_getvar_int(name, value)
-    character(len=*), intent(in) :: name
-    integer, intent(out) :: value
-    integer(c_int), target :: v
-    v = 0
-    xios_getvar_int = getvar_(name, cxios_int, c_loc(v), 0_c_int)
-    value = int(v)
-  end function xios_getvar_int
-
-  logical function xios_getvar_real8(name, value)
-    character(len=*), intent(in) :: name
-    real(c_double), intent(out) :: value
-    real(c_double), target :: v
-    v = 0
-    xios_getvar_real8 = getvar_(name, cxios_double, c_loc(v), 0_c_int)
-    value = v
-  end function xios_getvar_real8
-
-  logical function xios_getvar_real4(name, value)
-    character(len=*), intent(in) :: name
-    real(c_float), intent(out) :: value
-    real(c_double), target :: v
-    v = 0
-    xios_getvar_real4 = getvar_(name, cxios_double, c_loc(v), 0_c_int)
-    value = real(v, c_float)
-  end function xios_getvar_real4
-
-  logical function xios_getvar_logical(name, value)
-    character(len=*), intent(in) :: name
-    logical, intent(out) :: value
-    integer(c_int), target :: v
-    v = 0
-    xios_getvar_logical = getvar_(name, cxios_bool, c_loc(v), 0_c_int)
-    value = v /= 0
-  end function xios_getvar_logical
+  ! xios_getvar_int, _real8, _real4 and _logical: one procedure a type, as
+  ! the generic needs, written at build time by generate_typed_procedures.py.
+  include 'xios_getvar_typed.inc'
 
   logical function xios_getvar_string(name, value)
     character(len=*), intent(in) :: name

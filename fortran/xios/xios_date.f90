@@ -127,47 +127,15 @@ contains
     res = scaled(-one, dur)
   end function xios_duration_neg
 
-  function real4_duration_mult(val, dur) result(res)
-    real(c_float), intent(in) :: val
-    type(xios_duration), intent(in) :: dur
-    type(xios_duration) :: res
-    res = scaled(real(val, c_double), dur)
-  end function real4_duration_mult
-
-  function duration_real4_mult(dur, val2) result(res)
-    type(xios_duration), intent(in) :: dur
-    real(c_float), intent(in) :: val2
-    type(xios_duration) :: res
-    res = scaled(real(val2, c_double), dur)
-  end function duration_real4_mult
-
-  function real8_duration_mult(val, dur) result(res)
-    real(c_double), intent(in) :: val
-    type(xios_duration), intent(in) :: dur
-    type(xios_duration) :: res
-    res = scaled(val, dur)
-  end function real8_duration_mult
-
-  function duration_real8_mult(dur, val2) result(res)
-    type(xios_duration), intent(in) :: dur
-    real(c_double), intent(in) :: val2
-    type(xios_duration) :: res
-    res = scaled(val2, dur)
-  end function duration_real8_mult
-
-  function int_duration_mult(val, dur) result(res)
-    integer, intent(in) :: val
-    type(xios_duration), intent(in) :: dur
-    type(xios_duration) :: res
-    res = scaled(real(val, c_double), dur)
-  end function int_duration_mult
-
-  function duration_int_mult(dur, val2) result(res)
-    type(xios_duration), intent(in) :: dur
-    integer, intent(in) :: val2
-    type(xios_duration) :: res
-    res = scaled(real(val2, c_double), dur)
-  end function duration_int_mult
+  ! real4/real8/int_duration_mult and duration_real4/real8/int_mult, the date
+  ! comparisons xios_date_eq/neq/lt/le/gt/ge (one procedure a type or an
+  ! operator, as the generics need), the conversions to and from text
+  ! (xios_duration/date_convert_to_string, _from_string) and the functions
+  ! that are one C call (date + duration, date - duration, date - date,
+  ! order_of, the queries of a date or of the calendar: the lines of
+  ! xios_date_functions.txt), written at build time by
+  ! generate_typed_procedures.py over `scaled`, `check` and `from_c_text`.
+  include 'xios_date_typed.inc'
 
   pure function scaled(val, dur) result(res)
     real(c_double), intent(in) :: val
@@ -192,175 +160,13 @@ contains
     res = .not. xios_duration_eq(dur1, dur2)
   end function xios_duration_neq
 
-  !> str = "1y 2mo 1.5d 6h 30mi 10s 2ts" (the non-zero components; "0s").
-  subroutine xios_duration_convert_to_string(dur, str)
-    type(xios_duration), intent(in) :: dur
-    character(len=*), intent(out) :: str
-    character(kind=c_char) :: buf(text_room)
-    call check(c_duration_to_string(dur, buf, int(text_room, c_int)))
-    call from_c_text(buf, str, 'xios_duration_convert_to_string')
-  end subroutine xios_duration_convert_to_string
-
-  !> The duration written in `str`: "1d12h", "0.5h", "1y 2mo", "3ts".
-  function xios_duration_convert_from_string(str) result(res)
-    character(len=*), intent(in) :: str
-    type(xios_duration) :: res
-    call check(c_duration_from_string(trim(str) // c_null_char, res))
-  end function xios_duration_convert_from_string
-
   ! ---- dates: in the calling thread's current calendar ----
-
-  !> date + dur: months and years first (the day clamped to the month's
-  !> length), then days, hours, minutes, seconds and timesteps.
-  function xios_date_add_duration(date, dur) result(res)
-    type(xios_date), intent(in) :: date
-    type(xios_duration), intent(in) :: dur
-    type(xios_date) :: res
-    call check(c_date_duration(date, dur, res))
-  end function xios_date_add_duration
-
-  function xios_date_sub_duration(date, dur) result(res)
-    type(xios_date), intent(in) :: date
-    type(xios_duration), intent(in) :: dur
-    type(xios_date) :: res
-    call check(c_date_sub_duration(date, dur, res))
-  end function xios_date_sub_duration
-
-  !> date1 - date2 in days, hours, minutes and seconds.
-  function xios_date_sub(date1, date2) result(res)
-    type(xios_date), intent(in) :: date1, date2
-    type(xios_duration) :: res
-    call check(c_date_sub(date1, date2, res))
-  end function xios_date_sub
 
   subroutine date_assign_duration(date, dur)
     type(xios_date), intent(out) :: date
     type(xios_duration), intent(in) :: dur
     date = xios_date_add_duration(xios_date(0, 1, 1, 0, 0, 0), dur)
   end subroutine date_assign_duration
-
-  !> -1, 0 or 1: date1 before, at or after date2.
-  function order_of(date1, date2) result(order)
-    type(xios_date), intent(in) :: date1, date2
-    integer(c_int) :: order
-    call check(c_date_compare(date1, date2, order))
-  end function order_of
-
-  function xios_date_eq(date1, date2) result(res)
-    type(xios_date), intent(in) :: date1, date2
-    logical :: res
-    res = order_of(date1, date2) == 0
-  end function xios_date_eq
-
-  function xios_date_neq(date1, date2) result(res)
-    type(xios_date), intent(in) :: date1, date2
-    logical :: res
-    res = order_of(date1, date2) /= 0
-  end function xios_date_neq
-
-  function xios_date_lt(date1, date2) result(res)
-    type(xios_date), intent(in) :: date1, date2
-    logical :: res
-    res = order_of(date1, date2) < 0
-  end function xios_date_lt
-
-  function xios_date_le(date1, date2) result(res)
-    type(xios_date), intent(in) :: date1, date2
-    logical :: res
-    res = order_of(date1, date2) <= 0
-  end function xios_date_le
-
-  function xios_date_gt(date1, date2) result(res)
-    type(xios_date), intent(in) :: date1, date2
-    logical :: res
-    res = order_of(date1, date2) > 0
-  end function xios_date_gt
-
-  function xios_date_ge(date1, date2) result(res)
-    type(xios_date), intent(in) :: date1, date2
-    logical :: res
-    res = order_of(date1, date2) >= 0
-  end function xios_date_ge
-
-  !> Seconds from the current context's time origin to `date`.
-  function xios_date_convert_to_seconds(date) result(res)
-    type(xios_date), intent(in) :: date
-    integer(c_long_long) :: res
-    call check(c_date_seconds(date, res))
-  end function xios_date_convert_to_seconds
-
-  !> str = "YYYY-MM-DD hh:mm:ss".
-  subroutine xios_date_convert_to_string(date, str)
-    type(xios_date), intent(in) :: date
-    character(len=*), intent(out) :: str
-    character(kind=c_char) :: buf(text_room)
-    call check(c_date_to_string(date, buf, int(text_room, c_int)))
-    call from_c_text(buf, str, 'xios_date_convert_to_string')
-  end subroutine xios_date_convert_to_string
-
-  !> The date written in `str` ("YYYY-MM-DD hh:mm:ss", later fields optional),
-  !> valid in the current calendar.
-  function xios_date_convert_from_string(str) result(res)
-    character(len=*), intent(in) :: str
-    type(xios_date) :: res
-    call check(c_date_from_string(trim(str) // c_null_char, res))
-  end function xios_date_convert_from_string
-
-  !> Seconds since 1 January 00:00:00 of the date's year.
-  function xios_date_get_second_of_year(date) result(res)
-    type(xios_date), intent(in) :: date
-    integer(c_int) :: res
-    integer(c_long_long) :: s
-    call check(c_second_of_year(date, s))
-    res = int(s, c_int)
-  end function xios_date_get_second_of_year
-
-  !> Days since 1 January 00:00:00 (0.0 then; 31.5 on 1 February at noon).
-  function xios_date_get_day_of_year(date) result(res)
-    type(xios_date), intent(in) :: date
-    real(c_double) :: res
-    call check(c_day_of_year(date, res))
-  end function xios_date_get_day_of_year
-
-  !> Second of the year over the year's length, in [0, 1).
-  function xios_date_get_fraction_of_year(date) result(res)
-    type(xios_date), intent(in) :: date
-    real(c_double) :: res
-    call check(c_fraction_of_year(date, res))
-  end function xios_date_get_fraction_of_year
-
-  !> Seconds since midnight.
-  function xios_date_get_second_of_day(date) result(res)
-    type(xios_date), intent(in) :: date
-    integer(c_int) :: res
-    integer(c_long_long) :: s
-    call check(c_second_of_day(date, s))
-    res = int(s, c_int)
-  end function xios_date_get_second_of_day
-
-  !> Second of the day over the day's length, in [0, 1).
-  function xios_date_get_fraction_of_day(date) result(res)
-    type(xios_date), intent(in) :: date
-    real(c_double) :: res
-    call check(c_fraction_of_day(date, res))
-  end function xios_date_get_fraction_of_day
-
-  !> Length of `year` in seconds in the current calendar.
-  function xios_get_year_length_in_seconds(year) result(res)
-    integer(c_int), intent(in) :: year
-    integer(c_int) :: res
-    integer(c_long_long) :: s
-    call check(c_year_length(year, s))
-    res = int(s, c_int)
-  end function xios_get_year_length_in_seconds
-
-  !> Length of a day in seconds in the current calendar.
-  function xios_get_day_length_in_seconds() result(res)
-    integer(c_int) :: res
-    integer(c_long_long) :: s
-    call check(c_day_length(s))
-    res = int(s, c_int)
-  end function xios_get_day_length_in_seconds
 
   ! ---- helpers ----
 

@@ -90,25 +90,17 @@ program date_test
                    'date from string')
   print *, 'gregorian date: ', start   ! XIOS's PRINT *, date: the six components
 
-  ! ---- noleap ----
-  call use_calendar('noleap', xios_date(2000, 1, 1, 0, 0, 0))
-  call expect_date(xios_date(2000, 1, 31, 0, 0, 0) + xios_month, xios_date(2000, 2, 28, 0, 0, 0), &
-                   'noleap: 31 January + 1 month')
-  call expect_date(xios_date(2000, 2, 28, 0, 0, 0) + xios_day, xios_date(2000, 3, 1, 0, 0, 0), &
-                   'noleap: no 29 February')
-  call expect(xios_get_year_length_in_seconds(2000) == 365 * 86400, 'noleap 2000: 365 days')
+  ! ---- noleap: 31 January + 1 month, no 29 February, 365 days ----
+  call use_month_day_year('noleap', xios_date(2000, 1, 31, 0, 0, 0), xios_date(2000, 2, 28, 0, 0, 0), &
+                          xios_date(2000, 2, 28, 0, 0, 0), xios_date(2000, 3, 1, 0, 0, 0), 365)
   call expect(xios_date_get_second_of_year(xios_date(2000, 3, 1, 0, 0, 0)) == (31 + 28) * 86400, &
               'noleap second of year')
   call expect(near(xios_date_get_fraction_of_year(xios_date(2000, 7, 2, 0, 0, 0)), &
                     182.0_c_double / 365.0_c_double), 'noleap fraction of year')
 
-  ! ---- 360_day ----
-  call use_calendar('360_day', xios_date(2000, 1, 1, 0, 0, 0))
-  call expect_date(xios_date(2000, 1, 30, 0, 0, 0) + xios_month, xios_date(2000, 2, 30, 0, 0, 0), &
-                   '360_day: 30 February')
-  call expect_date(xios_date(2000, 12, 30, 0, 0, 0) + xios_day, xios_date(2001, 1, 1, 0, 0, 0), &
-                   '360_day: a year of 12 months of 30 days')
-  call expect(xios_get_year_length_in_seconds(2000) == 360 * 86400, '360_day: 360 days')
+  ! ---- 360_day: 30 February, a year of 12 months of 30 days ----
+  call use_month_day_year('360_day', xios_date(2000, 1, 30, 0, 0, 0), xios_date(2000, 2, 30, 0, 0, 0), &
+                          xios_date(2000, 12, 30, 0, 0, 0), xios_date(2001, 1, 1, 0, 0, 0), 360)
   call expect(near(xios_date_get_fraction_of_year(xios_date(2000, 7, 1, 0, 0, 0)), 0.5_c_double), &
               '360_day: 1 July is half the year')
   call expect(near(xios_date_get_day_of_year(xios_date(2000, 3, 1, 6, 0, 0)), 60.25_c_double), &
@@ -130,6 +122,18 @@ contains
       error stop 2
     end if
   end subroutine use_calendar
+
+  !> Calendar `type` (time origin 2000-01-01): `month_from` + 1 month is
+  !> `month_to`, `day_from` + 1 day is `day_to`, and 2000 has `days` days.
+  subroutine use_month_day_year(type, month_from, month_to, day_from, day_to, days)
+    character(len=*), intent(in) :: type
+    type(xios_date), intent(in) :: month_from, month_to, day_from, day_to
+    integer, intent(in) :: days
+    call use_calendar(type, xios_date(2000, 1, 1, 0, 0, 0))
+    call expect_date(month_from + xios_month, month_to, type // ': + 1 month')
+    call expect_date(day_from + xios_day, day_to, type // ': + 1 day')
+    call expect(xios_get_year_length_in_seconds(2000) == days * 86400, type // ': days of 2000')
+  end subroutine use_month_day_year
 
   subroutine expect(ok, what)
     logical, intent(in) :: ok

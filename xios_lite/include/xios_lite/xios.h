@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "ep/ep.h"
+#include "xios_lite/xios_date.h"
 #include "xios_lite/xios_lite.h"
 
 #ifdef __cplusplus
@@ -51,13 +52,10 @@ extern "C" {
  * the daddr of type(xios_field), type(xios_file), ...). */
 typedef void* xios_handle_t;
 
-/** XIOS's xios_duration and xios_date (Fortran bind(C) types). */
-typedef struct {
-  double year, month, day, hour, minute, second, timestep;
-} cxios_duration;
-typedef struct {
-  int year, month, day, hour, minute, second;
-} cxios_date;
+/** XIOS's xios_duration and xios_date (Fortran bind(C) types): the types of
+ * xios_lite/xios_date.h under the names of XIOS's C interface. */
+typedef xios_lite_duration cxios_duration;
+typedef xios_lite_date cxios_date;
 
 /** The types of attributes (xios_lite/xios_attributes.def). */
 enum {

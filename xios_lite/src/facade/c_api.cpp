@@ -63,16 +63,12 @@ Value value_in(int type, const void* value, int rank, const std::int64_t* extent
     case AttributeType::kDouble:
       v.real = *static_cast<const double*>(value);
       break;
-    case AttributeType::kDuration: {
-      const auto* d = static_cast<const cxios_duration*>(value);
-      v.duration = {d->year, d->month, d->day, d->hour, d->minute, d->second, d->timestep};
+    case AttributeType::kDuration:
+      v.duration = *static_cast<const cxios_duration*>(value);
       break;
-    }
-    case AttributeType::kDate: {
-      const auto* d = static_cast<const cxios_date*>(value);
-      v.date = {d->year, d->month, d->day, d->hour, d->minute, d->second};
+    case AttributeType::kDate:
+      v.date = *static_cast<const cxios_date*>(value);
       break;
-    }
     case AttributeType::kInt1d:
     case AttributeType::kBool1d:
     case AttributeType::kBool2d: {
@@ -108,17 +104,12 @@ void value_out(const Value& v, void* value, int rank, const std::int64_t* extent
     case AttributeType::kDouble:
       *static_cast<double*>(value) = v.real;
       break;
-    case AttributeType::kDuration: {
-      const Duration& d = v.duration;
-      *static_cast<cxios_duration*>(value) = {d.year,   d.month,  d.day,     d.hour,
-                                              d.minute, d.second, d.timestep};
+    case AttributeType::kDuration:
+      *static_cast<cxios_duration*>(value) = v.duration;
       break;
-    }
-    case AttributeType::kDate: {
-      const DateValue& d = v.date;
-      *static_cast<cxios_date*>(value) = {d.year, d.month, d.day, d.hour, d.minute, d.second};
+    case AttributeType::kDate:
+      *static_cast<cxios_date*>(value) = v.date;
       break;
-    }
     case AttributeType::kInt1d:
     case AttributeType::kBool1d:
     case AttributeType::kBool2d:
@@ -162,13 +153,6 @@ int make_handle(const char* kind, const char* id, int len, xios_handle_t* out) {
       throw ep::Error(ep::ErrorKind::kArgument, "xios_get_handle", -1, "null out");
     *out = get_handle(kind, text(id, len));
   });
-}
-
-cxios_date c_date(const DateValue& d) {
-  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
-}
-DateValue date_of(const cxios_date& d) {
-  return {d.year, d.month, d.day, d.hour, d.minute, d.second};
 }
 
 std::vector<bool> bools(const bool* v, std::int64_t n) { return std::vector<bool>(v, v + n); }
@@ -365,16 +349,16 @@ int cxios_get_calendar_type(char* type, int len) {
 }
 
 int cxios_get_time_origin(cxios_date* date) {
-  return guarded([&] { *date = c_date(time_origin()); });
+  return guarded([&] { *date = time_origin(); });
 }
 int cxios_get_start_date(cxios_date* date) {
-  return guarded([&] { *date = c_date(start_date()); });
+  return guarded([&] { *date = start_date(); });
 }
 int cxios_set_time_origin(cxios_date date) {
-  return guarded([&] { set_time_origin(date_of(date)); });
+  return guarded([&] { set_time_origin(date); });
 }
 int cxios_set_start_date(cxios_date date) {
-  return guarded([&] { set_start_date(date_of(date)); });
+  return guarded([&] { set_start_date(date); });
 }
 
 // ---- the time loop ----

@@ -99,7 +99,7 @@ std::string duration_text(const char* call, int rank, const Duration& d) {
 }
 
 Duration duration_of(const Frequency& f) {
-  Duration d;
+  Duration d{};
   d.year = static_cast<double>(f.years);
   d.month = static_cast<double>(f.months);
   d.day = static_cast<double>(f.days);
@@ -112,7 +112,7 @@ Duration duration_of(const Frequency& f) {
 // written in ("2h" is 2 hours, not 7200 seconds: NEMO names its files from
 // them, @freq@ -> "2h"). `f` is `text` parsed (so `text` is well formed).
 Duration duration_in_units(const std::string& text, const Frequency& f) {
-  Duration d;
+  Duration d{};
   std::size_t at = 0;
   while (at < text.size()) {
     std::size_t used = 0;
@@ -221,7 +221,7 @@ bool value_of(const std::string& text, Value& v) {
       return true;
     }
     case AttributeType::kDate: {
-      DateValue d;
+      DateValue d{};
       const int n = std::sscanf(text.c_str(), "%d-%d-%d %d:%d:%d", &d.year, &d.month, &d.day,
                                 &d.hour, &d.minute, &d.second);
       v.date = d;

@@ -121,6 +121,17 @@ std::string number(double v) {
   return ec == std::errc{} ? std::string(buf, end) : std::string("nan");
 }
 
+// A C query of one date (xios_date_get_*, xios_date_convert_to_seconds):
+// *out = value(calendar, date), with the date valid in the current calendar.
+template <class Out, class Value>
+int date_query(const char* call, const xios_lite_date* date, Out* out, Value value) {
+  return c_api::guarded(kLibrary, [&] {
+    require(out, call, "out");
+    const Calendar& cal = calendar_for(call);
+    *out = value(cal, valid_date(date, cal, call));
+  });
+}
+
 }  // namespace
 }  // namespace xios_lite
 
@@ -175,67 +186,50 @@ int xios_lite_date_sub(const xios_lite_date* date1, const xios_lite_date* date2,
 }
 
 int xios_lite_date_convert_to_seconds(const xios_lite_date* date, long long* out) {
-  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
-    constexpr const char* kCall = "xios_date_convert_to_seconds";
-    xios_lite::require(out, kCall, "out");
-    const Calendar& cal = xios_lite::calendar_for(kCall);
-    const Date d = xios_lite::valid_date(date, cal, kCall);
-    // The facade's origin (the context's time_origin), measured on the
-    // calendar's own axis like the date.
-    *out = cal.seconds_since_start(d) -
-           cal.seconds_since_start(xios_lite::facade::current_time_origin());
-  });
+  return xios_lite::date_query(
+      "xios_date_convert_to_seconds", date, out, [](const Calendar& cal, const Date& d) {
+        // The facade's origin (the context's time_origin), measured on the
+        // calendar's own axis like the date.
+        return cal.seconds_since_start(d) -
+               cal.seconds_since_start(xios_lite::facade::current_time_origin());
+      });
 }
 
 int xios_lite_date_get_second_of_year(const xios_lite_date* date, long long* out) {
-  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
-    constexpr const char* kCall = "xios_date_get_second_of_year";
-    xios_lite::require(out, kCall, "out");
-    const Calendar& cal = xios_lite::calendar_for(kCall);
-    *out = cal.second_of_year(xios_lite::valid_date(date, cal, kCall));
-  });
+  return xios_lite::date_query(
+      "xios_date_get_second_of_year", date, out,
+      [](const Calendar& cal, const Date& d) { return cal.second_of_year(d); });
 }
 
 int xios_lite_date_get_day_of_year(const xios_lite_date* date, double* out) {
-  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
-    constexpr const char* kCall = "xios_date_get_day_of_year";
-    xios_lite::require(out, kCall, "out");
-    const Calendar& cal = xios_lite::calendar_for(kCall);
-    const auto s = cal.second_of_year(xios_lite::valid_date(date, cal, kCall));
-    *out = static_cast<double>(s) / static_cast<double>(cal.day_length());
-  });
+  return xios_lite::date_query(
+      "xios_date_get_day_of_year", date, out, [](const Calendar& cal, const Date& d) {
+        return static_cast<double>(cal.second_of_year(d)) / static_cast<double>(cal.day_length());
+      });
 }
 
 int xios_lite_date_get_fraction_of_year(const xios_lite_date* date, double* out) {
-  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
-    constexpr const char* kCall = "xios_date_get_fraction_of_year";
-    xios_lite::require(out, kCall, "out");
-    const Calendar& cal = xios_lite::calendar_for(kCall);
-    const Date d = xios_lite::valid_date(date, cal, kCall);
-    *out =
-        static_cast<double>(cal.second_of_year(d)) / static_cast<double>(cal.year_length(d.year));
-  });
+  return xios_lite::date_query("xios_date_get_fraction_of_year", date, out,
+                               [](const Calendar& cal, const Date& d) {
+                                 return static_cast<double>(cal.second_of_year(d)) /
+                                        static_cast<double>(cal.year_length(d.year));
+                               });
 }
 
 int xios_lite_date_get_second_of_day(const xios_lite_date* date, long long* out) {
-  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
-    constexpr const char* kCall = "xios_date_get_second_of_day";
-    xios_lite::require(out, kCall, "out");
-    const Calendar& cal = xios_lite::calendar_for(kCall);
-    const Date d = xios_lite::valid_date(date, cal, kCall);
-    *out = static_cast<long long>(d.hour) * 3600 + static_cast<long long>(d.minute) * 60 + d.second;
-  });
+  return xios_lite::date_query("xios_date_get_second_of_day", date, out,
+                               [](const Calendar& /*cal*/, const Date& d) {
+                                 return static_cast<long long>(d.hour) * 3600 +
+                                        static_cast<long long>(d.minute) * 60 + d.second;
+                               });
 }
 
 int xios_lite_date_get_fraction_of_day(const xios_lite_date* date, double* out) {
-  return xios_lite::c_api::guarded(xios_lite::kLibrary, [&] {
-    constexpr const char* kCall = "xios_date_get_fraction_of_day";
-    xios_lite::require(out, kCall, "out");
-    const Calendar& cal = xios_lite::calendar_for(kCall);
-    const Date d = xios_lite::valid_date(date, cal, kCall);
-    const double s = static_cast<double>(d.hour) * 3600.0 + d.minute * 60.0 + d.second;
-    *out = s / static_cast<double>(cal.day_length());
-  });
+  return xios_lite::date_query(
+      "xios_date_get_fraction_of_day", date, out, [](const Calendar& cal, const Date& d) {
+        const double s = static_cast<double>(d.hour) * 3600.0 + d.minute * 60.0 + d.second;
+        return s / static_cast<double>(cal.day_length());
+      });
 }
 
 int xios_lite_get_year_length_in_seconds(int year, long long* out) {

@@ -40,6 +40,7 @@
 #include "facade/attribute_table.hpp"
 #include "facade/calendar_source.hpp"
 #include "xios_lite/calendar.hpp"
+#include "xios_lite/xios_date.h"
 
 namespace xios_lite::config {
 struct Element;
@@ -47,26 +48,12 @@ struct Element;
 
 namespace xios_lite::facade {
 
-/// XIOS's xios_duration (Fortran: type(xios_duration), bind(C)).
-struct Duration {
-  double year = 0;
-  double month = 0;
-  double day = 0;
-  double hour = 0;
-  double minute = 0;
-  double second = 0;
-  double timestep = 0;
-};
-
-/// XIOS's xios_date (Fortran: type(xios_date), bind(C)).
-struct DateValue {
-  int year = 0;
-  int month = 0;
-  int day = 0;
-  int hour = 0;
-  int minute = 0;
-  int second = 0;
-};
+/// XIOS's xios_duration and xios_date (Fortran: type(xios_duration) and
+/// type(xios_date), bind(C)): the C interface's types, so that a value
+/// passes between the C calls and the facade as it is. Plain C structs:
+/// `Duration d{}` is zero.
+using Duration = xios_lite_duration;
+using DateValue = xios_lite_date;
 
 /// A calendar date as XIOS's xios_date carries it.
 [[nodiscard]] inline DateValue date_value(const Date& d) {
@@ -81,8 +68,8 @@ struct Value {
   bool flag = false;
   long long integer = 0;
   double real = 0;
-  Duration duration;
-  DateValue date;
+  Duration duration{};
+  DateValue date{};
   std::vector<int> integers;  ///< int_1d, and bool arrays as 0/1
   std::vector<double> reals;
   std::vector<std::int64_t> extents;
