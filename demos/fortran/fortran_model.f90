@@ -100,7 +100,6 @@ contains
     type(xios_lite_client), intent(out) :: client
     integer, intent(out) :: rank, j0, nj
     integer, intent(inout) :: failures
-    character(len=EP_MAX_ERROR_STRING) :: message
     integer :: size, ierr
 
     call ep_comm_rank(comm, rank)
@@ -114,13 +113,8 @@ contains
     ! An axis that shares its grid with a domain is whole on every client:
     ! a part of it (begin, n) is refused, by name, and the client goes on.
     call xios_lite_set_axis_attr(client, 'lev', begin=0, n=1, ierr=ierr)
-    message = xios_lite_last_error()
-    if (ierr /= EP_ERR_ARGUMENT .or. index(message, "axis 'lev': begin") == 0) then
-      write (*, '(a, i0, a)') 'fortran_model: an axis part gave ierr ', ierr, ': ' // trim(message)
-      failures = failures + 1
-    else if (rank == 0) then
-      write (*, '(a)') 'fortran_model: refused as expected: ' // trim(message)
-    end if
+    call expect_refused('an axis part', ierr, EP_ERR_ARGUMENT, "axis 'lev': begin", rank == 0, &
+                        failures)
     ! Where an axis stands alone in its grid (`by_client`), each client holds
     ! a part of it: here one point, its rank (written with iodef_fortran.xml;
     ! the read configuration has no such axis).
@@ -136,7 +130,6 @@ contains
     real(8), allocatable :: tas(:, :), ta(:, :, :), wrong(:, :)
     real(8) :: part(1)
     real(4) :: rank5(1, 1, 1, 1, 1)
-    character(len=EP_MAX_ERROR_STRING) :: message
     integer :: rank, j0, nj, step, i, j, k, ierr
 
     call open_client(comm, client, rank, j0, nj, failures)
@@ -156,21 +149,12 @@ contains
         wrong = 0
         rank5 = 0
         call xios_lite_send_field(client, 'tas', wrong, ierr)
-        message = xios_lite_last_error()
-        if (ierr /= EP_ERR_COUNT .or. index(message, "'tas'") == 0) then
-          write (*, '(a, i0, a)') 'fortran_model: a wrong shape gave ierr ', ierr, ': ' // trim(message)
-          failures = failures + 1
-        else if (rank == 0) then
-          write (*, '(a)') 'fortran_model: refused as expected: ' // trim(message)
-        end if
+        call expect_refused('a wrong shape', ierr, EP_ERR_COUNT, "'tas'", rank == 0, failures)
         ! So is an array of a rank the C layer does not take (any rank
         ! compiles), here in single precision.
         call xios_lite_send_field(client, 'tas', rank5, ierr)
-        message = xios_lite_last_error()
-        if (ierr /= EP_ERR_ARGUMENT .or. index(message, 'array rank 5 is not 1 to 4') == 0) then
-          write (*, '(a, i0, a)') 'fortran_model: a rank-5 array gave ierr ', ierr, ': ' // trim(message)
-          failures = failures + 1
-        end if
+        call expect_refused('a rank-5 array', ierr, EP_ERR_ARGUMENT, 'array rank 5 is not 1 to 4', &
+                            .false., failures)
       end if
       call xios_lite_send_field(client, 'tas', tas)
       call xios_lite_send_field(client, 'ta', ta)
@@ -187,7 +171,6 @@ contains
     integer, intent(inout) :: failures
     type(xios_lite_client) :: client
     real(8), allocatable :: tas(:, :), ta(:, :, :)
-    character(len=EP_MAX_ERROR_STRING) :: message
     integer :: rank, j0, nj, step, i, j, k, ierr
 
     call open_client(comm, client, rank, j0, nj, failures)
@@ -197,13 +180,8 @@ contains
       if (step > n_steps) then
         ! The file holds n_steps records: the next one is refused, named.
         call xios_lite_recv_field(client, 'tas', tas, ierr)
-        message = xios_lite_last_error()
-        if (nj > 0 .and. (ierr /= EP_ERR_ARGUMENT .or. &
-                          index(message, 'record 4 does not exist') == 0)) then
-          write (*, '(a, i0, a)') 'fortran_model: a record past the end gave ierr ', ierr, &
-                                  ': ' // trim(message)
-          failures = failures + 1
-        end if
+        if (nj > 0) call expect_refused('a record past the end', ierr, EP_ERR_ARGUMENT, &
+                                        'record 4 does not exist', .false., failures)
         exit
       end if
       call xios_lite_recv_field(client, 'tas', tas)
@@ -222,5 +200,23 @@ contains
     call xios_lite_finalise(client)
     call ep_comm_free(comm)
   end subroutine read_client
+
+  !> After a call that must fail: `ierr` is `code` and the thread's last
+  !> error names `part`; else a line naming `what` and one more failure.
+  !> With `echo`, the refusal is printed.
+  subroutine expect_refused(what, ierr, code, part, echo, failures)
+    character(len=*), intent(in) :: what, part
+    integer, intent(in) :: ierr, code
+    logical, intent(in) :: echo
+    integer, intent(inout) :: failures
+    character(len=EP_MAX_ERROR_STRING) :: message
+    message = xios_lite_last_error()
+    if (ierr /= code .or. index(message, part) == 0) then
+      write (*, '(a, i0, a)') 'fortran_model: ' // what // ' gave ierr ', ierr, ': ' // trim(message)
+      failures = failures + 1
+    else if (echo) then
+      write (*, '(a)') 'fortran_model: refused as expected: ' // trim(message)
+    end if
+  end subroutine expect_refused
 
 end program fortran_model

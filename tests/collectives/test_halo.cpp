@@ -55,6 +55,32 @@ int wrong_cells(const Plan& plan, const collectives::Decomposition& d, int w,
   return wrong;
 }
 
+// A spec of `d` with a halo of `width`; the rest as HaloSpec's defaults.
+HaloSpec spec_of(const collectives::Decomposition& d, int width,
+                 HaloAlgorithm algorithm = HaloAlgorithm::kTwoSweep,
+                 Stencil stencil = Stencil::kNinePoint) {
+  HaloSpec spec;
+  spec.decomposition = d;
+  spec.width = width;
+  spec.stencil = stencil;
+  spec.algorithm = algorithm;
+  return spec;
+}
+
+// Sets the interior of level 0 of `u` (plan's subdomain with its halo) to
+// `offset` + cell_value at each cell's global position; the halo is left.
+template <class Plan>
+void set_interior(const Plan& plan, std::vector<double>& u, double offset) {
+  const int w = plan.width();
+  const int row = plan.nx() + 2 * w;
+  for (int j = 0; j < plan.ny(); ++j) {
+    for (int i = 0; i < plan.nx(); ++i) {
+      u[static_cast<std::size_t>((j + w) * row + i + w)] =
+          offset + cell_value(plan.x0() + i, plan.y0() + j, 0);
+    }
+  }
+}
+
 std::string describe(const HaloSpec& spec) {
   const auto& d = spec.decomposition;
   return std::to_string(d.px()) + "x" + std::to_string(d.py()) + " of " + std::to_string(d.ni) +
@@ -179,11 +205,7 @@ TEST(CollectivesHalo, MatchesSerialReference) {
       const auto d = collectives_test::uneven_decomposition(comm.size(), px, py);
       for (const int w : widths(d)) {
         for (const Stencil s : {Stencil::kFivePoint, Stencil::kNinePoint}) {
-          HaloSpec spec;
-          spec.decomposition = d;
-          spec.width = w;
-          spec.stencil = s;
-          check_all_algorithms(comm, spec);
+          check_all_algorithms(comm, spec_of(d, w, HaloAlgorithm::kTwoSweep, s));
         }
       }
     }
@@ -206,10 +228,7 @@ TEST(CollectivesHalo, LandSubdomainsTakeNoPart) {
         for (const int w : {1, 3, 7, 20}) {
           if (!periodic && w > 12) continue;  // larger than the 13 x 12 domain
           for (const Stencil s : {Stencil::kFivePoint, Stencil::kNinePoint}) {
-            HaloSpec spec;
-            spec.decomposition = d;
-            spec.width = w;
-            spec.stencil = s;
+            HaloSpec spec = spec_of(d, w, HaloAlgorithm::kTwoSweep, s);
             spec.land_cells = collectives_test::land_with_middle_subdomain(d, sea);
             check_all_algorithms(comm, spec);
           }
@@ -224,26 +243,15 @@ TEST(CollectivesHalo, InteriorMayChangeBetweenStartAndFinish) {
   // finish() does not change what the neighbours receive.
   run_on_backends([](const auto& comm) {
     for (const auto algorithm : kAlgorithms) {
-      HaloSpec spec;
-      spec.decomposition = collectives_test::uneven_decomposition(comm.size(), true, true);
-      spec.width = 2;
-      spec.algorithm = algorithm;
+      const HaloSpec spec =
+          spec_of(collectives_test::uneven_decomposition(comm.size(), true, true), 2, algorithm);
       collectives::HaloPlan plan(comm, spec);
       const int w = spec.width;
-      const int row = plan.nx() + 2 * w;
       const auto& d = spec.decomposition;
       std::vector<double> u(plan.field_elements(1), kUntouched);
-      auto set_interior = [&](double offset) {
-        for (int j = 0; j < plan.ny(); ++j) {
-          for (int i = 0; i < plan.nx(); ++i) {
-            u[static_cast<std::size_t>((j + w) * row + i + w)] =
-                offset + cell_value(plan.x0() + i, plan.y0() + j, 0);
-          }
-        }
-      };
-      set_interior(0.0);
+      set_interior(plan, u, 0.0);
       plan.start({collectives::halo_field<double>(u, 1)});
-      set_interior(0.25);  // the "interior computation"
+      set_interior(plan, u, 0.25);  // the "interior computation"
       plan.finish();
       // Two-stage sweeps forward corners in finish(), from the neighbour's
       // x halo, which holds start-time values too.
@@ -278,28 +286,16 @@ TEST(CollectivesHalo, BoundExchangesSeeEachCallsInterior) {
             20}};
     for (const auto algorithm : kAlgorithms) {
       for (const auto& [decomposition, width] : decompositions) {
-        HaloSpec spec;
-        spec.decomposition = decomposition;
-        spec.width = width;
-        spec.algorithm = algorithm;
+        const HaloSpec spec = spec_of(decomposition, width, algorithm);
         collectives::HaloPlan plan(comm, spec);
         const int w = spec.width;
-        const int row = plan.nx() + 2 * w;
         const auto& d = spec.decomposition;
         std::vector<double> u(plan.field_elements(1), kUntouched);
-        const auto cell = [&](int i, int j) {
-          return static_cast<std::size_t>(j + w) * static_cast<std::size_t>(row) +
-                 static_cast<std::size_t>(i + w);
-        };
         const collectives::HaloField fields[] = {collectives::halo_field<double>(u, 1)};
         plan.bind(fields);
         EXPECT_TRUE(plan.bound());
         for (int call = 0; call < 5; ++call) {
-          for (int j = 0; j < plan.ny(); ++j) {
-            for (int i = 0; i < plan.nx(); ++i) {
-              u[cell(i, j)] = call + cell_value(plan.x0() + i, plan.y0() + j, 0);
-            }
-          }
+          set_interior(plan, u, call);
           if (call % 2 == 0) {
             plan.exchange();
           } else {
@@ -341,11 +337,8 @@ TEST(CollectivesHalo, LandRanksNeedNotExist) {
     d.y_sizes = collectives_test::uneven_sizes(3, false);
     d.ni = 13;
     d.nj = 12;
-    HaloSpec spec;
-    spec.decomposition = d;
-    spec.width = 2;
+    HaloSpec spec = spec_of(d, 2, HaloAlgorithm::kNeighbor);
     spec.land_cells = collectives_test::land_with_middle_subdomain(d, comm.size());
-    spec.algorithm = HaloAlgorithm::kNeighbor;
     collectives::HaloPlan plan(comm, spec);
     EXPECT_TRUE(plan.takes_part());
   });

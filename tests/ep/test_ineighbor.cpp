@@ -28,12 +28,6 @@ namespace {
 
 using namespace ep_topo;  // NOLINT(google-build-using-namespace): the suite's reference helpers
 
-enum class Variant { kAllgather, kAllgatherv, kAlltoall, kAlltoallv, kAlltoallw };
-constexpr std::array kVariants{Variant::kAllgather, Variant::kAllgatherv, Variant::kAlltoall,
-                               Variant::kAlltoallv, Variant::kAlltoallw};
-constexpr std::array kVariantNames{"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
-static_assert(kVariantNames.size() == kVariants.size());
-
 constexpr int kCount = 3;
 constexpr std::size_t kRoom = 10;  // ints of room per slot (3 strided pairs span 9)
 
@@ -118,8 +112,6 @@ struct Call {
   }
 };
 
-const char* name_of(Variant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
-
 // Every variant once blocking and once per nonblocking mode: the receive
 // buffers must agree value by value (including the untouched gaps).
 void expect_same_as_blocking(const ep::Communicator& topo) {
@@ -139,11 +131,7 @@ void expect_same_as_blocking(const ep::Communicator& topo) {
 }
 
 TEST(Ineighbor, CartesianMatchesBlocking) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) { expect_same_as_blocking(grid); });
-    }
-  });
+  on_every_grid([](ep::Communicator& grid, const Grid& /*g*/) { expect_same_as_blocking(grid); });
 }
 
 // Ranks not in process order (a split with reversed keys): which edges are
@@ -161,11 +149,7 @@ TEST(Ineighbor, ReversedRanksMatchBlocking) {
 
 // Repeated, self and one-way edges (irregular_dist_graph).
 TEST(Ineighbor, DistGraphMatchesBlocking) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    ep::Communicator graph = ep_topo::irregular_dist_graph(comm);
-    expect_same_as_blocking(graph);
-    graph.free();
-  });
+  on_irregular_dist_graph([](ep::Communicator& graph) { expect_same_as_blocking(graph); });
 }
 
 // A halo exchange on a 2-D periodic grid against the closed form, with the

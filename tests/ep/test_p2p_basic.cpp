@@ -35,21 +35,36 @@ void expect_status(const ep::Status& st, int source, int tag, int elems) {
   EXPECT_EQ(st.error, MPI_SUCCESS);
 }
 
+/// For every size of kSizes, endpoint `r` sends the pattern for `to` (salts
+/// counting up from `salt`) and receives from `from` with tag `tag`:
+/// exchange(out, in, elems, to, from) moves the data and returns the receive's
+/// status, which is checked with the data.
+template <class Exchange>
+void check_exchanges(int r, int to, int from, int tag, int& salt, Exchange exchange) {
+  for (int elems : kSizes) {
+    SCOPED_TRACE(testing::Message() << "elements " << elems);
+    const std::vector<int> out = make_pattern(r, to, elems, salt);
+    std::vector<int> in(static_cast<std::size_t>(elems), -1);
+    const ep::Status st = exchange(out, in, elems, to, from);
+    expect_status(st, from, tag, elems);
+    EXPECT_EQ(count_mismatches(in, from, r, salt), 0);
+    ++salt;
+  }
+}
+
+/// check_exchanges' exchange as one sendrecv on `c` with tag `tag`.
+auto sendrecv_with(const ep::Communicator& c, int tag) {
+  return [&c, tag](const std::vector<int>& out, std::vector<int>& in, int elems, int to, int from) {
+    return c.sendrecv(out.data(), elems, MPI_INT, to, tag, in.data(), elems, MPI_INT, from, tag);
+  };
+}
+
 TEST(P2PBasic, RingSendrecv) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const auto [r, n, right, left] = ep_test::ring_of(c);
     int salt = 0;
-    for (int elems : kSizes) {
-      SCOPED_TRACE(testing::Message() << "elements " << elems);
-      const std::vector<int> out = make_pattern(r, right, elems, salt);
-      std::vector<int> in(static_cast<std::size_t>(elems), -1);
-      // With one endpoint this is a sendrecv with itself, which MPI requires to work.
-      const ep::Status st =
-          c.sendrecv(out.data(), elems, MPI_INT, right, 7, in.data(), elems, MPI_INT, left, 7);
-      expect_status(st, left, 7, elems);
-      EXPECT_EQ(count_mismatches(in, left, r, salt), 0);
-      ++salt;
-    }
+    // With one endpoint this is a sendrecv with itself, which MPI requires to work.
+    check_exchanges(r, right, left, 7, salt, sendrecv_with(c, 7));
   });
 }
 
@@ -60,17 +75,8 @@ TEST(P2PBasic, IntraAndInterProcessRings) {
     const int r = c.rank();
     int salt = 100;
     for (const ep_p2p::Ring& ring : ep_p2p::path_rings(c)) {
-      for (int elems : kSizes) {
-        SCOPED_TRACE(testing::Message()
-                     << "to " << ring.to << " from " << ring.from << ", elements " << elems);
-        const std::vector<int> out = make_pattern(r, ring.to, elems, salt);
-        std::vector<int> in(static_cast<std::size_t>(elems), -1);
-        const ep::Status st = c.sendrecv(out.data(), elems, MPI_INT, ring.to, 8, in.data(), elems,
-                                         MPI_INT, ring.from, 8);
-        expect_status(st, ring.from, 8, elems);
-        EXPECT_EQ(count_mismatches(in, ring.from, r, salt), 0);
-        ++salt;
-      }
+      SCOPED_TRACE(testing::Message() << "to " << ring.to << " from " << ring.from);
+      check_exchanges(r, ring.to, ring.from, 8, salt, sendrecv_with(c, 8));
     }
   });
 }
@@ -79,20 +85,17 @@ TEST(P2PBasic, RingIsendIrecv) {
   ep_test::run_endpoints([](ep::Communicator& c) {
     const auto [r, n, right, left] = ep_test::ring_of(c);
     int salt = 200;
-    for (int elems : kSizes) {
-      SCOPED_TRACE(testing::Message() << "elements " << elems);
-      const std::vector<int> out = make_pattern(r, right, elems, salt);
-      std::vector<int> in(static_cast<std::size_t>(elems), -1);
-      std::vector<ep::Request> reqs;
-      reqs.push_back(c.irecv(in.data(), elems, MPI_INT, left, 9));
-      reqs.push_back(c.isend(out.data(), elems, MPI_INT, right, 9));
-      std::vector<ep::Status> sts(2);
-      ep::wait_all(reqs, sts);
-      for (const ep::Request& q : reqs) EXPECT_TRUE(q.is_null());
-      expect_status(sts[0], left, 9, elems);
-      EXPECT_EQ(count_mismatches(in, left, r, salt), 0);
-      ++salt;
-    }
+    check_exchanges(
+        r, right, left, 9, salt,
+        [&c](const std::vector<int>& out, std::vector<int>& in, int elems, int to, int from) {
+          std::vector<ep::Request> reqs;
+          reqs.push_back(c.irecv(in.data(), elems, MPI_INT, from, 9));
+          reqs.push_back(c.isend(out.data(), elems, MPI_INT, to, 9));
+          std::vector<ep::Status> sts(2);
+          ep::wait_all(reqs, sts);
+          for (const ep::Request& q : reqs) EXPECT_TRUE(q.is_null());
+          return sts[0];
+        });
   });
 }
 

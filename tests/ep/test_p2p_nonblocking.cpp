@@ -107,6 +107,20 @@ class Storm {
     EXPECT_EQ(count_mismatches(in, op.peer, r, op.round), 0);
   }
 
+  /// Records the completion of every request, request i with sts[i] (after
+  /// wait_all or a successful test_all).
+  void completed_all(const std::vector<ep::Status>& sts) {
+    for (std::size_t i = 0; i < total(); ++i) completed(static_cast<int>(i), sts[i]);
+  }
+
+  /// Records the completions a wait_some or test_some reported (request
+  /// idx[j] with sts[j]); returns how many.
+  std::size_t completed_some(const std::vector<int>& idx, const std::vector<ep::Status>& sts) {
+    EXPECT_EQ(sts.size(), idx.size());
+    for (std::size_t j = 0; j < idx.size() && j < sts.size(); ++j) completed(idx[j], sts[j]);
+    return idx.size();
+  }
+
   void expect_all_done() const {
     std::size_t n_done = 0;
     for (bool d : done_) n_done += d ? 1 : 0;
@@ -143,25 +157,39 @@ void run_storm(Storm::Order order, const std::function<void(Storm&)>& complete) 
   });
 }
 
+// Completes the storm one request at a time: next(st) gives the index of a
+// request it completed (with its status in st), MPI_UNDEFINED once none is
+// active, or nothing while none is complete yet (then it is called again).
+// Every request must come exactly once.
+template <class Next>
+void complete_one_by_one(Storm& s, Next next) {
+  std::size_t n = 0;
+  for (;;) {
+    ep::Status st;
+    const std::optional<int> i = next(st);
+    if (!i) {
+      ep_p2p::relax();
+      continue;
+    }
+    if (*i == MPI_UNDEFINED) break;
+    s.completed(*i, st);
+    if (++n > s.total()) break;  // guard against a call that never says MPI_UNDEFINED
+  }
+  EXPECT_EQ(n, s.total());
+}
+
 TEST(P2PNonblocking, StormWaitAll) {
   run_storm(Storm::Order::kReceivesFirst, [](Storm& s) {
     std::vector<ep::Status> sts(s.total());
     ep::wait_all(s.requests(), sts);
-    for (std::size_t i = 0; i < s.total(); ++i) s.completed(static_cast<int>(i), sts[i]);
+    s.completed_all(sts);
   });
 }
 
 TEST(P2PNonblocking, StormWaitAnyLoop) {
   run_storm(Storm::Order::kSendsFirst, [](Storm& s) {
-    std::size_t n = 0;
-    for (;;) {
-      ep::Status st;
-      const int i = ep::wait_any(s.requests(), &st);
-      if (i == MPI_UNDEFINED) break;
-      s.completed(i, st);
-      if (++n > s.total()) break;  // guard against a wait_any that never says UNDEFINED
-    }
-    EXPECT_EQ(n, s.total());
+    complete_one_by_one(
+        s, [&s](ep::Status& st) -> std::optional<int> { return ep::wait_any(s.requests(), &st); });
   });
 }
 
@@ -175,9 +203,7 @@ TEST(P2PNonblocking, StormTestSomeLoop) {
         ep_p2p::relax();
         continue;
       }
-      EXPECT_EQ(sts.size(), idx.size());
-      for (std::size_t j = 0; j < idx.size() && j < sts.size(); ++j) s.completed(idx[j], sts[j]);
-      n += idx.size();
+      n += s.completed_some(idx, sts);
     }
     // All null now: test_some reports nothing.
     EXPECT_TRUE(ep::test_some(s.requests()).empty());
@@ -194,9 +220,7 @@ TEST(P2PNonblocking, StormWaitSomeLoop) {
         ADD_FAILURE() << "wait_some returned nothing with " << s.total() - n << " pending";
         break;
       }
-      EXPECT_EQ(sts.size(), idx.size());
-      for (std::size_t j = 0; j < idx.size() && j < sts.size(); ++j) s.completed(idx[j], sts[j]);
-      n += idx.size();
+      n += s.completed_some(idx, sts);
     }
     EXPECT_TRUE(ep::wait_some(s.requests()).empty()) << "all null: wait_some returns nothing";
   });
@@ -206,25 +230,13 @@ TEST(P2PNonblocking, StormTestAllLoop) {
   run_storm(Storm::Order::kSendsFirst, [](Storm& s) {
     std::vector<ep::Status> sts(s.total());
     while (!ep::test_all(s.requests(), sts)) ep_p2p::relax();
-    for (std::size_t i = 0; i < s.total(); ++i) s.completed(static_cast<int>(i), sts[i]);
+    s.completed_all(sts);
   });
 }
 
 TEST(P2PNonblocking, StormTestAnyLoop) {
   run_storm(Storm::Order::kInterleaved, [](Storm& s) {
-    std::size_t n = 0;
-    for (;;) {
-      ep::Status st;
-      const std::optional<int> i = ep::test_any(s.requests(), &st);
-      if (!i) {
-        ep_p2p::relax();
-        continue;
-      }
-      if (*i == MPI_UNDEFINED) break;
-      s.completed(*i, st);
-      if (++n > s.total()) break;
-    }
-    EXPECT_EQ(n, s.total());
+    complete_one_by_one(s, [&s](ep::Status& st) { return ep::test_any(s.requests(), &st); });
   });
 }
 

@@ -31,14 +31,6 @@ namespace {
 
 using namespace ep_topo;  // NOLINT(google-build-using-namespace): the suite's reference helpers
 
-enum class Variant { kAllgather, kAllgatherv, kAlltoall, kAlltoallv, kAlltoallw };
-constexpr std::array kVariants{Variant::kAllgather, Variant::kAllgatherv, Variant::kAlltoall,
-                               Variant::kAlltoallv, Variant::kAlltoallw};
-constexpr std::array kVariantNames{"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
-static_assert(kVariantNames.size() == kVariants.size());
-
-const char* name_of(Variant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
-
 constexpr int kCount = 3;
 constexpr std::size_t kRoom = 6;  // ints of room per slot
 constexpr int kRounds = 3;
@@ -76,6 +68,13 @@ struct Buffers {
       rbytes.push_back(static_cast<MPI_Aint>((j * kRoom + 1) * sizeof(int)));
       rtypes.push_back(MPI_INT);
     }
+  }
+
+  // Round `round` of the blocking form, on new data: the reference of a
+  // persistent request's round.
+  void blocking_round(const ep::Communicator& c, int round) {
+    refill(round);
+    blocking(c);
   }
 
   // New send data for round `round` and a receive buffer to be overwritten.
@@ -146,8 +145,7 @@ void expect_rounds_match_blocking(const ep::Communicator& topo) {
     EXPECT_TRUE(request.is_persistent()) << name_of(v);
     EXPECT_FALSE(request.is_active()) << name_of(v);
     for (int round = 0; round < kRounds; ++round) {
-      reference.refill(round);
-      reference.blocking(topo);
+      reference.blocking_round(topo, round);
       persistent.refill(round);
       ep::start(request);
       EXPECT_TRUE(request.is_active());
@@ -168,58 +166,55 @@ void expect_rounds_match_blocking(const ep::Communicator& topo) {
   }
 }
 
-TEST(PersistentNeighbor, CartesianMatchesBlocking) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    for (const Grid& g : grids_for(comm.size())) {
-      on_grid(comm, g, [&](ep::Communicator& grid) { expect_rounds_match_blocking(grid); });
-    }
+// Runs `body(ring, neighbours)` on a periodic ring of every endpoint of a
+// fresh endpoint communicator. Collective over MPI_COMM_WORLD.
+template <typename Body>
+void on_ring(Body body) {
+  ep_test::run_endpoints([&](ep::Communicator& comm) {
+    on_grid(comm, Grid{{comm.size()}, {1}},
+            [&](ep::Communicator& ring) { body(ring, ep::topology_neighbors(ring)); });
   });
+}
+
+TEST(PersistentNeighbor, CartesianMatchesBlocking) {
+  on_every_grid(
+      [](ep::Communicator& grid, const Grid& /*g*/) { expect_rounds_match_blocking(grid); });
 }
 
 // Repeated, self and one-way edges (irregular_dist_graph).
 TEST(PersistentNeighbor, DistGraphMatchesBlocking) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    ep::Communicator graph = ep_topo::irregular_dist_graph(comm);
-    expect_rounds_match_blocking(graph);
-    graph.free();
-  });
+  on_irregular_dist_graph([](ep::Communicator& graph) { expect_rounds_match_blocking(graph); });
 }
 
 // Two persistent requests on one ring, started together by start_all and
 // completed by wait_all (the first round) and wait_any (the second); each
 // round of each equals its blocking form.
 TEST(PersistentNeighbor, StartAllOverTwoRequests) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    const Grid g{{comm.size()}, {1}};
-    on_grid(comm, g, [&](ep::Communicator& ring) {
-      const ep::Neighbors nb = ep::topology_neighbors(ring);
-      Buffers a(Variant::kAlltoall, nb, ring.rank());
-      Buffers b(Variant::kAlltoallv, nb, ring.rank());
-      Buffers ref_a(Variant::kAlltoall, nb, ring.rank());
-      Buffers ref_b(Variant::kAlltoallv, nb, ring.rank());
-      std::vector<ep::Request> requests{a.init(ring), b.init(ring)};
-      for (int round = 0; round < 2; ++round) {
-        ref_a.refill(round);
-        ref_b.refill(round + 7);
-        ref_a.blocking(ring);
-        ref_b.blocking(ring);
-        a.refill(round);
-        b.refill(round + 7);
-        ep::start_all(requests);
-        if (round == 0) {
-          ep::wait_all(requests);
-        } else {
-          int completed = 0;
-          while (ep::wait_any(requests) != MPI_UNDEFINED) ++completed;
-          EXPECT_EQ(completed, 2);  // inactive ones are skipped, not reported again
-        }
-        EXPECT_EQ(a.in, ref_a.in) << "round " << round;
-        EXPECT_EQ(b.in, ref_b.in) << "round " << round;
-        for (const ep::Request& r : requests) EXPECT_TRUE(r.is_persistent() && !r.is_active());
+  on_ring([](ep::Communicator& ring, const ep::Neighbors& nb) {
+    Buffers a(Variant::kAlltoall, nb, ring.rank());
+    Buffers b(Variant::kAlltoallv, nb, ring.rank());
+    Buffers ref_a(Variant::kAlltoall, nb, ring.rank());
+    Buffers ref_b(Variant::kAlltoallv, nb, ring.rank());
+    std::vector<ep::Request> requests{a.init(ring), b.init(ring)};
+    for (int round = 0; round < 2; ++round) {
+      ref_a.blocking_round(ring, round);
+      ref_b.blocking_round(ring, round + 7);
+      a.refill(round);
+      b.refill(round + 7);
+      ep::start_all(requests);
+      if (round == 0) {
+        ep::wait_all(requests);
+      } else {
+        int completed = 0;
+        while (ep::wait_any(requests) != MPI_UNDEFINED) ++completed;
+        EXPECT_EQ(completed, 2);  // inactive ones are skipped, not reported again
       }
-      for (ep::Request& r : requests) ep::request_free(r);
-      EXPECT_TRUE(requests[0].is_null() && requests[1].is_null());
-    });
+      EXPECT_EQ(a.in, ref_a.in) << "round " << round;
+      EXPECT_EQ(b.in, ref_b.in) << "round " << round;
+      for (const ep::Request& r : requests) EXPECT_TRUE(r.is_persistent() && !r.is_active());
+    }
+    for (ep::Request& r : requests) ep::request_free(r);
+    EXPECT_TRUE(requests[0].is_null() && requests[1].is_null());
   });
 }
 
@@ -238,35 +233,30 @@ void expect_error(ep::ErrorKind kind, const char* call, Body body) {
 // Misuse of the request throws from the call, on every endpoint alike, and
 // leaves the request usable.
 TEST(PersistentNeighbor, MisuseThrows) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    const Grid g{{comm.size()}, {1}};
-    on_grid(comm, g, [&](ep::Communicator& ring) {
-      const ep::Neighbors nb = ep::topology_neighbors(ring);
-      Buffers buffers(Variant::kAlltoall, nb, ring.rank());
-      Buffers reference(Variant::kAlltoall, nb, ring.rank());
-      ep::Request request = buffers.init(ring);
-      ep::Request null_request;
-      expect_error(ep::ErrorKind::kRequest, "ep::start", [&] { ep::start(null_request); });
-      expect_error(ep::ErrorKind::kRequest, "ep::request_free",
-                   [&] { ep::request_free(null_request); });
-      reference.refill(1);
-      reference.blocking(ring);
-      buffers.refill(1);
-      ep::start(request);
-      expect_error(ep::ErrorKind::kRequest, "ep::start", [&] { ep::start(request); });
-      expect_error(ep::ErrorKind::kRequest, "ep::request_free", [&] { ep::request_free(request); });
-      ep::wait(request);
-      EXPECT_EQ(buffers.in, reference.in);
-      // A nonblocking collective's request is not persistent.
-      ep::Request once = ep::ibarrier(ring);
-      expect_error(ep::ErrorKind::kRequest, "ep::start", [&] { ep::start(once); });
-      ep::wait(once);
-      ep::request_free(request);
-      // Argument errors throw from the init call on every endpoint.
-      expect_error(ep::ErrorKind::kCount, "ep::neighbor_alltoall_init", [&] {
-        ep::Request bad = ep::neighbor_alltoall_init(ring, buffers.out.data(), -1, MPI_INT,
-                                                     buffers.in.data(), kCount, MPI_INT);
-      });
+  on_ring([](ep::Communicator& ring, const ep::Neighbors& nb) {
+    Buffers buffers(Variant::kAlltoall, nb, ring.rank());
+    Buffers reference(Variant::kAlltoall, nb, ring.rank());
+    ep::Request request = buffers.init(ring);
+    ep::Request null_request;
+    expect_error(ep::ErrorKind::kRequest, "ep::start", [&] { ep::start(null_request); });
+    expect_error(ep::ErrorKind::kRequest, "ep::request_free",
+                 [&] { ep::request_free(null_request); });
+    reference.blocking_round(ring, 1);
+    buffers.refill(1);
+    ep::start(request);
+    expect_error(ep::ErrorKind::kRequest, "ep::start", [&] { ep::start(request); });
+    expect_error(ep::ErrorKind::kRequest, "ep::request_free", [&] { ep::request_free(request); });
+    ep::wait(request);
+    EXPECT_EQ(buffers.in, reference.in);
+    // A nonblocking collective's request is not persistent.
+    ep::Request once = ep::ibarrier(ring);
+    expect_error(ep::ErrorKind::kRequest, "ep::start", [&] { ep::start(once); });
+    ep::wait(once);
+    ep::request_free(request);
+    // Argument errors throw from the init call on every endpoint.
+    expect_error(ep::ErrorKind::kCount, "ep::neighbor_alltoall_init", [&] {
+      ep::Request bad = ep::neighbor_alltoall_init(ring, buffers.out.data(), -1, MPI_INT,
+                                                   buffers.in.data(), kCount, MPI_INT);
     });
   });
 }
@@ -276,68 +266,58 @@ TEST(PersistentNeighbor, MisuseThrows) {
 // from ep::start, naming the array, the entry and both values; put back, the
 // request runs as before.
 TEST(PersistentNeighbor, DebugChecksArraysAtStart) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    const Grid g{{comm.size()}, {1}};
-    on_grid(comm, g, [&](ep::Communicator& ring) {
-      const ep::Neighbors nb = ep::topology_neighbors(ring);
-      Buffers buffers(Variant::kAlltoallv, nb, ring.rank());
-      Buffers reference(Variant::kAlltoallv, nb, ring.rank());
-      ep::Request request = buffers.init(ring);
-      const int kept = buffers.rdispls[1];
-      buffers.rdispls[1] = kept + 1;  // every endpoint: each throws, none waits for another
-      try {
-        ep::start(request);
-        ADD_FAILURE() << "a changed rdispls went unnoticed";
-        ep::wait(request);
-      } catch (const ep::Error& e) {
-        const std::string text = e.what();
-        EXPECT_EQ(e.kind(), ep::ErrorKind::kArgument) << text;
-        EXPECT_NE(text.find("ep::start: ep rank " + std::to_string(ring.rank())), std::string::npos)
-            << text;
-        EXPECT_NE(text.find("rdispls[1]"), std::string::npos) << text;
-        EXPECT_NE(text.find("is " + std::to_string(kept + 1) + ", was " + std::to_string(kept)),
-                  std::string::npos)
-            << text;
-      }
-      EXPECT_FALSE(request.is_active());
-      buffers.rdispls[1] = kept;
-      reference.refill(2);
-      reference.blocking(ring);
-      buffers.refill(2);
+  on_ring([](ep::Communicator& ring, const ep::Neighbors& nb) {
+    Buffers buffers(Variant::kAlltoallv, nb, ring.rank());
+    Buffers reference(Variant::kAlltoallv, nb, ring.rank());
+    ep::Request request = buffers.init(ring);
+    const int kept = buffers.rdispls[1];
+    buffers.rdispls[1] = kept + 1;  // every endpoint: each throws, none waits for another
+    try {
       ep::start(request);
+      ADD_FAILURE() << "a changed rdispls went unnoticed";
       ep::wait(request);
-      EXPECT_EQ(buffers.in, reference.in);
-      ep::request_free(request);
-    });
+    } catch (const ep::Error& e) {
+      const std::string text = e.what();
+      EXPECT_EQ(e.kind(), ep::ErrorKind::kArgument) << text;
+      EXPECT_NE(text.find("ep::start: ep rank " + std::to_string(ring.rank())), std::string::npos)
+          << text;
+      EXPECT_NE(text.find("rdispls[1]"), std::string::npos) << text;
+      EXPECT_NE(text.find("is " + std::to_string(kept + 1) + ", was " + std::to_string(kept)),
+                std::string::npos)
+          << text;
+    }
+    EXPECT_FALSE(request.is_active());
+    buffers.rdispls[1] = kept;
+    reference.blocking_round(ring, 2);
+    buffers.refill(2);
+    ep::start(request);
+    ep::wait(request);
+    EXPECT_EQ(buffers.in, reference.in);
+    ep::request_free(request);
   });
 }
 
 // The w variant's datatype arrays are watched too, named by MPI's names.
 TEST(PersistentNeighbor, DebugChecksDatatypesAtStart) {
-  ep_test::run_endpoints([](ep::Communicator& comm) {
-    const Grid g{{comm.size()}, {1}};
-    on_grid(comm, g, [&](ep::Communicator& ring) {
-      const ep::Neighbors nb = ep::topology_neighbors(ring);
-      Buffers buffers(Variant::kAlltoallw, nb, ring.rank());
-      ep::Request request = buffers.init(ring);
-      buffers.rtypes[0] = MPI_FLOAT;
-      try {
-        ep::start(request);
-        ADD_FAILURE() << "a changed recvtypes went unnoticed";
-        ep::wait(request);
-      } catch (const ep::Error& e) {
-        const std::string text = e.what();
-        EXPECT_NE(
-            text.find("recvtypes[0] of ep::neighbor_alltoallw_init is MPI_FLOAT, was MPI_INT"),
-            std::string::npos)
-            << text;
-      }
-      buffers.rtypes[0] = MPI_INT;
-      buffers.refill(1);
+  on_ring([](ep::Communicator& ring, const ep::Neighbors& nb) {
+    Buffers buffers(Variant::kAlltoallw, nb, ring.rank());
+    ep::Request request = buffers.init(ring);
+    buffers.rtypes[0] = MPI_FLOAT;
+    try {
       ep::start(request);
+      ADD_FAILURE() << "a changed recvtypes went unnoticed";
       ep::wait(request);
-      ep::request_free(request);
-    });
+    } catch (const ep::Error& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find("recvtypes[0] of ep::neighbor_alltoallw_init is MPI_FLOAT, was MPI_INT"),
+                std::string::npos)
+          << text;
+    }
+    buffers.rtypes[0] = MPI_INT;
+    buffers.refill(1);
+    ep::start(request);
+    ep::wait(request);
+    ep::request_free(request);
   });
 }
 #endif

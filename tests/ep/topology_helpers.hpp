@@ -1,7 +1,8 @@
 // Reference arithmetic shared by the topology suites (test_topology.cpp,
-// test_topology_neighbors.cpp): grids, their row-major coordinates and
-// neighbours recomputed without the topology under test, and the block values
-// that name their sender and slot.
+// test_topology_neighbors.cpp, test_ineighbor.cpp, test_persistent_neighbor.cpp):
+// grids, their row-major coordinates and neighbours recomputed without the
+// topology under test, the block values that name their sender and slot, and
+// the variants of the neighbourhood collectives.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -24,6 +25,16 @@ inline constexpr int kUntouched = -1;
 
 /// Value of element k of the block `sender` sends through its slot `slot`.
 inline int value(int sender, int slot, int k) { return sender * 10000 + slot * 100 + k; }
+
+/// The neighbourhood collectives a suite runs in each of its forms.
+enum class Variant { kAllgather, kAllgatherv, kAlltoall, kAlltoallv, kAlltoallw };
+inline constexpr std::array kVariants{Variant::kAllgather, Variant::kAllgatherv, Variant::kAlltoall,
+                                      Variant::kAlltoallv, Variant::kAlltoallw};
+inline constexpr std::array kVariantNames{"allgather", "allgatherv", "alltoall", "alltoallv",
+                                          "alltoallw"};
+static_assert(kVariantNames.size() == kVariants.size());
+
+inline const char* name_of(Variant v) { return kVariantNames[static_cast<std::size_t>(v)]; }
 
 // ---------------------------------------------------------------------------
 // Reference Cartesian arithmetic (row-major, as MPI).
@@ -151,6 +162,17 @@ inline ep::Communicator irregular_dist_graph(const ep::Communicator& comm) {
     sources.push_back(0);
   }
   return ep::dist_graph_create_adjacent(comm, sources, dests);
+}
+
+/// Runs `body(graph)` on irregular_dist_graph of a fresh endpoint
+/// communicator, freed after. Collective over MPI_COMM_WORLD.
+template <typename Body>
+void on_irregular_dist_graph(Body body) {
+  ep_test::run_endpoints([&](ep::Communicator& comm) {
+    ep::Communicator graph = irregular_dist_graph(comm);
+    body(graph);
+    graph.free();
+  });
 }
 
 /// A 2-D halo exchange as a model writes it: every rank owns a block of

@@ -7,7 +7,7 @@
 module ep_kernels_checks
   use mpi
   use ep_mod
-  use ep_test_program, only: count_failure
+  use ep_test_program, only: expect
   use ep_kernels_mod
   implicit none
   private
@@ -15,10 +15,9 @@ module ep_kernels_checks
 
 contains
 
-  integer function run_kernels(comm) result(bad)
+  subroutine run_kernels(comm)
     type(ep_comm), intent(inout) :: comm
     integer :: rank, n, ierr
-    bad = 0
     call ep_comm_rank(comm, rank)
     call ep_comm_size(comm, n)
     call allreduces()
@@ -29,12 +28,6 @@ contains
     call bad_input()
 
   contains
-
-    subroutine expect(ok, what)
-      logical, intent(in) :: ok
-      character(len=*), intent(in) :: what
-      call count_failure(ok, what, rank, bad)
-    end subroutine expect
 
     subroutine allreduces()
       real(8) :: r(5)
@@ -184,7 +177,7 @@ contains
       call expect(ierr == EP_OK, 'barrier after the errors')
     end subroutine bad_input
 
-  end function run_kernels
+  end subroutine run_kernels
 
 end module ep_kernels_checks
 

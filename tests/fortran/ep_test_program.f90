@@ -1,22 +1,27 @@
 ! The frame of the Fortran test programs of ep_mod and ep_kernels_mod: MPI
 ! with MPI_THREAD_MULTIPLE, one endpoint per OpenMP thread, a check that
-! every thread runs on its own endpoint, and its failures counted over every
-! thread and process.
+! every thread runs on its own endpoint, and its failures (expect) counted
+! over every thread and process.
 module ep_test_program
   use mpi
   use omp_lib
   use ep_mod
   implicit none
   private
-  public :: endpoint_check, run_checks, count_failure
+  public :: endpoint_check, run_checks, expect
 
   abstract interface
-    !> The number of failed checks of one thread on its endpoint `comm`.
-    integer function endpoint_check(comm)
+    !> The checks of one thread on its endpoint `comm`, each through expect.
+    subroutine endpoint_check(comm)
       import :: ep_comm
       type(ep_comm), intent(inout) :: comm
-    end function endpoint_check
+    end subroutine endpoint_check
   end interface
+
+  ! The calling thread's endpoint rank and its failed checks so far: every
+  ! thread checks its own endpoint, so each has its own (threadprivate).
+  integer :: checked_rank = -1, failures = 0
+  !$omp threadprivate(checked_rank, failures)
 
 contains
 
@@ -37,7 +42,10 @@ contains
     !$omp single
     call ep_create_endpoints(MPI_COMM_WORLD, omp_get_num_threads(), comms)
     !$omp end single
-    failed = check(comms(omp_get_thread_num() + 1))
+    call ep_comm_rank(comms(omp_get_thread_num() + 1), checked_rank)
+    failures = 0
+    call check(comms(omp_get_thread_num() + 1))
+    failed = failures
     call ep_comm_free(comms(omp_get_thread_num() + 1))
     !$omp end parallel
     call MPI_Allreduce(MPI_IN_PLACE, failed, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
@@ -47,16 +55,15 @@ contains
     if (failed /= 0) error stop 1
   end subroutine run_checks
 
-  !> A check of endpoint `rank`: when not `ok`, one more in `failed` and a
-  !> line "ep rank <rank>: FAILED <what>". By the thread that owns `failed`.
-  subroutine count_failure(ok, what, rank, failed)
+  !> A check of the calling thread's endpoint, inside run_checks' `check`:
+  !> when not `ok`, one more failure of this thread and a line
+  !> "ep rank <rank>: FAILED <what>".
+  subroutine expect(ok, what)
     logical, intent(in) :: ok
     character(len=*), intent(in) :: what
-    integer, intent(in) :: rank
-    integer, intent(inout) :: failed
     if (ok) return
-    failed = failed + 1
-    write (*, '(a, i0, a)') 'ep rank ', rank, ': FAILED ' // what
-  end subroutine count_failure
+    failures = failures + 1
+    write (*, '(a, i0, a)') 'ep rank ', checked_rank, ': FAILED ' // what
+  end subroutine expect
 
 end module ep_test_program

@@ -20,6 +20,24 @@ bool contains(const char* text, const std::string& part) {
   return std::string(text).find(part) != std::string::npos;
 }
 
+// A periodic ring of the endpoints of `comm` (ep_cart_create, freed by the
+// caller) and the ranks before and after this one (`rank` of `size`) on it.
+struct Ring {
+  ep_comm_t comm = nullptr;
+  int left = 0;
+  int right = 0;
+};
+
+Ring periodic_ring(ep_comm_t comm, int rank, int size) {
+  const int dims[1] = {size};
+  const int periods[1] = {1};
+  Ring ring;
+  EXPECT_EQ(ep_cart_create(comm, 1, dims, periods, 0, &ring.comm), EP_OK) << ep_last_error();
+  ring.left = (rank + size - 1) % size;
+  ring.right = (rank + 1) % size;
+  return ring;
+}
+
 TEST(EpCApi, StatusesCountsAndProbes) {
   ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
     const int right = (rank + 1) % size;
@@ -179,12 +197,7 @@ TEST(EpCApi, CollectivesInPlaceAndCommunicators) {
 // ep_request_free releases the handle; ep_start of NULL is an error.
 TEST(EpCApi, PersistentNeighborAlltoall) {
   ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
-    const int dims[1] = {size};
-    const int periods[1] = {1};
-    ep_comm_t ring = nullptr;
-    EXPECT_EQ(ep_cart_create(comm, 1, dims, periods, 0, &ring), EP_OK) << ep_last_error();
-    const int left = (rank + size - 1) % size;
-    const int right = (rank + 1) % size;
+    auto [ring, left, right] = periodic_ring(comm, rank, size);
     std::array<int, 2> out{};
     std::array<int, 2> in{};
     ep_request_t request = nullptr;
@@ -225,12 +238,7 @@ TEST(EpCApi, PersistentNeighborAlltoall) {
 // received: the same signature), over two rounds with new data.
 TEST(EpCApi, PersistentNeighborAlltoallw) {
   ep_test::on_c_endpoints([](ep_comm_t comm, int rank, int size) {
-    const int dims[1] = {size};
-    const int periods[1] = {1};
-    ep_comm_t ring = nullptr;
-    EXPECT_EQ(ep_cart_create(comm, 1, dims, periods, 0, &ring), EP_OK) << ep_last_error();
-    const int left = (rank + size - 1) % size;
-    const int right = (rank + 1) % size;
+    auto [ring, left, right] = periodic_ring(comm, rank, size);
     MPI_Datatype pair = MPI_DATATYPE_NULL;
     MPI_Type_contiguous(2, MPI_INT, &pair);
     MPI_Type_commit(&pair);

@@ -38,4 +38,23 @@ std::vector<double> block_values(const xios_lite::Block& b, int nk, F&& f) {
 /// This client's values of field `f` at `step` (levels x block, ni fastest).
 std::vector<double> field_values(int f, long step, int nk, const xios_lite::Block& b);
 
+/// The atmosphere's tas of the context tests (test_xios_contexts.cpp,
+/// test_xios_open_contexts.cpp) at step `s` and point (j, i).
+inline double tas_at(int s, int j, int i) { return 250.0 + s + 0.5 * j + 0.01 * i; }
+
+/// tas averaged over pairs of steps (1 and 2, 3 and 4, ...: the 2 h means of
+/// 1 h steps) for `steps` steps of an nj x ni domain, record by record, i
+/// fastest: what the file of those means holds.
+inline std::vector<double> two_step_means(int steps, int nj, int ni) {
+  std::vector<double> tas;
+  for (int p = 0; p < steps / 2; ++p) {
+    for (int j = 0; j < nj; ++j) {
+      for (int i = 0; i < ni; ++i) {
+        tas.push_back((tas_at(2 * p + 1, j, i) + tas_at(2 * p + 2, j, i)) / 2);
+      }
+    }
+  }
+  return tas;
+}
+
 }  // namespace xios_test

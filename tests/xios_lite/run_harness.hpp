@@ -15,6 +15,7 @@
 #include "ep/communicator.hpp"
 #include "ep/error.hpp"
 #include "field_data.hpp"
+#include "thrown_message.hpp"
 #include "xios_lite/client.hpp"
 #include "xios_lite/server.hpp"
 
@@ -26,12 +27,7 @@ namespace xios_test {
 /// The message of `f`'s ep::Error ("" when nothing is thrown).
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ep::Error& e) {
-    return e.what();
-  }
-  return "";
+  return thrown_message(std::forward<F>(f));
 }
 
 // The names every test of xios_lite uses (`using namespace xios_test;`).

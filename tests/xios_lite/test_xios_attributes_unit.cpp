@@ -3,6 +3,8 @@
 // configuration parser's vocabulary. No MPI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -13,12 +15,14 @@
 #include "config/model_definitions.hpp"
 #include "config_error.hpp"
 #include "ep/error.hpp"
+#include "thrown_message.hpp"
 #include "xios_lite/config.hpp"
 #include "xios_lite/model_attributes.hpp"
 
 namespace {
 
 using xios_test::error_of;
+using xios_test::thrown_message;
 
 using xios_lite::AxisAttributes;
 using xios_lite::CalendarAttributes;
@@ -162,52 +166,52 @@ TEST(XiosAttributeTable, EveryModelMemberRoundTrips) {
   EXPECT_GE(refused, bytes.size() - 4);
 }
 
-// A small configuration; `extra` is added to the element of kind `kind`.
+// The kinds of element of config_with's configuration.
+constexpr std::array<std::string_view, 8> kConfigKinds{
+    "context", "calendar_wrapper", "domain", "axis", "scalar", "grid", "field", "file"};
+
+// A small configuration; `extra` is added to the element of kind `kind`
+// (at its "{kind}"; the other marks are dropped).
 std::string config_with(std::string_view kind, const std::string& extra) {
-  const auto on = [&](std::string_view k) { return k == kind ? " " + extra : std::string(); };
-  return R"(<?xml version="1.0"?>
+  std::string xml = R"(<?xml version="1.0"?>
 <simulation>
-  <context id="atm")" +
-         on("context") + R"(>
-    <calendar type="noleap" start_date="2000-01-01 00:00:00" timestep="1h")" +
-         on("calendar_wrapper") + R"(/>
+  <context id="atm"{context}>
+    <calendar type="noleap" start_date="2000-01-01 00:00:00" timestep="1h"{calendar_wrapper}/>
     <domain_definition>
-      <domain id="dom" ni_glo="8" nj_glo="4")" +
-         on("domain") + R"(/>
+      <domain id="dom" ni_glo="8" nj_glo="4"{domain}/>
     </domain_definition>
     <axis_definition>
-      <axis id="lev" n_glo="2" value="1000 500")" +
-         on("axis") + R"(/>
+      <axis id="lev" n_glo="2" value="1000 500"{axis}/>
     </axis_definition>
     <scalar_definition>
-      <scalar id="sc")" +
-         on("scalar") + R"(/>
+      <scalar id="sc"{scalar}/>
     </scalar_definition>
     <grid_definition>
-      <grid id="g2")" +
-         on("grid") + R"(><domain domain_ref="dom"/></grid>
+      <grid id="g2"{grid}><domain domain_ref="dom"/></grid>
     </grid_definition>
     <field_definition>
-      <field id="ps" grid_ref="g2" operation="instant")" +
-         on("field") + R"(/>
+      <field id="ps" grid_ref="g2" operation="instant"{field}/>
     </field_definition>
     <file_definition>
-      <file id="hist" name="hist" output_freq="6h")" +
-         on("file") + R"(>
+      <file id="hist" name="hist" output_freq="6h"{file}>
         <field field_ref="ps"/>
       </file>
     </file_definition>
   </context>
 </simulation>
 )";
+  for (const std::string_view k : kConfigKinds) {
+    std::string mark(1, '{');
+    mark.append(k).push_back('}');
+    std::string with;
+    if (k == kind) with.append(1, ' ').append(extra);
+    xml.replace(xml.find(mark), mark.size(), with);
+  }
+  return xml;
 }
 
 bool in_config(std::string_view kind) {
-  for (std::string_view k :
-       {"context", "calendar_wrapper", "domain", "axis", "scalar", "grid", "field", "file"}) {
-    if (k == kind) return true;
-  }
-  return false;
+  return std::find(kConfigKinds.begin(), kConfigKinds.end(), kind) != kConfigKinds.end();
 }
 
 TEST(XiosAttributeTable, ParserFollowsTheTable) {
@@ -240,17 +244,6 @@ TEST(XiosAttributeTable, ParserFollowsTheTable) {
   EXPECT_NE(
       error_of(config_with("file", "ni_glo=\"4\"")).find("attribute ni_glo: unknown attribute"),
       std::string::npos);
-}
-
-// What `call` throws ("" when nothing).
-template <class F>
-std::string thrown(F&& call) {
-  try {
-    call();
-  } catch (const ep::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // A configuration whose domain "d" (4 x 2) the model sets; its grid g is
@@ -317,7 +310,7 @@ TEST(XiosModelDefinitions, CurvilinearDomainFromOneDimensionalValues) {
   both[0].domains[0].lonvalue_2d = both[0].domains[0].lonvalue_1d;
   xios_lite::Config again = model_set_config();
   const std::string e =
-      thrown([&] { xios_lite::config::apply_model_definitions(again, both, blocks); });
+      thrown_message([&] { xios_lite::config::apply_model_definitions(again, both, blocks); });
   EXPECT_NE(e.find("not both"), std::string::npos) << e;
 }
 
@@ -331,7 +324,7 @@ TEST(XiosModelDefinitions, UnwrittenAxesNeedNoSize) {
   xios_lite::Config written = model_set_config();
   written.files[0].variables[0].field = written.find_field("tide");
   written.files[0].variables[0].grid = -1;
-  const std::string e = thrown(
+  const std::string e = thrown_message(
       [&] { xios_lite::config::apply_model_definitions(written, curvilinear_rows(), blocks); });
   EXPECT_NE(e.find("axis 'gau': n_glo"), std::string::npos) << e;
 }

@@ -152,6 +152,20 @@ void expect_flat_and_deep(const std::string& path, const std::string& note) {
   }
 }
 
+// config_text's configuration written into the scratch folder `dir`: its path.
+std::string config_in(const std::string& dir) {
+  return xios_test::write_config(dir, config_text(dir));
+}
+
+// The tests that need a server process (the last rank serves, the others'
+// threads are the clients): skipped on one process.
+class CApiWithServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (ep_test::world_size() < 2) GTEST_SKIP() << "needs a client and a server process";
+  }
+};
+
 }  // namespace
 
 extern "C" int c_api_refuses_null_handles(void);  // c_api_from_c.c
@@ -237,12 +251,9 @@ TEST(CApi, ErrorsAreCodesWithThreadLocalMessages) {
 }
 
 // Needs a server process: the last rank serves, the others' threads write.
-TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
-  if (ep_test::world_size() < 2) {
-    GTEST_SKIP() << "needs a client and a server process";
-  }
+TEST_F(CApiWithServer, ClientsWriteThroughServerWithShapeChecks) {
   const std::string dir = xios_test::scratch_dir("c_api");
-  const std::string cfg = xios_test::write_config(dir, config_text(dir));
+  const std::string cfg = config_in(dir);
 
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
     xios_lite_client_t client = defined_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS, j0, nj);
@@ -292,12 +303,9 @@ TEST(CApi, ClientsWriteThroughServerWithShapeChecks) {
 
 // Funneled mode: send_field meets the process's threads, so one thread's
 // wrong shape must fail every thread of its process, not leave them waiting.
-TEST(CApi, FunneledShapeErrorFailsTheWholeProcess) {
-  if (ep_test::world_size() < 2) {
-    GTEST_SKIP() << "needs a client and a server process";
-  }
+TEST_F(CApiWithServer, FunneledShapeErrorFailsTheWholeProcess) {
   const std::string dir = xios_test::scratch_dir("c_api_funneled");
-  const std::string cfg = xios_test::write_config(dir, config_text(dir));
+  const std::string cfg = config_in(dir);
 
   run_clients_and_server(
       cfg,
@@ -341,12 +349,9 @@ namespace {
 
 // A mask through the C interface: a wrong shape is refused naming both
 // shapes; masked points (column 0) are _FillValue in the file.
-TEST(CApi, DomainMask) {
-  if (ep_test::world_size() < 2) {
-    GTEST_SKIP() << "needs a client and a server process";
-  }
+TEST_F(CApiWithServer, DomainMask) {
   const std::string dir = xios_test::scratch_dir("c_api_mask");
-  const std::string cfg = xios_test::write_config(dir, config_text(dir));
+  const std::string cfg = config_in(dir);
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
     xios_lite_client_t client = create_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS);
     EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK);
@@ -446,10 +451,7 @@ void expect_settable_by_name(xios_lite_client_t client) {
 
 // The geometry and calendar set through the C interface, one attribute per
 // call as XIOS names them.
-TEST(CApi, ModelSetsGeometryAndCalendar) {
-  if (ep_test::world_size() < 2) {
-    GTEST_SKIP() << "needs a client and a server process";
-  }
+TEST_F(CApiWithServer, ModelSetsGeometryAndCalendar) {
   const std::string dir = xios_test::scratch_dir("c_attr");
   const std::string cfg = xios_test::write_config(dir, empty_definitions(dir));
   run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
@@ -530,14 +532,11 @@ TEST(CApi, ModelSetsGeometryAndCalendar) {
 // array (any rank holding the values goes); a block-sized array is then the
 // wrong shape, named with the data_* it should have. A second run lists the
 // block's points in reverse order (data_i_index, xios_lite_set_domain_attr_index).
-TEST(CApi, ModelArraysWithHalosAndIndices) {
-  if (ep_test::world_size() < 2) {
-    GTEST_SKIP() << "needs a client and a server process";
-  }
+TEST_F(CApiWithServer, ModelArraysWithHalosAndIndices) {
   constexpr double kGarbage = 1e30;
   for (const bool indexed : {false, true}) {
     const std::string dir = xios_test::scratch_dir(indexed ? "c_api_index" : "c_api_halo");
-    const std::string cfg = xios_test::write_config(dir, config_text(dir));
+    const std::string cfg = config_in(dir);
     run_clients_and_server(cfg, [&](xios_lite_world_t world, ep_comm_t comm, int j0, int nj) {
       xios_lite_client_t client = create_client(world, comm, cfg, XIOS_LITE_MODE_ENDPOINTS);
       EXPECT_EQ(xios_lite_set_domain_block(client, "d", 0, kNi, j0, nj), EP_OK)
@@ -635,10 +634,7 @@ TEST(CApi, ModelArraysWithHalosAndIndices) {
 
 // A grid with two axes through the C interface: the array is (ni, nj, n1,
 // n2), rank 4; (ni, nj, n1 * n2) is the wrong shape, named with both axes.
-TEST(CApi, GridWithTwoAxes) {
-  if (ep_test::world_size() < 2) {
-    GTEST_SKIP() << "needs a client and a server process";
-  }
+TEST_F(CApiWithServer, GridWithTwoAxes) {
   const std::string dir = xios_test::scratch_dir("c_api_two_axes");
   std::string text = xios_test::config_file("two_axes.xml", {{"NAME", dir + "/ice"}});
   const std::string sizes = R"(ni_glo="7" nj_glo="5")";
@@ -688,10 +684,7 @@ TEST(CApi, GridWithTwoAxes) {
 // recv_field through the C interface: a file the clients wrote is read back
 // as input (restart files are written this way), record by record, with
 // the shape check and a record past the end refused, naming the call.
-TEST(CApi, RecvFieldReadsWhatWasWritten) {
-  if (ep_test::world_size() < 2) {
-    GTEST_SKIP() << "needs a client and a server process";
-  }
+TEST_F(CApiWithServer, RecvFieldReadsWhatWasWritten) {
   const std::string dir = xios_test::scratch_dir("c_read");
   const std::string out_cfg = dir + "/iodef_out.xml";
   xios_test::write_file(out_cfg, config_text(dir));

@@ -31,7 +31,6 @@ constexpr int kOceNk = 2;
 constexpr int kAtmSteps = 4;  // 1 h each: two 2 h averages
 constexpr int kOceSteps = 3;  // 2 h each: three instants
 
-double tas_at(int s, int j, int i) { return 250.0 + s + 0.5 * j + 0.01 * i; }
 double sst_at(int s, int k, int j, int i) { return 270.0 + 10.0 * s + k + 0.1 * j + 0.001 * i; }
 
 std::string config(const std::string& dir) { return config_file("contexts.xml", {{"DIR", dir}}); }
@@ -88,14 +87,7 @@ TEST(XiosContexts, CoupledAtmosphereAndOcean) {
     (void)c.finalise();
   };
   if (xios_test::run_without_errors(spec)) {
-    std::vector<double> tas;
-    for (int p = 0; p < kAtmSteps / 2; ++p) {
-      for (int j = 0; j < kAtmNj; ++j) {
-        for (int i = 0; i < kAtmNi; ++i) {
-          tas.push_back((tas_at(2 * p + 1, j, i) + tas_at(2 * p + 2, j, i)) / 2);
-        }
-      }
-    }
+    const std::vector<double> tas = two_step_means(kAtmSteps, kAtmNj, kAtmNi);
     std::vector<double> sst;
     for (int s = 1; s <= kOceSteps; ++s) {
       for (int k = 0; k < kOceNk; ++k) {

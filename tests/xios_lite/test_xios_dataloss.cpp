@@ -164,6 +164,19 @@ PastTheError run_past_the_error(const std::string& cfg, int n_servers,
   return out;
 }
 
+// On a server process: its report of a failed file (a kIo error) names
+// `cause` and the records of `file` from `first_lost` on that it did not
+// write, and no record was written with _FillValue (the good file lost
+// nothing).
+void expect_write_error_report(const PastTheError& r, const std::string& cause,
+                               const std::string& file, int first_lost) {
+  if (!r.outcome.is_server) return;
+  EXPECT_HAS(r.outcome.server_error, cause);
+  EXPECT_HAS(r.outcome.server_error, lost(file, first_lost, r.steps - 1));
+  EXPECT_EQ(r.outcome.server_error.find("_FillValue"), std::string::npos) << r.outcome.server_error;
+  EXPECT_EQ(r.outcome.server_error_kind, ep::ErrorKind::kIo) << r.outcome.server_error;
+}
+
 // One file in a missing directory, one beside it: the good file holds every
 // record, those sent after the servers knew of the error too (before: the
 // servers dropped every file's data once one file had failed, so records
@@ -184,15 +197,8 @@ TEST(XiosDataLoss, WriteErrorStaysInItsFile) {
     EXPECT_HAS(s.first, "No such file or directory");
     EXPECT_HAS(s.at_finalise, "No such file or directory");
   }
-  if (r.outcome.is_server) {
-    EXPECT_HAS(r.outcome.server_error,
-               "No such file or directory (directory '" + dir + "/no_such_dir/')");
-    EXPECT_HAS(r.outcome.server_error, lost("bad", 0, r.steps - 1));
-    // No record is written with _FillValue: the good file lost nothing.
-    EXPECT_EQ(r.outcome.server_error.find("_FillValue"), std::string::npos)
-        << r.outcome.server_error;
-    EXPECT_EQ(r.outcome.server_error_kind, ep::ErrorKind::kIo) << r.outcome.server_error;
-  }
+  expect_write_error_report(r, "No such file or directory (directory '" + dir + "/no_such_dir/')",
+                            "bad", 0);
   if (is_reader()) {
     expect_every_step(dir + "/good.nc", r.steps);
     EXPECT_FALSE(file_exists(bad + ".nc"));
@@ -276,14 +282,8 @@ TEST(XiosDataLoss, OneFileWriteErrorOnOneServer) {
     EXPECT_HAS(s.at_finalise, "Input/output error");
     EXPECT_HAS(s.at_finalise, "XIOS_LITE_TEST_WRITE_FAILURE after record 1");
   }
-  if (r.outcome.is_server) {
-    // Each server's own report: the cause, and the records it did not write.
-    EXPECT_HAS(r.outcome.server_error, "file '" + dir + "/shared.nc': Input/output error");
-    EXPECT_HAS(r.outcome.server_error, lost("shared", 1, r.steps - 1));
-    EXPECT_EQ(r.outcome.server_error.find("_FillValue"), std::string::npos)
-        << r.outcome.server_error;
-    EXPECT_EQ(r.outcome.server_error_kind, ep::ErrorKind::kIo) << r.outcome.server_error;
-  }
+  // Each server's own report: the cause, and the records it did not write.
+  expect_write_error_report(r, "file '" + dir + "/shared.nc': Input/output error", "shared", 1);
   if (is_reader()) {
     expect_every_step(dir + "/good.nc", r.steps);
     expect_first_steps(dir + "/shared.nc", 1);

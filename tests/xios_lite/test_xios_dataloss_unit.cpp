@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -22,6 +21,7 @@
 #include "ep/error.hpp"
 #include "netcdf/output_files.hpp"
 #include "temporal/temporal.hpp"
+#include "thrown_message.hpp"
 #include "xios_lite/config.hpp"
 
 namespace {
@@ -380,19 +380,11 @@ struct TwoFiles {
     for (int r = 0; r < 3; ++r) {
       const xios_lite::records::RecordTime t{r, (r + 1) * 3600.0, r * 3600.0, (r + 1) * 3600.0};
       for (int gvar = 0; gvar < 2; ++gvar) {
-        thrown.push_back(error_of_call([&] { files.write(gvar, t, std::span(&view, 1)); }));
+        thrown.push_back(xios_test::thrown_message(
+            [&] { files.write(gvar, t, std::span(&view, 1)); }, common::ErrorKind::kIo));
       }
     }
     return thrown;
-  }
-  static std::string error_of_call(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const ep::Error& e) {
-      EXPECT_EQ(e.kind(), ep::ErrorKind::kIo) << e.what();
-      return e.what();
-    }
-    return "";
   }
 };
 

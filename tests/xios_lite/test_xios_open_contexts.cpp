@@ -63,7 +63,6 @@ std::unique_ptr<xios_lite::Client> defined_client(const ep::Communicator& comm,
   return client;
 }
 
-double tas_at(int s, int j, int i) { return 250.0 + s + 0.5 * j + 0.01 * i; }
 double hfls_at(int s, int j, int i) { return 100.0 + 10.0 * s + 0.1 * j + 0.001 * i; }
 double evap_at(int s, int j, int i) { return -1.0 * s - 0.01 * j - 0.0001 * i; }
 
@@ -235,14 +234,7 @@ std::vector<std::string> run_scenario(const Scenario& sc) {
 
 void check_files(const Scenario& sc) {
   const int servers = server_count();
-  std::vector<double> tas;
-  for (int p = 0; p < kSteps / 2; ++p) {
-    for (int j = 0; j < kAtmNj; ++j) {
-      for (int i = 0; i < kAtmNi; ++i) {
-        tas.push_back((tas_at(2 * p + 1, j, i) + tas_at(2 * p + 2, j, i)) / 2);
-      }
-    }
-  }
+  const std::vector<double> tas = two_step_means(kSteps, kAtmNj, kAtmNi);
   std::vector<double> hfls;
   std::vector<double> evap;
   for (int s = 1; s <= kSteps; ++s) {

@@ -9,9 +9,11 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.hpp"
+#include "thrown_message.hpp"
 #include "transport/event.hpp"
 #include "transport/wire_codec.hpp"
 
@@ -23,13 +25,7 @@ using xios_lite::transport::WireWriter;
 // Runs `read` and returns the kIo error's message ("" when nothing was thrown).
 template <class Read>
 std::string refusal(Read&& read) {
-  try {
-    read();
-  } catch (const common::Error& e) {
-    EXPECT_EQ(e.kind(), common::ErrorKind::kIo) << e.what();
-    return e.what();
-  }
-  return "";
+  return xios_test::thrown_message(std::forward<Read>(read), common::ErrorKind::kIo);
 }
 
 TEST(XiosWire, ValuesRoundTrip) {

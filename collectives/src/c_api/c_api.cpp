@@ -94,14 +94,20 @@ std::span<T> elements(void* p, int count) {
   return {static_cast<T*>(p), static_cast<std::size_t>(count)};
 }
 
-collectives::Decomposition decomposition(int ni, int nj, int px, int py, int periodic_x,
-                                         int periodic_y, const char* call, int rank) {
-  if (ni < 1 || nj < 1 || px < 1 || py < 1) {
+// A domain as the C calls give it: ni x nj cells split px x py, periodic
+// along x and y when non-zero.
+struct Domain {
+  int ni, nj, px, py, periodic_x, periodic_y;
+};
+
+collectives::Decomposition decomposition(const Domain& d, const char* call, int rank) {
+  if (d.ni < 1 || d.nj < 1 || d.px < 1 || d.py < 1) {
     fail(ep::ErrorKind::kArgument, call, rank,
-         "domain " + std::to_string(ni) + " x " + std::to_string(nj) + " split " +
-             std::to_string(px) + " x " + std::to_string(py) + ": every value must be >= 1");
+         "domain " + std::to_string(d.ni) + " x " + std::to_string(d.nj) + " split " +
+             std::to_string(d.px) + " x " + std::to_string(d.py) + ": every value must be >= 1");
   }
-  return collectives::Decomposition::even(ni, nj, px, py, periodic_x != 0, periodic_y != 0);
+  return collectives::Decomposition::even(d.ni, d.nj, d.px, d.py, d.periodic_x != 0,
+                                          d.periodic_y != 0);
 }
 
 // Copies a solve's result out (and the solution when there is room).
@@ -124,6 +130,78 @@ void report(const collectives::solvers::SolveResult& r, collectives_solve_result
              std::to_string(r.solution.size()));
   }
   std::copy(r.solution.begin(), r.solution.end(), solution);
+}
+
+// The global sums of a solve through allreduce `algorithm` (allreduce_options).
+collectives::solvers::AlgorithmGlobalSum global_sum(int algorithm, int radix, const char* call,
+                                                    int rank) {
+  return collectives::solvers::AlgorithmGlobalSum{allreduce_options(algorithm, radix, call, rank)};
+}
+
+// A solve of the C interface: on the endpoint of `comm`, with `result`
+// checked, runs solve(endpoint, problem) on a Problem of `domain` and
+// `levels` (the rest for `solve` to set) and reports what it returns.
+template <typename Problem, typename Solve>
+int solve_call(ep_comm_t comm, const char* call, const Domain& domain, int levels,
+               collectives_solve_result_t* result, double* solution, long long capacity,
+               Solve solve) {
+  return guarded([&] {
+    const collectives::EpComm c = endpoint(comm, call);
+    check_out(result, call, c.rank());
+    Problem problem;
+    problem.decomposition = decomposition(domain, call, c.rank());
+    problem.levels = levels;
+    report(solve(c, problem), result, solution, capacity, call, c.rank());
+  });
+}
+
+// A plan of the C interface: *plan is NULL until make(endpoint of `comm`)
+// has returned the kernel plan, which *plan then holds.
+template <typename Handle, typename Make>
+int create_call(ep_comm_t comm, const char* call, Handle** plan, Make make) {
+  if (plan != nullptr) *plan = nullptr;
+  return guarded([&] {
+    const collectives::EpComm c = endpoint(comm, call);
+    check_out(plan, call, c.rank());
+    auto made = std::make_unique<Handle>(Handle{make(c)});
+    *plan = made.release();
+  });
+}
+
+// The kernel plan behind the C handle `plan` (a halo or transposition plan).
+template <typename Handle>
+auto& plan_of(Handle* plan, const char* call) {
+  if (plan == nullptr) fail(ep::ErrorKind::kArgument, call, -1, "null plan");
+  return plan->plan;
+}
+
+// A transposition of the C interface: grid space `in` to spectral space
+// `out` (`forward`), or back.
+int transpose(collectives_transpose_t plan, const char* call, bool forward, const double* in,
+              double* out) {
+  return guarded([&] {
+    auto& p = plan_of(plan, call);
+    const collectives::Space from =
+        forward ? collectives::Space::kGrid : collectives::Space::kSpectral;
+    const collectives::Space to =
+        forward ? collectives::Space::kSpectral : collectives::Space::kGrid;
+    const std::span<const double> source{in, p.local_size(from)};
+    const std::span<double> target{out, p.local_size(to)};
+    if (forward) {
+      p.forward(source, target);
+    } else {
+      p.backward(source, target);
+    }
+  });
+}
+
+// Frees the plan `*plan` (a null plan is a no-op, a null pointer an error)
+// and sets *plan to NULL.
+template <typename Plan>
+void free_plan(Plan** plan, const char* call) {
+  if (plan == nullptr) fail(ep::ErrorKind::kArgument, call, -1, "null pointer");
+  const std::unique_ptr<Plan> owned(*plan);
+  *plan = nullptr;
 }
 
 }  // namespace
@@ -167,13 +245,10 @@ int collectives_allreduce(ep_comm_t comm, void* inout, int count, MPI_Datatype d
 int collectives_halo_create(ep_comm_t comm, int ni, int nj, int px, int py, int periodic_x,
                             int periodic_y, int width, int stencil, int algorithm, const int* land,
                             collectives_halo_t* plan) {
-  if (plan != nullptr) *plan = nullptr;
-  return guarded([&] {
-    constexpr const char* kCall = "collectives_halo_create";
-    const collectives::EpComm c = endpoint(comm, kCall);
-    check_out(plan, kCall, c.rank());
+  constexpr const char* kCall = "collectives_halo_create";
+  return create_call(comm, kCall, plan, [&](const collectives::EpComm& c) {
     collectives::HaloSpec spec;
-    spec.decomposition = decomposition(ni, nj, px, py, periodic_x, periodic_y, kCall, c.rank());
+    spec.decomposition = decomposition({ni, nj, px, py, periodic_x, periodic_y}, kCall, c.rank());
     spec.width = width;
     if (stencil == COLLECTIVES_STENCIL_FIVE_POINT) {
       spec.stencil = collectives::Stencil::kFivePoint;
@@ -193,9 +268,7 @@ int collectives_halo_create(ep_comm_t comm, int ni, int nj, int px, int py, int 
       spec.land_cells.resize(cells);
       for (std::size_t i = 0; i < cells; ++i) spec.land_cells[i] = land[i] != 0 ? 1 : 0;
     }
-    auto made = std::make_unique<collectives_halo_s>(
-        collectives_halo_s{collectives::HaloPlan<collectives::EpComm>(c, spec)});
-    *plan = made.release();
+    return collectives::HaloPlan<collectives::EpComm>(c, spec);
   });
 }
 
@@ -203,17 +276,17 @@ int collectives_halo_local(collectives_halo_t plan, int* nx, int* ny, int* x0, i
                            int* takes_part) {
   return guarded([&] {
     constexpr const char* kCall = "collectives_halo_local";
-    if (plan == nullptr) fail(ep::ErrorKind::kArgument, kCall, -1, "null plan");
+    auto& p = plan_of(plan, kCall);
     check_out(nx, kCall, -1);
     check_out(ny, kCall, -1);
     check_out(x0, kCall, -1);
     check_out(y0, kCall, -1);
     check_out(takes_part, kCall, -1);
-    const bool part = plan->plan.takes_part();
-    *nx = part ? plan->plan.nx() : 0;
-    *ny = part ? plan->plan.ny() : 0;
-    *x0 = plan->plan.x0();
-    *y0 = plan->plan.y0();
+    const bool part = p.takes_part();
+    *nx = part ? p.nx() : 0;
+    *ny = part ? p.ny() : 0;
+    *x0 = p.x0();
+    *y0 = p.y0();
     *takes_part = part ? 1 : 0;
   });
 }
@@ -222,7 +295,7 @@ int collectives_halo_exchange(collectives_halo_t plan, void* field, int levels,
                               MPI_Datatype datatype) {
   return guarded([&] {
     constexpr const char* kCall = "collectives_halo_exchange";
-    if (plan == nullptr) fail(ep::ErrorKind::kArgument, kCall, -1, "null plan");
+    auto& p = plan_of(plan, kCall);
     int bytes = 0;
     if (MPI_Type_size(datatype, &bytes) != MPI_SUCCESS || bytes < 1 || bytes > 16) {
       fail(ep::ErrorKind::kArgument, kCall, -1,
@@ -233,47 +306,36 @@ int collectives_halo_exchange(collectives_halo_t plan, void* field, int levels,
     }
     collectives::HaloField f;
     f.data = static_cast<std::byte*>(field);
-    f.elements = plan->plan.field_elements(levels);
+    f.elements = p.field_elements(levels);
     f.element_bytes = static_cast<std::size_t>(bytes);
     f.levels = levels;
     if (f.elements > 0 && field == nullptr) fail(ep::ErrorKind::kArgument, kCall, -1, "null field");
-    plan->plan.exchange({f});
+    p.exchange({f});
   });
 }
 
 int collectives_halo_free(collectives_halo_t* plan) {
-  return guarded([&] {
-    if (plan == nullptr)
-      fail(ep::ErrorKind::kArgument, "collectives_halo_free", -1, "null pointer");
-    const std::unique_ptr<collectives_halo_s> owned(*plan);
-    *plan = nullptr;
-  });
+  return guarded([&] { free_plan(plan, "collectives_halo_free"); });
 }
 
 int collectives_transpose_create(ep_comm_t comm, int nx, int ny, int nz, int cx, int cy,
                                  collectives_transpose_t* plan) {
-  if (plan != nullptr) *plan = nullptr;
-  return guarded([&] {
-    constexpr const char* kCall = "collectives_transpose_create";
-    const collectives::EpComm c = endpoint(comm, kCall);
-    check_out(plan, kCall, c.rank());
-    const collectives::TransposeShape shape{nx, ny, nz, cx, cy};
-    auto made = std::make_unique<collectives_transpose_s>(
-        collectives_transpose_s{collectives::TransposePlan<collectives::EpComm, double>(c, shape)});
-    *plan = made.release();
+  return create_call(comm, "collectives_transpose_create", plan, [&](const collectives::EpComm& c) {
+    return collectives::TransposePlan<collectives::EpComm, double>(
+        c, collectives::TransposeShape{nx, ny, nz, cx, cy});
   });
 }
 
 int collectives_transpose_box(collectives_transpose_t plan, int space, int* lo, int* n) {
   return guarded([&] {
     constexpr const char* kCall = "collectives_transpose_box";
-    if (plan == nullptr) fail(ep::ErrorKind::kArgument, kCall, -1, "null plan");
+    auto& p = plan_of(plan, kCall);
     check_out(lo, kCall, -1);
     check_out(n, kCall, -1);
     if (space < COLLECTIVES_SPACE_GRID || space > COLLECTIVES_SPACE_SPECTRAL) {
       fail(ep::ErrorKind::kArgument, kCall, -1, "space " + std::to_string(space) + " is not 0..3");
     }
-    const collectives::Box box = plan->plan.box(static_cast<collectives::Space>(space));
+    const collectives::Box box = p.box(static_cast<collectives::Space>(space));
     std::copy(box.lo.begin(), box.lo.end(), lo);
     std::copy(box.n.begin(), box.n.end(), n);
   });
@@ -281,33 +343,16 @@ int collectives_transpose_box(collectives_transpose_t plan, int space, int* lo, 
 
 int collectives_transpose_forward(collectives_transpose_t plan, const double* grid,
                                   double* spectral) {
-  return guarded([&] {
-    if (plan == nullptr)
-      fail(ep::ErrorKind::kArgument, "collectives_transpose_forward", -1, "null plan");
-    auto& p = plan->plan;
-    p.forward({grid, p.local_size(collectives::Space::kGrid)},
-              {spectral, p.local_size(collectives::Space::kSpectral)});
-  });
+  return transpose(plan, "collectives_transpose_forward", true, grid, spectral);
 }
 
 int collectives_transpose_backward(collectives_transpose_t plan, const double* spectral,
                                    double* grid) {
-  return guarded([&] {
-    if (plan == nullptr)
-      fail(ep::ErrorKind::kArgument, "collectives_transpose_backward", -1, "null plan");
-    auto& p = plan->plan;
-    p.backward({spectral, p.local_size(collectives::Space::kSpectral)},
-               {grid, p.local_size(collectives::Space::kGrid)});
-  });
+  return transpose(plan, "collectives_transpose_backward", false, spectral, grid);
 }
 
 int collectives_transpose_free(collectives_transpose_t* plan) {
-  return guarded([&] {
-    if (plan == nullptr)
-      fail(ep::ErrorKind::kArgument, "collectives_transpose_free", -1, "null pointer");
-    const std::unique_ptr<collectives_transpose_s> owned(*plan);
-    *plan = nullptr;
-  });
+  return guarded([&] { free_plan(plan, "collectives_transpose_free"); });
 }
 
 int collectives_gcr_solve(ep_comm_t comm, int ni, int nj, int px, int py, int periodic_x,
@@ -315,53 +360,44 @@ int collectives_gcr_solve(ep_comm_t comm, int ni, int nj, int px, int py, int pe
                           int restart, int max_iterations, double tolerance,
                           int allreduce_algorithm, int radix, collectives_solve_result_t* result,
                           double* solution, long long capacity) {
-  return guarded([&] {
-    constexpr const char* kCall = "collectives_gcr_solve";
-    const collectives::EpComm c = endpoint(comm, kCall);
-    check_out(result, kCall, c.rank());
-    collectives::solvers::HelmholtzProblem problem;
-    problem.decomposition = decomposition(ni, nj, px, py, periodic_x, periodic_y, kCall, c.rank());
-    problem.levels = levels;
-    problem.alpha = alpha;
-    problem.cx = cx;
-    problem.cy = cy;
-    problem.cz = cz;
-    collectives::solvers::GcrOptions options;
-    options.restart = restart;
-    options.max_iterations = max_iterations;
-    options.tolerance = tolerance;
-    const collectives::solvers::AlgorithmGlobalSum sum{
-        allreduce_options(allreduce_algorithm, radix, kCall, c.rank())};
-    report(collectives::solvers::gcr(c, problem, options, sum), result, solution, capacity, kCall,
-           c.rank());
-  });
+  constexpr const char* kCall = "collectives_gcr_solve";
+  return solve_call<collectives::solvers::HelmholtzProblem>(
+      comm, kCall, {ni, nj, px, py, periodic_x, periodic_y}, levels, result, solution, capacity,
+      [&](const collectives::EpComm& c, collectives::solvers::HelmholtzProblem& problem) {
+        problem.alpha = alpha;
+        problem.cx = cx;
+        problem.cy = cy;
+        problem.cz = cz;
+        collectives::solvers::GcrOptions options;
+        options.restart = restart;
+        options.max_iterations = max_iterations;
+        options.tolerance = tolerance;
+        return collectives::solvers::gcr(c, problem, options,
+                                         global_sum(allreduce_algorithm, radix, kCall, c.rank()));
+      });
 }
 
 int collectives_cg_solve(ep_comm_t comm, int ni, int nj, int px, int py, int levels,
                          int preconditioner, int max_iterations, double tolerance,
                          int allreduce_algorithm, int radix, collectives_solve_result_t* result,
                          double* solution, long long capacity) {
-  return guarded([&] {
-    constexpr const char* kCall = "collectives_cg_solve";
-    const collectives::EpComm c = endpoint(comm, kCall);
-    check_out(result, kCall, c.rank());
-    collectives::solvers::PoissonProblem problem;
-    problem.decomposition = decomposition(ni, nj, px, py, 0, 0, kCall, c.rank());
-    problem.levels = levels;
-    collectives::solvers::CgOptions options;
-    if (preconditioner < COLLECTIVES_CG_NONE ||
-        preconditioner > COLLECTIVES_CG_SYMMETRIC_GAUSS_SEIDEL) {
-      fail(ep::ErrorKind::kArgument, kCall, c.rank(),
-           "preconditioner " + std::to_string(preconditioner) + " is not 0..2");
-    }
-    options.preconditioner = static_cast<collectives::solvers::CgPreconditioner>(preconditioner);
-    options.max_iterations = max_iterations;
-    options.tolerance = tolerance;
-    const collectives::solvers::AlgorithmGlobalSum sum{
-        allreduce_options(allreduce_algorithm, radix, kCall, c.rank())};
-    report(collectives::solvers::cg(c, problem, options, sum), result, solution, capacity, kCall,
-           c.rank());
-  });
+  constexpr const char* kCall = "collectives_cg_solve";
+  return solve_call<collectives::solvers::PoissonProblem>(
+      comm, kCall, {ni, nj, px, py, 0, 0}, levels, result, solution, capacity,
+      [&](const collectives::EpComm& c, const collectives::solvers::PoissonProblem& problem) {
+        collectives::solvers::CgOptions options;
+        if (preconditioner < COLLECTIVES_CG_NONE ||
+            preconditioner > COLLECTIVES_CG_SYMMETRIC_GAUSS_SEIDEL) {
+          fail(ep::ErrorKind::kArgument, kCall, c.rank(),
+               "preconditioner " + std::to_string(preconditioner) + " is not 0..2");
+        }
+        options.preconditioner =
+            static_cast<collectives::solvers::CgPreconditioner>(preconditioner);
+        options.max_iterations = max_iterations;
+        options.tolerance = tolerance;
+        return collectives::solvers::cg(c, problem, options,
+                                        global_sum(allreduce_algorithm, radix, kCall, c.rank()));
+      });
 }
 
 }  // extern "C"
