@@ -624,10 +624,29 @@ void check_data_grid(const Config& cfg, const FieldDef& f) {
 
 namespace {
 
-// The axes some file's variable needs: those of the grids of the fields
-// files use and of the files' variables, and the axes they derive from. As
-// XIOS, which sizes the axes of what it writes only, an axis nobody writes
-// needs no n_glo (NEMO's icbbas, profsed without sediment).
+// The grids some file writes on: those of the fields files use and of the
+// files' variables.
+std::vector<bool> grids_in_use(const Config& cfg) {
+  std::vector<bool> grid(cfg.grids.size(), false);
+  const auto need = [&grid](int g) {
+    if (g >= 0) grid[static_cast<std::size_t>(g)] = true;
+  };
+  const std::vector<bool> used = fields_in_use(cfg);
+  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
+    if (used[i]) need(cfg.fields[i].grid);
+  }
+  for (const std::vector<FileDef>* files : {&cfg.files, &cfg.inputs}) {
+    for (const FileDef& file : *files) {
+      for (const OutputVariable& v : file.variables) need(v.grid);
+    }
+  }
+  return grid;
+}
+
+// The axes some file's variable needs: those of the grids in use and the
+// axes they derive from. As XIOS, which sizes the axes of what it writes
+// only, an axis nobody writes needs no n_glo (NEMO's icbbas, profsed
+// without sediment).
 std::vector<bool> axes_in_use(const Config& cfg) {
   std::vector<bool> axis(cfg.axes.size(), false);
   const std::function<void(int)> need_axis = [&](int a) {
@@ -635,29 +654,21 @@ std::vector<bool> axes_in_use(const Config& cfg) {
     axis[static_cast<std::size_t>(a)] = true;
     need_axis(cfg.axes[static_cast<std::size_t>(a)].source);
   };
-  const auto need_grid = [&](int g) {
-    if (g < 0) return;
-    const GridDef& grid = cfg.grids[static_cast<std::size_t>(g)];
+  const std::vector<bool> grids = grids_in_use(cfg);
+  for (std::size_t g = 0; g < cfg.grids.size(); ++g) {
+    if (!grids[g]) continue;
+    const GridDef& grid = cfg.grids[g];
     for (const Member& m : grid.members) {
       if (m.kind == Member::Kind::kAxis) need_axis(m.index);
     }
     need_axis(grid.axis);
     need_axis(grid.axis2);
-  };
-  const std::vector<bool> used = fields_in_use(cfg);
-  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
-    if (used[i]) need_grid(cfg.fields[i].grid);
-  }
-  for (const std::vector<FileDef>* files : {&cfg.files, &cfg.inputs}) {
-    for (const FileDef& file : *files) {
-      for (const OutputVariable& v : file.variables) need_grid(v.grid);
-    }
   }
   return axis;
 }
 
-// The domains some file writes on: those of the grids of the fields files
-// use and of their variables, with their sources.
+// The domains some file writes on: those of the grids in use, with their
+// sources.
 std::vector<bool> domains_in_use(const Config& cfg) {
   std::vector<bool> domain(cfg.domains.size(), false);
   const std::function<void(int)> need_domain = [&](int d) {
@@ -665,22 +676,14 @@ std::vector<bool> domains_in_use(const Config& cfg) {
     domain[static_cast<std::size_t>(d)] = true;
     need_domain(cfg.domains[static_cast<std::size_t>(d)].source);
   };
-  const auto need_grid = [&](int g) {
-    if (g < 0) return;
-    const GridDef& grid = cfg.grids[static_cast<std::size_t>(g)];
+  const std::vector<bool> grids = grids_in_use(cfg);
+  for (std::size_t g = 0; g < cfg.grids.size(); ++g) {
+    if (!grids[g]) continue;
+    const GridDef& grid = cfg.grids[g];
     for (const Member& m : grid.members) {
       if (m.kind == Member::Kind::kDomain) need_domain(m.index);
     }
     need_domain(grid.domain);
-  };
-  const std::vector<bool> used = fields_in_use(cfg);
-  for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
-    if (used[i]) need_grid(cfg.fields[i].grid);
-  }
-  for (const std::vector<FileDef>* files : {&cfg.files, &cfg.inputs}) {
-    for (const FileDef& file : *files) {
-      for (const OutputVariable& v : file.variables) need_grid(v.grid);
-    }
   }
   return domain;
 }
