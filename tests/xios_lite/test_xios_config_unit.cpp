@@ -340,7 +340,7 @@ TEST(XiosConfig, UnwrittenZoomOutsideItsDomainIsAWarning) {
 }
 
 // NEMO's trendT_odd: freq_op="2ts" freq_offset="-1ts" samples the odd
-// steps, as the offset one freq_op later does.
+// steps (its slots are [0, 1], [2, 3], ...): the offset is kept as given.
 TEST(XiosConfig, NegativeFreqOffset) {
   const xios_lite::Config cfg = parse_config_string(
       replaced(R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)",
@@ -348,8 +348,8 @@ TEST(XiosConfig, NegativeFreqOffset) {
                    freq_offset="-1h"/>)"),
       "negative.xml");
   const xios_lite::FieldDef& f = cfg.fields[static_cast<std::size_t>(cfg.find_field("ps"))];
-  EXPECT_EQ(f.freq_offset.timesteps, 1);
-  EXPECT_EQ(f.freq_offset.seconds, 0);
+  EXPECT_EQ(f.freq_offset.seconds, -3600);
+  EXPECT_EQ(f.freq_offset.timesteps, 0);
   const std::string e =
       error_of(replaced(R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa"/>)",
                         R"(<field id="ps" grid_ref="g2" operation="instant" units="Pa" freq_op="1mo"
@@ -613,3 +613,53 @@ TEST(XiosConfig, ExamplesParse) {
 }
 
 }  // namespace
+
+// XIOS's temporal filter samples at start + freq_offset + one timestep and
+// every freq_op after that, taking the first value sent at or after each
+// date: slot j of freq_op N and offset f is steps [f + 1 + jN, f + (j + 1)N].
+TEST(XiosConfig, SamplingSlotsFollowXiosTemporalFilter) {
+  using xios_lite::temporal::SamplingSlots;
+  const SamplingSlots every_step(1, 0);
+  EXPECT_EQ(every_step.of_step(1), 0);
+  EXPECT_EQ(every_step.of_step(5), 4);
+  EXPECT_EQ(every_step.last_step(4), 5);
+
+  // NEMO's surface fields, nn_fsbc = 4: sent at steps 1, 5, 9, ...
+  const SamplingSlots four(4, 0);
+  for (std::int64_t s = 1; s <= 4; ++s) EXPECT_EQ(four.of_step(s), 0) << s;
+  EXPECT_EQ(four.of_step(5), 1);
+  EXPECT_EQ(four.first_step(1), 5);
+  EXPECT_EQ(four.last_step(1), 8);
+
+  // trendT_even (2ts, offset 0): [1, 2], [3, 4]; trendT_odd (offset -1):
+  // [0, 1], [2, 3], so step 1 is the first odd step's slot.
+  const SamplingSlots even(2, 0);
+  EXPECT_EQ(even.of_step(2), 0);
+  EXPECT_EQ(even.of_step(3), 1);
+  const SamplingSlots odd(2, -1);
+  EXPECT_EQ(odd.of_step(1), 0);
+  EXPECT_EQ(odd.first_step(0), 0);
+  EXPECT_EQ(odd.last_step(0), 1);
+  EXPECT_EQ(odd.of_step(2), 1);
+  EXPECT_EQ(odd.of_step(3), 1);
+  EXPECT_EQ(odd.last_step(1), 3);
+  const SamplingSlots odd_far(2, -3);  // the same slots
+  EXPECT_EQ(odd_far.of_step(1), 0);
+  EXPECT_EQ(odd_far.last_step(1), 3);
+
+  // A positive offset: nothing is sampled before step offset + 1.
+  const SamplingSlots late(2, 3);
+  EXPECT_EQ(late.of_step(3), -1);
+  EXPECT_EQ(late.of_step(4), 0);
+  EXPECT_EQ(late.last_step(0), 5);
+
+  // Months: the calendar's months, from the first step after each boundary.
+  const xios_lite::Calendar cal(xios_lite::CalendarType::kNoLeap, xios_lite::Date{2000, 1, 1},
+                                86400);
+  const SamplingSlots monthly(cal, xios_lite::Frequency{0, 1, 0, 0, 0});
+  EXPECT_EQ(monthly.of_step(1), 0);
+  EXPECT_EQ(monthly.of_step(31), 0);
+  EXPECT_EQ(monthly.of_step(32), 1);
+  EXPECT_EQ(monthly.first_step(1), 32);
+  EXPECT_EQ(monthly.last_step(1), 59);
+}

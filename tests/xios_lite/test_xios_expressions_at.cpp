@@ -213,11 +213,12 @@ TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
           c.send_field("b", sent(s, b, b_at));
           c.send_field("c", sent(s, b, c_at));
         }
-        // Step 3 ends a window of a_avg3_sum (steps 1-3), which is due there.
+        // Step 3 ends a window of a_avg3_sum (steps 1-3), whose sampling
+        // slot (freq_op 90 min) those steps are.
         EXPECT_HAS(first,
-                   "field 'surface.a_avg3_sum' was due at step 3 and could not be computed (its "
-                   "expression reads field 'field_A_srf', which was not sent)");
-        EXPECT_HAS(xios_test::error_of([&] { (void)c.finalise(); }), "was due at step 3");
+                   "field 'surface.a_avg3_sum' was due in steps 1-3 and could not be computed "
+                   "(its expression reads field 'field_A_srf', which was not sent)");
+        EXPECT_HAS(xios_test::error_of([&] { (void)c.finalise(); }), "was due in steps 1-3");
       });
   const xios_test::Outcome o = xios_test::run(spec);
   for (const auto& e : o.client_errors) ADD_FAILURE() << "client: " << e;
@@ -407,10 +408,11 @@ TEST(XiosExpressionsAt, NemoStyle) {
                             return std::sqrt(m2 - m1 * m1);
                           }),
                  "sststd");
-    // freq_op="1mo" on a plain field: one sample, at each month's last step.
+    // freq_op="1mo" on a plain field: one sample per month, as XIOS takes
+    // it: the first value sent in the month (its first step).
     expect_equal(xios_test::read_var(monthly, "sstmax_1m"),
                  expected(months, 1, land_t,
-                          [](int m, int, int j, int i) { return sst(month_end(m), j, i); }),
+                          [](int m, int, int j, int i) { return sst(month_start(m), j, i); }),
                  "sstmax_1m");
     expect_equal(xios_test::read_var(monthly, "heat_content"),
                  expected(months, 1, land_inner,
@@ -449,11 +451,12 @@ TEST(XiosExpressionsAt, NemoStyle) {
                             return toce(month_end(m), 1, j, i) / e3t(month_end(m), 1, j, i);
                           }),
                  "toce_deep_ratio");
-    // '@' of a field sampled every 2 days: its mean over the month's even days.
+    // '@' of a field sampled every 2 days: its mean over the month's odd
+    // days (XIOS samples steps 1, 3, 5, ...).
     expect_equal(xios_test::read_var(monthly, "sst_mean_2d"),
                  expected(months, 1, land_t,
                           [](int m, int, int j, int i) {
-                            const int first = month_start(m) + month_start(m) % 2;
+                            const int first = month_start(m) + (1 - month_start(m) % 2);
                             double acc = sst(first, j, i);
                             int n = 1;
                             for (int s = first + 2; s <= month_end(m); s += 2, ++n) {

@@ -256,4 +256,84 @@ TEST(XiosIntegrity, AverageMissingASampleAndSkippedSteps) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// The file of SamplesWhereXiosTakesThem: two periods of 8 steps.
+void expect_sampled_as_xios(const std::string& path) {
+  constexpr int kPeriodSteps = 8;
+  const auto mean_of = [](int f, std::vector<int> steps, int j, int i) {
+    double sum = 0;
+    for (const int s : steps) sum += xios_test::value(f, s, 0, j, i);
+    return sum / static_cast<double>(steps.size());
+  };
+  const std::size_t n = static_cast<std::size_t>(kNj * kNi);
+  const auto qsr = xios_test::read_var(path, "qsr");
+  const auto lost = xios_test::read_var(path, "lost");
+  const auto even = xios_test::read_var(path, "trd_e");
+  const auto odd = xios_test::read_var(path, "trd_o");
+  const auto sst = xios_test::read_var(path, "sst");
+  const auto tas = xios_test::read_var(path, "tas");
+  for (const auto* v : {&qsr, &lost, &even, &odd, &sst, &tas}) ASSERT_EQ(v->size(), 2 * n);
+  for (int p = 0; p < 2; ++p) {
+    const int o = p * kPeriodSteps;
+    for (int j = 0; j < kNj; ++j) {
+      for (int i = 0; i < kNi; ++i) {
+        const std::size_t at =
+            static_cast<std::size_t>(p) * n + static_cast<std::size_t>(j * kNi + i);
+        EXPECT_EQ(qsr[at], mean_of(0, {o + 1, o + 5}, j, i)) << p << " " << j << " " << i;
+        EXPECT_EQ(lost[at], p == 0 ? mean_of(1, {1, 5}, j, i) : kFill) << p;
+        EXPECT_EQ(even[at], mean_of(2, {o + 2, o + 4, o + 6, o + 8}, j, i)) << p;
+        EXPECT_EQ(odd[at], mean_of(2, {o + 1, o + 3, o + 5, o + 7}, j, i)) << p;
+        // Sent at every step: sampled at steps 1 and 5 of the period.
+        EXPECT_EQ(sst[at], mean_of(3, {o + 1, o + 5}, j, i)) << p;
+        // An instant sampled every 4 steps: its period's last sample.
+        EXPECT_EQ(tas[at], xios_test::value(4, o + 5, 0, j, i)) << p;
+      }
+    }
+  }
+}
+
+// XIOS samples a field of freq_op N steps at the first value sent in each
+// slot of N steps from start + freq_offset + one step: NEMO sends its
+// surface fields at steps 1, 5, 9, ... (freq_op 4ts), its trends at even
+// steps (2ts) and odd steps (2ts, freq_offset -1ts), and none of them is
+// due at a step it does not send. A slot with nothing sent is named with
+// its steps, and its period is _FillValue.
+TEST(XiosIntegrity, SamplesWhereXiosTakesThem) {
+  const std::string dir = xios_test::scratch_dir("sampling");
+  const std::string cfg = xios_test::write_config(dir, config_file("sampling.xml", {{"DIR", dir}}));
+  xios_test::RunSpec spec = xios_test::run_spec(
+      cfg, xios_test::servers(), [&](xios_lite::Client& c, const ep::Communicator& comm) {
+        const Block b = xios_test::define_uneven_block(c, comm, kNi, kNj);
+        std::string seen;
+        for (int s = 1; s <= 16; ++s) {
+          try {
+            c.update_calendar(s);
+          } catch (const ep::Error& e) {
+            seen += std::string(e.what()) + "\n";
+          }
+          if ((s - 1) % 4 == 0) c.send_field("qsr", xios_test::field_values(0, s, 1, b));
+          if ((s - 1) % 4 == 0 && s < 13) c.send_field("lost", xios_test::field_values(1, s, 1, b));
+          c.send_field(s % 2 == 0 ? "trd_e" : "trd_o", xios_test::field_values(2, s, 1, b));
+          c.send_field("sst", xios_test::field_values(3, s, 1, b));
+          c.send_field("tas", xios_test::field_values(4, s, 1, b));
+        }
+        try {
+          (void)c.finalise();
+        } catch (const ep::Error& e) {
+          seen += e.what();
+        }
+        // Only 'lost', whose last slot (steps 13-16) had nothing.
+        EXPECT_HAS(seen, "field 'lost' was due in steps 13-16 and was not sent");
+        for (const char* id : {"'qsr'", "'trd_e'", "'trd_o'", "'sst'", "'tas'"}) {
+          EXPECT_EQ(seen.find(std::string("field ") + id), std::string::npos) << seen;
+        }
+      });
+  const xios_test::Outcome outcome = xios_test::run(spec);
+  for (const auto& e : outcome.client_errors) ADD_FAILURE() << "client: " << e;
+  if (!outcome.server_error.empty()) {
+    EXPECT_HAS(outcome.server_error, "field 'lost' was due in steps 13-16");
+  }
+  if (ep_test::world_rank() == 0) expect_sampled_as_xios(dir + "/out.nc");
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 }  // namespace

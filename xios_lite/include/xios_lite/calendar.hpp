@@ -69,8 +69,10 @@ struct Frequency {
 
 /// Parses "1ts", "30s", "15mi", "6h", "1d", "1mo", "1y" and sums of them
 /// ("1d12h", "1y6mo"). Returns false (and leaves `out` alone) for anything
-/// else, including a zero or negative total.
-[[nodiscard]] bool parse_frequency(std::string_view text, Frequency& out);
+/// else, including a zero or negative total; with `zero_allowed`, "0ts"
+/// or "0s" gives the unset (zero) duration (an offset of none).
+[[nodiscard]] bool parse_frequency(std::string_view text, Frequency& out,
+                                   bool zero_allowed = false);
 /// The canonical text: "6h", "1d12h", "1y6mo", "2ts".
 [[nodiscard]] std::string to_string(const Frequency& freq);
 

@@ -173,7 +173,7 @@ std::string format_date_as(const Date& d, std::string_view format) {
   return out;
 }
 
-bool parse_frequency(std::string_view text, Frequency& out) {
+bool parse_frequency(std::string_view text, Frequency& out, bool zero_allowed) {
   // XIOS's units, each adding its count times a scale to one field; the
   // two-letter units first, so that "mo" and "mi" are not read as other units.
   struct Unit {
@@ -206,7 +206,7 @@ bool parse_frequency(std::string_view text, Frequency& out) {
     f.*(unit->field) += unit->scale * count;
     at += unit->text.size();
   }
-  if (!f.is_set()) {
+  if (!f.is_set() && !zero_allowed) {
     return false;
   }
   out = f;

@@ -64,17 +64,17 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
     Variable v{static_cast<int>(g),
                ov.source,
                per_sample ? Operation::kInstant : ov.operation,
-               std::max<std::int64_t>(1, steps_of(cfg.calendar, ov.freq_op)),
-               steps_of(cfg.calendar, ov.freq_offset),
+               ov.freq_op.is_calendar_dependent()
+                   ? temporal::SamplingSlots(cfg.calendar, ov.freq_op)
+                   : temporal::SamplingSlots(steps_of(cfg.calendar, ov.freq_op),
+                                             steps_of(cfg.calendar, ov.freq_offset)),
+               -1,
                std::move(lbs),
                temporal::Accumulator(per_sample ? Operation::kInstant : ov.operation, offset,
                                      ov.default_value, ov.detect_missing_value, masked),
                temporal::Periods(cfg.calendar, file.output_freq),
                centred};
     v.per_sample = per_sample;
-    if (ov.freq_op.is_calendar_dependent()) {
-      v.sample_periods.emplace(cfg.calendar, ov.freq_op);
-    }
     vars_.push_back(std::move(v));
     vars_of_field_[static_cast<std::size_t>(ov.source)].push_back(static_cast<int>(g));
   }
@@ -125,8 +125,8 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
         const bool computed = !cfg.fields[static_cast<std::size_t>(c.operands[k])].expr.empty();
         c.windows.emplace_back(named.operation, at ? c.values.size() : 0, named.default_value,
                                named.detect_missing_value || computed, masked);
-        c.operand_every.push_back(std::max<std::int64_t>(1, steps_of(cfg.calendar, named.freq_op)));
-        c.operand_offset.push_back(steps_of(cfg.calendar, named.freq_offset));
+        c.operand_slots.emplace_back(steps_of(cfg.calendar, named.freq_op),
+                                     steps_of(cfg.calendar, named.freq_offset));
       }
     }
     computed_of_field_[static_cast<std::size_t>(field)] = static_cast<int>(computed_.size());
@@ -139,28 +139,36 @@ ClientEngine::ClientEngine(const Config& cfg, std::vector<std::vector<Block>> bl
   }
 }
 
-bool ClientEngine::sampled(const Variable& v, std::int64_t step) const {
-  if (v.sample_periods) {
-    if (step < 1) return false;
-    v.sample_hint = v.sample_periods->of_step(step, v.sample_hint);
-    return v.sample_periods->last_step(v.sample_hint) == step;
+bool ClientEngine::takes_sample(const Variable& v, std::int64_t step) const {
+  const std::int64_t k = v.slots.of_step(step);
+  if (k < 0 || k == v.slot_taken) {
+    return false;
   }
-  return step >= 1 && step >= v.sample_offset && (step - v.sample_offset) % v.sample_every == 0;
+  // A reduced variable's record is the slot; any other's is its period,
+  // which must hold the slot's end.
+  return v.per_sample || v.slots.last_step(k) <= v.periods.last_step(v.period);
 }
 
 std::int64_t ClientEngine::last_step(const Variable& v, std::int64_t k) const {
-  if (!v.per_sample) {
-    return v.periods.last_step(k);
-  }
-  const std::int64_t first = v.sample_offset > 0 ? v.sample_offset : v.sample_every;
-  return first + k * v.sample_every;
+  return v.per_sample ? v.slots.last_step(k) : v.periods.last_step(k);
+}
+
+std::int64_t ClientEngine::last_slot_of_period(const Variable& v) const {
+  const std::int64_t end = v.periods.last_step(v.period);
+  const std::int64_t k = v.slots.of_step(end);
+  return v.slots.last_step(k) == end ? k : k - 1;
 }
 
 bool ClientEngine::due(const Variable& v, std::int64_t step) const {
-  if (v.op == Operation::kOnce || !sampled(v, step)) {
+  if (v.op == Operation::kOnce) {
     return false;
   }
-  return v.op != Operation::kInstant || step == last_step(v, v.period);
+  const std::int64_t k = v.slots.of_step(step);
+  if (k < 0 || v.slots.last_step(k) != step || k == v.slot_taken) {
+    return false;
+  }
+  // An instant writes its period's last sample alone.
+  return v.per_sample || v.op != Operation::kInstant || k == last_slot_of_period(v);
 }
 
 std::vector<std::span<const double>> ClientEngine::parts_of(
@@ -228,9 +236,12 @@ void ClientEngine::feed(int field, std::span<const std::span<const double>> part
   for (int g : vars_of_field_[static_cast<std::size_t>(field)]) {
     Variable& v = vars_[static_cast<std::size_t>(g)];
     v.sent = true;
-    const bool sample = v.op == Operation::kOnce ? !v.once_done : sampled(v, step_);
+    const bool sample = v.op == Operation::kOnce ? !v.once_done : takes_sample(v, step_);
     if (!sample) {
       continue;
+    }
+    if (v.op != Operation::kOnce) {
+      v.slot_taken = v.slots.of_step(step_);
     }
     if (v.op == Operation::kOnce) {
       v.acc.reset();
@@ -452,10 +463,12 @@ void ClientEngine::compute_window(Computed& c) {
     c.window_samples = 0;
     c.window_missed = -1;
   }
-  // '@' operand k samples at its own freq_op and freq_offset.
+  // '@' operand k samples at its own freq_op and freq_offset: at the
+  // first step of each of its slots (XIOS's sampling dates).
   const auto samples_now = [&](std::size_t k) {
-    return at[k] && step_ >= c.operand_offset[k] &&
-           (step_ - c.operand_offset[k]) % c.operand_every[k] == 0;
+    const temporal::SamplingSlots& slots = c.operand_slots[k];
+    const std::int64_t slot = slots.of_step(step_);
+    return at[k] && slot >= 0 && step_ == std::max<std::int64_t>(1, slots.first_step(slot));
   };
   bool all = true;
   for (std::size_t k = 0; k < c.operands.size(); ++k) {
@@ -618,7 +631,7 @@ void ClientEngine::end_step(std::int64_t step, bool began, std::vector<MissedFie
       }
       continue;
     }
-    if (due(v, step) && !(began && v.sent)) {
+    if (due(v, step)) {
       v.spoiled_at = v.spoiled_at > 0 ? v.spoiled_at : step;
       note(missed, v.field, step, v.gvar, began ? missing_operand(v.field) : -1);
     }
@@ -646,20 +659,17 @@ void ClientEngine::skip_steps(Variable& v, std::int64_t from, std::int64_t to,
     }
     const std::int64_t last = last_step(v, v.period);
     const std::int64_t seg_end = std::min(last, to);
-    std::int64_t first_due = 0;
-    if (v.op == Operation::kInstant) {
-      first_due = (last <= seg_end && sampled(v, last)) ? last : 0;
-    } else {
-      // The first sampling step at or after `from`.
-      const std::int64_t base = std::max({from, v.sample_offset, std::int64_t{1}});
-      if (v.sample_periods) {
-        v.sample_hint = v.sample_periods->of_step(base, v.sample_hint);
-      }
-      const std::int64_t k = (base - v.sample_offset + v.sample_every - 1) / v.sample_every;
-      const std::int64_t s = v.sample_periods ? v.sample_periods->last_step(v.sample_hint)
-                                              : v.sample_offset + k * v.sample_every;
-      first_due = s <= seg_end ? s : 0;
+    // The first slot ending in [from, seg_end] whose sample it needs and
+    // was not taken (an instant needs its period's last slot alone).
+    std::int64_t k = std::max<std::int64_t>(0, v.slots.of_step(std::max<std::int64_t>(from, 1)));
+    if (k == v.slot_taken) {
+      ++k;
     }
+    if (v.op == Operation::kInstant && !v.per_sample) {
+      k = std::max(k, last_slot_of_period(v));
+    }
+    const std::int64_t s = v.slots.last_step(k);
+    const std::int64_t first_due = k != v.slot_taken && s >= from && s <= seg_end ? s : 0;
     if (first_due > 0) {
       v.spoiled_at = v.spoiled_at > 0 ? v.spoiled_at : first_due;
       note(missed, v.field, first_due, v.gvar, -1);
@@ -702,7 +712,16 @@ std::string ClientEngine::describe(const std::vector<MissedField>& missed) const
   const auto slot = netcdf::variable_table(cfg_)[static_cast<std::size_t>(m.gvar)];
   const FileDef& file = cfg_.files[static_cast<std::size_t>(slot.file)];
   const FieldDef& f = cfg_.fields[static_cast<std::size_t>(m.field)];
+  // A sampling slot of several steps: any of them would have done.
+  const Variable& v = vars_[static_cast<std::size_t>(m.gvar)];
+  const std::int64_t in_slot = v.op == Operation::kOnce ? -1 : v.slots.of_step(m.step);
+  const std::int64_t first =
+      in_slot < 0 ? m.step : std::max<std::int64_t>(1, v.slots.first_step(in_slot));
   std::string what = "field '" + f.id + "' was due at step " + std::to_string(m.step);
+  if (first < m.step) {
+    what = "field '" + f.id + "' was due in steps " + std::to_string(first) + "-" +
+           std::to_string(m.step);
+  }
   if (!f.expr.empty()) {
     what += m.operand >= 0
                 ? " and could not be computed (its expression reads field '" +

@@ -4,15 +4,17 @@
 //
 // Records are named by their output period (record k of a variable is its
 // period k, see Periods), never by how many records were sent before, so a
-// record can only ever hold data of its own period. A field is due at a step
-// when one of its output variables needs that step's values: every sampling
-// step (freq_op, from freq_offset) of an average, minimum, maximum or
-// accumulate; the last step of the period of an instant; for a once
-// variable, some step of the file's first period; and every step an
-// expression that reads it is due. When a due field was not sent (or the
-// step was skipped by update_calendar), that period's record of the variable
-// goes to the sink as missing for this client's points, and the step is
-// reported.
+// record can only ever hold data of its own period. A variable samples its
+// field as XIOS's temporal filter does: the first value sent in each slot
+// of its freq_op and freq_offset (temporal::SamplingSlots; every step when
+// freq_op is one step). A field is due when a slot one of its output
+// variables needs ends without that sample: every slot of an average,
+// minimum, maximum or accumulate; the last slot of the period of an
+// instant; for a once variable, some step of the file's first period; and
+// every step an expression that reads it is due. When a due field was not
+// sent (or the steps were skipped by update_calendar), that period's record
+// of the variable goes to the sink as missing for this client's points, and
+// the slot's last step is reported.
 //
 // Expressions (XIOS's expr) are evaluated at the end of each step from the
 // values their fields were sent with in that step, before the temporal
@@ -100,8 +102,10 @@ class ClientEngine {
     int gvar = 0;
     int field = 0;  // the field whose values it takes (OutputVariable::source)
     Operation op = Operation::kInstant;
-    std::int64_t sample_every = 1;   // steps
-    std::int64_t sample_offset = 0;  // steps (freq_offset)
+    // When the field is sampled: the first value sent in each slot of its
+    // freq_op and freq_offset (see SamplingSlots).
+    temporal::SamplingSlots slots;
+    std::int64_t slot_taken = -1;  // the last slot whose sample was taken
     std::vector<LocalBlock> blocks;
     temporal::Accumulator acc;
     temporal::Periods periods;
@@ -112,13 +116,8 @@ class ClientEngine {
     bool once_done = false;       // a once variable's record went out
     bool handed_over = false;     // this period's record went out at send (see above)
     // A variable the servers reduce: every sample is a record of its own
-    // (record k: the k-th sampling step), an instant.
+    // (record k: slot k's sample), an instant.
     bool per_sample = false;
-    // A freq_op of months or years: sampled at the last step of each of
-    // its periods (sample_every unused); `sample_hint` a period at or
-    // before the current step, where the search starts.
-    std::optional<temporal::Periods> sample_periods = std::nullopt;
-    mutable std::int64_t sample_hint = 0;
   };
   // An expression field: its values this step, computed from its operands'.
   struct Computed {
@@ -139,12 +138,11 @@ class ClientEngine {
     // only, when every step of it brought the '@' operands it samples.
     std::optional<temporal::Periods> window_periods;
     std::vector<temporal::Accumulator>
-        windows;                               // per operand (empty ones for operands without '@')
-    std::vector<std::int64_t> operand_every;   // per operand: its own freq_op, steps
-    std::vector<std::int64_t> operand_offset;  // per operand: its own freq_offset, steps
-    std::int64_t window_index = -1;            // the window the accumulators hold
-    std::int64_t window_samples = 0;           // its steps that brought their operands
-    int window_missed = -1;                    // an '@' operand not sent in it (-1: none)
+        windows;  // per operand (empty ones for operands without '@')
+    std::vector<temporal::SamplingSlots> operand_slots;  // per operand: its own sampling
+    std::int64_t window_index = -1;                      // the window the accumulators hold
+    std::int64_t window_samples = 0;                     // its steps that brought their operands
+    int window_missed = -1;                              // an '@' operand not sent in it (-1: none)
   };
   // A field an expression reads: its values in the current step.
   struct Kept {
@@ -182,10 +180,17 @@ class ClientEngine {
                                                std::vector<std::uint8_t>& gone) const;
   /// `field`'s values in the current step (sent, or computed), null when none.
   [[nodiscard]] const std::vector<double>* current(int field) const;
-  [[nodiscard]] bool sampled(const Variable& v, std::int64_t step) const;
-  /// The last step of record `k` of `v` (its period's, or its k-th sampling step).
+  /// A value of v's field sent at `step` is a sample: the first in its
+  /// slot, and in the output period that holds the slot's end (a slot that
+  /// straddles two periods takes its sample in the later one).
+  [[nodiscard]] bool takes_sample(const Variable& v, std::int64_t step) const;
+  /// The last step of record `k` of `v` (its period's, or its slot k's).
   [[nodiscard]] std::int64_t last_step(const Variable& v, std::int64_t k) const;
+  /// v's record lost a sample at `step`: a slot it needs ends there and its
+  /// sample was not taken.
   [[nodiscard]] bool due(const Variable& v, std::int64_t step) const;
+  /// The last slot of v's current period (the one an instant writes).
+  [[nodiscard]] std::int64_t last_slot_of_period(const Variable& v) const;
   [[nodiscard]] int missing_operand(int field) const;
   [[nodiscard]] std::vector<std::span<const double>> parts_of(
       int field, const std::vector<double>& values) const;

@@ -241,25 +241,17 @@ void check_timestep_multiple(const Config& cfg, const Origin& where, const char*
 }
 
 // XIOS takes a negative freq_offset (NEMO's trendT_odd: freq_op="2ts"
-// freq_offset="-1ts", the odd steps); sampling at step s when s - offset is
-// a multiple of freq_op, it is the offset brought into [0, freq_op).
-void normalise_offset(const Config& cfg, const Origin& where, const Frequency& op,
-                      Frequency& offset) {
+// freq_offset="-1ts", the odd steps: its sampling slots are [0, 1], [2, 3],
+// ..., see temporal::SamplingSlots); it must be of fixed length, as the
+// slots of a freq_op of months or years ignore the offset.
+void check_negative_offset(const Origin& where, const Frequency& op, const Frequency& offset) {
   const bool negative = offset.years < 0 || offset.months < 0 || offset.days < 0 ||
                         offset.seconds < 0 || offset.timesteps < 0;
-  if (!negative) {
-    return;
-  }
-  if (op.is_calendar_dependent()) {
+  if (negative && op.is_calendar_dependent()) {
     fail_at(where, "freq_offset",
             "value '" + to_string(offset) + "' out of range (a negative offset needs a freq_op " +
                 "of fixed length, not '" + to_string(op) + "')");
   }
-  const std::int64_t dt = cfg.calendar.timestep_seconds();
-  const std::int64_t every = std::max<std::int64_t>(1, cfg.calendar.fixed_seconds(op) / dt);
-  const std::int64_t steps = cfg.calendar.fixed_seconds(offset) / dt;
-  offset = Frequency{};
-  offset.timesteps = ((steps % every) + every) % every;
 }
 
 // The field whose values `field` takes: itself (the model sends it, or an
@@ -790,7 +782,7 @@ void complete_definitions(Config& cfg) {
     check_or_leave_out(cfg, used, i, [&] {
       check_timestep_multiple(cfg, f.where, "freq_op", f.freq_op);
       check_timestep_multiple(cfg, f.where, "freq_offset", f.freq_offset);
-      normalise_offset(cfg, f.where, f.freq_op, f.freq_offset);
+      check_negative_offset(f.where, f.freq_op, f.freq_offset);
     });
   }
   for (std::size_t i = 0; i < cfg.fields.size(); ++i) {
@@ -827,7 +819,7 @@ void complete_definitions(Config& cfg) {
     for (OutputVariable& v : file.variables) {
       check_timestep_multiple(cfg, v.where, "freq_op", v.freq_op);
       check_timestep_multiple(cfg, v.where, "freq_offset", v.freq_offset);
-      normalise_offset(cfg, v.where, v.freq_op, v.freq_offset);
+      check_negative_offset(v.where, v.freq_op, v.freq_offset);
       // As XIOS ("output file has output_freq < freq_op"): a sampling period
       // longer than the output period leaves records without a sample,
       // written all _FillValue.

@@ -139,8 +139,8 @@ void ContextParser::read_field_attributes(Kind kind, const Element& e, Def& d) {
 }
 
 // A freq_offset: a fixed length, negative too (NEMO's trendT_odd samples
-// the odd steps with freq_op="2ts" freq_offset="-1ts"; completion turns it
-// into the offset one freq_op later, which samples the same steps).
+// the odd steps with freq_op="2ts" freq_offset="-1ts", see
+// temporal::SamplingSlots), or zero ("0ts", as NEMO sets trendT_even's).
 Frequency ContextParser::offset_of(const Element& at, const std::string& value) {
   std::string_view text = value;
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
@@ -148,7 +148,7 @@ Frequency ContextParser::offset_of(const Element& at, const std::string& value) 
   }
   const bool negative = text.starts_with('-');
   Frequency off;
-  if (!parse_frequency(negative ? text.substr(1) : text, off)) {
+  if (!parse_frequency(negative ? text.substr(1) : text, off, /*zero_allowed=*/true)) {
     off = config::frequency(at, "freq_offset");
   }
   check_sampling(at, off, "freq_offset");

@@ -912,7 +912,14 @@ void ContextClient::finalise() {
     fail(kCall, rank(),
          "context '" + id_ + "': xios_close_context_definition failed (" + close_error_ + ")");
   }
-  client(kCall).finalise();
+  try {
+    client(kCall).finalise();
+  } catch (...) {
+    // Its error (data lost, a server's failure) is the context's last
+    // word: xios_finalize must not finalise it a second time.
+    finalised_ = true;
+    throw;
+  }
   finalised_ = true;
   if (opened_world_) {
     // The context's World is freed by one thread per process, once every

@@ -17,17 +17,18 @@ SampleFolder::SampleFolder(const Config& cfg, WriterThread& writer,
     if (!v.shape.reduces()) {
       continue;
     }
-    auto s = std::make_unique<State>(cfg.calendar, file.output_freq);
+    const std::int64_t dt = cfg.calendar.timestep_seconds();
+    auto s = std::make_unique<State>(
+        cfg.calendar, file.output_freq,
+        temporal::SamplingSlots(
+            std::max<std::int64_t>(1, cfg.calendar.fixed_seconds(v.freq_op) / dt),
+            cfg.calendar.fixed_seconds(v.freq_offset) / dt));
     s->gvar = static_cast<int>(g);
     s->variable = &v;
     s->area = &cfg.domains[static_cast<std::size_t>(cfg.domain_of_field(v.source))].area;
     s->centred = std::any_of(file.variables.begin(), file.variables.end(), [](const auto& o) {
       return o.operation != Operation::kInstant && o.operation != Operation::kOnce;
     });
-    const std::int64_t dt = cfg.calendar.timestep_seconds();
-    s->every = std::max<std::int64_t>(1, cfg.calendar.fixed_seconds(v.freq_op) / dt);
-    const std::int64_t offset = cfg.calendar.fixed_seconds(v.freq_offset) / dt;
-    s->first_step = offset > 0 ? offset : s->every;
     states_[g] = std::move(s);
   }
 }
@@ -55,7 +56,7 @@ void SampleFolder::take(std::unique_ptr<RecordBuffer> sample, bool incomplete) {
 
 // Under s.mutex: folds sample k into its period, emitting the periods it ends.
 void SampleFolder::fold(State& s, std::int64_t k, Pending& p) {
-  const std::int64_t step = s.first_step + k * s.every;
+  const std::int64_t step = s.slots.last_step(k);  // the clients' record k: slot k
   const std::int64_t period = s.periods.of_step(step, s.period);
   if (!s.acc) {
     s.shape = p.block;
@@ -81,7 +82,7 @@ void SampleFolder::fold(State& s, std::int64_t k, Pending& p) {
     s.acc->add_part(0, p.block.values, {});
     s.acc->end_sample();
   }
-  if (step + s.every > s.periods.last_step(s.period)) {
+  if (s.slots.last_step(k + 1) > s.periods.last_step(s.period)) {
     emit(s);  // the period's last sample
   }
 }

@@ -59,16 +59,16 @@ class SampleFolder {
     const std::vector<double>* area = nullptr;  // the field domain's cell areas, or empty
     temporal::Periods periods;
     bool centred = false;
-    std::int64_t first_step = 1;
-    std::int64_t every = 1;
-    std::int64_t next_sample = 0;  // the next sample to fold
+    temporal::SamplingSlots slots;  // the variable's sampling: sample k is slot k's
+    std::int64_t next_sample = 0;   // the next sample to fold
     std::map<std::int64_t, Pending> pending;
     std::int64_t period = 0;  // the period being folded
     std::unique_ptr<temporal::Accumulator> acc;
     netcdf::OutputBlock shape;  // the output block's geometry (values unused)
     bool spoiled = false;
     std::string spoiled_by;  // what the first spoiling sample missed
-    State(const Calendar& cal, const Frequency& output) : periods(cal, output) {}
+    State(const Calendar& cal, const Frequency& output, temporal::SamplingSlots sampling)
+        : periods(cal, output), slots(sampling) {}
   };
   void fold(State& s, std::int64_t k, Pending& p);
   void emit(State& s);

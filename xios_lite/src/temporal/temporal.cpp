@@ -142,4 +142,32 @@ std::int64_t Periods::of_step(std::int64_t step, std::int64_t from) const {
   return k;
 }
 
+SamplingSlots::SamplingSlots(std::int64_t every, std::int64_t offset)
+    : every_(std::max<std::int64_t>(1, every)) {
+  // Slot r of the sequence is [start + r N, start + (r + 1) N - 1]; slot 0
+  // here is the first whose last step is >= 1 (r = 0 unless the offset is
+  // negative).
+  const std::int64_t start = offset + 1;
+  const std::int64_t before = 1 - start;  // steps of the sequence before step 1
+  const std::int64_t r0 = before > 0 ? before / every_ : 0;
+  first_ = start + r0 * every_;
+}
+
+SamplingSlots::SamplingSlots(const Calendar& cal, const Frequency& op)
+    : every_(0), calendar_(std::in_place, cal, op) {}
+
+std::int64_t SamplingSlots::of_step(std::int64_t step) const {
+  if (calendar_) {
+    if (step < 1) return -1;
+    const bool at_or_after_hint = hint_ == 0 || step > calendar_->last_step(hint_ - 1);
+    hint_ = calendar_->of_step(step, at_or_after_hint ? hint_ : 0);
+    return hint_;
+  }
+  return step < first_ ? -1 : (step - first_) / every_;
+}
+
+std::int64_t SamplingSlots::last_step(std::int64_t k) const {
+  return calendar_ ? calendar_->last_step(k) : first_ + (k + 1) * every_ - 1;
+}
+
 }  // namespace xios_lite::temporal

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -133,6 +134,48 @@ class Periods {
  private:
   const Calendar* cal_;
   Frequency output_;
+};
+
+/// When a field is sampled (its freq_op and freq_offset), as XIOS's
+/// temporal filter samples it: the first sampling date is the start date
+/// + freq_offset + one timestep, the next ones freq_op apart, and the
+/// first value sent at or after a sampling date is that date's sample.
+/// With freq_op N steps and offset f, slot j holds the steps
+/// [first + jN, first + (j + 1)N - 1], first = f + 1: a slot's sample is
+/// the first value sent in it, and a slot that ends with nothing sent has
+/// lost its sample. So N = 4 samples steps 1, 5, 9, ... of a model that
+/// sends every step, and takes NEMO's surface fields, sent at steps
+/// 1 + 4j, as they come; NEMO's even-step trends (freq_op 2ts) are the
+/// slots [1, 2], [3, 4], ... and its odd-step ones (freq_offset -1ts) the
+/// slots [0, 1], [2, 3], .... Steps before the first slot (a positive
+/// offset) are sampled by none. A freq_op of months or years: the slots
+/// are its periods (the first step after a boundary to the next one, the
+/// offset unused). Slot 0 is the first that holds a step >= 1.
+/// Thread safety: none (a search hint is kept); one per variable.
+class SamplingSlots {
+ public:
+  /// freq_op `every` steps (>= 1), freq_offset `offset` steps (any sign).
+  SamplingSlots(std::int64_t every, std::int64_t offset);
+  /// A freq_op of months or years.
+  SamplingSlots(const Calendar& cal, const Frequency& op);
+
+  /// The slot holding step `step` (>= 1), -1 when it is before the first.
+  [[nodiscard]] std::int64_t of_step(std::int64_t step) const;
+  /// The last step of slot k (k >= 0).
+  [[nodiscard]] std::int64_t last_step(std::int64_t k) const;
+  /// The first step of slot k (k >= 0); slot 0's may be <= 0 (a negative
+  /// offset), then step 1 is its first sent.
+  [[nodiscard]] std::int64_t first_step(std::int64_t k) const {
+    return k == 0 ? (calendar_ ? 1 : first_) : last_step(k - 1) + 1;
+  }
+  /// Steps between sampling dates, 0 for months and years.
+  [[nodiscard]] std::int64_t every() const noexcept { return every_; }
+
+ private:
+  std::int64_t every_ = 1;
+  std::int64_t first_ = 1;  // the first step of slot 0
+  std::optional<Periods> calendar_;
+  mutable std::int64_t hint_ = 0;  // a slot at or before the last one asked for
 };
 
 }  // namespace xios_lite::temporal
