@@ -706,6 +706,57 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
   EXPECT_EQ(xios_test::read_var(stem + "_grid_T_2n5e.nc", "sst"), point);
 }
 
+// A sample lost (sst not sent at step 2 of its 2-hour mean):
+// xios_context_finalize fails naming it, and xios_finalize still ends the
+// run without finalising the context a second time.
+TEST(XiosTransforms, FinalizeAfterAContextFinalizeThatFailed) {
+  const std::string dir = xios_test::scratch_dir("nemo_lost_sample");
+  xios_test::write_file(dir + "/iodef.xml", R"(<?xml version="1.0"?>
+<simulation>
+  <context id="xios"><variable_definition>
+    <variable id="using_server" type="bool">false</variable>
+  </variable_definition></context>
+  <context id="nemo">
+    <calendar type="Gregorian" start_date="2000-01-01" timestep="1h"/>
+    <domain_definition><domain id="grid_T"/></domain_definition>
+    <grid_definition><grid id="grid_T_2D"><domain domain_ref="grid_T"/></grid></grid_definition>
+    <field_definition operation="average"><field id="sst" grid_ref="grid_T_2D"/></field_definition>
+    <file_definition type="one_file">
+      <file id="file11" name="lost" output_freq="2h"><field field_ref="sst"/></file>
+    </file_definition>
+  </context>
+</simulation>
+)");
+  std::array<char, 4096> home{};
+  ASSERT_NE(getcwd(home.data(), home.size()), nullptr);
+  ASSERT_EQ(chdir(dir.c_str()), 0);
+  MPI_Fint comm = 0;
+  runtime::ok(cxios_init_client("nemo", 4, nullptr, &comm), "xios_initialize");
+  runtime::ok(cxios_context_initialize("nemo", 4, &comm), "xios_context_initialize");
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_Comm_f2c(comm), &rank);
+  MPI_Comm_size(MPI_Comm_f2c(comm), &size);
+  const Block b = xios_test::uneven_block(rank, size, kNi, kNj);
+  const xios_handle_t d = runtime::handle("domain", "grid_T");
+  runtime::ok(cxios_set_domain_ni_glo(d, kNi) | cxios_set_domain_nj_glo(d, kNj) |
+                  cxios_set_domain_ibegin(d, b.ibegin) | cxios_set_domain_ni(d, b.ni) |
+                  cxios_set_domain_jbegin(d, b.jbegin) | cxios_set_domain_nj(d, b.nj),
+              "grid_T");
+  runtime::ok(cxios_context_close_definition(), "xios_close_context_definition");
+  runtime::ok(cxios_update_calendar(0), "xios_update_calendar(0)");
+  const std::vector<double> block(static_cast<std::size_t>(b.ni * b.nj), 1.0);
+  const std::array<std::int64_t, 2> extents{b.ni, b.nj};
+  for (int s = 1; s <= 2; ++s) {
+    EXPECT_EQ(cxios_update_calendar(s), 0) << cxios_last_error();
+    if (s == 1) runtime::ok(cxios_write_data_k8("sst", 3, block.data(), 2, extents.data()), "sst");
+  }
+  EXPECT_NE(cxios_context_finalize(), 0);
+  EXPECT_HAS(std::string(cxios_last_error()), "field 'sst' was due at step 2 and was not sent");
+  EXPECT_EQ(cxios_finalize(), 0) << cxios_last_error();
+  ASSERT_EQ(chdir(home.data()), 0);
+}
+
 // What NEMO's transformations allow and what they do not, refused at
 // parse or at completion with the element's place. Local: no MPI.
 TEST(XiosTransforms, NemoTransformationRefusals) {
