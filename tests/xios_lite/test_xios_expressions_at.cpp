@@ -385,6 +385,12 @@ TEST(XiosExpressionsAt, NemoStyle) {
   if (xios_test::run_without_errors(spec)) {
     const std::string monthly = dir + "/nemo_1m_grid_T.nc";
     const int months = static_cast<int>(kMonth.size());
+    // grid_T and grid_T_inner (grids naming it name="grid_T", as NEMO's)
+    // share one pair of horizontal dimensions and coordinates.
+    EXPECT_EQ(xios_test::var_dims(monthly, "heat_content"),
+              xios_test::var_dims(monthly, "sstmax_1m"));
+    EXPECT_EQ(xios_test::var_dims(monthly, "sstmax_1m"),
+              (std::vector<std::string>{"time", "lat", "lon"}));
     // Thickness-weighted: each month's mean of toce * e3t over its mean of
     // e3t; e3t's grid_T_inner masks one more point than grid_T.
     expect_equal(xios_test::read_var(monthly, "thetao"),

@@ -18,6 +18,7 @@
 #include "funnel.hpp"
 #include "layout.hpp"
 #include "meeting.hpp"
+#include "netcdf/domain_names.hpp"
 #include "netcdf/input_file.hpp"
 #include "record_sink.hpp"
 #include "transport/bands.hpp"
@@ -530,6 +531,10 @@ namespace {
 // blocks of the two domains must be equal. Every client checks every
 // client's, so all reach the same verdict.
 std::string check_twin_blocks(const Config& cfg, const client::Layout& layout) {
+  // The domain the model gave the blocks of (a copy's source).
+  const auto model_domain = [&](int d) {
+    return cfg.domains[static_cast<std::size_t>(netcdf::copied_domain(cfg, d))].id;
+  };
   for (const TwinOperand& t : twin_operands(cfg)) {
     for (int r = 0; r < layout.clients(); ++r) {
       const Block a = layout.block(r, static_cast<std::size_t>(t.domain));
@@ -542,9 +547,8 @@ std::string check_twin_blocks(const Config& cfg, const client::Layout& layout) {
         return "field '" + cfg.fields[static_cast<std::size_t>(t.field)].id +
                "': its expression reads field '" +
                cfg.fields[static_cast<std::size_t>(t.operand)].id + "' on domain '" +
-               cfg.domains[static_cast<std::size_t>(t.twin)].id + "', whose block on client " +
-               std::to_string(r) + " (" + text(b) + ") is not that of domain '" +
-               cfg.domains[static_cast<std::size_t>(t.domain)].id + "' (" + text(a) +
+               model_domain(t.twin) + "', whose block on client " + std::to_string(r) + " (" +
+               text(b) + ") is not that of domain '" + model_domain(t.domain) + "' (" + text(a) +
                "): an operand on a twin domain covers the same points on every client";
       }
     }
@@ -761,13 +765,17 @@ void ClientImpl::close_definition() {
       const client::BlockMasks& model = funnel_->masks_of(layout.thread(r));
       const config::ModelDefinitions& set = models[static_cast<std::size_t>(r)];
       for (std::size_t d = 0; d < cfg_.domains.size(); ++d) {
-        const auto given = set.domains.find(static_cast<int>(d));
+        // A copy of a domain (a grid member renaming it) holds its data as
+        // the model gave it for that domain: its array layout and mask.
+        const auto given_for =
+            static_cast<std::size_t>(netcdf::copied_domain(cfg_, static_cast<int>(d)));
+        const auto given = set.domains.find(static_cast<int>(given_for));
         std::string why;
         client::DataLayout data = client::data_layout(
-            cfg_.domains[d], given != set.domains.end() ? &given->second : nullptr,
+            cfg_.domains[given_for], given != set.domains.end() ? &given->second : nullptr,
             layout.block(r, d), why);
         engine_masks[d].push_back(
-            client::block_mask(cfg_.domains[d], layout.block(r, d), model[d], data));
+            client::block_mask(cfg_.domains[d], layout.block(r, d), model[given_for], data));
         engine_layouts[d].push_back(std::move(data));
       }
     }

@@ -9,8 +9,9 @@
 //
 // The names of a file follow the writer (netcdf/nc_file.cpp): "time",
 // "time_bounds" and "axis_nbounds"; per output domain "lat"/"lon" (or
-// "y"/"x" and 2-D "lat"/"lon" when curvilinear), suffixed "_<domain id>"
-// when the file has several domains, "bounds_lat"/"bounds_lon" and
+// "y"/"x" and 2-D "lat"/"lon" when curvilinear), suffixed "_<domain name>"
+// when the file has several sets of them (two domains of one name and the
+// same points share one set: netcdf/domain_names.hpp), "bounds_lat"/"bounds_lon" and
 // "nvertex" with cell bounds, "area" with cell areas; per axis its name,
 // and "<name>_bounds" with bounds. The writer counts a file's domains over
 // the whole file (not over the rows one server process holds), so every
@@ -18,8 +19,10 @@
 #include "check_names.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 
+#include "netcdf/domain_names.hpp"
 #include "netcdf/variable_layout.hpp"
 #include "xml_tree.hpp"
 
@@ -76,15 +79,17 @@ void check_file(const Config& cfg, const FileDef& file) {
   FileNames names(file);
   const Owner time{file.where, "the time axis", kFileEntity};
   bool has_time = false;
-  std::map<int, bool> domains;  // output domains (not stand-ins) -> used
+  std::set<int> domains;  // output domains (not stand-ins)
   for (const OutputVariable& v : file.variables) {
     has_time = has_time || v.operation != Operation::kOnce;
     const netcdf::VariableLayout l = netcdf::layout_of(cfg, v);
     if (l.horizontal == netcdf::VariableLayout::Horizontal::kDomain &&
         !cfg.domains[static_cast<std::size_t>(l.domain)].stand_in()) {
-      domains[l.domain] = true;
+      domains.insert(l.domain);
     }
   }
+  // Twins of one name share their coordinates (netcdf/domain_names.hpp).
+  const std::map<int, int> owners = netcdf::coordinate_owners(cfg, domains);
   if (has_time) {
     for (const char* n : {"time", "time_bounds", "axis_nbounds"}) {
       names.add(n, time, file.where, "name");
@@ -108,10 +113,13 @@ void check_file(const Config& cfg, const FileDef& file) {
       if (dom.stand_in_for_axis >= 0) {
         add_axis(dom.stand_in_for_axis, v.where);
       } else if (!dom.stand_in()) {
-        const std::string suffix = domains.size() > 1 ? "_" + dom.id : "";
-        const Owner o{dom.where, "a coordinate of domain '" + dom.id + "'",
-                      domain_entity(l.domain)};
-        const bool curvilinear = dom.type == DomainType::kCurvilinear;
+        const int owner = owners.at(l.domain);
+        const std::string suffix =
+            netcdf::coordinate_sets(owners) > 1 ? "_" + netcdf::output_name(cfg, owner) : "";
+        const DomainDef& named = cfg.domains[static_cast<std::size_t>(owner)];
+        const Owner o{named.where, "a coordinate of domain '" + named.id + "'",
+                      domain_entity(owner)};
+        const bool curvilinear = named.type == DomainType::kCurvilinear;
         for (const std::string& n : {"lat" + suffix, "lon" + suffix}) {
           names.add(n, o, v.where, "name");
         }
@@ -119,12 +127,12 @@ void check_file(const Config& cfg, const FileDef& file) {
           names.add("y" + suffix, o, v.where, "name");
           names.add("x" + suffix, o, v.where, "name");
         }
-        if (!dom.bounds_lat.empty()) names.add("bounds_lat" + suffix, o, v.where, "name");
-        if (!dom.bounds_lon.empty()) names.add("bounds_lon" + suffix, o, v.where, "name");
-        if (!dom.bounds_lat.empty() || !dom.bounds_lon.empty()) {
+        if (!named.bounds_lat.empty()) names.add("bounds_lat" + suffix, o, v.where, "name");
+        if (!named.bounds_lon.empty()) names.add("bounds_lon" + suffix, o, v.where, "name");
+        if (!named.bounds_lat.empty() || !named.bounds_lon.empty()) {
           names.add("nvertex", time, v.where, "name");
         }
-        if (!dom.area.empty()) names.add("area" + suffix, o, v.where, "name");
+        if (!named.area.empty()) names.add("area" + suffix, o, v.where, "name");
       }
     }
     if (l.horizontal == netcdf::VariableLayout::Horizontal::kAxis) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "netcdf/domain_names.hpp"
 #include "xml_tree.hpp"
 
 namespace xios_lite {
@@ -603,34 +604,11 @@ void check_variable_windows(const Config& cfg) {
 }  // namespace
 
 namespace {
-// Two domains holding the same global points: one, or two of the same
-// size neither of which is a window of another domain. A size the model
-// has not given yet (0: it sets it before close_definition) is not a
-// difference; the clients' blocks, equal domain by domain and covering
-// both, settle it (check at close_definition, twin_operands).
-bool twin_domains(const Config& cfg, int a, int b) {
-  // A plain domain_ref (a grid member renaming a domain, say) is its
-  // source: no window, or one covering the whole source.
-  const auto root = [&](int d) {
-    for (;;) {
-      const DomainDef& x = cfg.domains[static_cast<std::size_t>(d)];
-      if (x.source < 0) return d;
-      const DomainDef& s = cfg.domains[static_cast<std::size_t>(x.source)];
-      if (x.window && !(x.window->ibegin == 0 && x.window->jbegin == 0 &&
-                        x.window->ni == s.ni_glo && x.window->nj == s.nj_glo)) {
-        return d;
-      }
-      d = x.source;
-    }
-  };
-  a = root(a);
-  b = root(b);
-  if (a == b) return true;
-  const DomainDef& x = cfg.domains[static_cast<std::size_t>(a)];
-  const DomainDef& y = cfg.domains[static_cast<std::size_t>(b)];
-  const auto same = [](int p, int q) { return p == 0 || q == 0 || p == q; };
-  return same(x.ni_glo, y.ni_glo) && same(x.nj_glo, y.nj_glo) && !x.window && !y.window;
-}
+// Two domains holding the same global points (netcdf::same_global_points).
+// The clients' blocks, equal domain by domain and covering both, settle a
+// size the model has not given yet (check at close_definition,
+// twin_operands).
+bool twin_domains(const Config& cfg, int a, int b) { return netcdf::same_global_points(cfg, a, b); }
 }  // namespace
 
 bool same_points(const Config& cfg, int a, int b) {

@@ -24,6 +24,7 @@
 
 #include "chunking.hpp"
 #include "common/enum_names.hpp"
+#include "domain_names.hpp"
 #include "ep/error.hpp"
 
 namespace xios_lite::netcdf {
@@ -293,9 +294,11 @@ void NcFile::define_time(const FileDef& fd, Dimensions& dims) {
 // the order the variables first need them: their domain, the axis their
 // grid was reduced to, their vertical axis.
 void NcFile::define_coordinates(Dimensions& dims) {
-  // Output domains of the file: several get their id as a suffix. Counted
-  // whether or not this process has rows of them, so that every part of a
-  // multiple_file set names its dimensions alike.
+  // Output domains of the file: several sets of coordinates get their
+  // domain's name as a suffix, twins of one name share one set
+  // (domain_names.hpp). Counted whether or not this process has rows of
+  // them, so that every part of a multiple_file set names its dimensions
+  // alike.
   std::set<int> domains;
   for (std::size_t p = 0; p < layouts_.size(); ++p) {
     if (layouts_[p].horizontal == VariableLayout::Horizontal::kDomain &&
@@ -303,6 +306,7 @@ void NcFile::define_coordinates(Dimensions& dims) {
       domains.insert(layouts_[p].domain);
     }
   }
+  const std::map<int, int> owners = coordinate_owners(*cfg_, domains);
   for (std::size_t p = 0; p < layouts_.size(); ++p) {
     const VariableLayout& l = layouts_[p];
     const RowRange r = rows_[p];
@@ -320,7 +324,11 @@ void NcFile::define_coordinates(Dimensions& dims) {
         }
         out.i = axis >= 0 ? dims.vertical_axes.at(axis) : -1;
       } else {
-        define_domain(l.domain, r, domains.size() > 1, dims);
+        const int owner = owners.at(l.domain);
+        if (dims.domains.count(owner) == 0) {
+          define_domain(owner, r, coordinate_sets(owners) > 1, dims);
+        }
+        dims.domains[l.domain] = dims.domains.at(owner);
       }
     }
     if (l.horizontal == VariableLayout::Horizontal::kAxis &&
@@ -531,7 +539,7 @@ void NcFile::define_domain(int d, RowRange r, bool suffixed, Dimensions& dims) {
   int& j_dim = out.j;
   int& i_dim = out.i;
   const DomainDef& dom = cfg_->domains[static_cast<std::size_t>(d)];
-  const std::string suffix = suffixed ? "_" + dom.id : "";
+  const std::string suffix = suffixed ? "_" + output_name(*cfg_, d) : "";
   const bool curvilinear = dom.type == DomainType::kCurvilinear;
   const std::string lat = "lat" + suffix;
   const std::string lon = "lon" + suffix;
