@@ -180,7 +180,8 @@ inline std::vector<std::string> alltoallv_algorithms(int rings) {
 struct Options {
   int threads = 2;
   bool quick = false;
-  int repetitions = 0;                  ///< 0: the benchmark's default (OwnOptions)
+  int repetitions = 0;  ///< 0: the benchmark's default (OwnOptions)
+  long iterations = 0;  ///< --iters of a benchmark that has it (OwnOptions::iteration)
   std::vector<std::string> backends;    ///< empty: all (kernel_backend.hpp)
   std::vector<std::string> algorithms;  ///< empty: all of the benchmark
   std::string json;
@@ -197,6 +198,12 @@ struct OwnOptions {
   int quick_repetitions = 3;
   /// Run after parsing: defaults that depend on the shared options (--quick).
   std::function<void(const Options&)> finish;
+  /// --iters, for a benchmark that times batches of a fixed number of
+  /// iterations: what one iteration is (for the usage) and the defaults
+  /// without and with --quick. Empty: the benchmark has no --iters.
+  std::string_view iteration;
+  long iterations = 0;
+  long quick_iterations = 0;
 };
 
 /// The usage text of the shared options, for the benchmarks' --help.
