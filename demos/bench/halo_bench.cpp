@@ -83,9 +83,7 @@ bench::kernels::OwnOptions own_options(Options& o) {
           .repetitions = 10,
           .quick_repetitions = 3,
           .finish = {},
-          .iteration = "exchanges per timed batch",
-          .iterations = 200,
-          .quick_iterations = 20};
+          .iterations = {"exchanges per timed batch", 200, 20}};
 }
 
 struct Point {

@@ -105,14 +105,14 @@ Options parse_options(int argc, char** argv, std::string_view bench, const OwnOp
               })
       .text("--json", opt.json)
       .text("--csv", opt.csv);
-  if (!own.iteration.empty()) parser.count("--iters", opt.iterations);
+  if (!own.iterations.what.empty()) parser.count("--iters", opt.iterations);
   if (own.add) own.add(parser);
   parser.parse(argc, argv);
   if (opt.threads > ep::kMaxEndpointsPerProcess) {
     throw std::invalid_argument("--threads: 1 to " + std::to_string(ep::kMaxEndpointsPerProcess));
   }
   if (opt.repetitions == 0) opt.repetitions = opt.quick ? own.quick_repetitions : own.repetitions;
-  if (opt.iterations == 0) opt.iterations = opt.quick ? own.quick_iterations : own.iterations;
+  if (opt.iterations == 0) opt.iterations = opt.quick ? own.iterations.quick : own.iterations.full;
   if (own.finish) own.finish(opt);
   return opt;
 }
@@ -120,10 +120,10 @@ Options parse_options(int argc, char** argv, std::string_view bench, const OwnOp
 std::optional<int> start(int& argc, char**& argv, const char* name, Options& options,
                          const OwnOptions& own) {
   std::string usage = std::string("usage: mpiexec -n N ") + name + " [options]\n" + kSharedUsage;
-  if (!own.iteration.empty()) {
-    usage += "  --iters N          " + std::string(own.iteration) + " (default " +
-             std::to_string(own.iterations) + ", quick " + std::to_string(own.quick_iterations) +
-             ")\n";
+  if (!own.iterations.what.empty()) {
+    usage += "  --iters N          " + std::string(own.iterations.what) + " (default " +
+             std::to_string(own.iterations.full) + ", quick " +
+             std::to_string(own.iterations.quick) + ")\n";
   }
   usage += own.usage;
   return ::bench::start(argc, argv, name, usage.c_str(),

@@ -188,6 +188,15 @@ struct Options {
   std::string csv;
 };
 
+/// --iters of a benchmark that times batches of a fixed number of
+/// iterations: what one iteration is (for the usage) and the defaults
+/// without and with --quick. `what` empty: the benchmark has no --iters.
+struct FixedIterations {
+  std::string_view what;
+  long full = 0;
+  long quick = 0;
+};
+
 /// What a benchmark adds to the shared options: its usage lines, the options
 /// it registers on the parser (their targets must outlive parsing) and its
 /// default repetitions.
@@ -198,12 +207,7 @@ struct OwnOptions {
   int quick_repetitions = 3;
   /// Run after parsing: defaults that depend on the shared options (--quick).
   std::function<void(const Options&)> finish;
-  /// --iters, for a benchmark that times batches of a fixed number of
-  /// iterations: what one iteration is (for the usage) and the defaults
-  /// without and with --quick. Empty: the benchmark has no --iters.
-  std::string_view iteration;
-  long iterations = 0;
-  long quick_iterations = 0;
+  FixedIterations iterations{};
 };
 
 /// The usage text of the shared options, for the benchmarks' --help.

@@ -69,9 +69,7 @@ bench::kernels::OwnOptions own_options(Options& o) {
           .repetitions = 5,
           .quick_repetitions = 2,
           .finish = {},
-          .iteration = "iterations per solve",
-          .iterations = 40,
-          .quick_iterations = 10};
+          .iterations = {"iterations per solve", 40, 10}};
 }
 
 using bench::kernels::halo_mode;
