@@ -63,8 +63,7 @@ constexpr const char* kOwnUsage =
     "  --block B          subdomain side of the w = 1 and w = 3 points (default 128)\n"
     "  --wide W           halo width of the wide point (default 20)\n"
     "  --wide-block B     subdomain side of the wide point (default 16)\n"
-    "  halo_bench: --reps default 10 (quick 3); --algorithms of two_sweep, neighbor,\n"
-    "  direct, split\n";
+    "  halo_bench: --algorithms of two_sweep, neighbor, direct, split\n";
 
 struct Options : bench::kernels::Options {
   int block = 128;

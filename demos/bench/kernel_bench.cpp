@@ -75,7 +75,6 @@ void KernelModes::slowest_to_root(std::vector<double>& times, MPI_Comm comm) {
 const char* const kSharedUsage =
     "  --threads T        threads per process of ep and funneled (default 2)\n"
     "  --quick            few sizes and repetitions (seconds)\n"
-    "  --reps N           timed repetitions per point (default 7, quick 3, unless below)\n"
     "  --backends LIST    comma-separated subset of ep,mpi,funneled,ref; only ep and\n"
     "                     funneled: every process runs T threads (a threaded launch);\n"
     "                     only mpi and ref: one thread per process (a flat launch); both\n"
@@ -119,7 +118,10 @@ Options parse_options(int argc, char** argv, std::string_view bench, const OwnOp
 
 std::optional<int> start(int& argc, char**& argv, const char* name, Options& options,
                          const OwnOptions& own) {
-  std::string usage = std::string("usage: mpiexec -n N ") + name + " [options]\n" + kSharedUsage;
+  std::string usage = std::string("usage: mpiexec -n N ") + name + " [options]\n" + kSharedUsage +
+                      "  --reps N           timed repetitions per point (default " +
+                      std::to_string(own.repetitions) + ", quick " +
+                      std::to_string(own.quick_repetitions) + ")\n";
   if (!own.iterations.what.empty()) {
     usage += "  --iters N          " + std::string(own.iterations.what) + " (default " +
              std::to_string(own.iterations.full) + ", quick " +

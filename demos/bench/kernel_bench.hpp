@@ -210,7 +210,8 @@ struct OwnOptions {
   FixedIterations iterations{};
 };
 
-/// The usage text of the shared options, for the benchmarks' --help.
+/// The usage text of the shared options, for the benchmarks' --help; start()
+/// adds --reps and --iters with the benchmark's own defaults.
 extern const char* const kSharedUsage;
 
 /// Parses the shared options and the benchmark's own; throws

@@ -52,8 +52,8 @@ constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
 constexpr const char* kOwnUsage =
     "  --block B          horizontal side of one rank's column in the N-rank grid (default 32)\n"
     "  --levels L         levels (default 16)\n"
-    "  solver_bench: --reps (solves per point) default 5 (quick 2); no ref backend;\n"
-    "  --algorithms (the halo's) of two_sweep, neighbor, direct, split\n";
+    "  solver_bench: a repetition is one solve; no ref backend; --algorithms (the\n"
+    "  halo's) of two_sweep, neighbor, direct, split\n";
 
 struct Options : bench::kernels::Options {
   int block = 32;
