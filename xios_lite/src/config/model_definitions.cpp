@@ -499,17 +499,15 @@ ModelDefinitions global_definitions(const Config& cfg) {
     a.nj_glo = d.nj_glo;
     a.type = d.type == DomainType::kCurvilinear ? "curvilinear" : "rectilinear";
     if (d.nvertex > 0) a.nvertex = d.nvertex;
-    if (d.type == DomainType::kCurvilinear) {
-      a.lonvalue_2d = d.lon;
-      a.latvalue_2d = d.lat;
-      a.bounds_lon_2d = d.bounds_lon;
-      a.bounds_lat_2d = d.bounds_lat;
-    } else {
-      a.lonvalue_1d = d.lon;
-      a.latvalue_1d = d.lat;
-      a.bounds_lon_1d = d.bounds_lon;
-      a.bounds_lat_1d = d.bounds_lat;
-    }
+    // The coordinates as the model gives them: 2-D for a curvilinear
+    // domain, 1-D (per column, per row) for a rectilinear one.
+    using Coordinates = std::vector<double> DomainAttributes::*;
+    const bool two_d = d.type == DomainType::kCurvilinear;
+    const auto pick = [two_d](Coordinates one_d, Coordinates two) { return two_d ? two : one_d; };
+    a.*pick(&DomainAttributes::lonvalue_1d, &DomainAttributes::lonvalue_2d) = d.lon;
+    a.*pick(&DomainAttributes::latvalue_1d, &DomainAttributes::latvalue_2d) = d.lat;
+    a.*pick(&DomainAttributes::bounds_lon_1d, &DomainAttributes::bounds_lon_2d) = d.bounds_lon;
+    a.*pick(&DomainAttributes::bounds_lat_1d, &DomainAttributes::bounds_lat_2d) = d.bounds_lat;
     a.area = d.area;
     g.domains[static_cast<int>(di)] = std::move(a);
   }
