@@ -312,41 +312,9 @@ contains
   ! the shape. The array is contiguous (a section is copied in, and out for
   ! recv_field).
 
-  !> field(ni, nj[, nk[, n2]]) or the model's own array, real(8).
-  subroutine send_field_r8(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(in), contiguous, target :: field(..)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(max_rank)
-    extents(:rank(field)) = int(shape(field), c_int64_t)
-    call check(int(c_send(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                          int(rank(field), c_int), extents)), ierr)
-  end subroutine send_field_r8
-
-  !> The same in single precision.
-  subroutine send_field_r4(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_float), intent(in), contiguous, target :: field(..)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(max_rank)
-    extents(:rank(field)) = int(shape(field), c_int64_t)
-    call check(int(c_send_float(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                                int(rank(field), c_int), extents)), ierr)
-  end subroutine send_field_r4
-
-  !> field from a file in read mode: the record of the current step's period.
-  subroutine recv_field_r8(client, field_id, field, ierr)
-    type(xios_lite_client), intent(in) :: client
-    character(len=*), intent(in) :: field_id
-    real(c_double), intent(out), contiguous, target :: field(..)
-    integer, intent(out), optional :: ierr
-    integer(c_int64_t) :: extents(max_rank)
-    extents(:rank(field)) = int(shape(field), c_int64_t)
-    call check(int(c_recv(client%handle, trim(field_id) // c_null_char, c_loc(field), &
-                          int(rank(field), c_int), extents)), ierr)
-  end subroutine recv_field_r8
+  ! send_field_r8, send_field_r4 and recv_field_r8, written at build time
+  ! from one template by fortran/generate_lite_fields.py.
+  include 'xios_lite_fields.inc'
 
   !> Flushes, waits for the servers, prints the report. Collective; the
   !> client is released (also on failure).

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <exception>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace bench {
@@ -114,6 +115,40 @@ void SweepOptions::add_to(OptionParser& parser, std::span<const std::string_view
       .list("--modes", mode_names, modes)
       .text("--json", json)
       .text("--csv", csv);
+}
+
+SweepCounts SweepOptions::counts(const SweepPreset& preset) const {
+  SweepCounts c = quick ? preset.quick : preset.full;
+  if (iterations > 0) c.iterations = iterations;
+  if (repetitions > 0) c.repetitions = repetitions;
+  return c;
+}
+
+std::string SweepOptions::usage(std::string_view bench, const SweepPreset& preset,
+                                std::span<const std::string_view> mode_names) {
+  // Options in a column of 18, their text from column 21, lines within 92.
+  const std::string indent(21, ' ');
+  std::string modes = "  --modes LIST       comma-separated subset of ";
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < mode_names.size(); ++i) {
+    const std::string name = std::string(mode_names[i]) + (i + 1 < mode_names.size() ? "," : "");
+    if (modes.size() - line_start + name.size() > 92) {
+      modes += "\n" + indent;
+      line_start = modes.size() - indent.size();
+    }
+    modes += name;
+  }
+  const std::string results = "results (default bench-results/" + std::string(bench);
+  return "  --iters N          " + std::string(preset.iteration) + " (default " +
+         std::to_string(preset.full.iterations) + ", quick " +
+         std::to_string(preset.quick.iterations) + ");\n" + indent +
+         "larger messages get proportionally fewer\n"
+         "  --reps N           timed repetitions per point (default " +
+         std::to_string(preset.full.repetitions) + ", quick " +
+         std::to_string(preset.quick.repetitions) + ")\n" + modes + "\n" +
+         "  --json PATH        JSON " + results + ".json)\n" + "  --csv PATH         CSV " +
+         results + ".csv)\n" +
+         "  --keep-binding     keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
 }
 
 std::vector<std::size_t> SweepOptions::message_sizes(

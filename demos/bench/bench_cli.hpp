@@ -102,6 +102,22 @@ class OptionParser {
   return std::max(min, static_cast<long>(scaled));
 }
 
+/// The timing counts of a size sweep: iterations per repetition for small
+/// messages (scaled_iterations lowers them for larger ones) and timed
+/// repetitions per point.
+struct SweepCounts {
+  long iterations = 0;
+  int repetitions = 0;
+};
+
+/// A sweep benchmark's presets, and what one of its iterations is (for the
+/// usage: "round trips per repetition for small messages").
+struct SweepPreset {
+  std::string_view iteration;
+  SweepCounts full;
+  SweepCounts quick;
+};
+
 /// The options of a benchmark that sweeps message sizes (ep_pingpong,
 /// ep_collectives): the preset, the largest message, the timing counts, the
 /// modes, where the results go and the CPU binding. A benchmark derives its
@@ -122,6 +138,14 @@ struct SweepOptions {
   /// Registers --quick, --keep-binding, --max-bytes, --iters, --reps,
   /// --modes (a subset of `mode_names`), --json and --csv with `parser`.
   void add_to(OptionParser& parser, std::span<const std::string_view> mode_names);
+  /// The preset's counts (its quick ones with --quick), each replaced by
+  /// --iters and --reps when given.
+  [[nodiscard]] SweepCounts counts(const SweepPreset& preset) const;
+  /// The usage lines of --iters, --reps, --modes (a subset of `mode_names`),
+  /// --json, --csv and --keep-binding for benchmark `bench`, with the
+  /// preset's defaults; the benchmark writes --quick and --max-bytes itself.
+  [[nodiscard]] static std::string usage(std::string_view bench, const SweepPreset& preset,
+                                         std::span<const std::string_view> mode_names);
   /// Powers of two from `min_bytes` to max_bytes; with --quick only those of
   /// `quick_sizes` that do not exceed max_bytes. max_bytes always ends the list.
   [[nodiscard]] std::vector<std::size_t> message_sizes(

@@ -115,6 +115,16 @@ std::string format_bytes(std::size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+void print_sweep_plan(std::span<const std::size_t> sizes, int repetitions, long iterations,
+                      std::string_view per_repetition, std::size_t flat_bytes,
+                      std::string_view above, long min_iterations) {
+  std::printf("# sizes %s .. %s; %d repetitions; %ld %.*s up to %s%.*s above (min %ld)\n",
+              format_bytes(sizes.front()).c_str(), format_bytes(sizes.back()).c_str(), repetitions,
+              iterations, static_cast<int>(per_repetition.size()), per_repetition.data(),
+              format_bytes(flat_bytes).c_str(), static_cast<int>(above.size()), above.data(),
+              min_iterations);
+}
+
 void print_header(std::FILE* out, std::string_view title, const TableLayout& layout) {
   std::fprintf(out, "\n# %.*s\n", static_cast<int>(title.size()), title.data());
   std::fprintf(out, "%-*s", kModeWidth, "mode");

@@ -89,6 +89,12 @@ void print_comparison_row(std::FILE* out, const Report& report, std::string_view
 /// "8 B", "64 KiB", "4 MiB": exact binary units where the size allows.
 std::string format_bytes(std::size_t bytes);
 
+/// The plan line of a size sweep's report on stdout: "# sizes 8 B .. 1 MiB;
+/// 20 repetitions; 400 <per_repetition> up to <flat_bytes><above> (min 8)".
+void print_sweep_plan(std::span<const std::size_t> sizes, int repetitions, long iterations,
+                      std::string_view per_repetition, std::size_t flat_bytes,
+                      std::string_view above, long min_iterations);
+
 /// The records of one benchmark run.
 class Report {
  public:

@@ -291,6 +291,79 @@ UniformBlocks::UniformBlocks(int size, int count)
   for (int j = 0; j < size; ++j) displs[static_cast<std::size_t>(j)] = j * count;
 }
 
+namespace {
+
+// The collectives of one endpoint in MpiCollectives' form (the same count on
+// every rank, one type), over the endpoint layer's blocking calls.
+class EpCollectives {
+ public:
+  explicit EpCollectives(const ep::Communicator& comm) : comm_(comm) {}
+  void barrier() const { ep::barrier(comm_); }
+  void bcast(void* buffer, int count, MPI_Datatype type, int root) const {
+    ep::bcast(comm_, buffer, count, type, root);
+  }
+  void allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op) const {
+    ep::allreduce(comm_, send, recv, count, type, op);
+  }
+  void gather(const void* send, void* recv, int count, MPI_Datatype type, int root) const {
+    ep::gather(comm_, send, count, type, recv, count, type, root);
+  }
+  void scatter(const void* send, void* recv, int count, MPI_Datatype type, int root) const {
+    ep::scatter(comm_, send, count, type, recv, count, type, root);
+  }
+  void allgather(const void* send, void* recv, int count, MPI_Datatype type) const {
+    ep::allgather(comm_, send, count, type, recv, count, type);
+  }
+  void alltoall(const void* send, void* recv, int count, MPI_Datatype type) const {
+    ep::alltoall(comm_, send, count, type, recv, count, type);
+  }
+  void alltoallv(const void* send, std::span<const int> counts, std::span<const int> displs,
+                 void* recv, MPI_Datatype type) const {
+    ep::alltoallv(comm_, send, counts, displs, type, recv, counts, displs, type);
+  }
+
+ private:
+  const ep::Communicator& comm_;
+};
+
+// One call of `shape` through `ops` (MpiCollectives, EpCollectives) on one
+// rank's buffers: bytes as MPI_BYTE (allreduce: doubles summed), the root
+// kRoot, alltoallv in the uniform layout `blocks`.
+template <class Collectives>
+void call_collective(const Collectives& ops, const CallShape& shape, Buffers& buffers,
+                     const UniformBlocks& blocks) {
+  const int bytes = to_int(shape.bytes);
+  switch (shape.collective) {
+    case Collective::kBarrier:
+      ops.barrier();
+      return;
+    case Collective::kBcast:
+      ops.bcast(buffers.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kAllreduce:
+      ops.allreduce(buffers.send(), buffers.recv(), bytes / to_int(sizeof(double)), MPI_DOUBLE,
+                    MPI_SUM);
+      return;
+    case Collective::kGather:
+      ops.gather(buffers.send(), buffers.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kScatter:
+      ops.scatter(buffers.send(), buffers.recv(), bytes, MPI_BYTE, kRoot);
+      return;
+    case Collective::kAllgather:
+      ops.allgather(buffers.send(), buffers.recv(), bytes, MPI_BYTE);
+      return;
+    case Collective::kAlltoall:
+      ops.alltoall(buffers.send(), buffers.recv(), bytes, MPI_BYTE);
+      return;
+    case Collective::kAlltoallv:
+      ops.alltoallv(buffers.send(), blocks.counts, blocks.displs, buffers.recv(), MPI_BYTE);
+      return;
+  }
+}
+
+}  // namespace
+
 // -------------------------------------------------------------------- mpi ----
 
 MpiCaller::MpiCaller(const MpiCollectives& mpi, const CallShape& shape, int rank, Buffers& buffers)
@@ -300,73 +373,14 @@ MpiCaller::MpiCaller(const MpiCollectives& mpi, const CallShape& shape, int rank
       buffers_(buffers),
       blocks_(shape.size, to_int(shape.bytes)) {}
 
-void MpiCaller::call() {
-  const int bytes = to_int(shape_.bytes);
-  switch (shape_.collective) {
-    case Collective::kBarrier:
-      mpi_.barrier();
-      return;
-    case Collective::kBcast:
-      mpi_.bcast(buffers_.recv(), bytes, MPI_BYTE, kRoot);
-      return;
-    case Collective::kAllreduce:
-      mpi_.allreduce(buffers_.send(), buffers_.recv(), bytes / to_int(sizeof(double)), MPI_DOUBLE,
-                     MPI_SUM);
-      return;
-    case Collective::kGather:
-      mpi_.gather(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE, kRoot);
-      return;
-    case Collective::kScatter:
-      mpi_.scatter(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE, kRoot);
-      return;
-    case Collective::kAllgather:
-      mpi_.allgather(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE);
-      return;
-    case Collective::kAlltoall:
-      mpi_.alltoall(buffers_.send(), buffers_.recv(), bytes, MPI_BYTE);
-      return;
-    case Collective::kAlltoallv:
-      mpi_.alltoallv(buffers_.send(), blocks_.counts, blocks_.displs, buffers_.recv(), MPI_BYTE);
-      return;
-  }
-}
+void MpiCaller::call() { call_collective(mpi_, shape_, buffers_, blocks_); }
 
 // --------------------------------------------------------------------- ep ----
 
 EpCaller::EpCaller(const ep::Communicator& comm, const CallShape& shape, Buffers& buffers)
     : comm_(comm), shape_(shape), buffers_(buffers), blocks_(shape.size, to_int(shape.bytes)) {}
 
-void EpCaller::call() {
-  const int bytes = to_int(shape_.bytes);
-  switch (shape_.collective) {
-    case Collective::kBarrier:
-      ep::barrier(comm_);
-      return;
-    case Collective::kBcast:
-      ep::bcast(comm_, buffers_.recv(), bytes, MPI_BYTE, kRoot);
-      return;
-    case Collective::kAllreduce:
-      ep::allreduce(comm_, buffers_.send(), buffers_.recv(), bytes / to_int(sizeof(double)),
-                    MPI_DOUBLE, MPI_SUM);
-      return;
-    case Collective::kGather:
-      ep::gather(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE, kRoot);
-      return;
-    case Collective::kScatter:
-      ep::scatter(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE, kRoot);
-      return;
-    case Collective::kAllgather:
-      ep::allgather(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE);
-      return;
-    case Collective::kAlltoall:
-      ep::alltoall(comm_, buffers_.send(), bytes, MPI_BYTE, buffers_.recv(), bytes, MPI_BYTE);
-      return;
-    case Collective::kAlltoallv:
-      ep::alltoallv(comm_, buffers_.send(), blocks_.counts, blocks_.displs, MPI_BYTE,
-                    buffers_.recv(), blocks_.counts, blocks_.displs, MPI_BYTE);
-      return;
-  }
-}
+void EpCaller::call() { call_collective(EpCollectives(comm_), shape_, buffers_, blocks_); }
 
 // --------------------------------------------------------------- funneled ----
 
@@ -384,32 +398,13 @@ void FunneledCaller::prepare() {
 }
 
 void FunneledCaller::call() {
-  switch (shape_.collective) {
-    case Collective::kBarrier:
-      barrier();
-      return;
-    case Collective::kBcast:
-      bcast();
-      return;
-    case Collective::kAllreduce:
-      allreduce();
-      return;
-    case Collective::kGather:
-      gather();
-      return;
-    case Collective::kScatter:
-      scatter();
-      return;
-    case Collective::kAllgather:
-      allgather();
-      return;
-    case Collective::kAlltoall:
-      alltoall(false);
-      return;
-    case Collective::kAlltoallv:
-      alltoall(true);
-      return;
-  }
+  // Indexed by Collective (the order of kCollectives).
+  static constexpr void (FunneledCaller::*kCalls[])() = {
+      &FunneledCaller::barrier,  &FunneledCaller::bcast,    &FunneledCaller::allreduce,
+      &FunneledCaller::gather,   &FunneledCaller::scatter,  &FunneledCaller::allgather,
+      &FunneledCaller::alltoall, &FunneledCaller::alltoallv};
+  static_assert(std::size(kCalls) == std::size(kCollectives), "a call for each collective");
+  (this->*kCalls[static_cast<std::size_t>(shape_.collective)])();
 }
 
 void FunneledCaller::barrier() {
@@ -506,7 +501,7 @@ void FunneledCaller::allgather() {
   std::memcpy(own().recv(), process_.staging.recv(), buffer_bytes(shape_));
 }
 
-void FunneledCaller::alltoall(bool v) {
+void FunneledCaller::exchange_blocks(bool v) {
   const std::size_t block = shape_.bytes;
   const auto threads = static_cast<std::size_t>(process_.threads);
   const auto thread = static_cast<std::size_t>(thread_);

@@ -63,6 +63,14 @@ inline constexpr Collective kCollectives[] = {
 inline constexpr std::string_view kCollectiveNames[] = {
     "barrier", "bcast", "allreduce", "gather", "scatter", "allgather", "alltoall", "alltoallv"};
 static_assert(std::size(kCollectiveNames) == std::size(kCollectives), "a name for each");
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < std::size(kCollectives); ++i) {
+        if (static_cast<std::size_t>(kCollectives[i]) != i) return false;
+      }
+      return true;
+    }(),
+    "kCollectives lists Collective in the order of its values (tables are indexed by them)");
 
 inline const char* collective_name(Collective collective) {
   return kCollectiveNames[static_cast<std::size_t>(collective)].data();
@@ -191,7 +199,10 @@ class FunneledCaller {
   void gather();
   void scatter();
   void allgather();
-  void alltoall(bool v);
+  void alltoall() { exchange_blocks(false); }
+  void alltoallv() { exchange_blocks(true); }
+  /// alltoall (v false) or alltoallv in the uniform layout (v true).
+  void exchange_blocks(bool v);
 
   FunneledProcess& process_;
   CallShape shape_;

@@ -27,7 +27,8 @@
 //   mpiexec -n 1 ep_collectives --threads 2 --modes ep,funneled ...   (threaded)
 //   mpiexec -n 2 ep_collectives --threads 2 --modes mpi ...           (flat)
 //   mpiexec -n 4 ep_collectives --threads 2 [--quick] [--max-bytes N] (mixed)
-// (options: --help, or kUsage below; method and results: docs/ep_collectives.md)
+// (options: --help, or kOwnUsage and SweepOptions::usage; method and results:
+// docs/ep_collectives.md)
 #include <mpi.h>
 #include <omp.h>
 #include <unistd.h>
@@ -78,7 +79,13 @@ struct Options : bench::SweepOptions {
   std::vector<std::string> collectives;  // empty: all
 };
 
-constexpr const char* kUsage =
+// The sweep's counts. 4 processes on the 2-core VM: the full sweep takes
+// about a minute at load 5 (other jobs), leaving room within its 2-minute
+// budget for busier times.
+constexpr bench::SweepPreset kPreset{"calls per repetition for small messages", {400, 20}, {20, 3}};
+
+// ep_collectives' own options (SweepOptions::usage writes the shared ones).
+constexpr const char* kOwnUsage =
     "usage: mpiexec -n N ep_collectives [options]   (N = P processes x T threads)\n"
     "  --threads T        threads per process of the ep and funneled modes (default 2;\n"
     "                     N must be a multiple of T)\n"
@@ -86,18 +93,11 @@ constexpr const char* kUsage =
     "  --max-bytes N      largest message per rank (per block for gather, scatter,\n"
     "                     allgather and alltoall/v), a multiple of 8, suffix K or M\n"
     "                     allowed (default 1M)\n"
-    "  --iters N          calls per repetition for small messages (default 400, quick 20);\n"
-    "                     above 16 KiB sent per rank per call proportionally fewer\n"
-    "  --reps N           timed repetitions per point (default 20, quick 3)\n"
     "  --mpi-wait MODE    how mpi and the funneled master wait for MPI: 'yield' (default:\n"
     "                     MPI_I* + MPI_Test + sched_yield, as ep waits) or 'block'\n"
     "                     (the blocking calls; Open MPI busy-polls in them)\n"
-    "  --modes LIST       comma-separated subset of ep,mpi,funneled\n"
     "  --collectives LIST comma-separated subset of barrier,bcast,allreduce,gather,scatter,\n"
-    "                     allgather,alltoall,alltoallv\n"
-    "  --json PATH        JSON results (default bench-results/ep_collectives.json)\n"
-    "  --csv PATH         CSV results (default bench-results/ep_collectives.csv)\n"
-    "  --keep-binding     keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
+    "                     allgather,alltoall,alltoallv\n";
 
 constexpr std::string_view kModeNames[] = {"ep", "mpi", "funneled"};
 Options parse_options(int argc, char** argv) {
@@ -154,10 +154,8 @@ std::vector<std::size_t> message_sizes(const Options& opt) {
 // per call, so that large points move about as much data as small ones and
 // the full sweep stays within its time budget.
 struct Sizing {
-  // 4 processes on the 2-core VM: the full sweep takes about a minute at load
-  // 5 (other jobs), leaving room within its 2-minute budget for busier times.
-  long base_iterations = 400;
-  int repetitions = 20;
+  long base_iterations = kPreset.full.iterations;
+  int repetitions = kPreset.full.repetitions;
   std::size_t flat_bytes = 16 * kKiB;  // sent per rank per call; above, iterations fall
   long min_iterations = 8;
 
@@ -169,12 +167,9 @@ struct Sizing {
 
 Sizing sizing_for(const Options& opt) {
   Sizing sizing;
-  if (opt.quick) {
-    sizing.base_iterations = 20;
-    sizing.repetitions = 3;
-  }
-  if (opt.iterations > 0) sizing.base_iterations = opt.iterations;
-  if (opt.repetitions > 0) sizing.repetitions = opt.repetitions;
+  const bench::SweepCounts counts = opt.counts(kPreset);
+  sizing.base_iterations = counts.iterations;
+  sizing.repetitions = counts.repetitions;
   sizing.min_iterations = std::min(sizing.min_iterations, sizing.base_iterations);
   return sizing;
 }
@@ -535,12 +530,9 @@ void print_preamble(const Options& opt, const bench::LaunchLayout& layout, int c
   std::printf(
       "# t = time per call of the slowest rank in each repetition; t_min/avg/max over "
       "repetitions; ratios from t_avg\n");
-  std::printf(
-      "# sizes %s .. %s; %d repetitions; %ld calls per repetition up to %s sent per rank per "
-      "call, proportionally fewer above (min %ld)\n",
-      bench::format_bytes(sizes.front()).c_str(), bench::format_bytes(sizes.back()).c_str(),
-      sizing.repetitions, sizing.base_iterations, bench::format_bytes(sizing.flat_bytes).c_str(),
-      sizing.min_iterations);
+  bench::print_sweep_plan(sizes, sizing.repetitions, sizing.base_iterations, "calls per repetition",
+                          sizing.flat_bytes, " sent per rank per call, proportionally fewer",
+                          sizing.min_iterations);
   if (opt.keep_binding || cpus_before == cpus_after) {
     std::printf("# CPUs per process: %d of %d online", cpus_after, bench::online_cpus());
   } else {
@@ -587,7 +579,8 @@ int main(int argc, char** argv) {
   ensure_passive_wait_policy(argv);
   int world_size = 1;
   Options options;
-  if (auto stop = bench::start(argc, argv, kBenchName, kUsage, [&] {
+  const std::string usage = kOwnUsage + Options::usage(kBenchName, kPreset, kModeNames);
+  if (auto stop = bench::start(argc, argv, kBenchName, usage.c_str(), [&] {
         MPI_Comm_size(MPI_COMM_WORLD, &world_size);
         options = parse_options(argc, argv);
         check_layout(options, world_size);

@@ -21,7 +21,7 @@
 // one launch is printed but not judged.
 //
 //   OMP_NUM_THREADS=2 mpiexec -n 2 ep_pingpong [--quick] [--max-bytes N] [--iters N] ...
-// (options: --help, or kUsage below; method and results: docs/ep_pingpong.md)
+// (options: --help, or kOwnUsage and SweepOptions::usage; method and results: docs/ep_pingpong.md)
 #include <mpi.h>
 #include <omp.h>
 
@@ -75,22 +75,19 @@ struct Options : bench::SweepOptions {
   std::vector<std::string> tests;  // empty: all
 };
 
-constexpr const char* kUsage =
+// The sweep's counts.
+constexpr bench::SweepPreset kPreset{
+    "round trips per repetition for small messages", {2000, 20}, {100, 3}};
+
+// ep_pingpong's own options (SweepOptions::usage writes the shared ones).
+constexpr const char* kOwnUsage =
     "usage: mpiexec -n 2 ep_pingpong [options]   (OMP_NUM_THREADS >= 2)\n"
-    "  --quick          few sizes and iterations (seconds; used by make demo)\n"
-    "  --max-bytes N    largest message, suffix K or M allowed (default 4M)\n"
-    "  --iters N        round trips per repetition for small messages (default 2000,\n"
-    "                   quick 100); larger messages get proportionally fewer\n"
-    "  --reps N         timed repetitions per point (default 20, quick 3)\n"
-    "  --max-pairs N    most thread/process pairs in the msg_rate test (default 4)\n"
-    "  --window-bytes N cap on the buffers of one streaming window (default 4M, which\n"
-    "                   stays in cache here; larger measures DRAM bandwidth)\n"
-    "  --json PATH      JSON results (default bench-results/ep_pingpong.json)\n"
-    "  --csv PATH       CSV results (default bench-results/ep_pingpong.csv)\n"
-    "  --modes LIST     comma-separated subset of ep_intra,mpi_proc,ep_inter,mpi_thread_tags,\n"
-    "                   memcpy\n"
-    "  --tests LIST     comma-separated subset of latency,bandwidth,msg_rate\n"
-    "  --keep-binding   keep the launcher's CPU binding (see docs/ep_pingpong.md)\n";
+    "  --quick            few sizes and iterations (seconds; used by make demo)\n"
+    "  --max-bytes N      largest message, suffix K or M allowed (default 4M)\n"
+    "  --max-pairs N      most thread/process pairs in the msg_rate test (default 4)\n"
+    "  --window-bytes N   cap on the buffers of one streaming window (default 4M, which\n"
+    "                     stays in cache here; larger measures DRAM bandwidth)\n"
+    "  --tests LIST       comma-separated subset of latency,bandwidth,msg_rate\n";
 
 constexpr std::string_view kModeNames[] = {"ep_intra", "mpi_proc", "ep_inter", "mpi_thread_tags",
                                            "memcpy"};
@@ -124,12 +121,9 @@ std::vector<std::size_t> message_sizes(const Options& opt) {
 
 Sizing sizing_for(const Options& opt) {
   Sizing sizing;
-  if (opt.quick) {
-    sizing.base_iterations = 100;
-    sizing.repetitions = 3;
-  }
-  if (opt.iterations > 0) sizing.base_iterations = opt.iterations;
-  if (opt.repetitions > 0) sizing.repetitions = opt.repetitions;
+  const bench::SweepCounts counts = opt.counts(kPreset);
+  sizing.base_iterations = counts.iterations;
+  sizing.repetitions = counts.repetitions;
   if (opt.window_bytes > 0) sizing.window_bytes = opt.window_bytes;
   sizing.min_iterations = std::min(sizing.min_iterations, sizing.base_iterations);
   return sizing;
@@ -617,12 +611,9 @@ void print_preamble(const Options& opt, int processes, int cpus_before, int cpus
         "modes (--keep-binding keeps the binding)\n",
         cpus_before, cpus_after);
   }
-  std::printf(
-      "# sizes %s .. %s; %d repetitions; %ld round trips per repetition up to %s, "
-      "halving per doubling above (min %ld)\n",
-      bench::format_bytes(sizes.front()).c_str(), bench::format_bytes(sizes.back()).c_str(),
-      sizing.repetitions, sizing.base_iterations, bench::format_bytes(sizing.flat_bytes).c_str(),
-      sizing.min_iterations);
+  bench::print_sweep_plan(sizes, sizing.repetitions, sizing.base_iterations,
+                          "round trips per repetition", sizing.flat_bytes, ", halving per doubling",
+                          sizing.min_iterations);
   std::printf("# streaming: up to %d messages per window, at most %s of buffers per side\n",
               sizing.max_window, bench::format_bytes(sizing.window_bytes).c_str());
   const std::string threshold = eager ? std::string(eager) + " B (EP_EAGER_THRESHOLD)"
@@ -639,7 +630,8 @@ void print_preamble(const Options& opt, int processes, int cpus_before, int cpus
 
 int main(int argc, char** argv) {
   Options options;
-  if (auto stop = bench::start(argc, argv, kBenchName, kUsage,
+  const std::string usage = kOwnUsage + Options::usage(kBenchName, kPreset, kModeNames);
+  if (auto stop = bench::start(argc, argv, kBenchName, usage.c_str(),
                                [&] { options = parse_options(argc, argv); })) {
     return *stop;
   }

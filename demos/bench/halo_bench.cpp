@@ -63,29 +63,26 @@ constexpr const char* kOwnUsage =
     "  --block B          subdomain side of the w = 1 and w = 3 points (default 128)\n"
     "  --wide W           halo width of the wide point (default 20)\n"
     "  --wide-block B     subdomain side of the wide point (default 16)\n"
-    "  --iters N          exchanges per timed batch (default 200, quick 20)\n"
-    "  halo_bench: --reps default 10 (quick 3); --algorithms of two_sweep, neighbor,\n"
-    "  direct, split\n";
+    "  halo_bench: --algorithms of two_sweep, neighbor, direct, split\n";
 
 struct Options : bench::kernels::Options {
   int block = 128;
   int wide = 20;
   int wide_block = 16;
-  long iterations = 0;
 };
 
 bench::kernels::OwnOptions own_options(Options& o) {
-  return {kOwnUsage,
-          [&o](bench::OptionParser& parser) {
-            parser.count("--block", o.block)
-                .count("--wide", o.wide)
-                .count("--wide-block", o.wide_block)
-                .count("--iters", o.iterations);
-          },
-          10, 3,
-          [&o](const bench::kernels::Options& shared) {
-            if (o.iterations == 0) o.iterations = shared.quick ? 20 : 200;
-          }};
+  return {.usage = kOwnUsage,
+          .add =
+              [&o](bench::OptionParser& parser) {
+                parser.count("--block", o.block)
+                    .count("--wide", o.wide)
+                    .count("--wide-block", o.wide_block);
+              },
+          .repetitions = 10,
+          .quick_repetitions = 3,
+          .finish = {},
+          .iterations = {"exchanges per timed batch", 200, 20}};
 }
 
 struct Point {

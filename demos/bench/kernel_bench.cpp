@@ -75,7 +75,6 @@ void KernelModes::slowest_to_root(std::vector<double>& times, MPI_Comm comm) {
 const char* const kSharedUsage =
     "  --threads T        threads per process of ep and funneled (default 2)\n"
     "  --quick            few sizes and repetitions (seconds)\n"
-    "  --reps N           timed repetitions per point (default 7, quick 3, unless below)\n"
     "  --backends LIST    comma-separated subset of ep,mpi,funneled,ref; only ep and\n"
     "                     funneled: every process runs T threads (a threaded launch);\n"
     "                     only mpi and ref: one thread per process (a flat launch); both\n"
@@ -105,20 +104,30 @@ Options parse_options(int argc, char** argv, std::string_view bench, const OwnOp
               })
       .text("--json", opt.json)
       .text("--csv", opt.csv);
+  if (!own.iterations.what.empty()) parser.count("--iters", opt.iterations);
   if (own.add) own.add(parser);
   parser.parse(argc, argv);
   if (opt.threads > ep::kMaxEndpointsPerProcess) {
     throw std::invalid_argument("--threads: 1 to " + std::to_string(ep::kMaxEndpointsPerProcess));
   }
   if (opt.repetitions == 0) opt.repetitions = opt.quick ? own.quick_repetitions : own.repetitions;
+  if (opt.iterations == 0) opt.iterations = opt.quick ? own.iterations.quick : own.iterations.full;
   if (own.finish) own.finish(opt);
   return opt;
 }
 
 std::optional<int> start(int& argc, char**& argv, const char* name, Options& options,
                          const OwnOptions& own) {
-  const std::string usage = std::string("usage: mpiexec -n N ") + name + " [options]\n" +
-                            kSharedUsage + std::string(own.usage);
+  std::string usage = std::string("usage: mpiexec -n N ") + name + " [options]\n" + kSharedUsage +
+                      "  --reps N           timed repetitions per point (default " +
+                      std::to_string(own.repetitions) + ", quick " +
+                      std::to_string(own.quick_repetitions) + ")\n";
+  if (!own.iterations.what.empty()) {
+    usage += "  --iters N          " + std::string(own.iterations.what) + " (default " +
+             std::to_string(own.iterations.full) + ", quick " +
+             std::to_string(own.iterations.quick) + ")\n";
+  }
+  usage += own.usage;
   return ::bench::start(argc, argv, name, usage.c_str(),
                         [&] { options = parse_options(argc, argv, name, own); });
 }

@@ -180,11 +180,21 @@ inline std::vector<std::string> alltoallv_algorithms(int rings) {
 struct Options {
   int threads = 2;
   bool quick = false;
-  int repetitions = 0;                  ///< 0: the benchmark's default (OwnOptions)
+  int repetitions = 0;  ///< 0: the benchmark's default (OwnOptions)
+  long iterations = 0;  ///< --iters of a benchmark that has it (OwnOptions::iteration)
   std::vector<std::string> backends;    ///< empty: all (kernel_backend.hpp)
   std::vector<std::string> algorithms;  ///< empty: all of the benchmark
   std::string json;
   std::string csv;
+};
+
+/// --iters of a benchmark that times batches of a fixed number of
+/// iterations: what one iteration is (for the usage) and the defaults
+/// without and with --quick. `what` empty: the benchmark has no --iters.
+struct FixedIterations {
+  std::string_view what;
+  long full = 0;
+  long quick = 0;
 };
 
 /// What a benchmark adds to the shared options: its usage lines, the options
@@ -197,9 +207,11 @@ struct OwnOptions {
   int quick_repetitions = 3;
   /// Run after parsing: defaults that depend on the shared options (--quick).
   std::function<void(const Options&)> finish;
+  FixedIterations iterations{};
 };
 
-/// The usage text of the shared options, for the benchmarks' --help.
+/// The usage text of the shared options, for the benchmarks' --help; start()
+/// adds --reps and --iters with the benchmark's own defaults.
 extern const char* const kSharedUsage;
 
 /// Parses the shared options and the benchmark's own; throws

@@ -126,6 +126,15 @@ struct Blocks {
   }
 };
 
+// A setup's first call, checked: after it every block holds its sender's
+// pattern. `label` names the backend and form in a failure.
+template <class Call>
+void check_first_call(Call& setup, int rank, int size, const std::string& label) {
+  setup.blocks.fill(rank);
+  setup.call();
+  setup.blocks.check(rank, size, label);
+}
+
 template <class C>
 struct NeighborCall {
   NeighborCall(const C& /*comm*/, std::size_t /*bytes*/, const std::string& /*form*/) {
@@ -150,9 +159,7 @@ struct NeighborCall<collectives::EpComm> {
       persistent = ep::neighbor_alltoall_init(grid, blocks.out.data(), count, MPI_INT,
                                               blocks.in.data(), count, MPI_INT);
     }
-    blocks.fill(comm.rank());
-    call();
-    blocks.check(comm.rank(), comm.size(), "ep." + name);
+    check_first_call(*this, comm.rank(), comm.size(), "ep." + name);
   }
   NeighborCall(const NeighborCall&) = delete;
   NeighborCall& operator=(const NeighborCall&) = delete;
@@ -209,9 +216,7 @@ struct NeighborCall<collectives::MpiComm> {
       throw std::logic_error(std::string(kBench) + ": this MPI has no MPI_Neighbor_alltoall_init");
 #endif
     }
-    blocks.fill(comm.rank());
-    call();
-    blocks.check(comm.rank(), comm.size(), "mpi." + name);
+    check_first_call(*this, comm.rank(), comm.size(), "mpi." + name);
   }
   NeighborCall(const NeighborCall&) = delete;
   NeighborCall& operator=(const NeighborCall&) = delete;

@@ -52,8 +52,8 @@ struct Sample {
 /// so that every point moves about the same number of bytes and the whole
 /// sweep stays within its time budget.
 struct Sizing {
-  long base_iterations = 2000;  ///< round trips per repetition for sizes <= flat_bytes
-  int repetitions = 20;
+  long base_iterations = 0;  ///< round trips per repetition for sizes <= flat_bytes (the preset's)
+  int repetitions = 0;       ///< (the preset's: ep_pingpong's kPreset)
   std::size_t flat_bytes = 32 * 1024;  ///< above this, iterations halve per doubling of size
   long min_iterations = 10;
   int max_window = 64;  ///< messages in flight, small sizes

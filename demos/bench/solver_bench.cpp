@@ -52,26 +52,24 @@ constexpr std::array kBackends{Backend::kEp, Backend::kMpi, Backend::kFunneled};
 constexpr const char* kOwnUsage =
     "  --block B          horizontal side of one rank's column in the N-rank grid (default 32)\n"
     "  --levels L         levels (default 16)\n"
-    "  --iters N          iterations per solve (default 40, quick 10)\n"
-    "  solver_bench: --reps (solves per point) default 5 (quick 2); no ref backend;\n"
-    "  --algorithms (the halo's) of two_sweep, neighbor, direct, split\n";
+    "  solver_bench: a repetition is one solve; no ref backend; --algorithms (the\n"
+    "  halo's) of two_sweep, neighbor, direct, split\n";
 
 struct Options : bench::kernels::Options {
   int block = 32;
   int levels = 16;
-  int iterations = 0;
 };
 
 bench::kernels::OwnOptions own_options(Options& o) {
-  return {
-      kOwnUsage,
-      [&o](bench::OptionParser& parser) {
-        parser.count("--block", o.block).count("--levels", o.levels).count("--iters", o.iterations);
-      },
-      5, 2,
-      [&o](const bench::kernels::Options& shared) {
-        if (o.iterations == 0) o.iterations = shared.quick ? 10 : 40;
-      }};
+  return {.usage = kOwnUsage,
+          .add =
+              [&o](bench::OptionParser& parser) {
+                parser.count("--block", o.block).count("--levels", o.levels);
+              },
+          .repetitions = 5,
+          .quick_repetitions = 2,
+          .finish = {},
+          .iterations = {"iterations per solve", 40, 10}};
 }
 
 using bench::kernels::halo_mode;

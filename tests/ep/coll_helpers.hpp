@@ -165,6 +165,13 @@ inline MPI_Op mat_product_op() {
   return kOp;
 }
 
+/// The reduction the non-commutative tests use: Mats multiplied.
+struct MatProduct {
+  MPI_Datatype type;
+  MPI_Op op;
+};
+inline MatProduct mat_product() { return {mat_type(), mat_product_op()}; }
+
 /// A derived type with holes: kStrided ints at every other int (a resized
 /// MPI_Type_vector with extent 2 * kStrided ints), so element e's data are the
 /// ints 2 * (kStrided * e + j) and the odd ints are holes.

@@ -122,8 +122,7 @@ TEST(CollectiveReductions, AllreduceDerivedTypeWithUserOp) {
 TEST(CollectiveReductions, NonCommutativeReduceAndAllreduce) {
   for_each_layout([](ep::Communicator& c) {
     const int n = c.size();
-    const MPI_Datatype type = coll_test::mat_type();
-    const MPI_Op op = coll_test::mat_product_op();
+    const auto [type, op] = coll_test::mat_product();
     constexpr int kCount = 6;
     const std::vector<Mat> mine = mats_of(c.rank(), kCount);
     for (const ep::ReduceOptions options : {ep::ReduceOptions{}, kLayoutIndependent}) {
@@ -266,8 +265,7 @@ TEST(CollectiveReductions, ReduceScatterVariedCounts) {
 TEST(CollectiveReductions, NonCommutativeReduceScatter) {
   for_each_layout([](ep::Communicator& c) {
     const int n = c.size();
-    const MPI_Datatype type = coll_test::mat_type();
-    const MPI_Op op = coll_test::mat_product_op();
+    const auto [type, op] = coll_test::mat_product();
     for (const ep::ReduceOptions options : {ep::ReduceOptions{}, kLayoutIndependent}) {
       // Block form.
       constexpr int kBlock = 3;
@@ -328,8 +326,7 @@ TEST(CollectiveReductions, ScanAndExscanSums) {
 
 TEST(CollectiveReductions, NonCommutativeScanAndExscan) {
   for_each_layout([](ep::Communicator& c) {
-    const MPI_Datatype type = coll_test::mat_type();
-    const MPI_Op op = coll_test::mat_product_op();
+    const auto [type, op] = coll_test::mat_product();
     for (const ep::ReduceOptions options : {ep::ReduceOptions{}, kLayoutIndependent}) {
       for (int count : {1, 4, 2000}) {
         const std::vector<Mat> mine = mats_of(c.rank(), count);
@@ -358,8 +355,7 @@ TEST(CollectiveReductions, NonCommutativeScanAndExscan) {
 
 TEST(CollectiveReductions, ScanInPlaceNonCommutative) {
   for_each_layout([](ep::Communicator& c) {
-    const MPI_Datatype type = coll_test::mat_type();
-    const MPI_Op op = coll_test::mat_product_op();
+    const auto [type, op] = coll_test::mat_product();
     constexpr int kCount = 3;
     std::vector<Mat> inclusive = mats_of(c.rank(), kCount);
     std::vector<Mat> exclusive = inclusive;
@@ -387,8 +383,7 @@ namespace {
 TEST(CollectiveReductions, ReductionsWithinAProcess) {
   ep_test::run_within_each_process([](ep::Communicator& c) {
     const int n = c.size();
-    const MPI_Datatype type = coll_test::mat_type();
-    const MPI_Op op = coll_test::mat_product_op();
+    const auto [type, op] = coll_test::mat_product();
     for (const int count : {1, 5, 1031, 6007}) {  // above 16 KiB: not a multiple of the threads
       for (const bool in_place : {false, true}) {
         const std::vector<Mat> mine = mats_of(c.rank(), count, 3);

@@ -338,8 +338,7 @@ TEST(NonblockingReductions, ReduceScanExscanBitForBit) {
         });
       }
       // Non-commutative: closed forms in EP rank order.
-      const MPI_Op op = coll_test::mat_product_op();
-      const MPI_Datatype type = coll_test::mat_type();
+      const auto [type, op] = coll_test::mat_product();
       std::vector<Mat> reduced(kCount), scanned(kCount), exscanned(kCount, Mat{9, 9, 9, 9});
       std::vector<ep::Request> requests;
       requests.push_back(

@@ -26,6 +26,22 @@ constexpr int kEagerInts = static_cast<int>(ep::kDefaultEagerThreshold / sizeof(
 /// Element counts below, at and above the eager threshold.
 const int kSizes[] = {1, 100, kEagerInts - 1, kEagerInts, kEagerInts + 1, 50000};
 
+// A blocking exchange with `partner` in rank order: the lower rank calls
+// `send` (its blocking send of the message) first, then receives `in` with
+// `tag`; the higher one receives first. The receive's status.
+template <class Send>
+ep::Status exchange_in_rank_order(ep::Communicator& c, int partner, int tag, std::vector<int>& in,
+                                  Send&& send) {
+  const int elems = static_cast<int>(in.size());
+  if (c.rank() < partner) {
+    send();
+    return c.recv(in.data(), elems, MPI_INT, partner, tag);
+  }
+  const ep::Status st = c.recv(in.data(), elems, MPI_INT, partner, tag);
+  send();
+  return st;
+}
+
 void expect_status(const ep::Status& st, int source, int tag, int elems) {
   EXPECT_EQ(st.source, source);
   EXPECT_EQ(st.tag, tag);
@@ -161,14 +177,8 @@ TEST(P2PBasic, BlockingSendRecvPairs) {
         SCOPED_TRACE(testing::Message() << "partner " << partner << " elements " << elems);
         const std::vector<int> out = make_pattern(r, partner, elems, 3);
         std::vector<int> in(static_cast<std::size_t>(elems), -1);
-        ep::Status st;
-        if (r < partner) {
-          c.send(out.data(), elems, MPI_INT, partner, 11);
-          st = c.recv(in.data(), elems, MPI_INT, partner, 11);
-        } else {
-          st = c.recv(in.data(), elems, MPI_INT, partner, 11);
-          c.send(out.data(), elems, MPI_INT, partner, 11);
-        }
+        const ep::Status st = exchange_in_rank_order(
+            c, partner, 11, in, [&] { c.send(out.data(), elems, MPI_INT, partner, 11); });
         expect_status(st, partner, 11, elems);
         EXPECT_EQ(count_mismatches(in, partner, r, 3), 0);
       }
@@ -220,12 +230,9 @@ TEST(P2PBasic, SsendAndIssend) {
           ep::Request q = c.issend(out.data(), elems, MPI_INT, r, 15);
           st = c.recv(in.data(), elems, MPI_INT, r, 15);
           ep::wait(q);
-        } else if (r < partner) {
-          c.ssend(out.data(), elems, MPI_INT, partner, 15);
-          st = c.recv(in.data(), elems, MPI_INT, partner, 15);
         } else {
-          st = c.recv(in.data(), elems, MPI_INT, partner, 15);
-          c.ssend(out.data(), elems, MPI_INT, partner, 15);
+          st = exchange_in_rank_order(c, partner, 15, in,
+                                      [&] { c.ssend(out.data(), elems, MPI_INT, partner, 15); });
         }
         expect_status(st, partner, 15, elems);
         EXPECT_EQ(count_mismatches(in, partner, r, 5), 0);

@@ -178,6 +178,24 @@ void complete_one_by_one(Storm& s, Next next) {
   EXPECT_EQ(n, s.total());
 }
 
+// Completes the storm some requests at a time: some(sts) gives the indices
+// of the requests it completed (their statuses in sts). When it gives none,
+// none_done(pending) is told how many are still pending and says whether to
+// call again. Every request must come exactly once.
+template <class Some, class NoneDone>
+void complete_some_at_a_time(Storm& s, Some some, NoneDone none_done) {
+  std::size_t n = 0;
+  while (n < s.total()) {
+    std::vector<ep::Status> sts;
+    const std::vector<int> idx = some(sts);
+    if (idx.empty()) {
+      if (!none_done(s.total() - n)) break;
+      continue;
+    }
+    n += s.completed_some(idx, sts);
+  }
+}
+
 TEST(P2PNonblocking, StormWaitAll) {
   run_storm(Storm::Order::kReceivesFirst, [](Storm& s) {
     std::vector<ep::Status> sts(s.total());
@@ -195,16 +213,12 @@ TEST(P2PNonblocking, StormWaitAnyLoop) {
 
 TEST(P2PNonblocking, StormTestSomeLoop) {
   run_storm(Storm::Order::kInterleaved, [](Storm& s) {
-    std::size_t n = 0;
-    while (n < s.total()) {
-      std::vector<ep::Status> sts;
-      const std::vector<int> idx = ep::test_some(s.requests(), &sts);
-      if (idx.empty()) {
-        ep_p2p::relax();
-        continue;
-      }
-      n += s.completed_some(idx, sts);
-    }
+    complete_some_at_a_time(
+        s, [&s](std::vector<ep::Status>& sts) { return ep::test_some(s.requests(), &sts); },
+        [](std::size_t) {
+          ep_p2p::relax();
+          return true;
+        });
     // All null now: test_some reports nothing.
     EXPECT_TRUE(ep::test_some(s.requests()).empty());
   });
@@ -212,16 +226,12 @@ TEST(P2PNonblocking, StormTestSomeLoop) {
 
 TEST(P2PNonblocking, StormWaitSomeLoop) {
   run_storm(Storm::Order::kReceivesFirst, [](Storm& s) {
-    std::size_t n = 0;
-    while (n < s.total()) {
-      std::vector<ep::Status> sts;
-      const std::vector<int> idx = ep::wait_some(s.requests(), &sts);
-      if (idx.empty()) {
-        ADD_FAILURE() << "wait_some returned nothing with " << s.total() - n << " pending";
-        break;
-      }
-      n += s.completed_some(idx, sts);
-    }
+    complete_some_at_a_time(
+        s, [&s](std::vector<ep::Status>& sts) { return ep::wait_some(s.requests(), &sts); },
+        [](std::size_t pending) {
+          ADD_FAILURE() << "wait_some returned nothing with " << pending << " pending";
+          return false;
+        });
     EXPECT_TRUE(ep::wait_some(s.requests()).empty()) << "all null: wait_some returns nothing";
   });
 }

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "nc_var_shape.hpp"
+
 namespace {
 
 int failures = 0;
@@ -28,22 +30,10 @@ void fail(const std::string& what) {
 // The variable's values with their dimension lengths; empty when absent.
 std::vector<double> read(int nc, const std::string& name, std::vector<std::size_t>& shape) {
   int var = -1;
-  int ndims = 0;
   shape.clear();
-  if (nc_inq_varid(nc, name.c_str(), &var) != NC_NOERR ||
-      nc_inq_varndims(nc, var, &ndims) != NC_NOERR) {
-    return {};
-  }
-  std::vector<int> dims(static_cast<std::size_t>(ndims));
-  nc_inq_vardimid(nc, var, dims.data());
-  std::size_t total = 1;
-  for (int d : dims) {
-    std::size_t len = 0;
-    nc_inq_dimlen(nc, d, &len);
-    shape.push_back(len);
-    total *= len;
-  }
-  std::vector<double> values(total);
+  if (nc_inq_varid(nc, name.c_str(), &var) != NC_NOERR) return {};
+  shape = xios_test::var_shape(nc, var);
+  std::vector<double> values(xios_test::value_count(shape));
   if (nc_get_var_double(nc, var, values.data()) != NC_NOERR) {
     fail("cannot read " + name);
     return {};

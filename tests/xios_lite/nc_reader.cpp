@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "nc_var_shape.hpp"
+
 namespace xios_test {
 
 namespace {
@@ -63,16 +65,7 @@ std::vector<double> read_var(const std::string& path, const std::string& var) {
   if (nc_inq_varid(nc, var.c_str(), &id) != NC_NOERR) {
     ADD_FAILURE() << path << ": no variable " << var;
   } else {
-    int ndims = 0;
-    nc_inq_varndims(nc, id, &ndims);
-    std::vector<int> dims(static_cast<std::size_t>(ndims));
-    nc_inq_vardimid(nc, id, dims.data());
-    std::size_t n = 1;
-    for (int d : dims) {
-      std::size_t len = 0;
-      nc_inq_dimlen(nc, d, &len);
-      n *= len;
-    }
+    const std::size_t n = value_count(var_shape(nc, id));
     out.resize(n);
     if (n > 0 && nc_get_var_double(nc, id, out.data()) != NC_NOERR) {
       ADD_FAILURE() << path << ": cannot read " << var;

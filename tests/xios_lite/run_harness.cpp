@@ -218,6 +218,13 @@ RunSpec run_spec(const std::string& config, int servers, Model model) {
   return run_spec(config, servers, mode_for(servers), std::move(model));
 }
 
+ScratchRun scratch_run(const std::string& tag, const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& values,
+                       Model model) {
+  const Scratch scratch = scratch_config(tag, name, values);
+  return {scratch.dir, run_spec(scratch.config, servers(), std::move(model))};
+}
+
 RunSpec run_spec(const std::string& config, int servers, xios_lite::Mode mode, Model model) {
   RunSpec spec;
   spec.config = config;
@@ -277,13 +284,17 @@ Model stepping_model(int ni, int nj, int steps, StepSender send) {
       [ni, nj, steps, send = std::move(send)](xios_lite::Client& c, const ep::Communicator& comm) {
         const xios_lite::Block b = uneven_block(comm, ni, nj);
         c.set_domain_block("dom", b);
-        c.close_definition();
-        for (int s = 1; s <= steps; ++s) {
-          c.update_calendar(s);
-          send(c, b, s);
-        }
-        (void)c.finalise();
+        close_and_step(c, steps, [&](int s) { send(c, b, s); });
       };
+}
+
+void close_and_step(xios_lite::Client& c, int steps, const std::function<void(int step)>& send) {
+  c.close_definition();
+  for (int s = 1; s <= steps; ++s) {
+    c.update_calendar(s);
+    send(s);
+  }
+  (void)c.finalise();
 }
 
 }  // namespace xios_test

@@ -142,6 +142,15 @@ RunSpec run_spec(const std::string& config, int servers, Model model);
 /// The same in client mode `mode`.
 RunSpec run_spec(const std::string& config, int servers, xios_lite::Mode mode, Model model);
 
+/// A spec of `model` on servers() server processes in mode() over
+/// scratch_config(tag, name, values), with its scratch directory. Collective.
+struct ScratchRun {
+  std::string dir;
+  RunSpec spec;
+};
+ScratchRun scratch_run(const std::string& tag, const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& values, Model model);
+
 /// This client's uneven_block of an ni x nj domain: uneven_block(comm.rank(), comm.size(), ni, nj).
 xios_lite::Block uneven_block(const ep::Communicator& comm, int ni, int nj);
 
@@ -164,6 +173,10 @@ xios_lite::DomainAttributes halo_attributes(const xios_lite::Block& b, int halo_
 /// closes the definition; returns the block.
 xios_lite::Block define_uneven_block(xios_lite::Client& c, const ep::Communicator& comm, int ni,
                                      int nj);
+
+/// Closes the definition, then at steps 1..steps updates the calendar and
+/// calls send(step), then finalises: a model's time loop.
+void close_and_step(xios_lite::Client& c, int steps, const std::function<void(int step)>& send);
 
 /// What a stepping model sends at one step on this client's block.
 using StepSender = std::function<void(xios_lite::Client&, const xios_lite::Block&, int step)>;

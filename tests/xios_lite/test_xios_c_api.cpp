@@ -126,6 +126,17 @@ struct Shapes {
   std::int64_t deep[3];
 };
 
+// Sends this client's blocks of flat (ni x nj) and deep (ni x nj x kNk),
+// both of which must go through.
+void send_flat_and_deep(xios_lite_client_t client, const std::vector<double>& flat,
+                        const std::vector<double>& deep, int nj) {
+  const Shapes shapes(nj);
+  EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK)
+      << xios_lite_last_error();
+  EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK)
+      << xios_lite_last_error();
+}
+
 // The file `path` written by the flat / deep tests: kSteps records of
 // variables flat (ni x nj) and deep (ni x nj x kNk), value(step, level, j, i)
 // everywhere (flat's level 0). `note` names the case in a failure. Called by
@@ -289,10 +300,7 @@ TEST_F(CApiWithServer, ClientsWriteThroughServerWithShapeChecks) {
         EXPECT_TRUE(contains(xios_lite_last_error(), "unknown field 'nope'"))
             << xios_lite_last_error();
       }
-      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK)
-          << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK)
-          << xios_lite_last_error();
+      send_flat_and_deep(client, flat, deep, nj);
     }
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
     EXPECT_EQ(client, nullptr);
@@ -334,10 +342,7 @@ TEST_F(CApiWithServer, FunneledShapeErrorFailsTheWholeProcess) {
         EXPECT_EQ(xios_lite_update_calendar(client, 2), EP_ERR_ARGUMENT);
         EXPECT_TRUE(contains(xios_lite_last_error(), "field 'flat' was due at step 1"))
             << xios_lite_last_error();
-        EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK)
-            << xios_lite_last_error();
-        EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK)
-            << xios_lite_last_error();
+        send_flat_and_deep(client, flat, deep, nj);
         EXPECT_EQ(xios_lite_finalise(&client), EP_ERR_ARGUMENT);
         EXPECT_TRUE(contains(xios_lite_last_error(), "field 'flat' was due at step 1"))
             << xios_lite_last_error();
@@ -368,11 +373,9 @@ TEST_F(CApiWithServer, DomainMask) {
     EXPECT_EQ(xios_lite_close_definition(client), EP_OK) << xios_lite_last_error();
     std::vector<double> flat(static_cast<std::size_t>(kNi * nj), 5.0);
     std::vector<double> deep(static_cast<std::size_t>(kNk * kNi * nj), 6.0);
-    const Shapes shapes(nj);
     for (int s = 1; s <= 2; ++s) {
       EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK) << xios_lite_last_error();
-      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK);
-      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK);
+      send_flat_and_deep(client, flat, deep, nj);
     }
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
   });
@@ -703,10 +706,8 @@ TEST_F(CApiWithServer, RecvFieldReadsWhatWasWritten) {
           }
         }
       }
-      const Shapes shapes(nj);
       EXPECT_EQ(xios_lite_update_calendar(client, s), EP_OK);
-      EXPECT_EQ(xios_lite_send_field(client, "flat", flat.data(), 2, shapes.flat), EP_OK);
-      EXPECT_EQ(xios_lite_send_field(client, "deep", deep.data(), 3, shapes.deep), EP_OK);
+      send_flat_and_deep(client, flat, deep, nj);
     }
     EXPECT_EQ(xios_lite_finalise(&client), EP_OK) << xios_lite_last_error();
   });

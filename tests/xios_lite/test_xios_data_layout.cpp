@@ -162,18 +162,27 @@ double at_step(int f, int s, int k, int j, int i) {
   return value(f, s, k, j, i);
 }
 
+// A spec of data_layout.xml in the fresh scratch directory `tag`: every
+// client defines its uneven block (define), then goes on with `model` on it.
+// Collective.
+xios_test::ScratchRun layout_run(
+    const std::string& tag,
+    std::function<void(xios_lite::Client&, const ep::Communicator&, const Block&)> model) {
+  return xios_test::scratch_run(tag, "data_layout.xml", {{"NAME", "/out"}},
+                                [model](xios_lite::Client& c, const ep::Communicator& comm) {
+                                  const Block b = xios_test::uneven_block(comm, kNi, kNj);
+                                  define(c, b);
+                                  model(c, comm, b);
+                                });
+}
+
 void run_and_check(Mode mode, int servers, const std::string& tag) {
   const auto [dir, cfg] = xios_test::scratch_config(tag, "data_layout.xml", {{"NAME", "/out"}});
   const xios_test::RunSpec spec = xios_test::run_spec(
       cfg, servers, mode, [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = xios_test::uneven_block(comm, kNi, kNj);
         define(c, b);
-        c.close_definition();
-        for (int s = 1; s <= kSteps; ++s) {
-          c.update_calendar(s);
-          send_all(c, b, s);
-        }
-        (void)c.finalise();
+        xios_test::close_and_step(c, kSteps, [&](int s) { send_all(c, b, s); });
       });
   if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/out.nc";
@@ -237,12 +246,8 @@ TEST(XiosDataLayout, HaloedAndCompressedArraysWritten) {
 // naming the field, the values given and the data_* shape expected; the
 // right array then goes through.
 TEST(XiosDataLayout, WrongSizeNamesTheShape) {
-  const auto [dir, cfg] =
-      xios_test::scratch_config("data_layout_size", "data_layout.xml", {{"NAME", "/out"}});
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm, kNi, kNj);
-        define(c, b);
+  const auto [dir, spec] = layout_run(
+      "data_layout_size", [](xios_lite::Client& c, const ep::Communicator&, const Block& b) {
         // A part of the axis, or its own data layout, is refused (not ignored).
         xios_lite::AxisAttributes part;
         part.begin = 0;
@@ -279,12 +284,8 @@ TEST(XiosDataLayout, WrongSizeNamesTheShape) {
 
 // Layouts that do not fit: every client's close_definition fails, naming the domain.
 TEST(XiosDataLayout, BadLayoutFailsTheDefinition) {
-  const auto [dir, cfg] =
-      xios_test::scratch_config("data_layout_bad", "data_layout.xml", {{"NAME", "/out"}});
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = xios_test::uneven_block(comm, kNi, kNj);
-        define(c, b);
+  const auto [dir, spec] = layout_run(
+      "data_layout_bad", [](xios_lite::Client& c, const ep::Communicator& comm, const Block&) {
         if (comm.rank() == 0) {
           xios_lite::DomainAttributes bad;
           bad.data_j_index = {0, 1};  // land2 has one index per value

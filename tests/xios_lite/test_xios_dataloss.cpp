@@ -353,13 +353,10 @@ TEST(XiosDataLoss, MultipleFilePartsNameDimensionsAlike) {
     const Block strip = comm.rank() == 0 ? Block{0, 5, 0, 1} : Block{0, 0, 0, 0};
     c.set_domain_block("dom", b);
     c.set_domain_block("strip", strip);
-    c.close_definition();
-    for (int s = 1; s <= 2; ++s) {
-      c.update_calendar(s);
+    close_and_step(c, 2, [&](int s) {
       c.send_field("t", field_values(0, s, 1, b));
       c.send_field("s", field_values(5, s, 1, strip));
-    }
-    (void)c.finalise();
+    });
   });
   expect_no_errors(run(spec));
   if (is_reader()) {

@@ -376,7 +376,7 @@ struct TwoFiles {
   // Writes records 0 to 2 of both files; returns what each write threw, "" when nothing.
   std::vector<std::string> write(xios_lite::netcdf::OutputFiles& files) const {
     std::vector<std::string> thrown;
-    const xios_lite::netcdf::BlockView view{0, 4, 0, 8, 1, values.data()};
+    const xios_lite::netcdf::BlockView view{{0, 4, 0, 8, 1}, values.data()};
     for (int r = 0; r < 3; ++r) {
       const xios_lite::records::RecordTime t{r, (r + 1) * 3600.0, r * 3600.0, (r + 1) * 3600.0};
       for (int gvar = 0; gvar < 2; ++gvar) {

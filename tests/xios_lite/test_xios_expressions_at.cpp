@@ -149,19 +149,18 @@ void expect_equal(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
-  const auto [dir, cfg] =
-      xios_test::scratch_config("expressions_at", "expressions_at.xml", {{"DIR", ""}});
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
-        const Block b = define_surface(c, comm);
-        for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
-          c.update_calendar(s);
-          c.send_field("field_A_srf", sent(s, b, a_at));
-          c.send_field("b", sent(s, b, b_at));
-          c.send_field("c", sent(s, b, c_at));
-        }
-        (void)c.finalise();
-      });
+  const auto [dir, spec] =
+      xios_test::scratch_run("expressions_at", "expressions_at.xml", {{"DIR", ""}},
+                             [](xios_lite::Client& c, const ep::Communicator& comm) {
+                               const Block b = define_surface(c, comm);
+                               for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
+                                 c.update_calendar(s);
+                                 c.send_field("field_A_srf", sent(s, b, a_at));
+                                 c.send_field("b", sent(s, b, b_at));
+                                 c.send_field("c", sent(s, b, c_at));
+                               }
+                               (void)c.finalise();
+                             });
   if (xios_test::run_without_errors(spec)) {
     const std::string path = dir + "/surface.nc";
     // test_complete: the mean over 6 h of the maxima over each hour (2 steps).
@@ -200,10 +199,9 @@ TEST(XiosExpressionsAt, WindowsOfTheFieldsOwnOperation) {
 // computed: the error names the operand, and the variables reading it have
 // _FillValue in that period's record (not a window of fewer samples).
 TEST(XiosExpressionsAt, AnOperandMissingInAWindowIsNamed) {
-  const auto [dir, cfg] =
-      xios_test::scratch_config("expressions_at_missing", "expressions_at.xml", {{"DIR", ""}});
-  xios_test::RunSpec spec = xios_test::run_spec(
-      cfg, xios_test::servers(), [](xios_lite::Client& c, const ep::Communicator& comm) {
+  const auto [dir, spec] = xios_test::scratch_run(
+      "expressions_at_missing", "expressions_at.xml", {{"DIR", ""}},
+      [](xios_lite::Client& c, const ep::Communicator& comm) {
         const Block b = define_surface(c, comm);
         std::string first;
         for (int s = 1; s <= kPeriods * kStepsPerPeriod; ++s) {
@@ -348,22 +346,13 @@ std::vector<double> expected(int records, int nk, bool (*land)(int, int),
 
 // A spec of nemo_expressions.xml in the fresh scratch directory `tag`:
 // `model` on every client with its uneven block of grid_T. Collective.
-struct NemoRun {
-  std::string dir;
-  xios_test::RunSpec spec;
-};
-NemoRun nemo_run(
+xios_test::ScratchRun nemo_run(
     const std::string& tag,
     std::function<void(xios_lite::Client&, const ep::Communicator&, const Block&)> model) {
-  const xios_test::Scratch scratch =
-      xios_test::scratch_config(tag, "nemo_expressions.xml", {{"DIR", ""}});
-  NemoRun out;
-  out.dir = scratch.dir;
-  out.spec = xios_test::run_spec(scratch.config, xios_test::servers(),
-                                 [model](xios_lite::Client& c, const ep::Communicator& comm) {
-                                   model(c, comm, xios_test::uneven_block(comm, kNi, kNj));
-                                 });
-  return out;
+  return xios_test::scratch_run(tag, "nemo_expressions.xml", {{"DIR", ""}},
+                                [model](xios_lite::Client& c, const ep::Communicator& comm) {
+                                  model(c, comm, xios_test::uneven_block(comm, kNi, kNj));
+                                });
 }
 
 }  // namespace nemo
@@ -375,12 +364,7 @@ TEST(XiosExpressionsAt, NemoStyle) {
   const auto [dir, spec] = nemo_run(
       "expressions_nemo", [](xios_lite::Client& c, const ep::Communicator&, const Block& b) {
         define_domains(c, b, b);
-        c.close_definition();
-        for (int s = 1; s <= kSteps; ++s) {
-          c.update_calendar(s);
-          send_step(c, b, s);
-        }
-        (void)c.finalise();
+        xios_test::close_and_step(c, kSteps, [&](int s) { send_step(c, b, s); });
       });
   if (xios_test::run_without_errors(spec)) {
     const std::string monthly = dir + "/nemo_1m_grid_T.nc";

@@ -241,13 +241,10 @@ TEST(XiosFiles, FewerRowsThanServerEndpoints) {
     const Block strip = comm.rank() == 0 ? Block{0, 5, 0, 2} : Block{0, 0, 0, 0};
     c.set_domain_block("dom", b);
     c.set_domain_block("strip", strip);
-    c.close_definition();
-    for (int s = 1; s <= 2; ++s) {
-      c.update_calendar(s);
+    xios_test::close_and_step(c, 2, [&](int s) {
       c.send_field("t2", xios_test::field_values(0, s, 1, b));
       c.send_field("s", xios_test::field_values(5, s, 1, strip));
-    }
-    (void)c.finalise();
+    });
   };
   expect_no_errors(xios_test::run(spec));
   if (is_reader()) {

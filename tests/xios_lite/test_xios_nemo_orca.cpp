@@ -116,12 +116,7 @@ void update_file_name(const std::string& id) {
 void set_domain(const std::string& id, const Block& b, bool halo, bool (*land)(int, int)) {
   const xios_handle_t d = handle("domain", id);
   ok(cxios_set_domain_type(d, "rectilinear", 11), id + " type");
-  ok(cxios_set_domain_ni_glo(d, kNi), id + " ni_glo");
-  ok(cxios_set_domain_nj_glo(d, kNj), id + " nj_glo");
-  ok(cxios_set_domain_ibegin(d, b.ibegin), id + " ibegin");
-  ok(cxios_set_domain_ni(d, b.ni), id + " ni");
-  ok(cxios_set_domain_jbegin(d, b.jbegin), id + " jbegin");
-  ok(cxios_set_domain_nj(d, b.nj), id + " nj");
+  xios_test::set_domain_block(d, id, kNi, kNj, b);
   std::vector<double> lon;
   std::vector<double> lat;
   for (int i = b.ibegin; i < b.ibegin + b.ni; ++i) lon.push_back(2.0 * i);
@@ -220,14 +215,7 @@ void expect_calls_name_the_refusal() {
 // reductions is written (a server computes them). `leave_a_row_out`: the
 // blocks miss a row of grid_T, the close fails (see above) and the model stops.
 void model(bool with_reductions, bool leave_a_row_out = false) {
-  MPI_Fint fcomm = 0;
-  ok(cxios_init_client("nemo", 4, nullptr, &fcomm), "xios_initialize");
-  ok(cxios_context_initialize("nemo", 4, &fcomm), "xios_context_initialize");
-  const MPI_Comm comm = MPI_Comm_f2c(fcomm);
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const auto [comm, rank, size] = xios_test::init_nemo_client();
   Block b = xios_test::uneven_block(rank, size, kNi, kNj);
   if (leave_a_row_out && rank == size - 1) {
     b.nj -= 1;

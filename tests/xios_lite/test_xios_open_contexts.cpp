@@ -77,6 +77,24 @@ std::string config(const std::string& dir, const std::string& atm_type,
 
 // The surface context as the model edited it at run time (XIOS's
 // xios_add_child): a field "evap" the file on disk does not have.
+// Called by every thread of a parallel region: makes `eps`, one endpoint per
+// thread over `local` (collective over local's processes, once), and returns
+// this thread's, made the endpoint the test's messages name.
+ep::Communicator& endpoint_of_this_thread(std::vector<ep::Communicator>& eps, MPI_Comm local) {
+#pragma omp single
+  eps = ep::create_endpoints(local, omp_get_num_threads());
+  ep::Communicator& mine = eps[static_cast<std::size_t>(omp_get_thread_num())];
+  ep_test::set_current_endpoint(mine.rank());
+  return mine;
+}
+
+// initialize() over MPI_COMM_WORLD, the last server_count() processes
+// serving. Collective over MPI_COMM_WORLD.
+xios_lite::World initialize_world() {
+  return xios_lite::initialize(MPI_COMM_WORLD,
+                               xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count()));
+}
+
 std::string with_evap(std::string xml) {
   const auto replace = [&xml](const std::string& from, const std::string& to) {
     const auto at = xml.find(from);
@@ -142,6 +160,20 @@ struct Errors {
   }
 };
 
+// A launch whose contexts open at run time: its servers serve until
+// close_contexts and must end without an error, its client processes run
+// clients(world). Collective over MPI_COMM_WORLD.
+template <class Clients>
+void serve_or_run_clients(Clients&& clients) {
+  xios_lite::World w = initialize_world();
+  if (w.role == xios_lite::Role::kServer) {
+    EXPECT_EQ(serve(w), "");
+  } else {
+    clients(w);
+  }
+  xios_lite::free_world(w);
+}
+
 // The clients: the atmosphere opened, defined and closed, then the surface
 // on the same processes, then the time loop over both.
 void run_clients(const xios_lite::World& w, const Scenario& sc, const std::string& text,
@@ -162,10 +194,7 @@ void run_clients(const xios_lite::World& w, const Scenario& sc, const std::strin
   std::vector<ep::Communicator> srf_eps;
 #pragma omp parallel
   {
-#pragma omp single
-    atm_eps = ep::create_endpoints(atm.world.local, omp_get_num_threads());
-    ep::Communicator& ca = atm_eps[static_cast<std::size_t>(omp_get_thread_num())];
-    ep_test::set_current_endpoint(ca.rank());
+    ep::Communicator& ca = endpoint_of_this_thread(atm_eps, atm.world.local);
     std::unique_ptr<xios_lite::Client> a;
     xios_lite::Block ba;
     errors.add(error_of(
@@ -218,11 +247,10 @@ void run_clients(const xios_lite::World& w, const Scenario& sc, const std::strin
 std::vector<std::string> run_scenario(const Scenario& sc) {
   const std::string text = config(sc.dir, sc.atm_type, sc.srf_type);
   write_file(sc.dir + "/iodef.xml", text);  // the file on disk: without "evap"
-  const auto role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count());
-  xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
+  xios_lite::World w = initialize_world();
   EXPECT_TRUE(w.open_contexts);
   Errors errors;
-  if (role == xios_lite::Role::kServer) {
+  if (w.role == xios_lite::Role::kServer) {
     errors.add(serve(w));
   } else {
     run_clients(w, sc, text, errors);
@@ -274,11 +302,7 @@ TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
   if (ep_test::world_size() < 3) GTEST_SKIP() << "two client processes and a server";
   const std::string dir = scratch_dir("open_contexts_disjoint");
   const std::string text = config(dir, "multiple_file", "multiple_file");
-  const auto role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count());
-  xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
-  if (role == xios_lite::Role::kServer) {
-    EXPECT_EQ(serve(w), "");
-  } else {
+  serve_or_run_clients([&](xios_lite::World& w) {
     int process = 0;
     MPI_Comm_rank(w.local, &process);
     // Process 0 runs the atmosphere, the others the surface.
@@ -295,10 +319,7 @@ TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
       std::vector<ep::Communicator> eps;
 #pragma omp parallel
       {
-#pragma omp single
-        eps = ep::create_endpoints(link.world.local, omp_get_num_threads());
-        ep::Communicator& comm = eps[static_cast<std::size_t>(omp_get_thread_num())];
-        ep_test::set_current_endpoint(comm.rank());
+        ep::Communicator& comm = endpoint_of_this_thread(eps, link.world.local);
         errors.add(error_of([&] {
           // The tag from the context's World (World::connection_tag); the
           // surface's processes funnel their threads through the master.
@@ -327,8 +348,7 @@ TEST(XiosOpenContexts, DisjointClientsOpenAtTheSameTime) {
     MPI_Comm_free(&mine);
     errors.add(error_of([&] { xios_lite::close_contexts(w); }));
     EXPECT_TRUE(errors.list.empty()) << errors.list.front();
-  }
-  xios_lite::free_world(w);
+  });
   MPI_Barrier(MPI_COMM_WORLD);
   if (is_reader()) {
     Scenario sc;
@@ -378,10 +398,9 @@ TEST(XiosOpenContexts, EditedDefinitionsReachTheServers) {
 // with the parser's message; the servers end cleanly at close_contexts.
 TEST(XiosOpenContexts, UnparsableContextIsRefusedOnEveryClient) {
   if (ep_test::world_size() < 3) GTEST_SKIP() << "two client processes and a server";
-  const auto role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count());
-  xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
+  xios_lite::World w = initialize_world();
   const auto t0 = std::chrono::steady_clock::now();
-  if (role == xios_lite::Role::kServer) {
+  if (w.role == xios_lite::Role::kServer) {
     EXPECT_EQ(serve(w), "");
   } else {
     const std::string bad = R"(<simulation><context id="broken">
@@ -428,11 +447,10 @@ TEST(XiosOpenContexts, NoWaitWithoutAnEnd) {
   const std::string dir = scratch_dir("open_contexts_waits");
   std::string text = config(dir, "multiple_file", "multiple_file");
   text.replace(text.find(R"(finalise_timeout="8")"), 20, R"(finalise_timeout="1")");
-  const auto role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count());
   const auto t0 = std::chrono::steady_clock::now();
   {
-    xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
-    if (role == xios_lite::Role::kServer) {
+    xios_lite::World w = initialize_world();
+    if (w.role == xios_lite::Role::kServer) {
       const std::string e = serve(w);
       EXPECT_HAS(e, "xios_lite::serve_contexts: server process ");
       EXPECT_HAS(e, "context 'atmosphere': the clients never connected");
@@ -449,8 +467,8 @@ TEST(XiosOpenContexts, NoWaitWithoutAnEnd) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   {
-    xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
-    if (role == xios_lite::Role::kServer) {
+    xios_lite::World w = initialize_world();
+    if (w.role == xios_lite::Role::kServer) {
       EXPECT_HAS(serve(w, 1.0), "no context opened and no close_contexts for 1 s since the start");
     }
     xios_lite::free_world(w);
@@ -465,11 +483,7 @@ TEST(XiosOpenContexts, SecondParallelFileContextIsRefused) {
   if (server_count() < 2) GTEST_SKIP() << "two server processes";
   const std::string dir = scratch_dir("open_contexts_one_file");
   const std::string text = config(dir, "one_file", "one_file");
-  const auto role = xios_lite::role_of_last_ranks(MPI_COMM_WORLD, server_count());
-  xios_lite::World w = xios_lite::initialize(MPI_COMM_WORLD, role);
-  if (role == xios_lite::Role::kServer) {
-    EXPECT_EQ(serve(w), "");
-  } else {
+  serve_or_run_clients([&](xios_lite::World& w) {
     xios_lite::ContextLink atm = xios_lite::open_context(w, w.local, "atmosphere", text);
     const std::string e =
         error_of([&] { (void)xios_lite::open_context(w, w.local, "surface", text); });
@@ -488,8 +502,7 @@ TEST(XiosOpenContexts, SecondParallelFileContextIsRefused) {
     eps[0].free();
     xios_lite::free_world(atm.world);
     EXPECT_EQ(error_of([&] { xios_lite::close_contexts(w); }), "");
-  }
-  xios_lite::free_world(w);
+  });
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -560,28 +560,26 @@ TEST(XiosExpressions, AScalarOnADomainHoldsTheDomainsPoints) {
   };
   EXPECT_EQ(error_of(config(R"(<field id="x" field_ref="ts" grid_ref="gs">ts - a</field>)")), "");
   EXPECT_EQ(error_of(config(R"(<field id="x">a - ts</field>)")), "");
+  // The transformation that leads to `operand` in a context of `fields`.
+  const auto transform_of = [&config](const char* fields, const char* operand) {
+    const Config cfg = xios_lite::parse_config_string(config(fields), "i.xml");
+    return xios_lite::operand_transform(cfg, cfg.find_field(operand));
+  };
   // One level extracted to a scalar (NEMO's grid_T_SFC): that level of t.
-  const Config cfg =
-      xios_lite::parse_config_string(config(R"(<field id="x">a - tx</field>)"), "i.xml");
   const std::optional<xios_lite::OperandTransform> t =
-      xios_lite::operand_transform(cfg, cfg.find_field("tx"));
+      transform_of(R"(<field id="x">a - tx</field>)", "tx");
   ASSERT_TRUE(t.has_value());
   EXPECT_TRUE(t->active);
   EXPECT_EQ(t->levels, std::vector<int>{1});
   // A 2-D field duplicated on every level (duplicate_scalar, NEMO's straits).
-  const Config dup = xios_lite::parse_config_string(
-      config(R"(<field id="m" grid_ref="gd"/><field id="x" grid_ref="gd">m * ad</field>)"),
-      "i.xml");
-  const std::optional<xios_lite::OperandTransform> d =
-      xios_lite::operand_transform(dup, dup.find_field("ad"));
+  const std::optional<xios_lite::OperandTransform> d = transform_of(
+      R"(<field id="m" grid_ref="gd"/><field id="x" grid_ref="gd">m * ad</field>)", "ad");
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->active);
   EXPECT_EQ(d->levels, (std::vector<int>{0, 0}));
   // A chain: the zoom to level 1, then the sum of what it kept.
-  const Config chain =
-      xios_lite::parse_config_string(config(R"(<field id="x">a - tzs</field>)"), "i.xml");
   const std::optional<xios_lite::OperandTransform> z =
-      xios_lite::operand_transform(chain, chain.find_field("tzs"));
+      transform_of(R"(<field id="x">a - tzs</field>)", "tzs");
   ASSERT_TRUE(z.has_value());
   EXPECT_TRUE(z->active);
   EXPECT_EQ(z->reduce, xios_lite::Reduction::kSum);

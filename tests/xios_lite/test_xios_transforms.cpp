@@ -613,22 +613,9 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
   std::array<char, 4096> home{};
   ASSERT_NE(getcwd(home.data(), home.size()), nullptr);
   ASSERT_EQ(chdir(dir.c_str()), 0);  // XIOS reads ./iodef.xml and writes beside it
-  MPI_Fint comm = 0;
-  runtime::ok(cxios_init_client("nemo", 4, nullptr, &comm), "xios_initialize");
-  runtime::ok(cxios_context_initialize("nemo", 4, &comm), "xios_context_initialize");
-  MPI_Comm model = MPI_Comm_f2c(comm);
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(model, &rank);
-  MPI_Comm_size(model, &size);
+  const auto [model, rank, size] = xios_test::init_nemo_client();
   const Block b = xios_test::uneven_block(rank, size, kNi, kNj);
-  const xios_handle_t d = runtime::handle("domain", "grid_T");
-  runtime::ok(cxios_set_domain_ni_glo(d, kNi), "ni_glo");
-  runtime::ok(cxios_set_domain_nj_glo(d, kNj), "nj_glo");
-  runtime::ok(cxios_set_domain_ibegin(d, b.ibegin), "ibegin");
-  runtime::ok(cxios_set_domain_ni(d, b.ni), "ni");
-  runtime::ok(cxios_set_domain_jbegin(d, b.jbegin), "jbegin");
-  runtime::ok(cxios_set_domain_nj(d, b.nj), "nj");
+  xios_test::set_domain_block(runtime::handle("domain", "grid_T"), "grid_T", kNi, kNj, b);
   // NEMO's set_xmlatt: the equatorial section's row, the mooring's point.
   const xios_handle_t eq = runtime::handle("zoom_domain", "EqT");
   runtime::ok(cxios_set_zoom_domain_ibegin(eq, 0), "EqT ibegin");
@@ -644,13 +631,8 @@ TEST(XiosTransforms, NemoRuntimeNamesAndZooms) {
   runtime::ok(cxios_add_child(eq_grid, "domain", "EqT", 3, &eq_domain), "add domain");
   // NEMO's grid_T_inner: the block without the halo (here none), sent on a
   // grid that renames it grid_T.
-  const xios_handle_t inner = runtime::handle("domain", "grid_T_inner");
-  runtime::ok(cxios_set_domain_ni_glo(inner, kNi), "inner ni_glo");
-  runtime::ok(cxios_set_domain_nj_glo(inner, kNj), "inner nj_glo");
-  runtime::ok(cxios_set_domain_ibegin(inner, b.ibegin), "inner ibegin");
-  runtime::ok(cxios_set_domain_ni(inner, b.ni), "inner ni");
-  runtime::ok(cxios_set_domain_jbegin(inner, b.jbegin), "inner jbegin");
-  runtime::ok(cxios_set_domain_nj(inner, b.nj), "inner nj");
+  xios_test::set_domain_block(runtime::handle("domain", "grid_T_inner"), "grid_T_inner", kNi, kNj,
+                              b);
   const xios_handle_t moor = runtime::handle("zoom_domain", "2n5eT");
   runtime::ok(cxios_set_zoom_domain_ibegin(moor, 5), "2n5eT ibegin");
   runtime::ok(cxios_set_zoom_domain_jbegin(moor, 2), "2n5eT jbegin");

@@ -8,6 +8,7 @@
 #include <array>
 #include <string>
 
+#include "xios_h_nemo.hpp"
 #include "xios_lite/xios.h"
 
 namespace xios_test {
@@ -24,6 +25,19 @@ inline xios_handle_t handle(const char* kind, const std::string& id) {
   ok(cxios_handle_create(kind, id.c_str(), static_cast<int>(id.size()), &h),
      std::string(kind) + " " + id);
   return h;
+}
+
+/// set_domain_block with every call checked by ok above.
+template <class Block>
+void set_domain_block(xios_handle_t d, const std::string& id, int ni_glo, int nj_glo,
+                      const Block& block) {
+  set_domain_block(d, id, ni_glo, nj_glo, block,
+                   [](int rc, const std::string& what) { ok(rc, what); });
+}
+
+/// init_nemo_client with every call checked by ok above.
+inline NemoClient init_nemo_client() {
+  return init_nemo_client([](int rc, const std::string& what) { ok(rc, what); });
 }
 
 /// A string attribute read by `get` (a cxios_get_*_attr of a string),

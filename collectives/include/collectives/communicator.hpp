@@ -276,46 +276,51 @@ class BasicComm {
 };
 
 // ---------------------------------------------------------------------------
-/// A plain MPI communicator. Its operations (src/mpi_comm.cpp) are explicit
-/// specialisations, declared here so that every use sees them.
-using MpiComm = BasicComm<MpiBackend>;
+/// The operations each library backend defines in its own source file
+/// (src/mpi_comm.cpp, src/ep_comm.cpp), declared as explicit specialisations
+/// of `Comm` (a BasicComm) after its alias so that every use sees them. One
+/// list for both backends: a new backend operation is declared here once.
+#define COLLECTIVES_DECLARE_BACKEND_OPERATIONS(Comm)                                             \
+  template <>                                                                                    \
+  Comm::BasicComm(const Comm::Handle& comm);                                                     \
+  template <>                                                                                    \
+  Comm Comm::adopt(Comm::Handle comm);                                                           \
+  template <>                                                                                    \
+  bool Comm::is_null() const noexcept;                                                           \
+  template <>                                                                                    \
+  const Comm::Handle& Comm::get() const noexcept;                                                \
+  template <>                                                                                    \
+  void Comm::wait_all(std::span<Comm::Request> requests) const;                                  \
+  template <>                                                                                    \
+  void Comm::post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,   \
+                                 std::vector<Comm::Request>& requests) const;                    \
+  template <>                                                                                    \
+  void Comm::finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag, \
+                                   std::vector<Comm::Request>& requests,                         \
+                                   std::vector<std::byte>& spill) const;                         \
+  template <>                                                                                    \
+  Comm Comm::split(int color, int key) const;                                                    \
+  template <>                                                                                    \
+  Comm Comm::find_kernel_comm() const;                                                           \
+  template <>                                                                                    \
+  Comm Comm::dist_graph(std::span<const int> sources, std::span<const int> destinations) const;  \
+  template <>                                                                                    \
+  void Comm::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,             \
+                               std::span<const int> sdispls, void* recvbuf,                      \
+                               std::span<const int> recvcounts, std::span<const int> rdispls,    \
+                               MPI_Datatype type) const;                                         \
+  template <>                                                                                    \
+  void Comm::library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, \
+                               MPI_Op op) const;                                                 \
+  template <>                                                                                    \
+  void Comm::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,            \
+                                std::span<const int> sdispls, void* recvbuf,                     \
+                                std::span<const int> recvcounts, std::span<const int> rdispls,   \
+                                MPI_Datatype type) const
 
-template <>
-MpiComm::BasicComm(const MPI_Comm& comm);
-template <>
-MpiComm MpiComm::adopt(MPI_Comm comm);
-template <>
-bool MpiComm::is_null() const noexcept;
-template <>
-const MPI_Comm& MpiComm::get() const noexcept;
-template <>
-void MpiComm::wait_all(std::span<MPI_Request> requests) const;
-template <>
-void MpiComm::post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
-                                  std::vector<MPI_Request>& requests) const;
-template <>
-void MpiComm::finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
-                                    std::vector<MPI_Request>& requests,
-                                    std::vector<std::byte>& spill) const;
-template <>
-MpiComm MpiComm::split(int color, int key) const;
-template <>
-MpiComm MpiComm::find_kernel_comm() const;
-template <>
-MpiComm MpiComm::dist_graph(std::span<const int> sources, std::span<const int> destinations) const;
-template <>
-void MpiComm::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                                std::span<const int> sdispls, void* recvbuf,
-                                std::span<const int> recvcounts, std::span<const int> rdispls,
-                                MPI_Datatype type) const;
-template <>
-void MpiComm::library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                                MPI_Op op) const;
-template <>
-void MpiComm::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                                 std::span<const int> sdispls, void* recvbuf,
-                                 std::span<const int> recvcounts, std::span<const int> rdispls,
-                                 MPI_Datatype type) const;
+/// A plain MPI communicator. Its operations are defined in src/mpi_comm.cpp.
+using MpiComm = BasicComm<MpiBackend>;
+COLLECTIVES_DECLARE_BACKEND_OPERATIONS(MpiComm);
 
 // The per-message calls stay inline.
 template <>

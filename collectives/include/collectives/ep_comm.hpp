@@ -38,46 +38,10 @@ struct EpBackend {
   static constexpr std::string_view kName = "ep";
 };
 
-/// One endpoint of an endpoint communicator. Its operations (src/ep_comm.cpp)
-/// are explicit specialisations, declared here so that every use sees them.
+/// One endpoint of an endpoint communicator. Its operations are defined in
+/// src/ep_comm.cpp (see COLLECTIVES_DECLARE_BACKEND_OPERATIONS).
 using EpComm = BasicComm<EpBackend>;
-
-template <>
-EpComm::BasicComm(const ep::Communicator& comm);
-template <>
-EpComm EpComm::adopt(ep::Communicator comm);
-template <>
-bool EpComm::is_null() const noexcept;
-template <>
-const ep::Communicator& EpComm::get() const noexcept;
-template <>
-void EpComm::wait_all(std::span<ep::Request> requests) const;
-template <>
-void EpComm::post_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
-                                 std::vector<ep::Request>& requests) const;
-template <>
-void EpComm::finish_sized_receives(std::span<SizedReceive> receives, MPI_Datatype type, int tag,
-                                   std::vector<ep::Request>& requests,
-                                   std::vector<std::byte>& spill) const;
-template <>
-EpComm EpComm::split(int color, int key) const;
-template <>
-EpComm EpComm::find_kernel_comm() const;
-template <>
-EpComm EpComm::dist_graph(std::span<const int> sources, std::span<const int> destinations) const;
-template <>
-void EpComm::library_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                               std::span<const int> sdispls, void* recvbuf,
-                               std::span<const int> recvcounts, std::span<const int> rdispls,
-                               MPI_Datatype type) const;
-template <>
-void EpComm::library_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-                               MPI_Op op) const;
-template <>
-void EpComm::neighbor_alltoallv(const void* sendbuf, std::span<const int> sendcounts,
-                                std::span<const int> sdispls, void* recvbuf,
-                                std::span<const int> recvcounts, std::span<const int> rdispls,
-                                MPI_Datatype type) const;
+COLLECTIVES_DECLARE_BACKEND_OPERATIONS(EpComm);
 
 // The per-message calls stay inline.
 template <>

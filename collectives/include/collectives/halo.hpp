@@ -275,6 +275,8 @@ class HaloPlan {
   void prepare(std::span<const HaloField> fields);
   void build_lists(std::span<const HaloField> fields);
   void check_bound(std::span<const HaloField> fields) const;
+  /// Throws kRequest naming `call` while a start() awaits its finish().
+  void check_idle(const char* call) const;
   /// The arrival value of stage s of the current call (bound plans).
   [[nodiscard]] std::uint64_t phase(std::size_t s) const noexcept {
     return (calls_ - 1) * stages_.size() + s + 1;

@@ -144,29 +144,13 @@ class TransposePlan {
   /// kGrid -> kYZ -> kXZ -> kSpectral through the plan's own work fields
   /// (one fused copy on a bound one-process plan). Collective.
   void forward(std::span<const T> grid, std::span<T> spectral) {
-    if (bound_) {
-      check_bound("collectives::TransposePlan::forward", grid.data(), spectral.data());
-      if (fused_) {
-        fused_call((*fused_)[0], 0, spectral.data());
-        return;
-      }
-    }
-    transpose(Space::kGrid, Space::kYZ, grid, fields_[0]);
-    transpose(Space::kYZ, Space::kXZ, fields_[0], fields_[1]);
-    transpose(Space::kXZ, Space::kSpectral, fields_[1], spectral);
+    if (bound_) check_bound("collectives::TransposePlan::forward", grid.data(), spectral.data());
+    through({Space::kGrid, Space::kYZ, Space::kXZ, Space::kSpectral}, 0, grid, spectral);
   }
   /// kSpectral -> kXZ -> kYZ -> kGrid. Collective.
   void backward(std::span<const T> spectral, std::span<T> grid) {
-    if (bound_) {
-      check_bound("collectives::TransposePlan::backward", grid.data(), spectral.data());
-      if (fused_) {
-        fused_call((*fused_)[1], 1, grid.data());
-        return;
-      }
-    }
-    transpose(Space::kSpectral, Space::kXZ, spectral, fields_[1]);
-    transpose(Space::kXZ, Space::kYZ, fields_[1], fields_[0]);
-    transpose(Space::kYZ, Space::kGrid, fields_[0], grid);
+    if (bound_) check_bound("collectives::TransposePlan::backward", grid.data(), spectral.data());
+    through({Space::kSpectral, Space::kXZ, Space::kYZ, Space::kGrid}, 1, spectral, grid);
   }
 
   /// Records `grid` (local_size(kGrid) elements) and `spectral`
@@ -208,6 +192,20 @@ class TransposePlan {
   void plan_step(int s, Space from, Space to, int sub);
   void plan_fused();
   void check_bound(const char* call, const T* grid, const T* spectral) const;
+  /// The three steps of `chain` (forward: direction 0, backward: 1), kYZ in
+  /// fields_[0] and kXZ in fields_[1]; a bound fused plan copies in one go.
+  void through(const std::array<Space, 4>& chain, std::size_t direction, std::span<const T> in,
+               std::span<T> out) {
+    if (bound_ && fused_) {
+      fused_call((*fused_)[direction], direction, out.data());
+      return;
+    }
+    std::span<T> first = fields_[direction == 0 ? 0 : 1];
+    std::span<T> second = fields_[direction == 0 ? 1 : 0];
+    transpose(chain[0], chain[1], in, first);
+    transpose(chain[1], chain[2], first, second);
+    transpose(chain[2], chain[3], second, out);
+  }
   /// One fused direction: `source` is 0 (the others' grids) or 1 (spectral).
   void fused_call(const FusedDirection& sources, std::size_t source, T* target);
   void copy_lines(std::span<const Line> lines, bool reversed, const T* source, T* target);

@@ -59,22 +59,20 @@ void check_out(T* out, const char* call, int rank) {
 
 collectives::AllreduceOptions allreduce_options(int algorithm, int radix, const char* call,
                                                 int rank) {
-  collectives::AllreduceOptions options;
-  switch (algorithm) {
-    case COLLECTIVES_ALLREDUCE_LIBRARY:
-      options.algorithm = collectives::AllreduceAlgorithm::kLibrary;
-      break;
-    case COLLECTIVES_ALLREDUCE_RECURSIVE_DOUBLING:
-      options.algorithm = collectives::AllreduceAlgorithm::kRecursiveDoubling;
-      break;
-    case COLLECTIVES_ALLREDUCE_RECURSIVE_K:
-      options.algorithm = collectives::AllreduceAlgorithm::kRecursiveK;
-      options.radix = radix;
-      break;
-    default:
-      fail(ep::ErrorKind::kArgument, call, rank,
-           "allreduce algorithm " + std::to_string(algorithm) + " is not 0, 1 or 2");
+  using collectives::AllreduceAlgorithm;
+  // The C constants are the enumerators' values.
+  static_assert(COLLECTIVES_ALLREDUCE_LIBRARY == static_cast<int>(AllreduceAlgorithm::kLibrary) &&
+                COLLECTIVES_ALLREDUCE_RECURSIVE_DOUBLING ==
+                    static_cast<int>(AllreduceAlgorithm::kRecursiveDoubling) &&
+                COLLECTIVES_ALLREDUCE_RECURSIVE_K ==
+                    static_cast<int>(AllreduceAlgorithm::kRecursiveK));
+  if (algorithm < COLLECTIVES_ALLREDUCE_LIBRARY || algorithm > COLLECTIVES_ALLREDUCE_RECURSIVE_K) {
+    fail(ep::ErrorKind::kArgument, call, rank,
+         "allreduce algorithm " + std::to_string(algorithm) + " is not 0, 1 or 2");
   }
+  collectives::AllreduceOptions options;
+  options.algorithm = static_cast<AllreduceAlgorithm>(algorithm);
+  if (options.algorithm == AllreduceAlgorithm::kRecursiveK) options.radix = radix;
   return options;
 }
 

@@ -44,8 +44,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "xios_h_nemo.hpp"
 #include "xios_lite/contexts.hpp"
 #include "xios_lite/xios.h"
 
@@ -232,12 +234,7 @@ void set_domain(const std::string& id, const Block& b, int halo) {
   if (!valid("domain", id)) return;
   const xios_handle_t d = handle("domain", id);
   ok(cxios_set_domain_type(d, "curvilinear", 11), id + " type");
-  ok(cxios_set_domain_ni_glo(d, kNiGlo), id + " ni_glo");
-  ok(cxios_set_domain_nj_glo(d, kNjGlo), id + " nj_glo");
-  ok(cxios_set_domain_ibegin(d, b.ibegin), id + " ibegin");
-  ok(cxios_set_domain_ni(d, b.ni), id + " ni");
-  ok(cxios_set_domain_jbegin(d, b.jbegin), id + " jbegin");
-  ok(cxios_set_domain_nj(d, b.nj), id + " nj");
+  xios_test::set_domain_block(d, id, kNiGlo, kNjGlo, b, ok);
   ok(cxios_set_domain_data_dim(d, 2), id + " data_dim");
   ok(cxios_set_domain_data_ibegin(d, -halo), id + " data_ibegin");
   ok(cxios_set_domain_data_ni(d, b.ni + 2 * halo), id + " data_ni");
@@ -314,21 +311,17 @@ void update_file_name(const std::string& id, int steps) {
   cxios_duration d{};
   if (cxios_is_defined_file_output_freq(f))
     ok(cxios_get_file_output_freq(f, &d), id + " output_freq");
+  // @freq@: the finest unit set, as NEMO's iom_update_file_name writes it.
   std::string freq;
-  if (d.timestep != 0)
-    freq = std::to_string(static_cast<int>(d.timestep)) + "ts";
-  else if (d.second != 0)
-    freq = std::to_string(static_cast<int>(d.second)) + "s";
-  else if (d.minute != 0)
-    freq = std::to_string(static_cast<int>(d.minute)) + "mi";
-  else if (d.hour != 0)
-    freq = std::to_string(static_cast<int>(d.hour)) + "h";
-  else if (d.day != 0)
-    freq = std::to_string(static_cast<int>(d.day)) + "d";
-  else if (d.month != 0)
-    freq = std::to_string(static_cast<int>(d.month)) + "m";
-  else if (d.year != 0)
-    freq = std::to_string(static_cast<int>(d.year)) + "y";
+  const std::pair<double, const char*> units[] = {
+      {d.timestep, "ts"}, {d.second, "s"}, {d.minute, "mi"}, {d.hour, "h"},
+      {d.day, "d"},       {d.month, "m"},  {d.year, "y"}};
+  for (const auto& [value, unit] : units) {
+    if (value != 0) {
+      freq = std::to_string(static_cast<int>(value)) + unit;
+      break;
+    }
+  }
   const std::map<std::string, std::string> keys{{"@expname@", "ORCA2"},
                                                 {"@freq@", freq},
                                                 {"@startdate@", sdate(0, false)},
@@ -467,14 +460,7 @@ std::string capture_stderr(const std::function<void()>& run) {
 }
 
 int model(const Xml& x, int steps, int fsbc) {
-  MPI_Fint fcomm = 0;
-  ok(cxios_init_client("nemo", 4, nullptr, &fcomm), "xios_initialize");
-  ok(cxios_context_initialize("nemo", 4, &fcomm), "xios_context_initialize");
-  const MPI_Comm comm = MPI_Comm_f2c(fcomm);
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const auto [comm, rank, size] = xios_test::init_nemo_client(ok);
   const Block b = block_of(rank, size);
 
   // iom_init: the calendar.

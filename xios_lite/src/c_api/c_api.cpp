@@ -371,20 +371,15 @@ int xios_lite_client_create(ep_comm_t comm, xios_lite_world_t world, const char*
     const xios_lite_world_s& w = checked(world, kCall, rank);
     const std::string path = checked_string(config_path, kCall, "config path", rank);
     xios_lite::ClientOptions options;
-    switch (mode) {
-      case XIOS_LITE_MODE_ENDPOINTS:
-        options.mode = xios_lite::Mode::kEndpoints;
-        break;
-      case XIOS_LITE_MODE_FUNNELED:
-        options.mode = xios_lite::Mode::kFunneled;
-        break;
-      case XIOS_LITE_MODE_SYNCHRONOUS:
-        options.mode = xios_lite::Mode::kSynchronous;
-        break;
-      default:
-        // Every endpoint passes the same mode, so every one fails here alike.
-        argument_error(kCall, rank, "mode " + std::to_string(mode) + " is not 0, 1 or 2");
+    // The C constants are the enumerators' values.
+    static_assert(XIOS_LITE_MODE_ENDPOINTS == static_cast<int>(xios_lite::Mode::kEndpoints) &&
+                  XIOS_LITE_MODE_FUNNELED == static_cast<int>(xios_lite::Mode::kFunneled) &&
+                  XIOS_LITE_MODE_SYNCHRONOUS == static_cast<int>(xios_lite::Mode::kSynchronous));
+    if (mode < XIOS_LITE_MODE_ENDPOINTS || mode > XIOS_LITE_MODE_SYNCHRONOUS) {
+      // Every endpoint passes the same mode, so every one fails here alike.
+      argument_error(kCall, rank, "mode " + std::to_string(mode) + " is not 0, 1 or 2");
     }
+    options.mode = static_cast<xios_lite::Mode>(mode);
     auto c = std::make_unique<xios_lite_client_s>();
     c->ep_rank = rank;
     c->mode = options.mode;
@@ -455,6 +450,23 @@ std::size_t array_size(const char* call, int ep_rank, const std::string& what, c
   return n;
 }
 
+// The value of a real array attribute for set_named_attribute: the
+// array_size(rank, extents) entries of `values`.
+auto array_values(const char* call, const double* values, int rank, const int64_t* extents) {
+  return [=](const xios_lite_client_s& c, const std::string& attr) {
+    const std::size_t n = array_size(call, c.ep_rank, attr, values, rank, extents);
+    return std::vector<double>(values, values + n);
+  };
+}
+
+// The value of a text attribute for set_named_attribute: `value`, refused
+// when null.
+auto text_value(const char* call, const char* value) {
+  return [=](const xios_lite_client_s& c, const std::string&) {
+    return checked_string(value, call, "value", c.ep_rank);
+  };
+}
+
 }  // namespace
 
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
@@ -492,10 +504,7 @@ int xios_lite_set_domain_attr_double(xios_lite_client_t client, const char* doma
   return guarded([&] {
     set_named_attribute<std::vector<double>, DomainAttributes>(
         client, kCall, domain_id, name, "an array domain attribute",
-        [&](const xios_lite_client_s& c, const std::string& attr) {
-          const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
-          return std::vector<double>(values, values + n);
-        });
+        array_values(kCall, values, rank, extents));
   });
 }
 
@@ -504,10 +513,7 @@ int xios_lite_set_domain_attr_text(xios_lite_client_t client, const char* domain
   constexpr const char* kCall = "xios_lite_set_domain_attr_text";
   return guarded([&] {
     set_named_attribute<std::optional<std::string>, DomainAttributes>(
-        client, kCall, domain_id, name, "a text domain attribute",
-        [&](const xios_lite_client_s& c, const std::string&) {
-          return checked_string(value, kCall, "value", c.ep_rank);
-        });
+        client, kCall, domain_id, name, "a text domain attribute", text_value(kCall, value));
   });
 }
 
@@ -551,10 +557,7 @@ int xios_lite_set_axis_attr_double(xios_lite_client_t client, const char* axis_i
   return guarded([&] {
     set_named_attribute<std::vector<double>, AxisAttributes>(
         client, kCall, axis_id, name, "an array axis attribute",
-        [&](const xios_lite_client_s& c, const std::string& attr) {
-          const std::size_t n = array_size(kCall, c.ep_rank, attr, values, rank, extents);
-          return std::vector<double>(values, values + n);
-        });
+        array_values(kCall, values, rank, extents));
   });
 }
 
@@ -563,10 +566,7 @@ int xios_lite_set_axis_attr_text(xios_lite_client_t client, const char* axis_id,
   constexpr const char* kCall = "xios_lite_set_axis_attr_text";
   return guarded([&] {
     set_named_attribute<std::optional<std::string>, AxisAttributes>(
-        client, kCall, axis_id, name, "a text axis attribute",
-        [&](const xios_lite_client_s& c, const std::string&) {
-          return checked_string(value, kCall, "value", c.ep_rank);
-        });
+        client, kCall, axis_id, name, "a text axis attribute", text_value(kCall, value));
   });
 }
 

@@ -24,13 +24,10 @@ std::string seconds(double s) {
 
 // The checks every process makes alike (so all throw, or none).
 void require_client_world(const World& world, const char* call) {
-  if (world.role != Role::kClient || !world.open_contexts || world.control == MPI_COMM_NULL) {
-    throw ep::Error(ep::ErrorKind::kArgument, call, -1,
-                    world.role != Role::kClient
-                        ? "called on a server process (the servers run serve_contexts)"
-                        : "the World does not come from initialize() (split_world launches have "
-                          "one context per client process, served by run_server)");
-  }
+  transport::require_open_contexts_world(
+      world, Role::kClient, call, "called on a server process (the servers run serve_contexts)",
+      "the World does not come from initialize() (split_world launches have one context per "
+      "client process, served by run_server)");
 }
 
 // What the context's first process learned, for every process of the context.

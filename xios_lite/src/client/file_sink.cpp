@@ -65,8 +65,8 @@ class FileSink final : public RecordSink {
       }
       stats_.bytes_sent += static_cast<double>(lb.nk) * lb.block.nj * lb.block.ni * sizeof(double);
       if (as_is) {
-        views[n++] = {lb.block.jbegin, lb.block.nj, lb.block.ibegin,
-                      lb.block.ni,     lb.nk,       values + lb.offset};
+        views[n++] = {{lb.block.jbegin, lb.block.nj, lb.block.ibegin, lb.block.ni, lb.nk},
+                      values + lb.offset};
         continue;
       }
       // XIOS's zoom and extract: the block's part of the window and levels.
@@ -74,7 +74,7 @@ class FileSink final : public RecordSink {
                                            lb.block.ni, lb.nk, values + lb.offset));
       const netcdf::OutputBlock& c = cuts.back();
       if (c.nj > 0) {
-        views[n++] = {c.jbegin, c.nj, c.ibegin, c.ni, c.nk, c.values.data()};
+        views[n++] = {c, c.values.data()};
       }
     }
     try {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <numeric>
 #include <set>
 
@@ -635,49 +636,40 @@ std::vector<bool> grids_in_use(const Config& cfg) {
   return grid;
 }
 
-// The axes some file's variable needs: those of the grids in use and the
-// axes they derive from. As XIOS, which sizes the axes of what it writes
-// only, an axis nobody writes needs no n_glo (NEMO's icbbas, profsed
-// without sediment).
-std::vector<bool> axes_in_use(const Config& cfg) {
-  std::vector<bool> axis(cfg.axes.size(), false);
-  const std::function<void(int)> need_axis = [&](int a) {
-    if (a < 0 || axis[static_cast<std::size_t>(a)]) return;
-    axis[static_cast<std::size_t>(a)] = true;
-    need_axis(cfg.axes[static_cast<std::size_t>(a)].source);
+// The definitions of one kind (axes or domains) that the grids in use name,
+// as members or through their axis/axis2/domain slots, with the chain of
+// sources each derives from.
+template <class Def>
+std::vector<bool> used_by_grids(const Config& cfg, const std::vector<Def>& defs, Member::Kind kind,
+                                std::initializer_list<int GridDef::*> slots) {
+  std::vector<bool> used(defs.size(), false);
+  const std::function<void(int)> need = [&](int i) {
+    if (i < 0 || used[static_cast<std::size_t>(i)]) return;
+    used[static_cast<std::size_t>(i)] = true;
+    need(defs[static_cast<std::size_t>(i)].source);
   };
   const std::vector<bool> grids = grids_in_use(cfg);
   for (std::size_t g = 0; g < cfg.grids.size(); ++g) {
     if (!grids[g]) continue;
     const GridDef& grid = cfg.grids[g];
     for (const Member& m : grid.members) {
-      if (m.kind == Member::Kind::kAxis) need_axis(m.index);
+      if (m.kind == kind) need(m.index);
     }
-    need_axis(grid.axis);
-    need_axis(grid.axis2);
+    for (int GridDef::*slot : slots) need(grid.*slot);
   }
-  return axis;
+  return used;
 }
 
-// The domains some file writes on: those of the grids in use, with their
-// sources.
+// The axes some file's variable needs. As XIOS, which sizes the axes of what
+// it writes only, an axis nobody writes needs no n_glo (NEMO's icbbas,
+// profsed without sediment).
+std::vector<bool> axes_in_use(const Config& cfg) {
+  return used_by_grids(cfg, cfg.axes, Member::Kind::kAxis, {&GridDef::axis, &GridDef::axis2});
+}
+
+// The domains some file writes on.
 std::vector<bool> domains_in_use(const Config& cfg) {
-  std::vector<bool> domain(cfg.domains.size(), false);
-  const std::function<void(int)> need_domain = [&](int d) {
-    if (d < 0 || domain[static_cast<std::size_t>(d)]) return;
-    domain[static_cast<std::size_t>(d)] = true;
-    need_domain(cfg.domains[static_cast<std::size_t>(d)].source);
-  };
-  const std::vector<bool> grids = grids_in_use(cfg);
-  for (std::size_t g = 0; g < cfg.grids.size(); ++g) {
-    if (!grids[g]) continue;
-    const GridDef& grid = cfg.grids[g];
-    for (const Member& m : grid.members) {
-      if (m.kind == Member::Kind::kDomain) need_domain(m.index);
-    }
-    need_domain(grid.domain);
-  }
-  return domain;
+  return used_by_grids(cfg, cfg.domains, Member::Kind::kDomain, {&GridDef::domain});
 }
 
 }  // namespace

@@ -185,15 +185,7 @@ class ExpressionParser {
     }
     const bool at_sign = accept("@");
     skip();
-    const std::size_t start = at_;
-    while (at_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[at_])) != 0 || text_[at_] == '_')) {
-      ++at_;
-    }
-    const std::string name = text_.substr(start, at_ - start);
-    if (name.empty()) {
-      throw Bad("expected a field, a number or a function at character " + std::to_string(at_ + 1));
-    }
+    const std::string name = identifier("a field, a number or a function");
     if (!at_sign) {
       if (accept("(")) {
         function(name);
@@ -215,17 +207,22 @@ class ExpressionParser {
     }
     emit(Op::kOperand, 0, index);
   }
-  // "$name": the context's <variable id="name">, a number.
-  void variable() {
+  // The name (letters, digits, '_') at the cursor; throws naming what was
+  // `expected` where there is none.
+  std::string identifier(const char* expected) {
     const std::size_t start = at_;
     while (at_ < text_.size() &&
            (std::isalnum(static_cast<unsigned char>(text_[at_])) != 0 || text_[at_] == '_')) {
       ++at_;
     }
-    const std::string name = text_.substr(start, at_ - start);
-    if (name.empty()) {
-      throw Bad("expected a variable name after '$' at character " + std::to_string(start + 1));
+    if (at_ == start) {
+      throw Bad(std::string("expected ") + expected + " at character " + std::to_string(start + 1));
     }
+    return text_.substr(start, at_ - start);
+  }
+  // "$name": the context's <variable id="name">, a number.
+  void variable() {
+    const std::string name = identifier("a variable name after '$'");
     const auto it = std::find_if(variables_.begin(), variables_.end(),
                                  [&](const Attribute& a) { return a.name == name; });
     if (it == variables_.end()) {

@@ -234,6 +234,24 @@ void assemble_2d(const std::vector<ModelDefinitions>& clients, int domain, const
   out = std::move(values);
 }
 
+// What each client set for definition `idx` of one kind (`of`:
+// ModelDefinitions::domains or ::axes): called with a client's definitions,
+// its attributes or null. `any` says whether some client set some.
+template <class Attributes>
+struct SetByClients {
+  const std::vector<ModelDefinitions>& clients;
+  std::map<int, Attributes> ModelDefinitions::*of;
+  int idx;
+  const Attributes* operator()(const ModelDefinitions& m) const {
+    const auto it = (m.*of).find(idx);
+    return it != (m.*of).end() ? &it->second : nullptr;
+  }
+  [[nodiscard]] bool any() const {
+    return std::any_of(clients.begin(), clients.end(),
+                       [this](const ModelDefinitions& m) { return (*this)(m) != nullptr; });
+  }
+};
+
 void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
            const std::vector<std::vector<Window>>& blocks) {
   // The calendar.
@@ -281,18 +299,13 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
   for (std::size_t di = 0; di < cfg.domains.size(); ++di) {
     DomainDef& d = cfg.domains[di];
     const int idx = static_cast<int>(di);
-    const bool touched = std::any_of(clients.begin(), clients.end(),
-                                     [&](const auto& m) { return m.domains.count(idx) > 0; });
-    if (!touched) continue;
+    const SetByClients<DomainAttributes> attr{clients, &ModelDefinitions::domains, idx};
+    if (!attr.any()) continue;
     const std::string where = d.where + " (domain '" + d.id + "' set by the model)";
     if (d.source >= 0) {
       fail_model(where, "the domain takes its geometry from domain '" +
                             cfg.domains[static_cast<std::size_t>(d.source)].id + "': set that one");
     }
-    const auto attr = [idx](const ModelDefinitions& m) -> const DomainAttributes* {
-      const auto it = m.domains.find(idx);
-      return it != m.domains.end() ? &it->second : nullptr;
-    };
     agree_on(clients, where, "ni_glo", attr, &DomainAttributes::ni_glo, d.ni_glo);
     agree_on(clients, where, "nj_glo", attr, &DomainAttributes::nj_glo, d.nj_glo);
     std::string type;
@@ -386,18 +399,12 @@ void apply(Config& cfg, const std::vector<ModelDefinitions>& clients,
   // Axes.
   for (std::size_t ai = 0; ai < cfg.axes.size(); ++ai) {
     AxisDef& a = cfg.axes[ai];
-    const int idx = static_cast<int>(ai);
-    const bool touched = std::any_of(clients.begin(), clients.end(),
-                                     [&](const auto& m) { return m.axes.count(idx) > 0; });
-    if (!touched) continue;
+    const SetByClients<AxisAttributes> get{clients, &ModelDefinitions::axes, static_cast<int>(ai)};
+    if (!get.any()) continue;
     const std::string where = a.where + " (axis '" + a.id + "' set by the model)";
     if (a.source >= 0 || a.from_domain != Reduction::kNone) {
       fail_model(where, "the axis is derived from another one: set that one");
     }
-    const auto get = [idx](const ModelDefinitions& m) -> const AxisAttributes* {
-      const auto it = m.axes.find(idx);
-      return it != m.axes.end() ? &it->second : nullptr;
-    };
     agree_on(clients, where, "n_glo", get, &AxisAttributes::n_glo, a.n_glo);
     const auto list = [&](const char* name, std::vector<double> AxisAttributes::*member,
                           std::vector<double>& out) {
@@ -492,17 +499,15 @@ ModelDefinitions global_definitions(const Config& cfg) {
     a.nj_glo = d.nj_glo;
     a.type = d.type == DomainType::kCurvilinear ? "curvilinear" : "rectilinear";
     if (d.nvertex > 0) a.nvertex = d.nvertex;
-    if (d.type == DomainType::kCurvilinear) {
-      a.lonvalue_2d = d.lon;
-      a.latvalue_2d = d.lat;
-      a.bounds_lon_2d = d.bounds_lon;
-      a.bounds_lat_2d = d.bounds_lat;
-    } else {
-      a.lonvalue_1d = d.lon;
-      a.latvalue_1d = d.lat;
-      a.bounds_lon_1d = d.bounds_lon;
-      a.bounds_lat_1d = d.bounds_lat;
-    }
+    // The coordinates as the model gives them: 2-D for a curvilinear
+    // domain, 1-D (per column, per row) for a rectilinear one.
+    using Coordinates = std::vector<double> DomainAttributes::*;
+    const bool two_d = d.type == DomainType::kCurvilinear;
+    const auto pick = [two_d](Coordinates one_d, Coordinates two) { return two_d ? two : one_d; };
+    a.*pick(&DomainAttributes::lonvalue_1d, &DomainAttributes::lonvalue_2d) = d.lon;
+    a.*pick(&DomainAttributes::latvalue_1d, &DomainAttributes::latvalue_2d) = d.lat;
+    a.*pick(&DomainAttributes::bounds_lon_1d, &DomainAttributes::bounds_lon_2d) = d.bounds_lon;
+    a.*pick(&DomainAttributes::bounds_lat_1d, &DomainAttributes::bounds_lat_2d) = d.bounds_lat;
     a.area = d.area;
     g.domains[static_cast<int>(di)] = std::move(a);
   }

@@ -35,6 +35,7 @@
 
 #include "nc_file.hpp"
 #include "records/record_time.hpp"
+#include "variable_layout.hpp"
 #include "xios_lite/config.hpp"
 
 namespace xios_lite::netcdf {
@@ -48,13 +49,9 @@ struct VariableSlot {
 /// Variables of all files, file by file (the `var` of the wire header).
 [[nodiscard]] std::vector<VariableSlot> variable_table(const Config& cfg);
 
-/// One piece of a record to write: global indices, nk x nj x ni values.
-struct BlockView {
-  int jbegin = 0;
-  int nj = 0;
-  int ibegin = 0;
-  int ni = 0;
-  int nk = 0;
+/// One piece of a record to write: global indices, nk x nj x ni values held
+/// elsewhere (an OutputBlock's, a record buffer's).
+struct BlockView : BlockPlace {
   const double* data = nullptr;
 };
 

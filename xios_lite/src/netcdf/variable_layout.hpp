@@ -85,14 +85,18 @@ struct VariableLayout {
   return hi > lo ? RowRange{lo - l.window.jbegin, hi - lo} : RowRange{0, 0};
 }
 
-/// A block of a record in a variable's output coordinates (rows of its
-/// row dimension, columns, output levels), nk x nj x ni values.
-struct OutputBlock {
+/// Where a block of a record lies in a variable's output coordinates: rows
+/// jbegin.. of its row dimension, columns ibegin.., nk output levels.
+struct BlockPlace {
   int jbegin = 0;
   int nj = 0;
   int ibegin = 0;
   int ni = 0;
   int nk = 1;
+};
+
+/// A block of a record with its nk x nj x ni values.
+struct OutputBlock : BlockPlace {
   std::vector<double> values;
 };
 

@@ -356,13 +356,9 @@ ServerReport Dispatcher::run() {
 }  // namespace
 
 ServerReport serve_contexts(const World& world, const ServerOptions& options) {
-  if (world.role != Role::kServer || !world.open_contexts || world.control == MPI_COMM_NULL) {
-    throw ep::Error(ep::ErrorKind::kArgument, kCall, -1,
-                    world.role != Role::kServer
-                        ? "called on a client process"
-                        : "the clients did not call initialize(): they connect with "
-                          "split_world and Client, served by run_server");
-  }
+  transport::require_open_contexts_world(world, Role::kServer, kCall, "called on a client process",
+                                         "the clients did not call initialize(): they connect "
+                                         "with split_world and Client, served by run_server");
   Dispatcher dispatcher(world, options);
   return dispatcher.run();
 }

@@ -178,12 +178,12 @@ void WriterThread::write(const RecordBuffer& r) {
   const FileDef& file = cfg_.files[static_cast<std::size_t>(slot.file)];
   const bool shared = file.type == FileType::kOneFile;
   const OutputVariable& v = file.variables[static_cast<std::size_t>(slot.pos)];
-  netcdf::BlockView view{r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data()};
+  netcdf::BlockView view{{r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk}, r.data.data()};
   netcdf::OutputBlock cut;
   if (!v.shape.reduces() && !netcdf::writes_field_grid(cfg_, v)) {
     // XIOS's zoom and extract: the variable's window and levels of the record.
     cut = netcdf::cut_to_output(v.shape, r.rows.jbegin, r.rows.nj, 0, r.ni, r.nk, r.data.data());
-    view = {cut.jbegin, cut.nj, cut.ibegin, cut.ni, cut.nk, cut.values.data()};
+    view = {cut, cut.values.data()};
   }
   const std::lock_guard lock(netcdf_lock());
   const double t0 = MPI_Wtime();

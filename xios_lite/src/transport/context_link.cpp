@@ -150,4 +150,12 @@ bool send_within(std::vector<char> bytes, int dest, int tag, MPI_Comm comm, doub
   return false;
 }
 
+void require_open_contexts_world(const World& world, Role role, const char* call,
+                                 const char* wrong_role, const char* not_opened) {
+  if (world.role != role) throw ep::Error(ep::ErrorKind::kArgument, call, -1, wrong_role);
+  if (!world.open_contexts || world.control == MPI_COMM_NULL) {
+    throw ep::Error(ep::ErrorKind::kArgument, call, -1, not_opened);
+  }
+}
+
 }  // namespace xios_lite::transport

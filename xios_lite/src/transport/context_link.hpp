@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "xios_lite/server.hpp"
+
 namespace xios_lite::transport {
 
 inline constexpr int kAnnounceTag = 11;            // clients -> server leader, on World::control
@@ -80,5 +82,13 @@ struct Announcement {
 /// alive (MPI may still read it).
 [[nodiscard]] bool send_within(std::vector<char> bytes, int dest, int tag, MPI_Comm comm,
                                double limit_s);
+
+/// Throws ep::Error(kArgument) naming `call` unless `world` is a process of
+/// `role` in a launch whose contexts open at run time (initialize()):
+/// `wrong_role` says why on a process of the other role, `not_opened` on a
+/// World without a control communicator. Local; every process of a role
+/// decides alike, so all throw or none.
+void require_open_contexts_world(const World& world, Role role, const char* call,
+                                 const char* wrong_role, const char* not_opened);
 
 }  // namespace xios_lite::transport

@@ -8,26 +8,20 @@
 // trusted, one empty message when verified (exchange.hpp).
 #pragma once
 
+#include <algorithm>
+
 #include "collectives/alltoallv_algorithms/exchange.hpp"
-#include "collectives/detail/tags.hpp"
+#include "collectives/alltoallv_algorithms/ring_k.hpp"
 #include "common/datatype.hpp"
 
 namespace collectives::alltoallv_algorithms {
 
 /// Collective over `comm`; arguments checked (alltoallv.hpp). A mismatch
-/// found by a verified exchange is left in scratch.mismatch.
+/// found by a verified exchange is left in scratch.mismatch. Ring-k's one
+/// stage: every other rank is a partner of the first.
 template <Communicator C, common::HasDatatype T>
 void burst(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& scratch) {
-  const int n = comm.size();
-  const int me = comm.rank();
-  scratch.peers_from.clear();
-  scratch.peers_to.clear();
-  for (int s = 1; s < n; ++s) {
-    scratch.peers_from.push_back((me - s + n) % n);
-    scratch.peers_to.push_back((me + s) % n);
-  }
-  exchange_stage(comm, x, std::span<const int>(scratch.peers_from),
-                 std::span<const int>(scratch.peers_to), scratch, true);
+  ring_k(comm, x, std::max(1, comm.size() - 1), scratch);
 }
 
 }  // namespace collectives::alltoallv_algorithms

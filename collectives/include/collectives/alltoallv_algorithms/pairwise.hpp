@@ -17,19 +17,27 @@
 
 namespace collectives::alltoallv_algorithms {
 
+/// The partners of rank `me` of `n` at stage s (1 .. n-1): the rank it
+/// sends to and the rank it receives from (the same one when n is a power
+/// of two).
+struct PairwisePartners {
+  int to;
+  int from;
+};
+[[nodiscard]] constexpr PairwisePartners pairwise_partners(int n, int me, int s) noexcept {
+  if ((n & (n - 1)) == 0) return {me ^ s, me ^ s};
+  return {(me + s) % n, (me - s + n) % n};
+}
+
 /// Collective over `comm`; arguments checked (alltoallv.hpp). A mismatch
 /// found by a verified exchange is left in scratch.mismatch.
 template <Communicator C, common::HasDatatype T>
 void pairwise(const C& comm, const Exchange<T>& x, Scratch<T, typename C::Request>& scratch) {
-  const int n = comm.size();
-  const int me = comm.rank();
-  const bool power_of_two = (n & (n - 1)) == 0;
   copy_self(comm, x, scratch);
-  for (int s = 1; s < n; ++s) {
-    const int to = power_of_two ? (me ^ s) : (me + s) % n;
-    const int from = power_of_two ? (me ^ s) : (me - s + n) % n;
-    exchange_stage(comm, x, std::span<const int>(&from, 1), std::span<const int>(&to, 1), scratch,
-                   false);
+  for (int s = 1; s < comm.size(); ++s) {
+    const PairwisePartners p = pairwise_partners(comm.size(), comm.rank(), s);
+    exchange_stage(comm, x, std::span<const int>(&p.from, 1), std::span<const int>(&p.to, 1),
+                   scratch, false);
   }
 }
 

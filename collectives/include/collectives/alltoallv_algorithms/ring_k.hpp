@@ -27,8 +27,11 @@ template <Communicator C, common::HasDatatype T>
 void ring_k(const C& comm, const Exchange<T>& x, int k, Scratch<T, typename C::Request>& scratch) {
   const int n = comm.size();
   const int me = comm.rank();
-  copy_self(comm, x, scratch);
-  for (int first = 1; first < n; first += k) {
+  // One stage (burst): the own block is copied while its messages fly.
+  const bool one_stage = k >= n - 1;
+  if (!one_stage) copy_self(comm, x, scratch);
+  int first = 1;
+  do {
     const int last = std::min(first + k - 1, n - 1);
     scratch.peers_from.clear();
     scratch.peers_to.clear();
@@ -37,8 +40,9 @@ void ring_k(const C& comm, const Exchange<T>& x, int k, Scratch<T, typename C::R
       scratch.peers_to.push_back((me + o) % n);
     }
     exchange_stage(comm, x, std::span<const int>(scratch.peers_from),
-                   std::span<const int>(scratch.peers_to), scratch, false);
-  }
+                   std::span<const int>(scratch.peers_to), scratch, one_stage);
+    first += k;
+  } while (first < n);
 }
 
 }  // namespace collectives::alltoallv_algorithms

@@ -134,6 +134,16 @@ inline void copy_fixed_rows(std::byte* to, std::size_t to_stride, const std::byt
     std::memcpy(to, from, RowBytes);
   }
 }
+
+/// Copies with copy_fixed_rows<W> for the W among `Widths` equal to
+/// `row_bytes`; false (nothing copied) when none is.
+template <std::size_t... Widths>
+inline bool copy_if_fixed(std::byte* to, std::size_t to_stride, const std::byte* from,
+                          std::size_t from_stride, std::size_t row_bytes, int rows) {
+  return ((row_bytes == Widths &&
+           (copy_fixed_rows<Widths>(to, to_stride, from, from_stride, rows), true)) ||
+          ...);
+}
 }  // namespace strip_detail
 
 /// Copies `rows` rows of `row_bytes` bytes from `from` (rows `from_stride`
@@ -144,23 +154,13 @@ inline void copy_strip(std::byte* to, std::size_t to_stride, const std::byte* fr
     std::memcpy(to, from, row_bytes * static_cast<std::size_t>(rows));
     return;
   }
-  switch (row_bytes) {  // the column strips of w = 1 to 4 of 4- and 8-byte types
-    case 4:
-      return strip_detail::copy_fixed_rows<4>(to, to_stride, from, from_stride, rows);
-    case 8:
-      return strip_detail::copy_fixed_rows<8>(to, to_stride, from, from_stride, rows);
-    case 12:
-      return strip_detail::copy_fixed_rows<12>(to, to_stride, from, from_stride, rows);
-    case 16:
-      return strip_detail::copy_fixed_rows<16>(to, to_stride, from, from_stride, rows);
-    case 24:
-      return strip_detail::copy_fixed_rows<24>(to, to_stride, from, from_stride, rows);
-    case 32:
-      return strip_detail::copy_fixed_rows<32>(to, to_stride, from, from_stride, rows);
-    default:
-      for (int r = 0; r < rows; ++r, to += to_stride, from += from_stride) {
-        std::memcpy(to, from, row_bytes);
-      }
+  // The column strips of w = 1 to 4 of 4- and 8-byte types get a loop of
+  // their own constant size; any other width a memcpy per row.
+  const bool fixed = strip_detail::copy_if_fixed<4, 8, 12, 16, 24, 32>(
+      to, to_stride, from, from_stride, row_bytes, rows);
+  if (fixed) return;
+  for (int r = 0; r < rows; ++r, to += to_stride, from += from_stride) {
+    std::memcpy(to, from, row_bytes);
   }
 }
 

@@ -154,10 +154,7 @@ std::size_t HaloPlan<C>::bytes_sent() const {
 
 template <Communicator C>
 void HaloPlan<C>::bind(std::span<const HaloField> fields) {
-  if (pending_) {
-    throw common::Error(common::ErrorKind::kRequest, "collectives::HaloPlan::bind", comm_.rank(),
-                        "an exchange is in flight (call finish() first)");
-  }
+  check_idle("collectives::HaloPlan::bind");
   if (takes_part()) {
     // The lists, staging buffers and addresses below are read by the local
     // peers until they depart from the last call.
@@ -195,6 +192,14 @@ void HaloPlan<C>::bind(std::span<const HaloField> fields) {
   }
   bound_ = true;
   bound_fields_.assign(fields.begin(), fields.end());
+}
+
+template <Communicator C>
+void HaloPlan<C>::check_idle(const char* call) const {
+  if (pending_) {
+    throw common::Error(common::ErrorKind::kRequest, call, comm_.rank(),
+                        "an exchange is already in flight (call finish() first)");
+  }
 }
 
 template <Communicator C>
@@ -337,10 +342,7 @@ void HaloPlan<C>::prepare(std::span<const HaloField> fields) {
 
 template <Communicator C>
 void HaloPlan<C>::start(std::span<const HaloField> fields) {
-  if (pending_) {
-    throw common::Error(common::ErrorKind::kRequest, "collectives::HaloPlan::start", comm_.rank(),
-                        "an exchange is already in flight (call finish() first)");
-  }
+  check_idle("collectives::HaloPlan::start");
   if (takes_part()) {
     if (bound_) {
       check_bound(fields);
