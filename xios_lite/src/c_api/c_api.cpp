@@ -274,6 +274,42 @@ auto index_values(const char* call, const int* values, int n) {
   };
 }
 
+// The number of values of an array of `rank` extents (XIOS's arrays of 1 to 3 dimensions).
+std::size_t array_size(const char* call, int ep_rank, const std::string& what, const void* data,
+                       int rank, const int64_t* extents) {
+  if (rank < 1 || rank > 3 || extents == nullptr) {
+    argument_error(call, ep_rank, what + ": array rank " + std::to_string(rank) + " is not 1 to 3");
+  }
+  std::size_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (extents[d] < 0) {
+      argument_error(call, ep_rank, what + ": negative extent " + std::to_string(extents[d]));
+    }
+    n *= static_cast<std::size_t>(extents[d]);
+  }
+  if (data == nullptr && n > 0) {
+    argument_error(call, ep_rank, what + ": null data");
+  }
+  return n;
+}
+
+// The value of a real array attribute for set_named_attribute: the
+// array_size(rank, extents) entries of `values`.
+auto array_values(const char* call, const double* values, int rank, const int64_t* extents) {
+  return [=](const xios_lite_client_s& c, const std::string& attr) {
+    const std::size_t n = array_size(call, c.ep_rank, attr, values, rank, extents);
+    return std::vector<double>(values, values + n);
+  };
+}
+
+// The value of a text attribute for set_named_attribute: `value`, refused
+// when null.
+auto text_value(const char* call, const char* value) {
+  return [=](const xios_lite_client_s& c, const std::string&) {
+    return checked_string(value, call, "value", c.ep_rank);
+  };
+}
+
 }  // namespace
 
 extern "C" {
@@ -428,46 +464,6 @@ int xios_lite_set_domain_mask(xios_lite_client_t client, const char* domain_id, 
     c.client->set_domain_mask(domain, std::span<const bool>(flags.get(), n));
   });
 }
-
-namespace {
-
-// The number of values of an array of `rank` extents (XIOS's arrays of 1 to 3 dimensions).
-std::size_t array_size(const char* call, int ep_rank, const std::string& what, const void* data,
-                       int rank, const int64_t* extents) {
-  if (rank < 1 || rank > 3 || extents == nullptr) {
-    argument_error(call, ep_rank, what + ": array rank " + std::to_string(rank) + " is not 1 to 3");
-  }
-  std::size_t n = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (extents[d] < 0) {
-      argument_error(call, ep_rank, what + ": negative extent " + std::to_string(extents[d]));
-    }
-    n *= static_cast<std::size_t>(extents[d]);
-  }
-  if (data == nullptr && n > 0) {
-    argument_error(call, ep_rank, what + ": null data");
-  }
-  return n;
-}
-
-// The value of a real array attribute for set_named_attribute: the
-// array_size(rank, extents) entries of `values`.
-auto array_values(const char* call, const double* values, int rank, const int64_t* extents) {
-  return [=](const xios_lite_client_s& c, const std::string& attr) {
-    const std::size_t n = array_size(call, c.ep_rank, attr, values, rank, extents);
-    return std::vector<double>(values, values + n);
-  };
-}
-
-// The value of a text attribute for set_named_attribute: `value`, refused
-// when null.
-auto text_value(const char* call, const char* value) {
-  return [=](const xios_lite_client_s& c, const std::string&) {
-    return checked_string(value, call, "value", c.ep_rank);
-  };
-}
-
-}  // namespace
 
 int xios_lite_set_domain_attr_int(xios_lite_client_t client, const char* domain_id,
                                   const char* name, int value) {
