@@ -265,7 +265,7 @@ MailboxSection::MailboxSection(Mailbox& box, std::adopt_lock_t /*held*/) : box_(
 MailboxSection::~MailboxSection() { leave(); }
 
 void MailboxSection::leave() noexcept {
-  if (released_ != 0) box_.eager_released.fetch_add(released_, std::memory_order_release);
+  if (released_ != 0) add_released(box_, released_);  // still under the lock
   box_.mutex.unlock();
   // The owner may wait, parked, without a posted receive (wait_unposted).
   if (queued_) notify_waiters();
@@ -484,9 +484,21 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
   receive_matched(*receiver, *message);
 }
 
-void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings) {
-  MailboxSection section(box);
-  if (!section.match_unposted(*request, rings)) box.posted.push_back(request);
+void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings,
+                  const std::shared_ptr<CommState>& comm) {
+  {
+    MailboxSection section(box);
+    if (!section.match_unposted(*request, rings)) {
+      // Other threads may complete it once it is queued: it carries the
+      // communicator's reference from then on.
+      if (!request->comm) request->comm = comm;
+      box.posted.push_back(request);
+      return;
+    }
+  }  // the match's data has moved: nobody but this thread holds the request
+  if (!request->comm && request->phase.load(std::memory_order_acquire) != Phase::kComplete) {
+    request->comm = comm;  // it finishes through MPI, polled by its owner
+  }
 }
 
 }  // namespace ep::detail

@@ -168,8 +168,9 @@ struct alignas(64) Mailbox {
   // (eager_bytes()), kept at most the communicator's eager cap by the
   // senders (reserve_eager): the bytes reserved by senders, on their line,
   // less the bytes released by the queues' side, on the owner's line, so
-  // that neither side writes the other's line per message. And the most it
-  // has held (for the tests).
+  // that neither side writes the other's line per message (eager_released
+  // is written only under `mutex`: add_released). And the most it has held
+  // (for the tests).
   alignas(64) std::atomic<std::size_t> eager_reserved{0};
   std::atomic<std::size_t> eager_high_water{0};
   // The senders' last reading of eager_released (never ahead of it): while
@@ -327,12 +328,20 @@ bool reserve_eager(Mailbox& box, std::size_t bytes, std::size_t cap);
 /// it was counted before a probe took it, and it must go back.
 void hold_eager(Mailbox& box, const Envelope& message);
 
-/// The reverse, whenever an eager envelope leaves the queues (matched,
-/// taken by a probe, dropped).
+/// Counts `bytes` of eager copies as gone from `box` (matched, taken by a
+/// probe, dropped, or never sent). box.mutex held: every writer of
+/// eager_released holds it, so the count moves by a load and a release
+/// store instead of a locked read-modify-write, which on the receiving
+/// thread waited for its store buffer to drain once per message.
+inline void add_released(Mailbox& box, std::size_t bytes) noexcept {
+  box.eager_released.store(box.eager_released.load(std::memory_order_relaxed) + bytes,
+                           std::memory_order_release);
+}
+
+/// The reverse of reserve_eager, whenever an eager envelope leaves the
+/// queues (matched, taken by a probe, dropped). box.mutex held.
 inline void release_eager(Mailbox& box, const Envelope& message) {
-  if (message.kind == Envelope::Kind::kEager) {
-    box.eager_released.fetch_add(message.bytes, std::memory_order_release);
-  }
+  if (message.kind == Envelope::Kind::kEager) add_released(box, message.bytes);
 }
 
 enum class Arrival {
@@ -348,8 +357,12 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = 
 
 /// Posts `request` in `box`: it takes the first matching message, from
 /// `unexpected` or from the rings of `rings` (moving the data in the calling
-/// thread, the receiver), or is queued.
-void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings);
+/// thread, the receiver), or is queued. A request that does not complete
+/// here (queued, or finishing through MPI) gets `comm` as its
+/// RequestState::comm when it has none, before any other thread can see
+/// it. The owner's thread.
+void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings,
+                  const std::shared_ptr<CommState>& comm);
 
 /// Moves a matched message into its receive. Remote messages go to
 /// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now.
