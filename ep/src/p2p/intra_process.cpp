@@ -68,7 +68,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
   bool reserved = false;
   if (eager && !send.synchronous && bytes <= ring.max_inline_bytes() && !ring.overflowing()) {
     tried = true;
-    reserved = reserve_eager(box, bytes, cap);
+    reserved = reserve_eager(box, ring, bytes, cap);
     if (reserved) {
       std::byte* room = ring.try_reserve_inline(bytes);
       if (room == nullptr) room = wait_for_room(ring, bytes);
@@ -87,7 +87,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
     }
   }
 
-  if (eager && !tried) reserved = reserve_eager(box, bytes, cap);
+  if (eager && !tried) reserved = reserve_eager(box, ring, bytes, cap);
   std::shared_ptr<Envelope> message;
   try {
     message = make_envelope();
