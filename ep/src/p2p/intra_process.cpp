@@ -29,6 +29,14 @@ std::byte* wait_for_room(LocalRing& ring, std::size_t bytes) {
   return nullptr;
 }
 
+// Gives back the reservation of an eager copy that was never sent (its
+// packing failed). Rare, so it takes the lock that every writer of the
+// released count holds (add_released).
+void release_unsent(Mailbox& box, std::size_t bytes) noexcept {
+  std::lock_guard lock(box.mutex);
+  add_released(box, bytes);
+}
+
 // Hands `message` to the receiver: a line of the ring, else the overflow.
 void publish_envelope(Mailbox& box, LocalRing& ring, std::shared_ptr<Envelope> message) {
   const int tag = message->tag;
@@ -60,7 +68,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
   bool reserved = false;
   if (eager && !send.synchronous && bytes <= ring.max_inline_bytes() && !ring.overflowing()) {
     tried = true;
-    reserved = reserve_eager(box, bytes, cap);
+    reserved = reserve_eager(box, ring, bytes, cap);
     if (reserved) {
       std::byte* room = ring.try_reserve_inline(bytes);
       if (room == nullptr) room = wait_for_room(ring, bytes);
@@ -68,7 +76,7 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
         try {
           pack_into(data, room);
         } catch (...) {
-          box.eager_released.fetch_add(bytes, std::memory_order_release);  // no message after all
+          release_unsent(box, bytes);
           throw;
         }
         ring.commit_inline(send.tag, bytes);
@@ -79,13 +87,13 @@ std::shared_ptr<RequestState> send_intra(const std::shared_ptr<CommState>& comm,
     }
   }
 
-  if (eager && !tried) reserved = reserve_eager(box, bytes, cap);
+  if (eager && !tried) reserved = reserve_eager(box, ring, bytes, cap);
   std::shared_ptr<Envelope> message;
   try {
     message = make_envelope();
     if (reserved) pack_into(data, message->payload.resize(bytes));
   } catch (...) {
-    if (reserved) box.eager_released.fetch_add(bytes, std::memory_order_release);  // no message
+    if (reserved) release_unsent(box, bytes);
     throw;
   }
   message->source = send.source_rank;

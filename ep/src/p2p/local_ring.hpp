@@ -89,6 +89,16 @@ class LocalRing {
   /// Publishes a line that refers to `envelope` (which the ring owns until
   /// it is read: Envelope::pinned); false, with nothing written, when full.
   [[nodiscard]] bool try_write_envelope(Envelope* envelope, int tag);
+  /// Eager bytes this sender has reserved against the receiver's cap and not
+  /// used yet (reserve_eager in p2p/matching_engine.cpp): its messages spend
+  /// them without touching the mailbox's shared count. Written by the
+  /// sender only; any thread may read it (clear_mailbox, the test hooks).
+  [[nodiscard]] std::size_t eager_credit() const noexcept {
+    return eager_credit_.load(std::memory_order_relaxed);
+  }
+  void set_eager_credit(std::size_t bytes) noexcept {
+    eager_credit_.store(bytes, std::memory_order_relaxed);
+  }
   /// True while messages of the pair must go to the overflow. The sender's
   /// read; set and cleared under the receiver's mailbox lock.
   [[nodiscard]] bool overflowing() const noexcept {
@@ -209,10 +219,11 @@ class LocalRing {
   std::unique_ptr<Line[]> lines_;
 
   // The sender's line: where the next message goes, what it last read of
-  // head, where the reserved message starts.
+  // head, where the reserved message starts, its unused eager credit.
   alignas(kLineBytes) std::uint64_t tail_ = 0;
   std::uint64_t head_seen_ = 0;
   std::uint64_t reserved_at_ = 0;
+  std::atomic<std::size_t> eager_credit_{0};
   // On a line of its own: read by both sides on every message, written
   // only when the overflow starts and ends.
   alignas(kLineBytes) std::atomic<bool> overflowing_{false};

@@ -146,7 +146,17 @@ void raise_high_water(Mailbox& box, std::size_t held) {
 
 }  // namespace
 
-bool reserve_eager(Mailbox& box, std::size_t bytes, std::size_t cap) {
+bool reserve_eager(Mailbox& box, LocalRing& ring, std::size_t bytes, std::size_t cap) {
+  const std::size_t credit = ring.eager_credit();
+  if (bytes <= credit) {
+    ring.set_eager_credit(credit - bytes);
+    return true;
+  }
+  // The credit one reservation takes beyond the message: all senders'
+  // chunks together stay within a quarter of the cap, and chunks are taken
+  // only while the mailbox is below half of it.
+  const std::size_t chunk = std::min(
+      kEagerCreditChunk, cap / (4 * static_cast<std::size_t>(std::max(1, box.local_size()))));
   std::size_t reserved = box.eager_reserved.load(std::memory_order_relaxed);
   // A stale (smaller) released count overstates what is held, so the cap
   // holds whatever the owner releases meanwhile. The senders' own copy is
@@ -154,20 +164,28 @@ bool reserve_eager(Mailbox& box, std::size_t bytes, std::size_t cap) {
   std::size_t released = box.eager_released_seen.load(std::memory_order_relaxed);
   bool fresh = false;
   while (true) {
-    const std::size_t held = reserved - released + bytes;
-    if (held > cap) {
+    const std::size_t exact = reserved - released + bytes;
+    if (exact > cap) {
       if (fresh) return false;
       released = box.eager_released.load(std::memory_order_acquire);
       box.eager_released_seen.store(released, std::memory_order_relaxed);
       fresh = true;
       continue;
     }
-    if (box.eager_reserved.compare_exchange_weak(reserved, reserved + bytes,
+    const std::size_t extra = exact + chunk <= cap / 2 ? chunk : 0;
+    if (box.eager_reserved.compare_exchange_weak(reserved, reserved + bytes + extra,
                                                  std::memory_order_relaxed)) {
-      raise_high_water(box, held);
+      ring.set_eager_credit(credit + extra);
+      raise_high_water(box, exact + extra);
       return true;
     }
   }
+}
+
+std::size_t Mailbox::eager_credit() const noexcept {
+  std::size_t credit = 0;
+  for (int i = 0; i < ring_count(); ++i) credit += ring_at(i).eager_credit();
+  return credit;
 }
 
 void hold_eager(Mailbox& box, const Envelope& message) {
@@ -215,6 +233,7 @@ std::size_t ring_lines(int local_size) {
 
 void Mailbox::init_rings(int local_size) {
   const auto n = static_cast<std::size_t>(local_size);
+  local_size_ = local_size;
   ring_lines_ = ring_lines(local_size);
   rings_ = std::make_unique<std::atomic<LocalRing*>[]>(n);
   owned_ = std::make_unique<std::unique_ptr<LocalRing>[]>(n);
@@ -265,7 +284,7 @@ MailboxSection::MailboxSection(Mailbox& box, std::adopt_lock_t /*held*/) : box_(
 MailboxSection::~MailboxSection() { leave(); }
 
 void MailboxSection::leave() noexcept {
-  if (released_ != 0) box_.eager_released.fetch_add(released_, std::memory_order_release);
+  if (released_ != 0) add_released(box_, released_);  // still under the lock
   box_.mutex.unlock();
   // The owner may wait, parked, without a posted receive (wait_unposted).
   if (queued_) notify_waiters();
@@ -450,9 +469,12 @@ void clear_mailbox(Mailbox& box) {
   box.unexpected.clear();
   box.unexpected_empty_at.store(box.unexpected_appends.load(std::memory_order_relaxed),
                                 std::memory_order_relaxed);
-  const std::size_t reserved = box.eager_reserved.load(std::memory_order_relaxed);
-  box.eager_released.store(reserved, std::memory_order_relaxed);
-  box.eager_released_seen.store(reserved, std::memory_order_relaxed);
+  // Nothing is held any more; what the senders reserved and have not used
+  // stays theirs.
+  const std::size_t released =
+      box.eager_reserved.load(std::memory_order_relaxed) - box.eager_credit();
+  box.eager_released.store(released, std::memory_order_relaxed);
+  box.eager_released_seen.store(released, std::memory_order_relaxed);
 }
 
 std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message) {
@@ -484,9 +506,21 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival) {
   receive_matched(*receiver, *message);
 }
 
-void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings) {
-  MailboxSection section(box);
-  if (!section.match_unposted(*request, rings)) box.posted.push_back(request);
+void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings,
+                  const std::shared_ptr<CommState>& comm) {
+  {
+    MailboxSection section(box);
+    if (!section.match_unposted(*request, rings)) {
+      // Other threads may complete it once it is queued: it carries the
+      // communicator's reference from then on.
+      if (!request->comm) request->comm = comm;
+      box.posted.push_back(request);
+      return;
+    }
+  }  // the match's data has moved: nobody but this thread holds the request
+  if (!request->comm && request->phase.load(std::memory_order_acquire) != Phase::kComplete) {
+    request->comm = comm;  // it finishes through MPI, polled by its owner
+  }
 }
 
 }  // namespace ep::detail

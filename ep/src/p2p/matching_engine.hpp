@@ -168,8 +168,11 @@ struct alignas(64) Mailbox {
   // (eager_bytes()), kept at most the communicator's eager cap by the
   // senders (reserve_eager): the bytes reserved by senders, on their line,
   // less the bytes released by the queues' side, on the owner's line, so
-  // that neither side writes the other's line per message. And the most it
-  // has held (for the tests).
+  // that neither side writes the other's line per message (eager_released
+  // is written only under `mutex`: add_released). Reserved bytes include
+  // the senders' unused credit (LocalRing::eager_credit). And the most
+  // reserved less released at any reservation (for the tests): an upper
+  // bound on what it held.
   alignas(64) std::atomic<std::size_t> eager_reserved{0};
   std::atomic<std::size_t> eager_high_water{0};
   // The senders' last reading of eager_released (never ahead of it): while
@@ -200,11 +203,18 @@ struct alignas(64) Mailbox {
   }
   [[nodiscard]] LocalRing& ring_at(int index) const noexcept { return *active_[index]; }
 
+  /// Eager bytes held: reserved, less released, less the senders' unused
+  /// credit. Exact once the senders are quiet (the tests); a snapshot
+  /// otherwise.
   [[nodiscard]] std::size_t eager_bytes() const noexcept {
     // Released first: it never runs ahead of what was reserved.
     const std::size_t released = eager_released.load(std::memory_order_acquire);
-    return eager_reserved.load(std::memory_order_acquire) - released;
+    return eager_reserved.load(std::memory_order_acquire) - released - eager_credit();
   }
+  /// The senders' unused eager credit, all rings together.
+  [[nodiscard]] std::size_t eager_credit() const noexcept;
+  /// Endpoints of the process, as init_rings was told.
+  [[nodiscard]] int local_size() const noexcept { return local_size_; }
 
  private:
   LocalRing& make_ring(int thread, int rank);
@@ -214,6 +224,7 @@ struct alignas(64) Mailbox {
   // owner writes on every message it takes, each of those reads missed
   // (false sharing; see docs/profiles.md). Written only when a ring is made.
   alignas(64) std::size_t ring_lines_ = 0;
+  int local_size_ = 0;
   std::unique_ptr<std::atomic<LocalRing*>[]> rings_;     // by sender thread
   std::unique_ptr<std::unique_ptr<LocalRing>[]> owned_;  // by sender thread
   std::unique_ptr<LocalRing*[]> active_;                 // in the order made
@@ -316,23 +327,45 @@ std::shared_ptr<RequestState> take_posted(Mailbox& box, const Envelope& message)
 /// when received or returned). Takes box.mutex.
 void count_held(Mailbox& box, int change);
 
-/// Reserves room for an eager copy of `bytes` under `cap`: false when the
-/// mailbox already holds too much (the sender then goes rendezvous). Any
-/// thread, no lock; released by release_eager when the message is matched,
-/// taken by a probe or dropped.
-bool reserve_eager(Mailbox& box, std::size_t bytes, std::size_t cap);
+/// Reserves room for an eager copy of `bytes` under `cap` for the sender
+/// of `ring` (a ring of `box`): false when the mailbox already holds too
+/// much (the sender then goes rendezvous). The ring's sender thread, no
+/// lock; released by release_eager when the message is matched, taken by a
+/// probe or dropped.
+///
+/// Far below the cap a sender reserves a chunk of credit at a time (at most
+/// a quarter of the cap over all senders, so credit left unused by a
+/// sender that went quiet never keeps the others from the cap) and spends
+/// it message by message without an atomic read-modify-write: the shared
+/// count's compare-and-swap, once per message, made the sender wait for
+/// its previous message's ring line to leave its store buffer, a
+/// cache-line transfer to the reading core. Near the cap it reserves each
+/// message exactly, as before, so the cap is reached and never passed.
+bool reserve_eager(Mailbox& box, LocalRing& ring, std::size_t bytes, std::size_t cap);
+
+/// The most credit one reservation of reserve_eager takes beyond its
+/// message: an 8-byte stream reserves once per 512 messages.
+inline constexpr std::size_t kEagerCreditChunk = 4096;
 
 /// Counts `message`'s payload against `box` when it is an eager copy coming
 /// back to `unexpected` (a Message dropped unreceived), even past the cap:
 /// it was counted before a probe took it, and it must go back.
 void hold_eager(Mailbox& box, const Envelope& message);
 
-/// The reverse, whenever an eager envelope leaves the queues (matched,
-/// taken by a probe, dropped).
+/// Counts `bytes` of eager copies as gone from `box` (matched, taken by a
+/// probe, dropped, or never sent). box.mutex held: every writer of
+/// eager_released holds it, so the count moves by a load and a release
+/// store instead of a locked read-modify-write, which on the receiving
+/// thread waited for its store buffer to drain once per message.
+inline void add_released(Mailbox& box, std::size_t bytes) noexcept {
+  box.eager_released.store(box.eager_released.load(std::memory_order_relaxed) + bytes,
+                           std::memory_order_release);
+}
+
+/// The reverse of reserve_eager, whenever an eager envelope leaves the
+/// queues (matched, taken by a probe, dropped). box.mutex held.
 inline void release_eager(Mailbox& box, const Envelope& message) {
-  if (message.kind == Envelope::Kind::kEager) {
-    box.eager_released.fetch_add(message.bytes, std::memory_order_release);
-  }
+  if (message.kind == Envelope::Kind::kEager) add_released(box, message.bytes);
 }
 
 enum class Arrival {
@@ -348,8 +381,12 @@ void deliver(Mailbox& box, std::shared_ptr<Envelope> message, Arrival arrival = 
 
 /// Posts `request` in `box`: it takes the first matching message, from
 /// `unexpected` or from the rings of `rings` (moving the data in the calling
-/// thread, the receiver), or is queued.
-void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings);
+/// thread, the receiver), or is queued. A request that does not complete
+/// here (queued, or finishing through MPI) gets `comm` as its
+/// RequestState::comm when it has none, before any other thread can see
+/// it. The owner's thread.
+void post_receive(Mailbox& box, const std::shared_ptr<RequestState>& request, RingChoice rings,
+                  const std::shared_ptr<CommState>& comm);
 
 /// Moves a matched message into its receive. Remote messages go to
 /// receive_remote (p2p/inter_process.hpp); intra-process ones are copied now.

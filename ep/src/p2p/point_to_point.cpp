@@ -141,9 +141,14 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
                              proc_null_status());
   }
   // From the owner's pool: the owner usually drops it too, after its wait.
-  auto request =
-      std::allocate_shared<RequestState>(PoolAllocator<RequestState>{}, RequestState::Kind::kRecv,
-                                         self.state(), self.local_thread(), rank);
+  // Without the communicator for now: a receive whose message is already
+  // here completes below and never needs it, and copying the shared_ptr
+  // costs two locked operations per message (post_receive sets it on a
+  // receive that has to wait). A traced wait names the communicator, so
+  // tracing keeps it from the start.
+  auto request = std::allocate_shared<RequestState>(
+      PoolAllocator<RequestState>{}, RequestState::Kind::kRecv,
+      trace_on() ? self.state() : std::shared_ptr<CommState>(), self.local_thread(), rank);
   request->call = call;
   request->recv_buffer = {buf, count, datatype, layout};
   request->want_source = source;
@@ -157,13 +162,14 @@ std::shared_ptr<RequestState> start_recv(const Communicator& self, const char* c
     // such a receive needs no drain.
     request->needs_drain = any_source || from.process != comm.process_rank();
     if (!any_source && request->needs_drain && tag != MPI_ANY_TAG &&
-        comm.settings().direct_receive && comm.p2p().try_post_direct(*request, from)) {
-      return request;
+        comm.settings().direct_receive) {
+      request->comm = self.state();  // a direct receive is polled through the communicator
+      if (comm.p2p().try_post_direct(*request, from)) return request;
     }
     // Bring in what MPI already holds so the search below sees it in order.
     if (request->needs_drain) comm.p2p().drain(rank);
   }
-  post_receive(comm.p2p().mailbox(self.local_thread()), request, rings);
+  post_receive(comm.p2p().mailbox(self.local_thread()), request, rings, self.state());
   return request;
 }
 

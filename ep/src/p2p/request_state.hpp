@@ -83,7 +83,10 @@ struct RequestState {
       : kind(k), comm(std::move(c)), owner_thread(thread), owner_rank(rank) {}
 
   Kind kind;
-  std::shared_ptr<CommState> comm;  // keeps the communicator alive while pending
+  // Keeps the communicator alive while pending. Null for a request that was
+  // complete when its call returned (a receive whose message was there
+  // already, completed_send): nothing reads it once `phase` is kComplete.
+  std::shared_ptr<CommState> comm;
   int owner_thread;
   int owner_rank;
   const char* call = "";  // the API call that created it, for error messages

@@ -28,7 +28,7 @@ using detail::test_mpi;
 // The traced time of waiting on `request`: collective time for a nonblocking
 // collective's request (it advances by `progress`), point-to-point otherwise.
 detail::TraceScope traced_wait(const RequestState& request) {
-  if (!request.comm) return {};  // a send complete from the start (completed_send)
+  if (!request.comm) return {};  // complete from the start (completed_send, start_recv)
   return {request.progress ? detail::TraceKind::kCollective : detail::TraceKind::kP2p,
           *request.comm, request.owner_rank, request.owner_thread};
 }
@@ -335,6 +335,9 @@ void cancel(Request& request) {
     }
     return;
   }
+  // Complete already (the request of a receive whose message was there when
+  // it started carries no communicator): nothing to cancel.
+  if (state.phase.load(std::memory_order_acquire) == Phase::kComplete) return;
   detail::Mailbox& box = state.comm->p2p().mailbox(state.owner_thread);
   {
     // A message its sender already wrote matches before the cancel.
