@@ -240,11 +240,10 @@ void ClientEngine::feed(int field, std::span<const std::span<const double>> part
     if (!sample) {
       continue;
     }
-    if (v.op != Operation::kOnce) {
-      v.slot_taken = v.slots.of_step(step_);
-    }
     if (v.op == Operation::kOnce) {
       v.acc.reset();
+    } else {
+      v.slot_taken = v.slots.of_step(step_);
     }
     if (by_rows && completes_record(v)) {
       const records::RecordTime t = record_time(v);
