@@ -203,6 +203,9 @@ class Floors:
         barriers = [r for r in records if r["test"] == "barrier"]
         self.barrier = barriers[0] if barriers else None
         self.copies = sorted((r["bytes"], r["t_avg_us"]) for r in records if r["test"] == "memcpy")
+        # Not a floor of any figure: what reading another core's fresh data costs.
+        self.cross_copies = sorted((r["bytes"], r["t_avg_us"]) for r in records
+                                   if r["test"] == "cross_copy")
 
     def barrier_us(self):
         return self.barrier["t_avg_us"] if self.barrier else None
@@ -550,6 +553,12 @@ def floors_section(floors, env, threads):
             table.append((f"memcpy {fmt_bytes(size)}", "one thread, cache-warm buffers",
                           f"{fmt_us(us) if us >= 0.01 else f'{us * 1000:.1f} ns'}, "
                           f"{size / us:.0f} MB/s"))
+    for size, us in floors.cross_copies:
+        if size in (4096, 64 << 10, 1 << 20, 4 << 20):
+            table.append((f"cross-core copy {fmt_bytes(size)}",
+                          "memcpy of a buffer the other thread has just written (not a floor: "
+                          "shown for the kernels that read a neighbour's array)",
+                          f"{fmt_us(us)}, {size / us:.0f} MB/s"))
     md += md_table(["floor", "what", "median t_avg"], table)
     md += ["", "The floor of each figure: latency, one line hand-off; message rate, the "
            "ring; streaming and bandwidth, memcpy at the same size; a team round (ep::barrier, "

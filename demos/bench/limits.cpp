@@ -20,6 +20,14 @@
 //   floor.memcpy        std::memcpy between two cache-warm buffers on one
 //                       thread, 8 B to --max-bytes (default 4 MiB, the range
 //                       of the kernels' messages); t = per copy, MBps
+//   floor.cross_copy    std::memcpy by one thread of a buffer that the other
+//                       thread (pinned to another CPU) has just written, into
+//                       the copier's own cache-warm buffer, 4 KiB to
+//                       --max-bytes; t = per copy, MBps. What a thread pays to
+//                       read a neighbour's array (the zero-copy kernels): the
+//                       source lines come from the writer's cache, not from
+//                       the copier's. Shown beside the floors, not one of
+//                       them (the scoreboard's kernel floors are memcpy's)
 //
 // Method (as the other benchmarks): per point a warm-up (a tenth of the
 // iterations, at least 2), then --reps timed batches; min/avg/max are over
@@ -63,17 +71,18 @@ constexpr const char* kUsage =
     "usage: limits [--quick] [--threads T] [--modes LIST] [--max-bytes N] [--iters N]\n"
     "              [--reps N] [--json FILE] [--csv FILE]\n"
     "  The machine's floors: a cache line's hand-off between two pinned threads, a\n"
-    "  T-thread barrier on one line, an 8-byte SPSC ring, memcpy bandwidth.\n"
+    "  T-thread barrier on one line, an 8-byte SPSC ring, memcpy bandwidth, and\n"
+    "  memcpy of a buffer another thread has just written (cross_copy).\n"
     "  --quick        a tenth of the iterations, 3 repetitions, 4 memcpy sizes\n"
     "  --threads T    threads of the barrier (default 2; the other floors use 2)\n"
-    "  --modes LIST   line_handoff,barrier,ring,memcpy (default: all)\n"
+    "  --modes LIST   line_handoff,barrier,ring,memcpy,cross_copy (default: all)\n"
     "  --max-bytes N  largest memcpy, powers of two from 8 B (default 4M)\n"
     "  --iters N      operations per repetition (default: per floor)\n"
     "  --reps N       timed repetitions per point (default 10)\n"
     "  --json FILE    JSON records (default bench-results/limits.json)\n"
     "  --csv FILE     CSV records (default bench-results/limits.csv)\n";
 
-constexpr std::string_view kModes[] = {"line_handoff", "barrier", "ring", "memcpy"};
+constexpr std::string_view kModes[] = {"line_handoff", "barrier", "ring", "memcpy", "cross_copy"};
 constexpr std::size_t kLine = 64;
 constexpr std::size_t kKiB = 1024;
 
@@ -357,24 +366,39 @@ bench::Record ring(const Options& o, const std::vector<int>& cpus) {
   return record;
 }
 
-std::vector<bench::Record> memcpy_floor(const Options& o, const std::vector<int>& cpus) {
+/// A page-aligned buffer, so that copies start on a line and a page.
+struct PageFree {
+  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{4096}); }
+};
+using PageBuffer = std::unique_ptr<std::byte[], PageFree>;
+PageBuffer page_buffer(std::size_t bytes) {
+  return PageBuffer(new (std::align_val_t{4096}) std::byte[bytes]);
+}
+
+/// The copy sizes of a floor: powers of two from `smallest` to --max-bytes,
+/// or four of them with --quick.
+std::vector<std::size_t> copy_sizes(const Options& o, std::size_t smallest) {
   std::vector<std::size_t> sizes;
   if (o.quick) {
-    for (const std::size_t s : {std::size_t{8}, kKiB, 64 * kKiB}) {
-      if (s < o.max_bytes) sizes.push_back(s);
+    for (const std::size_t s : {smallest, kKiB, 64 * kKiB}) {
+      if (s >= smallest && s < o.max_bytes && (sizes.empty() || s > sizes.back())) {
+        sizes.push_back(s);
+      }
     }
     sizes.push_back(o.max_bytes);
   } else {
-    for (std::size_t s = 8; s <= o.max_bytes; s *= 2) sizes.push_back(s);
-    if (sizes.back() != o.max_bytes) sizes.push_back(o.max_bytes);
+    for (std::size_t s = smallest; s <= o.max_bytes; s *= 2) sizes.push_back(s);
+    if (sizes.empty() || sizes.back() != o.max_bytes) sizes.push_back(o.max_bytes);
   }
-  // Two page-aligned buffers of the largest size, written once so that the
-  // timed copies find them mapped (and, up to the cache sizes, cached).
-  struct Free {
-    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{4096}); }
-  };
-  const std::unique_ptr<std::byte[], Free> src(new (std::align_val_t{4096}) std::byte[o.max_bytes]);
-  const std::unique_ptr<std::byte[], Free> dst(new (std::align_val_t{4096}) std::byte[o.max_bytes]);
+  return sizes;
+}
+
+std::vector<bench::Record> memcpy_floor(const Options& o, const std::vector<int>& cpus) {
+  const std::vector<std::size_t> sizes = copy_sizes(o, 8);
+  // Two buffers of the largest size, written once so that the timed copies
+  // find them mapped (and, up to the cache sizes, cached).
+  const PageBuffer src = page_buffer(o.max_bytes);
+  const PageBuffer dst = page_buffer(o.max_bytes);
   for (std::size_t i = 0; i < o.max_bytes; ++i) src[i] = static_cast<std::byte>(i * 131 + 7);
   std::memset(dst.get(), 0, o.max_bytes);
   std::vector<bench::Record> records;
@@ -401,6 +425,53 @@ std::vector<bench::Record> memcpy_floor(const Options& o, const std::vector<int>
         seconds = seconds_since(start) / static_cast<double>(iterations);
       }
       records.push_back(make_record("memcpy", 1, bytes, iterations, per_op));
+    }
+  });
+  return records;
+}
+
+std::vector<bench::Record> cross_copy_floor(const Options& o, const std::vector<int>& cpus) {
+  const std::vector<std::size_t> sizes = copy_sizes(o, 4 * kKiB);
+  const PageBuffer src = page_buffer(o.max_bytes);
+  const PageBuffer dst = page_buffer(o.max_bytes);
+  std::memset(src.get(), 0, o.max_bytes);
+  std::memset(dst.get(), 0, o.max_bytes);
+  std::vector<bench::Record> records;
+  std::atomic<bool> failed{false};
+  LineBarrier line(2, failed);
+  // Round k: thread 0 writes the source with byte k, both meet, thread 1
+  // copies it (timed alone) and checks its ends, both meet again before the
+  // next write. Only the copy is timed, its own clock around it.
+  run_pinned(2, cpus, failed, [&](int t) {
+    unsigned sense = 0;
+    std::uint64_t k = 0;
+    for (const std::size_t bytes : sizes) {
+      const long iterations =
+          bench::scaled_iterations(iterations_for(o, 4000), 4 * kKiB, bytes, 10);
+      auto rounds = [&](long n) {
+        double copying = 0;
+        for (long i = 0; i < n; ++i, ++k) {
+          const auto value = static_cast<std::byte>(k % 251 + 1);
+          if (t == 0) std::memset(src.get(), static_cast<int>(value), bytes);
+          line.arrive_and_wait(sense);
+          if (t == 1) {
+            const Clock::time_point start = Clock::now();
+            std::memcpy(dst.get(), src.get(), bytes);
+            escape(dst.get());
+            copying += seconds_since(start);
+            if (dst[0] != value || dst[bytes - 1] != value) {
+              throw std::runtime_error("limits: floor.cross_copy: the copy of " +
+                                       bench::format_bytes(bytes) + " differs from its source");
+            }
+          }
+          line.arrive_and_wait(sense);
+        }
+        return copying;
+      };
+      rounds(warmup(iterations));
+      std::vector<double> per_op(static_cast<std::size_t>(o.repetitions));
+      for (double& seconds : per_op) seconds = rounds(iterations) / static_cast<double>(iterations);
+      if (t == 1) records.push_back(make_record("cross_copy", 2, bytes, iterations, per_op));
     }
   });
   return records;
@@ -470,6 +541,16 @@ void run(const Options& o) {
   if (bench::selected(o.modes, "memcpy")) {
     bench::print_header(stdout, "memcpy: one thread, cache-warm buffers; t = per copy", plain);
     for (bench::Record& record : memcpy_floor(o, cpus)) {
+      report.add(std::move(record));
+      bench::print_row(stdout, report.records().back(), plain);
+    }
+  }
+  if (bench::selected(o.modes, "cross_copy")) {
+    bench::print_header(stdout,
+                        "cross_copy: memcpy of a buffer another thread has just written; "
+                        "t = per copy",
+                        plain);
+    for (bench::Record& record : cross_copy_floor(o, cpus)) {
       report.add(std::move(record));
       bench::print_row(stdout, report.records().back(), plain);
     }
