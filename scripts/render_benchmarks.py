@@ -206,6 +206,8 @@ class Floors:
         # Not a floor of any figure: what reading another core's fresh data costs.
         self.cross_copies = sorted((r["bytes"], r["t_avg_us"]) for r in records
                                    if r["test"] == "cross_copy")
+        self.exchanges = sorted((r["bytes"], r["t_avg_us"]) for r in records
+                                if r["test"] == "exchange")
 
     def barrier_us(self):
         return self.barrier["t_avg_us"] if self.barrier else None
@@ -558,6 +560,13 @@ def floors_section(floors, env, threads):
             table.append((f"cross-core copy {fmt_bytes(size)}",
                           "memcpy of a buffer the other thread has just written (not a floor: "
                           "shown for the kernels that read a neighbour's array)",
+                          f"{fmt_us(us)}, {size / us:.0f} MB/s"))
+    for size, us in floors.exchanges:
+        if size in (4096, 64 << 10, 256 << 10, 1 << 20):
+            table.append((f"two-thread exchange {fmt_bytes(size)}",
+                          "each thread gathers b bytes, half out of the other's array, in "
+                          "128-byte runs, then a barrier; one direction (not a floor: the least "
+                          "a zero-copy kernel's bytes cost once they change cores)",
                           f"{fmt_us(us)}, {size / us:.0f} MB/s"))
     md += md_table(["floor", "what", "median t_avg"], table)
     md += ["", "The floor of each figure: latency, one line hand-off; message rate, the "

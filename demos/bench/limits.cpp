@@ -28,6 +28,17 @@
 //                       source lines come from the writer's cache, not from
 //                       the copier's. Shown beside the floors, not one of
 //                       them (the scoreboard's kernel floors are memcpy's)
+//   floor.exchange      two threads, each gathering b bytes into its own
+//                       target array, half from its own source array and half
+//                       from the other thread's, in runs of 128 bytes (the
+//                       transposition's x-runs at 64 KiB), then a barrier; and
+//                       back (targets to sources, restoring them). t = one
+//                       direction, half a round trip. The data movement of a
+//                       zero-copy kernel between two cores, at memcpy speed,
+//                       with nothing else: what a transposition round trip
+//                       (2 t) or a halo exchange (about t) of the same bytes
+//                       could cost at best once the bytes must change cores.
+//                       Shown beside the floors, not one of them
 //
 // Method (as the other benchmarks): per point a warm-up (a tenth of the
 // iterations, at least 2), then --reps timed batches; min/avg/max are over
@@ -42,6 +53,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -72,17 +84,20 @@ constexpr const char* kUsage =
     "              [--reps N] [--json FILE] [--csv FILE]\n"
     "  The machine's floors: a cache line's hand-off between two pinned threads, a\n"
     "  T-thread barrier on one line, an 8-byte SPSC ring, memcpy bandwidth, and\n"
-    "  memcpy of a buffer another thread has just written (cross_copy).\n"
+    "  memcpy of a buffer another thread has just written (cross_copy), a\n"
+    "  two-thread exchange of arrays in 128-byte runs (exchange).\n"
     "  --quick        a tenth of the iterations, 3 repetitions, 4 memcpy sizes\n"
     "  --threads T    threads of the barrier (default 2; the other floors use 2)\n"
-    "  --modes LIST   line_handoff,barrier,ring,memcpy,cross_copy (default: all)\n"
+    "  --modes LIST   line_handoff,barrier,ring,memcpy,cross_copy,exchange\n"
+    "                 (default: all)\n"
     "  --max-bytes N  largest memcpy, powers of two from 8 B (default 4M)\n"
     "  --iters N      operations per repetition (default: per floor)\n"
     "  --reps N       timed repetitions per point (default 10)\n"
     "  --json FILE    JSON records (default bench-results/limits.json)\n"
     "  --csv FILE     CSV records (default bench-results/limits.csv)\n";
 
-constexpr std::string_view kModes[] = {"line_handoff", "barrier", "ring", "memcpy", "cross_copy"};
+constexpr std::string_view kModes[] = {"line_handoff", "barrier",    "ring",
+                                       "memcpy",       "cross_copy", "exchange"};
 constexpr std::size_t kLine = 64;
 constexpr std::size_t kKiB = 1024;
 
@@ -477,6 +492,92 @@ std::vector<bench::Record> cross_copy_floor(const Options& o, const std::vector<
   return records;
 }
 
+std::vector<bench::Record> exchange_floor(const Options& o, const std::vector<int>& cpus) {
+  constexpr std::size_t kRun = 128 / sizeof(double);  // doubles per run
+  const std::vector<std::size_t> sizes = copy_sizes(o, 4 * kKiB);
+  // Per thread a source and a target of the largest size, in doubles.
+  const std::size_t most = std::max<std::size_t>(2 * kRun, o.max_bytes / sizeof(double));
+  std::array<std::vector<double>, 2> sources;
+  std::array<std::vector<double>, 2> targets;
+  for (std::size_t t = 0; t < 2; ++t) {
+    sources[t].resize(most);
+    targets[t].assign(most, 0.0);
+    for (std::size_t i = 0; i < most; ++i) sources[t][i] = static_cast<double>(t * most + i);
+  }
+  std::vector<bench::Record> records;
+  std::atomic<bool> failed{false};
+  LineBarrier line(2, failed);
+  run_pinned(2, cpus, failed, [&](int t) {
+    const auto me = static_cast<std::size_t>(t);
+    unsigned sense = 0;
+    for (const std::size_t bytes : sizes) {
+      // n doubles per array, a whole number of run pairs.
+      const std::size_t n =
+          std::max<std::size_t>(2 * kRun, bytes / sizeof(double)) / (2 * kRun) * (2 * kRun);
+      const std::size_t half = n / 2;
+      // Forward: run r of the half of source q that belongs to thread t goes
+      // to run 2r + q of t's target (interleaved, as a transposition's
+      // target takes alternate runs from each source). Backward undoes it:
+      // thread t writes its source from both targets.
+      auto forward = [&] {
+        for (std::size_t q = 0; q < 2; ++q) {
+          const double* from = sources[q].data() + me * half;
+          for (std::size_t r = 0; r < half / kRun; ++r) {
+            std::memcpy(targets[me].data() + (2 * r + q) * kRun, from + r * kRun,
+                        kRun * sizeof(double));
+          }
+        }
+        line.arrive_and_wait(sense);
+      };
+      auto backward = [&] {
+        for (std::size_t q = 0; q < 2; ++q) {
+          double* to = sources[me].data() + q * half;
+          for (std::size_t r = 0; r < half / kRun; ++r) {
+            std::memcpy(to + r * kRun, targets[q].data() + (2 * r + me) * kRun,
+                        kRun * sizeof(double));
+          }
+        }
+        line.arrive_and_wait(sense);
+      };
+      const long iterations =
+          bench::scaled_iterations(iterations_for(o, 4000), 4 * kKiB, bytes, 10);
+      auto round_trips = [&](long count) {
+        for (long i = 0; i < count; ++i) {
+          forward();
+          backward();
+        }
+      };
+      line.arrive_and_wait(sense);
+      round_trips(warmup(iterations));
+      std::vector<double> per_op(static_cast<std::size_t>(o.repetitions));
+      for (double& seconds : per_op) {
+        line.arrive_and_wait(sense);
+        const Clock::time_point start = Clock::now();
+        round_trips(iterations);
+        seconds = seconds_since(start) / (2.0 * static_cast<double>(iterations));
+      }
+      // Every round trip restores the sources; the last forward's targets
+      // hold the interleaved runs.
+      forward();
+      for (std::size_t q = 0; q < 2; ++q) {
+        for (std::size_t r = 0; r < half / kRun; ++r) {
+          const std::size_t at = (2 * r + q) * kRun;
+          const double expected = static_cast<double>(q * most + me * half + r * kRun);
+          if (targets[me][at] != expected ||
+              sources[me][at] != static_cast<double>(me * most + at)) {
+            throw std::runtime_error("limits: floor.exchange: run " + std::to_string(r) +
+                                     " of thread " + std::to_string(q) + " arrived wrong at " +
+                                     bench::format_bytes(bytes));
+          }
+        }
+      }
+      backward();
+      if (t == 0) records.push_back(make_record("exchange", 2, bytes, iterations, per_op));
+    }
+  });
+  return records;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   auto max_bytes = static_cast<long long>(o.max_bytes);
@@ -551,6 +652,16 @@ void run(const Options& o) {
                         "t = per copy",
                         plain);
     for (bench::Record& record : cross_copy_floor(o, cpus)) {
+      report.add(std::move(record));
+      bench::print_row(stdout, report.records().back(), plain);
+    }
+  }
+  if (bench::selected(o.modes, "exchange")) {
+    bench::print_header(stdout,
+                        "exchange: 2 threads gather half of each other's array in 128-byte "
+                        "runs; t = one direction",
+                        plain);
+    for (bench::Record& record : exchange_floor(o, cpus)) {
       report.add(std::move(record));
       bench::print_row(stdout, report.records().back(), plain);
     }
