@@ -39,16 +39,32 @@ Thread scaling (--threads-per-process, default 2 8 64; --nodes, default 16):
 the same node of T cores run as T MPI processes (mpi), as one process of T
 endpoint threads (ep) or as one process whose T threads share the loops
 while the master calls MPI (funneled), for a halo exchange, an 8-byte
-allreduce and one GCR iteration (a halo and two allreduces). Measured
-inputs, from the fair runs of make bench (fair/ep_pingpong.json,
-fair/ep_collectives.json): the one-way latency of a message between two
-threads of a process (ep_intra), between two processes (mpi_proc) and
-between endpoints of two processes (ep_inter, whose excess over mpi_proc is
-EP's cost per message between processes), memcpy bandwidth, and the cost
-of a team round (ep barrier) and of a funneled barrier, both at 2 threads.
-ASSUMED: the network between nodes (--net-latency-us, --net-gbps), and that
-a team round and an OpenMP barrier grow linearly with T (both meet on one
-counter: T arrivals on one cache line) from their 2-thread cost.
+allreduce, one GCR iteration (a halo and two allreduces) and, on one node,
+a transposition round trip. Measured inputs, from the fair runs of make
+bench (fair/ep_pingpong.json, fair/ep_collectives.json, fair/limits.json):
+the one-way latency of a message between two threads of a process
+(ep_intra), between two processes (mpi_proc) and between endpoints of two
+processes (ep_inter, whose excess over mpi_proc is EP's cost per message
+between processes), memcpy bandwidth, the cost of a team round (ep
+barrier) and of a funneled barrier at 2 threads, and the machine's floors
+(limits: a line hand-off, a copy of data another core has just written,
+the two-thread exchange in 128-byte runs) and the bound halo plan's time
+at 1 x 2 (fair/halo_bench.json).
+Endpoints within one process take the zero-copy paths: a bound halo plan
+reads its neighbours' strips straight out of their arrays after one
+arrive/depart round with them (narrow column strips staged by their owner,
+one copy each), and a transposition whose ranks share the process gathers
+its target in one pass out of every other thread's array. A team round
+counts arrivals on one line up to 4 threads and on a tree of 4-wide
+counters beyond (ep/src/team/local_team.hpp).
+ASSUMED: the network between nodes (--net-latency-us, --net-gbps); that a
+team round costs its 2-thread cost per 2 arrivals on a line (linear up to 4
+threads, then per tree level as a 4-thread round); that an OpenMP barrier
+grows linearly with T; that a bound halo plan costs what it costs at 1 x 2
+(a thread meets its 4 neighbours only); that a byte gathered by T threads from each other
+costs what it costs between two (the exchange's bytes per second); that a
+departure wait reads the T threads' lines at a hand-off each, half of them
+overlapped.
 Nothing here is measured at scale: this is a plan, not a result.
 """
 import argparse
@@ -166,12 +182,18 @@ def interpolate(points, x):
 class ThreadScaling:
     """Per-node costs of the three backends (seconds), from the fair runs."""
 
+    FLAT_ARRIVALS = 4  # LocalTeam::kFlatArrivals
+    FAN_IN = 4         # LocalTeam::kArrivalFanIn
+
     def __init__(self, results, net_latency_us, net_gbps):
         pp = load(os.path.join(results, "ep_pingpong.json"))
         coll = load(os.path.join(results, "ep_collectives.json"))
         if pp is None or coll is None:
             sys.exit(f"scaling_model: {results}/ep_pingpong.json or ep_collectives.json missing "
                      "(run make bench)")
+        floors = load(os.path.join(results, "limits.json"))
+        if floors is None:
+            sys.exit(f"scaling_model: {results}/limits.json missing (run make bench)")
 
         def latency(mode):
             pts = sorted((r["bytes"], r["t_avg_us"] * 1e-6) for r in pp
@@ -186,6 +208,12 @@ class ThreadScaling:
                 sys.exit(f"scaling_model: no {test} record of {mode} in ep_collectives.json")
             return found[0]
 
+        def floor(test):
+            pts = sorted((r["bytes"], r["t_avg_us"] * 1e-6) for r in floors if r["test"] == test)
+            if not pts:
+                sys.exit(f"scaling_model: no {test} record in limits.json (run make bench)")
+            return pts
+
         self.intra = latency("ep_intra")
         self.shm = latency("mpi_proc")
         self.inter = latency("ep_inter")
@@ -194,6 +222,18 @@ class ThreadScaling:
         copy = sorted((r["bytes"], r["MBps"]) for r in pp
                       if r["test"] == "bandwidth" and r["mode"] == "memcpy")
         self.copy_bps = copy[-1][1] * 1e6 if copy else 10e9
+        self.handoff = floor("line_handoff")[0][1]
+        self.cross = floor("cross_copy")  # (bytes, s): data another core just wrote
+        self.exchange = floor("exchange")  # (bytes, s): one direction, 2 threads
+        # The bound halo plan at 1 x 2 (halo_bench, w = 3, 128 x 128 per
+        # rank, the fastest ep algorithm): a thread meets only its
+        # neighbours, so its cost does not grow with T.
+        halo = load(os.path.join(results, "halo_bench.json")) or []
+        bound = [r["t_avg_us"] * 1e-6 for r in halo
+                 if r["test"] == "halo_w3" and r["mode"].startswith("ep.")]
+        if not bound:
+            sys.exit(f"scaling_model: no ep halo_w3 record in {results}/halo_bench.json")
+        self.bound_halo2 = min(bound)
         self.team2 = collective("barrier", "ep")
         self.forkjoin2 = collective("barrier", "funneled")
         self.net_latency = net_latency_us * 1e-6
@@ -207,23 +247,40 @@ class ThreadScaling:
         return self.net_latency + m / self.net_bps
 
     def team(self, t):
-        return self.team2 * t / 2
+        """A team round of t threads: arrivals on one line up to FLAT_ARRIVALS,
+        then one such round per level of the arrival tree."""
+        if t <= self.FLAT_ARRIVALS:
+            return self.team2 * t / 2
+        levels = math.ceil(math.log(t) / math.log(self.FAN_IN) - 1e-9)
+        return self.team2 * self.FAN_IN / 2 * levels
 
     def forkjoin(self, t):
         return self.forkjoin2 * t / 2
 
+    def cross_bps(self):
+        """Bytes per second of copying data another core has just written
+        (the largest measured copy)."""
+        size, seconds = self.cross[-1]
+        return size / seconds
+
     def halo(self, t, nodes, b, w):
         """9-point two-stage halo, b x b doubles per core, width w. A stage
-        ends with its slowest message: across the network when there are
-        several nodes, else within the node."""
+        ends with its slowest exchange: a message across the network when
+        there are several nodes, else within the node. Endpoints of one
+        process take the bound plan: per stage an arrive/depart round with
+        the neighbours (two hand-offs), the narrow column strip staged by its
+        owner (one copy) and every strip read once from the other core, as
+        measured at 1 x 2 (halo_bench) whatever T; on several nodes the
+        threads on the node's edge still send messages."""
         mx, my = 8.0 * w * b, 8.0 * w * (b + 2 * w)
         pack = 2 * (mx + my) * 2 / self.copy_bps  # pack and unpack both strips of both stages
+        bound = self.bound_halo2
         if nodes > 1:
             mpi = self.net(mx) + self.net(my)
-            ep = mpi + self.ep_excess(mx) + self.ep_excess(my)
+            ep = max(mpi + self.ep_excess(mx) + self.ep_excess(my) + pack, bound)
         else:
             mpi = interpolate(self.shm, mx) + interpolate(self.shm, my)
-            ep = interpolate(self.intra, mx) + interpolate(self.intra, my)
+            ep = bound if t > 1 else mpi + pack
         # funneled: one rank of sqrt(T) x sqrt(T) subdomains; its strips are
         # sqrt(T) times longer, packed and unpacked by the T threads (one
         # parallel loop each, so a fork and a join per loop).
@@ -231,7 +288,7 @@ class ThreadScaling:
         fx, fy = mx * side, 8.0 * w * (b * side + 2 * w)
         f_msg = (self.net(fx) + self.net(fy)) if nodes > 1 else 2 * pack / t
         funneled = f_msg + 2 * (fx + fy) * 2 / (self.copy_bps * t) + 4 * self.forkjoin(t)
-        return mpi + pack, ep + pack, funneled
+        return mpi + pack, ep, funneled
 
     def allreduce(self, t, nodes):
         """8 bytes over nodes x T workers."""
@@ -240,6 +297,29 @@ class ThreadScaling:
         mpi = on_node * interpolate(self.shm, 8) + across * self.net(8)
         ep = self.team(t) + across * (self.net(8) + self.ep_excess(8))
         funneled = self.forkjoin(t) + across * self.net(8)
+        return mpi, ep, funneled
+
+    def transpose(self, t, b):
+        """A round trip of the three-step transposition of b bytes per core
+        on one node, on the cx x cy grid transpose_bench takes (cy the
+        largest divisor of T up to sqrt(T)). mpi: per step an alltoallv on
+        the row or column, its n - 1 messages of b / n bytes one after the
+        other at the shared-memory latency of their size, with a pack and an
+        unpack. ep: the fused path, one gather of b bytes per direction at
+        the exchange's bytes per second, the arrivals seen (a hand-off) and a
+        departure wait over the T threads. funneled: the master's three
+        steps on one rank (no message), each a pack and an unpack of b T
+        bytes by the T threads."""
+        cy = max(d for d in range(1, int(math.isqrt(t)) + 1) if t % d == 0)
+        cx = t // cy
+
+        def step(n):
+            return (n - 1) * interpolate(self.shm, b / n) + 2 * b / self.copy_bps
+
+        mpi = 2 * (2 * step(cx) + step(cy))
+        per_byte = interpolate(self.exchange, b) / b
+        ep = 2 * (b * per_byte + self.handoff * (1 + t / 2)) if t > 1 else 2 * b / self.copy_bps
+        funneled = 2 * 3 * (2 * b * t / (self.copy_bps * t) + 2 * self.forkjoin(t))
         return mpi, ep, funneled
 
 
@@ -252,19 +332,36 @@ def thread_scaling(args):
           f"mpi_proc 8 B {interpolate(model.shm, 8)*1e6:.2f} us, EP's excess between processes "
           f"8 B {model.ep_excess(8)*1e6:.2f} us, team round (T=2) {model.team2*1e6:.2f} us, "
           f"funneled barrier (T=2) {model.forkjoin2*1e6:.2f} us, memcpy "
-          f"{model.copy_bps/1e9:.1f} GB/s")
-    print(f"#   ASSUMED: network {args.net_latency_us} us + {args.net_gbps} GB/s; team rounds and "
-          "OpenMP barriers linear in T")
-    print(f"{'kernel':<26} {'T':>4} {'ep':>10} {'mpi':>10} {'funneled':>10} {'ep/mpi':>8} "
-          f"{'ep/fun':>8}")
+          f"{model.copy_bps/1e9:.1f} GB/s, line hand-off {model.handoff*1e6:.2f} us, "
+          f"cross-core copy {model.cross_bps()/1e9:.1f} GB/s, exchange 64 KiB "
+          f"{interpolate(model.exchange, 65536)*1e6:.2f} us")
+    print(f"#   ASSUMED: network {args.net_latency_us} us + {args.net_gbps} GB/s; team rounds "
+          "linear to 4 threads, then per tree level; OpenMP barriers linear in T")
+    header = (f"{'kernel':<30} {'T':>4} {'ep':>10} {'mpi':>10} {'funneled':>10} {'ep/mpi':>8} "
+              f"{'ep/fun':>8}")
+
+    def row(name, t, costs):
+        mpi, ep, fun = costs
+        print(f"{name:<30} {t:>4} {ep*1e6:>10.2f} {mpi*1e6:>10.2f} {fun*1e6:>10.2f} "
+              f"{ep/mpi:>8.2f} {ep/fun:>8.2f}")
+
+    print(header)
     for t in args.threads_per_process:
-        rows = [("halo w=3, 128x128/core", model.halo(t, args.nodes, 128, 3)),
-                ("allreduce 8 B", model.allreduce(t, args.nodes))]
-        h, a = rows[0][1], rows[1][1]
-        rows.append(("GCR iteration (comm.)", tuple(h[i] + 2 * a[i] for i in range(3))))
-        for name, (mpi, ep, fun) in rows:
-            print(f"{name:<26} {t:>4} {ep*1e6:>10.2f} {mpi*1e6:>10.2f} {fun*1e6:>10.2f} "
-                  f"{ep/mpi:>8.2f} {ep/fun:>8.2f}")
+        h = model.halo(t, args.nodes, 128, 3)
+        a = model.allreduce(t, args.nodes)
+        row("halo w=3, 128x128/core", t, h)
+        row("allreduce 8 B", t, a)
+        row("GCR iteration (comm.)", t, tuple(h[i] + 2 * a[i] for i in range(3)))
+    print(f"\n# the same on one node (no network): the zero-copy paths set the halo and the "
+          "transposition")
+    print(header)
+    for t in args.threads_per_process:
+        h = model.halo(t, 1, 128, 3)
+        a = model.allreduce(t, 1)
+        row("halo w=3, 128x128/core", t, h)
+        row("allreduce 8 B", t, a)
+        row("GCR iteration (comm.)", t, tuple(h[i] + 2 * a[i] for i in range(3)))
+        row("transposition 64 KiB/core", t, model.transpose(t, 65536.0))
 
 
 def main():
