@@ -42,6 +42,7 @@
 #include "bench_cli.hpp"
 #include "bench_mpi.hpp"
 #include "bench_report.hpp"
+#include "ep/backoff.hpp"
 #include "ep/ep.hpp"
 #include "machine.hpp"
 #include "pingpong_channels.hpp"
@@ -238,6 +239,15 @@ class PingPongBench {
   bench::Report run() {
     bench::Report report(kBenchName);
     const std::vector<std::size_t> sizes = message_sizes(options_);
+    // The process's waits follow its endpoint communicators (the last made
+    // sets them): the thread modes make 2 x --max-pairs endpoints, so more
+    // pairs than the CPUs hold park every pair count, the first one's too.
+    if (rank_ == 0 && !intra_endpoints_.empty()) {
+      std::printf(
+          "# ep waits: %s (%d endpoints in this process for the thread modes, %d CPUs "
+          "online; --max-pairs 1 on 2 CPUs spins)\n",
+          ep::wait_policy_name(ep::wait_mode()), 2 * options_.max_pairs, bench::online_cpus());
+    }
     // One unrecorded pass first: the first point of a run otherwise also pays
     // for starting the OpenMP pool, first-touch of buffers and Open MPI's lazy
     // connection set-up (up to 10x its steady latency here).
