@@ -20,8 +20,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <string>
 #include <utility>
@@ -214,7 +215,9 @@ std::pair<int, int> count_wrong(const collectives::Box& b, int call, const std::
   int unbound = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
     if (got[i] != exact[i]) ++analytic;
-    if (std::memcmp(&got[i], &expected[i], sizeof(double)) != 0) ++unbound;
+    if (std::bit_cast<std::uint64_t>(got[i]) != std::bit_cast<std::uint64_t>(expected[i])) {
+      ++unbound;
+    }
   }
   return {analytic, unbound};
 }
