@@ -4,7 +4,9 @@
 // unpack transposition (mode ref.alltoallv, reference/ref_transpose.hpp) and
 // the same through an MPI-3 shared-memory window (mode ref.shm).
 // Layout: kernel_bench.hpp. The library's plans are bound to the fields
-// (TransposePlan::bind): on one process, ep's round trip is two fused copies.
+// (TransposePlan::bind): on one process, ep's round trip is two fused copies;
+// on several, ep's steps copy the blocks of the ranks in the same process
+// straight out of their arrays and exchange the others' only.
 //
 //   mpiexec -n 1 transpose_bench --threads 2 --backends ep,funneled   (threaded)
 //   mpiexec -n 2 transpose_bench --threads 2 --backends mpi,ref       (flat)
@@ -55,8 +57,9 @@ struct RoundTrip {
     grid.resize(plan.local_size(collectives::Space::kGrid));
     spectral.resize(plan.local_size(collectives::Space::kSpectral));
     for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = static_cast<double>(i) + comm.rank();
-    // Persistent use: bound once (on one process, ep fuses each direction
-    // into one copy straight out of the other threads' arrays).
+    // Persistent use: bound once (ep copies the other threads' blocks
+    // straight out of their arrays: on one process each direction is one
+    // fused copy).
     plan.bind(grid, spectral);
     const std::vector<double> original = grid;
     call();

@@ -3,8 +3,13 @@
 // each space holds exactly the points the reference (the gathered global
 // field) says, the round trip returns the field bit for bit, and rebuilding a
 // plan for the same shape keeps its buffers and allocates nothing. Bound
-// plans (the fused zero-copy path on one process) give the same fields over
-// repeated calls and refuse arrays other than the bound ones.
+// plans (the fused zero-copy path on one process; on several, local members
+// copied directly and the others' blocks exchanged) give the same fields
+// over repeated calls and refuse arrays other than the bound ones, and a
+// bound plan matches an unbound one bit for bit, and the analytic field, in
+// sequences of forward and backward calls with new data each time, for
+// every alltoallv algorithm and every grid (rows and columns all in one
+// process, all in others, or mixed, as the launch's shape gives).
 // The replaced global operator new below pairs with free(); GCC cannot see
 // that both sides were replaced together.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -15,9 +20,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends.hpp"
@@ -141,6 +149,9 @@ void check_round_trip(const C& comm, const TransposeShape& shape,
   MPI_Comm_size(MPI_COMM_WORLD, &world_processes);
   EXPECT_EQ(plan.fused(), comm.backend() == std::string_view("ep") && world_processes == 1)
       << where;
+  EXPECT_EQ(plan.copies_local_members(),
+            comm.backend() == std::string_view("ep") && world_processes > 1)
+      << where;
   for (int call = 0; call < 3; ++call) {
     for (std::size_t i = 0; i < grid.size(); ++i) bound_grid[i] = grid[i] + call;
     plan.forward(bound_grid, bound_spectral);
@@ -176,6 +187,137 @@ void check_round_trip(const C& comm, const TransposeShape& shape,
   std::fill(bound_grid.begin(), bound_grid.end(), -1.0);
   plan.backward(bound_spectral, bound_grid);
   EXPECT_EQ(bound_grid, before_trip) << where << ": bound round trip after the refused call";
+}
+
+/// Global point (x, y, z) in call `call` of a sequence: distinct for every
+/// point and call (exact in a double), so a block copied from the wrong
+/// place, from another member, or from another call's data shows.
+double call_value(int x, int y, int z, int call) { return field_value(x, y, z) + 1.0e9 * call; }
+
+void fill_box(const collectives::Box& b, int call, std::vector<double>& local) {
+  std::size_t i = 0;
+  for (int z = 0; z < b.n[2]; ++z) {
+    for (int y = 0; y < b.n[1]; ++y) {
+      for (int x = 0; x < b.n[0]; ++x, ++i) {
+        local[i] = call_value(b.lo[0] + x, b.lo[1] + y, b.lo[2] + z, call);
+      }
+    }
+  }
+}
+
+/// Points of `got` that differ from the analytic field of `call` (value) or,
+/// bit for bit, from the unbound plan's `expected`.
+std::pair<int, int> count_wrong(const collectives::Box& b, int call, const std::vector<double>& got,
+                                const std::vector<double>& expected) {
+  std::vector<double> exact(got.size());
+  fill_box(b, call, exact);
+  int analytic = 0;
+  int unbound = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != exact[i]) ++analytic;
+    if (std::bit_cast<std::uint64_t>(got[i]) != std::bit_cast<std::uint64_t>(expected[i])) {
+      ++unbound;
+    }
+  }
+  return {analytic, unbound};
+}
+
+template <class C>
+void check_bound_against_unbound(const C& comm, const TransposeShape& shape,
+                                 const collectives::AlltoallvOptions& options) {
+  collectives::TransposePlan<C, double> bound(comm, shape, options);
+  collectives::TransposePlan<C, double> unbound(comm, shape, options);
+  const std::string where = std::string(comm.backend()) + " " + std::to_string(shape.nx) + "x" +
+                            std::to_string(shape.ny) + "x" + std::to_string(shape.nz) + " on " +
+                            std::to_string(shape.cx) + "x" + std::to_string(shape.cy) + " " +
+                            collectives::alltoallv_name({options.algorithm, options.k});
+  const collectives::Box g = bound.box(Space::kGrid);
+  const collectives::Box s = bound.box(Space::kSpectral);
+  std::vector<double> bound_grid(g.size());
+  std::vector<double> bound_spectral(s.size());
+  std::vector<double> grid(g.size());
+  std::vector<double> spectral(s.size());
+  bound.bind(bound_grid, bound_spectral);
+  int world_processes = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_processes);
+  const bool ep = comm.backend() == std::string_view("ep");
+  EXPECT_EQ(bound.fused(), ep && world_processes == 1) << where;
+  EXPECT_EQ(bound.copies_local_members(), ep && world_processes > 1) << where;
+  // Both orders on the reused work fields (forward after backward and after
+  // forward, backward after both), new data in every call, the target
+  // poisoned before it so that a block nobody wrote shows.
+  const std::string sequence = "FBFFBBF";
+  for (int call = 0; call < static_cast<int>(sequence.size()); ++call) {
+    const bool forward = sequence[static_cast<std::size_t>(call)] == 'F';
+    std::pair<int, int> wrong;
+    if (forward) {
+      fill_box(g, call, bound_grid);
+      grid = bound_grid;
+      std::fill(bound_spectral.begin(), bound_spectral.end(), -1.0);
+      bound.forward(bound_grid, bound_spectral);
+      unbound.forward(grid, spectral);
+      wrong = count_wrong(s, call, bound_spectral, spectral);
+    } else {
+      fill_box(s, call, bound_spectral);
+      spectral = bound_spectral;
+      std::fill(bound_grid.begin(), bound_grid.end(), -1.0);
+      bound.backward(bound_spectral, bound_grid);
+      unbound.backward(spectral, grid);
+      wrong = count_wrong(g, call, bound_grid, grid);
+    }
+    EXPECT_EQ(wrong.first, 0) << where << ": call " << call << (forward ? " forward" : " backward")
+                              << ", points unlike the analytic field";
+    EXPECT_EQ(wrong.second, 0) << where << ": call " << call << (forward ? " forward" : " backward")
+                               << ", points unlike the unbound plan's";
+  }
+}
+
+TEST(Transpose, BoundMatchesUnboundOnEveryGridAndAlgorithm) {
+  run_on_backends([](const auto& comm) {
+    const int n = comm.size();
+    for (const collectives::AlltoallvOptions& o :
+         {collectives::AlltoallvOptions{},
+          collectives::AlltoallvOptions{.algorithm = AlltoallvAlgorithm::kBurst},
+          collectives::AlltoallvOptions{.algorithm = AlltoallvAlgorithm::kPairwise},
+          collectives::AlltoallvOptions{.algorithm = AlltoallvAlgorithm::kBruck},
+          collectives::AlltoallvOptions{.algorithm = AlltoallvAlgorithm::kRingK, .k = 1},
+          collectives::AlltoallvOptions{.algorithm = AlltoallvAlgorithm::kRingK, .k = 2},
+          collectives::AlltoallvOptions{.algorithm = AlltoallvAlgorithm::kAuto}}) {
+      // Uneven sizes, and sizes smaller than the grid (empty boxes).
+      for (const TransposeShape& s : grids_for(n, 7, 5, 3)) check_bound_against_unbound(comm, s, o);
+      for (const TransposeShape& s : grids_for(n, 2, 3, 1)) check_bound_against_unbound(comm, s, o);
+    }
+  });
+}
+
+TEST(Transpose, RebuildUnbindsAndBindAgainCopiesLocalMembers) {
+  run_on_backends([](const auto& comm) {
+    using C = std::remove_cvref_t<decltype(comm)>;
+    const auto grids = grids_for(comm.size(), 6, 5, 4);
+    collectives::TransposePlan<C, double> plan(comm, grids.front());
+    std::vector<double> grid(plan.local_size(Space::kGrid));
+    std::vector<double> spectral(plan.local_size(Space::kSpectral));
+    plan.bind(grid, spectral);
+    EXPECT_TRUE(plan.bound()) << comm.backend();
+    // Another grid of the same ranks: unbound, then bound again on the new
+    // boxes, the board and its round count kept.
+    plan.rebuild(grids.back());
+    EXPECT_FALSE(plan.bound()) << comm.backend();
+    EXPECT_FALSE(plan.copies_local_members()) << comm.backend();
+    EXPECT_FALSE(plan.fused()) << comm.backend();
+    grid.assign(plan.local_size(Space::kGrid), 0.0);
+    spectral.assign(plan.local_size(Space::kSpectral), 0.0);
+    plan.bind(grid, spectral);
+    fill_box(plan.box(Space::kGrid), 3, grid);
+    const std::vector<double> original = grid;
+    plan.forward(grid, spectral);
+    std::vector<double> exact(spectral.size());
+    fill_box(plan.box(Space::kSpectral), 3, exact);
+    EXPECT_EQ(spectral, exact) << comm.backend();
+    std::fill(grid.begin(), grid.end(), -1.0);
+    plan.backward(spectral, grid);
+    EXPECT_EQ(grid, original) << comm.backend();
+  });
 }
 
 TEST(Transpose, RoundTripIsExactOnEveryGrid) {

@@ -37,24 +37,39 @@
 // Thread safety: a plan belongs to one rank (one endpoint thread); with a
 // FunneledComm, packing and unpacking are shared by its team.
 //
-// Zero-copy path (bind). When every rank of `comm` lives in one process
-// (endpoint threads), a plan whose grid and spectral arrays are bound,
+// Zero-copy paths (bind). A plan whose grid and spectral arrays are bound,
 //   plan.bind(grid, spectral);                      // collective
 //   for (step...) { plan.forward(grid, spectral); ...; plan.backward(spectral, grid); }
-// fuses each direction's three steps into one: every rank copies, line by
-// line along x, the parts of its target box straight out of the other
-// ranks' source arrays (no pack, no alltoallv, no unpack, no work field),
-// after one arrive/depart round (collectives/detail/process_board.hpp): a
-// rank reads another's array once that rank has arrived in the same call,
-// and returns only when every rank has finished reading its own array. The
-// bound arrays must therefore stay where they are until the last call:
-// forward() and backward() on a bound plan check (in every build: two
-// compares) that they are given the bound arrays and throw common::Error
-// (kArgument) naming both addresses otherwise; the other ranks then wait for
-// this rank, so treat it as a bug, not a condition to recover from. bind()
-// again to move them; rebuild() unbinds. Layouts over several processes keep
-// the three steps and their messages (bind() only records the arrays there);
-// transpose() of one step never takes this path.
+// stops packing and sending what ranks of the same process (endpoint
+// threads) move between each other; they copy it, line by line along x,
+// straight out of each other's arrays, after arrive/depart rounds
+// (collectives/detail/process_board.hpp): a rank reads another's array only
+// once that rank has arrived in the same round, and leaves the round only
+// when every local reader of its own array has departed.
+//  - Every rank of `comm` in one process (fused()): each direction's three
+//    steps become one round in which every rank copies the parts of its
+//    target box out of the other ranks' source arrays (no pack, no
+//    alltoallv, no unpack, no work field).
+//  - Several processes (copies_local_members(), the endpoint backend): each
+//    step is one round. A rank copies the parts coming from the members of
+//    its row or column in its own process out of their source arrays (the
+//    bound grid or spectral array, or their work fields), and only the
+//    members in other processes keep the packed alltoallv (with zero counts
+//    for the local members; a row or column all in one process runs none).
+//    Every step waits, before it returns, for its local readers' departure,
+//    so the next step (of this call or the next, in either direction) may
+//    overwrite any array at once: forward then backward then forward on the
+//    reused work fields needs nothing more.
+// Both paths move the same elements as the three-step exchange, so the
+// results are bit for bit those of an unbound plan. The bound arrays must
+// stay where they are until the last call: forward() and backward() on a
+// bound plan check (in every build: two compares) that they are given the
+// bound arrays and throw common::Error (kArgument) naming both addresses
+// otherwise; the other ranks then wait for this rank, so treat it as a bug,
+// not a condition to recover from. bind() again to move them; rebuild()
+// unbinds. With MpiComm and FunneledComm every peer is another process:
+// bind() only records the arrays there. transpose() of one step never
+// takes these paths.
 //
 // Communicators: the row and column communicators are the plan's own
 // (private_split, made at build and freed with the plan), and every block
@@ -113,6 +128,30 @@ constexpr std::array<int, 2> block_part(int n, int c, int p) {
 /// The box of grid point (px, py) in `space`. Local.
 Box transpose_box(const TransposeShape& shape, Space space, int px, int py);
 
+namespace detail {
+
+/// The points two boxes share (an empty box if none).
+inline Box box_overlap(const Box& a, const Box& b) {
+  Box r;
+  for (std::size_t d = 0; d < 3; ++d) {
+    r.lo[d] = std::max(a.lo[d], b.lo[d]);
+    r.n[d] = std::max(0, std::min(a.lo[d] + a.n[d], b.lo[d] + b.n[d]) - r.lo[d]);
+  }
+  return r;
+}
+
+/// Offset, in an array over `whole` (x fastest), of the first point of line
+/// (y, z) of `part`, a box inside `whole`.
+inline std::size_t line_offset(const Box& whole, const Box& part, int y, int z) {
+  return static_cast<std::size_t>(part.lo[0] - whole.lo[0]) +
+         static_cast<std::size_t>(whole.n[0]) *
+             (static_cast<std::size_t>(part.lo[1] - whole.lo[1] + y) +
+              static_cast<std::size_t>(whole.n[1]) *
+                  static_cast<std::size_t>(part.lo[2] - whole.lo[2] + z));
+}
+
+}  // namespace detail
+
 template <Communicator C, common::HasDatatype T>
 class TransposePlan {
  public:
@@ -139,10 +178,12 @@ class TransposePlan {
   }
 
   /// One step between adjacent spaces (either direction); `in` has
-  /// local_size(from) elements, `out` local_size(to). Collective.
+  /// local_size(from) elements, `out` local_size(to). Collective. Never
+  /// takes a zero-copy path, bound plan or not.
   void transpose(Space from, Space to, std::span<const T> in, std::span<T> out);
   /// kGrid -> kYZ -> kXZ -> kSpectral through the plan's own work fields
-  /// (one fused copy on a bound one-process plan). Collective.
+  /// (on a bound plan: one fused copy on one process, local members copied
+  /// directly on several). Collective.
   void forward(std::span<const T> grid, std::span<T> spectral) {
     if (bound_) check_bound("collectives::TransposePlan::forward", grid.data(), spectral.data());
     through({Space::kGrid, Space::kYZ, Space::kXZ, Space::kSpectral}, 0, grid, spectral);
@@ -155,14 +196,21 @@ class TransposePlan {
 
   /// Records `grid` (local_size(kGrid) elements) and `spectral`
   /// (local_size(kSpectral)) as the arrays of every later forward() and
-  /// backward(), and on a one-process layout switches them to the fused
-  /// zero-copy path (see the file comment). Wrong sizes on any rank throw
-  /// common::Error (kCount) on every rank. Collective over `comm`.
+  /// backward(), and switches them to the zero-copy path of the layout:
+  /// fused on one process, local members copied directly on several (see
+  /// the file comment). Wrong sizes on any rank throw common::Error
+  /// (kCount) on every rank. Collective over `comm`.
   void bind(std::span<T> grid, std::span<T> spectral);
   /// Whether bind() was called since the last build.
   [[nodiscard]] bool bound() const noexcept { return bound_; }
-  /// Whether forward() and backward() take the fused zero-copy path.
+  /// Whether forward() and backward() take the fused zero-copy path (every
+  /// rank in one process).
   [[nodiscard]] bool fused() const noexcept { return bound_ && fused_ != nullptr; }
+  /// Whether forward() and backward() copy what the members of a row or
+  /// column in this process send straight out of their arrays, and exchange
+  /// messages with the other processes' members only (a bound plan over
+  /// several processes whose backend has several ranks per process).
+  [[nodiscard]] bool copies_local_members() const noexcept { return bound_ && copies_local_; }
 
  private:
   /// One contiguous run along x: `count` elements from offset `from` of the
@@ -181,33 +229,63 @@ class TransposePlan {
     std::size_t largest_block_bytes = 0;  ///< over the whole sub-communicator
   };
 
-  /// The lines one rank copies out of another's array, in one direction
-  /// of the fused path.
-  struct FusedSource {
+  /// The lines one rank copies out of another local rank's array.
+  struct LocalSource {
     int thread = 0;
     std::vector<Line> lines;
   };
-  using FusedDirection = std::vector<FusedSource>;
+  using FusedDirection = std::vector<LocalSource>;
 
-  void plan_step(int s, Space from, Space to, int sub);
+  /// Step s of a bound plan over several processes: the lines copied out of
+  /// each local member's array (forward sense: its from-space array into my
+  /// to-space one; backward: its to-space array into my from-space one), and
+  /// the exchange with the other members (local members' counts zero).
+  struct LocalStep {
+    std::array<std::vector<LocalSource>, 2> sources;  // [0] forward, [1] backward
+    std::vector<int> local_threads;                   // the local members, this rank included
+    bool all_local = false;                           // no member elsewhere: no exchange
+    Step remote;
+  };
+
+  /// The rank in `comm_` of member `m` of my row (sub 0) or column (sub 1).
+  [[nodiscard]] int member_rank(int sub, int m) const {
+    return sub == 0 ? m + shape_.cx * py_ : px_ + shape_.cx * m;
+  }
+  /// Plans `step` (forward sense from -> to over sub-communicator `sub`);
+  /// with `skip_local`, members in this process get zero counts and no lines.
+  void plan_step(Step& step, Space from, Space to, int sub, bool skip_local);
   void plan_fused();
+  void plan_local_steps();
   void check_bound(const char* call, const T* grid, const T* spectral) const;
   /// The three steps of `chain` (forward: direction 0, backward: 1), kYZ in
-  /// fields_[0] and kXZ in fields_[1]; a bound fused plan copies in one go.
+  /// fields_[0] and kXZ in fields_[1]; a bound fused plan copies in one go,
+  /// a bound plan over several processes copies its local members directly.
   void through(const std::array<Space, 4>& chain, std::size_t direction, std::span<const T> in,
                std::span<T> out) {
     if (bound_ && fused_) {
-      fused_call((*fused_)[direction], direction, out.data());
+      fused_call((*fused_)[direction], chain[0], out.data());
       return;
     }
     std::span<T> first = fields_[direction == 0 ? 0 : 1];
     std::span<T> second = fields_[direction == 0 ? 1 : 0];
+    if (bound_ && copies_local_) {
+      local_step(chain[0], chain[1], in.data(), first.data());
+      local_step(chain[1], chain[2], first.data(), second.data());
+      local_step(chain[2], chain[3], second.data(), out.data());
+      return;
+    }
     transpose(chain[0], chain[1], in, first);
     transpose(chain[1], chain[2], first, second);
     transpose(chain[2], chain[3], second, out);
   }
-  /// One fused direction: `source` is 0 (the others' grids) or 1 (spectral).
-  void fused_call(const FusedDirection& sources, std::size_t source, T* target);
+  /// One fused direction: the others' `source` arrays (kGrid or kSpectral)
+  /// into this rank's `target`.
+  void fused_call(const FusedDirection& sources, Space source, T* target);
+  /// One step of a bound plan over several processes: `in` and `out` are
+  /// this rank's arrays of `from` and `to` (the bound ones or the work fields).
+  void local_step(Space from, Space to, const T* in, T* out);
+  /// Pack, alltoallv over the step's sub-communicator, unpack.
+  void exchange(const Step& step, bool forward, const T* in, T* out, AlltoallvTuner& tuner);
   void copy_lines(std::span<const Line> lines, bool reversed, const T* source, T* target);
   void check_shape(const TransposeShape& shape);
 
@@ -219,22 +297,30 @@ class TransposePlan {
   int py_ = 0;
   std::array<C, 2> subs_;  // row, column
   std::array<AlltoallvTuner, 2> tuners_;
+  // The row and column exchanges of local steps: other counts, so their own
+  // `auto` choices.
+  std::array<AlltoallvTuner, 2> remote_tuners_;
   std::array<Step, 3> steps_;
   std::vector<T> send_, recv_;
   std::array<std::vector<T>, 2> fields_;  // kYZ and kXZ work fields of forward/backward
   alltoallv_algorithms::Scratch<T, typename C::Request> scratch_;
   std::vector<long long> check_slots_;
   std::vector<detail::LocalCheck> checks_;
-  // Fused path: the board of the process (null unless every rank is in it),
-  // this rank's slot, the lines of forward and backward, the bound arrays.
+  // Zero-copy paths: the board of the process (null for backends with one
+  // rank per process), this rank's slot, the lines of the fused directions
+  // or of the local steps, the bound arrays.
   std::shared_ptr<detail::ProcessBoard> board_;
   int thread_ = 0;
   std::vector<int> threads_;  // every rank's thread (-1: another process)
   std::shared_ptr<const std::array<FusedDirection, 2>> fused_;  // immutable: copies share it
+  std::array<LocalStep, 3> local_steps_;
+  bool copies_local_ = false;
   bool bound_ = false;
   const T* bound_grid_ = nullptr;
   const T* bound_spectral_ = nullptr;
-  std::uint64_t calls_ = 0;
+  // Board rounds of this plan, the same count on every rank (each bound
+  // forward() and backward() makes one fused round or three local steps).
+  std::uint64_t rounds_ = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -287,13 +373,15 @@ void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
     subs_[0] = comm_.private_split(py_, px_);  // row: my py, ordered by px
     subs_[1] = comm_.private_split(px_, py_);  // column: my px, ordered by py
     for (AlltoallvTuner& t : tuners_) t.reset();
+    for (AlltoallvTuner& t : remote_tuners_) t.reset();
   }
   built_ = true;
   bound_ = false;  // the bound arrays' sizes belong to the old shape
   fused_.reset();
-  plan_step(0, Space::kGrid, Space::kYZ, 0);
-  plan_step(1, Space::kYZ, Space::kXZ, 1);
-  plan_step(2, Space::kXZ, Space::kSpectral, 0);
+  copies_local_ = false;
+  plan_step(steps_[0], Space::kGrid, Space::kYZ, 0, false);
+  plan_step(steps_[1], Space::kYZ, Space::kXZ, 1, false);
+  plan_step(steps_[2], Space::kXZ, Space::kSpectral, 0, false);
   std::size_t largest = 0;
   for (const Step& s : steps_) {
     const auto sent =
@@ -302,6 +390,7 @@ void TransposePlan<C, T>::rebuild(const TransposeShape& shape) {
         static_cast<std::size_t>(s.rdispls.back()) + static_cast<std::size_t>(s.recvcounts.back());
     largest = std::max({largest, sent, received});
   }
+  // The local steps' exchanges move a part of these blocks: the buffers fit them too.
   send_.resize(largest);
   recv_.resize(largest);
   fields_[0].resize(local_size(Space::kYZ));
@@ -324,21 +413,31 @@ void TransposePlan<C, T>::bind(std::span<T> grid, std::span<T> spectral) {
                                   std::to_string(local_size(Space::kSpectral)));
   }
   threads_ = detail::local_threads_of(comm_);
-  const bool one_process = std::find(threads_.begin(), threads_.end(), -1) == threads_.end();
   // The same answer on every rank: each process sees the others' ranks.
-  if (one_process && board_ == nullptr) {
+  const bool one_process = std::find(threads_.begin(), threads_.end(), -1) == threads_.end();
+  // Made at the first bind, the same one on every local rank (each binds
+  // as often); null for the backends with one rank per process.
+  if (board_ == nullptr) {
     board_ = detail::make_process_board(comm_);
     thread_ = detail::local_thread_of(comm_);
   }
-  if (one_process && board_ != nullptr) {
-    plan_fused();
-    // No rank reads this slot now: the last call ended with every rank's
-    // departure, and the next one publishes it with an arrival.
+  fused_.reset();
+  copies_local_ = false;
+  if (board_ != nullptr) {
+    if (one_process) {
+      plan_fused();
+    } else {
+      plan_local_steps();
+      copies_local_ = true;
+    }
+    // No rank reads this slot now: the last call ended with the departure
+    // of every local reader (of the fused round, or of each local step),
+    // and the next one publishes it with an arrival. Indexed by Space.
     std::vector<std::byte*>& addresses = board_->addresses(thread_);
     addresses = {reinterpret_cast<std::byte*>(grid.data()),
+                 reinterpret_cast<std::byte*>(fields_[0].data()),
+                 reinterpret_cast<std::byte*>(fields_[1].data()),
                  reinterpret_cast<std::byte*>(spectral.data())};
-  } else {
-    fused_.reset();
   }
   bound_ = true;
   bound_grid_ = grid.data();
@@ -357,32 +456,65 @@ void TransposePlan<C, T>::plan_fused() {
     for (std::size_t d = 0; d < 2; ++d) {
       const Box source = transpose_box(shape_, d == 0 ? Space::kGrid : Space::kSpectral, qx, qy);
       const Box& target = d == 0 ? spectral_mine : grid_mine;
-      Box part;
-      for (int k = 0; k < 3; ++k) {
-        part.lo[k] = std::max(source.lo[k], target.lo[k]);
-        part.n[k] = std::max(
-            0, std::min(source.lo[k] + source.n[k], target.lo[k] + target.n[k]) - part.lo[k]);
-      }
+      const Box part = detail::box_overlap(source, target);
       if (part.size() == 0) continue;
-      const auto offset = [&part](const Box& whole, int y, int z) {
-        return static_cast<std::size_t>(part.lo[0] - whole.lo[0]) +
-               static_cast<std::size_t>(whole.n[0]) *
-                   (static_cast<std::size_t>(part.lo[1] - whole.lo[1] + y) +
-                    static_cast<std::size_t>(whole.n[1]) *
-                        static_cast<std::size_t>(part.lo[2] - whole.lo[2] + z));
-      };
-      FusedSource from_q;
+      LocalSource from_q;
       from_q.thread = threads_[static_cast<std::size_t>(q)];
       for (int z = 0; z < part.n[2]; ++z) {
         for (int y = 0; y < part.n[1]; ++y) {
-          from_q.lines.push_back(
-              {offset(source, y, z), offset(target, y, z), static_cast<std::size_t>(part.n[0])});
+          from_q.lines.push_back({detail::line_offset(source, part, y, z),
+                                  detail::line_offset(target, part, y, z),
+                                  static_cast<std::size_t>(part.n[0])});
         }
       }
       (*fused)[d].push_back(std::move(from_q));
     }
   }
   fused_ = std::move(fused);
+}
+
+template <Communicator C, common::HasDatatype T>
+void TransposePlan<C, T>::plan_local_steps() {
+  static constexpr Space kFrom[3] = {Space::kGrid, Space::kYZ, Space::kXZ};
+  for (std::size_t s = 0; s < 3; ++s) {
+    const Space from = kFrom[s];
+    const auto to = static_cast<Space>(static_cast<int>(from) + 1);
+    LocalStep& step = local_steps_[s];
+    const int sub = steps_[s].sub;
+    const int members = sub == 0 ? shape_.cx : shape_.cy;
+    const Box mine[2] = {box(to), box(from)};  // my target, forward and backward
+    step.local_threads.clear();
+    for (std::vector<LocalSource>& sources : step.sources) sources.clear();
+    for (int m = 0; m < members; ++m) {
+      const int q = member_rank(sub, m);
+      const int thread = threads_[static_cast<std::size_t>(q)];
+      if (thread < 0) continue;
+      step.local_threads.push_back(thread);
+      const int qx = q % shape_.cx;
+      const int qy = q / shape_.cx;
+      // Forward: q's from-space array into my to-space one; backward: q's
+      // to-space array into my from-space one.
+      const Box theirs[2] = {transpose_box(shape_, from, qx, qy),
+                             transpose_box(shape_, to, qx, qy)};
+      for (std::size_t d = 0; d < 2; ++d) {
+        const Box part = detail::box_overlap(theirs[d], mine[d]);
+        if (part.size() == 0) continue;
+        LocalSource from_q;
+        from_q.thread = thread;
+        for (int z = 0; z < part.n[2]; ++z) {
+          for (int y = 0; y < part.n[1]; ++y) {
+            from_q.lines.push_back({detail::line_offset(theirs[d], part, y, z),
+                                    detail::line_offset(mine[d], part, y, z),
+                                    static_cast<std::size_t>(part.n[0])});
+          }
+        }
+        step.sources[d].push_back(std::move(from_q));
+      }
+    }
+    // Every member sees the same answer: all in my process means all in theirs.
+    step.all_local = static_cast<int>(step.local_threads.size()) == members;
+    plan_step(step.remote, from, to, sub, true);
+  }
 }
 
 template <Communicator C, common::HasDatatype T>
@@ -400,38 +532,56 @@ void TransposePlan<C, T>::check_bound(const char* call, const T* grid, const T* 
 }
 
 template <Communicator C, common::HasDatatype T>
-void TransposePlan<C, T>::fused_call(const FusedDirection& sources, std::size_t source, T* target) {
-  ++calls_;
-  board_->arrive(thread_, calls_);
-  for (const FusedSource& from : sources) {
-    board_->wait_arrived(from.thread, calls_);
-    const T* array = reinterpret_cast<const T*>(board_->addresses(from.thread)[source]);
+void TransposePlan<C, T>::fused_call(const FusedDirection& sources, Space source, T* target) {
+  ++rounds_;
+  board_->arrive(thread_, rounds_);
+  for (const LocalSource& from : sources) {
+    board_->wait_arrived(from.thread, rounds_);
+    const T* array = reinterpret_cast<const T*>(
+        board_->addresses(from.thread)[static_cast<std::size_t>(source)]);
     for (const Line& l : from.lines) {
       std::memcpy(target + l.to, array + l.from, l.count * sizeof(T));
     }
   }
-  board_->depart(thread_, calls_);
-  for (const int t : threads_) board_->wait_departed(t, calls_);
+  board_->depart(thread_, rounds_);
+  for (const int t : threads_) board_->wait_departed(t, rounds_);
 }
 
 template <Communicator C, common::HasDatatype T>
-void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
-  Step& step = steps_[static_cast<std::size_t>(s)];
+void TransposePlan<C, T>::local_step(Space from, Space to, const T* in, T* out) {
+  const bool forward = to > from;
+  const LocalStep& step = local_steps_[static_cast<std::size_t>(forward ? from : to)];
+  // One round per step. The arrival says `in` holds this step's data: the
+  // user's array (first step) or the work field the previous step wrote and
+  // closed. The departure says this rank has read its local members'
+  // arrays; waiting for theirs before returning closes the step, so no
+  // later step (of this call or the next, either direction) writes an
+  // array that a local member still reads.
+  ++rounds_;
+  board_->arrive(thread_, rounds_);
+  for (const LocalSource& source : step.sources[forward ? 0 : 1]) {
+    board_->wait_arrived(source.thread, rounds_);
+    const T* array = reinterpret_cast<const T*>(
+        board_->addresses(source.thread)[static_cast<std::size_t>(from)]);
+    for (const Line& l : source.lines) {
+      std::memcpy(out + l.to, array + l.from, l.count * sizeof(T));
+    }
+  }
+  board_->depart(thread_, rounds_);
+  if (!step.all_local) {
+    exchange(step.remote, forward, in, out,
+             remote_tuners_[static_cast<std::size_t>(step.remote.sub)]);
+  }
+  for (const int t : step.local_threads) board_->wait_departed(t, rounds_);
+}
+
+template <Communicator C, common::HasDatatype T>
+void TransposePlan<C, T>::plan_step(Step& step, Space from, Space to, int sub, bool skip_local) {
   step.sub = sub;
   const int members = sub == 0 ? shape_.cx : shape_.cy;
   // Member m of my row is (m, py); of my column (px, m).
   auto member_box = [&](Space space, int m) {
     return sub == 0 ? transpose_box(shape_, space, m, py_) : transpose_box(shape_, space, px_, m);
-  };
-  auto intersect = [](const Box& a, const Box& b) {
-    Box r;
-    for (int d = 0; d < 3; ++d) {
-      const int lo = std::max(a.lo[d], b.lo[d]);
-      const int hi = std::min(a.lo[d] + a.n[d], b.lo[d] + b.n[d]);
-      r.lo[d] = lo;
-      r.n[d] = std::max(0, hi - lo);
-    }
-    return r;
   };
   // Lines of `part` (x fastest) between a field over `whole` and a block.
   auto add_lines = [](std::vector<Line>& lines, const Box& whole, const Box& part,
@@ -440,11 +590,7 @@ void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
     std::size_t b = block_offset;
     for (int z = 0; z < part.n[2]; ++z) {
       for (int y = 0; y < part.n[1]; ++y) {
-        const std::size_t f = static_cast<std::size_t>(part.lo[0] - whole.lo[0]) +
-                              static_cast<std::size_t>(whole.n[0]) *
-                                  (static_cast<std::size_t>(part.lo[1] - whole.lo[1] + y) +
-                                   static_cast<std::size_t>(whole.n[1]) *
-                                       static_cast<std::size_t>(part.lo[2] - whole.lo[2] + z));
+        const std::size_t f = detail::line_offset(whole, part, y, z);
         const auto len = static_cast<std::size_t>(part.n[0]);
         lines.push_back(field_is_source ? Line{f, b, len} : Line{b, f, len});
         b += len;
@@ -465,8 +611,10 @@ void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
   int received = 0;
   for (int m = 0; m < members; ++m) {
     const auto u = static_cast<std::size_t>(m);
-    const Box out = intersect(mine_from, member_box(to, m));
-    const Box in = intersect(member_box(from, m), mine_to);
+    // A local member copies its blocks itself (local_step): nothing to send.
+    const bool copied = skip_local && threads_[static_cast<std::size_t>(member_rank(sub, m))] >= 0;
+    const Box out = copied ? Box{} : detail::box_overlap(mine_from, member_box(to, m));
+    const Box in = copied ? Box{} : detail::box_overlap(member_box(from, m), mine_to);
     step.sendcounts[u] = static_cast<int>(out.size());
     step.sdispls[u] = sent;
     step.recvcounts[u] = static_cast<int>(in.size());
@@ -476,9 +624,10 @@ void TransposePlan<C, T>::plan_step(int s, Space from, Space to, int sub) {
     sent += step.sendcounts[u];
     received += step.recvcounts[u];
     // The largest block anywhere in the sub-communicator, known to all its
-    // members without asking (auto's size class).
+    // members without asking (auto's size class); local blocks included, so
+    // that every member of a local step's exchange agrees on it too.
     for (int q = 0; q < members; ++q) {
-      const Box any = intersect(member_box(from, m), member_box(to, q));
+      const Box any = detail::box_overlap(member_box(from, m), member_box(to, q));
       step.largest_block_bytes = std::max(step.largest_block_bytes, any.size() * sizeof(T));
     }
   }
@@ -503,6 +652,27 @@ void TransposePlan<C, T>::copy_lines(std::span<const Line> lines, bool reversed,
 }
 
 template <Communicator C, common::HasDatatype T>
+void TransposePlan<C, T>::exchange(const Step& step, bool forward, const T* in, T* out,
+                                   AlltoallvTuner& tuner) {
+  // Backward runs the forward step's exchange mirrored: the forward
+  // receive layout is the backward send layout, and vice versa.
+  copy_lines(forward ? step.pack : step.unpack, !forward, in, send_.data());
+  AlltoallvOptions options = options_;
+  options.check = AlltoallvCheck::kNone;  // counts are consistent by construction (agreed shape)
+  options.tuner = &tuner;
+  options.agreed_block_bytes = std::max<std::size_t>(1, step.largest_block_bytes);
+  const C& sub = subs_[static_cast<std::size_t>(step.sub)];
+  if (forward) {
+    alltoallv(sub, std::span<const T>(send_), step.sendcounts, step.sdispls, std::span<T>(recv_),
+              step.recvcounts, step.rdispls, options, scratch_);
+  } else {
+    alltoallv(sub, std::span<const T>(send_), step.recvcounts, step.rdispls, std::span<T>(recv_),
+              step.sendcounts, step.sdispls, options, scratch_);
+  }
+  copy_lines(forward ? step.unpack : step.pack, !forward, recv_.data(), out);
+}
+
+template <Communicator C, common::HasDatatype T>
 void TransposePlan<C, T>::transpose(Space from, Space to, std::span<const T> in, std::span<T> out) {
   const int a = static_cast<int>(from);
   const int b = static_cast<int>(to);
@@ -520,23 +690,8 @@ void TransposePlan<C, T>::transpose(Space from, Space to, std::span<const T> in,
             std::to_string(local_size(to)));
   }
   const bool forward = b > a;
-  Step& step = steps_[static_cast<std::size_t>(forward ? a : b)];
-  // Backward runs the forward step's exchange mirrored: the forward
-  // receive layout is the backward send layout, and vice versa.
-  copy_lines(forward ? step.pack : step.unpack, !forward, in.data(), send_.data());
-  AlltoallvOptions options = options_;
-  options.check = AlltoallvCheck::kNone;  // counts are consistent by construction (agreed shape)
-  options.tuner = &tuners_[static_cast<std::size_t>(step.sub)];
-  options.agreed_block_bytes = std::max<std::size_t>(1, step.largest_block_bytes);
-  const C& sub = subs_[static_cast<std::size_t>(step.sub)];
-  if (forward) {
-    alltoallv(sub, std::span<const T>(send_), step.sendcounts, step.sdispls, std::span<T>(recv_),
-              step.recvcounts, step.rdispls, options, scratch_);
-  } else {
-    alltoallv(sub, std::span<const T>(send_), step.recvcounts, step.rdispls, std::span<T>(recv_),
-              step.sendcounts, step.sdispls, options, scratch_);
-  }
-  copy_lines(forward ? step.unpack : step.pack, !forward, recv_.data(), out.data());
+  const Step& step = steps_[static_cast<std::size_t>(forward ? a : b)];
+  exchange(step, forward, in.data(), out.data(), tuners_[static_cast<std::size_t>(step.sub)]);
 }
 
 }  // namespace collectives
