@@ -303,15 +303,11 @@ bool fits_one_round(const Reduction& red) {
   return static_cast<std::size_t>(red.count) * red.e.layout.size <= kSharedFoldBytes;
 }
 
-}  // namespace
-
-void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
-  CollectiveCall call = detail::begin_collective(comm, "ep::allreduce");
-  if (reduce_predefined_in_line(call, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count,
-                                datatype, op, options)) {
-    return;
-  }
+// allreduce past reduce_predefined_in_line. Out of line (noinline), so that
+// the small path's entry does not set up the frame of all of this.
+[[gnu::noinline]] void allreduce_in_general(CollectiveCall& call, const void* sendbuf,
+                                            void* recvbuf, int count, MPI_Datatype datatype,
+                                            MPI_Op op, const ReduceOptions& options) {
   const Reduction red = make_reduction(call, sendbuf, recvbuf, count, datatype, op);
 
   if (detail::use_rank_order(call, op, options)) {
@@ -346,6 +342,18 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
   void* process_result = reduce_hierarchically(call, red, t_fold_scratch, combine);
   copy_out(red, process_result, recvbuf);
   call.team.barrier();  // the leader's scratch is read until here
+}
+
+}  // namespace
+
+void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
+  CollectiveCall call = detail::begin_collective(comm, "ep::allreduce");
+  if (reduce_predefined_in_line(call, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count,
+                                datatype, op, options)) {
+    return;
+  }
+  allreduce_in_general(call, sendbuf, recvbuf, count, datatype, op, options);
 }
 
 void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
