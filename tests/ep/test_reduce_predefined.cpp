@@ -18,8 +18,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -73,13 +73,20 @@ MPI_Op mpi_op(Op op) {
 template <class T>
 T apply(Op op, T in, T inout) {
   if constexpr (std::is_integral_v<T>) {
-    const auto a = static_cast<std::uint64_t>(in);
-    const auto b = static_cast<std::uint64_t>(inout);
+    // Zero-extended through T's unsigned form: the low bits of the sum and
+    // the product are those of the signed arithmetic, modulo 2^bits.
+    using Unsigned = std::make_unsigned_t<T>;
+    const auto a = static_cast<std::uint64_t>(static_cast<Unsigned>(in));
+    const auto b = static_cast<std::uint64_t>(static_cast<Unsigned>(inout));
     switch (op) {
-      case Op::kSum:
-        return static_cast<T>(a + b);
-      case Op::kProd:
-        return static_cast<T>(a * b);
+      case Op::kSum: {
+        const std::uint64_t sum = a + b;
+        return static_cast<T>(sum);
+      }
+      case Op::kProd: {
+        const std::uint64_t product = a * b;
+        return static_cast<T>(product);
+      }
       case Op::kLand:
         return static_cast<T>(inout != 0 && in != 0);
       case Op::kLor:
@@ -105,14 +112,14 @@ T apply(Op op, T in, T inout) {
 
 // The same op as a user-defined MPI op, one per (T, op), made once per
 // process (every endpoint must pass the same handle).
-template <class T, Op kOp>
+template <class T, Op TheOp>
 void apply_all(const T* in, T* inout, int len) {
-  for (int k = 0; k < len; ++k) inout[k] = apply(kOp, in[k], inout[k]);
+  for (int k = 0; k < len; ++k) inout[k] = apply(TheOp, in[k], inout[k]);
 }
 
-template <class T, Op kOp>
+template <class T, Op TheOp>
 MPI_Op user_op_of() {
-  static const MPI_Op kHandle = coll_test::user_op<T, apply_all<T, kOp>>(/*commutes=*/true);
+  static const MPI_Op kHandle = coll_test::user_op<T, apply_all<T, TheOp>>(/*commutes=*/true);
   return kHandle;
 }
 
@@ -188,12 +195,19 @@ std::string name_of(MPI_Datatype type) {
   return {name, static_cast<std::size_t>(length)};
 }
 
+// An unsigned integer of T's size, to compare bits (signed zeros included).
+template <class T>
+using Bits = std::conditional_t<
+    sizeof(T) == 1, std::uint8_t,
+    std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                       std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
+
 // Elements whose bits differ.
 template <class T>
 int differing(const std::vector<T>& a, const std::vector<T>& b) {
   int differ = 0;
   for (std::size_t k = 0; k < a.size() && k < b.size(); ++k) {
-    if (std::memcmp(&a[k], &b[k], sizeof(T)) != 0) ++differ;
+    if (std::bit_cast<Bits<T>>(a[k]) != std::bit_cast<Bits<T>>(b[k])) ++differ;
   }
   return differ + static_cast<int>(a.size() > b.size() ? a.size() - b.size() : b.size() - a.size());
 }

@@ -27,7 +27,8 @@ struct Sum {
   template <class T>
   static T apply(T in, T inout) {
     if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<std::uint64_t>(in) + static_cast<std::uint64_t>(inout));
+      const std::uint64_t wide = static_cast<std::uint64_t>(in) + static_cast<std::uint64_t>(inout);
+      return static_cast<T>(wide);
     } else {
       return in + inout;
     }
@@ -37,7 +38,8 @@ struct Prod {
   template <class T>
   static T apply(T in, T inout) {
     if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<std::uint64_t>(in) * static_cast<std::uint64_t>(inout));
+      const std::uint64_t wide = static_cast<std::uint64_t>(in) * static_cast<std::uint64_t>(inout);
+      return static_cast<T>(wide);
     } else {
       return in * inout;
     }
