@@ -2,7 +2,7 @@
 # collective of ep/collectives.hpp, in the shapes below and, inside each
 # test, in several endpoint layouts, permuted rank orders made with ep::split
 # among them (see coll_helpers.hpp). Label `coll`.
-foreach(_coll_test IN ITEMS test_collectives test_collectives_reduce)
+foreach(_coll_test IN ITEMS test_collectives test_collectives_reduce test_reduce_predefined)
   ep_add_mpi_test(NAME ${_coll_test}
     SOURCES ${_coll_test}.cpp
     LABELS coll

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "collective/predefined_fold.hpp"
 #include "datatype.hpp"
 #include "ep/collectives.hpp"
 #include "ep/rank_map.hpp"
@@ -18,12 +19,15 @@
 
 namespace ep::detail {
 
-/// An element type with what folds need: its layout and extent.
+/// An element type with what folds need: its layout and extent, and the
+/// library's loops for the op when it has them (predefined_fold.hpp; null:
+/// MPI_Reduce_local folds).
 struct Elements {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
   TypeLayout layout;
   MPI_Aint extent = 0;
+  const PredefinedFold* predefined = nullptr;
 
   /// Pointer to element `index` of the vector at `base`.
   [[nodiscard]] const void* at(const void* base, MPI_Aint index) const {
@@ -43,7 +47,8 @@ bool is_commutative(const CollectiveCall& call, MPI_Op op);
 /// This thread's share [first, last) of `count` elements.
 std::pair<int, int> slice_of(const CollectiveCall& call, int count);
 
-/// inout = in op inout on `n` elements (MPI_Reduce_local).
+/// inout = in op inout on `n` elements (MPI_Reduce_local, or the library's
+/// loop of a predefined op on a predefined type).
 void reduce_local(const CollectiveCall& call, const Elements& e, const void* in, void* inout,
                   int n);
 

@@ -17,6 +17,16 @@
 // numbering, thread order then process order is EP rank order, so
 // non-commutative ops are honoured.
 //
+// A small reduction within one process with a predefined op on a predefined
+// type (MPI_SUM of doubles above all) is decided at entry, before the
+// general path builds anything (reduce_predefined_in_line): the line
+// exchange with the op's own loop folding the lines in thread order
+// (collective/predefined_fold.hpp), which is what every other local fold
+// of such a pair runs too, so both give the same bits. The general path
+// spent more instructions than the hand-off itself on its layers (element
+// layout, input list, typed copy, dispatch); docs/profiles.md, "The team
+// round and the intra latency against the floors", has the counts.
+//
 // Rank-order path (ReduceOptions::layout_independent, or a non-commutative op
 // on a communicator whose ranks are not process-major): every process
 // gathers all contributions and folds them in EP rank order, the same
@@ -30,6 +40,7 @@
 #include <vector>
 
 #include "collective/fold.hpp"
+#include "collective/predefined_fold.hpp"
 #include "ep/collectives.hpp"
 #include "team/collective_call.hpp"
 
@@ -253,15 +264,50 @@ void reduce_in_line_exchange(CollectiveCall& call, const Reduction& red, void* r
   detail::fold_right(call, red.e, inputs, recvbuf, red.count);
 }
 
+// The line exchange above for a predefined op on a predefined type
+// (predefined_fold.hpp), decided before anything else of the general path
+// runs: no element layout, no Elements, no list of inputs; the threads'
+// lines are folded by the op's own loop, in thread order with the
+// evaluation of fold_right, so the bits are those of the general path
+// (reduce_in_line_exchange with the same op). The arguments it accepts are
+// valid by construction (a count >= 0, a predefined type and op), so every
+// error is still raised by the general path with its message. Returns
+// false, having done nothing, when the call does not qualify. `target`:
+// null where the endpoint gets no result.
+bool reduce_predefined_in_line(CollectiveCall& call, const void* contribution, void* target,
+                               int count, MPI_Datatype type, MPI_Op op,
+                               const ReduceOptions& options) {
+  const int threads = call.local_size();
+  if (options.layout_independent || count < 0 || threads < 2 || threads > kLineExchangeThreads ||
+      !call.comm.single_process()) {
+    return false;
+  }
+  const detail::PredefinedFold* fold = detail::predefined_fold(type, op);
+  if (fold == nullptr) return false;
+  const std::size_t bytes =
+      static_cast<std::size_t>(count) * static_cast<std::size_t>(fold->element_bytes);
+  if (bytes > detail::LocalTeam::kLineExchangeBytes) return false;
+  detail::LocalTeam& team = call.team;
+  // Before the fold writes target, which is the contribution under MPI_IN_PLACE.
+  if (bytes > 0) std::memcpy(team.line_staging(call.thread), contribution, bytes);
+  team.line_publish(call.thread);
+  team.line_await_all(call.thread);
+  if (target != nullptr && count > 0) {
+    fold->fold_strided(team.line_data(call.thread, 0), detail::LocalTeam::kLineDataStride, threads,
+                       target, count);
+  }
+  return true;
+}
+
 bool fits_one_round(const Reduction& red) {
   return static_cast<std::size_t>(red.count) * red.e.layout.size <= kSharedFoldBytes;
 }
 
-}  // namespace
-
-void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
-  CollectiveCall call = detail::begin_collective(comm, "ep::allreduce");
+// allreduce past reduce_predefined_in_line. Out of line (noinline), so that
+// the small path's entry does not set up the frame of all of this.
+[[gnu::noinline]] void allreduce_in_general(CollectiveCall& call, const void* sendbuf,
+                                            void* recvbuf, int count, MPI_Datatype datatype,
+                                            MPI_Op op, const ReduceOptions& options) {
   const Reduction red = make_reduction(call, sendbuf, recvbuf, count, datatype, op);
 
   if (detail::use_rank_order(call, op, options)) {
@@ -298,12 +344,28 @@ void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int
   call.team.barrier();  // the leader's scratch is read until here
 }
 
+}  // namespace
+
+void allreduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, const ReduceOptions& options) {
+  CollectiveCall call = detail::begin_collective(comm, "ep::allreduce");
+  if (reduce_predefined_in_line(call, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, recvbuf, count,
+                                datatype, op, options)) {
+    return;
+  }
+  allreduce_in_general(call, sendbuf, recvbuf, count, datatype, op, options);
+}
+
 void reduce(const Communicator& comm, const void* sendbuf, void* recvbuf, int count,
             MPI_Datatype datatype, MPI_Op op, int root, const ReduceOptions& options) {
   CollectiveCall call = detail::begin_collective(comm, "ep::reduce");
   detail::check_root(root, call.size(), call.name, call.rank);
   const bool is_root = call.rank == root;
   detail::check_in_place_only_at_root(sendbuf, root, call.name, call.rank);
+  if (reduce_predefined_in_line(call, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+                                is_root ? recvbuf : nullptr, count, datatype, op, options)) {
+    return;
+  }
   const Reduction red = make_reduction(call, sendbuf, recvbuf, count, datatype, op);
 
   if (detail::use_rank_order(call, op, options)) {

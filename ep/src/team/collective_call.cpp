@@ -6,16 +6,6 @@
 
 namespace ep::detail {
 
-CollectiveCall begin_collective(const Communicator& comm, const char* name) {
-  CommState& state = usable_state(comm, name);
-  return {state,
-          state.team(),
-          comm.local_thread(),
-          comm.rank(),
-          name,
-          TraceScope(TraceKind::kCollective, state, comm.rank(), comm.local_thread())};
-}
-
 void wait_mpi(MPI_Request& request, const char* call, int rank) {
   Backoff backoff;
   while (true) {

@@ -59,7 +59,21 @@ struct CollectiveCall {
 };
 
 /// Checks the handle and returns the call context. Throws kFreedComm.
-CollectiveCall begin_collective(const Communicator& comm, const char* name);
+/// Inline: the usual case (a live handle) is two loads and a branch, which
+/// the small collectives within a process pay on every call; usable_state
+/// raises the errors with their messages.
+inline CollectiveCall begin_collective(const Communicator& comm, const char* name) {
+  CommState* state = comm.state().get();
+  if (state == nullptr || state->is_freed(comm.local_thread())) [[unlikely]] {
+    state = &usable_state(comm, name);  // throws
+  }
+  return {*state,
+          state->team(),
+          comm.local_thread(),
+          comm.rank(),
+          name,
+          TraceScope(TraceKind::kCollective, *state, comm.rank(), comm.local_thread())};
+}
 
 /// Waits for an MPI request with the project's backoff (Open MPI's blocking
 /// collectives busy-poll, which starves oversubscribed cores).

@@ -294,6 +294,10 @@ class LocalTeam {
   [[nodiscard]] const std::byte* line_data(int thread, int peer) const {
     return line_halves_[half_index(peer, slots_[thread].line_rounds)].data;
   }
+  /// The threads' data of one round lie this far apart: line_data(thread,
+  /// peer) is line_data(thread, 0) + peer * kLineDataStride, so a fold can
+  /// walk them without a list of pointers.
+  static constexpr std::size_t kLineDataStride = 256;
 
   /// A value per thread (counts, flags), same visibility rules as publish().
   void set_value(int thread, std::int64_t value) {
@@ -346,6 +350,7 @@ class LocalTeam {
     alignas(16) std::byte data[kLineExchangeBytes];
   };
   static_assert(sizeof(LineHalf) == 128, "a half is one pair of lines");
+  static_assert(kLineDataStride == 2 * sizeof(LineHalf), "a thread's two halves lie side by side");
   [[nodiscard]] static std::size_t half_index(int thread, std::uint64_t round) {
     return static_cast<std::size_t>(thread) * 2 + static_cast<std::size_t>(round % 2);
   }
