@@ -94,14 +94,21 @@ void expect_space(const Plan& plan, Space space, const std::vector<double>& loca
   EXPECT_EQ(wrong, 0) << where << " space " << static_cast<int>(space);
 }
 
+// "<backend> NXxNYxNZ on CXxCY <algorithm>", for the failure messages.
+template <class C>
+std::string case_name(const C& comm, const TransposeShape& shape,
+                      const collectives::AlltoallvOptions& options) {
+  return std::string(comm.backend()) + " " + std::to_string(shape.nx) + "x" +
+         std::to_string(shape.ny) + "x" + std::to_string(shape.nz) + " on " +
+         std::to_string(shape.cx) + "x" + std::to_string(shape.cy) + " " +
+         collectives::alltoallv_name({options.algorithm, options.k});
+}
+
 template <class C>
 void check_round_trip(const C& comm, const TransposeShape& shape,
                       const collectives::AlltoallvOptions& options) {
   collectives::TransposePlan<C, double> plan(comm, shape, options);
-  const std::string where = std::string(comm.backend()) + " " + std::to_string(shape.nx) + "x" +
-                            std::to_string(shape.ny) + "x" + std::to_string(shape.nz) + " on " +
-                            std::to_string(shape.cx) + "x" + std::to_string(shape.cy) + " " +
-                            collectives::alltoallv_name({options.algorithm, options.k});
+  const std::string where = case_name(comm, shape, options);
   // The grid-space field, and the reference: the gathered global field.
   const collectives::Box g = plan.box(Space::kGrid);
   std::vector<double> grid(plan.local_size(Space::kGrid));
@@ -227,10 +234,7 @@ void check_bound_against_unbound(const C& comm, const TransposeShape& shape,
                                  const collectives::AlltoallvOptions& options) {
   collectives::TransposePlan<C, double> bound(comm, shape, options);
   collectives::TransposePlan<C, double> unbound(comm, shape, options);
-  const std::string where = std::string(comm.backend()) + " " + std::to_string(shape.nx) + "x" +
-                            std::to_string(shape.ny) + "x" + std::to_string(shape.nz) + " on " +
-                            std::to_string(shape.cx) + "x" + std::to_string(shape.cy) + " " +
-                            collectives::alltoallv_name({options.algorithm, options.k});
+  const std::string where = case_name(comm, shape, options);
   const collectives::Box g = bound.box(Space::kGrid);
   const collectives::Box s = bound.box(Space::kSpectral);
   std::vector<double> bound_grid(g.size());
